@@ -1,0 +1,88 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrorKind classifies provider failures by what the caller should do.
+type ErrorKind int
+
+// Error kinds.
+const (
+	ErrUnknown        ErrorKind = iota
+	ErrAuth                     // bad or missing key: never retried
+	ErrRateLimit                // 429: retried after RetryAfter
+	ErrOverloaded               // 529 / 5xx / "overloaded": retried with backoff
+	ErrContextTooLong           // prompt over the window: the context layers act
+	ErrStreamCut                // connection or stream ended early: retried fresh
+	ErrBadRequest               // other 4xx: a bug or a setting, not retried
+)
+
+func (k ErrorKind) String() string {
+	switch k {
+	case ErrAuth:
+		return "authentication failed"
+	case ErrRateLimit:
+		return "rate limited"
+	case ErrOverloaded:
+		return "provider overloaded or failing"
+	case ErrContextTooLong:
+		return "context too long"
+	case ErrStreamCut:
+		return "stream cut"
+	case ErrBadRequest:
+		return "request rejected"
+	}
+	return "provider error"
+}
+
+// Error is a classified provider failure.
+type Error struct {
+	Kind       ErrorKind
+	Status     int           // HTTP status, 0 when none
+	RetryAfter time.Duration // from retry-after, 0 when absent
+	Message    string        // the provider's own words
+	Err        error         // underlying transport error, if any
+}
+
+func (e *Error) Error() string {
+	s := e.Kind.String()
+	if e.Status != 0 {
+		s += fmt.Sprintf(" (HTTP %d)", e.Status)
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	switch e.Kind {
+	case ErrAuth:
+		s += "; check API_KEY in ~/.agents/env or the environment"
+	case ErrContextTooLong:
+		s += "; run /compact or start a new session"
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retryable reports whether a fresh attempt of the same request may succeed.
+func (e *Error) Retryable() bool {
+	switch e.Kind {
+	case ErrRateLimit, ErrOverloaded, ErrStreamCut:
+		return true
+	}
+	return false
+}
+
+// KindOf returns the kind of err, or ErrUnknown when err is not an *Error.
+func KindOf(err error) ErrorKind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ErrUnknown
+}

@@ -1,0 +1,67 @@
+package llm
+
+import "context"
+
+// Request is everything one model call needs. Messages are the stored history;
+// Reminder is the per-turn late injection, appended after them by the adapter
+// and never stored.
+type Request struct {
+	Model     string
+	System    string
+	Tools     []Tool
+	Messages  []Message
+	Reminder  string
+	MaxTokens int
+
+	// SessionID keys the provider's prompt cache where the API takes a key
+	// (OpenAI's prompt_cache_key).
+	SessionID string
+}
+
+// EventType tells which field of an Event is set.
+type EventType int
+
+// Event types, in the order a stream may produce them.
+const (
+	EventText     EventType = iota + 1 // Text holds a delta of visible text
+	EventThinking                      // Text holds a delta of reasoning
+	EventToolCall                      // Block holds one complete tool_use block
+	EventRetry                         // the stream failed and is being retried; Err says why
+)
+
+// Event is one streamed piece of a reply, for display. The authoritative
+// result is the Reply returned when the stream completes.
+type Event struct {
+	Type  EventType
+	Text  string
+	Block *Block
+	Err   error
+}
+
+// StopReason says why the model stopped.
+type StopReason string
+
+// Stop reasons, normalised across providers.
+const (
+	StopEnd       StopReason = "end_turn"
+	StopToolUse   StopReason = "tool_use"
+	StopMaxTokens StopReason = "max_tokens"
+	StopOther     StopReason = "other"
+)
+
+// Reply is a completed model response.
+type Reply struct {
+	Message    Message
+	StopReason StopReason
+	Usage      Usage
+	Model      string
+}
+
+// Provider streams one request. onEvent may be nil. A Provider returns a
+// Reply only when the whole stream arrived; a cut stream is an error and
+// nothing of it is part of the Reply.
+type Provider interface {
+	Stream(ctx context.Context, req *Request, onEvent func(Event)) (*Reply, error)
+	// Name is "anthropic" or "openai", for display and pricing.
+	Name() string
+}
