@@ -1,0 +1,269 @@
+package config
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Config is the resolved configuration of one harness process.
+type Config struct {
+	Provider      string // "anthropic" or "openai"
+	BaseURL       string
+	APIKey        string
+	Model         string
+	ContextWindow int
+	MaxTokens     int
+
+	// Context layers.
+	Cap       int
+	Stub      int
+	CompactAt float64
+	CompactTo float64
+
+	// Prices per million tokens; negative means "use the built-in table".
+	PriceInput, PriceOutput, PriceCacheRead, PriceCacheWrite float64
+
+	// EnvFile is the path of the file that was read (it may not exist).
+	EnvFile string
+	// Warnings are things the user should know but that do not stop harness.
+	Warnings []string
+}
+
+// Defaults of the reference harness.
+const (
+	DefaultContextWindow = 128000
+	DefaultMaxTokens     = 16384
+	DefaultCap           = 10000
+	DefaultStub          = 300
+	DefaultCompactAt     = 0.85
+	DefaultCompactTo     = 0.35
+)
+
+// Source is where configuration comes from; tests build one by hand.
+type Source struct {
+	Home  string            // the user's home directory
+	Env   map[string]string // the process environment
+	Flags map[string]string // flags the user set, by config key (e.g. "MODEL")
+}
+
+// FromOS returns a Source for the running process with the given flags.
+func FromOS(flags map[string]string) (Source, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Source{}, fmt.Errorf("finding the home directory: %w", err)
+	}
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return Source{Home: home, Env: env, Flags: flags}, nil
+}
+
+// EnvPath is the path of the user's env file.
+func EnvPath(home string) string { return filepath.Join(home, ".agents", "env") }
+
+// Load resolves the configuration. It does not insist on a key or model:
+// Validate does, so commands that need no provider (sandbox, doctor, bench)
+// work without one.
+func Load(src Source) (*Config, error) {
+	c := &Config{EnvFile: EnvPath(src.Home)}
+	file := map[string]string{}
+	f, err := os.Open(c.EnvFile)
+	switch {
+	case err == nil:
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s is readable by other users (mode %04o) and holds your API key; run: chmod 600 %s", c.EnvFile, fi.Mode().Perm(), c.EnvFile))
+		}
+		file, err = ParseEnv(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.EnvFile, err)
+		}
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		return nil, fmt.Errorf("reading %s: %w", c.EnvFile, err)
+	}
+	get := func(key string) string {
+		if v, ok := src.Flags[key]; ok && v != "" {
+			return v
+		}
+		if v, ok := src.Env[key]; ok && v != "" {
+			return v
+		}
+		return file[key]
+	}
+
+	c.Provider = strings.ToLower(get("PROVIDER"))
+	c.BaseURL = get("BASE_URL")
+	c.APIKey = get("API_KEY")
+	c.Model = get("MODEL")
+
+	if c.Provider == "" {
+		c.Provider = inferProvider(c.BaseURL, get)
+	}
+	switch c.Provider {
+	case "anthropic":
+		if c.BaseURL == "" {
+			c.BaseURL = get("ANTHROPIC_BASE_URL")
+		}
+		if c.APIKey == "" {
+			c.APIKey = get("ANTHROPIC_API_KEY")
+		}
+	case "openai":
+		if c.BaseURL == "" {
+			c.BaseURL = get("OPENAI_BASE_URL")
+		}
+		if c.APIKey == "" {
+			c.APIKey = get("OPENAI_API_KEY")
+		}
+	case "":
+	default:
+		return nil, fmt.Errorf("PROVIDER=%q is not known: set PROVIDER to anthropic or openai in %s", c.Provider, c.EnvFile)
+	}
+
+	ints := []struct {
+		key string
+		dst *int
+		def int
+	}{
+		{"CONTEXT_WINDOW", &c.ContextWindow, DefaultContextWindow},
+		{"MAX_TOKENS", &c.MaxTokens, DefaultMaxTokens},
+		{"CAP", &c.Cap, DefaultCap},
+		{"STUB", &c.Stub, DefaultStub},
+	}
+	for _, it := range ints {
+		*it.dst = it.def
+		if v := get(it.key); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("%s=%q is not a positive whole number: fix it in %s or the environment", it.key, v, c.EnvFile)
+			}
+			*it.dst = n
+		}
+	}
+	floats := []struct {
+		key      string
+		dst      *float64
+		def      float64
+		min, max float64
+	}{
+		{"COMPACT_AT", &c.CompactAt, DefaultCompactAt, 0.05, 1},
+		{"COMPACT_TO", &c.CompactTo, DefaultCompactTo, 0.01, 1},
+		{"PRICE_INPUT", &c.PriceInput, -1, 0, 1e6},
+		{"PRICE_OUTPUT", &c.PriceOutput, -1, 0, 1e6},
+		{"PRICE_CACHE_READ", &c.PriceCacheRead, -1, 0, 1e6},
+		{"PRICE_CACHE_WRITE", &c.PriceCacheWrite, -1, 0, 1e6},
+	}
+	for _, it := range floats {
+		*it.dst = it.def
+		if v := get(it.key); v != "" {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || x < it.min || x > it.max {
+				return nil, fmt.Errorf("%s=%q must be a number between %g and %g: fix it in %s or the environment", it.key, v, it.min, it.max, c.EnvFile)
+			}
+			*it.dst = x
+		}
+	}
+	if c.CompactTo >= c.CompactAt {
+		return nil, fmt.Errorf("COMPACT_TO (%g) must be below COMPACT_AT (%g): fix them in %s", c.CompactTo, c.CompactAt, c.EnvFile)
+	}
+	return c, nil
+}
+
+// inferProvider guesses the wire format from the base URL's host, then from
+// which provider key is set.
+func inferProvider(baseURL string, get func(string) string) string {
+	if baseURL != "" {
+		if u, err := url.Parse(baseURL); err == nil && strings.Contains(u.Host, "anthropic") {
+			return "anthropic"
+		}
+		return "openai"
+	}
+	switch {
+	case get("ANTHROPIC_API_KEY") != "" || get("ANTHROPIC_BASE_URL") != "":
+		return "anthropic"
+	case get("OPENAI_API_KEY") != "" || get("OPENAI_BASE_URL") != "":
+		return "openai"
+	}
+	return ""
+}
+
+// Validate reports, in one message, what a provider call still needs.
+func (c *Config) Validate() error {
+	var missing []string
+	if c.Provider == "" {
+		missing = append(missing, "PROVIDER (anthropic or openai) or BASE_URL")
+	}
+	if c.Model == "" {
+		missing = append(missing, "MODEL")
+	}
+	if c.APIKey == "" && !c.isLocal() {
+		missing = append(missing, "API_KEY")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("harness is not configured: set %s in %s (KEY=VALUE lines) or the environment", strings.Join(missing, ", "), c.EnvFile)
+	}
+	if c.BaseURL != "" {
+		u, err := url.Parse(c.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("BASE_URL=%q is not an http(s) URL: fix it in %s or the environment", c.BaseURL, c.EnvFile)
+		}
+	}
+	return nil
+}
+
+// isLocal reports whether the endpoint is a local server that needs no key
+// (Ollama, llama.cpp, vLLM on loopback).
+func (c *Config) isLocal() bool {
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || c.BaseURL == "" {
+		return false
+	}
+	h := u.Hostname()
+	return h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.")
+}
+
+// ParseEnv reads KEY=VALUE lines.
+func ParseEnv(r io.Reader) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " \t") {
+			return nil, fmt.Errorf("line %d: want KEY=VALUE", n)
+		}
+		v = strings.TrimSpace(v)
+		switch {
+		case len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"':
+			uq, err := strconv.Unquote(v)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: bad double-quoted value for %s", n, k)
+			}
+			v = uq
+		case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
+			v = v[1 : len(v)-1]
+		default:
+			// An unquoted value may carry a trailing comment.
+			if i := strings.Index(v, " #"); i >= 0 {
+				v = strings.TrimSpace(v[:i])
+			}
+		}
+		out[k] = v
+	}
+	return out, sc.Err()
+}
