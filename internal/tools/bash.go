@@ -1,0 +1,86 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/sandbox"
+)
+
+// Bash runs a shell command in the sandbox.
+type Bash struct{ Env *Env }
+
+type bashArgs struct {
+	Command string `json:"command"`
+	Timeout int    `json:"timeout"`
+}
+
+// Spec implements Tool.
+func (b *Bash) Spec() llm.Tool {
+	return llm.Tool{
+		Name: "bash",
+		Description: "Run a shell command (/bin/sh -c) in the project directory, inside a sandbox: it can read the filesystem " +
+			"(except secrets), write only inside the project and /tmp (private to this session), has no network, and " +
+			"cannot change .git. stdin is empty, so interactive commands fail; pass flags like -y. Returns stdout and " +
+			"stderr interleaved, then the exit code. Default timeout 60 seconds (timeout argument in seconds, at most 600); " +
+			"on timeout the whole process tree is killed and the exit code is 124. Prefer read_file, edit_file, glob and " +
+			"grep for files; use bash to build, test, and run programs.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string","description":"The command to run."},"timeout":{"type":"integer","description":"Timeout in seconds (default 60, max 600)."}},"required":["command"]}`),
+	}
+}
+
+// Access implements Tool.
+func (b *Bash) Access(input json.RawMessage) (Access, error) {
+	var a bashArgs
+	if err := decode(input, &a, "command"); err != nil {
+		return Access{}, err
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return Access{}, fmt.Errorf("command is empty")
+	}
+	return Access{Tool: "bash", Command: a.Command}, nil
+}
+
+// Run implements Tool.
+func (b *Bash) Run(ctx context.Context, input json.RawMessage) Result {
+	var a bashArgs
+	if err := decode(input, &a, "command"); err != nil {
+		return Errorf("%v", err)
+	}
+	timeout := time.Duration(a.Timeout) * time.Second
+	if timeout > 600*time.Second {
+		timeout = 600 * time.Second
+	}
+	res, err := b.Env.Sandbox.Run(ctx, sandbox.Cmd{Script: a.Command, Timeout: timeout})
+	if err != nil {
+		return Errorf("the command could not be started: %v", err)
+	}
+	if len(res.Tampered) > 0 && b.Env.Notify != nil {
+		b.Env.Notify(fmt.Sprintf("SANDBOX WARNING: the command %q changed protected paths: %s", clip(a.Command, 80), strings.Join(res.Tampered, ", ")))
+	}
+	return Result{Content: FormatBash(res), IsError: res.ExitCode != 0}
+}
+
+// FormatBash renders a command's result for the model.
+func FormatBash(res *sandbox.Result) string {
+	var sb strings.Builder
+	sb.Write(res.Output)
+	if len(res.Output) > 0 && res.Output[len(res.Output)-1] != '\n' {
+		sb.WriteByte('\n')
+	}
+	if res.Truncated > 0 {
+		fmt.Fprintf(&sb, "[output limit reached: %d more bytes were discarded; redirect to a file and page it]\n", res.Truncated)
+	}
+	if res.TimedOut {
+		fmt.Fprintf(&sb, "[timed out after %s: the whole process tree was killed; narrow the command, run fewer tests, or raise timeout]\n", res.Duration.Round(time.Second))
+	}
+	if len(res.Tampered) > 0 {
+		fmt.Fprintf(&sb, "[WARNING: protected paths changed during this command: %s; the user has been told]\n", strings.Join(res.Tampered, ", "))
+	}
+	fmt.Fprintf(&sb, "[exit code: %d]", res.ExitCode)
+	return sb.String()
+}

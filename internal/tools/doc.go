@@ -1,0 +1,10 @@
+// Package tools holds the tools the model can call and the Registry that runs
+// them. The Registry is the only place a tool call is executed, so it is
+// where the invariants live: every call passes the permission Gate first, and
+// a bad call (unknown tool, invalid JSON, missing argument, a panic) becomes
+// a tool result that tells the model what went wrong instead of an error
+// that stops the loop.
+//
+// bash runs through the sandbox package's single entry point; the file tools
+// run on the host and obey the same sandbox Policy.
+package tools

@@ -1,0 +1,48 @@
+package tools
+
+import (
+	"path/filepath"
+
+	"github.com/harness-dev/harness/internal/sandbox"
+)
+
+// Env is what the built-in tools share: the session's sandbox and its policy.
+type Env struct {
+	Sandbox sandbox.Sandbox
+	// Notify reports something the user must see (a sandbox tamper warning).
+	Notify func(msg string)
+}
+
+func (e *Env) policy() *sandbox.Policy { return e.Sandbox.Policy() }
+
+// abs resolves a path the model gave relative to the project root.
+func (e *Env) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(e.policy().Project, p)
+}
+
+// rel shows a path relative to the project when it is inside it.
+func (e *Env) rel(p string) string {
+	if r, err := filepath.Rel(e.policy().Project, p); err == nil && !filepath.IsAbs(r) && r != ".." && !startsDotDot(r) {
+		return r
+	}
+	return p
+}
+
+func startsDotDot(r string) bool {
+	return len(r) >= 3 && r[:3] == ".."+string(filepath.Separator)
+}
+
+// Builtins returns the core tools in their fixed order.
+func Builtins(e *Env) []Tool {
+	return []Tool{
+		&Bash{Env: e},
+		&ReadFile{Env: e},
+		&WriteFile{Env: e},
+		&EditFile{Env: e},
+		&Glob{Env: e},
+		&Grep{Env: e},
+	}
+}

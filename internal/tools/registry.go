@@ -1,0 +1,188 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+// Access is what a call will do, for the permission gate.
+type Access struct {
+	Tool    string
+	Command string // bash
+	Path    string // file tools, absolute
+	Write   bool
+}
+
+// Gate decides whether a call may run. msg explains a refusal to the model.
+type Gate interface {
+	Check(ctx context.Context, a Access) (ok bool, msg string)
+}
+
+// GateFunc adapts a function to Gate.
+type GateFunc func(ctx context.Context, a Access) (bool, string)
+
+// Check implements Gate.
+func (f GateFunc) Check(ctx context.Context, a Access) (bool, string) { return f(ctx, a) }
+
+// Result is a tool's answer to the model.
+type Result struct {
+	Content string
+	IsError bool
+}
+
+// Errorf builds an error result.
+func Errorf(format string, args ...any) Result {
+	return Result{Content: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// Tool is one callable tool.
+type Tool interface {
+	Spec() llm.Tool
+	// Access decodes the arguments into what the gate needs to know; an
+	// error means the arguments are unusable and the call does not run.
+	Access(input json.RawMessage) (Access, error)
+	Run(ctx context.Context, input json.RawMessage) Result
+}
+
+// Registry runs tool calls. Its tool order is fixed at construction, so the
+// tool definitions sent to the provider are byte-stable.
+type Registry struct {
+	tools  []Tool
+	byName map[string]Tool
+	gate   Gate
+}
+
+// NewRegistry returns a registry of the given tools in the given order.
+func NewRegistry(gate Gate, tools ...Tool) *Registry {
+	r := &Registry{gate: gate, byName: map[string]Tool{}}
+	for _, t := range tools {
+		r.tools = append(r.tools, t)
+		r.byName[t.Spec().Name] = t
+	}
+	return r
+}
+
+// Without returns a registry lacking the named tools: the sub-agent's
+// read-only tool set is built this way, so a removed tool cannot be called
+// even if the model names it.
+func (r *Registry) Without(names ...string) *Registry {
+	drop := map[string]bool{}
+	for _, n := range names {
+		drop[n] = true
+	}
+	var keep []Tool
+	for _, t := range r.tools {
+		if !drop[t.Spec().Name] {
+			keep = append(keep, t)
+		}
+	}
+	return NewRegistry(r.gate, keep...)
+}
+
+// With returns a registry with t added (or replacing the tool of its name).
+func (r *Registry) With(ts ...Tool) *Registry {
+	out := NewRegistry(r.gate, r.tools...)
+	for _, t := range ts {
+		name := t.Spec().Name
+		if _, ok := out.byName[name]; ok {
+			for i, old := range out.tools {
+				if old.Spec().Name == name {
+					out.tools[i] = t
+				}
+			}
+		} else {
+			out.tools = append(out.tools, t)
+		}
+		out.byName[name] = t
+	}
+	return out
+}
+
+// Specs returns the tool definitions in registry order.
+func (r *Registry) Specs() []llm.Tool {
+	out := make([]llm.Tool, len(r.tools))
+	for i, t := range r.tools {
+		out[i] = t.Spec()
+	}
+	return out
+}
+
+// Names returns the tool names, sorted.
+func (r *Registry) Names() []string {
+	var out []string
+	for n := range r.byName {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Run executes one tool_use block and returns its tool_result block. It never
+// panics and never returns an error: every failure is a result for the model.
+func (r *Registry) Run(ctx context.Context, call llm.Block) (out llm.Block) {
+	res := r.run(ctx, call)
+	return llm.Block{Type: llm.BlockToolResult, ToolUseID: call.ID, Content: res.Content, IsError: res.IsError}
+}
+
+func (r *Registry) run(ctx context.Context, call llm.Block) (res Result) {
+	t, ok := r.byName[call.Name]
+	if !ok {
+		return Errorf("unknown tool %q; the tools that exist are: %s", call.Name, strings.Join(r.Names(), ", "))
+	}
+	input := call.Input
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	if !json.Valid(input) {
+		return Errorf("the arguments for %s are not valid JSON (%s); send a JSON object matching the tool's schema", call.Name, clip(string(input), 200))
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = Errorf("tool %s crashed: %v; this is a harness bug, try another way. Stack:\n%s", call.Name, p, clip(string(debug.Stack()), 2000))
+		}
+	}()
+	acc, err := t.Access(input)
+	if err != nil {
+		return Errorf("bad arguments for %s: %v", call.Name, err)
+	}
+	if r.gate != nil {
+		if ok, msg := r.gate.Check(ctx, acc); !ok {
+			return Errorf("%s", msg)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return Errorf("cancelled by the user before it ran")
+	}
+	return t.Run(ctx, input)
+}
+
+// decode unmarshals input into v and checks that the required fields are
+// present and non-empty, naming the first one that is not.
+func decode(input json.RawMessage, v any, required ...string) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(input, &raw); err != nil {
+		return fmt.Errorf("arguments must be a JSON object: %w", err)
+	}
+	for _, k := range required {
+		if val, ok := raw[k]; !ok || string(val) == "null" {
+			return fmt.Errorf("missing required argument %q", k)
+		}
+	}
+	if err := json.Unmarshal(input, v); err != nil {
+		return fmt.Errorf("arguments do not match the schema: %w", err)
+	}
+	return nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
