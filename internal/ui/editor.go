@@ -1,0 +1,593 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+
+	"golang.org/x/term"
+)
+
+// ErrInterrupt is returned by ReadLine when Ctrl-C is pressed at an empty
+// prompt. The caller decides what it means (harness quits on the second in
+// a row).
+var ErrInterrupt = errors.New("interrupted")
+
+// Completer proposes completions for the word that ends at pos in line
+// (pos counts runes). Each candidate replaces that whole word; the word is
+// the run of non-space characters before pos.
+type Completer func(line string, pos int) []string
+
+// EditorOptions configure an Editor.
+type EditorOptions struct {
+	// HistoryPath is the file that keeps submitted lines across sessions
+	// (harness uses ~/.agents/history). Empty keeps history in memory.
+	HistoryPath string
+	// HistoryMax bounds the entries kept; 0 means 1000.
+	HistoryMax int
+	// NoHistory turns recording off (for answers to prompts).
+	NoHistory bool
+	// Completer serves Tab; nil disables completion.
+	Completer Completer
+	// ForceRaw uses the key-by-key editor even when input is not a terminal
+	// and leaves the terminal mode alone. Tests use it to drive the editor
+	// with byte sequences.
+	ForceRaw bool
+}
+
+// Editor reads lines from a terminal with editing, history, multi-line
+// input, bracketed paste and completion. When the input is not a terminal
+// it reads plain lines.
+type Editor struct {
+	in   *Input
+	t    *Term
+	opts EditorOptions
+
+	history []string
+	loaded  bool
+}
+
+// NewEditor returns an editor reading from in and drawing on t.
+func NewEditor(in *Input, t *Term, opts EditorOptions) *Editor {
+	if opts.HistoryMax <= 0 {
+		opts.HistoryMax = 1000
+	}
+	return &Editor{in: in, t: t, opts: opts}
+}
+
+// History returns the entries, oldest first.
+func (e *Editor) History() []string {
+	e.loadHistory()
+	return append([]string(nil), e.history...)
+}
+
+// ReadLine shows prompt and returns the line the user submitted, without
+// its newline. It returns ErrInterrupt for Ctrl-C at an empty line, io.EOF
+// for Ctrl-D at an empty line or the end of input, and ctx's error when ctx
+// ends first.
+func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
+	e.loadHistory()
+	f, isFile := e.in.File()
+	tty := isFile && term.IsTerminal(int(f.Fd()))
+	if !tty && !e.opts.ForceRaw {
+		return e.readPlain(ctx, prompt)
+	}
+	if tty && !e.opts.ForceRaw {
+		old, err := term.MakeRaw(int(f.Fd()))
+		if err != nil {
+			return e.readPlain(ctx, prompt)
+		}
+		defer term.Restore(int(f.Fd()), old) //nolint:errcheck // best effort on the way out
+		io.WriteString(e.t.Out, "\x1b[?2004h")
+		defer io.WriteString(e.t.Out, "\x1b[?2004l")
+	}
+	line, err := e.edit(ctx, prompt)
+	if err == nil && !e.opts.NoHistory {
+		e.add(line)
+	}
+	return line, err
+}
+
+func (e *Editor) readPlain(ctx context.Context, prompt string) (string, error) {
+	if e.t.TTY {
+		io.WriteString(e.t.Out, prompt)
+	}
+	var b []byte
+	for {
+		c, err := e.in.Next(ctx)
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(b) > 0 {
+				break
+			}
+			return "", err
+		}
+		if c == '\n' {
+			break
+		}
+		b = append(b, c)
+	}
+	line := strings.TrimSuffix(string(b), "\r")
+	if !e.opts.NoHistory {
+		e.add(line)
+	}
+	return line, nil
+}
+
+// lineState is the editing state of one ReadLine.
+type lineState struct {
+	prompt, cont string
+	buf          []rune
+	pos          int
+	rows         int // rows between the prompt's first row and the cursor, as last drawn
+	paste        bool
+	yank         []rune
+	hidx         int    // index into history; len(history) is the line being edited
+	saved        []rune // the line being edited while browsing history
+}
+
+func (e *Editor) edit(ctx context.Context, prompt string) (string, error) {
+	s := &lineState{prompt: prompt, cont: e.t.Style.Dim("… "), hidx: len(e.history)}
+	e.refresh(s)
+	for {
+		k, err := readKey(ctx, e.in)
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(s.buf) > 0 {
+				e.finish(s)
+				return string(s.buf), nil
+			}
+			e.finish(s)
+			return "", err
+		}
+		done, line, err := e.apply(s, k)
+		if done {
+			return line, err
+		}
+		// While a paste streams in, redraw once at the end of the burst.
+		if !e.in.Buffered() {
+			e.refresh(s)
+		}
+	}
+}
+
+// apply performs one key. done reports that ReadLine returns line, err.
+func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) {
+	if s.paste {
+		switch k.kind {
+		case keyPasteEnd:
+			s.paste = false
+		case keyEnter:
+			if k.r == '\r' || k.r == '\n' {
+				s.insert('\n')
+			}
+		case keyTab:
+			s.insert('\t')
+		case keyRune:
+			s.insert(k.r)
+		}
+		return false, "", nil
+	}
+	switch k.kind {
+	case keyRune:
+		s.insert(k.r)
+	case keyPasteStart:
+		s.paste = true
+	case keyEnter:
+		e.finish(s)
+		return true, string(s.buf), nil
+	case keyNewline:
+		s.insert('\n')
+	case keyInterrupt:
+		if len(s.buf) == 0 {
+			e.finish(s)
+			return true, "", ErrInterrupt
+		}
+		s.buf, s.pos = nil, 0
+		s.hidx = len(e.history)
+	case keyEOF:
+		if len(s.buf) == 0 {
+			e.finish(s)
+			return true, "", io.EOF
+		}
+		if s.pos < len(s.buf) {
+			s.buf = append(s.buf[:s.pos], s.buf[s.pos+1:]...)
+		}
+	case keyBackspace:
+		if s.pos > 0 {
+			s.buf = append(s.buf[:s.pos-1], s.buf[s.pos:]...)
+			s.pos--
+		}
+	case keyDelete:
+		if s.pos < len(s.buf) {
+			s.buf = append(s.buf[:s.pos], s.buf[s.pos+1:]...)
+		}
+	case keyLeft:
+		if s.pos > 0 {
+			s.pos--
+		}
+	case keyRight:
+		if s.pos < len(s.buf) {
+			s.pos++
+		}
+	case keyHome:
+		s.pos = s.lineStart()
+	case keyEnd:
+		s.pos = s.lineEnd()
+	case keyWordLeft:
+		s.pos = s.wordLeft()
+	case keyWordRight:
+		s.pos = s.wordRight()
+	case keyKillEnd:
+		end := s.lineEnd()
+		if end == s.pos && end < len(s.buf) {
+			end++ // at the end of a line of several: join with the next
+		}
+		s.yank = append([]rune(nil), s.buf[s.pos:end]...)
+		s.buf = append(s.buf[:s.pos], s.buf[end:]...)
+	case keyKillStart:
+		start := s.lineStart()
+		s.yank = append([]rune(nil), s.buf[start:s.pos]...)
+		s.buf = append(s.buf[:start], s.buf[s.pos:]...)
+		s.pos = start
+	case keyKillWord:
+		start := s.wordLeft()
+		s.yank = append([]rune(nil), s.buf[start:s.pos]...)
+		s.buf = append(s.buf[:start], s.buf[s.pos:]...)
+		s.pos = start
+	case keyDeleteWord:
+		end := s.wordRight()
+		s.yank = append([]rune(nil), s.buf[s.pos:end]...)
+		s.buf = append(s.buf[:s.pos], s.buf[end:]...)
+	case keyYank:
+		for _, r := range s.yank {
+			s.insert(r)
+		}
+	case keyUp:
+		if s.lineStart() > 0 {
+			s.verticalMove(-1)
+		} else {
+			e.historyMove(s, -1)
+		}
+	case keyDown:
+		if s.lineEnd() < len(s.buf) {
+			s.verticalMove(+1)
+		} else {
+			e.historyMove(s, +1)
+		}
+	case keyTab:
+		e.complete(s)
+	case keyClear:
+		io.WriteString(e.t.Out, "\x1b[H\x1b[2J")
+		s.rows = 0
+	}
+	return false, "", nil
+}
+
+func (s *lineState) insert(r rune) {
+	s.buf = append(s.buf, 0)
+	copy(s.buf[s.pos+1:], s.buf[s.pos:])
+	s.buf[s.pos] = r
+	s.pos++
+}
+
+func (s *lineState) lineStart() int {
+	i := s.pos
+	for i > 0 && s.buf[i-1] != '\n' {
+		i--
+	}
+	return i
+}
+
+func (s *lineState) lineEnd() int {
+	i := s.pos
+	for i < len(s.buf) && s.buf[i] != '\n' {
+		i++
+	}
+	return i
+}
+
+func (s *lineState) wordLeft() int {
+	i := s.pos
+	for i > 0 && unicode.IsSpace(s.buf[i-1]) {
+		i--
+	}
+	for i > 0 && !unicode.IsSpace(s.buf[i-1]) {
+		i--
+	}
+	return i
+}
+
+func (s *lineState) wordRight() int {
+	i := s.pos
+	for i < len(s.buf) && unicode.IsSpace(s.buf[i]) {
+		i++
+	}
+	for i < len(s.buf) && !unicode.IsSpace(s.buf[i]) {
+		i++
+	}
+	return i
+}
+
+// verticalMove moves the cursor to the same column of the previous (-1) or
+// next (+1) logical line of a multi-line input.
+func (s *lineState) verticalMove(dir int) {
+	col := s.pos - s.lineStart()
+	if dir < 0 {
+		s.pos = s.lineStart() - 1 // on the previous line's newline
+	} else {
+		s.pos = s.lineEnd() + 1 // at the next line's start
+	}
+	start, end := s.lineStart(), s.lineEnd()
+	s.pos = min(start+col, end)
+}
+
+func (e *Editor) historyMove(s *lineState, dir int) {
+	n := s.hidx + dir
+	if n < 0 || n > len(e.history) {
+		return
+	}
+	if s.hidx == len(e.history) {
+		s.saved = append([]rune(nil), s.buf...)
+	}
+	s.hidx = n
+	if n == len(e.history) {
+		s.buf = append([]rune(nil), s.saved...)
+	} else {
+		s.buf = []rune(e.history[n])
+	}
+	s.pos = len(s.buf)
+	if dir > 0 {
+		// Coming down into a multi-line entry, start on its first line so
+		// Down keeps walking through it.
+		if i := strings.IndexRune(string(s.buf), '\n'); i >= 0 && n != len(e.history) {
+			s.pos = len([]rune(string(s.buf)[:i]))
+		}
+	}
+}
+
+// complete applies Tab: a single candidate is inserted (with a space
+// unless it names a directory), several extend the word to their common
+// prefix, and when that adds nothing they are listed under the prompt.
+func (e *Editor) complete(s *lineState) {
+	if e.opts.Completer == nil {
+		return
+	}
+	start := s.pos
+	for start > 0 && !unicode.IsSpace(s.buf[start-1]) {
+		start--
+	}
+	word := string(s.buf[start:s.pos])
+	cands := e.opts.Completer(string(s.buf), s.pos)
+	if len(cands) == 0 {
+		return
+	}
+	repl := commonPrefix(cands)
+	if len(cands) == 1 && !strings.HasSuffix(repl, "/") {
+		repl += " "
+	}
+	if repl != word && strings.HasPrefix(repl, word) || len(cands) == 1 {
+		rest := append([]rune(repl), s.buf[s.pos:]...)
+		s.buf = append(s.buf[:start], rest...)
+		s.pos = start + len([]rune(repl))
+		return
+	}
+	// List the candidates below the input, then redraw the prompt under them.
+	e.moveToEnd(s)
+	w := e.t.Width()
+	colw := 0
+	for _, c := range cands {
+		colw = max(colw, StringWidth(c)+2)
+	}
+	perRow := max(1, w/colw)
+	var b strings.Builder
+	b.WriteString("\r\n")
+	for i, c := range cands {
+		b.WriteString(c)
+		if (i+1)%perRow == 0 || i == len(cands)-1 {
+			b.WriteString("\r\n")
+		} else {
+			b.WriteString(strings.Repeat(" ", colw-StringWidth(c)))
+		}
+	}
+	io.WriteString(e.t.Out, b.String())
+	s.rows = 0
+}
+
+func commonPrefix(ss []string) string {
+	p := []rune(ss[0])
+	for _, s := range ss[1:] {
+		r := []rune(s)
+		n := 0
+		for n < len(p) && n < len(r) && p[n] == r[n] {
+			n++
+		}
+		p = p[:n]
+	}
+	return string(p)
+}
+
+// layout computes where each cell of prompt+buffer lands for width w. It
+// returns the text to write, the cursor's row and column, and the end
+// row. Wrapping is done explicitly (padding a row that cannot fit the next
+// wide character) so the drawn text and the computed positions agree on
+// every terminal.
+func (s *lineState) layout(w int) (out string, crow, ccol, erow int) {
+	var b strings.Builder
+	b.WriteString(s.prompt)
+	row, col := 0, StringWidth(s.prompt)%w
+	row += StringWidth(s.prompt) / w
+	crow, ccol = -1, -1
+	contw := StringWidth(s.cont)
+	for i := 0; i <= len(s.buf); i++ {
+		if i == len(s.buf) {
+			if crow < 0 {
+				crow, ccol = row, col
+				if col >= w {
+					crow, ccol = row+1, 0
+				}
+			}
+			break
+		}
+		r := s.buf[i]
+		if r == '\n' {
+			if i == s.pos {
+				crow, ccol = row, min(col, w-1)
+			}
+			b.WriteString("\r\n")
+			b.WriteString(s.cont)
+			row, col = row+1, contw
+			continue
+		}
+		text, rw := string(r), RuneWidth(r)
+		if r == '\t' {
+			text, rw = "    ", 4
+		} else if rw == 0 && unicode.IsControl(r) {
+			text, rw = "^"+string(rune('@'+r%32)), 2
+		}
+		if col+rw > w {
+			b.WriteString(strings.Repeat(" ", w-col))
+			row, col = row+1, 0
+		}
+		if i == s.pos {
+			crow, ccol = row, col
+		}
+		b.WriteString(text)
+		col += rw
+	}
+	if col >= w {
+		// The terminal is in its pending-wrap state; make the wrap real so
+		// the cursor's position is known.
+		b.WriteString("\r\n")
+		row, col = row+1, 0
+	}
+	return b.String(), crow, ccol, row
+}
+
+// refresh redraws the prompt and buffer in place.
+func (e *Editor) refresh(s *lineState) {
+	out, crow, ccol, erow := s.layout(e.t.Width())
+	var b strings.Builder
+	if s.rows > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", s.rows)
+	}
+	b.WriteString("\r\x1b[J")
+	b.WriteString(out)
+	if up := erow - crow; up > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", up)
+	}
+	b.WriteString("\r")
+	if ccol > 0 {
+		fmt.Fprintf(&b, "\x1b[%dC", ccol)
+	}
+	s.rows = crow
+	io.WriteString(e.t.Out, b.String())
+}
+
+// moveToEnd puts the cursor after the last row of the input.
+func (e *Editor) moveToEnd(s *lineState) {
+	_, crow, _, erow := s.layout(e.t.Width())
+	var b strings.Builder
+	if down := erow - crow; down > 0 {
+		fmt.Fprintf(&b, "\x1b[%dB", down)
+	}
+	b.WriteString("\r")
+	s.rows = erow
+	io.WriteString(e.t.Out, b.String())
+}
+
+// finish leaves the final text on screen and moves to a fresh line.
+func (e *Editor) finish(s *lineState) {
+	s.pos = len(s.buf)
+	e.refresh(s)
+	io.WriteString(e.t.Out, "\r\n")
+	s.rows = 0
+}
+
+func (e *Editor) loadHistory() {
+	if e.loaded {
+		return
+	}
+	e.loaded = true
+	if e.opts.HistoryPath == "" || e.opts.NoHistory {
+		return
+	}
+	data, err := os.ReadFile(e.opts.HistoryPath)
+	if err != nil {
+		return
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if l != "" {
+			e.history = append(e.history, unescapeHistory(l))
+		}
+	}
+	if len(e.history) > e.opts.HistoryMax {
+		e.history = e.history[len(e.history)-e.opts.HistoryMax:]
+		// Rewrite the file so it does not grow without bound.
+		var b strings.Builder
+		for _, h := range e.history {
+			b.WriteString(escapeHistory(h) + "\n")
+		}
+		tmp := e.opts.HistoryPath + ".tmp"
+		if os.WriteFile(tmp, []byte(b.String()), 0o600) == nil {
+			os.Rename(tmp, e.opts.HistoryPath) //nolint:errcheck // history is best effort
+		}
+	}
+}
+
+// add records line in memory and appends it to the history file. Empty
+// lines and repeats of the previous entry are skipped. Failures to write
+// are ignored: history is a convenience, never a reason to stop.
+func (e *Editor) add(line string) {
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	if n := len(e.history); n > 0 && e.history[n-1] == line {
+		return
+	}
+	e.history = append(e.history, line)
+	if len(e.history) > e.opts.HistoryMax {
+		e.history = e.history[1:]
+	}
+	if e.opts.HistoryPath == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(e.opts.HistoryPath), 0o700); err != nil {
+		return
+	}
+	f, err := os.OpenFile(e.opts.HistoryPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	f.WriteString(escapeHistory(line) + "\n")
+}
+
+// History entries are one per line; a multi-line entry keeps its newlines
+// as \n and backslashes as \\.
+func escapeHistory(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", "").Replace(s)
+}
+
+func unescapeHistory(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case 'n':
+				b.WriteByte('\n')
+				i++
+				continue
+			case '\\':
+				b.WriteByte('\\')
+				i++
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
