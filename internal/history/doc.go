@@ -1,0 +1,30 @@
+// Package history holds the stored conversation of one session and the three
+// cheap context layers that keep it small: cap, strip and drop. (The fourth,
+// the handoff summary, is package compact; it returns an Edit applied here.)
+//
+//   - Cap rewrites a fresh tool result over Config.Cap chars before it is
+//     stored: head and tail stay inline (errors come last, so the tail is the
+//     larger part), the whole text goes to a spill file in Config.SpillDir,
+//     and a marker says how to page it and that Sweep deletes it when the
+//     user's turn ends. A new message costs the prompt cache nothing.
+//   - Strip turns old tool results into Config.Stub-char stubs: at EndTurn,
+//     and inside a long autonomous turn in batches (see Maintain), because
+//     the prompt cache, not the token count, decides the bill: rewriting one
+//     message per step rewrites the cache every step, rewriting many at once
+//     breaks it once.
+//   - Drop empties the oldest tool results when the count is over
+//     CompactAt × Window, enough at once to get well under it.
+//
+// Which layer last rewrote a block is recorded in llm.Block.Layer, never
+// guessed from the text, so a tool output that merely contains a marker or a
+// <summary> tag cannot fool the layers, and a capped result can still be
+// stripped. The summary message and everything before it are never touched.
+//
+// Every change to stored messages is returned as an Edit; the agent appends
+// it to the session log and replays it with Apply on resume, so a resumed
+// session rebuilds the same request bytes. Messages returned by Messages are
+// never mutated afterwards (layers copy a message before rewriting it).
+//
+// Token accounting: the provider's usage for the last request is the truth;
+// only what changed since is estimated (Estimate, about 4 chars a token).
+package history

@@ -1,0 +1,279 @@
+package history
+
+import (
+	"fmt"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+// Layer names recorded in llm.Block.Layer.
+const (
+	LayerCap     = "cap"     // head and tail kept, the rest in a spill file
+	LayerStrip   = "strip"   // cut to a stub
+	LayerDrop    = "drop"    // emptied to fit the window
+	LayerSummary = "summary" // the handoff summary written by package compact
+)
+
+// Policy names. The zero value is the shipped policy; the others exist so
+// the context benchmark can replay the same trajectories through this code.
+const (
+	PolicyHarness = "harness" // batched in-turn strip, strip at turn end, batched drop
+	PolicySeed    = "seed"    // the reference harness: head-only cap, strip every round, drop to just under
+	PolicyRaw     = "raw"     // append-only: cap and nothing else
+)
+
+// Config sets the layers' thresholds. Zero fields take the defaults.
+type Config struct {
+	Cap       int     // chars of a tool result kept inline (CAP)
+	Stub      int     // chars of a stripped tool result kept (STUB)
+	CompactAt float64 // fraction of Window at which drop and compaction act (COMPACT_AT)
+	CompactTo float64 // fraction of Window a compaction keeps as recent messages (COMPACT_TO)
+	Window    int     // the model's context window in tokens (CONTEXT_WINDOW)
+
+	// SpillDir is the host directory for spill files. It must be readable
+	// both by bash inside the sandbox and by read_file: the project's
+	// writable area or the session directory, not /tmp (private in the
+	// sandbox). Empty means no spill files: the marker says so.
+	SpillDir string
+
+	// Policy is PolicyHarness (also ""), PolicySeed or PolicyRaw.
+	Policy string
+
+	// StripBatch is the in-turn strip threshold of the harness policy: old
+	// tool output worth this many tokens is stripped in one batch. Zero
+	// means DefaultStripBatch.
+	StripBatch int
+}
+
+// Defaults, the reference harness's.
+const (
+	DefaultCap        = 10000
+	DefaultStub       = 300
+	DefaultCompactAt  = 0.85
+	DefaultCompactTo  = 0.35
+	DefaultWindow     = 128000
+	DefaultStripBatch = 6000
+)
+
+// DefaultConfig returns the defaults with no spill directory.
+func DefaultConfig() Config {
+	return Config{
+		Cap: DefaultCap, Stub: DefaultStub,
+		CompactAt: DefaultCompactAt, CompactTo: DefaultCompactTo,
+		Window: DefaultWindow, Policy: PolicyHarness, StripBatch: DefaultStripBatch,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Cap <= 0 {
+		c.Cap = d.Cap
+	}
+	if c.Stub <= 0 {
+		c.Stub = d.Stub
+	}
+	if c.CompactAt <= 0 || c.CompactAt > 1 {
+		c.CompactAt = d.CompactAt
+	}
+	if c.CompactTo <= 0 || c.CompactTo >= c.CompactAt {
+		c.CompactTo = min(d.CompactTo, c.CompactAt/2)
+	}
+	if c.Window <= 0 {
+		c.Window = d.Window
+	}
+	if c.Policy == "" {
+		c.Policy = PolicyHarness
+	}
+	if c.StripBatch <= 0 {
+		c.StripBatch = d.StripBatch
+	}
+	return c
+}
+
+// Edit is one change to the stored messages, as logged in the session and
+// replayed by Apply. Indices are those of the messages at the time of the
+// edit.
+type Edit struct {
+	// Layer is LayerStrip, LayerDrop or LayerSummary (a compaction).
+	Layer string `json:"layer"`
+	// Blocks are the rewritten tool results of a strip or drop.
+	Blocks []BlockEdit `json:"blocks,omitempty"`
+	// Keep is, for a compaction, the index of the first message kept.
+	Keep int `json:"keep,omitempty"`
+	// Summary is, for a compaction, the summary block put before the kept
+	// messages (merged into the first kept message when that is a user
+	// message, so roles still alternate).
+	Summary *llm.Block `json:"summary,omitempty"`
+}
+
+// BlockEdit replaces the content of one tool result.
+type BlockEdit struct {
+	Message int    `json:"message"`
+	Block   int    `json:"block"`
+	Content string `json:"content"`
+}
+
+// History is the stored conversation of one session. It is not safe for
+// concurrent use.
+type History struct {
+	cfg   Config
+	msgs  []llm.Message
+	est   []int // Estimate of each message
+	total int   // sum of est
+
+	// floor is the index of the message holding the summary; it and
+	// everything before it are never touched. -1 before any compaction.
+	floor int
+
+	// The last observed usage and the estimate of the messages it covered.
+	observed   bool
+	prompt     int
+	estAtUsage int
+
+	spills []string // spill files written since the last Sweep
+
+	// Statistics for the benchmark and the UI.
+	stats Stats
+}
+
+// Stats counts what the layers did.
+type Stats struct {
+	Caps, Strips, Drops, Compactions int // edits applied (Strips and Drops count batches)
+}
+
+// New returns an empty history.
+func New(cfg Config) *History {
+	return &History{cfg: cfg.withDefaults(), floor: -1}
+}
+
+// Config returns the effective configuration (defaults filled in).
+func (h *History) Config() Config { return h.cfg }
+
+// Stats returns what the layers have done so far.
+func (h *History) Stats() Stats { return h.stats }
+
+// Messages returns the stored messages to send. The slice is a copy; the
+// messages' blocks must be treated as read-only. Later layer edits never
+// change what an earlier call returned.
+func (h *History) Messages() []llm.Message {
+	return append([]llm.Message(nil), h.msgs...)
+}
+
+// Len returns the number of stored messages.
+func (h *History) Len() int { return len(h.msgs) }
+
+// Append stores m (its block slice is copied).
+func (h *History) Append(m llm.Message) {
+	m.Blocks = append([]llm.Block(nil), m.Blocks...)
+	e := Estimate(m)
+	h.msgs = append(h.msgs, m)
+	h.est = append(h.est, e)
+	h.total += e
+}
+
+// Observe records the provider's usage of the reply to the request built
+// from the current Messages: from now on Tokens is that count plus the
+// estimate of what changed since.
+func (h *History) Observe(u llm.Usage) {
+	if u.Prompt() <= 0 {
+		return
+	}
+	h.observed = true
+	h.prompt = u.Prompt()
+	h.estAtUsage = h.total
+}
+
+// Tokens returns the size of the next request's prompt: the last observed
+// usage plus the estimate of the messages added or rewritten since, or the
+// estimate of everything when no usage has been observed.
+func (h *History) Tokens() int {
+	if !h.observed {
+		return h.total
+	}
+	return max(0, h.prompt+h.total-h.estAtUsage)
+}
+
+// budget returns CompactAt × Window in tokens.
+func (h *History) budget() int { return int(h.cfg.CompactAt * float64(h.cfg.Window)) }
+
+// NeedsCompact reports whether Tokens is over CompactAt × Window. The raw
+// policy never compacts.
+func (h *History) NeedsCompact() bool {
+	return h.cfg.Policy != PolicyRaw && h.Tokens() > h.budget()
+}
+
+// Floor returns the index of the message holding the summary, or -1.
+func (h *History) Floor() int { return h.floor }
+
+// setBlock rewrites one block's content, copying the message first so that
+// slices handed out by Messages stay unchanged.
+func (h *History) setBlock(mi, bi int, content, layer string) {
+	m := h.msgs[mi]
+	m.Blocks = append([]llm.Block(nil), m.Blocks...)
+	m.Blocks[bi].Content = content
+	m.Blocks[bi].Layer = layer
+	h.msgs[mi] = m
+	e := Estimate(m)
+	h.total += e - h.est[mi]
+	h.est[mi] = e
+}
+
+// Apply replays a logged edit.
+func (h *History) Apply(e Edit) error {
+	switch e.Layer {
+	case LayerStrip, LayerDrop:
+		for _, be := range e.Blocks {
+			if be.Message <= h.floor || be.Message >= len(h.msgs) {
+				return fmt.Errorf("history edit: message %d out of range (have %d, summary at %d)", be.Message, len(h.msgs), h.floor)
+			}
+			m := h.msgs[be.Message]
+			if be.Block < 0 || be.Block >= len(m.Blocks) || m.Blocks[be.Block].Type != llm.BlockToolResult {
+				return fmt.Errorf("history edit: message %d has no tool result at block %d", be.Message, be.Block)
+			}
+		}
+		for _, be := range e.Blocks {
+			h.setBlock(be.Message, be.Block, be.Content, e.Layer)
+		}
+		if e.Layer == LayerStrip {
+			h.stats.Strips++
+		} else {
+			h.stats.Drops++
+		}
+		return nil
+	case LayerSummary:
+		if e.Summary == nil {
+			return fmt.Errorf("history edit: compaction without a summary")
+		}
+		if e.Keep < 0 || e.Keep > len(h.msgs) {
+			return fmt.Errorf("history edit: compaction keeps from message %d of %d", e.Keep, len(h.msgs))
+		}
+		h.compact(e.Keep, *e.Summary)
+		h.stats.Compactions++
+		return nil
+	}
+	return fmt.Errorf("history edit: unknown layer %q", e.Layer)
+}
+
+func (h *History) compact(keep int, summary llm.Block) {
+	summary.Layer = LayerSummary
+	kept := h.msgs[keep:]
+	var msgs []llm.Message
+	if len(kept) > 0 && kept[0].Role == llm.RoleUser {
+		first := kept[0]
+		first.Blocks = append([]llm.Block{summary}, first.Blocks...)
+		msgs = append(msgs, first)
+		kept = kept[1:]
+	} else {
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{summary}})
+	}
+	msgs = append(msgs, kept...)
+	h.msgs = h.msgs[:0:0]
+	h.est, h.total = nil, 0
+	for _, m := range msgs {
+		h.msgs = append(h.msgs, m)
+		e := Estimate(m)
+		h.est = append(h.est, e)
+		h.total += e
+	}
+	h.floor = 0
+}

@@ -1,0 +1,185 @@
+package history
+
+import (
+	"fmt"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+// Maintain runs before each request inside a turn. It applies the policy's
+// in-turn strip and, when Tokens is over CompactAt × Window, drops the
+// oldest tool results. It returns the edits applied, for the session log.
+//
+// The harness policy strips in batches: only once the old tool output that
+// a strip would remove is worth Config.StripBatch tokens, and then all of it
+// at once. Each strip rewrites the prompt cache from the oldest stripped
+// message on, so one batch every few steps costs one cache write where
+// stripping every step (the reference) costs one every step, and the model
+// meanwhile still sees the recent outputs in full.
+func (h *History) Maintain() []Edit {
+	var edits []Edit
+	switch h.cfg.Policy {
+	case PolicySeed:
+		if e, ok := h.strip(); ok {
+			edits = append(edits, e)
+		}
+	case PolicyHarness:
+		if h.strippable() >= h.cfg.StripBatch {
+			if e, ok := h.strip(); ok {
+				edits = append(edits, e)
+			}
+		}
+	}
+	if e, ok := h.fit(); ok {
+		edits = append(edits, e)
+	}
+	return edits
+}
+
+// EndTurn runs when the user's turn ends: it strips every old tool result
+// (except under the raw policy) and sweeps the spill files. A failed sweep
+// is not an edit; it is retried at the next EndTurn.
+func (h *History) EndTurn() []Edit {
+	var edits []Edit
+	if h.cfg.Policy != PolicyRaw {
+		if e, ok := h.strip(); ok {
+			edits = append(edits, e)
+		}
+	}
+	_ = h.Sweep()
+	return edits
+}
+
+// ForceDrop is for a provider's "context too long" error, when the count
+// was wrong: it drops the oldest tool results until the count is under
+// CompactTo × Window, or there is nothing left to drop. The agent logs the
+// edits, compacts if NeedsCompact (or the retry fails again), and retries
+// once.
+func (h *History) ForceDrop() []Edit {
+	if e, ok := h.dropTo(int(h.cfg.CompactTo*float64(h.cfg.Window)), len(h.msgs)-1); ok {
+		return []Edit{e}
+	}
+	return nil
+}
+
+// stripBlock returns the stub of a tool result's content, and whether it is
+// worth writing: only results not yet stripped or dropped, and only when the
+// stub is shorter than what it replaces.
+func (h *History) stripBlock(b llm.Block) (string, bool) {
+	if b.Type != llm.BlockToolResult || (b.Layer != "" && b.Layer != LayerCap) || len(b.Content) <= h.cfg.Stub {
+		return "", false
+	}
+	head := cutAt(b.Content, h.cfg.Stub, false)
+	stub := head + fmt.Sprintf("\n[harness strip: %d more chars of this old output were removed to keep the context small; run the tool again if you need them.]", len(b.Content)-len(head))
+	return stub, len(stub) < len(b.Content)
+}
+
+// strippable returns the tokens a strip would save now.
+func (h *History) strippable() int {
+	saved := 0
+	for i := h.floor + 1; i < len(h.msgs)-2; i++ {
+		for _, b := range h.msgs[i].Blocks {
+			if stub, ok := h.stripBlock(b); ok {
+				saved += (len(b.Content) - len(stub)) / charsPerToken
+			}
+		}
+	}
+	return saved
+}
+
+// strip stubs every eligible tool result older than the latest two
+// messages and after the summary.
+func (h *History) strip() (Edit, bool) {
+	e := Edit{Layer: LayerStrip}
+	for i := h.floor + 1; i < len(h.msgs)-2; i++ {
+		for j, b := range h.msgs[i].Blocks {
+			if stub, ok := h.stripBlock(b); ok {
+				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: stub})
+			}
+		}
+	}
+	if len(e.Blocks) == 0 {
+		return Edit{}, false
+	}
+	if err := h.Apply(e); err != nil {
+		panic("history: own strip edit rejected: " + err.Error())
+	}
+	return e, true
+}
+
+// fit drops the oldest tool results when Tokens is over the budget. The
+// harness policy drops down to halfway between CompactTo and CompactAt, so
+// the cache breaks once for many steps; the reference drops just enough.
+func (h *History) fit() (Edit, bool) {
+	if h.cfg.Policy == PolicyRaw || h.Tokens() <= h.budget() {
+		return Edit{}, false
+	}
+	target := h.budget()
+	if h.cfg.Policy == PolicyHarness {
+		target = int((h.cfg.CompactAt + h.cfg.CompactTo) / 2 * float64(h.cfg.Window))
+	}
+	return h.dropTo(target, len(h.msgs)-2)
+}
+
+// dropTo empties the oldest tool results in messages before end until
+// Tokens is at most target.
+func (h *History) dropTo(target, end int) (Edit, bool) {
+	e := Edit{Layer: LayerDrop}
+	tokens := h.Tokens()
+	for i := h.floor + 1; i < end && tokens > target; i++ {
+		for j, b := range h.msgs[i].Blocks {
+			if b.Type != llm.BlockToolResult || b.Layer == LayerDrop {
+				continue
+			}
+			dropped := fmt.Sprintf("[harness drop: this %d-char output was removed to fit the context window.]", len(b.Content))
+			if len(dropped) >= len(b.Content) {
+				continue
+			}
+			e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: dropped})
+			tokens -= (len(b.Content) - len(dropped)) / charsPerToken
+		}
+	}
+	if len(e.Blocks) == 0 {
+		return Edit{}, false
+	}
+	if err := h.Apply(e); err != nil {
+		panic("history: own drop edit rejected: " + err.Error())
+	}
+	return e, true
+}
+
+// KeepFrom returns the index of the first message a compaction keeps: the
+// most recent messages worth about tokens, never starting at a message of
+// tool results (which would separate them from their calls), never keeping
+// the old summary, and always keeping at least the last message (with its
+// calls when it holds tool results).
+func (h *History) KeepFrom(tokens int) int {
+	n := len(h.msgs)
+	if n == 0 {
+		return 0
+	}
+	k, sum := n, 0
+	for k > h.floor+1 && sum+h.est[k-1] <= tokens {
+		k--
+		sum += h.est[k]
+	}
+	for k < n && hasToolResult(h.msgs[k]) {
+		k++
+	}
+	if k >= n {
+		k = n - 1
+		for k > h.floor+1 && hasToolResult(h.msgs[k]) {
+			k--
+		}
+	}
+	return max(k, h.floor+1)
+}
+
+func hasToolResult(m llm.Message) bool {
+	for _, b := range m.Blocks {
+		if b.Type == llm.BlockToolResult {
+			return true
+		}
+	}
+	return false
+}
