@@ -9,12 +9,12 @@ import (
 // that redraws land where the code thinks they do (wrapping with the
 // pending-wrap state, cursor moves, erase, scrolling into scrollback).
 type screen struct {
-	w, h      int
-	lines     [][]rune // visible rows
-	scrolled  []string // rows that scrolled off the top
-	row, col  int
-	pending   bool // at the last column after printing into it
-	onlcr     bool // "\n" also returns the carriage, as the tty's output processing does
+	w, h     int
+	lines    [][]rune // visible rows
+	scrolled []string // rows that scrolled off the top
+	row, col int
+	pending  bool // at the last column after printing into it
+	onlcr    bool // "\n" also returns the carriage, as the tty's output processing does
 }
 
 func newScreen(w, h int) *screen {
