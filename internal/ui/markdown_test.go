@@ -1,0 +1,131 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+)
+
+var colour = Style{Color: true}
+
+func TestRenderInline(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain text", "plain text"},
+		{"a **bold** word", "a \x1b[1mbold\x1b[0m word"},
+		{"use `go test` here", "use \x1b[36mgo test\x1b[0m here"},
+		{"``a ` b``", "\x1b[36ma ` b\x1b[0m"},
+		{"an *italic* one", "an \x1b[3mitalic\x1b[0m one"},
+		{"snake_case_name stays", "snake_case_name stays"},
+		{"2 * 3 * 4", "2 * 3 * 4"},
+		{"see [docs](https://x.dev)", "see \x1b[4mdocs\x1b[0m\x1b[2m (https://x.dev)\x1b[0m"},
+		{`not \*emphasis\*`, "not *emphasis*"},
+		{"unclosed `tick", "unclosed `tick"},
+		{"**`code` in bold**", "\x1b[1m\x1b[36mcode\x1b[0m in bold\x1b[0m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := renderInline(colour, tt.in); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRenderMarkdownBlocks(t *testing.T) {
+	src := "# Title\n\nSome **bold** text.\n\n- one\n- [x] done\n  1. nested\n\n> quoted\n\n---\n\n```go\nfunc main() { // entry\n\treturn \"s\"\n}\n```\nafter\n"
+	got := RenderMarkdown(colour, src, 40)
+	plain := StripANSI(got)
+	for _, want := range []string{"Title\n", "Some bold text.", "• one", "☑ done", "  1. nested", "│ quoted", strings.Repeat("─", 40),
+		"╭ go", "│ func main() { // entry", "│     return \"s\"", "╰", "after"} {
+		if !strings.Contains(plain, want) {
+			t.Errorf("rendered text lacks %q:\n%s", want, plain)
+		}
+	}
+	for _, gone := range []string{"# Title", "**", "```", "- one"} {
+		if strings.Contains(plain, gone) {
+			t.Errorf("rendered text still has %q:\n%s", gone, plain)
+		}
+	}
+	// Keywords, strings and comments are coloured inside the fence.
+	for _, want := range []string{"\x1b[34mfunc\x1b[0m", "\x1b[32m\"s\"\x1b[0m", "\x1b[2m// entry\x1b[0m", "\x1b[34mreturn\x1b[0m"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rendered code lacks %q:\n%q", want, got)
+		}
+	}
+}
+
+func TestRenderMarkdownNoColour(t *testing.T) {
+	src := "# Title\n**b** `c`\n\x1b]0;pwned\x07ok\n"
+	got := RenderMarkdown(Style{}, src, 80)
+	if got != "# Title\n**b** `c`\nok\n" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestRenderMarkdownUnclosedFence(t *testing.T) {
+	got := StripANSI(RenderMarkdown(colour, "text\n```sh\necho hi\n", 80))
+	if !strings.Contains(got, "│ echo hi") {
+		t.Errorf("unclosed fence not rendered as code:\n%s", got)
+	}
+}
+
+func TestHighlight(t *testing.T) {
+	tests := []struct {
+		lang, code string
+		want       []string
+	}{
+		{"go", "x := `raw\nstr` /* multi\nline */ 42", []string{"\x1b[32m`raw\x1b[0m\n\x1b[32mstr`\x1b[0m", "\x1b[2m/* multi\x1b[0m\n\x1b[2mline */\x1b[0m", "\x1b[35m42\x1b[0m"}},
+		{"bash", "echo \"$HOME\" # note\nls ${DIR}", []string{"\x1b[33mecho\x1b[0m", "\x1b[2m# note\x1b[0m", "\x1b[36m${DIR}\x1b[0m"}},
+		{"bash", "echo a#b", []string{"a#b"}},
+		{"python", "def f(): return None  # c", []string{"\x1b[34mdef\x1b[0m", "\x1b[33mNone\x1b[0m", "\x1b[2m# c\x1b[0m"}},
+		{"json", `{"a": true, "n": 1.5}`, []string{"\x1b[32m\"a\"\x1b[0m", "\x1b[33mtrue\x1b[0m", "\x1b[35m1.5\x1b[0m"}},
+		{"", "if x", []string{"if x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.lang+" "+tt.code, func(t *testing.T) {
+			got := Highlight(colour, tt.lang, tt.code)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("Highlight = %q, lacks %q", got, w)
+				}
+			}
+			if StripANSI(got) != Sanitize(tt.code) {
+				t.Errorf("highlighting changed the text: %q", StripANSI(got))
+			}
+		})
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain\nline", "plain\nline"},
+		{"a\tb", "a    b"},
+		{"red \x1b[31mtext\x1b[0m", "red text"},
+		{"title \x1b]0;owned\x07 done", "title  done"},
+		{"osc st \x1b]8;;http://x\x1b\\link", "osc st link"},
+		{"crlf\r\nline", "crlf\nline"},
+		{"bell\x07 nul\x00", "bell nul"},
+		{"c1 \u009b31m", "c1 31m"},
+	}
+	for _, tt := range tests {
+		if got := Sanitize(tt.in); got != tt.want {
+			t.Errorf("Sanitize(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestStringWidth(t *testing.T) {
+	tests := []struct {
+		s string
+		w int
+	}{
+		{"abc", 3}, {"世界", 4}, {"e\u0301", 1}, {"\x1b[1mbold\x1b[0m", 4}, {"⚙ bash", 6}, {"🎉", 2},
+	}
+	for _, tt := range tests {
+		if got := StringWidth(tt.s); got != tt.w {
+			t.Errorf("StringWidth(%q) = %d, want %d", tt.s, got, tt.w)
+		}
+	}
+	if got := Truncate("hello world", 6); got != "hello…" {
+		t.Errorf("Truncate = %q", got)
+	}
+}
