@@ -1,119 +1,521 @@
 package sandbox
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
 
-// Policy is the set of walls for one session.
+// Policy is the set of walls for one session. It is computed once, on the
+// host, by NewPolicy; every backend and the host-side file tools read it.
+// Treat it as read-only after NewPolicy returns.
 type Policy struct {
 	Project     string        // canonical project root
 	Writable    []string      // writable roots: Project first, then --add-dir roots
-	ReadOnly    []string      // carve-outs inside writable roots
-	DenyRead    []string      // secrets: never readable
+	ReadOnly    []string      // carve-outs inside writable roots (existing paths, canonical)
+	Protected   []string      // paths watched for tampering: ReadOnly plus carve-outs that do not exist yet
+	DenyRead    []string      // secrets: never readable (as given and, for symlinks, resolved)
+	Sockets     []string      // known host sockets (or their directories) masked inside the sandbox
 	EnvAllow    []string      // names of environment variables passed through
+	Env         []string      // NAME=value pairs passed to commands (allowlisted, never a secret)
+	Home        string        // the user's home directory (may be empty)
 	Timeout     time.Duration // default per-command timeout
 	OutputLimit int           // bytes of output kept per command
-	TempDir     string        // host path of the session's private /tmp
+	TempDir     string        // host path of the session's private /tmp; set by Open
+	Notes       []string      // things the policy could not do, said plainly (e.g. a truncated scan)
 }
 
 // PolicyOptions are the inputs of NewPolicy.
 type PolicyOptions struct {
-	Project string
-	AddDirs []string
-	Home    string
-	Timeout time.Duration
+	Project     string
+	AddDirs     []string
+	Home        string
+	Timeout     time.Duration
+	OutputLimit int      // 0 means 1 MiB
+	Environ     []string // the host environment to filter; nil means os.Environ()
 }
 
-// NewPolicy computes the policy for a project.
+// DefaultTimeout is the per-command timeout when the options give none.
+const DefaultTimeout = 60 * time.Second
+
+// secretPaths are read-denied, relative to the home directory.
+var secretPaths = []string{
+	".ssh", ".aws", ".gnupg", ".config/gh", ".kube", ".docker", ".netrc",
+	".git-credentials", ".agents/env", ".config/gcloud", ".azure", ".npmrc",
+	".pypirc", ".config/hub", ".password-store", ".local/share/keyrings",
+	".config/op", ".vault-token", ".terraform.d/credentials.tfrc.json",
+	".cargo/credentials", ".cargo/credentials.toml", ".config/anthropic",
+	".config/openai", ".pgpass", ".my.cnf",
+}
+
+// systemDirs may never be a project or a writable root.
+var systemDirs = []string{
+	"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
+	"/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var",
+	"/var/tmp", "/home", "/Users", "/System", "/Library", "/Applications",
+	"/private", "/private/tmp", "/private/var", "/Volumes", "/mnt", "/media",
+}
+
+// envAllow names the variables a command may see; a trailing * is a prefix.
+var envAllow = []string{
+	"PATH", "LANG", "LANGUAGE", "LC_*", "TERM", "COLORTERM", "NO_COLOR", "USER",
+	"LOGNAME", "SHELL", "TZ", "HOME", "EDITOR", "PAGER", "GOROOT", "GOFLAGS",
+	"GOTOOLCHAIN", "GOPRIVATE", "CGO_ENABLED", "CC", "CXX", "JAVA_HOME",
+	"RUSTUP_HOME", "VIRTUAL_ENV", "NODE_PATH",
+}
+
+// secretWords mark a variable as a secret even when its name is allowlisted.
+var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE_"}
+
+// maxScan bounds the walk that looks for nested repositories.
+const maxScan = 200_000
+
+// NewPolicy computes the policy for a project. It refuses a project that is
+// the filesystem root, the home directory (or one of its ancestors) or a
+// system directory, and fails closed on a symlink at a protected path.
 func NewPolicy(o PolicyOptions) (*Policy, error) {
-	proj, err := filepath.EvalSymlinks(o.Project)
-	if err != nil {
-		return nil, fmt.Errorf("project %s: %w", o.Project, err)
+	home := ""
+	if o.Home != "" {
+		h, err := canonical(o.Home)
+		if err != nil {
+			return nil, fmt.Errorf("home %s: %w", o.Home, err)
+		}
+		home = h
 	}
-	proj, err = filepath.Abs(proj)
+	proj, err := checkRoot(o.Project, home)
 	if err != nil {
 		return nil, err
-	}
-	if proj == "/" || proj == filepath.Clean(o.Home) {
-		return nil, fmt.Errorf("refusing project root %s: pick a project directory with --project", proj)
 	}
 	p := &Policy{
 		Project:     proj,
 		Writable:    []string{proj},
+		Home:        home,
 		Timeout:     o.Timeout,
-		OutputLimit: 1 << 20,
-		EnvAllow:    []string{"PATH", "LANG", "LC_ALL", "TERM", "USER", "LOGNAME", "SHELL", "TZ", "GOPATH", "GOROOT"},
+		OutputLimit: o.OutputLimit,
+		EnvAllow:    envAllow,
 	}
-	if p.Timeout == 0 {
-		p.Timeout = 60 * time.Second
+	if p.Timeout <= 0 {
+		p.Timeout = DefaultTimeout
+	}
+	if p.OutputLimit <= 0 {
+		p.OutputLimit = 1 << 20
 	}
 	for _, d := range o.AddDirs {
-		d, err := filepath.Abs(d)
+		r, err := checkRoot(d, home)
 		if err != nil {
+			return nil, fmt.Errorf("--add-dir: %w", err)
+		}
+		p.Writable = append(p.Writable, r)
+	}
+	if home != "" {
+		for _, s := range secretPaths {
+			path := filepath.Join(home, filepath.FromSlash(s))
+			p.DenyRead = appendUnique(p.DenyRead, path)
+			if r, err := filepath.EvalSymlinks(path); err == nil && r != path {
+				p.DenyRead = appendUnique(p.DenyRead, r)
+			}
+		}
+	}
+	for _, w := range p.Writable {
+		for _, d := range p.DenyRead {
+			if within(w, d) || within(d, w) {
+				return nil, fmt.Errorf("writable root %s overlaps the secret path %s: pick a directory that holds no credentials", w, d)
+			}
+		}
+		if err := p.scanCarveOuts(w); err != nil {
 			return nil, err
 		}
-		p.Writable = append(p.Writable, d)
 	}
-	if o.Home != "" {
-		for _, s := range []string{".ssh", ".aws", ".gnupg", ".config/gh", ".kube", ".docker", ".netrc", ".git-credentials", ".agents/env"} {
-			p.DenyRead = append(p.DenyRead, filepath.Join(o.Home, s))
-		}
-	}
-	p.ReadOnly = append(p.ReadOnly, filepath.Join(proj, ".git"), filepath.Join(proj, ".agents"))
+	p.Sockets = hostSockets(o.Environ)
+	p.Env = filterEnv(environ(o.Environ))
 	return p, nil
 }
 
-func within(path, root string) bool {
-	return path == root || strings.HasPrefix(path, root+string(os.PathSeparator))
+func environ(e []string) []string {
+	if e == nil {
+		return os.Environ()
+	}
+	return e
 }
 
-// CheckRead refuses secrets.
-func (p *Policy) CheckRead(path string) error {
-	abs := resolve(path)
-	for _, d := range p.DenyRead {
-		if within(abs, d) {
-			return fmt.Errorf("%s is a protected secret path; harness never reads it", path)
+// checkRoot canonicalises a writable root and refuses dangerous ones.
+func checkRoot(dir, home string) (string, error) {
+	if dir == "" {
+		return "", errors.New("no project directory given: pass --project DIR")
+	}
+	c, err := canonical(dir)
+	if err != nil {
+		return "", fmt.Errorf("project %s: %w", dir, err)
+	}
+	st, err := os.Stat(c)
+	if err != nil {
+		return "", fmt.Errorf("project %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("project %s is not a directory: pass a directory with --project", dir)
+	}
+	refuse := c == filepath.Dir(c) // the filesystem root
+	if home != "" && (c == home || within(home, c)) {
+		refuse = true
+	}
+	for _, s := range systemDirs {
+		if c == s {
+			refuse = true
+		}
+	}
+	if runtime.GOOS != "windows" && (within(c, "/proc") || within(c, "/sys") || within(c, "/dev")) {
+		refuse = true
+	}
+	if refuse {
+		return "", fmt.Errorf("refusing to make %s writable: it is the root, the home directory or a system directory; pick a project directory with --project", c)
+	}
+	return c, nil
+}
+
+// canonical returns the absolute path with every symlink resolved.
+func canonical(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// scanCarveOuts finds every .git (directory or pointer file) beneath root,
+// the gitdirs they name, core.hooksPath targets and root/.agents.
+func (p *Policy) scanCarveOuts(root string) error {
+	agents := filepath.Join(root, ".agents")
+	if err := p.protect(agents); err != nil {
+		return err
+	}
+	n := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == root {
+				return err
+			}
+			return nil // unreadable subtree: nothing to protect there we could see
+		}
+		n++
+		if n > maxScan {
+			p.Notes = append(p.Notes, fmt.Sprintf("stopped looking for nested repositories in %s after %d entries; .git directories deeper in are checked after each command only", root, maxScan))
+			return fs.SkipAll
+		}
+		if d.Name() != ".git" {
+			return nil
+		}
+		if err := p.protectGit(path); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return err
+}
+
+// protect adds a carve-out. A symlink there fails closed.
+func (p *Policy) protect(path string) error {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		p.Protected = appendUnique(p.Protected, path)
+		return nil
+	case err != nil:
+		return fmt.Errorf("protected path %s: %w", path, err)
+	case st.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s is a symlink at a protected path; harness will not follow it: replace it with a real directory (or a gitdir pointer file) and retry", path)
+	}
+	p.ReadOnly = appendUnique(p.ReadOnly, path)
+	p.Protected = appendUnique(p.Protected, path)
+	return nil
+}
+
+// protectGit protects a .git entry, the gitdir it names and its hooksPath.
+func (p *Policy) protectGit(dotgit string) error {
+	if err := p.protect(dotgit); err != nil {
+		return err
+	}
+	gitdir := dotgit
+	st, err := os.Lstat(dotgit)
+	if err != nil {
+		return nil
+	}
+	if !st.IsDir() {
+		b, err := os.ReadFile(dotgit)
+		if err != nil {
+			return nil
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+		if !ok {
+			return nil
+		}
+		target = strings.TrimSpace(target)
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(dotgit), target)
+		}
+		c, err := canonical(target)
+		if err != nil {
+			return nil // a dangling pointer names nothing to protect
+		}
+		gitdir = c
+		if err := p.protect(gitdir); err != nil {
+			return err
+		}
+		// A worktree's gitdir names the shared repository in commondir.
+		if b, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+			common := strings.TrimSpace(string(b))
+			if !filepath.IsAbs(common) {
+				common = filepath.Join(gitdir, common)
+			}
+			if c, err := canonical(common); err == nil {
+				if err := p.protect(c); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if hp := hooksPath(filepath.Join(gitdir, "config")); hp != "" {
+		if !filepath.IsAbs(hp) {
+			hp = filepath.Join(filepath.Dir(dotgit), hp)
+		}
+		hp = filepath.Clean(hp)
+		for _, w := range p.Writable {
+			if within(resolve(hp), w) {
+				if err := p.protect(hp); err != nil {
+					return err
+				}
+				if r := resolve(hp); r != hp {
+					p.ReadOnly = appendUnique(p.ReadOnly, r)
+				}
+			}
 		}
 	}
 	return nil
 }
 
-// CheckWrite refuses paths outside the writable roots or inside a carve-out.
-func (p *Policy) CheckWrite(path string) error {
-	abs := resolve(path)
-	for _, r := range p.ReadOnly {
-		if within(abs, r) {
-			return fmt.Errorf("%s is read-only (protected by the sandbox policy)", path)
+// hooksPath reads core.hooksPath from a git config file (a small ini parse:
+// enough for the key harness needs, no includes).
+func hooksPath(config string) string {
+	f, err := os.Open(config)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	section, value := "", ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			section = strings.ToLower(strings.Trim(strings.Fields(line + " ")[0], "[]"))
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if ok && section == "core" && strings.EqualFold(strings.TrimSpace(k), "hookspath") {
+			value = strings.Trim(strings.TrimSpace(v), `"`)
 		}
 	}
-	for _, w := range p.Writable {
-		if within(abs, w) {
+	return value
+}
+
+// hostSockets lists well-known host daemon sockets to mask.
+func hostSockets(env []string) []string {
+	var out []string
+	cands := []string{
+		"/var/run/docker.sock", "/run/docker.sock", "/run/containerd", "/run/podman",
+		"/run/dbus", "/var/run/dbus", "/run/user", "/run/systemd/private",
+		"/run/systemd/journal", "/var/run/nscd", "/run/snapd.socket", "/tmp/.X11-unix",
+	}
+	for _, kv := range environ(env) {
+		if v, ok := strings.CutPrefix(kv, "SSH_AUTH_SOCK="); ok && v != "" {
+			cands = append(cands, v)
+		}
+	}
+	for _, c := range cands {
+		if r, err := filepath.EvalSymlinks(c); err == nil {
+			out = appendUnique(out, r)
+		}
+	}
+	return out
+}
+
+// filterEnv keeps allowlisted, non-secret variables.
+func filterEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || !envAllowed(name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func envAllowed(name string) bool {
+	up := strings.ToUpper(name)
+	for _, w := range secretWords {
+		if strings.Contains(up, w) {
+			return false
+		}
+	}
+	for _, a := range envAllow {
+		if pre, ok := strings.CutSuffix(a, "*"); ok && strings.HasPrefix(name, pre) || a == name {
+			return true
+		}
+	}
+	return false
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func within(path, root string) bool {
+	if root == string(filepath.Separator) {
+		return filepath.IsAbs(path)
+	}
+	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
+}
+
+// CheckRead refuses secrets. The path is checked as written and with every
+// symlink resolved, so neither a link to a secret nor ../ gets through.
+func (p *Policy) CheckRead(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, cand := range []string{abs, resolve(abs)} {
+		for _, d := range p.DenyRead {
+			if within(cand, d) {
+				return fmt.Errorf("%s is a protected secret path (%s); harness never reads it", path, d)
+			}
+		}
+		if procPrivate(cand) {
+			return fmt.Errorf("%s is a process's private /proc entry (environment, memory, magic links); read the file by its real path", path)
+		}
+	}
+	return nil
+}
+
+// CheckWrite refuses paths outside the writable roots or inside a carve-out
+// (any .git directory included), after resolving every symlink.
+func (p *Policy) CheckWrite(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if magicProc(abs) {
+		return fmt.Errorf("%s goes through /proc; write the file by its real path inside the project", path)
+	}
+	real := resolve(abs)
+	for _, cand := range []string{abs, real} {
+		for _, r := range p.Protected {
+			if within(cand, r) {
+				return fmt.Errorf("%s is read-only: %s is protected by the sandbox policy", path, r)
+			}
+		}
+		for _, r := range p.ReadOnly {
+			if within(cand, r) {
+				return fmt.Errorf("%s is read-only: %s is protected by the sandbox policy", path, r)
+			}
+		}
+		for _, d := range p.DenyRead {
+			if within(cand, d) {
+				return fmt.Errorf("%s is a protected secret path; harness never touches it", path)
+			}
+		}
+	}
+	for _, root := range p.Writable {
+		if within(real, root) {
+			rel, _ := filepath.Rel(root, real)
+			for _, part := range strings.Split(rel, string(filepath.Separator)) {
+				if part == ".git" {
+					return fmt.Errorf("%s is inside a .git directory, which is read-only under the sandbox policy", path)
+				}
+			}
 			return nil
 		}
 	}
-	return fmt.Errorf("%s is outside the project (%s): only the project is writable", path, p.Project)
+	return fmt.Errorf("%s is outside the writable roots (%s): only the project is writable", path, strings.Join(p.Writable, ", "))
 }
 
-// resolve returns the absolute path with every existing symlink resolved.
+// magicProc reports paths under /proc or /dev/fd, whose symlinks
+// (/proc/self/root, /proc/<pid>/cwd, fd/N) lead anywhere: never a write target.
+func magicProc(path string) bool {
+	if runtime.GOOS != "linux" {
+		return false
+	}
+	return within(path, "/proc") || within(path, "/dev/fd")
+}
+
+// procPrivate reports /proc/<pid>/… and /proc/self/…: a process's
+// environment (the harness's holds API keys), memory and magic links.
+// System-wide entries such as /proc/cpuinfo stay readable.
+func procPrivate(path string) bool {
+	if runtime.GOOS != "linux" || !within(path, "/proc") {
+		return false
+	}
+	rest := strings.TrimPrefix(strings.TrimPrefix(path, "/proc"), "/")
+	first, _, _ := strings.Cut(rest, "/")
+	if first == "self" || first == "thread-self" {
+		return true
+	}
+	return first != "" && strings.Trim(first, "0123456789") == ""
+}
+
+// resolve returns the absolute path with every symlink resolved, including
+// a dangling final link and links below a missing component's parent. It
+// never fails: unresolvable parts are kept lexically.
 func resolve(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return path
+		return filepath.Clean(path)
 	}
-	dir, rest := abs, ""
-	for {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
+	vol := filepath.VolumeName(abs)
+	parts := strings.Split(strings.TrimPrefix(abs[len(vol):], string(filepath.Separator)), string(filepath.Separator))
+	cur := vol + string(filepath.Separator)
+	hops := 0
+	for len(parts) > 0 {
+		part := parts[0]
+		parts = parts[1:]
+		if part == "" || part == "." {
+			continue
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return abs
+		if part == ".." {
+			cur = filepath.Dir(cur)
+			continue
 		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
+		next := filepath.Join(cur, part)
+		st, err := os.Lstat(next)
+		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		hops++
+		target, err := os.Readlink(next)
+		if err != nil || hops > 40 {
+			cur = next
+			continue
+		}
+		if filepath.IsAbs(target) {
+			cur = vol + string(filepath.Separator)
+			target = strings.TrimPrefix(target[len(filepath.VolumeName(target)):], string(filepath.Separator))
+		}
+		parts = append(strings.Split(target, string(filepath.Separator)), parts...)
 	}
+	return cur
 }

@@ -2,6 +2,10 @@ package sandbox
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
 	"time"
 )
 
@@ -13,6 +17,10 @@ type Cmd struct {
 	Dir string
 	// Timeout overrides the policy's timeout when non-zero.
 	Timeout time.Duration
+	// Stdout and Stderr, when set, receive the command's output as it comes
+	// (used by `harness sandbox`); Result.Output is then empty. When nil,
+	// both streams go, interleaved, to the bounded Result.Output.
+	Stdout, Stderr io.Writer
 }
 
 // Result is what a command did.
@@ -39,4 +47,105 @@ type Sandbox interface {
 	Policy() *Policy
 	// Close removes the session's private temporary directory.
 	Close() error
+}
+
+// Backend names accepted by Open.
+const (
+	BackendAuto     = "auto"
+	BackendBwrap    = "bwrap"
+	BackendLandlock = "landlock"
+	BackendSeatbelt = "seatbelt"
+	BackendNone     = "none"
+)
+
+// TimeoutExit is the exit code of a command killed by its timeout.
+const TimeoutExit = 124
+
+// ErrUnavailable is returned (wrapped) by Open when the backend asked for
+// cannot run on this machine.
+var ErrUnavailable = errors.New("sandbox backend unavailable")
+
+// Detect names the best backend available here and says why.
+func Detect() (name, reason string) { return detect() }
+
+// Open starts a session's sandbox for p with the named backend ("auto"
+// picks the best available). It creates the session's private temporary
+// directory and runs a self-check: a write outside the project must fail,
+// or Open refuses the backend.
+func Open(ctx context.Context, p *Policy, backend string) (Sandbox, error) {
+	if p == nil {
+		return nil, errors.New("sandbox.Open: nil policy")
+	}
+	if backend == "" || backend == BackendAuto {
+		name, reason := detect()
+		if name == "" {
+			return nil, fmt.Errorf("%w: %s; install bubblewrap, or pass --sandbox none to run without walls (every command then needs approval)", ErrUnavailable, reason)
+		}
+		backend = name
+	}
+	if backend == BackendNone {
+		return &None{P: p}, nil
+	}
+	tmp, err := os.MkdirTemp("", "harness-session-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the session's private temporary directory: %w", err)
+	}
+	sb, err := openBackend(backend, p, tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	if err := selfCheck(ctx, sb); err != nil {
+		sb.Close()
+		return nil, err
+	}
+	return sb, nil
+}
+
+// selfCheck writes outside the project from inside the sandbox; the write
+// must fail and the host must be unchanged.
+func selfCheck(ctx context.Context, sb Sandbox) error {
+	dir, err := os.MkdirTemp(outsideBase(), "harness-selfcheck-")
+	if err != nil {
+		return fmt.Errorf("sandbox self-check: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	target := dir + "/escaped"
+	r, err := sb.Run(ctx, Cmd{Script: "echo escaped > " + shellQuote(target) + " 2>/dev/null", Timeout: 10 * time.Second})
+	if err != nil {
+		return fmt.Errorf("sandbox self-check: the %s backend could not run a command: %w", sb.Backend(), err)
+	}
+	if _, serr := os.Lstat(target); serr == nil || r.ExitCode == 0 {
+		return fmt.Errorf("%w: the %s backend's self-check wrote outside the project (%s); refusing it: try another --sandbox backend", ErrUnavailable, sb.Backend(), target)
+	}
+	if r.ExitCode == helperFailed {
+		return fmt.Errorf("%w: the %s backend could not apply its inner walls: %s", ErrUnavailable, sb.Backend(), r.Output)
+	}
+	return nil
+}
+
+// outsideBase is a host directory outside /tmp (which bwrap replaces), so a
+// probe there tests the walls rather than the private /tmp.
+func outsideBase() string {
+	if st, err := os.Stat("/var/tmp"); err == nil && st.IsDir() {
+		if f, err := os.CreateTemp("/var/tmp", "harness-probe-"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return "/var/tmp"
+		}
+	}
+	return os.TempDir()
+}
+
+// shellQuote quotes s for /bin/sh.
+func shellQuote(s string) string {
+	out := []byte{'\''}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\'' {
+			out = append(out, `'\''`...)
+			continue
+		}
+		out = append(out, s[i])
+	}
+	return string(append(out, '\''))
 }

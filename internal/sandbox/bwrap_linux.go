@@ -1,0 +1,112 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// helperInTmp is where the harness binary is bound inside bwrap when its
+// host path is under /tmp (which the private /tmp hides), as with go test.
+const helperInTmp = "/tmp/.harness-helper"
+
+// openBwrap builds the bwrap argv once per session; each command then adds
+// its working directory and script.
+func openBwrap(p *Policy, tmp string) (*session, error) {
+	bw, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, fmt.Errorf("%w: bwrap not found in PATH: install bubblewrap (apt-get install bubblewrap)", ErrUnavailable)
+	}
+	exe, err := selfExe()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{bw,
+		"--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+	}
+	if bwrapHas(bw, "--disable-userns") {
+		args = append(args, "--disable-userns")
+	}
+	args = append(args,
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--bind", tmp, "/tmp",
+	)
+	inner := exe
+	if within(exe, "/tmp") {
+		inner = helperInTmp
+		args = append(args, "--ro-bind", exe, inner)
+	}
+	for _, w := range p.Writable {
+		args = append(args, "--bind", w, w)
+	}
+	for _, r := range p.ReadOnly {
+		args = append(args, "--ro-bind", r, r)
+	}
+	args = append(args, maskArgs(append(append([]string(nil), p.DenyRead...), p.Sockets...))...)
+	env := sandboxEnv(p, "/tmp", BackendBwrap)
+	args = append(args, "--clearenv")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		args = append(args, "--setenv", k, v)
+	}
+	cfg := helperConfig{Write: append(append([]string(nil), p.Writable...), "/tmp"), DenySockets: "unix"}
+	s := &session{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup}
+	s.wrap = func(script, dir string) ([]string, []string, error) {
+		argv := append(append([]string(nil), args...), "--chdir", dir, "--")
+		h, err := helperArgv(inner, cfg, "/bin/sh", "-c", script)
+		if err != nil {
+			return nil, nil, err
+		}
+		return append(argv, h...), env, nil
+	}
+	return s, nil
+}
+
+// maskArgs hides paths: a directory behind an empty read-only tmpfs, a
+// file or socket behind /dev/null. Missing paths need no mask.
+func maskArgs(paths []string) []string {
+	var args []string
+	seen := map[string]bool{}
+	for _, d := range paths {
+		// bwrap mounts on the real path; a symlinked parent (/var/run) would
+		// make it fail.
+		if r, err := filepath.EvalSymlinks(filepath.Dir(d)); err == nil {
+			d = filepath.Join(r, filepath.Base(d))
+		}
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		st, err := os.Lstat(d)
+		switch {
+		case err != nil, st.Mode()&os.ModeSymlink != 0:
+			continue // the link's target, when it exists, is in the list itself
+		case st.IsDir():
+			args = append(args, "--perms", "0000", "--tmpfs", d, "--remount-ro", d)
+		default:
+			args = append(args, "--ro-bind", "/dev/null", d)
+		}
+	}
+	return args
+}
+
+func bwrapHas(bw, flag string) bool {
+	out, _ := exec.Command(bw, "--help").CombinedOutput()
+	return strings.Contains(string(out), flag)
+}
+
+func selfExe() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the harness executable for the sandbox helper: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return exe, nil
+}

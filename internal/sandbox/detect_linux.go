@@ -1,0 +1,41 @@
+package sandbox
+
+import (
+	"fmt"
+	"os/exec"
+)
+
+func detect() (string, string) {
+	bw, err := exec.LookPath("bwrap")
+	why := "bwrap not found in PATH"
+	if err == nil {
+		out, err := exec.Command(bw, "--ro-bind", "/", "/", "--unshare-user", "--unshare-pid", "--unshare-net", "/bin/true").CombinedOutput()
+		if err == nil {
+			return BackendBwrap, fmt.Sprintf("bubblewrap at %s can create user, PID and network namespaces", bw)
+		}
+		why = fmt.Sprintf("bubblewrap at %s cannot create namespaces here (%s)", bw, firstLine(out))
+	}
+	if abi := LandlockABI(); abi > 0 {
+		return BackendLandlock, fmt.Sprintf("%s; Landlock ABI %d is available, so harness applies Landlock and seccomp itself", why, abi)
+	}
+	return "", why + ", and this kernel has no Landlock"
+}
+
+func openBackend(name string, p *Policy, tmp string) (Sandbox, error) {
+	var s *session
+	var err error
+	switch name {
+	case BackendBwrap:
+		s, err = openBwrap(p, tmp)
+	case BackendLandlock:
+		s, err = openLandlock(p, tmp)
+	case BackendSeatbelt:
+		return nil, fmt.Errorf("%w: seatbelt is macOS only; use bwrap or landlock on Linux", ErrUnavailable)
+	default:
+		return nil, fmt.Errorf("unknown sandbox backend %q: use auto, bwrap, landlock, seatbelt or none", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}

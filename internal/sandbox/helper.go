@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// The harness re-executes itself as the inner stage; these argv[1] values
+// select it. They are not user commands.
+const (
+	helperArg = "__harness-sandbox-helper"
+	probeArg  = "__harness-sandbox-probe"
+)
+
+// helperFailed is the exit status when the inner stage could not put up its
+// walls: the command never ran (fail closed).
+const helperFailed = 125
+
+// helperConfig is what the host tells the inner stage, as JSON in argv[2].
+type helperConfig struct {
+	// Write lists the paths (as seen inside) Landlock leaves writable.
+	Write []string `json:"write"`
+	// DenySockets: "unix" denies socket(AF_UNIX) and AF_VSOCK (a network
+	// namespace covers the rest); "all" denies socket() for every family.
+	DenySockets string `json:"deny_sockets"`
+	// NoNet: Landlock also denies TCP bind/connect when the ABI has it.
+	NoNet bool `json:"no_net"`
+	// DropCaps: drop every capability (bwrap has done it already).
+	DropCaps bool `json:"drop_caps"`
+	// ReadOnly are bind-mounted read-only over themselves when the helper
+	// runs in its own mount namespace (landlock backend with user namespaces).
+	ReadOnly []string `json:"read_only,omitempty"`
+	// Tmp, when set with a mount namespace, is bind-mounted at /tmp; Rebind
+	// are writable roots under /tmp to mount again on top of it.
+	Tmp    string   `json:"tmp,omitempty"`
+	Rebind []string `json:"rebind,omitempty"`
+	// RequireLandlock fails closed when the kernel has no Landlock (the
+	// landlock backend has no other wall against writes).
+	RequireLandlock bool `json:"require_landlock,omitempty"`
+}
+
+// RunHelperIfRequested returns at once unless this process was started as
+// the sandbox's inner stage (or one of its probes); then it puts up the
+// inner walls and execs the command, never returning. main calls it first
+// thing; a test binary's TestMain may call it so the test binary can serve
+// as the helper.
+func RunHelperIfRequested() {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[1] {
+	case helperArg:
+		if len(os.Args) < 5 || os.Args[3] != "--" {
+			fmt.Fprintln(os.Stderr, "harness sandbox helper: bad arguments")
+			os.Exit(helperFailed)
+		}
+		var cfg helperConfig
+		if err := json.Unmarshal([]byte(os.Args[2]), &cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "harness sandbox helper: %v\n", err)
+			os.Exit(helperFailed)
+		}
+		err := execInner(cfg, os.Args[4:])
+		fmt.Fprintf(os.Stderr, "harness sandbox helper: %v\n", err)
+		os.Exit(helperFailed)
+	case probeArg:
+		os.Exit(runProbe(os.Args[2:]))
+	}
+}
+
+func helperArgv(exe string, cfg helperConfig, argv ...string) ([]string, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{exe, helperArg, string(b), "--"}, argv...), nil
+}

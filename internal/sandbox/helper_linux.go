@@ -1,0 +1,121 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// execInner puts up the inner walls on this OS thread and execs argv. It
+// returns only on failure; the caller then exits without running argv.
+func execInner(cfg helperConfig, argv []string) error {
+	// Everything below is per thread and must be on the thread that execs.
+	runtime.LockOSThread()
+	if len(cfg.ReadOnly) > 0 || cfg.Tmp != "" {
+		if err := innerMounts(cfg); err != nil {
+			return err
+		}
+	}
+	if cfg.DropCaps {
+		if err := dropCapabilities(); err != nil {
+			return err
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	abi, err := applyLandlock(cfg.Write, cfg.NoNet)
+	if err != nil {
+		return err
+	}
+	if abi == 0 && cfg.RequireLandlock {
+		return fmt.Errorf("this kernel has no Landlock, which the landlock backend needs: install bubblewrap for the bwrap backend")
+	}
+	if err := applySeccomp(cfg.DenySockets == "all"); err != nil {
+		return err
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	return unix.Exec(path, argv, os.Environ())
+}
+
+// dropCapabilities empties the bounding, ambient, inheritable, permitted
+// and effective sets and locks the securebits, so even uid 0 gains nothing
+// from execve.
+func dropCapabilities() error {
+	last := 40
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL && err != unix.EPERM {
+			return fmt.Errorf("dropping capability %d: %w", c, err)
+		}
+	}
+	const bits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5  // NOROOT, NO_SETUID_FIXUP, KEEP_CAPS: each locked
+	_ = unix.Prctl(unix.PR_SET_SECUREBITS, bits, 0, 0, 0) // needs CAP_SETPCAP; without it there is nothing to drop
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("clearing capabilities: %w", err)
+	}
+	return nil
+}
+
+// innerMounts runs in the helper's own mount namespace (landlock backend
+// with user namespaces): the carve-outs become read-only bind mounts and
+// the private temporary directory appears at /tmp. The seccomp filter
+// then denies mount and umount, so the command cannot undo them.
+func innerMounts(cfg helperConfig) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making mounts private: %w", err)
+	}
+	if cfg.Tmp != "" {
+		// Writable roots under /tmp would vanish under the private /tmp:
+		// hold them open and mount them again on top.
+		fds := make([]int, len(cfg.Rebind))
+		for i, r := range cfg.Rebind {
+			fd, err := unix.Open(r, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return fmt.Errorf("opening %s: %w", r, err)
+			}
+			fds[i] = fd
+		}
+		if err := unix.Mount(cfg.Tmp, "/tmp", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("mounting the private /tmp: %w", err)
+		}
+		for i, r := range cfg.Rebind {
+			if err := os.MkdirAll(r, 0o700); err != nil {
+				return fmt.Errorf("re-exposing %s: %w", r, err)
+			}
+			if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fds[i]), r, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+				return fmt.Errorf("re-exposing %s: %w", r, err)
+			}
+			unix.Close(fds[i])
+		}
+	}
+	for _, p := range cfg.ReadOnly {
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("protecting %s: %w", p, err)
+		}
+		var sf unix.Statfs_t
+		flags := uintptr(0)
+		if unix.Statfs(p, &sf) == nil {
+			flags = uintptr(sf.Flags) & (unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME)
+		}
+		if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
+			return fmt.Errorf("making %s read-only: %w", p, err)
+		}
+	}
+	return nil
+}

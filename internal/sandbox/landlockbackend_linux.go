@@ -1,0 +1,50 @@
+package sandbox
+
+import (
+	"fmt"
+	"os/exec"
+)
+
+// openLandlock is the backend for Linux without bwrap: the inner stage
+// alone, started as the init of fresh user, mount and PID namespaces when
+// the kernel allows them (then carve-outs are read-only bind mounts and
+// /tmp is private), and as a plain process group otherwise.
+func openLandlock(p *Policy, tmp string) (*session, error) {
+	abi := LandlockABI()
+	if abi < 1 {
+		return nil, fmt.Errorf("%w: this kernel has no Landlock (not built in or not in the lsm= list); install bubblewrap for the bwrap backend", ErrUnavailable)
+	}
+	exe, err := selfExe()
+	if err != nil {
+		return nil, err
+	}
+	cfg := helperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true}
+	s := &session{name: BackendLandlock, pol: p, tmp: tmp, tree: treeGroup}
+	tmpInside := tmp
+	if userNamespaces() {
+		s.tree = treeUserPID
+		tmpInside = "/tmp"
+		cfg.Tmp = tmp
+		cfg.ReadOnly = p.ReadOnly
+		for _, w := range p.Writable {
+			if within(w, "/tmp") {
+				cfg.Rebind = append(cfg.Rebind, w)
+			}
+		}
+	}
+	cfg.Write = append(append([]string(nil), p.Writable...), tmpInside)
+	env := sandboxEnv(p, tmpInside, BackendLandlock)
+	s.wrap = func(script, dir string) ([]string, []string, error) {
+		h, err := helperArgv(exe, cfg, "/bin/sh", "-c", script)
+		return h, env, err
+	}
+	return s, nil
+}
+
+// userNamespaces reports whether this process may create user, mount and
+// PID namespaces (some distributions forbid it to unprivileged users).
+func userNamespaces() bool {
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = procAttr(treeUserPID)
+	return cmd.Run() == nil
+}

@@ -1,0 +1,116 @@
+package sandbox
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp filter is a classic BPF program over struct seccomp_data:
+// nr at offset 0, arch at 4, args[i] at 16+8i (low word first on the
+// little-endian architectures harness builds for).
+const (
+	offNr   = 0
+	offArch = 4
+	offArg0 = 16
+	offArg1 = 24
+
+	retAllow = unix.SECCOMP_RET_ALLOW
+	retKill  = unix.SECCOMP_RET_KILL_PROCESS
+	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retNoSys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+
+	// cloneNamespaces are the clone(2) flags that create namespaces.
+	cloneNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+		unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWTIME
+)
+
+// deniedSyscalls fail with EPERM; the package doc says which threat each
+// closes.
+var deniedSyscalls = []uint32{
+	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
+	unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD,
+	unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
+	unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_SETNS, unix.SYS_UNSHARE,
+	unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_FSOPEN, unix.SYS_FSCONFIG,
+	unix.SYS_FSMOUNT, unix.SYS_FSPICK, unix.SYS_MOUNT_SETATTR,
+	unix.SYS_KEXEC_LOAD, unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE,
+}
+
+type bpf = unix.SockFilter
+
+func stmt(code uint16, k uint32) bpf { return bpf{Code: code, K: k} }
+func jeq(k uint32, jt, jf uint8) bpf {
+	return bpf{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: jt, Jf: jf, K: k}
+}
+
+func load(off uint32) bpf { return stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, off) }
+func ret(k uint32) bpf    { return stmt(unix.BPF_RET|unix.BPF_K, k) }
+
+// seccompProgram builds the filter. denyAllSockets also denies socket()
+// for every address family (the landlock backend has no network
+// namespace); socketpair(2) stays allowed either way.
+func seccompProgram(denyAllSockets bool) []bpf {
+	p := []bpf{
+		load(offArch),
+		jeq(auditArch, 1, 0),
+		ret(retKill),
+		load(offNr),
+	}
+	p = append(p, archPrologue()...)
+	// socket(family, …)
+	var sock []bpf
+	if denyAllSockets {
+		sock = []bpf{ret(retEPERM)}
+	} else {
+		sock = []bpf{
+			load(offArg0),
+			jeq(unix.AF_UNIX, 0, 1), ret(retEPERM),
+			jeq(unix.AF_VSOCK, 0, 1), ret(retEPERM),
+			ret(retAllow),
+		}
+	}
+	p = append(p, jeq(unix.SYS_SOCKET, 0, uint8(len(sock))))
+	p = append(p, sock...)
+	// ioctl(fd, request, …): the request is an unsigned int, so only its
+	// low word counts.
+	tty := []bpf{
+		load(offArg1),
+		jeq(unix.TIOCSTI, 0, 1), ret(retEPERM),
+		jeq(unix.TIOCLINUX, 0, 1), ret(retEPERM),
+		ret(retAllow),
+	}
+	p = append(p, jeq(unix.SYS_IOCTL, 0, uint8(len(tty))))
+	p = append(p, tty...)
+	// clone(flags, …) creating namespaces; clone3 hides its flags in
+	// memory seccomp cannot read, so it reports ENOSYS and libc falls back
+	// to clone.
+	cl := []bpf{
+		load(offArg0),
+		{Code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, Jt: 0, Jf: 1, K: cloneNamespaces},
+		ret(retEPERM),
+		ret(retAllow),
+	}
+	p = append(p, jeq(unix.SYS_CLONE, 0, uint8(len(cl))))
+	p = append(p, cl...)
+	p = append(p, jeq(unix.SYS_CLONE3, 0, 1), ret(retNoSys))
+	for _, nr := range deniedSyscalls {
+		p = append(p, jeq(nr, 0, 1), ret(retEPERM))
+	}
+	return append(p, ret(retAllow))
+}
+
+// applySeccomp installs the filter on the calling thread (which then execs).
+// no_new_privs must already be set.
+func applySeccomp(denyAllSockets bool) error {
+	if auditArch == 0 {
+		return fmt.Errorf("no seccomp filter for this architecture; use the bwrap backend on amd64 or arm64")
+	}
+	prog := seccompProgram(denyAllSockets)
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
+		return fmt.Errorf("installing the seccomp filter: %w", err)
+	}
+	return nil
+}
