@@ -1,0 +1,46 @@
+package permission
+
+import "fmt"
+
+// decideFile decides a file tool's read or write of req.Path. The walls
+// come first and no rule, flag or answer moves them: secrets are never
+// read, nothing outside the writable roots (or inside a protected
+// carve-out) is written.
+func (g *Gate) decideFile(rs *ruleSet, req Request) Decision {
+	kind := "read"
+	if req.Write {
+		kind = "write"
+	}
+	d := Decision{tool: kind}
+	abs := g.abs(req.Path, g.o.Project)
+	if req.Write {
+		if rule, reason := g.writeProblem(abs, g.writable); rule != "" {
+			d.Verdict, d.Rule, d.Reason = Deny, rule, "Not written: "+reason
+			return d
+		}
+	} else if rule, reason := g.readProblem(abs); rule != "" {
+		d.Verdict, d.Rule, d.Reason = Deny, rule, "Not read: "+reason
+		return d
+	}
+	// Rules see the canonical path, so a link cannot borrow another
+	// path's grant.
+	c := canon(abs)
+	best := pick(rs.fileMatches(req.Tool, req.Write, c))
+	if best == nil && c != abs {
+		best = pick(rs.fileMatches(req.Tool, req.Write, abs))
+	}
+	switch {
+	case best == nil:
+		d.Verdict, d.Rule = Ask, "default: ask"
+		d.patterns = []string{g.relPattern(c)}
+	case best.verdict == Deny:
+		d.Verdict, d.Rule = Deny, best.text()
+		d.Reason = fmt.Sprintf("Not allowed: %s of %s is denied by the rule %q (%s). Do not retry it or work around it; if it is really needed, tell the user.", req.Tool, req.Path, best.text(), best.origin)
+	case best.verdict == Ask:
+		d.Verdict, d.Rule = Ask, best.text()
+		d.patterns = []string{g.relPattern(c)}
+	default:
+		d.Verdict, d.Rule = Allow, best.text()
+	}
+	return d
+}

@@ -1,0 +1,376 @@
+package permission
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Request is one tool call that needs a decision.
+type Request struct {
+	Tool    string // "bash", "read_file", "write_file", "edit_file", ...
+	Command string // bash: the shell command
+	Path    string // file tools: the path (absolute or relative to the project)
+	Write   bool   // the file tool writes
+}
+
+// Verdict is what a decision says. Verdicts are ordered by strictness, so
+// the strictest of several is their maximum. The zero value is invalid and
+// treated as a denial.
+type Verdict int
+
+// The verdicts, least strict first.
+const (
+	Allow Verdict = iota + 1
+	Ask
+	Deny
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Allow:
+		return "allow"
+	case Ask:
+		return "ask"
+	case Deny:
+		return "deny"
+	}
+	return fmt.Sprintf("Verdict(%d)", int(v))
+}
+
+// Decision is the outcome of Decide.
+type Decision struct {
+	Verdict Verdict
+	// Rule is the rule or reason that decided, human-readable, e.g.
+	// "deny bash curl *" or "default: ask".
+	Rule string
+	// Reason is the message for the model when the call is not allowed.
+	Reason string
+
+	// patterns are the narrowest bash/file patterns that "always" records;
+	// empty when the decision cannot be covered by a rule (computed
+	// command names, no sandbox, parse errors...).
+	patterns []string
+	tool     string // rule tool for patterns: "bash", "read" or "write"
+}
+
+// Pattern is the pattern "always" would record ("" when "always" is not
+// offered). Several commands in one script are joined with "; ".
+func (d Decision) Pattern() string { return strings.Join(d.patterns, "; ") }
+
+// Choice is a human's answer to a prompt.
+type Choice int
+
+// The choices of a prompt.
+const (
+	Yes Choice = iota
+	No
+	Always
+)
+
+// Answer is what a Prompter returns.
+type Answer struct {
+	Choice Choice
+	Reason string // "no, because…" text passed to the model
+}
+
+// Prompter asks a human about a request whose decision is Ask. pattern is
+// the narrowest pattern "always" would record; when it is empty, Always
+// must not be offered (and is treated as Yes).
+type Prompter interface {
+	Prompt(ctx context.Context, req Request, d Decision, pattern string) (Answer, error)
+}
+
+// Record is one decision, for the session log.
+type Record struct{ Tool, Command, Path, Rule, Answer string }
+
+// Options configure a Gate.
+type Options struct {
+	Project     string   // canonical project root
+	Writable    []string // writable roots (project first, then --add-dir)
+	DenyRead    []string // the sandbox's deny-read paths (secrets)
+	ReadOnly    []string // carve-outs inside writable roots; <project>/.git and <project>/.agents are always added
+	Home        string   // home directory for ~ in commands and rules; empty means os.UserHomeDir
+	UserFile    string   // e.g. ~/.agents/permissions; may not exist
+	ProjectFile string   // <project>/.agents/permissions; may not exist
+	Allow, Deny []string // --allow / --deny patterns for this run (headless)
+	Yolo        bool     // allow everything not denied
+	Prompter    Prompter // nil = headless: "ask" becomes a denial
+	Record      func(Record)
+	// Unsandboxed means the sandbox backend is "none": every bash command
+	// must be asked (or --yolo), never auto-allowed.
+	Unsandboxed bool
+}
+
+// Gate decides tool calls. It is safe for concurrent use; prompts are
+// serialised.
+type Gate struct {
+	o        Options
+	home     string
+	writable []string // canonical writable roots for file tools
+	shellW   []string // writable roots as seen by sandboxed commands (adds /tmp)
+	readOnly []string
+	denyRead []string
+
+	mu    sync.RWMutex
+	rules *ruleSet
+
+	promptMu sync.Mutex
+}
+
+// New builds a Gate, loading both rule files. A malformed file is an error
+// naming the file and line.
+func New(o Options) (*Gate, error) {
+	if o.Project == "" {
+		return nil, fmt.Errorf("permission: no project root given")
+	}
+	g := &Gate{o: o, home: o.Home}
+	if g.home == "" {
+		g.home, _ = os.UserHomeDir()
+	}
+	g.o.Project = canon(o.Project)
+	writable := o.Writable
+	if len(writable) == 0 {
+		writable = []string{g.o.Project}
+	}
+	for _, w := range writable {
+		g.writable = append(g.writable, canon(g.abs(w, g.o.Project)))
+	}
+	g.shellW = append([]string(nil), g.writable...)
+	if !o.Unsandboxed {
+		// Sandboxed commands see a private tmpfs at /tmp.
+		g.shellW = append(g.shellW, "/tmp")
+	}
+	for _, p := range o.DenyRead {
+		g.denyRead = append(g.denyRead, canonPair(g.abs(p, g.o.Project))...)
+	}
+	ro := append([]string{filepath.Join(g.o.Project, ".git"), filepath.Join(g.o.Project, ".agents")}, o.ReadOnly...)
+	if o.ProjectFile != "" {
+		ro = append(ro, filepath.Dir(g.abs(o.ProjectFile, g.o.Project)))
+	}
+	for _, p := range ro {
+		g.readOnly = append(g.readOnly, canonPair(g.abs(p, g.o.Project))...)
+	}
+
+	rs := &ruleSet{}
+	if err := rs.addLines(layerDefault, "default", defaultRules, g); err != nil {
+		return nil, fmt.Errorf("permission: built-in rules: %w", err)
+	}
+	for _, f := range []struct {
+		layer int
+		path  string
+	}{{layerUser, o.UserFile}, {layerProject, o.ProjectFile}} {
+		if f.path == "" {
+			continue
+		}
+		data, err := os.ReadFile(f.path)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("permission: reading rules: %w", err)
+		}
+		if err := rs.addFile(f.layer, f.path, string(data), g); err != nil {
+			return nil, err
+		}
+	}
+	for _, fl := range []struct {
+		v    Verdict
+		flag string
+		pats []string
+	}{{Allow, "--allow", o.Allow}, {Deny, "--deny", o.Deny}} {
+		for _, p := range fl.pats {
+			r, err := parseFlagRule(fl.v, p, g)
+			if err != nil {
+				return nil, fmt.Errorf("permission: %s %q: %w (write e.g. %s 'bash go test *')", fl.flag, p, err, fl.flag)
+			}
+			r.layer, r.origin = layerFlag, fl.flag
+			rs.add(r)
+		}
+	}
+	g.rules = rs
+	return g, nil
+}
+
+// Rules lists every rule in force, most authoritative source last, for
+// /permissions.
+func (g *Gate) Rules() []string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var out []string
+	for _, r := range g.rules.all {
+		out = append(out, fmt.Sprintf("%s  (%s)", r.text(), r.origin))
+	}
+	out = append(out, "ask bash * / ask write *  (default for everything else)")
+	return out
+}
+
+// Decide decides req without prompting.
+func (g *Gate) Decide(req Request) Decision {
+	g.mu.RLock()
+	rs := g.rules
+	g.mu.RUnlock()
+	var d Decision
+	switch {
+	case req.Tool == "bash":
+		d = g.decideBash(rs, req.Command)
+	case req.Path != "":
+		d = g.decideFile(rs, req)
+	default:
+		return Decision{Verdict: Allow, Rule: "default: allow (touches no file and runs no command)"}
+	}
+	if g.o.Yolo && d.Verdict == Ask {
+		d.Rule = "yolo (was: " + d.Rule + ")"
+		d.Verdict, d.Reason = Allow, ""
+	}
+	return d
+}
+
+// Check decides req, prompts when the decision is Ask, persists "always"
+// answers and records the outcome. msg explains a refusal to the model.
+func (g *Gate) Check(ctx context.Context, req Request) (ok bool, msg string) {
+	d := g.Decide(req)
+	switch d.Verdict {
+	case Allow:
+		g.record(req, d, "allow")
+		return true, ""
+	case Ask:
+	default:
+		g.record(req, d, "deny")
+		return false, d.Reason
+	}
+	if g.o.Prompter == nil {
+		msg := g.headlessMessage(req, d)
+		g.record(req, d, "deny (non-interactive)")
+		return false, msg
+	}
+
+	g.promptMu.Lock()
+	defer g.promptMu.Unlock()
+	// An earlier prompt may have recorded a rule that now covers req.
+	if d2 := g.Decide(req); d2.Verdict != Ask {
+		if d2.Verdict == Allow {
+			g.record(req, d2, "allow")
+			return true, ""
+		}
+		g.record(req, d2, "deny")
+		return false, d2.Reason
+	}
+	pattern := d.Pattern()
+	ans, err := g.o.Prompter.Prompt(ctx, req, d, pattern)
+	if err != nil {
+		g.record(req, d, "deny (prompt failed)")
+		return false, fmt.Sprintf("Not run: the permission prompt failed (%v).", err)
+	}
+	switch ans.Choice {
+	case Yes:
+		g.record(req, d, "yes")
+		return true, ""
+	case Always:
+		if pattern == "" {
+			g.record(req, d, "yes")
+			return true, ""
+		}
+		if err := g.persist(d); err != nil {
+			g.record(req, d, "always "+pattern+" (not saved: "+err.Error()+")")
+			return true, ""
+		}
+		g.record(req, d, "always "+pattern)
+		return true, ""
+	default:
+		reason := strings.TrimSpace(ans.Reason)
+		g.record(req, d, strings.TrimSpace("no "+reason))
+		if reason == "" {
+			return false, "The user refused this " + describe(req) + ". Do not retry it; ask the user or take another approach."
+		}
+		return false, "The user refused this " + describe(req) + ": " + reason
+	}
+}
+
+func (g *Gate) headlessMessage(req Request, d Decision) string {
+	allow := "--yolo"
+	if len(d.patterns) > 0 {
+		var flags []string
+		for _, p := range d.patterns {
+			flags = append(flags, "--allow "+shellQuote(d.tool+" "+p))
+		}
+		allow = strings.Join(flags, " ") + " or --yolo"
+	}
+	return fmt.Sprintf("Not run: this %s needs the user's approval (%s), and harness is running in non-interactive mode, so it is not allowed. Do not retry it; find another way, or tell the user they can re-run with %s.",
+		describe(req), d.Rule, allow)
+}
+
+func describe(req Request) string {
+	switch {
+	case req.Tool == "bash":
+		return "command"
+	case req.Write:
+		return "write to " + req.Path
+	default:
+		return req.Tool + " of " + req.Path
+	}
+}
+
+func (g *Gate) record(req Request, d Decision, answer string) {
+	if g.o.Record != nil {
+		g.o.Record(Record{Tool: req.Tool, Command: req.Command, Path: req.Path, Rule: d.Rule, Answer: answer})
+	}
+}
+
+// persist appends an allow rule per pattern of d to the project file and
+// to the rules in force. The host process writes it; the sandbox keeps the
+// agent itself out of that file.
+func (g *Gate) persist(d Decision) error {
+	var lines []string
+	for _, p := range d.patterns {
+		lines = append(lines, "allow "+d.tool+" "+p)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	rs := g.rules.clone()
+	for i, l := range lines {
+		r, err := parseRuleLine(l, g)
+		if err != nil {
+			return fmt.Errorf("pattern %q: %w", d.patterns[i], err)
+		}
+		r.layer, r.origin = layerProject, "always"
+		rs.add(r)
+	}
+	var werr error
+	if g.o.ProjectFile == "" {
+		werr = fmt.Errorf("no project permissions file configured; the rule holds for this session only")
+	} else {
+		werr = appendRules(g.o.ProjectFile, lines)
+	}
+	g.rules = rs
+	return werr
+}
+
+func appendRules(path string, lines []string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("saving rule: %w", err)
+	}
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("saving rule: %w", err)
+	}
+	var b strings.Builder
+	if os.IsNotExist(statErr) {
+		b.WriteString("# harness permissions for this project (see `harness help permissions`).\n# Lines: allow|ask|deny  bash|read|write|<tool>  PATTERN\n")
+	}
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return fmt.Errorf("saving rule: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("saving rule: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,769 @@
+package permission
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// part is the verdict on one thing a script would do: run a command, write
+// through a redirection, set a variable that changes what runs later.
+type part struct {
+	v       Verdict
+	rule    string
+	reason  string
+	pattern string // narrowest allow pattern; "" when no rule could cover it
+}
+
+// shellCheck walks one bash command. Every simple command anywhere in the
+// tree is checked; strings that are run later (eval, sh -c, aliases, traps,
+// find -exec, xargs) are parsed and checked the same way.
+type shellCheck struct {
+	g     *Gate
+	rs    *ruleSet
+	cwd   string // "" once unknown (cd to a computed directory)
+	parts []part
+	depth int
+}
+
+const maxDepth = 8
+
+// systemDirs hold programs that are the same as their bare names.
+var systemDirs = []string{"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"}
+
+// riskyVars change what later commands run or how the shell reads them.
+var riskyVars = []string{"PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS",
+	"BASHOPTS", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "LESSOPEN", "LESSCLOSE",
+	"RIPGREP_CONFIG_PATH", "GREP_OPTIONS", "BROWSER", "CDPATH", "GLOBIGNORE", "FIGNORE"}
+
+func isRiskyVar(name string) bool {
+	return slices.Contains(riskyVars, name) || strings.HasPrefix(name, "LD_") ||
+		strings.HasPrefix(name, "DYLD_") || strings.HasPrefix(name, "GIT_")
+}
+
+func (g *Gate) decideBash(rs *ruleSet, cmd string) Decision {
+	d := Decision{tool: "bash"}
+	if strings.TrimSpace(cmd) == "" {
+		d.Verdict, d.Rule = Allow, "empty command"
+		return d
+	}
+	sc := &shellCheck{g: g, rs: rs, cwd: g.o.Project}
+	sc.script(cmd, false)
+	d.Verdict, d.Rule = Allow, "no command runs"
+	for _, p := range sc.parts {
+		if p.v > d.Verdict || (p.v == d.Verdict && d.Rule == "no command runs") {
+			d.Verdict, d.Rule, d.Reason = p.v, p.rule, p.reason
+		}
+	}
+	if g.o.Unsandboxed && d.Verdict != Deny {
+		if d.Verdict == Allow {
+			d.Rule = "ask: no sandbox (backend none), every command needs approval (was: " + d.Rule + ")"
+		}
+		d.Verdict = Ask
+		return d
+	}
+	if d.Verdict == Ask {
+		for _, p := range sc.parts {
+			if p.v != Ask {
+				continue
+			}
+			if p.pattern == "" {
+				d.patterns = nil
+				break
+			}
+			if !slices.Contains(d.patterns, p.pattern) {
+				d.patterns = append(d.patterns, p.pattern)
+			}
+		}
+	}
+	return d
+}
+
+func (sc *shellCheck) add(v Verdict, rule, reason, pattern string) {
+	sc.parts = append(sc.parts, part{v: v, rule: rule, reason: reason, pattern: pattern})
+}
+
+func (sc *shellCheck) ask(rule string) { sc.add(Ask, rule, "", "") }
+
+// script parses and checks src. extra marks commands that get more words
+// appended at run time (an alias's arguments).
+func (sc *shellCheck) script(src string, extra bool) {
+	if sc.depth >= maxDepth {
+		sc.ask("ask: commands nested too deeply to check")
+		return
+	}
+	sc.depth++
+	defer func() { sc.depth-- }()
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		sc.ask("ask: the command could not be parsed (" + err.Error() + ")")
+		return
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 {
+				toks := make([]token, 0, len(n.Args)+1)
+				for _, w := range n.Args {
+					toks = append(toks, sc.tok(w))
+				}
+				if extra {
+					toks = append(toks, token{dyn: true, split: true})
+				}
+				sc.argv(toks)
+			}
+		case *syntax.Redirect:
+			sc.redirect(n)
+		case *syntax.Assign:
+			sc.assign(n)
+		}
+		return true
+	})
+}
+
+func (sc *shellCheck) tok(w *syntax.Word) token { return wordToken(w, sc.g.home, sc.cwd) }
+
+func (sc *shellCheck) assign(a *syntax.Assign) {
+	name := ""
+	if a.Name != nil {
+		name = a.Name.Value
+	} else if a.Value != nil {
+		// declare "NAME=value": the name is inside the word.
+		t := sc.tok(a.Value)
+		name, _, _ = strings.Cut(t.s, "=")
+	}
+	if isRiskyVar(name) {
+		sc.ask("ask: sets " + name + ", which changes what later commands run")
+		return
+	}
+	if a.Value != nil {
+		t := sc.tok(a.Value)
+		if strings.Contains(t.s, "$(") || strings.Contains(t.s, "`") {
+			sc.ask("ask: assigns text that looks like a command substitution, which the shell may run later")
+		}
+	}
+}
+
+func (sc *shellCheck) redirect(r *syntax.Redirect) {
+	if r.Word == nil {
+		return
+	}
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll,
+		syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
+		sc.write(sc.tok(r.Word), "redirect")
+		if r.Op == syntax.RdrInOut {
+			sc.read(sc.tok(r.Word))
+		}
+	case syntax.DplOut, syntax.DplIn:
+		t := sc.tok(r.Word)
+		if t.dyn || !isFD(t.s) {
+			if r.Op == syntax.DplOut {
+				sc.write(t, "redirect")
+			} else {
+				sc.read(t)
+			}
+		}
+	case syntax.RdrIn:
+		sc.read(sc.tok(r.Word))
+	}
+}
+
+func isFD(s string) bool {
+	s = strings.TrimSuffix(s, "-")
+	if s == "" {
+		return true // ">&-" closes
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// path makes a literal path absolute against the tracked working
+// directory; ok is false when it cannot be known.
+func (sc *shellCheck) path(s string) (string, bool) {
+	if !filepath.IsAbs(s) && !strings.HasPrefix(s, "~") && sc.cwd == "" {
+		return "", false
+	}
+	return sc.g.abs(s, sc.cwd), true
+}
+
+// write checks a write target of a command or redirection.
+func (sc *shellCheck) write(t token, what string) {
+	g := sc.g
+	if t.dyn || t.glob {
+		prefix := t.s
+		if t.glob {
+			prefix = prefix[:strings.IndexAny(prefix, "*?[")]
+		}
+		if dir, ok := sc.path(prefix + "x"); ok && (filepath.IsAbs(prefix) || strings.HasPrefix(prefix, "~")) {
+			dir = filepath.Dir(dir)
+			rule, reason := g.writeProblem(dir, g.shellW)
+			covers := false
+			for _, r := range g.shellW {
+				if within(r, dir) {
+					covers = true
+				}
+			}
+			if rule != "" && !covers && !devWritable(dir) {
+				sc.add(Deny, rule, reason, "")
+				return
+			}
+		}
+		sc.ask("ask: " + what + " target is computed at run time")
+		return
+	}
+	abs, ok := sc.path(t.s)
+	if !ok {
+		sc.ask("ask: " + what + " target is relative to a directory computed at run time")
+		return
+	}
+	if rule, reason := g.writeProblem(abs, g.shellW); rule != "" {
+		sc.add(Deny, rule, reason, "")
+	}
+}
+
+// read refuses deny-read paths named literally.
+func (sc *shellCheck) read(t token) {
+	if t.dyn || t.s == "" {
+		return
+	}
+	abs, ok := sc.path(t.s)
+	if !ok {
+		return
+	}
+	if rule, reason := sc.g.readProblem(abs); rule != "" {
+		sc.add(Deny, rule, reason, "")
+	}
+}
+
+// cmdName splits a command word into the name rules see and whether it is
+// a system program (bare name or in a system directory) rather than a
+// path the project controls.
+func cmdName(s string) (base string, system bool) {
+	if !strings.Contains(s, "/") {
+		return s, true
+	}
+	dir, base := filepath.Split(s)
+	dir = filepath.Clean(dir)
+	return base, slices.Contains(systemDirs, dir)
+}
+
+// argv checks one simple command, looking through wrappers to the command
+// they run.
+func (sc *shellCheck) argv(toks []token) {
+	if len(toks) == 0 {
+		return
+	}
+	name := toks[0]
+	if name.dyn || name.glob {
+		sc.ask("ask: the command name is computed at run time")
+		return
+	}
+	for _, t := range toks[1:] {
+		if !t.dyn && (strings.Contains(t.s, "/") || strings.HasPrefix(t.s, "~") || strings.HasPrefix(t.s, ".")) {
+			sc.read(t)
+		}
+	}
+	base, system := cmdName(name.s)
+	if !utf8.ValidString(base) || strings.ContainsFunc(base, func(r rune) bool { return r > 0x7e || r < 0x21 }) {
+		sc.ask("ask: the command name has unusual characters (a look-alike?)")
+		return
+	}
+	if !system {
+		sc.match(toks, base, false)
+		return
+	}
+	args := toks[1:]
+	switch base {
+	case "env":
+		sc.wrapper(toks, sc.skipEnv(args))
+	case "nice":
+		sc.wrapper(toks, skipOpts(args, "-n", "--adjustment"))
+	case "nohup", "builtin":
+		sc.wrapper(toks, args)
+	case "setsid":
+		sc.wrapper(toks, skipOpts(args))
+	case "stdbuf":
+		sc.wrapper(toks, skipOpts(args, "-i", "-o", "-e", "--input", "--output", "--error"))
+	case "ionice":
+		sc.wrapper(toks, skipOpts(args, "-c", "-n", "--class", "--classdata"))
+	case "time":
+		sc.wrapper(toks, skipOpts(args, "-f", "--format", "-o", "--output"))
+	case "timeout":
+		rest := skipOpts(args, "-s", "--signal", "-k", "--kill-after")
+		if len(rest) > 0 {
+			rest = rest[1:] // the duration
+		}
+		sc.wrapper(toks, rest)
+	case "sudo", "doas":
+		sc.wrapper(toks, skipOpts(args, "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group"))
+	case "exec":
+		sc.wrapper(toks, skipOpts(args, "-a"))
+	case "command":
+		if len(args) > 0 && !args[0].dyn && (strings.HasPrefix(args[0].s, "-v") || strings.HasPrefix(args[0].s, "-V")) {
+			sc.match(toks, base, true)
+			return
+		}
+		sc.wrapper(toks, skipOpts(args))
+	case "xargs":
+		sc.xargs(toks)
+	case "find":
+		sc.find(toks)
+	case "git":
+		sc.git(toks)
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash":
+		sc.shell(toks)
+	case "eval":
+		sc.eval(toks, "eval")
+	case "trap":
+		if len(args) > 1 && !args[0].dyn && !strings.HasPrefix(args[0].s, "-") {
+			sc.eval(toks[:2], "trap")
+		}
+		sc.add(Allow, "trap: its command is checked", "", "")
+	case "alias":
+		sc.alias(args)
+	case "cd", "pushd", "popd":
+		sc.cd(base, args)
+		sc.match(toks, base, true)
+	case "tee", "rm", "rmdir", "unlink", "touch", "mkdir", "truncate", "shred":
+		for _, t := range operands(args) {
+			sc.write(t, base)
+		}
+		sc.match(toks, base, true)
+	case "cp", "mv", "ln", "install", "rsync":
+		sc.copyLike(base, args)
+		sc.match(toks, base, true)
+	case "chmod", "chown", "chgrp":
+		ops := operands(args)
+		if !slices.ContainsFunc(args, func(t token) bool { return strings.HasPrefix(t.s, "--reference") }) && len(ops) > 0 {
+			ops = ops[1:]
+		}
+		for _, t := range ops {
+			sc.write(t, base)
+		}
+		sc.match(toks, base, true)
+	case "dd":
+		for _, t := range args {
+			if strings.HasPrefix(t.s, "of=") {
+				t.s = t.s[3:]
+				sc.write(t, "dd")
+			}
+		}
+		sc.match(toks, base, true)
+	default:
+		sc.match(toks, base, true)
+	}
+}
+
+// match decides a command by the rules. system says the name is the
+// program's own; otherwise (./tool, bin/tool) allow rules must name the
+// path as written while deny and ask rules match its base name too.
+func (sc *shellCheck) match(toks []token, base string, system bool) {
+	name := base
+	if !system {
+		name = toks[0].s
+	}
+	sure, maybe := sc.rs.bashMatches(name, toks, false)
+	if !system {
+		s2, m2 := sc.rs.bashMatches(base, toks, true)
+		sure, maybe = append(sure, s2...), append(maybe, m2...)
+	}
+	best := pick(sure)
+	display := render(toks)
+	pattern := ""
+	if !slices.ContainsFunc(toks, func(t token) bool { return t.dyn }) {
+		ws := []string{patternWord(name)}
+		for _, t := range toks[1:] {
+			ws = append(ws, patternWord(t.s))
+		}
+		pattern = strings.Join(ws, " ")
+	}
+	if best == nil {
+		if len(maybe) > 0 {
+			sc.ask(maybe[0].text() + " (may match a word computed at run time)")
+			return
+		}
+		sc.add(Ask, "default: ask", "", pattern)
+		return
+	}
+	switch best.verdict {
+	case Deny:
+		sc.add(Deny, best.text(), fmt.Sprintf("Not run: `%s` is denied by the rule %q (%s). Do not retry it or work around it; if it is really needed, tell the user.", display, best.text(), best.origin), "")
+	case Ask:
+		if len(maybe) > 0 {
+			pattern = ""
+		}
+		sc.add(Ask, best.text(), "", pattern)
+	default:
+		if len(maybe) > 0 {
+			sc.ask(maybe[0].text() + " (may match a word computed at run time)")
+			return
+		}
+		sc.add(Allow, best.text(), "", "")
+	}
+}
+
+// wrapper checks a command that runs another (env, nice, timeout, sudo...):
+// the wrapper's own deny and ask rules count, then the inner command
+// decides.
+func (sc *shellCheck) wrapper(toks, inner []token) {
+	base, _ := cmdName(toks[0].s)
+	if len(inner) == 0 {
+		if base == "exec" || base == "builtin" {
+			sc.add(Allow, base+" without a command", "", "")
+			return
+		}
+		sc.match(toks, base, true)
+		return
+	}
+	sure, maybe := sc.rs.bashMatches(base, toks, true)
+	if best := pick(sure); best != nil {
+		if best.verdict == Deny {
+			sc.add(Deny, best.text(), fmt.Sprintf("Not run: `%s` is denied by the rule %q (%s). Do not retry it or work around it; if it is really needed, tell the user.", render(toks), best.text(), best.origin), "")
+		} else {
+			sc.ask(best.text())
+		}
+	} else if len(maybe) > 0 {
+		sc.ask(maybe[0].text() + " (may match a word computed at run time)")
+	}
+	sc.argv(inner)
+}
+
+// skipOpts drops leading options; the ones named take a separate value.
+func skipOpts(args []token, withValue ...string) []token {
+	for len(args) > 0 {
+		t := args[0]
+		if t.dyn || !strings.HasPrefix(t.s, "-") || t.s == "-" {
+			return args
+		}
+		args = args[1:]
+		if t.s == "--" {
+			return args
+		}
+		if slices.Contains(withValue, t.s) && len(args) > 0 {
+			args = args[1:]
+		}
+	}
+	return args
+}
+
+func (sc *shellCheck) skipEnv(args []token) []token {
+	for len(args) > 0 {
+		t := args[0]
+		switch {
+		case t.dyn:
+			return args
+		case t.s == "--":
+			return args[1:]
+		case t.s == "-u" || t.s == "--unset" || t.s == "-C" || t.s == "--chdir":
+			args = args[1:]
+			if len(args) > 0 {
+				args = args[1:]
+			}
+			continue
+		case t.s == "-S" || strings.HasPrefix(t.s, "--split-string"):
+			sc.ask("ask: env -S splits a string into a command")
+			return nil
+		case strings.HasPrefix(t.s, "-"):
+		case strings.Contains(t.s, "="):
+			name, _, _ := strings.Cut(t.s, "=")
+			if isRiskyVar(name) {
+				sc.ask("ask: sets " + name + ", which changes what later commands run")
+			}
+		default:
+			return args
+		}
+		args = args[1:]
+	}
+	return args
+}
+
+// operands are the non-option arguments (all of them after "--").
+func operands(args []token) []token {
+	var out []token
+	dash := false
+	for _, t := range args {
+		if !dash && !t.dyn && t.s == "--" {
+			dash = true
+			continue
+		}
+		if !dash && !t.dyn && strings.HasPrefix(t.s, "-") && t.s != "-" {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func (sc *shellCheck) copyLike(base string, args []token) {
+	for i, t := range args {
+		if t.dyn {
+			continue
+		}
+		if (t.s == "-t" || t.s == "--target-directory") && i+1 < len(args) {
+			sc.write(args[i+1], base)
+			return
+		}
+		if v, ok := strings.CutPrefix(t.s, "--target-directory="); ok {
+			t.s = v
+			sc.write(t, base)
+			return
+		}
+	}
+	ops := operands(args)
+	if len(ops) == 0 {
+		return
+	}
+	sc.write(ops[len(ops)-1], base)
+	if base == "mv" {
+		for _, t := range ops[:len(ops)-1] {
+			sc.write(t, base) // mv removes its sources
+		}
+	}
+}
+
+func (sc *shellCheck) cd(base string, args []token) {
+	ops := operands(args)
+	switch {
+	case base == "popd":
+		sc.cwd = ""
+	case len(ops) == 0:
+		sc.cwd = sc.g.home
+	case ops[0].dyn || ops[0].glob || ops[0].s == "-":
+		sc.cwd = ""
+	default:
+		if p, ok := sc.path(ops[0].s); ok {
+			sc.cwd = p
+		} else {
+			sc.cwd = ""
+		}
+	}
+}
+
+// eval checks the words after toks[0] joined by spaces as a script.
+func (sc *shellCheck) eval(toks []token, what string) {
+	var ss []string
+	for _, t := range toks[1:] {
+		if t.dyn {
+			sc.ask("ask: " + what + " of text computed at run time")
+			return
+		}
+		ss = append(ss, t.s)
+	}
+	sc.add(Allow, what+": its text is checked", "", "")
+	sc.script(strings.Join(ss, " "), false)
+}
+
+func (sc *shellCheck) alias(args []token) {
+	for _, t := range args {
+		if t.dyn {
+			sc.ask("ask: alias with text computed at run time")
+			continue
+		}
+		if _, v, ok := strings.Cut(t.s, "="); ok {
+			sc.script(v, true)
+		}
+	}
+	sc.add(Allow, "alias: its text is checked", "", "")
+}
+
+// shell handles sh -c 'SCRIPT' by checking SCRIPT; a shell reading a file
+// or standard input is decided by the rules (by default: ask).
+func (sc *shellCheck) shell(toks []token) {
+	args := toks[1:]
+	hasC := false
+	for i := 0; i < len(args); i++ {
+		t := args[i]
+		if t.dyn {
+			if hasC {
+				sc.ask("ask: " + toks[0].s + " -c with a script computed at run time")
+				return
+			}
+			break
+		}
+		if t.s == "--" {
+			args = args[i+1:]
+			break
+		}
+		if !strings.HasPrefix(t.s, "-") && !strings.HasPrefix(t.s, "+") {
+			if hasC {
+				sc.wrapperRules(toks)
+				sc.script(t.s, false)
+				return
+			}
+			break
+		}
+		if !strings.HasPrefix(t.s, "--") && strings.ContainsRune(t.s[1:], 'c') {
+			hasC = true
+		}
+		switch t.s {
+		case "-o", "+o", "-O", "+O", "--rcfile", "--init-file":
+			i++
+		}
+	}
+	if hasC && len(args) > 0 && args[0].dyn {
+		sc.ask("ask: " + toks[0].s + " -c with a script computed at run time")
+		return
+	}
+	base, _ := cmdName(toks[0].s)
+	sc.match(toks, base, true)
+}
+
+// wrapperRules applies a wrapper's own deny and ask rules.
+func (sc *shellCheck) wrapperRules(toks []token) {
+	base, _ := cmdName(toks[0].s)
+	sure, _ := sc.rs.bashMatches(base, toks, true)
+	if best := pick(sure); best != nil {
+		if best.verdict == Deny {
+			sc.add(Deny, best.text(), fmt.Sprintf("Not run: `%s` is denied by the rule %q (%s).", render(toks), best.text(), best.origin), "")
+		} else {
+			sc.ask(best.text())
+		}
+	}
+}
+
+// xargs runs its command with words read at run time appended (or put in
+// place of the -I string).
+func (sc *shellCheck) xargs(toks []token) {
+	args := toks[1:]
+	repl := ""
+	withValue := []string{"-n", "-P", "-L", "-s", "-d", "-E", "-a", "--max-args", "--max-procs",
+		"--max-lines", "--max-chars", "--delimiter", "--eof", "--arg-file", "--process-slot-var"}
+	for len(args) > 0 {
+		t := args[0]
+		if t.dyn || !strings.HasPrefix(t.s, "-") {
+			break
+		}
+		args = args[1:]
+		switch {
+		case t.s == "--":
+			goto done
+		case t.s == "-I":
+			if len(args) > 0 {
+				repl = args[0].s
+				args = args[1:]
+			}
+		case strings.HasPrefix(t.s, "-I"):
+			repl = t.s[2:]
+		case t.s == "-i" || t.s == "--replace":
+			repl = "{}"
+		case strings.HasPrefix(t.s, "-i"):
+			repl = t.s[2:]
+		case strings.HasPrefix(t.s, "--replace="):
+			repl = strings.TrimPrefix(t.s, "--replace=")
+		case slices.Contains(withValue, t.s):
+			if len(args) > 0 {
+				args = args[1:]
+			}
+		}
+	}
+done:
+	inner := slices.Clone(args)
+	if len(inner) == 0 {
+		inner = []token{{s: "echo"}}
+	}
+	if repl != "" {
+		for i := range inner {
+			if !inner[i].dyn && strings.Contains(inner[i].s, repl) {
+				inner[i] = token{s: inner[i].s[:strings.Index(inner[i].s, repl)], dyn: true}
+			}
+		}
+	} else {
+		inner = append(inner, token{dyn: true, split: true})
+	}
+	sc.wrapperRules(toks)
+	sc.argv(inner)
+}
+
+// find: -exec and friends run a command per file ({} is the file name);
+// -delete removes the start points' trees; -fprint and -fls write a file.
+func (sc *shellCheck) find(toks []token) {
+	args := toks[1:]
+	var starts []token
+	i := 0
+	for ; i < len(args); i++ {
+		t := args[i]
+		if !t.dyn && (strings.HasPrefix(t.s, "-") || t.s == "(" || t.s == "!") {
+			break
+		}
+		starts = append(starts, t)
+	}
+	if len(starts) == 0 {
+		starts = []token{{s: "."}}
+	}
+	kept := []token{toks[0]}
+	kept = append(kept, args[:i]...)
+	for ; i < len(args); i++ {
+		t := args[i]
+		if t.dyn {
+			kept = append(kept, t)
+			continue
+		}
+		switch t.s {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && !(!args[j].dyn && (args[j].s == ";" || args[j].s == "+")) {
+				j++
+			}
+			inner := slices.Clone(args[i+1 : j])
+			for k := range inner {
+				if !inner[k].dyn && strings.Contains(inner[k].s, "{}") {
+					inner[k] = token{s: inner[k].s[:strings.Index(inner[k].s, "{}")], dyn: true}
+				}
+			}
+			sc.argv(inner)
+			i = j
+			continue
+		case "-delete":
+			for _, s := range starts {
+				sc.write(s, "find -delete")
+			}
+		case "-fprint", "-fprint0", "-fls", "-fprintf":
+			if i+1 < len(args) {
+				sc.write(args[i+1], "find "+t.s)
+			}
+		}
+		kept = append(kept, t)
+	}
+	sc.match(kept, "find", true)
+}
+
+// git: global options before the subcommand are removed so that
+// "git -C dir push" meets the rules for "git push"; options that make git
+// run programs ask.
+func (sc *shellCheck) git(toks []token) {
+	args := toks[1:]
+	for len(args) > 0 {
+		t := args[0]
+		if t.dyn || !strings.HasPrefix(t.s, "-") {
+			break
+		}
+		switch {
+		case t.s == "-C" || t.s == "--git-dir" || t.s == "--work-tree" || t.s == "--namespace":
+			args = args[1:]
+		case strings.HasPrefix(t.s, "--git-dir=") || strings.HasPrefix(t.s, "--work-tree=") ||
+			strings.HasPrefix(t.s, "--namespace="),
+			t.s == "--no-pager", t.s == "-p", t.s == "--paginate", t.s == "-P", t.s == "--bare",
+			t.s == "--no-replace-objects", t.s == "--literal-pathspecs", t.s == "--glob-pathspecs",
+			t.s == "--noglob-pathspecs", t.s == "--icase-pathspecs", t.s == "--no-optional-locks":
+		case t.s == "-c" || strings.HasPrefix(t.s, "--config-env") || strings.HasPrefix(t.s, "--exec-path"):
+			sc.ask("ask: git " + t.s + " can make git run other programs")
+			if t.s == "-c" && len(args) > 1 {
+				args = args[1:]
+			}
+		default:
+			sc.match(toks, "git", true) // unknown global option: rules on the full command
+			return
+		}
+		args = args[1:]
+	}
+	sc.match(append([]token{toks[0]}, args...), "git", true)
+}
