@@ -104,6 +104,9 @@ func (r *Registry) With(ts ...Tool) *Registry {
 	return out
 }
 
+// Lookup returns the tool of that name, or nil.
+func (r *Registry) Lookup(name string) Tool { return r.byName[name] }
+
 // Specs returns the tool definitions in registry order.
 func (r *Registry) Specs() []llm.Tool {
 	out := make([]llm.Tool, len(r.tools))

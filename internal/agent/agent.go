@@ -1,0 +1,395 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/harness-dev/harness/internal/compact"
+	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/reminder"
+	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/tools"
+)
+
+// DefaultMaxSteps bounds one turn: generous for real work, finite for a
+// model stuck in a loop.
+const DefaultMaxSteps = 200
+
+// Observer receives what happens during a turn, for display.
+type Observer interface {
+	OnEvent(e llm.Event)
+	OnToolStart(call llm.Block)
+	OnToolEnd(call llm.Block, result llm.Block, elapsed time.Duration)
+	OnReply(r *llm.Reply)
+	OnNotice(msg string)
+}
+
+// Options configure an Agent.
+type Options struct {
+	Provider  llm.Provider
+	Model     string
+	System    string
+	Tools     *tools.Registry
+	History   *history.History
+	Log       *session.Log      // nil: nothing is recorded
+	Reminder  *reminder.Builder // nil: no late injection
+	Todos     func() string     // rendered plan for the reminder; nil or "" when none
+	MaxSteps  int
+	MaxTokens int
+	SessionID string
+	Label     string // names a sub-agent in the log; "" for the main agent
+}
+
+// Agent runs turns of one conversation. It is not safe for concurrent Runs.
+type Agent struct {
+	o Options
+
+	mu    sync.Mutex
+	usage llm.Usage // whole session, sub-agents included
+	last  llm.Usage // the last request's usage
+}
+
+// New returns an Agent.
+func New(o Options) *Agent {
+	if o.MaxSteps <= 0 {
+		o.MaxSteps = DefaultMaxSteps
+	}
+	return &Agent{o: o}
+}
+
+// Result is the outcome of one turn.
+type Result struct {
+	Text         string
+	Steps        int
+	Usage        llm.Usage // this turn, sub-agents included
+	HitStepLimit bool
+}
+
+// ErrInterrupted is returned when the turn's context was cancelled. What
+// completed before the interruption is kept.
+var ErrInterrupted = errors.New("interrupted")
+
+// Run runs one user turn to completion.
+func (a *Agent) Run(ctx context.Context, prompt string, obs Observer) (*Result, error) {
+	if obs == nil {
+		obs = nopObserver{}
+	}
+	before := a.Usage()
+	res, err := a.run(ctx, prompt, obs)
+	if res != nil {
+		res.Usage = diff(a.Usage(), before)
+	}
+	for _, e := range a.o.History.EndTurn() {
+		a.logEdit(e)
+	}
+	return res, err
+}
+
+func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, error) {
+	if err := a.appendMessage(llm.Text(llm.RoleUser, prompt)); err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	retriedOverflow := false
+	for res.Steps < a.o.MaxSteps {
+		for _, e := range a.o.History.Maintain() {
+			a.logEdit(e)
+			obs.OnNotice(describeEdit(e))
+		}
+		req := a.Request(ctx)
+		reply, err := a.o.Provider.Stream(ctx, req, obs.OnEvent)
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, ErrInterrupted
+			}
+			if llm.KindOf(err) == llm.ErrContextTooLong && !retriedOverflow {
+				retriedOverflow = true
+				obs.OnNotice("the provider says the context is too long: dropping old tool output and compacting, then retrying once")
+				if cerr := a.recoverOverflow(ctx, obs); cerr != nil {
+					return res, fmt.Errorf("%w (and compaction failed: %v)", err, cerr)
+				}
+				continue
+			}
+			return res, err
+		}
+		res.Steps++
+		a.o.History.Observe(reply.Usage)
+		a.addUsage(reply.Usage, true)
+		a.logUsage(reply.Usage)
+		msg := reply.Message
+		if len(msg.Blocks) == 0 {
+			// An empty assistant message is rejected by some APIs on the
+			// next request; keep the turn well-formed.
+			msg = llm.Text(llm.RoleAssistant, "(no reply)")
+		}
+		calls := msg.ToolCalls()
+		msg = storable(msg)
+		if err := a.appendMessage(msg); err != nil {
+			return res, err
+		}
+		obs.OnReply(reply)
+
+		if len(calls) == 0 {
+			res.Text = msg.PlainText()
+			if reply.StopReason == llm.StopMaxTokens {
+				obs.OnNotice("the reply was cut at MAX_TOKENS; raise MAX_TOKENS or ask the model to continue")
+			}
+			if err := a.maybeCompact(ctx, obs, ""); err != nil {
+				obs.OnNotice("compaction failed: " + err.Error())
+			}
+			return res, nil
+		}
+		results := a.runTools(ctx, calls, obs)
+		if err := a.appendMessage(llm.Message{Role: llm.RoleUser, Blocks: results}); err != nil {
+			return res, err
+		}
+		if ctx.Err() != nil {
+			return res, ErrInterrupted
+		}
+		if err := a.maybeCompact(ctx, obs, ""); err != nil {
+			obs.OnNotice("compaction failed: " + err.Error())
+		}
+	}
+	res.HitStepLimit = true
+	res.Text = fmt.Sprintf("Stopped after %d steps (the step limit) without a final answer. Send a message to continue.", a.o.MaxSteps)
+	return res, nil
+}
+
+// storable returns m with every tool call's input a JSON object. A model can
+// send malformed arguments; the tool is still run with the raw text (and
+// answers that it is invalid), but the stored and re-sent call must be valid
+// JSON, or the log could not hold it and the provider would reject the next
+// request.
+func storable(m llm.Message) llm.Message {
+	var out *llm.Message
+	for i, b := range m.Blocks {
+		if b.Type != llm.BlockToolUse || isObject(b.Input) {
+			continue
+		}
+		if out == nil {
+			out = &llm.Message{Role: m.Role, Blocks: append([]llm.Block(nil), m.Blocks...)}
+		}
+		raw := json.RawMessage("{}")
+		if len(b.Input) > 0 {
+			raw, _ = json.Marshal(map[string]string{"invalid_json_arguments": string(b.Input)})
+		}
+		out.Blocks[i].Input = raw
+	}
+	if out == nil {
+		return m
+	}
+	return *out
+}
+
+func isObject(raw json.RawMessage) bool {
+	var v map[string]json.RawMessage
+	return json.Unmarshal(raw, &v) == nil && v != nil
+}
+
+// concurrent is implemented by tools whose calls may run side by side
+// (sub-agents): a reply's consecutive concurrent calls run in parallel.
+type concurrent interface{ Concurrent() bool }
+
+// runTools runs the calls of one reply and returns their results in call
+// order. After a cancellation every remaining call still gets a result, so
+// each tool_use keeps its tool_result.
+func (a *Agent) runTools(ctx context.Context, calls []llm.Block, obs Observer) []llm.Block {
+	results := make([]llm.Block, len(calls))
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if a.isConcurrent(calls[i].Name) {
+			for j < len(calls) && a.isConcurrent(calls[j].Name) {
+				j++
+			}
+		}
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			wg.Add(1)
+			go func(k int) {
+				defer wg.Done()
+				results[k] = a.runTool(ctx, calls[k], obs)
+			}(k)
+		}
+		wg.Wait()
+		i = j
+	}
+	return results
+}
+
+func (a *Agent) isConcurrent(name string) bool {
+	t := a.o.Tools.Lookup(name)
+	c, ok := t.(concurrent)
+	return ok && c.Concurrent()
+}
+
+func (a *Agent) runTool(ctx context.Context, call llm.Block, obs Observer) llm.Block {
+	if ctx.Err() != nil {
+		return llm.Block{Type: llm.BlockToolResult, ToolUseID: call.ID, Content: "not run: the user interrupted the turn", IsError: true}
+	}
+	obs.OnToolStart(call)
+	start := time.Now()
+	res := a.o.Tools.Run(ctx, call)
+	if ctx.Err() != nil && !res.IsError {
+		res.Content += "\n[the user interrupted the turn]"
+	}
+	if err := a.o.History.Cap(&res); err != nil {
+		obs.OnNotice("could not spill a long tool result: " + err.Error())
+	}
+	obs.OnToolEnd(call, res, time.Since(start))
+	return res
+}
+
+// Request builds the next request: the static prefix (system, tools), the
+// stored history, and the reminder last.
+func (a *Agent) Request(ctx context.Context) *llm.Request {
+	req := &llm.Request{
+		Model:     a.o.Model,
+		System:    a.o.System,
+		Tools:     a.o.Tools.Specs(),
+		Messages:  a.o.History.Messages(),
+		MaxTokens: a.o.MaxTokens,
+		SessionID: a.o.SessionID,
+	}
+	if a.o.Reminder != nil {
+		todos := ""
+		if a.o.Todos != nil {
+			todos = a.o.Todos()
+		}
+		req.Reminder = a.o.Reminder.Build(ctx, todos)
+	}
+	return req
+}
+
+// Compact summarises the history now (the /compact command).
+func (a *Agent) Compact(ctx context.Context, focus string, obs Observer) error {
+	if obs == nil {
+		obs = nopObserver{}
+	}
+	return a.compact(ctx, obs, focus)
+}
+
+func (a *Agent) maybeCompact(ctx context.Context, obs Observer, focus string) error {
+	if !a.o.History.NeedsCompact() {
+		return nil
+	}
+	return a.compact(ctx, obs, focus)
+}
+
+func (a *Agent) compact(ctx context.Context, obs Observer, focus string) error {
+	before := a.o.History.Tokens()
+	base := a.Request(ctx)
+	base.Reminder = ""
+	edit, reply, err := compact.Compact(ctx, a.o.Provider, *base, a.o.History, focus)
+	if reply != nil {
+		a.addUsage(reply.Usage, false)
+		_ = a.o.Log.Append(session.Entry{Type: session.TypeUsage, Usage: &reply.Usage, Agent: a.o.Label, Text: usageCompact})
+	}
+	if err != nil {
+		return err
+	}
+	if err := a.o.History.Apply(edit); err != nil {
+		return fmt.Errorf("applying the compaction: %w", err)
+	}
+	a.logEdit(edit)
+	obs.OnNotice(fmt.Sprintf("compacted the conversation: about %d → %d tokens", before, a.o.History.Tokens()))
+	return nil
+}
+
+// recoverOverflow handles a provider's "context too long": drop old tool
+// output at once, then compact.
+func (a *Agent) recoverOverflow(ctx context.Context, obs Observer) error {
+	for _, e := range a.o.History.ForceDrop() {
+		a.logEdit(e)
+		obs.OnNotice(describeEdit(e))
+	}
+	return a.compact(ctx, obs, "")
+}
+
+func (a *Agent) appendMessage(m llm.Message) error {
+	a.o.History.Append(m)
+	if err := a.o.Log.Append(session.Entry{Type: session.TypeMessage, Message: &m, Agent: a.o.Label}); err != nil {
+		return fmt.Errorf("the session log could not be written, stopping so nothing is lost silently: %w", err)
+	}
+	return nil
+}
+
+func (a *Agent) logEdit(e history.Edit) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	_ = a.o.Log.Append(session.Entry{Type: session.TypeEdit, Edit: b, Agent: a.o.Label})
+}
+
+func (a *Agent) logUsage(u llm.Usage) {
+	_ = a.o.Log.Append(session.Entry{Type: session.TypeUsage, Usage: &u, Agent: a.o.Label})
+}
+
+// AddUsage counts a sub-agent's usage into this session's.
+func (a *Agent) AddUsage(u llm.Usage) { a.addUsage(u, false) }
+
+func (a *Agent) addUsage(u llm.Usage, last bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.usage = a.usage.Add(u)
+	if last {
+		a.last = u
+	}
+}
+
+// SetUsage sets the session's running total (on resume).
+func (a *Agent) SetUsage(u llm.Usage) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.usage = u
+}
+
+// Usage is the session's total usage so far.
+func (a *Agent) Usage() llm.Usage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.usage
+}
+
+// LastUsage is the usage of the most recent model request of the loop.
+func (a *Agent) LastUsage() llm.Usage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last
+}
+
+// History is the agent's history.
+func (a *Agent) History() *history.History { return a.o.History }
+
+// Options returns the options the agent was built with.
+func (a *Agent) Options() Options { return a.o }
+
+func diff(a, b llm.Usage) llm.Usage {
+	return llm.Usage{Input: a.Input - b.Input, CacheRead: a.CacheRead - b.CacheRead, CacheWrite: a.CacheWrite - b.CacheWrite, Output: a.Output - b.Output}
+}
+
+// describeEdit says in one line what a context layer did.
+func describeEdit(e history.Edit) string {
+	switch e.Layer {
+	case history.LayerStrip:
+		return fmt.Sprintf("context: stripped %d old tool result(s) to stubs", len(e.Blocks))
+	case history.LayerDrop:
+		return fmt.Sprintf("context: emptied %d oldest tool result(s) to stay under the window", len(e.Blocks))
+	case history.LayerSummary:
+		return "context: replaced older history with a summary"
+	}
+	return "context: " + e.Layer
+}
+
+type nopObserver struct{}
+
+func (nopObserver) OnEvent(llm.Event)                             {}
+func (nopObserver) OnToolStart(llm.Block)                         {}
+func (nopObserver) OnToolEnd(llm.Block, llm.Block, time.Duration) {}
+func (nopObserver) OnReply(*llm.Reply)                            {}
+func (nopObserver) OnNotice(string)                               {}

@@ -1,0 +1,243 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/tools"
+)
+
+// scripted is an in-memory provider: each call pops the next step. The wire
+// formats are tested end to end in package cli against the fake server; here
+// the loop's logic is under test.
+type scripted struct {
+	mu    sync.Mutex
+	steps []func(req *llm.Request) (*llm.Reply, error)
+	reqs  []*llm.Request
+}
+
+func (s *scripted) Name() string { return "scripted" }
+
+func (s *scripted) Stream(ctx context.Context, req *llm.Request, on func(llm.Event)) (*llm.Reply, error) {
+	s.mu.Lock()
+	cp := *req
+	cp.Messages = append([]llm.Message(nil), req.Messages...)
+	s.reqs = append(s.reqs, &cp)
+	if len(s.steps) == 0 {
+		s.mu.Unlock()
+		return nil, errors.New("script exhausted")
+	}
+	step := s.steps[0]
+	s.steps = s.steps[1:]
+	s.mu.Unlock()
+	r, err := step(req)
+	if r != nil && on != nil {
+		if t := r.Message.PlainText(); t != "" {
+			on(llm.Event{Type: llm.EventText, Text: t})
+		}
+	}
+	return r, err
+}
+
+func text(s string) func(*llm.Request) (*llm.Reply, error) {
+	return func(*llm.Request) (*llm.Reply, error) {
+		return &llm.Reply{Message: llm.Text(llm.RoleAssistant, s), StopReason: llm.StopEnd, Usage: llm.Usage{Input: 100, Output: 10}}, nil
+	}
+}
+
+func toolCalls(calls ...llm.Block) func(*llm.Request) (*llm.Reply, error) {
+	return func(*llm.Request) (*llm.Reply, error) {
+		return &llm.Reply{Message: llm.Message{Role: llm.RoleAssistant, Blocks: calls}, StopReason: llm.StopToolUse, Usage: llm.Usage{Input: 100, Output: 10}}, nil
+	}
+}
+
+func use(id, name, input string) llm.Block {
+	return llm.Block{Type: llm.BlockToolUse, ID: id, Name: name, Input: json.RawMessage(input)}
+}
+
+type fixture struct {
+	agent *Agent
+	prov  *scripted
+	proj  string
+	log   string
+	hist  *history.History
+}
+
+func newFixture(t *testing.T, steps ...func(*llm.Request) (*llm.Reply, error)) *fixture {
+	t.Helper()
+	proj := filepath.Join(t.TempDir(), "p")
+	os.MkdirAll(proj, 0o755)
+	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &tools.Env{Sandbox: &sandbox.None{P: pol}}
+	logPath := filepath.Join(t.TempDir(), "s.jsonl")
+	lg, err := session.Create(logPath, session.Meta{ID: "t"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lg.Close() })
+	h := history.New(history.Config{SpillDir: t.TempDir()})
+	p := &scripted{steps: steps}
+	a := New(Options{Provider: p, Model: "m", System: "sys", Tools: tools.NewRegistry(nil, tools.Builtins(env)...), History: h, Log: lg, MaxSteps: 10})
+	return &fixture{agent: a, prov: p, proj: pol.Project, log: logPath, hist: h}
+}
+
+func TestLoopRunsToolsUntilAnswer(t *testing.T) {
+	f := newFixture(t,
+		toolCalls(use("1", "write_file", `{"path":"hello.txt","content":"hi\n"}`), use("2", "bash", `{"command":"cat hello.txt"}`)),
+		text("done"),
+	)
+	res, err := f.agent.Run(context.Background(), "make hello.txt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "done" || res.Steps != 2 || res.Usage.Input != 200 {
+		t.Errorf("result %+v", res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.proj, "hello.txt")); string(b) != "hi\n" {
+		t.Errorf("file = %q", b)
+	}
+	second := f.prov.reqs[1].Messages
+	last := second[len(second)-1]
+	if len(last.Blocks) != 2 || last.Blocks[0].ToolUseID != "1" || last.Blocks[1].Content != "hi\n[exit code: 0]" {
+		t.Errorf("tool results sent back: %+v", last)
+	}
+}
+
+func TestToolFailuresBecomeResults(t *testing.T) {
+	f := newFixture(t,
+		toolCalls(use("1", "nope", `{}`), use("2", "bash", `{"command": `), use("3", "read_file", `{}`)),
+		text("ok"),
+	)
+	if _, err := f.agent.Run(context.Background(), "x", nil); err != nil {
+		t.Fatal(err)
+	}
+	results := f.prov.reqs[1].Messages[2].Blocks
+	for i, want := range []string{"unknown tool", "not valid JSON", "missing required argument"} {
+		if !results[i].IsError || !strings.Contains(results[i].Content, want) {
+			t.Errorf("result %d = %+v, want %q", i, results[i], want)
+		}
+	}
+}
+
+func TestStepLimit(t *testing.T) {
+	var steps []func(*llm.Request) (*llm.Reply, error)
+	for range 20 {
+		steps = append(steps, toolCalls(use("x", "bash", `{"command":"true"}`)))
+	}
+	f := newFixture(t, steps...)
+	res, err := f.agent.Run(context.Background(), "loop forever", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.HitStepLimit || res.Steps != 10 {
+		t.Errorf("result %+v, want the limit of 10 steps hit", res)
+	}
+}
+
+func TestProviderErrorKeepsCompletedMessages(t *testing.T) {
+	f := newFixture(t,
+		toolCalls(use("1", "bash", `{"command":"echo one"}`)),
+		func(*llm.Request) (*llm.Reply, error) {
+			return nil, &llm.Error{Kind: llm.ErrAuth, Status: 401}
+		},
+	)
+	_, err := f.agent.Run(context.Background(), "x", nil)
+	if llm.KindOf(err) != llm.ErrAuth {
+		t.Fatalf("err = %v", err)
+	}
+	es, err := session.ReadFile(f.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs int
+	for _, e := range es {
+		if e.Type == session.TypeMessage {
+			msgs++
+		}
+	}
+	if msgs != 3 { // user, assistant tool call, tool result
+		t.Errorf("%d messages logged, want 3", msgs)
+	}
+}
+
+func TestInterruptDuringToolKeepsPairs(t *testing.T) {
+	f := newFixture(t,
+		toolCalls(use("1", "bash", `{"command":"sleep 30"}`), use("2", "bash", `{"command":"echo never"}`)),
+	)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		cancel()
+	}()
+	_, err := f.agent.Run(ctx, "x", nil)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v", err)
+	}
+	msgs := f.hist.Messages()
+	last := msgs[len(msgs)-1]
+	if len(last.Blocks) != 2 || last.Blocks[1].Content != "not run: the user interrupted the turn" {
+		t.Errorf("last message %+v", last)
+	}
+}
+
+func TestContextTooLongCompactsAndRetries(t *testing.T) {
+	summary := "<summary>\nGoal: x\n</summary>"
+	f := newFixture(t,
+		func(*llm.Request) (*llm.Reply, error) {
+			return nil, &llm.Error{Kind: llm.ErrContextTooLong, Status: 400}
+		},
+		func(req *llm.Request) (*llm.Reply, error) { // the summarisation call
+			return &llm.Reply{Message: llm.Text(llm.RoleAssistant, summary), Usage: llm.Usage{Input: 5, Output: 5}}, nil
+		},
+		text("after compaction"),
+	)
+	res, err := f.agent.Run(context.Background(), "x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "after compaction" {
+		t.Errorf("text %q", res.Text)
+	}
+}
+
+func TestRestoreRebuildsSameRequest(t *testing.T) {
+	f := newFixture(t,
+		toolCalls(use("1", "bash", `{"command":"seq 1 5000"}`)),
+		text("first"),
+		text("second"),
+	)
+	f.agent.Run(context.Background(), "one", nil)
+	f.agent.Run(context.Background(), "two", nil)
+	want := f.agent.Request(context.Background())
+
+	es, err := session.ReadFile(f.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := history.New(history.Config{SpillDir: t.TempDir()})
+	if _, err := Restore(h, es); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(h.Messages())
+	wantB, _ := json.Marshal(want.Messages)
+	if string(got) != string(wantB) {
+		t.Errorf("restored history differs:\n got %s\nwant %s", got, wantB)
+	}
+	if h.Tokens() != f.hist.Tokens() {
+		t.Errorf("restored token count %d, want %d", h.Tokens(), f.hist.Tokens())
+	}
+}

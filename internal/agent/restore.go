@@ -1,0 +1,51 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/session"
+)
+
+// usageCompact marks the usage entry of a summarisation call: it counts
+// toward cost but is not an observation of the history's size.
+const usageCompact = "compact"
+
+// Restore replays a session log into h in the order the loop wrote it
+// (messages appended, edits applied, usage observed), so the rebuilt history
+// produces the same request bytes as before the stop. It returns the
+// session's total usage. Sub-agent entries are counted but not replayed.
+func Restore(h *history.History, entries []session.Entry) (llm.Usage, error) {
+	var total llm.Usage
+	for i, e := range entries {
+		switch e.Type {
+		case session.TypeUsage:
+			if e.Usage == nil {
+				continue
+			}
+			total = total.Add(*e.Usage)
+			if e.Agent == "" && e.Text != usageCompact {
+				h.Observe(*e.Usage)
+			}
+		case session.TypeMessage:
+			if e.Agent != "" || e.Message == nil {
+				continue
+			}
+			h.Append(*e.Message)
+		case session.TypeEdit:
+			if e.Agent != "" {
+				continue
+			}
+			var ed history.Edit
+			if err := json.Unmarshal(e.Edit, &ed); err != nil {
+				return total, fmt.Errorf("session entry %d: bad history edit: %w", i+1, err)
+			}
+			if err := h.Apply(ed); err != nil {
+				return total, fmt.Errorf("session entry %d: replaying a history edit: %w", i+1, err)
+			}
+		}
+	}
+	return total, nil
+}
