@@ -25,9 +25,9 @@ var defaultRules = []string{
 	"allow bash pnpm test *", "allow bash cargo test *", "allow bash make test *",
 	"allow bash make check *",
 	// Options that make a read-only command run or write something.
-	"ask bash rg * --pre *", "ask bash rg * --pre=*",
+	"ask bash rg * --pre *", "ask bash rg * --pre=* *",
 	"ask bash tree * -o *",
-	"ask bash git * --output *", "ask bash git * --output=*",
+	"ask bash git * --output *", "ask bash git * --output=* *",
 	"ask bash git * --ext-diff *",
 	"ask bash find * -delete *",
 	"ask bash printf * -v *", "ask bash test * -v *", "ask bash [ * -v *",

@@ -377,6 +377,15 @@ func (sc *shellCheck) match(toks []token, base string, system bool) {
 		sure, maybe = append(sure, s2...), append(maybe, m2...)
 	}
 	best := pick(sure)
+	slices.SortStableFunc(maybe, func(a, b *rule) int {
+		if a.verdict != b.verdict {
+			return int(b.verdict - a.verdict)
+		}
+		if moreSpecific(a, b) {
+			return -1
+		}
+		return 1
+	})
 	display := render(toks)
 	pattern := ""
 	if !slices.ContainsFunc(toks, func(t token) bool { return t.dyn }) {
@@ -764,6 +773,17 @@ func (sc *shellCheck) git(toks []token) {
 			return
 		}
 		args = args[1:]
+	}
+	for i, t := range args {
+		if t.dyn {
+			continue
+		}
+		if v, ok := strings.CutPrefix(t.s, "--output="); ok {
+			t.s = v
+			sc.write(t, "git --output")
+		} else if t.s == "--output" && i+1 < len(args) {
+			sc.write(args[i+1], "git --output")
+		}
 	}
 	sc.match(append([]token{toks[0]}, args...), "git", true)
 }
