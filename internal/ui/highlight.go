@@ -14,8 +14,8 @@ type langSpec struct {
 	builtins     map[string]bool
 	lineComments []string
 	blockComment [2]string // two-character delimiters
-	backtick     bool // `raw strings` (Go) or command substitution (shell)
-	variables    bool // $VAR (shell)
+	backtick     bool      // `raw strings` (Go) or command substitution (shell)
+	variables    bool      // $VAR (shell)
 }
 
 func words(s string) map[string]bool {

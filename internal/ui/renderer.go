@@ -1,0 +1,406 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+// Renderer shows one session's activity: it satisfies the agent's Observer
+// (OnEvent, OnToolStart, OnToolEnd, OnReply, OnNotice) and adds StartTurn
+// and EndTurn for the interactive loop. It is safe for concurrent use.
+//
+// Text is written as it streams. When the text block completes it is
+// replaced in place by its Markdown rendering, if it is still entirely on
+// screen; otherwise the raw text stays (scrollback cannot be rewritten).
+type Renderer struct {
+	t     *Term
+	Meter *Meter // updated on every reply; read by the status line
+
+	mu       sync.Mutex
+	col0     bool            // the cursor is at the start of a line
+	seg      strings.Builder // raw text of the open text block
+	thinking bool            // a thinking block is open
+	spin     spinner
+	tools    int // tool calls this turn
+}
+
+// NewRenderer returns a renderer writing to t and accounting into m (a new
+// Meter when nil).
+func NewRenderer(t *Term, m *Meter) *Renderer {
+	if m == nil {
+		m = &Meter{}
+	}
+	r := &Renderer{t: t, Meter: m, col0: true}
+	r.spin = spinner{mu: &r.mu, write: r.writeRaw, now: time.Now, tick: 100 * time.Millisecond}
+	return r
+}
+
+func (r *Renderer) writeRaw(s string) { io.WriteString(r.t.Out, s) }
+
+// write prints s (already safe) and tracks whether a line was ended.
+func (r *Renderer) write(s string) {
+	if s == "" {
+		return
+	}
+	io.WriteString(r.t.Out, s)
+	r.col0 = strings.HasSuffix(s, "\n")
+}
+
+func (r *Renderer) newline() {
+	if !r.col0 {
+		r.write("\n")
+	}
+}
+
+func (r *Renderer) spinStart(label string) {
+	if r.t.TTY {
+		r.spin.start(r.t.Style.Dim(label))
+	}
+}
+
+// StartTurn marks the start of a turn: a spinner shows the wait for the
+// model's first token.
+func (r *Renderer) StartTurn() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tools = 0
+	r.newline()
+	r.spinStart("thinking")
+}
+
+// EndTurn closes whatever is open (text, spinner) and leaves the cursor on
+// a fresh line. interrupted adds a note that the turn was cancelled.
+func (r *Renderer) EndTurn(interrupted bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.spin.stop()
+	r.closeBlocks()
+	if interrupted {
+		r.write(r.t.Style.Yellow("⏹ interrupted") + r.t.Style.Dim(" — what completed is kept; type to continue") + "\n")
+	}
+}
+
+// Close stops the spinner and waits for its goroutine.
+func (r *Renderer) Close() {
+	r.mu.Lock()
+	r.spin.stop()
+	r.mu.Unlock()
+	r.spin.wg.Wait()
+}
+
+// OnEvent shows a streamed piece of a reply.
+func (r *Renderer) OnEvent(e llm.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch e.Type {
+	case llm.EventText:
+		r.spin.stop()
+		if r.thinking {
+			r.thinking = false
+			r.newline()
+		}
+		text := Sanitize(e.Text)
+		if r.seg.Len() == 0 {
+			text = strings.TrimLeft(text, "\n")
+			if text == "" {
+				return
+			}
+			r.newline()
+		}
+		r.seg.WriteString(text)
+		r.write(text)
+	case llm.EventThinking:
+		r.spin.stop()
+		r.finishText()
+		text := Sanitize(e.Text)
+		if !r.thinking {
+			text = strings.TrimLeft(text, "\n")
+			if text == "" {
+				return
+			}
+			r.thinking = true
+			r.newline()
+			r.write(r.t.Style.Dim(r.t.Style.Italic("✻ ")))
+		}
+		r.write(dimLines(r.t.Style, text))
+	case llm.EventToolCall:
+		r.closeBlocks()
+	case llm.EventRetry:
+		r.spin.stop()
+		if r.seg.Len() > 0 {
+			r.newline()
+			r.write(r.t.Style.Dim("(reply cut off; the retry starts over)") + "\n")
+			r.seg.Reset()
+		}
+		r.thinking = false
+		r.newline()
+		msg := "retrying"
+		if e.Err != nil {
+			msg = "retrying: " + firstLine(Sanitize(e.Err.Error()))
+		}
+		r.write(r.t.Style.Yellow("↻ "+msg) + "\n")
+		r.spinStart("retrying")
+	}
+}
+
+// dimLines dims each line separately so a wrapped or multi-line delta keeps
+// its style.
+func dimLines(st Style, s string) string {
+	return colourLines(func(x string) string { return st.Dim(st.Italic(x)) }, s)
+}
+
+// closeBlocks ends an open thinking block and the open text block.
+func (r *Renderer) closeBlocks() {
+	if r.thinking {
+		r.thinking = false
+		r.newline()
+	}
+	r.finishText()
+}
+
+// finishText ends the open text block, re-rendering it as Markdown when it
+// is still on screen.
+func (r *Renderer) finishText() {
+	raw := r.seg.String()
+	r.seg.Reset()
+	if raw == "" {
+		return
+	}
+	r.newline()
+	st := r.t.Style
+	if !r.t.TTY || !st.Color {
+		return
+	}
+	rows := textRows(raw, r.t.Width())
+	if rows >= r.t.Height() {
+		return // its top has scrolled away: leave it raw
+	}
+	rendered := RenderMarkdown(st, raw, r.t.Width())
+	r.write(fmt.Sprintf("\x1b[%dA\r\x1b[J", rows) + rendered)
+}
+
+// textRows counts the terminal rows raw occupies when printed from column
+// 0 at width w, followed by a newline if it lacks one.
+func textRows(raw string, w int) int {
+	row, col := 0, 0
+	for _, c := range raw {
+		if c == '\n' {
+			row, col = row+1, 0
+			continue
+		}
+		cw := RuneWidth(c)
+		if col+cw > w {
+			row, col = row+1, 0
+		}
+		col += cw
+	}
+	if col > 0 {
+		row++
+	}
+	return row
+}
+
+// OnToolStart shows a tool call as one line and a spinner under it.
+func (r *Renderer) OnToolStart(call llm.Block) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.spin.stop()
+	r.closeBlocks()
+	r.tools++
+	r.write(ToolLine(r.t.Style, call, r.t.Width()) + "\n")
+	r.spinStart("running")
+}
+
+// OnToolEnd shows a short result under the tool's line, then waits for the
+// model again.
+func (r *Renderer) OnToolEnd(call, result llm.Block, elapsed time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.spin.stop()
+	r.newline()
+	r.write(ToolResult(r.t.Style, call, result, elapsed, r.t.Width()))
+	r.spinStart("thinking")
+}
+
+// OnReply records usage and closes the reply's blocks.
+func (r *Renderer) OnReply(reply *llm.Reply) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.spin.stop()
+	r.closeBlocks()
+	if reply == nil {
+		return
+	}
+	r.Meter.Add(reply)
+	if reply.StopReason == llm.StopMaxTokens {
+		r.write(r.t.Style.Yellow("! the reply hit the output token limit and was cut") + "\n")
+	}
+}
+
+// OnNotice prints a message from the harness (compaction, retries, sandbox
+// warnings). Sandbox warnings are shown in bold red.
+func (r *Renderer) OnNotice(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	label, spinning := r.spin.running()
+	r.spin.stop()
+	r.closeBlocks()
+	msg = Sanitize(msg)
+	if strings.Contains(strings.ToUpper(msg), "SANDBOX WARNING") || strings.Contains(strings.ToLower(msg), "tamper") {
+		r.write(r.t.Style.BoldRed("‼ "+msg) + "\n")
+	} else {
+		r.write(r.t.Style.Yellow("• "+msg) + "\n")
+	}
+	if spinning {
+		r.spin.start(label)
+	}
+}
+
+// Print writes a block of already-styled text from the interactive loop
+// (a command's output), on its own lines.
+func (r *Renderer) Print(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.spin.stop()
+	r.closeBlocks()
+	r.newline()
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	r.write(s)
+}
+
+// toolArgKeys are the input fields that best describe a call, in order.
+var toolArgKeys = []string{"command", "pattern", "path", "file_path", "query", "url", "description", "prompt", "name"}
+
+// ToolLine is the one-line form of a call: "⚙ bash  go test ./...".
+func ToolLine(st Style, call llm.Block, width int) string {
+	name := Sanitize(call.Name)
+	arg := toolArg(call)
+	room := width - StringWidth(name) - 4
+	arg = Truncate(arg, max(room, 10))
+	if call.Name == "bash" {
+		arg = Highlight(st, "sh", arg)
+	} else {
+		arg = st.Cyan(arg)
+	}
+	return st.Magenta("⚙ ") + st.Bold(name) + "  " + arg
+}
+
+func toolArg(call llm.Block) string {
+	var m map[string]any
+	if json.Unmarshal(call.Input, &m) != nil {
+		return oneLine(Sanitize(string(call.Input)))
+	}
+	for _, k := range toolArgKeys {
+		if v, ok := m[k].(string); ok && v != "" {
+			s := v
+			if k == "pattern" {
+				if p, ok := m["path"].(string); ok && p != "" {
+					s += "  in " + p
+				}
+			}
+			return oneLine(Sanitize(s))
+		}
+	}
+	if items, ok := m["todos"].([]any); ok {
+		return fmt.Sprintf("%d items", len(items))
+	}
+	if len(m) == 0 {
+		return ""
+	}
+	return oneLine(Sanitize(string(call.Input)))
+}
+
+// oneLine joins a multi-line argument with " ⏎ " so it fits one row.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.ReplaceAll(s, "\n", " ⏎ ")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+var (
+	exitRe   = regexp.MustCompile(`\[exit code: (-?\d+)\]\s*$`)
+	markerRe = regexp.MustCompile(`^\[(output limit|timed out|WARNING)`)
+)
+
+// resultPreviewLines is how many lines of output are shown under a call.
+const resultPreviewLines = 3
+
+// ToolResult is the short form of a result, one to five lines under the
+// call: status (exit code, error), the first lines, and how much was cut.
+func ToolResult(st Style, call, result llm.Block, elapsed time.Duration, width int) string {
+	content := Sanitize(result.Content)
+	var status string
+	body := content
+	if m := exitRe.FindStringSubmatchIndex(content); m != nil {
+		code := content[m[2]:m[3]]
+		body = strings.TrimRight(content[:m[0]], "\n")
+		if code == "0" {
+			status = st.Green("exit 0")
+		} else {
+			status = st.Red("exit " + code)
+		}
+	} else if result.IsError {
+		status = st.Red("error")
+	} else {
+		status = st.Green("ok")
+	}
+	var lines, notes []string
+	for _, l := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
+		if markerRe.MatchString(l) {
+			notes = append(notes, l)
+			continue
+		}
+		lines = append(lines, l)
+	}
+	if len(lines) == 1 && lines[0] == "" {
+		lines = nil
+	}
+	meta := []string{status}
+	if n := len(lines); n > 0 {
+		meta = append(meta, plural(n, "line"))
+	}
+	meta = append(meta, formatElapsed(elapsed))
+	var b strings.Builder
+	b.WriteString("  " + st.Dim("↳ ") + strings.Join(meta, st.Dim(" · ")) + "\n")
+	shown := lines
+	if len(shown) > resultPreviewLines {
+		shown = shown[:resultPreviewLines]
+	}
+	if result.IsError && len(lines) > 0 && call.Name != "bash" {
+		// A failed file tool's message is its whole point: show it in red.
+		b.WriteString("    " + st.Red(Truncate(lines[0], width-4)) + "\n")
+		shown = shown[1:]
+	}
+	for _, l := range shown {
+		b.WriteString("    " + st.Dim(Truncate(l, width-4)) + "\n")
+	}
+	if cut := len(lines) - resultPreviewLines; cut > 0 {
+		b.WriteString("    " + st.Dim(fmt.Sprintf("… %d more %s", cut, strings.TrimPrefix(plural(cut, "line"), fmt.Sprint(cut)+" "))) + "\n")
+	}
+	for _, n := range notes {
+		b.WriteString("    " + st.Yellow(Truncate(n, width-4)) + "\n")
+	}
+	return b.String()
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,198 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+func testRenderer(w, h int, color bool) (*Renderer, *screen) {
+	scr := newScreen(w, h)
+	tm := &Term{Out: scr, TTY: true, Style: Style{Color: color}, Size: func() (int, int) { return w, h }}
+	return NewRenderer(tm, nil), scr
+}
+
+func stream(r *Renderer, chunks ...string) {
+	for _, c := range chunks {
+		r.OnEvent(llm.Event{Type: llm.EventText, Text: c})
+	}
+}
+
+func reply(text string, u llm.Usage) *llm.Reply {
+	return &llm.Reply{Message: llm.Text(llm.RoleAssistant, text), StopReason: llm.StopEnd, Usage: u, Model: "m"}
+}
+
+func TestRendererReplacesStreamedMarkdown(t *testing.T) {
+	r, scr := testRenderer(30, 20, true)
+	defer r.Close()
+	r.StartTurn()
+	src := "## Plan\n\nRun **all** the tests with a long line that wraps around the screen.\n\n```sh\ngo test ./...\n```\n"
+	// Stream in awkward pieces, splitting markers.
+	stream(r, "\n\n## Pl", "an\n\nRun **a", "ll** the tests with a long line that wraps around the screen.\n\n``", "`sh\ngo test ./...\n```\n")
+	if !strings.Contains(scr.all(), "**all**") {
+		t.Fatalf("raw text not streamed:\n%s", scr.all())
+	}
+	r.OnReply(reply(src, llm.Usage{Input: 10, Output: 5}))
+	r.EndTurn(false)
+	got := scr.all()
+	for _, gone := range []string{"**", "```", "## Plan"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("streamed raw text %q left on screen:\n%s", gone, got)
+		}
+	}
+	if strings.Count(got, "Plan") != 1 || strings.Count(got, "go test ./...") != 1 {
+		t.Errorf("text not shown exactly once:\n%s", got)
+	}
+	for _, want := range []string{"Run all the tests", "│ go test ./..."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rendered text lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestRendererLeavesScrolledTextRaw(t *testing.T) {
+	r, scr := testRenderer(40, 6, true)
+	defer r.Close()
+	src := strings.Repeat("a **line**\n", 10)
+	stream(r, src)
+	r.OnReply(reply(src, llm.Usage{}))
+	if n := strings.Count(scr.all(), "a **line**"); n != 10 {
+		t.Errorf("want the 10 raw lines kept, found %d:\n%s", n, scr.all())
+	}
+}
+
+func TestRendererNoColourKeepsSource(t *testing.T) {
+	r, scr := testRenderer(40, 20, false)
+	defer r.Close()
+	stream(r, "# Title\n", "**b**")
+	r.OnReply(reply("", llm.Usage{}))
+	if got := scr.all(); got != "# Title\n**b**" {
+		t.Errorf("screen = %q", got)
+	}
+}
+
+func TestRendererToolCalls(t *testing.T) {
+	r, scr := testRenderer(60, 30, true)
+	defer r.Close()
+	r.StartTurn()
+	stream(r, "Let me check.")
+	call := llm.Block{Type: llm.BlockToolUse, ID: "1", Name: "bash", Input: json.RawMessage(`{"command":"go test ./..."}`)}
+	r.OnEvent(llm.Event{Type: llm.EventToolCall, Block: &call})
+	r.OnReply(&llm.Reply{StopReason: llm.StopToolUse, Usage: llm.Usage{Input: 100}})
+	r.OnToolStart(call)
+	out := strings.Repeat("ok  pkg\n", 7) + "[exit code: 1]"
+	r.OnToolEnd(call, llm.Block{Type: llm.BlockToolResult, Content: out, IsError: true}, 1500*time.Millisecond)
+	read := llm.Block{Type: llm.BlockToolUse, ID: "2", Name: "read_file", Input: json.RawMessage(`{"path":"internal/x.go"}`)}
+	r.OnToolStart(read)
+	r.OnToolEnd(read, llm.Block{Type: llm.BlockToolResult, Content: "no such file: internal/x.go", IsError: true}, time.Millisecond)
+	r.EndTurn(false)
+	got := scr.all()
+	for _, want := range []string{
+		"Let me check.\n⚙ bash  go test ./...\n  ↳ exit 1 · 7 lines · 1s\n    ok  pkg\n    ok  pkg\n    ok  pkg\n    … 4 more lines\n",
+		"⚙ read_file  internal/x.go\n  ↳ error · 1 line · 0.0s\n    no such file: internal/x.go",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("screen lacks\n%s\ngot:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "thinking") || strings.Contains(got, "running") {
+		t.Errorf("spinner left on screen:\n%s", got)
+	}
+}
+
+func TestRendererNotTerminal(t *testing.T) {
+	var b strings.Builder
+	r := NewRenderer(&Term{Out: &b, Size: func() (int, int) { return 80, 24 }}, nil)
+	r.StartTurn()
+	stream(r, "**hi**", " there")
+	r.OnEvent(llm.Event{Type: llm.EventRetry, Err: errors.New("stream cut")})
+	stream(r, "again")
+	r.OnReply(reply("", llm.Usage{}))
+	r.OnNotice("compacted: 120k -> 40k tokens")
+	r.EndTurn(true)
+	r.Close()
+	got := b.String()
+	if strings.Contains(got, "\x1b") {
+		t.Errorf("escape sequences written to a non-terminal: %q", got)
+	}
+	want := "**hi** there\n(reply cut off; the retry starts over)\n↻ retrying: stream cut\nagain\n• compacted: 120k -> 40k tokens\n⏹ interrupted — what completed is kept; type to continue\n"
+	if got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestRendererThinkingAndSanitize(t *testing.T) {
+	var b strings.Builder
+	r := NewRenderer(&Term{Out: &b, Size: func() (int, int) { return 80, 24 }}, nil)
+	r.OnEvent(llm.Event{Type: llm.EventThinking, Text: "hmm\x1b]0;x\x07"})
+	r.OnEvent(llm.Event{Type: llm.EventText, Text: "answer\x1b[2J"})
+	r.OnNotice("SANDBOX WARNING: .git/hooks changed")
+	r.Close()
+	if got, want := b.String(), "✻ hmm\nanswer\n‼ SANDBOX WARNING: .git/hooks changed\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestRendererSpinnerErased(t *testing.T) {
+	r, scr := testRenderer(40, 10, true)
+	r.StartTurn()
+	if !strings.Contains(scr.text(), "thinking") {
+		t.Fatalf("no spinner after StartTurn:\n%s", scr.text())
+	}
+	stream(r, "hello")
+	r.OnReply(reply("hello", llm.Usage{}))
+	r.EndTurn(false)
+	r.Close()
+	if got := scr.all(); got != "hello" {
+		t.Errorf("screen = %q, want just the reply", got)
+	}
+}
+
+func TestTextRows(t *testing.T) {
+	tests := []struct {
+		s    string
+		w, n int
+	}{
+		{"abc", 10, 1}, {"abc\n", 10, 1}, {"abcdefghij", 10, 1}, {"abcdefghijk", 10, 2},
+		{"a\n\nb", 10, 3}, {"世界世界世", 9, 2}, {"", 10, 0},
+	}
+	for _, tt := range tests {
+		if got := textRows(tt.s, tt.w); got != tt.n {
+			t.Errorf("textRows(%q, %d) = %d, want %d", tt.s, tt.w, got, tt.n)
+		}
+	}
+}
+
+func TestToolLine(t *testing.T) {
+	tests := []struct {
+		name, input, want string
+	}{
+		{"bash", `{"command":"go test ./..."}`, "⚙ bash  go test ./..."},
+		{"read_file", `{"path":"internal/x.go","offset":3}`, "⚙ read_file  internal/x.go"},
+		{"grep", `{"pattern":"TODO","path":"internal"}`, "⚙ grep  TODO  in internal"},
+		{"bash", `{"command":"echo a\necho b"}`, "⚙ bash  echo a ⏎ echo b"},
+		{"todos", `{"todos":[{},{}]}`, "⚙ todos  2 items"},
+		{"bash", `{"command":"` + strings.Repeat("x", 100) + `"}`, "⚙ bash  " + strings.Repeat("x", 31) + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			got := ToolLine(Style{}, llm.Block{Name: tt.name, Input: json.RawMessage(tt.input)}, 40)
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestToolResultMarkers(t *testing.T) {
+	content := "x\n[timed out after 60s: the whole process tree was killed; narrow the command]\n[exit code: 124]"
+	got := ToolResult(Style{}, llm.Block{Name: "bash"}, llm.Block{Content: content, IsError: true}, 60*time.Second, 80)
+	want := "  ↳ exit 124 · 1 line · 1m00s\n    x\n    [timed out after 60s: the whole process tree was killed; narrow the command]\n"
+	if got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}

@@ -1,0 +1,170 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+// Meter accounts a session's usage and cost for the status line and /cost.
+// Its exported fields are set by the caller at start (and by /model); Add
+// is called for every model reply. Safe for concurrent use.
+type Meter struct {
+	Model      string
+	Window     int       // context window in tokens; 0 hides the fill
+	Price      llm.Price // dollars per million tokens
+	PriceKnown bool      // false shows "price unknown" instead of $0
+	Backend    string    // sandbox backend in force
+
+	mu       sync.Mutex
+	last     llm.Usage
+	total    llm.Usage
+	requests int
+}
+
+// Add accounts one completed reply.
+func (m *Meter) Add(r *llm.Reply) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.last = r.Usage
+	m.total = m.total.Add(r.Usage)
+	m.requests++
+	if m.Model == "" && r.Model != "" {
+		m.Model = r.Model
+	}
+}
+
+// Reset forgets the session's usage (a new session after /clear).
+func (m *Meter) Reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.last, m.total, m.requests = llm.Usage{}, llm.Usage{}, 0
+}
+
+// Snapshot returns the last request's usage, the session total and the
+// number of requests.
+func (m *Meter) Snapshot() (last, total llm.Usage, requests int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.last, m.total, m.requests
+}
+
+// Cost is the session's cost so far in dollars.
+func (m *Meter) Cost() float64 {
+	_, total, _ := m.Snapshot()
+	return m.Price.Cost(total)
+}
+
+// Fill is the context in use after the last reply: its prompt plus its
+// output, which the next request carries.
+func (m *Meter) Fill() int {
+	last, _, _ := m.Snapshot()
+	return last.Prompt() + last.Output
+}
+
+// StatusLine is the one line shown after each turn:
+//
+//	claude-sonnet-4-5 · ctx 45.2k/200k 23% · cache 92% · session 312k tok $0.42 · sandbox bwrap
+func (m *Meter) StatusLine(st Style, width int) string {
+	last, total, reqs := m.Snapshot()
+	sep := st.Dim(" · ")
+	var parts []string
+	if m.Model != "" {
+		parts = append(parts, st.Bold(m.Model))
+	}
+	fill := last.Prompt() + last.Output
+	if reqs > 0 {
+		if m.Window > 0 {
+			pct := 100 * float64(fill) / float64(m.Window)
+			parts = append(parts, fmt.Sprintf("ctx %s/%s %s", Tokens(fill), Tokens(m.Window), fillColour(st, pct)(fmt.Sprintf("%.0f%%", pct))))
+		} else {
+			parts = append(parts, "ctx "+Tokens(fill))
+		}
+		if p := last.Prompt(); p > 0 {
+			parts = append(parts, fmt.Sprintf("cache %.0f%%", 100*float64(last.CacheRead)/float64(p)))
+		}
+		sess := "session " + Tokens(total.Prompt()+total.Output) + " tok"
+		if m.PriceKnown {
+			sess += " " + formatDollars(m.Price.Cost(total))
+		} else {
+			sess += " " + st.Dim("price unknown")
+		}
+		parts = append(parts, sess)
+	}
+	if m.Backend != "" {
+		b := "sandbox " + m.Backend
+		if m.Backend == "none" {
+			b = st.Red(b)
+		}
+		parts = append(parts, b)
+	}
+	line := strings.Join(parts, sep)
+	if StringWidth(line) > width {
+		// Drop the styling and cut: a status line never wraps.
+		line = Truncate(StripANSI(line), width)
+		return st.Dim(line)
+	}
+	return st.Dim("─ ") + line
+}
+
+// CostReport is the /cost view: the session's tokens by kind and dollars.
+func (m *Meter) CostReport(st Style) string {
+	last, total, reqs := m.Snapshot()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %s, %s\n", st.Bold("session"), plural(reqs, "request"), m.Model)
+	row := func(name string, n int, price float64) {
+		cost := ""
+		if m.PriceKnown {
+			cost = formatDollars(float64(n) * price / 1e6)
+		}
+		fmt.Fprintf(&b, "  %-12s %9s  %s\n", name, Tokens(n), cost)
+	}
+	row("input", total.Input, m.Price.Input)
+	row("cache read", total.CacheRead, m.Price.CacheRead)
+	row("cache write", total.CacheWrite, m.Price.CacheWrite)
+	row("output", total.Output, m.Price.Output)
+	if m.PriceKnown {
+		fmt.Fprintf(&b, "  %-12s %9s  %s\n", "total", Tokens(total.Prompt()+total.Output), st.Bold(formatDollars(m.Price.Cost(total))))
+		fmt.Fprintf(&b, "  %s\n", st.Dim(fmt.Sprintf("prices per million tokens: input $%g, output $%g, cache read $%g, cache write $%g",
+			m.Price.Input, m.Price.Output, m.Price.CacheRead, m.Price.CacheWrite)))
+	} else {
+		fmt.Fprintf(&b, "  %s\n", st.Dim("price unknown for this model: set PRICE_INPUT and PRICE_OUTPUT (dollars per million tokens) in ~/.agents/env"))
+	}
+	if p := total.Prompt(); p > 0 {
+		fmt.Fprintf(&b, "  %s\n", st.Dim(fmt.Sprintf("%.0f%% of prompt tokens were read from the cache (last request: %.0f%%)",
+			100*float64(total.CacheRead)/float64(p), 100*float64(last.CacheRead)/float64(max(1, last.Prompt())))))
+	}
+	return b.String()
+}
+
+func fillColour(st Style, pct float64) func(string) string {
+	switch {
+	case pct >= 85:
+		return st.Red
+	case pct >= 50:
+		return st.Yellow
+	}
+	return st.Green
+}
+
+// Tokens formats a token count: 950, 4.5k, 45k, 1.2M.
+func Tokens(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 10_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.0fk", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
+}
+
+func formatDollars(d float64) string {
+	if d < 0.995 {
+		return fmt.Sprintf("$%.3f", d)
+	}
+	return fmt.Sprintf("$%.2f", d)
+}
