@@ -55,7 +55,7 @@ func openBwrap(p *Policy, tmp string) (*session, error) {
 		args = append(args, "--setenv", k, v)
 	}
 	cfg := helperConfig{Write: append(append([]string(nil), p.Writable...), "/tmp"), DenySockets: "unix"}
-	s := &session{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup}
+	s := &session{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
 		argv := append(append([]string(nil), args...), "--chdir", dir, "--")
 		h, err := helperArgv(inner, cfg, "/bin/sh", "-c", script)
@@ -68,13 +68,31 @@ func openBwrap(p *Policy, tmp string) (*session, error) {
 }
 
 // maskArgs hides paths: a directory behind an empty read-only tmpfs, a
-// file or socket behind /dev/null. Missing paths need no mask.
+// file or socket behind /dev/null.
 func maskArgs(paths []string) []string {
 	var args []string
+	for _, m := range maskTargets(paths) {
+		if m.dir {
+			args = append(args, "--perms", "0000", "--tmpfs", m.path, "--remount-ro", m.path)
+		} else {
+			args = append(args, "--ro-bind", "/dev/null", m.path)
+		}
+	}
+	return args
+}
+
+type mask struct {
+	path string
+	dir  bool
+}
+
+// maskTargets canonicalises the paths to hide (mounts need real paths; a
+// symlinked parent such as /var/run would make them fail) and drops the
+// missing ones and the symlinks (whose targets are listed themselves).
+func maskTargets(paths []string) []mask {
+	var out []mask
 	seen := map[string]bool{}
 	for _, d := range paths {
-		// bwrap mounts on the real path; a symlinked parent (/var/run) would
-		// make it fail.
 		if r, err := filepath.EvalSymlinks(filepath.Dir(d)); err == nil {
 			d = filepath.Join(r, filepath.Base(d))
 		}
@@ -83,16 +101,12 @@ func maskArgs(paths []string) []string {
 		}
 		seen[d] = true
 		st, err := os.Lstat(d)
-		switch {
-		case err != nil, st.Mode()&os.ModeSymlink != 0:
-			continue // the link's target, when it exists, is in the list itself
-		case st.IsDir():
-			args = append(args, "--perms", "0000", "--tmpfs", d, "--remount-ro", d)
-		default:
-			args = append(args, "--ro-bind", "/dev/null", d)
+		if err != nil || st.Mode()&os.ModeSymlink != 0 {
+			continue
 		}
+		out = append(out, mask{path: d, dir: st.IsDir()})
 	}
-	return args
+	return out
 }
 
 func bwrapHas(bw, flag string) bool {

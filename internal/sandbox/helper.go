@@ -31,6 +31,8 @@ type helperConfig struct {
 	// ReadOnly are bind-mounted read-only over themselves when the helper
 	// runs in its own mount namespace (landlock backend with user namespaces).
 	ReadOnly []string `json:"read_only,omitempty"`
+	// Mask are hidden (secrets, host sockets) in that mount namespace.
+	Mask []string `json:"mask,omitempty"`
 	// Tmp, when set with a mount namespace, is bind-mounted at /tmp; Rebind
 	// are writable roots under /tmp to mount again on top of it.
 	Tmp    string   `json:"tmp,omitempty"`

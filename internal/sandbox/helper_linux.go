@@ -16,7 +16,7 @@ import (
 func execInner(cfg helperConfig, argv []string) error {
 	// Everything below is per thread and must be on the thread that execs.
 	runtime.LockOSThread()
-	if len(cfg.ReadOnly) > 0 || cfg.Tmp != "" {
+	if len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || cfg.Tmp != "" {
 		if err := innerMounts(cfg); err != nil {
 			return err
 		}
@@ -115,6 +115,17 @@ func innerMounts(cfg helperConfig) error {
 		}
 		if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
 			return fmt.Errorf("making %s read-only: %w", p, err)
+		}
+	}
+	for _, m := range maskTargets(cfg.Mask) {
+		var err error
+		if m.dir {
+			err = unix.Mount("tmpfs", m.path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000")
+		} else {
+			err = unix.Mount("/dev/null", m.path, "", unix.MS_BIND, "")
+		}
+		if err != nil {
+			return fmt.Errorf("hiding %s: %w", m.path, err)
 		}
 	}
 	return nil

@@ -19,13 +19,14 @@ func openLandlock(p *Policy, tmp string) (*session, error) {
 		return nil, err
 	}
 	cfg := helperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true}
-	s := &session{name: BackendLandlock, pol: p, tmp: tmp, tree: treeGroup}
+	s := &session{name: BackendLandlock, pol: p, tmp: tmp, tree: treeGroup, helper: exe}
 	tmpInside := tmp
 	if userNamespaces() {
 		s.tree = treeUserPID
 		tmpInside = "/tmp"
 		cfg.Tmp = tmp
 		cfg.ReadOnly = p.ReadOnly
+		cfg.Mask = append(append([]string(nil), p.DenyRead...), p.Sockets...)
 		for _, w := range p.Writable {
 			if within(w, "/tmp") {
 				cfg.Rebind = append(cfg.Rebind, w)

@@ -17,8 +17,11 @@ func procAttr(m treeMode) *syscall.SysProcAttr {
 		a.Setpgid = false
 		a.Setsid = true
 		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
-		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		// Root inside the new user namespace, so the helper keeps the
+		// capabilities it needs for its mounts across execve; it drops them
+		// all (and locks the securebits) before running the command.
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
 		a.GidMappingsEnableSetgroups = false
 	}
 	return a

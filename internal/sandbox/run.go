@@ -22,6 +22,8 @@ type session struct {
 	wrap func(script, dir string) (argv, env []string, err error)
 	// tree selects how the process tree is isolated (see proc_*.go).
 	tree treeMode
+	// helper is the harness executable's path as seen inside (probes use it).
+	helper string
 }
 
 func (s *session) Backend() string { return s.name }

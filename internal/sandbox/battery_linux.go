@@ -1,0 +1,443 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Battery runs the escape battery live against backend: it builds a
+// throw-away project (with a path full of spaces and quotes), a fake home
+// with canary secrets, host listeners and a host terminal, then attempts
+// each escape from inside the sandbox and checks the host side. It writes
+// one line per probe to w and returns how many escaped. It never touches
+// the real home directory.
+func Battery(ctx context.Context, backend string, w io.Writer) (escaped int, err error) {
+	f, err := newFixture()
+	if err != nil {
+		return 0, err
+	}
+	defer f.close()
+	pol, err := NewPolicy(PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second})
+	if err != nil {
+		return 0, err
+	}
+	sb, err := Open(ctx, pol, backend)
+	if err != nil {
+		return 0, err
+	}
+	defer sb.Close()
+	fmt.Fprintf(w, "escape battery: backend %s, project %q\n", sb.Backend(), f.proj)
+	helper := ""
+	if s, ok := sb.(*session); ok {
+		helper = s.helper
+	}
+	for _, pr := range f.probes(helper) {
+		if pr.skip != "" {
+			fmt.Fprintf(w, "skip     %-34s %s\n", pr.name, pr.skip)
+			continue
+		}
+		if pr.before != nil {
+			pr.before()
+		}
+		r, err := sb.Run(ctx, Cmd{Script: pr.script, Timeout: pr.timeout})
+		if err != nil {
+			return escaped, fmt.Errorf("probe %s: %w", pr.name, err)
+		}
+		problem := pr.check(r)
+		if problem == "" {
+			fmt.Fprintf(w, "held     %s\n", pr.name)
+			continue
+		}
+		escaped++
+		note := ""
+		if len(r.Tampered) > 0 {
+			note = fmt.Sprintf(" (detected after the fact: %d protected paths changed)", len(r.Tampered))
+		}
+		fmt.Fprintf(w, "ESCAPED  %-34s %s%s\n", pr.name, problem, note)
+	}
+	return escaped, nil
+}
+
+type probe struct {
+	name    string
+	script  string
+	timeout time.Duration
+	before  func()
+	check   func(*Result) string // "" when the walls held
+	skip    string
+}
+
+type fixture struct {
+	base, proj, sibling, home, outside string
+	tag                                string // random, names canaries and markers
+	key, sshKey, agentsEnv             string // canary secrets
+	unixLn, abstractLn, tcpLn          net.Listener
+	ptyMaster, ptySlave                *os.File
+	ptsName                            string
+}
+
+const (
+	hookText   = "#!/bin/sh\necho original hook\n"
+	configText = "[core]\n\trepositoryformatversion = 0\n"
+)
+
+func newFixture() (*fixture, error) {
+	var rb [6]byte
+	rand.Read(rb[:])
+	tag := hex.EncodeToString(rb[:])
+	base, err := os.MkdirTemp(outsideBase(), "harness-battery-")
+	if err != nil {
+		return nil, fmt.Errorf("escape battery: %w", err)
+	}
+	f := &fixture{
+		base: base, tag: tag,
+		proj:      filepath.Join(base, `my "proj" it's here`),
+		sibling:   filepath.Join(base, "sibling"),
+		home:      filepath.Join(base, "home"),
+		outside:   filepath.Join(base, "outside.txt"),
+		key:       "sk-canary-" + tag,
+		sshKey:    "ssh-canary-" + tag,
+		agentsEnv: "env-canary-" + tag,
+	}
+	files := map[string]string{
+		filepath.Join(f.home, ".ssh", "id_rsa"):  f.sshKey,
+		filepath.Join(f.home, ".agents", "env"):  "ANTHROPIC_API_KEY=" + f.agentsEnv,
+		f.outside:                                "original",
+		filepath.Join(f.sibling, "keep"):         "original",
+		filepath.Join(f.proj, "README"):          "project",
+		filepath.Join(f.proj, ".agents", "conf"): "original",
+	}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			f.close()
+			return nil, err
+		}
+		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
+			f.close()
+			return nil, err
+		}
+	}
+	f.resetGit()
+	if err := os.Symlink(f.outside, filepath.Join(f.proj, "link-out")); err != nil {
+		f.close()
+		return nil, err
+	}
+	f.listen()
+	f.openPty()
+	return f, nil
+}
+
+// resetGit (re)creates the project's repository and a nested one, so a
+// probe that broke them does not hide what the next probe would do.
+func (f *fixture) resetGit() {
+	for _, repo := range []string{f.proj, filepath.Join(f.proj, "sub")} {
+		g := filepath.Join(repo, ".git")
+		if _, err := os.Stat(filepath.Join(g, "HEAD")); err == nil {
+			os.WriteFile(filepath.Join(g, "hooks", "pre-commit"), []byte(hookText), 0o755)
+			os.WriteFile(filepath.Join(g, "config"), []byte(configText), 0o644)
+			continue
+		}
+		os.RemoveAll(g)
+		os.MkdirAll(filepath.Join(g, "hooks"), 0o755)
+		os.WriteFile(filepath.Join(g, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+		os.WriteFile(filepath.Join(g, "config"), []byte(configText), 0o644)
+		os.WriteFile(filepath.Join(g, "hooks", "pre-commit"), []byte(hookText), 0o755)
+	}
+	os.RemoveAll(filepath.Join(f.proj, "git-moved"))
+}
+
+func (f *fixture) listen() {
+	f.unixLn, _ = net.Listen("unix", filepath.Join(f.base, "host.sock"))
+	f.abstractLn, _ = net.Listen("unix", "@harness-battery-"+f.tag)
+	f.tcpLn, _ = net.Listen("tcp", "127.0.0.1:0")
+}
+
+// openPty opens a host terminal in raw mode: a byte pushed with TIOCSTI
+// shows up in its input queue.
+func (f *fixture) openPty() {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return
+	}
+	fd := int(m.Fd())
+	if unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0) != nil {
+		m.Close()
+		return
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		return
+	}
+	name := fmt.Sprintf("/dev/pts/%d", n)
+	s, err := os.OpenFile(name, os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		return
+	}
+	if t, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS); err == nil {
+		t.Lflag &^= unix.ICANON | unix.ECHO
+		unix.IoctlSetTermios(int(s.Fd()), unix.TCSETS, t)
+	}
+	os.Chmod(name, 0o666) // an unprivileged sandbox must not be stopped by mode bits alone
+	f.ptyMaster, f.ptySlave, f.ptsName = m, s, name
+}
+
+func (f *fixture) environ() []string {
+	return append(os.Environ(),
+		"ANTHROPIC_API_KEY="+f.key, "OPENAI_API_KEY="+f.key, "LC_HARNESS_TOKEN="+f.key, "HARNESS_CANARY="+f.key)
+}
+
+func (f *fixture) close() {
+	for _, l := range []net.Listener{f.unixLn, f.abstractLn, f.tcpLn} {
+		if l != nil {
+			l.Close()
+		}
+	}
+	if f.ptyMaster != nil {
+		f.ptyMaster.Close()
+		f.ptySlave.Close()
+	}
+	os.RemoveAll(f.base)
+}
+
+// accepted reports whether a connection reached the host listener.
+func accepted(l net.Listener) bool {
+	if l == nil {
+		return false
+	}
+	type deadliner interface{ SetDeadline(time.Time) error }
+	if d, ok := l.(deadliner); ok {
+		d.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	}
+	c, err := l.Accept()
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+func content(p string) string { b, _ := os.ReadFile(p); return string(b) }
+
+func (f *fixture) probes(helper string) []probe {
+	q := shellQuote
+	outsideSame := func(r *Result) string {
+		if c := content(f.outside); c != "original" {
+			return fmt.Sprintf("%s now holds %q", f.outside, c)
+		}
+		return ""
+	}
+	absent := func(paths ...string) func(*Result) string {
+		return func(*Result) string {
+			for _, p := range paths {
+				if exists(p) {
+					os.RemoveAll(p)
+					return "created " + p + " on the host"
+				}
+			}
+			return ""
+		}
+	}
+	gitIntact := func(*Result) string {
+		for _, repo := range []string{f.proj, filepath.Join(f.proj, "sub")} {
+			if c := content(filepath.Join(repo, ".git", "hooks", "pre-commit")); c != hookText {
+				return "hook changed in " + repo
+			}
+			if c := content(filepath.Join(repo, ".git", "config")); c != configText {
+				return "git config changed in " + repo
+			}
+		}
+		if exists(filepath.Join(f.proj, "git-moved")) {
+			return ".git was moved"
+		}
+		if c := content(filepath.Join(f.proj, ".agents", "conf")); c != "original" {
+			return ".agents/conf changed"
+		}
+		return ""
+	}
+	outputLacks := func(canaries ...string) func(*Result) string {
+		return func(r *Result) string {
+			for _, c := range canaries {
+				if bytes.Contains(r.Output, []byte(c)) {
+					return "the output holds a canary secret"
+				}
+			}
+			return ""
+		}
+	}
+	noConn := func(l net.Listener) func(*Result) string {
+		return func(*Result) string {
+			if accepted(l) {
+				return "a host listener accepted a connection"
+			}
+			return ""
+		}
+	}
+	etc := "/etc/harness-battery-" + f.tag
+	hostPID := fmt.Sprint(os.Getpid())
+	marker := "harness-battery-marker-" + f.tag
+	sleeper := fmt.Sprintf("sh -c 'sleep 300; : %s'", marker)
+
+	ps := []probe{
+		{name: "write inside the project", script: "echo inside > inside.txt && echo inside > " + q(f.proj+"/inside 2.txt"),
+			check: func(r *Result) string {
+				if content(filepath.Join(f.proj, "inside.txt")) != "inside\n" || content(filepath.Join(f.proj, "inside 2.txt")) != "inside\n" {
+					return fmt.Sprintf("a write inside the project failed (exit %d): %s", r.ExitCode, firstLine(r.Output))
+				}
+				return ""
+			}},
+		{name: "write /etc", script: "echo x > " + q(etc), check: absent(etc)},
+		{name: "write $HOME", script: "echo x > " + q(f.home+"/escaped"), check: absent(f.home + "/escaped")},
+		{name: "write a sibling of the project", script: "echo x > " + q(f.sibling+"/escaped") + "; rm -f " + q(f.sibling+"/keep"),
+			check: func(r *Result) string {
+				if !exists(f.sibling + "/keep") {
+					os.WriteFile(f.sibling+"/keep", []byte("original"), 0o600)
+					return "removed a file beside the project"
+				}
+				return absent(f.sibling + "/escaped")(r)
+			}},
+		{name: "remount / read-write", script: "mount -o remount,rw / ; mount -t tmpfs none /etc ; echo x > " + q(etc), check: absent(etc)},
+		{name: "capabilities (CapEff 0, NoNewPrivs 1)", script: "grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status",
+			check: func(r *Result) string {
+				o := string(r.Output)
+				if !strings.Contains(o, "CapEff:\t0000000000000000") || !strings.Contains(o, "CapPrm:\t0000000000000000") || !strings.Contains(o, "NoNewPrivs:\t1") {
+					return "capabilities or no_new_privs: " + strings.ReplaceAll(strings.TrimSpace(o), "\n", "; ")
+				}
+				return ""
+			}},
+		{name: ".git hook and config writes", before: f.resetGit,
+			script: "echo evil > .git/hooks/pre-commit; echo evil >> .git/config; echo evil > sub/.git/hooks/pre-commit; echo evil > .agents/conf; chmod 777 .git/hooks/pre-commit",
+			check:  gitIntact},
+		{name: "mv .git", before: f.resetGit, script: "mv .git git-moved", check: gitIntact},
+		{name: "rm -rf .git", before: f.resetGit, script: "rm -rf .git sub/.git .agents", check: func(r *Result) string {
+			if !exists(filepath.Join(f.proj, ".git", "HEAD")) || !exists(filepath.Join(f.proj, "sub", ".git", "HEAD")) {
+				return ".git was removed"
+			}
+			return gitIntact(r)
+		}},
+		{name: "symlink out of the project", script: "echo evil > link-out; ln -s " + q(f.outside) + " l2; echo evil > l2", check: outsideSame},
+		{name: "hard link out of the project", script: "ln " + q(f.outside) + " hard; echo evil >> hard", check: outsideSame},
+		{name: "/proc/<host pid>/root", script: "echo x > /proc/" + hostPID + "/root" + q(f.sibling+"/proc-escape") + "; cat /proc/" + hostPID + "/root" + q(f.home+"/.ssh/id_rsa"),
+			check: func(r *Result) string {
+				if p := absent(f.sibling + "/proc-escape")(r); p != "" {
+					return p
+				}
+				return outputLacks(f.sshKey)(r)
+			}},
+		{name: "environment holds no API key", script: "env; cat /proc/self/environ", check: outputLacks(f.key)},
+		{name: "secrets unreadable (~/.ssh, ~/.agents/env)", script: "cat " + q(f.home+"/.ssh/id_rsa") + " " + q(f.home+"/.agents/env") + "; grep -r canary " + q(f.home),
+			check: outputLacks(f.sshKey, f.agentsEnv)},
+		{name: "/tmp writable and private", script: "echo private-" + f.tag + " > \"${TMPDIR:-/tmp}/battery-" + f.tag + "\" && cat \"${TMPDIR:-/tmp}/battery-" + f.tag + "\"",
+			check: func(r *Result) string {
+				if !bytes.Contains(r.Output, []byte("private-"+f.tag)) {
+					return "the temporary directory is not writable: " + firstLine(r.Output)
+				}
+				return absent("/tmp/battery-" + f.tag)(r)
+			}},
+		{name: "/tmp survives between commands", script: "cat \"${TMPDIR:-/tmp}/battery-" + f.tag + "\"",
+			check: func(r *Result) string {
+				if !bytes.Contains(r.Output, []byte("private-"+f.tag)) {
+					return "the session's temporary directory lost a file between commands"
+				}
+				return ""
+			}},
+		{name: "unshare -Ur (nested user namespace)", script: "unshare -Ur true && echo NESTED-OK",
+			check: func(r *Result) string {
+				if bytes.Contains(r.Output, []byte("NESTED-OK")) {
+					return "created a user namespace inside the sandbox"
+				}
+				return ""
+			}},
+		{name: "/dev/tcp to a host loopback listener", script: tcpScript(f.tcpLn), check: noConn(f.tcpLn)},
+		{name: "timeout kills setsid/nohup/double-fork children", timeout: time.Second,
+			script: sleeper + " & setsid " + sleeper + " & nohup " + sleeper + " >/dev/null 2>&1 & sh -c \"" + strings.ReplaceAll(sleeper, "'", "\\'") + " &\" ; (setsid sh -c 'sleep 300; : " + marker + "' &) ; sleep 300",
+			check: func(r *Result) string {
+				if !r.TimedOut || r.ExitCode != TimeoutExit {
+					return fmt.Sprintf("the command was not timed out (exit %d)", r.ExitCode)
+				}
+				if n := survivors(marker, 3*time.Second); n > 0 {
+					return fmt.Sprintf("%d processes survived the timeout", n)
+				}
+				return ""
+			}},
+	}
+	if helper == "" {
+		return ps
+	}
+	h := q(helper) + " " + probeArg + " "
+	sockProbe := func(name string, l net.Listener, addr string) probe {
+		pr := probe{name: name, script: h + "connect-unix " + q(addr), check: noConn(l)}
+		if l == nil {
+			pr.skip = "could not listen on the host"
+		}
+		return pr
+	}
+	ps = append(ps,
+		sockProbe("host unix socket (pathname)", f.unixLn, filepath.Join(f.base, "host.sock")),
+		sockProbe("host unix socket (abstract)", f.abstractLn, "@harness-battery-"+f.tag),
+		probe{name: "TCP to a host loopback listener", script: h + "connect-tcp " + q(f.tcpLn.Addr().String()), check: noConn(f.tcpLn)},
+		probe{name: "TIOCSTI on a fresh pty", script: h + "tiocsti-pty", check: func(r *Result) string {
+			if bytes.Contains(r.Output, []byte("ESCAPED")) {
+				return "TIOCSTI pushed input into a terminal"
+			}
+			return ""
+		}},
+	)
+	pty := probe{name: "TIOCSTI into the host terminal", skip: "no host pty"}
+	if f.ptySlave != nil {
+		pty = probe{name: "TIOCSTI into the host terminal", script: h + "tiocsti " + q(f.ptsName), check: func(*Result) string {
+			if n, err := unix.IoctlGetInt(int(f.ptySlave.Fd()), unix.TIOCINQ); err == nil && n > 0 {
+				return fmt.Sprintf("%d bytes were typed into the host terminal", n)
+			}
+			return ""
+		}}
+	}
+	return append(ps, pty)
+}
+
+func tcpScript(l net.Listener) string {
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	if _, err := exec.LookPath("bash"); err != nil {
+		return "echo no bash"
+	}
+	return "bash -c 'echo x > /dev/tcp/127.0.0.1/" + port + "'"
+}
+
+// survivors counts host processes whose command line holds marker, waiting
+// up to grace for the kernel to finish killing a namespace.
+func survivors(marker string, grace time.Duration) int {
+	deadline := time.Now().Add(grace)
+	for {
+		n := 0
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if strings.Trim(e.Name(), "0123456789") != "" {
+				continue
+			}
+			b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err == nil && bytes.Contains(b, []byte(marker)) && !bytes.Contains(b, []byte(probeArg)) {
+				n++
+			}
+		}
+		if n == 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+

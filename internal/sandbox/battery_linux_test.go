@@ -1,0 +1,102 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func requireBackend(t *testing.T, backend string) {
+	t.Helper()
+	switch backend {
+	case BackendBwrap:
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			t.Skip("bwrap is not installed (apt-get install bubblewrap)")
+		}
+	case BackendLandlock:
+		if LandlockABI() == 0 {
+			t.Skip("this kernel has no Landlock")
+		}
+	}
+}
+
+func TestBattery(t *testing.T) {
+	for _, backend := range []string{BackendBwrap, BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			requireBackend(t, backend)
+			t.Parallel()
+			var out bytes.Buffer
+			n, err := Battery(context.Background(), backend, &out)
+			t.Logf("uid %d:\n%s", os.Getuid(), out.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("%d probes escaped the %s sandbox", n, backend)
+			}
+			if c := strings.Count(out.String(), "\nheld "); c < 20 {
+				t.Errorf("only %d probes held; the battery did not run in full", c)
+			}
+		})
+	}
+}
+
+// TestBatteryUnprivileged re-runs the battery as nobody (uid 65534): the
+// walls must not depend on the harness running as root.
+func TestBatteryUnprivileged(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("already unprivileged: TestBattery covers it")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed; cannot switch to an unprivileged user")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test binary sits in a root-only build directory: copy it where
+	// nobody can execute it.
+	dir, err := os.MkdirTemp(outsideBase(), "harness-test-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "sandbox.test")
+	src, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	dst.Close()
+	for _, backend := range []string{BackendBwrap, BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			requireBackend(t, backend)
+			t.Parallel()
+			cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin)
+			cmd.Env = append(os.Environ(), batteryEnv+"="+backend, "HOME=/nonexistent")
+			cmd.Dir = "/"
+			out, err := cmd.CombinedOutput()
+			t.Logf("as nobody:\n%s", out)
+			if err != nil {
+				t.Errorf("the battery as nobody failed: %v", err)
+			}
+			if !bytes.Contains(out, []byte("held     write inside the project")) {
+				t.Errorf("the battery as nobody did not run its probes")
+			}
+		})
+	}
+}
