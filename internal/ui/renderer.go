@@ -28,7 +28,9 @@ type Renderer struct {
 	seg      strings.Builder // raw text of the open text block
 	thinking bool            // a thinking block is open
 	spin     spinner
-	tools    int // tool calls this turn
+	tools    int    // tool calls this turn
+	lastTool string // ID of the call whose line was printed last
+	paused   bool   // a prompt owns the terminal: no spinner
 }
 
 // NewRenderer returns a renderer writing to t and accounting into m (a new
@@ -60,7 +62,7 @@ func (r *Renderer) newline() {
 }
 
 func (r *Renderer) spinStart(label string) {
-	if r.t.TTY {
+	if r.t.TTY && !r.paused {
 		r.spin.start(r.t.Style.Dim(label))
 	}
 }
@@ -85,6 +87,26 @@ func (r *Renderer) EndTurn(interrupted bool) {
 	if interrupted {
 		r.write(r.t.Style.Yellow("⏹ interrupted") + r.t.Style.Dim(" — what completed is kept; type to continue") + "\n")
 	}
+}
+
+// Pause hands the terminal to a prompt: open blocks are closed and the
+// spinner stops until Resume.
+func (r *Renderer) Pause() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.spin.stop()
+	r.closeBlocks()
+	r.newline()
+	r.paused = true
+}
+
+// Resume ends a Pause; the spinner comes back for the running tool.
+func (r *Renderer) Resume() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.paused = false
+	r.col0 = true // the prompt's editor ended its line
+	r.spinStart("running")
 }
 
 // Close stops the spinner and waits for its goroutine.
@@ -214,6 +236,7 @@ func (r *Renderer) OnToolStart(call llm.Block) {
 	r.spin.stop()
 	r.closeBlocks()
 	r.tools++
+	r.lastTool = call.ID
 	r.write(ToolLine(r.t.Style, call, r.t.Width()) + "\n")
 	r.spinStart("running")
 }
@@ -225,6 +248,11 @@ func (r *Renderer) OnToolEnd(call, result llm.Block, elapsed time.Duration) {
 	defer r.mu.Unlock()
 	r.spin.stop()
 	r.newline()
+	if call.ID != r.lastTool {
+		// Calls ran concurrently: name the call this result belongs to.
+		r.write(ToolLine(r.t.Style, call, r.t.Width()) + "\n")
+		r.lastTool = call.ID
+	}
 	r.write(ToolResult(r.t.Style, call, result, elapsed, r.t.Width()))
 	r.spinStart("thinking")
 }

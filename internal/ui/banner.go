@@ -1,0 +1,92 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Banner is what the session shows first: who is talking to which model
+// under which walls, and anything wrong said plainly with what to do.
+type Banner struct {
+	Version  string
+	Project  string // project directory
+	Model    string
+	Provider string // "anthropic", "openai"
+	BaseURL  string // shown when not the provider's default
+	Backend  string // sandbox backend: bwrap, landlock, seatbelt, none
+	// Enforces is the one-line summary of the walls; empty uses the
+	// standard sentence for the backend.
+	Enforces string
+	Session  string // session id, or "resumed <id>"
+
+	KeyMissing  bool  // no API key for a provider that needs one
+	EndpointErr error // the endpoint did not answer a quick check
+	Warnings    []string
+}
+
+// Render draws the banner.
+func (b Banner) Render(st Style, width int) string {
+	var out strings.Builder
+	head := st.BoldCyan("harness")
+	if b.Version != "" {
+		head += " " + st.Dim(b.Version)
+	}
+	if b.Project != "" {
+		head += st.Dim("  ·  ") + b.Project
+	}
+	out.WriteString(head + "\n")
+	model := st.Bold(b.Model)
+	if b.Provider != "" {
+		model += st.Dim(" via " + b.Provider)
+	}
+	if b.BaseURL != "" {
+		model += st.Dim(" at " + b.BaseURL)
+	}
+	out.WriteString("  model    " + model + "\n")
+	walls := b.Enforces
+	if walls == "" {
+		walls = DefaultEnforces(b.Backend)
+	}
+	backend := b.Backend
+	if backend == "" {
+		backend = "none"
+	}
+	if backend == "none" {
+		out.WriteString("  sandbox  " + st.Red(backend) + st.Dim(" — "+walls) + "\n")
+	} else {
+		out.WriteString("  sandbox  " + st.Green(backend) + st.Dim(" — "+walls) + "\n")
+	}
+	if b.Session != "" {
+		out.WriteString("  session  " + st.Dim(b.Session) + "\n")
+	}
+	for _, w := range b.warnings() {
+		out.WriteString(st.Yellow("  ! ") + w + "\n")
+	}
+	out.WriteString(st.Dim("  /help for commands · Esc-Enter for a new line · Ctrl-C interrupts · Ctrl-D quits") + "\n")
+	return out.String()
+}
+
+func (b Banner) warnings() []string {
+	var ws []string
+	if b.Backend == "none" || b.Backend == "" {
+		ws = append(ws, "No sandbox: commands run with your own rights, so every command asks first. "+
+			"Install bubblewrap (apt install bubblewrap) or run `harness doctor` to see why no backend works.")
+	}
+	if b.KeyMissing {
+		ws = append(ws, "No API key: set API_KEY in ~/.agents/env (or the environment) and restart.")
+	}
+	if b.EndpointErr != nil {
+		ws = append(ws, fmt.Sprintf("The model endpoint did not answer (%v): check BASE_URL and your connection.", b.EndpointErr))
+	}
+	return append(ws, b.Warnings...)
+}
+
+// DefaultEnforces is the standard one-line summary of what a backend
+// enforces.
+func DefaultEnforces(backend string) string {
+	switch backend {
+	case "bwrap", "landlock", "seatbelt":
+		return "read anywhere but secrets, write only the project and /tmp, .git read-only, no network"
+	}
+	return "nothing enforced: commands can read secrets, write anywhere and use the network"
+}

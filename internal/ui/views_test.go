@@ -1,0 +1,172 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/permission"
+)
+
+func TestStatusLine(t *testing.T) {
+	m := &Meter{Model: "claude-sonnet-4-5", Window: 200_000, Price: llm.Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}, PriceKnown: true, Backend: "bwrap"}
+	if got := StripANSI(m.StatusLine(Style{}, 200)); got != "─ claude-sonnet-4-5 · sandbox bwrap" {
+		t.Errorf("before any reply: %q", got)
+	}
+	m.Add(&llm.Reply{Usage: llm.Usage{Input: 2000, CacheWrite: 8000, Output: 1000}})
+	m.Add(&llm.Reply{Usage: llm.Usage{Input: 1000, CacheRead: 40000, CacheWrite: 4000, Output: 500}})
+	got := m.StatusLine(Style{}, 200)
+	// fill = 45000 + 500; cache 40000/45000 = 89%; session = 10000+1000 + 45000+500 = 56500;
+	// cost = (3000*3 + 40000*0.3 + 12000*3.75 + 1500*15)/1e6 = (9000+12000+45000+22500)/1e6 = 0.0885 (a hair under in float)
+	want := "─ claude-sonnet-4-5 · ctx 46k/200k 23% · cache 89% · session 56k tok $0.088 · sandbox bwrap"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	m.PriceKnown = false
+	if got := m.StatusLine(Style{}, 200); !strings.Contains(got, "session 56k tok price unknown") {
+		t.Errorf("unknown price not said: %q", got)
+	}
+	if got := m.StatusLine(Style{}, 30); StringWidth(got) > 30 {
+		t.Errorf("status line wider than the terminal: %q", got)
+	}
+	if c := StripANSI(m.CostReport(Style{})); !strings.Contains(c, "2 requests") || !strings.Contains(c, "set PRICE_INPUT") {
+		t.Errorf("cost report:\n%s", c)
+	}
+	m.Reset()
+	if _, total, n := m.Snapshot(); n != 0 || total != (llm.Usage{}) {
+		t.Errorf("Reset left %v, %d", total, n)
+	}
+}
+
+func TestTokens(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1234: "1.2k", 45_200: "45k", 1_250_000: "1.2M"} {
+		if got := Tokens(n); got != want {
+			t.Errorf("Tokens(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestBanner(t *testing.T) {
+	b := Banner{Version: "v0.1.0", Project: "/src/app", Model: "claude-sonnet-4-5", Provider: "anthropic", Backend: "bwrap"}
+	got := b.Render(Style{}, 80)
+	for _, want := range []string{"harness v0.1.0  ·  /src/app", "model    claude-sonnet-4-5 via anthropic",
+		"sandbox  bwrap — read anywhere but secrets, write only the project and /tmp, .git read-only, no network", "/help"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("banner lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "!") {
+		t.Errorf("warning in a healthy banner:\n%s", got)
+	}
+	b.Backend, b.KeyMissing, b.EndpointErr = "none", true, errors.New("connection refused")
+	got = b.Render(Style{}, 80)
+	for _, want := range []string{"! No sandbox", "apt install bubblewrap", "! No API key: set API_KEY in ~/.agents/env",
+		"! The model endpoint did not answer (connection refused): check BASE_URL"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("banner lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestRenderContext(t *testing.T) {
+	b := Breakdown{System: 2000, Tools: 6000, Messages: 12000, ToolOutput: 80000, Window: 200000, CompactAt: 0.85, Measured: true}
+	got := RenderContext(Style{}, b, 72)
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	if lines[0] != "context  100k / 200k tokens (50%, measured)" {
+		t.Errorf("header %q", lines[0])
+	}
+	// 40-cell bars: tool output 80k/200k = 16 cells, system 2k = 1 (rounded up from 0.4).
+	if !strings.Contains(got, "tool output "+strings.Repeat("█", 16)+strings.Repeat("░", 24)) {
+		t.Errorf("tool output bar wrong:\n%s", got)
+	}
+	if !strings.Contains(got, "system      █"+strings.Repeat("░", 39)) {
+		t.Errorf("system bar wrong:\n%s", got)
+	}
+	if !strings.Contains(got, "free") || !strings.Contains(got, "compaction starts at 170k (85%)") {
+		t.Errorf("free / compaction lines missing:\n%s", got)
+	}
+	// Over the window, bars still fit.
+	b.ToolOutput = 400000
+	for _, l := range strings.Split(RenderContext(Style{}, b, 72), "\n") {
+		if StringWidth(l) > 72 {
+			t.Errorf("line wider than 72: %q", l)
+		}
+	}
+}
+
+func TestParseAnswer(t *testing.T) {
+	tests := []struct {
+		in, pattern string
+		want        permission.Answer
+		ok          bool
+	}{
+		{"y", "", permission.Answer{Choice: permission.Yes}, true},
+		{" YES ", "", permission.Answer{Choice: permission.Yes}, true},
+		{"n", "", permission.Answer{Choice: permission.No}, true},
+		{"a", "go test ./...", permission.Answer{Choice: permission.Always}, true},
+		{"always", "", permission.Answer{Choice: permission.Yes}, true},
+		{"use make test instead", "", permission.Answer{Choice: permission.No, Reason: "use make test instead"}, true},
+		{"", "", permission.Answer{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseAnswer(tt.in, tt.pattern)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseAnswer(%q) = %+v, %v; want %+v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestPrompter(t *testing.T) {
+	req := permission.Request{Tool: "bash", Command: "git push origin main"}
+	d := permission.Decision{Verdict: permission.Ask, Rule: "ask bash git push *"}
+	tests := []struct {
+		name, input string
+		want        permission.Answer
+		interrupted bool
+	}{
+		{"always after a stray enter", "\ra\r", permission.Answer{Choice: permission.Always}, false},
+		{"reason", "not yet, run the tests\r", permission.Answer{Choice: permission.No, Reason: "not yet, run the tests"}, false},
+		{"ctrl-c", "\x03", permission.Answer{Choice: permission.No, Reason: "the user interrupted the turn"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			scr := newScreen(80, 20)
+			tm := &Term{Out: scr, TTY: true, Size: func() (int, int) { return 80, 20 }}
+			r := NewRenderer(tm, nil)
+			defer r.Close()
+			interrupted := false
+			p := &Prompter{R: r, Editor: NewEditor(NewInput(strings.NewReader(tt.input)), tm, EditorOptions{ForceRaw: true, NoHistory: true}),
+				OnInterrupt: func() { interrupted = true }}
+			got, err := p.Prompt(context.Background(), req, d, "git push origin main")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want || interrupted != tt.interrupted {
+				t.Errorf("got %+v (interrupted %v), want %+v (%v)", got, interrupted, tt.want, tt.interrupted)
+			}
+			screen := scr.all()
+			for _, want := range []string{"permission  run a command", "│ git push origin main", "rule: ask bash git push *", "a always allow git push origin main", "allow? [y/n/a]"} {
+				if !strings.Contains(screen, want) {
+					t.Errorf("screen lacks %q:\n%s", want, screen)
+				}
+			}
+		})
+	}
+	t.Run("eof", func(t *testing.T) {
+		tm := &Term{Out: &strings.Builder{}, Size: func() (int, int) { return 80, 20 }}
+		p := &Prompter{R: NewRenderer(tm, nil), Editor: NewEditor(NewInput(strings.NewReader("")), tm, EditorOptions{NoHistory: true})}
+		if got, err := p.Prompt(context.Background(), req, d, ""); err == nil || got.Choice != permission.No {
+			t.Errorf("got %+v, %v; want No and an error", got, err)
+		}
+	})
+}
+
+func TestRenderPermissionFile(t *testing.T) {
+	got := RenderPermission(Style{}, permission.Request{Tool: "write_file", Path: "/etc/hosts", Write: true}, permission.Decision{Rule: "outside the project"}, "", 80)
+	want := "╭ permission  write a file\n│ write_file  /etc/hosts\n│ rule: outside the project\n╰ y yes, once · n no · or type a reason to refuse\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
