@@ -27,6 +27,9 @@ The next steps, in order.
 
 Be specific: paths, names, commands, numbers. Do not call tools. Put the whole note inside <summary></summary>.`
 
+// noteReserve is the room, in tokens, kept for the note in the window.
+const noteReserve = 4096
+
 // pendingResult is the content of a tool result for a call not run yet
 // when the compaction happens (the API needs every call answered).
 const pendingResult = "(not run yet: the context is being compacted first; the call will be made again if still needed)"
@@ -62,6 +65,14 @@ func Request(base llm.Request, focus string) llm.Request {
 // the agent calls h.ForceDrop, logs its edits, rebuilds base and calls
 // Compact again.
 func Compact(ctx context.Context, p llm.Provider, base llm.Request, h *history.History, focus string) (history.Edit, *llm.Reply, error) {
+	cfg := h.Config()
+	keep := h.KeepFrom(int(cfg.CompactTo * float64(cfg.Window)))
+	if h.Tokens()+history.EstimateText(Instruction)+noteReserve > cfg.Window && keep <= len(base.Messages) {
+		// The whole history would not fit with the note (a huge last
+		// reply): summarise only what is replaced. It is still a prefix
+		// of what was sent, so the cache still serves it.
+		base.Messages = base.Messages[:keep]
+	}
 	req := Request(base, focus)
 	reply, err := p.Stream(ctx, &req, nil)
 	if err != nil {
@@ -71,7 +82,6 @@ func Compact(ctx context.Context, p llm.Provider, base llm.Request, h *history.H
 	if note == "" {
 		return history.Edit{}, reply, errors.New("compacting the conversation: the model returned an empty summary; try /compact again")
 	}
-	keep := h.KeepFrom(int(h.Config().CompactTo * float64(h.Config().Window)))
 	return history.Edit{
 		Layer: history.LayerSummary,
 		Keep:  keep,

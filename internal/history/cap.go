@@ -82,9 +82,11 @@ func cutAt(s string, n int, fromEnd bool) string {
 		}
 		return s[:cut]
 	}
+	// From the end, snap back to the start of the line: a little more
+	// text, never less than asked.
 	cut := len(s) - n
-	if i := strings.IndexByte(s[cut:], '\n'); i >= 0 && i < slack {
-		cut += i + 1
+	if i := strings.LastIndexByte(s[:cut], '\n'); i >= 0 && cut-i <= slack {
+		cut = i + 1
 	}
 	for cut < len(s) && !utf8.RuneStart(s[cut]) {
 		cut++

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/harness-dev/harness/internal/llm"
@@ -40,8 +41,11 @@ type Config struct {
 	Policy string
 
 	// StripBatch is the in-turn strip threshold of the harness policy: old
-	// tool output worth this many tokens is stripped in one batch. Zero
-	// means DefaultStripBatch.
+	// tool output is stripped once a strip would save this many tokens,
+	// all of it in one batch. Zero means DefaultStripBatch: strip each
+	// result as soon as it leaves the latest two messages, which the
+	// context benchmark shows is cheapest (a later batch rewrites the
+	// cached assistant messages in between).
 	StripBatch int
 }
 
@@ -52,7 +56,7 @@ const (
 	DefaultCompactAt  = 0.85
 	DefaultCompactTo  = 0.35
 	DefaultWindow     = 128000
-	DefaultStripBatch = 6000
+	DefaultStripBatch = 1
 )
 
 // DefaultConfig returns the defaults with no spill directory.
@@ -106,11 +110,13 @@ type Edit struct {
 	Summary *llm.Block `json:"summary,omitempty"`
 }
 
-// BlockEdit replaces the content of one tool result.
+// BlockEdit replaces the content of one tool result, or the input of one
+// tool call.
 type BlockEdit struct {
-	Message int    `json:"message"`
-	Block   int    `json:"block"`
-	Content string `json:"content"`
+	Message int             `json:"message"`
+	Block   int             `json:"block"`
+	Content string          `json:"content,omitempty"`
+	Input   json.RawMessage `json:"input,omitempty"` // a tool call's stubbed input
 }
 
 // History is the stored conversation of one session. It is not safe for
@@ -207,11 +213,16 @@ func (h *History) Floor() int { return h.floor }
 
 // setBlock rewrites one block's content, copying the message first so that
 // slices handed out by Messages stay unchanged.
-func (h *History) setBlock(mi, bi int, content, layer string) {
+func (h *History) setBlock(be BlockEdit, layer string) {
+	mi := be.Message
 	m := h.msgs[mi]
 	m.Blocks = append([]llm.Block(nil), m.Blocks...)
-	m.Blocks[bi].Content = content
-	m.Blocks[bi].Layer = layer
+	if be.Input != nil {
+		m.Blocks[be.Block].Input = be.Input
+	} else {
+		m.Blocks[be.Block].Content = be.Content
+	}
+	m.Blocks[be.Block].Layer = layer
 	h.msgs[mi] = m
 	e := Estimate(m)
 	h.total += e - h.est[mi]
@@ -227,12 +238,16 @@ func (h *History) Apply(e Edit) error {
 				return fmt.Errorf("history edit: message %d out of range (have %d, summary at %d)", be.Message, len(h.msgs), h.floor)
 			}
 			m := h.msgs[be.Message]
-			if be.Block < 0 || be.Block >= len(m.Blocks) || m.Blocks[be.Block].Type != llm.BlockToolResult {
-				return fmt.Errorf("history edit: message %d has no tool result at block %d", be.Message, be.Block)
+			want := llm.BlockToolResult
+			if be.Input != nil {
+				want = llm.BlockToolUse
+			}
+			if be.Block < 0 || be.Block >= len(m.Blocks) || m.Blocks[be.Block].Type != want {
+				return fmt.Errorf("history edit: message %d has no %s at block %d", be.Message, want, be.Block)
 			}
 		}
 		for _, be := range e.Blocks {
-			h.setBlock(be.Message, be.Block, be.Content, e.Layer)
+			h.setBlock(be, e.Layer)
 		}
 		if e.Layer == LayerStrip {
 			h.stats.Strips++

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/harness-dev/harness/internal/llm"
@@ -70,8 +71,37 @@ func (h *History) stripBlock(b llm.Block) (string, bool) {
 		return "", false
 	}
 	head := cutAt(b.Content, h.cfg.Stub, false)
-	stub := head + fmt.Sprintf("\n[harness strip: %d more chars of this old output were removed to keep the context small; run the tool again if you need them.]", len(b.Content)-len(head))
+	stub := head + fmt.Sprintf("\n[harness strip: %d more chars of this old output removed; run the tool again to see them]", len(b.Content)-len(head))
 	return stub, len(stub) < len(b.Content)
+}
+
+// inputStubMin is the least a tool call's input must shrink by to be
+// stripped: rewriting the call's message costs a cache write of all of it,
+// which only a large input repays (file contents written by a command).
+const inputStubMin = 2000
+
+// stripInput returns the stub of a tool call's input: every string value
+// over Stub chars cut to Stub with a marker. It stays a JSON object so the
+// adapters send it as is.
+func (h *History) stripInput(b llm.Block) (json.RawMessage, bool) {
+	if b.Type != llm.BlockToolUse || b.Layer != "" || len(b.Input) < inputStubMin {
+		return nil, false
+	}
+	var in map[string]any
+	if json.Unmarshal(b.Input, &in) != nil {
+		return nil, false
+	}
+	for k, v := range in {
+		if s, ok := v.(string); ok && len(s) > h.cfg.Stub {
+			head := cutAt(s, h.cfg.Stub, false)
+			in[k] = head + fmt.Sprintf("\n[harness strip: %d more chars of this old tool input were removed]", len(s)-len(head))
+		}
+	}
+	out, err := json.Marshal(in)
+	if err != nil || len(b.Input)-len(out) < inputStubMin {
+		return nil, false
+	}
+	return out, true
 }
 
 // strippable returns the tokens a strip would save now.
@@ -81,6 +111,9 @@ func (h *History) strippable() int {
 		for _, b := range h.msgs[i].Blocks {
 			if stub, ok := h.stripBlock(b); ok {
 				saved += (len(b.Content) - len(stub)) / charsPerToken
+			}
+			if in, ok := h.stripInput(b); ok {
+				saved += (len(b.Input) - len(in)) / charsPerToken
 			}
 		}
 	}
@@ -95,6 +128,9 @@ func (h *History) strip() (Edit, bool) {
 		for j, b := range h.msgs[i].Blocks {
 			if stub, ok := h.stripBlock(b); ok {
 				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: stub})
+			}
+			if in, ok := h.stripInput(b); ok && h.cfg.Policy == PolicyHarness {
+				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Input: in})
 			}
 		}
 	}
@@ -117,8 +153,41 @@ func (h *History) fit() (Edit, bool) {
 	target := h.budget()
 	if h.cfg.Policy == PolicyHarness {
 		target = int((h.cfg.CompactAt + h.cfg.CompactTo) / 2 * float64(h.cfg.Window))
+		// When dropping cannot get there (old outputs are stubs already)
+		// and the request still fits, leave it to the compaction after the
+		// reply: a drop would break the cache for little.
+		if h.Tokens()-h.droppable(len(h.msgs)-2) > target && h.Tokens() < h.cfg.Window*19/20 {
+			return Edit{}, false
+		}
 	}
 	return h.dropTo(target, len(h.msgs)-2)
+}
+
+// droppable returns the tokens dropping every tool result before end would
+// save.
+func (h *History) droppable(end int) int {
+	saved := 0
+	for i := h.floor + 1; i < end; i++ {
+		for _, b := range h.msgs[i].Blocks {
+			if d := dropMarker(b); d != "" {
+				saved += (len(b.Content) - len(d)) / charsPerToken
+			}
+		}
+	}
+	return saved
+}
+
+// dropMarker returns what a tool result becomes when dropped, or "" when
+// it is not a tool result, already dropped, or too short to gain.
+func dropMarker(b llm.Block) string {
+	if b.Type != llm.BlockToolResult || b.Layer == LayerDrop {
+		return ""
+	}
+	d := fmt.Sprintf("[harness drop: this %d-char output was removed to fit the context window.]", len(b.Content))
+	if len(d) >= len(b.Content) {
+		return ""
+	}
+	return d
 }
 
 // dropTo empties the oldest tool results in messages before end until
@@ -128,11 +197,8 @@ func (h *History) dropTo(target, end int) (Edit, bool) {
 	tokens := h.Tokens()
 	for i := h.floor + 1; i < end && tokens > target; i++ {
 		for j, b := range h.msgs[i].Blocks {
-			if b.Type != llm.BlockToolResult || b.Layer == LayerDrop {
-				continue
-			}
-			dropped := fmt.Sprintf("[harness drop: this %d-char output was removed to fit the context window.]", len(b.Content))
-			if len(dropped) >= len(b.Content) {
+			dropped := dropMarker(b)
+			if dropped == "" {
 				continue
 			}
 			e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: dropped})

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/replay"
+)
+
+// benchContextOptions are the flags of harness bench context.
+type benchContextOptions struct {
+	Policies []string
+	Pricing  string
+	Window   int
+	JSON     bool
+	Paths    []string
+}
+
+func newBenchCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure harness on recorded sessions",
+		Long: `Measure harness on recorded sessions. No model is called.
+
+EXIT STATUS
+  0  the benchmark ran
+  1  a trajectory could not be read or replayed
+  2  bad flags or arguments`,
+	}
+	cmd.AddCommand(newBenchContextCommand())
+	return cmd
+}
+
+func newBenchContextCommand() *cobra.Command {
+	opts := benchContextOptions{}
+	cmd := &cobra.Command{
+		Use:   "context [flags] PATH...",
+		Short: "Replay trajectories through the context layers and a prefix-cache simulator",
+		Long: `Replay trajectories through harness's real context layers (cap, strip, drop,
+compact, reminder) and an ideal prefix-cache simulator, and print per policy:
+trajectories, requests, tokens sent, cache-read share, input cost relative to
+raw (summary calls included), mean visible tool-output chars per request, peak
+context, compactions and drops.
+
+Policies: raw (append-only, cap only), seed (the reference harness: head-only
+cap, strip after every tool round, drop to just under the budget, compaction
+with its own system prompt), harness (what ships).
+
+A PATH is a mini-swe-agent *.traj.json(.gz) file, a harness session log
+(*.jsonl), or a directory holding them. No model is called: the recorded
+replies are reused, and a compaction's summary is a fixed-size note
+synthesised from the history, costed as a real call (input and output).
+
+EXIT STATUS
+  0  the benchmark ran
+  1  a trajectory could not be read or replayed
+  2  bad flags or arguments`,
+		Example: `  harness bench context ../shared/data/trajectories/mini-swe-agent
+  harness bench context --pricing openai --window 32000 --json trajs/`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			return runBenchContext(cmd.Context(), opts, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&opts.Policies, "policy", replay.Policies, "policies to replay, comma-separated: raw, seed, harness")
+	f.StringVar(&opts.Pricing, "pricing", replay.Anthropic, "cache semantics and prices: anthropic or openai")
+	f.IntVar(&opts.Window, "window", history.DefaultWindow, "context window in tokens")
+	f.BoolVar(&opts.JSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+func validateBenchContext(opts benchContextOptions) error {
+	if len(opts.Paths) == 0 {
+		return usageError("bench context: no PATH given: pass trajectory files or directories")
+	}
+	if opts.Pricing != replay.Anthropic && opts.Pricing != replay.OpenAI {
+		return usageError("bench context: unknown --pricing %q: use anthropic or openai", opts.Pricing)
+	}
+	if opts.Window < 4096 {
+		return usageError("bench context: --window %d is too small: use at least 4096 tokens", opts.Window)
+	}
+	if len(opts.Policies) == 0 {
+		return usageError("bench context: --policy is empty: use raw, seed and/or harness")
+	}
+	for _, p := range opts.Policies {
+		if !slices.Contains(replay.Policies, p) {
+			return usageError("bench context: unknown policy %q: use raw, seed or harness", p)
+		}
+	}
+	return nil
+}
+
+func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := validateBenchContext(opts); err != nil {
+		return err
+	}
+	trajs, err := replay.Load(opts.Paths)
+	if err != nil {
+		return fmt.Errorf("bench context: %w", err)
+	}
+	results, err := replay.RunAll(ctx, trajs, opts.Policies, replay.Options{Pricing: opts.Pricing, Window: opts.Window})
+	if err != nil {
+		return fmt.Errorf("bench context: %w", err)
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Pricing  string          `json:"pricing"`
+			Window   int             `json:"window"`
+			Policies []replay.Result `json:"policies"`
+		}{opts.Pricing, opts.Window, results})
+	}
+	fmt.Fprintf(stdout, "pricing %s, window %d, %d trajectories (summaries synthesised: no model is called)\n\n", opts.Pricing, opts.Window, len(trajs))
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\ttrajectories\trequests\ttokens sent\tcache read\tcost vs raw\tvisible output\tpeak context\tcompactions\tdrops\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%+.1f%%\t%.0f\t%d\t%d\t%d\t\n", r.Policy, r.Trajectories, r.Requests, r.TokensSent,
+			100*r.CacheReadShare, 100*(r.CostRatio-1), r.VisibleOutputChars, r.PeakContext, r.Compactions, r.Drops)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "\ncost: input, cache reads and writes of every request plus summary calls (input and output);")
+	fmt.Fprintln(stdout, "visible output: tool-result chars per request; tokens counted at "+strings.TrimRight(fmt.Sprintf("%.2f", replay.CharsPerToken), "0")+" chars a token.")
+	return nil
+}

@@ -1,0 +1,22 @@
+// Package replay measures the context layers on recorded sessions: it
+// replays trajectories through the real history, compact and reminder code
+// and an ideal prefix-cache simulator, and reports per policy what was sent,
+// what the cache served and what it cost (harness bench context).
+//
+// No model is called. The assistant messages are the recorded ones, so the
+// policies differ only in what they send; a compaction's summary is
+// synthesised deterministically from the history (a fixed-size note) and
+// costed like a real summarisation call, input and output.
+//
+// Token counts in the replay are computed from text at the chars-per-token
+// ratio measured on the trajectories' own usage (Tokens); history's
+// estimator sees these as the provider's usage, as it would in a session.
+//
+// The cache simulator is ideal (no expiry, no eviction) and works at block
+// granularity. Anthropic: breakpoints where the harness's adapter puts them
+// (last tool, system, the last stored block, and the end of the previous
+// turn when that is 20 or more blocks back; at most 4), a 20-block look-back
+// per breakpoint, a 1,024-token minimum, writes at 1.25× and reads at 0.1×.
+// OpenAI: automatic, the longest prefix shared with any earlier request,
+// from 1,024 tokens in 128-token steps, reads at 0.1×, no write premium.
+package replay

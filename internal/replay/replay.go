@@ -1,0 +1,281 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/harness-dev/harness/internal/compact"
+	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/reminder"
+)
+
+// Policies the benchmark knows, in report order.
+var Policies = []string{history.PolicyRaw, history.PolicySeed, history.PolicyHarness}
+
+// seedSummarySystem stands for the reference harness's summariser, which
+// used a system prompt of its own (and so paid for the whole history).
+const seedSummarySystem = "You are a summarisation assistant. Summarise the coding session below for a colleague who will continue it: the goal, what was done, the files touched, the current state and the next steps."
+
+// Options configure a replay.
+type Options struct {
+	Pricing string // Anthropic or OpenAI
+	Window  int    // context window in tokens
+	// Config is the base history configuration; its Policy and Window are
+	// set per run. Zero fields take the defaults.
+	Config history.Config
+	// PreResultBreakpoints simulates the Anthropic breakpoint placement
+	// proposed for the adapter (see preResultBreakpoints) instead of the
+	// adapter's current one.
+	PreResultBreakpoints bool
+}
+
+// Result is one policy's totals over the trajectories.
+type Result struct {
+	Policy             string  `json:"policy"`
+	Trajectories       int     `json:"trajectories"`
+	Requests           int     `json:"requests"`
+	TokensSent         int     `json:"tokens_sent"`
+	CacheReadShare     float64 `json:"cache_read_share"`
+	CostRatio          float64 `json:"cost_ratio"`
+	VisibleOutputChars float64 `json:"visible_output_chars"`
+	PeakContext        int     `json:"peak_context"`
+	Compactions        int     `json:"compactions"`
+	Drops              int     `json:"drops"`
+
+	// Cost is the input-plus-summary cost in dollars (not in the JSON
+	// report, which gives the ratio to raw).
+	Cost      float64 `json:"-"`
+	cacheRead int
+	visible   int
+}
+
+// Run replays every trajectory under policy.
+func Run(ctx context.Context, trajs []Trajectory, policy string, opts Options) (Result, error) {
+	res := Result{Policy: policy}
+	for _, t := range trajs {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if err := runOne(ctx, t, policy, opts, &res); err != nil {
+			return res, fmt.Errorf("replaying %s under %s: %w", t.Name, policy, err)
+		}
+		res.Trajectories++
+	}
+	if res.TokensSent > 0 {
+		res.CacheReadShare = float64(res.cacheRead) / float64(res.TokensSent)
+	}
+	if res.Requests > 0 {
+		res.VisibleOutputChars = float64(res.visible) / float64(res.Requests)
+	}
+	return res, nil
+}
+
+// RunAll replays under each policy and fills CostRatio relative to raw
+// (which is run too when not asked for).
+func RunAll(ctx context.Context, trajs []Trajectory, policies []string, opts Options) ([]Result, error) {
+	var out []Result
+	var raw *Result
+	for _, p := range policies {
+		r, err := Run(ctx, trajs, p, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+		if p == history.PolicyRaw {
+			raw = &out[len(out)-1]
+		}
+	}
+	base := 0.0
+	if raw != nil {
+		base = raw.Cost
+	} else {
+		r, err := Run(ctx, trajs, history.PolicyRaw, opts)
+		if err != nil {
+			return nil, err
+		}
+		base = r.Cost
+	}
+	for i := range out {
+		if base > 0 {
+			out[i].CostRatio = out[i].Cost / base
+		}
+	}
+	return out, nil
+}
+
+// clock is the replay's deterministic time: one minute a request.
+var epoch = time.Date(2025, 11, 18, 9, 0, 0, 0, time.UTC)
+
+func runOne(ctx context.Context, t Trajectory, policy string, opts Options, res *Result) error {
+	cfg := opts.Config
+	cfg.Policy = policy
+	cfg.Window = opts.Window
+	cfg.SpillDir = "" // nothing is written to disk in a replay
+	h := history.New(cfg)
+	cache := NewCache(opts.Pricing)
+	cache.preResult = opts.PreResultBreakpoints
+	sum := &summariser{cache: cache, pricing: opts.Pricing}
+	step := 0
+	base := func() llm.Request {
+		return llm.Request{
+			System: t.System, Tools: t.Tools, Messages: h.Messages(),
+			Reminder:  reminder.Format(reminder.Facts{Time: epoch.Add(time.Duration(step) * time.Minute), Git: true, Branch: "main"}),
+			SessionID: t.Name,
+		}
+	}
+	started := false
+	for _, m := range t.Messages {
+		switch {
+		case m.Role == llm.RoleAssistant:
+			count(res, h.Maintain())
+			req := base()
+			u := cache.Request(&req)
+			step++
+			res.Requests++
+			res.TokensSent += u.Prompt()
+			res.cacheRead += u.CacheRead
+			res.PeakContext = max(res.PeakContext, u.Prompt())
+			res.Cost += Cost(opts.Pricing, u)
+			res.visible += visibleOutput(req.Messages)
+			h.Observe(u)
+			h.Append(m)
+			if h.NeedsCompact() {
+				b := base()
+				if policy == history.PolicySeed {
+					b.System, b.Tools = seedSummarySystem, nil
+				}
+				e, reply, err := compact.Compact(ctx, sum, b, h, "")
+				if err != nil {
+					return err
+				}
+				if err := h.Apply(e); err != nil {
+					return err
+				}
+				res.Compactions++
+				res.TokensSent += reply.Usage.Prompt()
+				res.cacheRead += reply.Usage.CacheRead
+				res.PeakContext = max(res.PeakContext, reply.Usage.Prompt())
+				res.Cost += Cost(opts.Pricing, reply.Usage)
+			}
+		case hasToolResult(m):
+			m.Blocks = append([]llm.Block(nil), m.Blocks...)
+			for i := range m.Blocks {
+				_ = h.Cap(&m.Blocks[i]) // no SpillDir: nothing to fail
+			}
+			h.Append(m)
+		default: // the user speaks: a new turn
+			if started {
+				count(res, h.EndTurn())
+			}
+			started = true
+			h.Append(m)
+		}
+	}
+	count(res, h.EndTurn())
+	return nil
+}
+
+func count(res *Result, edits []history.Edit) {
+	for _, e := range edits {
+		if e.Layer == history.LayerDrop {
+			res.Drops++
+		}
+	}
+}
+
+func hasToolResult(m llm.Message) bool {
+	for _, b := range m.Blocks {
+		if b.Type == llm.BlockToolResult {
+			return true
+		}
+	}
+	return false
+}
+
+func visibleOutput(msgs []llm.Message) int {
+	n := 0
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			if b.Type == llm.BlockToolResult {
+				n += len(b.Content)
+			}
+		}
+	}
+	return n
+}
+
+// summariser is the replay's stand-in for the model during a compaction:
+// it costs the request in the shared cache and answers with a note
+// synthesised from the history.
+type summariser struct {
+	cache   *Cache
+	pricing string
+}
+
+func (s *summariser) Name() string { return s.pricing }
+
+func (s *summariser) Stream(_ context.Context, req *llm.Request, _ func(llm.Event)) (*llm.Reply, error) {
+	u := s.cache.Request(req)
+	note := SynthesiseSummary(req.Messages)
+	u.Output = Tokens(len(note))
+	return &llm.Reply{
+		Message:    llm.Text(llm.RoleAssistant, "<summary>\n"+note+"\n</summary>"),
+		StopReason: llm.StopEnd,
+		Usage:      u,
+	}, nil
+}
+
+// SummaryChars is the size of a synthesised summary: about 1,800 tokens,
+// a generous handoff note.
+const SummaryChars = 6000
+
+var pathLike = regexp.MustCompile(`[A-Za-z0-9_./-]+\.(?:py|go|js|ts|rs|c|h|rst|txt|cfg|toml|json|yaml|yml|md|html|css)\b`)
+
+// SynthesiseSummary builds a deterministic handoff note of SummaryChars
+// chars from msgs: the first user words as the goal, the files named, and
+// the latest assistant thoughts.
+func SynthesiseSummary(msgs []llm.Message) string {
+	var goal, happened strings.Builder
+	files := map[string]bool{}
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			text := b.Text + b.Content + string(b.Input)
+			for _, p := range pathLike.FindAllString(text, -1) {
+				files[p] = true
+			}
+			if m.Role == llm.RoleUser && b.Type == llm.BlockText && goal.Len() == 0 {
+				goal.WriteString(clip(b.Text, 1500))
+			}
+			if m.Role == llm.RoleAssistant && b.Type == llm.BlockText {
+				happened.WriteString("- " + clip(strings.ReplaceAll(b.Text, "\n", " "), 160) + "\n")
+			}
+		}
+	}
+	names := make([]string, 0, len(files))
+	for f := range files {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	h := happened.String()
+	if len(h) > 2500 {
+		h = h[len(h)-2500:]
+	}
+	note := "## Goal\n" + goal.String() + "\n## What happened\n" + h + "## Files\n" + clip(strings.Join(names, "\n"), 1200) +
+		"\n## State\nSynthesised by the replay: no model was called.\n## Next\nContinue from the latest messages.\n"
+	if len(note) > SummaryChars {
+		return note[:SummaryChars]
+	}
+	return note + strings.Repeat(".", SummaryChars-len(note))
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
