@@ -36,6 +36,14 @@ func (m *Meter) Add(r *llm.Reply) {
 	}
 }
 
+// Set replaces the accounting with the agent's own figures (after a turn,
+// or when a session is resumed): last request, session total, requests.
+func (m *Meter) Set(last, total llm.Usage, requests int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.last, m.total, m.requests = last, total, max(requests, m.requests)
+}
+
 // Reset forgets the session's usage (a new session after /clear).
 func (m *Meter) Reset() {
 	m.mu.Lock()
