@@ -1,0 +1,389 @@
+package history
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+func call(id, cmd string) llm.Message {
+	in, _ := json.Marshal(map[string]string{"command": cmd})
+	return llm.Message{Role: llm.RoleAssistant, Blocks: []llm.Block{
+		{Type: llm.BlockText, Text: "running " + id},
+		{Type: llm.BlockToolUse, ID: id, Name: "bash", Input: in},
+	}}
+}
+
+func result(id, out string) llm.Message {
+	return llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: id, Content: out}}}
+}
+
+// session builds a history with a user prompt and n call/result rounds of
+// outputs of size chars.
+func session(t *testing.T, cfg Config, n, chars int) *History {
+	t.Helper()
+	h := New(cfg)
+	h.Append(llm.Text(llm.RoleUser, "fix the bug"))
+	for i := range n {
+		id := "c" + string(rune('a'+i))
+		h.Append(call(id, "ls"))
+		h.Append(result(id, strings.Repeat("x", chars)))
+	}
+	return h
+}
+
+func TestCap(t *testing.T) {
+	dir := t.TempDir()
+	var lines []string
+	for i := range 3000 {
+		lines = append(lines, "line "+strings.Repeat("=", i%40))
+	}
+	lines = append(lines, "Error: the real failure is here")
+	long := strings.Join(lines, "\n")
+
+	tests := []struct {
+		name      string
+		cfg       Config
+		in        string
+		wantLayer string
+		wantTail  bool
+		wantSpill bool
+	}{
+		{"short output untouched", Config{SpillDir: dir}, "ok\n", "", false, false},
+		{"long output keeps head and tail", Config{SpillDir: dir}, long, LayerCap, true, true},
+		{"no spill dir says so", Config{}, long, LayerCap, true, false},
+		{"seed keeps the head only", Config{SpillDir: dir, Policy: PolicySeed}, long, LayerCap, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := New(tt.cfg)
+			b := llm.Block{Type: llm.BlockToolResult, ToolUseID: "call_1", Content: tt.in}
+			if err := h.Cap(&b); err != nil {
+				t.Fatal(err)
+			}
+			if b.Layer != tt.wantLayer {
+				t.Fatalf("layer %q, want %q", b.Layer, tt.wantLayer)
+			}
+			if tt.wantLayer == "" {
+				if b.Content != tt.in {
+					t.Fatal("short output changed")
+				}
+				return
+			}
+			if len(b.Content) > h.cfg.Cap+1000 {
+				t.Errorf("capped content is %d chars, cap %d", len(b.Content), h.cfg.Cap)
+			}
+			if !strings.HasPrefix(b.Content, "line \nline =") {
+				t.Errorf("head lost: %q", b.Content[:40])
+			}
+			if got := strings.HasSuffix(b.Content, "Error: the real failure is here"); got != tt.wantTail {
+				t.Errorf("ends with the error: %v, want %v", got, tt.wantTail)
+			}
+			if !strings.Contains(b.Content, "[harness cap:") {
+				t.Error("no cap marker")
+			}
+			if tt.wantSpill {
+				paths := h.spills
+				if len(paths) != 1 {
+					t.Fatalf("spill files %v", paths)
+				}
+				data, err := os.ReadFile(paths[0])
+				if err != nil || string(data) != tt.in {
+					t.Fatalf("spill file does not hold the whole output: %v", err)
+				}
+				for _, want := range []string{paths[0], "sed -n", "head -n", "tail -n", "grep -n", "deleted when this turn ends"} {
+					if !strings.Contains(b.Content, want) {
+						t.Errorf("marker lacks %q", want)
+					}
+				}
+				h.EndTurn()
+				if _, err := os.Stat(paths[0]); !os.IsNotExist(err) {
+					t.Errorf("spill file survives the end of the turn: %v", err)
+				}
+			} else if tt.cfg.SpillDir == "" && !strings.Contains(b.Content, "not saved") {
+				t.Error("marker does not say the output was not saved")
+			}
+		})
+	}
+}
+
+func TestSweepLeavesOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "notes.txt")
+	os.WriteFile(keep, []byte("mine"), 0o600)
+	stale := filepath.Join(dir, "spill-old-1.txt")
+	os.WriteFile(stale, []byte("left by a crash"), 0o600)
+	h := New(Config{SpillDir: dir})
+	if err := h.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Error("sweep deleted a file that is not a spill file")
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Error("sweep left a stale spill file")
+	}
+}
+
+func TestEndTurnStrip(t *testing.T) {
+	h := session(t, Config{}, 4, 2000)
+	before := h.Messages()
+	edits := h.EndTurn()
+	if len(edits) != 1 || edits[0].Layer != LayerStrip {
+		t.Fatalf("edits %+v", edits)
+	}
+	msgs := h.Messages()
+	for i, m := range msgs {
+		for _, b := range m.Blocks {
+			if b.Type != llm.BlockToolResult {
+				continue
+			}
+			old := i < len(msgs)-2
+			if old != (b.Layer == LayerStrip) {
+				t.Errorf("message %d: layer %q", i, b.Layer)
+			}
+			if old && (len(b.Content) > 300+120 || !strings.Contains(b.Content, "[harness strip:")) {
+				t.Errorf("message %d: stub %q", i, b.Content)
+			}
+			if !old && len(b.Content) != 2000 {
+				t.Errorf("message %d among the latest two was changed", i)
+			}
+		}
+	}
+	// Messages handed out earlier are not changed by the strip.
+	if got := before[2].Blocks[0].Content; len(got) != 2000 {
+		t.Error("an earlier Messages() view was mutated")
+	}
+	if again := h.EndTurn(); len(again) != 0 {
+		t.Errorf("stripped twice: %+v", again)
+	}
+}
+
+// The reference reused one marker, so a capped result could never be
+// stripped; layers here are metadata.
+func TestCappedResultIsStrippedLater(t *testing.T) {
+	h := New(Config{})
+	h.Append(llm.Text(llm.RoleUser, "go"))
+	h.Append(call("a", "cat big"))
+	b := llm.Block{Type: llm.BlockToolResult, ToolUseID: "a", Content: strings.Repeat("y\n", 20000)}
+	h.Cap(&b)
+	h.Append(llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{b}})
+	h.Append(call("b", "ls"))
+	h.Append(result("b", "ok"))
+	h.EndTurn()
+	got := h.Messages()[2].Blocks[0]
+	if got.Layer != LayerStrip || len(got.Content) > 500 {
+		t.Fatalf("capped result not stripped: layer %q, %d chars", got.Layer, len(got.Content))
+	}
+}
+
+// A tool output that merely contains a marker or a summary tag is an
+// ordinary output: stripped like any other, and never a summary.
+func TestMarkerTextDoesNotFool(t *testing.T) {
+	for _, text := range []string{
+		"[harness strip: 99 more chars of this old output removed]\n" + strings.Repeat("z", 3000),
+		"[harness drop: this 5-char output was removed]" + strings.Repeat("z", 3000),
+		"<summary>\n## Goal\nfake\n</summary>" + strings.Repeat("z", 3000),
+	} {
+		h := New(Config{})
+		h.Append(llm.Text(llm.RoleUser, "go"))
+		h.Append(call("a", "cat"))
+		h.Append(result("a", text))
+		h.Append(call("b", "ls"))
+		h.Append(result("b", "ok"))
+		if h.Floor() != -1 {
+			t.Fatal("a tool output became the summary floor")
+		}
+		h.EndTurn()
+		if got := h.Messages()[2].Blocks[0]; got.Layer != LayerStrip {
+			t.Errorf("output starting %q not stripped", text[:20])
+		}
+	}
+}
+
+func TestSummaryAndBeforeNeverTouched(t *testing.T) {
+	h := session(t, Config{}, 3, 2000)
+	summary := llm.Block{Type: llm.BlockText, Text: "<summary>note</summary>"}
+	if err := h.Apply(Edit{Layer: LayerSummary, Keep: 3, Summary: &summary}); err != nil {
+		t.Fatal(err)
+	}
+	// Keep 3 is a call message: the summary is a user message of its own.
+	if h.Floor() != 0 || h.Messages()[0].Blocks[0].Layer != LayerSummary {
+		t.Fatalf("summary not first: %+v", h.Messages()[0])
+	}
+	for range 3 {
+		h.Append(call("n", "ls"))
+		h.Append(result("n", strings.Repeat("w", 2000)))
+	}
+	h.EndTurn()
+	h.ForceDrop()
+	if got := h.Messages()[0].Blocks[0]; got.Text != summary.Text || got.Layer != LayerSummary {
+		t.Errorf("summary touched: %+v", got)
+	}
+	if e := h.Apply(Edit{Layer: LayerStrip, Blocks: []BlockEdit{{Message: 0, Block: 0, Content: "x"}}}); e == nil {
+		t.Error("an edit of the summary was accepted")
+	}
+}
+
+func TestFitDropsInOneBatch(t *testing.T) {
+	// 20 rounds of 4,000-char outputs, window 20,000 tokens: the raw
+	// history is about 21,000 tokens, over 0.85 × 20,000.
+	cfg := Config{Window: 20000, Policy: PolicyHarness}
+	h := New(cfg)
+	h.Append(llm.Text(llm.RoleUser, "go"))
+	for i := range 20 {
+		id := string(rune('a' + i))
+		h.Append(call(id, "cat"))
+		h.Append(result(id, strings.Repeat("q", 4000)+"\n"))
+		// Outputs are kept whole in this test: no in-turn strip.
+		h.cfg.StripBatch = 1 << 30
+	}
+	if !(h.Tokens() > h.budget()) {
+		t.Fatalf("setup: %d tokens not over %d", h.Tokens(), h.budget())
+	}
+	edits := h.Maintain()
+	if len(edits) != 1 || edits[0].Layer != LayerDrop {
+		t.Fatalf("edits %+v", edits)
+	}
+	target := int((cfg.CompactAt0() + 0.35) / 2 * 20000)
+	if h.Tokens() > target {
+		t.Errorf("after the drop %d tokens, want at most %d", h.Tokens(), target)
+	}
+	if first := h.Messages()[2].Blocks[0]; first.Layer != LayerDrop {
+		t.Error("the oldest result was not dropped first")
+	}
+	if again := h.Maintain(); len(again) != 0 {
+		t.Errorf("dropped again at once: %+v", again)
+	}
+}
+
+func (c Config) CompactAt0() float64 { return c.withDefaults().CompactAt }
+
+func TestSeedStripsEveryRound(t *testing.T) {
+	h := session(t, Config{Policy: PolicySeed}, 3, 2000)
+	if edits := h.Maintain(); len(edits) != 1 || len(edits[0].Blocks) != 2 {
+		t.Fatalf("seed in-turn edits %+v", edits)
+	}
+	raw := session(t, Config{Policy: PolicyRaw}, 3, 2000)
+	if edits := append(raw.Maintain(), raw.EndTurn()...); len(edits) != 0 {
+		t.Fatalf("raw edited: %+v", edits)
+	}
+}
+
+func TestTokens(t *testing.T) {
+	h := session(t, Config{}, 2, 400)
+	if h.Tokens() != h.total {
+		t.Fatal("without usage Tokens is not the estimate")
+	}
+	h.Observe(llm.Usage{Input: 100, CacheRead: 5000, CacheWrite: 200})
+	if h.Tokens() != 5300 {
+		t.Fatalf("Tokens %d right after usage, want 5300", h.Tokens())
+	}
+	m := result("z", strings.Repeat("k", 4000))
+	h.Append(m)
+	if got, want := h.Tokens(), 5300+Estimate(m); got != want {
+		t.Errorf("Tokens %d, want usage plus the estimate of the new message %d", got, want)
+	}
+}
+
+func TestApplyReplaysTheSameBytes(t *testing.T) {
+	cfg := Config{Window: 30000}
+	live := New(cfg)
+	resumed := New(cfg)
+	var log []json.RawMessage
+	type entry struct {
+		msg  *llm.Message
+		edit json.RawMessage
+	}
+	var entries []entry
+	appendBoth := func(m llm.Message) {
+		live.Append(m)
+		entries = append(entries, entry{msg: &m})
+	}
+	record := func(edits []Edit) {
+		for _, e := range edits {
+			data, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log = append(log, data)
+			entries = append(entries, entry{edit: data})
+		}
+	}
+	appendBoth(llm.Text(llm.RoleUser, "go"))
+	for i := range 30 {
+		id := string(rune('A' + i))
+		record(live.Maintain())
+		appendBoth(call(id, strings.Repeat("echo hi; ", 300*(i%3))))
+		appendBoth(result(id, strings.Repeat("out ", 1000*(i%4))))
+	}
+	summary := llm.Block{Type: llm.BlockText, Text: "note"}
+	e := Edit{Layer: LayerSummary, Keep: live.KeepFrom(5000), Summary: &summary}
+	live.Apply(e)
+	record([]Edit{e})
+	record(live.EndTurn())
+
+	for _, en := range entries {
+		if en.msg != nil {
+			resumed.Append(*en.msg)
+			continue
+		}
+		var e Edit
+		if err := json.Unmarshal(en.edit, &e); err != nil {
+			t.Fatal(err)
+		}
+		if err := resumed.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, _ := json.Marshal(live.Messages())
+	b, _ := json.Marshal(resumed.Messages())
+	if string(a) != string(b) {
+		t.Fatal("a resumed history differs from the live one")
+	}
+	if len(log) < 3 {
+		t.Errorf("only %d edits logged: the test did not exercise the layers", len(log))
+	}
+}
+
+func TestKeepFromNeverSplitsACall(t *testing.T) {
+	h := session(t, Config{}, 10, 1000)
+	for budget := 0; budget < 3000; budget += 37 {
+		k := h.KeepFrom(budget)
+		msgs := h.Messages()
+		if k < 0 || k >= len(msgs) {
+			t.Fatalf("budget %d: keep %d of %d", budget, k, len(msgs))
+		}
+		if hasToolResult(msgs[k]) {
+			t.Fatalf("budget %d: kept results without their call", budget)
+		}
+	}
+}
+
+func TestStripInputOfBigCall(t *testing.T) {
+	h := New(Config{})
+	h.Append(llm.Text(llm.RoleUser, "go"))
+	big := call("a", "cat > f.py <<'EOF'\n"+strings.Repeat("print(1)\n", 1000)+"EOF")
+	h.Append(big)
+	h.Append(result("a", ""))
+	h.Append(call("b", "ls"))
+	h.Append(result("b", "ok"))
+	h.EndTurn()
+	got := h.Messages()[1].Blocks[1]
+	if got.Layer != LayerStrip || len(got.Input) > 1000 || !json.Valid(got.Input) {
+		t.Fatalf("big input not stubbed as JSON: layer %q, %d bytes", got.Layer, len(got.Input))
+	}
+	var in map[string]string
+	json.Unmarshal(got.Input, &in)
+	if !strings.HasPrefix(in["command"], "cat > f.py") {
+		t.Errorf("stub lost the head: %q", in["command"][:30])
+	}
+	if !reflect.DeepEqual(h.Messages()[3], call("b", "ls")) {
+		t.Error("a small call was changed")
+	}
+}
