@@ -17,8 +17,9 @@
 // (env, nice, nohup, timeout, time, stdbuf, setsid, command, builtin,
 // exec, sudo) are looked through to the command they run, and git's global
 // options (-C, --git-dir, ...) are removed so "git -C d push" is "git push".
-// Quotes and backslashes are removed before matching ("c''url" and "\curl"
-// are curl; /usr/bin/curl is curl). A command name computed at run time
+// Quotes and backslashes are removed before matching (curl spelled with
+// an empty quoted string inside it, or with a leading backslash, is curl;
+// so is /usr/bin/curl). A command name computed at run time
 // ($X, $(...), globs, brace expansion) is asked about, never allowed; so is
 // a command that cannot be parsed, a name with non-ASCII characters, and a
 // script that sets PATH, LD_*, GIT_* and similar variables. A word computed

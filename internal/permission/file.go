@@ -14,11 +14,11 @@ func (g *Gate) decideFile(rs *ruleSet, req Request) Decision {
 	d := Decision{tool: kind}
 	abs := g.abs(req.Path, g.o.Project)
 	if req.Write {
-		if rule, reason := g.writeProblem(abs, g.writable); rule != "" {
+		if rule, reason := g.writeProblem(abs, g.writable, nil); rule != "" {
 			d.Verdict, d.Rule, d.Reason = Deny, rule, "Not written: "+reason
 			return d
 		}
-	} else if rule, reason := g.readProblem(abs); rule != "" {
+	} else if rule, reason := g.readProblem(abs, nil); rule != "" {
 		d.Verdict, d.Rule, d.Reason = Deny, rule, "Not read: "+reason
 		return d
 	}

@@ -81,13 +81,29 @@ func devWritable(p string) bool {
 	return strings.HasPrefix(p, "/dev/fd/")
 }
 
+// canonCache memoises canon within one decision: a long command names the
+// same paths many times.
+type canonCache map[string]string
+
+func (c canonCache) canon(p string) string {
+	if c == nil {
+		return canon(p)
+	}
+	if r, ok := c[p]; ok {
+		return r
+	}
+	r := canon(p)
+	c[p] = r
+	return r
+}
+
 // writeProblem says why a write to abs (already absolute) is refused, or ""
 // when it is inside the walls. roots are the writable roots in force.
-func (g *Gate) writeProblem(abs string, roots []string) (rule, reason string) {
+func (g *Gate) writeProblem(abs string, roots []string, cc canonCache) (rule, reason string) {
 	if devWritable(abs) {
 		return "", ""
 	}
-	c := canon(abs)
+	c := cc.canon(abs)
 	for _, p := range []string{abs, c} {
 		if ro, ok := withinAny(p, g.readOnly); ok {
 			return "sandbox: read-only " + ro,
@@ -104,8 +120,11 @@ func (g *Gate) writeProblem(abs string, roots []string) (rule, reason string) {
 }
 
 // readProblem says why reading abs is refused, or "".
-func (g *Gate) readProblem(abs string) (rule, reason string) {
-	for _, p := range []string{abs, canon(abs)} {
+func (g *Gate) readProblem(abs string, cc canonCache) (rule, reason string) {
+	if len(g.denyRead) == 0 {
+		return "", ""
+	}
+	for _, p := range []string{abs, cc.canon(abs)} {
 		if d, ok := withinAny(p, g.denyRead); ok {
 			return "sandbox: deny-read " + d,
 				abs + " is a protected secret path (" + d + "); harness never reads it. Do not try another way to read it."

@@ -28,6 +28,7 @@ type shellCheck struct {
 	cwd   string // "" once unknown (cd to a computed directory)
 	parts []part
 	depth int
+	cc    canonCache
 }
 
 const maxDepth = 8
@@ -51,7 +52,7 @@ func (g *Gate) decideBash(rs *ruleSet, cmd string) Decision {
 		d.Verdict, d.Rule = Allow, "empty command"
 		return d
 	}
-	sc := &shellCheck{g: g, rs: rs, cwd: g.o.Project}
+	sc := &shellCheck{g: g, rs: rs, cwd: g.o.Project, cc: canonCache{}}
 	sc.script(cmd, false)
 	d.Verdict, d.Rule = Allow, "no command runs"
 	for _, p := range sc.parts {
@@ -205,7 +206,7 @@ func (sc *shellCheck) write(t token, what string) {
 		}
 		if dir, ok := sc.path(prefix + "x"); ok && (filepath.IsAbs(prefix) || strings.HasPrefix(prefix, "~")) {
 			dir = filepath.Dir(dir)
-			rule, reason := g.writeProblem(dir, g.shellW)
+			rule, reason := g.writeProblem(dir, g.shellW, sc.cc)
 			covers := false
 			for _, r := range g.shellW {
 				if within(r, dir) {
@@ -225,7 +226,7 @@ func (sc *shellCheck) write(t token, what string) {
 		sc.ask("ask: " + what + " target is relative to a directory computed at run time")
 		return
 	}
-	if rule, reason := g.writeProblem(abs, g.shellW); rule != "" {
+	if rule, reason := g.writeProblem(abs, g.shellW, sc.cc); rule != "" {
 		sc.add(Deny, rule, reason, "")
 	}
 }
@@ -239,7 +240,7 @@ func (sc *shellCheck) read(t token) {
 	if !ok {
 		return
 	}
-	if rule, reason := sc.g.readProblem(abs); rule != "" {
+	if rule, reason := sc.g.readProblem(abs, sc.cc); rule != "" {
 		sc.add(Deny, rule, reason, "")
 	}
 }
