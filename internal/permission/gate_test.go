@@ -167,6 +167,13 @@ func TestAlwaysPersists(t *testing.T) {
 	if d := g.Decide(Request{Tool: "edit_file", Path: "a bX.txt", Write: true}); d.Verdict != Ask {
 		t.Errorf("an escaped * matched another name: %s %q", d.Verdict, d.Rule)
 	}
+	if d := g.Decide(Request{Tool: "write_file", Write: true}); d.Verdict != Deny {
+		t.Errorf("write without a path: %s", d.Verdict)
+	}
+	zero := mustNew(t, Options{Project: proj, Prompter: &fakePrompter{answers: []Answer{{}}}})
+	if ok, _ := zero.Check(context.Background(), Request{Tool: "bash", Command: "python3 x"}); ok {
+		t.Error("a zero Answer allowed the call")
+	}
 	if len(recs) != 3 || recs[0].Answer != "always go generate ./...; npm run build" || recs[1].Answer != "allow" || recs[0].Rule != ruleDefault {
 		t.Errorf("records = %+v", recs)
 	}

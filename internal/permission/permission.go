@@ -64,9 +64,9 @@ func (d Decision) Pattern() string { return strings.Join(d.patterns, "; ") }
 // Choice is a human's answer to a prompt.
 type Choice int
 
-// The choices of a prompt.
+// The choices of a prompt. The zero value is no choice and refuses.
 const (
-	Yes Choice = iota
+	Yes Choice = iota + 1
 	No
 	Always
 )
@@ -205,6 +205,13 @@ func (g *Gate) Rules() []string {
 		out = append(out, fmt.Sprintf("%s  (%s)", r.text(), r.origin))
 	}
 	out = append(out, "ask bash * / ask write *  (default for everything else)")
+	out = append(out, "walls: write only under "+strings.Join(g.writable, ", ")+"; never read "+strings.Join(g.denyRead, ", ")+"  (sandbox; no rule moves them)")
+	if g.o.Unsandboxed {
+		out = append(out, "no sandbox: every bash command asks")
+	}
+	if g.o.Yolo {
+		out = append(out, "--yolo: every ask is allowed; denies and walls still hold")
+	}
 	return out
 }
 
@@ -219,6 +226,8 @@ func (g *Gate) Decide(req Request) Decision {
 		d = g.decideBash(rs, req.Command)
 	case req.Path != "":
 		d = g.decideFile(rs, req)
+	case req.Write:
+		return Decision{Verdict: Deny, Rule: "deny: write without a path", Reason: "Not written: the call names no path."}
 	default:
 		return Decision{Verdict: Allow, Rule: "default: allow (touches no file and runs no command)"}
 	}

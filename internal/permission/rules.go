@@ -420,7 +420,6 @@ func matchWords(pat []string, toks []token, maybe bool) bool {
 // command name used to find candidates, which may differ from toks[0].s for
 // a program given by path), and the deny/ask rules that might match.
 func (rs *ruleSet) bashMatches(name string, toks []token, denyOnly bool) (sure, maybe []*rule) {
-	t0 := toks[0]
 	toks = append([]token{{s: name}}, toks[1:]...)
 	check := func(r *rule) {
 		if denyOnly && r.verdict == Allow {
@@ -438,7 +437,6 @@ func (rs *ruleSet) bashMatches(name string, toks []token, denyOnly bool) (sure, 
 	for _, r := range rs.wild {
 		check(r)
 	}
-	_ = t0
 	return sure, maybe
 }
 
