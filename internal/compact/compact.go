@@ -67,7 +67,7 @@ func Request(base llm.Request, focus string) llm.Request {
 func Compact(ctx context.Context, p llm.Provider, base llm.Request, h *history.History, focus string) (history.Edit, *llm.Reply, error) {
 	cfg := h.Config()
 	keep := h.KeepFrom(int(cfg.CompactTo * float64(cfg.Window)))
-	if h.Tokens()+history.EstimateText(Instruction)+noteReserve > cfg.Window && keep > 0 && keep <= len(base.Messages) {
+	if h.Tokens()+history.EstimateText(Instruction)+min(noteReserve, cfg.Window/10) > cfg.Window && keep > 0 && keep <= len(base.Messages) {
 		// The whole history would not fit with the note (a huge last
 		// reply): summarise only what is replaced. It is still a prefix
 		// of what was sent, so the cache still serves it.

@@ -1,0 +1,111 @@
+package reminder
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+func repo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "gone.txt"), []byte("x\n"), 0o644)
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-qm", "init")
+	return dir
+}
+
+var fixed = func() time.Time { return time.Date(2025, 3, 4, 5, 6, 59, 0, time.UTC) }
+
+func TestFormat(t *testing.T) {
+	got := Format(Facts{Time: fixed().Truncate(time.Minute), Git: true, Branch: "main", Todos: "- [ ] a",
+		Changes: []Change{{"a.go", KindModified}}})
+	for _, want := range []string{"<context>", "2025-03-04 05:06 UTC", "git branch: main", "<todos>\n- [ ] a\n</todos>", "- a.go (modified)", "read them again before editing"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("reminder lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Index(got, "<context>") > strings.Index(got, "<todos>") || strings.Index(got, "<todos>") > strings.Index(got, "<file_changes>") {
+		t.Error("sections out of order")
+	}
+	if strings.Contains(got, ":59") {
+		t.Error("time not to the minute")
+	}
+	if none := Format(Facts{Time: fixed()}); !strings.Contains(none, "not a git repository") || strings.Contains(none, "<todos>") || strings.Contains(none, "<file_changes>") {
+		t.Errorf("outside git, no todos: %s", none)
+	}
+}
+
+func TestBuildFileChanges(t *testing.T) {
+	dir := repo(t)
+	b := New(dir, fixed)
+	ctx := context.Background()
+	first := b.Build(ctx, "")
+	if !strings.Contains(first, "git branch: main") || strings.Contains(first, "<file_changes>") {
+		t.Fatalf("first reminder: %s", first)
+	}
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a // edited\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "new.go"), []byte("package a\n"), 0o644)
+	os.Remove(filepath.Join(dir, "gone.txt"))
+	second := b.Build(ctx, "")
+	for _, want := range []string{"- a.go (modified)", "- new.go (new)", "- gone.txt (deleted)"} {
+		if !strings.Contains(second, want) {
+			t.Errorf("second reminder lacks %q:\n%s", want, second)
+		}
+	}
+	if third := b.Build(ctx, ""); strings.Contains(third, "<file_changes>") {
+		t.Errorf("nothing changed but the reminder lists changes:\n%s", third)
+	}
+	// Edited again: the status line is the same, the hash is not.
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a // twice\n"), 0o644)
+	if fourth := b.Build(ctx, ""); !strings.Contains(fourth, "- a.go (modified)") || strings.Contains(fourth, "new.go") {
+		t.Errorf("second edit of a.go:\n%s", fourth)
+	}
+}
+
+func TestBuildDetachedAndNoRepo(t *testing.T) {
+	dir := repo(t)
+	git(t, dir, "checkout", "-q", "--detach")
+	if got := New(dir, fixed).Build(context.Background(), ""); !strings.Contains(got, "git branch: (detached)") {
+		t.Errorf("detached: %s", got)
+	}
+	if got := New(t.TempDir(), fixed).Build(context.Background(), ""); !strings.Contains(got, "not a git repository") {
+		t.Errorf("no repo: %s", got)
+	}
+}
+
+// A project can plant an fsmonitor command or hooks in its git config; the
+// harness's status call must not run them.
+func TestGitRunsNoPlantedCode(t *testing.T) {
+	dir := repo(t)
+	canary := filepath.Join(t.TempDir(), "ran")
+	script := filepath.Join(dir, "evil.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\ntouch "+canary+"\n"), 0o755)
+	git(t, dir, "config", "core.fsmonitor", script)
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("changed\n"), 0o644)
+	b := New(dir, fixed)
+	b.Build(context.Background(), "")
+	b.Build(context.Background(), "")
+	if _, err := os.Stat(canary); err == nil {
+		t.Fatal("git status ran the project's fsmonitor command")
+	}
+}
