@@ -440,4 +440,3 @@ func survivors(marker string, grace time.Duration) int {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-

@@ -1,6 +1,78 @@
 // Package sandbox runs the agent's shell commands inside kernel walls and
 // holds the Policy that the host-side file tools obey too.
 //
-// Policy is computed once per session. A Sandbox is one session's instance of
-// a backend; Run executes one command in its own killable process tree.
+// # Contract
+//
+// NewPolicy computes a session's Policy once, on the host: the canonical
+// project root (never /, $HOME or a system directory), the writable roots,
+// the read-only carve-outs (every .git directory or pointer file and the
+// gitdir it names, nested repositories, core.hooksPath targets, the
+// project's .agents/), the secrets nobody reads (~/.ssh, ~/.aws, …,
+// ~/.agents/env), an environment allowlist that never passes an API key, a
+// timeout and an output limit. A symlink at a protected path fails closed.
+// Policy.CheckRead and Policy.CheckWrite apply the same rules to the
+// host-side file tools after resolving every symlink.
+//
+// Open starts one session's Sandbox with a backend (auto picks the best and
+// Detect says why) and refuses it unless a self-check write outside the
+// project fails. Sandbox.Run executes one command in its own killable
+// process tree with stdin at /dev/null, a bounded output buffer and a
+// timeout (exit 124, and a message telling the model to narrow the
+// command); afterwards it compares the protected paths with their state
+// before and lists any change in Result.Tampered. Battery runs the live
+// escape battery that `harness doctor` and the tests share.
+//
+// Backends: bwrap (Linux, preferred), landlock (Linux without bwrap),
+// seatbelt (macOS sandbox-exec with a (deny default) profile whose paths are
+// -D parameters), none (only on the user's request; every command then
+// needs approval). On Linux the harness re-executes itself as the inner
+// stage (RunHelperIfRequested, called first thing by main): it sets
+// no_new_privs, applies Landlock and a seccomp filter on the thread that
+// then execs the command.
+//
+// # Threats and the wall that answers each
+//
+//   - Writing outside the project, or to .git (hooks run on the user's next
+//     commit, config can name a filter or fsmonitor command): a read-only
+//     bind of /, the project bound read-write, carve-outs bound read-only on
+//     top; Landlock grants writes only to the project and the private /tmp.
+//   - Remounting / read-write, or mounting over a carve-out: capabilities are
+//     all dropped (bwrap --cap-drop ALL; the helper clears every set and
+//     locks the securebits), and seccomp denies mount, umount2, pivot_root,
+//     open_tree, move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr.
+//   - Regaining privilege in a fresh user namespace (unshare -Ur, then
+//     mount or bind at will): no nested user namespaces (bwrap
+//     --disable-userns) and seccomp denies unshare, setns and namespace
+//     flags on clone; clone3 reports ENOSYS because seccomp cannot read its
+//     flags.
+//   - Reaching the host through /proc/<pid>/root or signalling host
+//     processes: a PID namespace with a fresh /proc; Landlock's scope keeps
+//     signals inside.
+//   - Host daemons over unix sockets (docker = root, ssh-agent = the user's
+//     keys, D-Bus = the desktop session): seccomp denies socket(AF_UNIX)
+//     (socketpair stays for local pipes) and the known sockets are masked;
+//     abstract sockets live in the network namespace. AF_VSOCK reaches the
+//     hypervisor host: denied too.
+//   - The network (exfiltration, downloads): a network namespace with only
+//     loopback. The landlock backend has none, so its seccomp filter denies
+//     socket() for every family and Landlock denies TCP bind and connect.
+//   - Typing into the user's terminal (TIOCSTI, TIOCLINUX): a new session
+//     without a controlling terminal, and seccomp denies both ioctls.
+//   - Kernel attack surface that has produced sandbox escapes: io_uring_*
+//     (bypasses seccomp's view of system calls), bpf, perf_event_open,
+//     userfaultfd (widens race windows), keyctl/add_key/request_key (the
+//     kernel keyring is not namespaced), kexec and module loading.
+//   - Foreign system-call ABIs: the filter kills the process on an
+//     architecture mismatch (i386 int 0x80) and on x32 numbers, which would
+//     otherwise dodge every rule above.
+//   - Secrets: deny-read paths are masked (an empty tmpfs or /dev/null), the
+//     environment is cleared to an allowlist, and no variable whose name
+//     says key, token, secret or password passes even when allowlisted.
+//   - Outliving the timeout (background, setsid, nohup, double fork): each
+//     command is the init of its own PID namespace, so killing it kills them
+//     all; a grandchild cannot hold the output pipe past a one-second grace.
+//   - Exhausting memory through output (yes): a bounded buffer.
+//
+// What a backend cannot hold on the machine at hand, Limits says plainly
+// (and `harness doctor` prints it).
 package sandbox

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/harness-dev/harness/internal/sandbox"
+)
+
+// doctorOptions are the flags of `harness doctor`.
+type doctorOptions struct {
+	Backend string
+}
+
+func newDoctorCommand() *cobra.Command {
+	var opts doctorOptions
+	cmd := &cobra.Command{
+		Use:   "doctor [--backend auto|bwrap|landlock|seatbelt]",
+		Short: "Say which sandbox is in force and try to escape it",
+		Long: `Say which sandbox backend is in force and why, what it cannot hold, then run
+the escape battery live: each probe tries one escape (writing outside the
+project, to .git or /etc, remounting, reading ~/.ssh, reaching a host socket
+or the network, typing into a terminal, outliving a timeout...) and checks
+the host afterwards. One line a probe; nothing is left behind.
+
+EXIT STATUS
+  0    every probe held
+  1    at least one probe escaped, or no sandbox is available
+  2    bad usage
+`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDoctor(cmd.Context(), opts, Stdio{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()})
+		},
+	}
+	cmd.Flags().StringVar(&opts.Backend, "backend", sandbox.BackendAuto, "backend to examine: auto, bwrap, landlock or seatbelt")
+	return cmd
+}
+
+func runDoctor(ctx context.Context, opts doctorOptions, stdio Stdio) error {
+	name, reason := sandbox.Detect()
+	backend := opts.Backend
+	switch {
+	case backend == sandbox.BackendNone:
+		return usageError("doctor examines a sandbox; --backend none has none")
+	case backend == "" || backend == sandbox.BackendAuto:
+		if name == "" {
+			fmt.Fprintf(stdio.Out, "sandbox: none available (%s)\n", reason)
+			return &ExitError{Code: 1, Err: fmt.Errorf("no sandbox backend works here: install bubblewrap, or run with --sandbox none and approve every command")}
+		}
+		backend = name
+		fmt.Fprintf(stdio.Out, "sandbox: %s (auto: %s)\n", backend, reason)
+	default:
+		fmt.Fprintf(stdio.Out, "sandbox: %s (asked for; auto would pick %q: %s)\n", backend, name, reason)
+	}
+	for _, l := range sandbox.Limits(backend) {
+		fmt.Fprintf(stdio.Out, "  cannot hold: %s\n", l)
+	}
+	fmt.Fprintf(stdio.Out, "platform: %s/%s\n", runtime.GOOS, runtime.GOARCH)
+	escaped, err := sandbox.Battery(ctx, backend, stdio.Out)
+	if err != nil {
+		return &ExitError{Code: 1, Err: fmt.Errorf("escape battery: %w", err)}
+	}
+	if escaped > 0 {
+		return &ExitError{Code: 1, Err: fmt.Errorf("%d probes escaped the %s sandbox: do not rely on it; install bubblewrap or report the failing probes", escaped, backend)}
+	}
+	fmt.Fprintln(stdio.Out, "all probes held")
+	return nil
+}

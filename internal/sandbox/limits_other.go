@@ -1,0 +1,17 @@
+//go:build !linux
+
+package sandbox
+
+// Limits says, plainly, which rules backend cannot hold on this machine.
+func Limits(backend string) []string {
+	switch backend {
+	case BackendSeatbelt:
+		return []string{
+			"no PID namespace: a process that detaches (setsid, a daemon) can outlive a timeout",
+			"no seccomp: terminal ioctls are refused by the profile's default deny, not filtered one by one",
+		}
+	case BackendNone:
+		return []string{"nothing is walled: every command runs directly on this machine"}
+	}
+	return nil
+}
