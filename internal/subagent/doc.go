@@ -1,0 +1,18 @@
+// Package subagent is the task tool: the main agent hands a self-contained
+// question to a fresh conversation with its own context window, and gets
+// back only the final report. Exploration that would fill the main window
+// with file contents and search output stays in the sub-agent's.
+//
+// A sub-agent shares the session's provider, sandbox and permission gate,
+// but gets a read-only tool set: the registry it runs on is the main one
+// Without write_file, edit_file, write_todos and task, so a write tool cannot
+// run even if the model names it, and a sub-agent cannot start another.
+// When the main gate is given, it is also wrapped to refuse any call that
+// declares a write, so a write tool added later is refused by default.
+// bash stays, inside the same sandbox and behind the same rules.
+//
+// Its messages go to the session log under a label, so a resumed session
+// does not replay them into the main history; its usage is counted into
+// the session's. It stops at a step limit and says so in its result.
+// Several task calls in one reply run concurrently (Concurrent).
+package subagent

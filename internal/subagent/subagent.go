@@ -1,0 +1,200 @@
+package subagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/harness-dev/harness/internal/agent"
+	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/tools"
+)
+
+// Name is the tool's name.
+const Name = "task"
+
+// Forbidden are the tools a sub-agent never gets: every file writer, the
+// main agent's plan, and task itself (no recursion).
+var Forbidden = []string{"write_file", "edit_file", "write_todos", Name}
+
+// DefaultMaxSteps bounds one sub-agent: enough to explore, small enough
+// that a confused one comes back soon.
+const DefaultMaxSteps = 40
+
+// Config is what every sub-agent of a session shares.
+type Config struct {
+	Provider llm.Provider
+	Model    string
+	// System is the sub-agent's system prompt
+	// (agent.SystemPrompt with SubAgent set).
+	System string
+	// Tools is the main agent's registry; the Forbidden tools are removed.
+	Tools *tools.Registry
+	// Gate, when set, is the main registry's gate; the sub-agent's registry
+	// uses it wrapped so any call declaring a write is refused.
+	Gate tools.Gate
+	// NewHistory returns an empty history for one sub-agent.
+	NewHistory func() *history.History
+	Log        *session.Log
+	// AddUsage counts a sub-agent's usage into the session's
+	// (agent.Agent.AddUsage of the main agent).
+	AddUsage  func(llm.Usage)
+	MaxSteps  int // 0: DefaultMaxSteps
+	MaxTokens int
+	SessionID string
+	// Observer, when set, returns the observer of the sub-agent with that
+	// label, for display.
+	Observer func(label string) agent.Observer
+}
+
+// Task is the task tool.
+type Task struct {
+	c     Config
+	tools *tools.Registry
+	n     atomic.Int64
+}
+
+// New returns the task tool.
+func New(c Config) *Task {
+	if c.MaxSteps <= 0 {
+		c.MaxSteps = DefaultMaxSteps
+	}
+	if c.NewHistory == nil {
+		c.NewHistory = func() *history.History { return history.New(history.Config{}) }
+	}
+	return &Task{c: c, tools: ReadOnly(c.Tools, c.Gate)}
+}
+
+// ReadOnly returns r without the Forbidden tools. With a non-nil gate the
+// result runs behind that gate, refusing every call that declares a write.
+func ReadOnly(r *tools.Registry, gate tools.Gate) *tools.Registry {
+	ro := r.Without(Forbidden...)
+	if gate == nil {
+		return ro
+	}
+	var ts []tools.Tool
+	for _, s := range ro.Specs() {
+		ts = append(ts, ro.Lookup(s.Name))
+	}
+	return tools.NewRegistry(readOnlyGate{gate}, ts...)
+}
+
+type readOnlyGate struct{ next tools.Gate }
+
+func (g readOnlyGate) Check(ctx context.Context, a tools.Access) (bool, string) {
+	if a.Write {
+		return false, fmt.Sprintf("refused: sub-agents are read-only and cannot write %s; report what should change and the main agent will do it", a.Path)
+	}
+	return g.next.Check(ctx, a)
+}
+
+// Tools is the registry sub-agents run on.
+func (t *Task) Tools() *tools.Registry { return t.tools }
+
+// Concurrent lets several task calls of one reply run side by side.
+func (t *Task) Concurrent() bool { return true }
+
+type taskArgs struct {
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
+}
+
+// Spec implements tools.Tool.
+func (t *Task) Spec() llm.Tool {
+	return llm.Tool{
+		Name: Name,
+		Description: "Start a read-only sub-agent with a fresh context window to research one question: find where " +
+			"something is defined or used, understand how a part works, survey many files. It can read, search and " +
+			"run sandboxed commands, but cannot write or edit files. Only its final report comes back, which keeps " +
+			"your own context small. The prompt must be self-contained (the sub-agent sees nothing of this " +
+			"conversation) and say exactly what to report. Several task calls in one reply run in parallel.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"description":{"type":"string","description":"A short (3-6 word) label for the task."},"prompt":{"type":"string","description":"The complete, self-contained task and what to report."}},"required":["description","prompt"]}`),
+	}
+}
+
+// Access implements tools.Tool: starting a sub-agent touches nothing; its
+// own calls pass the gate one by one.
+func (t *Task) Access(input json.RawMessage) (tools.Access, error) {
+	var a taskArgs
+	if err := decodeArgs(input, &a); err != nil {
+		return tools.Access{}, err
+	}
+	return tools.Access{Tool: Name}, nil
+}
+
+func decodeArgs(input json.RawMessage, a *taskArgs) error {
+	if err := json.Unmarshal(input, a); err != nil {
+		return fmt.Errorf("arguments must be a JSON object with description and prompt: %w", err)
+	}
+	if strings.TrimSpace(a.Prompt) == "" {
+		return errors.New("missing required argument \"prompt\": say what the sub-agent should find out and report")
+	}
+	return nil
+}
+
+// Run implements tools.Tool: it runs one sub-agent to its final report.
+func (t *Task) Run(ctx context.Context, input json.RawMessage) tools.Result {
+	var a taskArgs
+	if err := decodeArgs(input, &a); err != nil {
+		return tools.Errorf("%v", err)
+	}
+	label := fmt.Sprintf("task-%d", t.n.Add(1))
+	_ = t.c.Log.Append(session.Entry{Type: session.TypeNotice, Agent: label, Text: "sub-agent started: " + a.Description})
+	var obs agent.Observer
+	if t.c.Observer != nil {
+		obs = t.c.Observer(label)
+	}
+	sub := agent.New(agent.Options{
+		Provider:  t.c.Provider,
+		Model:     t.c.Model,
+		System:    t.c.System,
+		Tools:     t.tools,
+		History:   t.c.NewHistory(),
+		Log:       t.c.Log,
+		MaxSteps:  t.c.MaxSteps,
+		MaxTokens: t.c.MaxTokens,
+		SessionID: t.c.SessionID,
+		Label:     label,
+	})
+	res, err := sub.Run(ctx, a.Prompt, obs)
+	if t.c.AddUsage != nil {
+		t.c.AddUsage(sub.Usage())
+	}
+	steps := 0
+	if res != nil {
+		steps = res.Steps
+	}
+	switch {
+	case errors.Is(err, agent.ErrInterrupted):
+		return tools.Errorf("the sub-agent (%s) was interrupted after %d steps; no report", a.Description, steps)
+	case err != nil:
+		return tools.Errorf("the sub-agent (%s) failed after %d steps: %v", a.Description, steps, err)
+	case res.HitStepLimit:
+		report := lastText(sub.History().Messages())
+		if report == "" {
+			report = "(no report: it was still working)"
+		}
+		return tools.Result{Content: report + fmt.Sprintf("\n\n[note: the sub-agent hit its limit of %d steps before finishing; this report may be incomplete. Narrow the task or split it.]", t.c.MaxSteps)}
+	}
+	if strings.TrimSpace(res.Text) == "" {
+		return tools.Result{Content: "(the sub-agent finished without a report)"}
+	}
+	return tools.Result{Content: res.Text}
+}
+
+// lastText is the text of the newest assistant message that has any.
+func lastText(ms []llm.Message) string {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Role == llm.RoleAssistant {
+			if t := strings.TrimSpace(ms[i].PlainText()); t != "" {
+				return t
+			}
+		}
+	}
+	return ""
+}
