@@ -191,7 +191,10 @@ func (s *scribble) Spec() llm.Tool { return llm.Tool{Name: "scribble"} }
 func (s *scribble) Access(json.RawMessage) (tools.Access, error) {
 	return tools.Access{Tool: "scribble", Path: "/p/x", Write: true}, nil
 }
-func (s *scribble) Run(context.Context, json.RawMessage) tools.Result { s.ran = true; return tools.Result{} }
+func (s *scribble) Run(context.Context, json.RawMessage) tools.Result {
+	s.ran = true
+	return tools.Result{}
+}
 
 func TestGateRefusesUnlistedWriteTools(t *testing.T) {
 	sc := &scribble{}
