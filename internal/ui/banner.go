@@ -51,18 +51,35 @@ func (b Banner) Render(st Style, width int) string {
 	if backend == "" {
 		backend = "none"
 	}
+	colour := st.Green
 	if backend == "none" {
-		out.WriteString("  sandbox  " + st.Red(backend) + st.Dim(" — "+walls) + "\n")
+		colour = st.Red
+	}
+	if 11+StringWidth(backend)+3+StringWidth(walls) <= width {
+		out.WriteString("  sandbox  " + colour(backend) + st.Dim(" — "+walls) + "\n")
 	} else {
-		out.WriteString("  sandbox  " + st.Green(backend) + st.Dim(" — "+walls) + "\n")
+		out.WriteString("  sandbox  " + colour(backend) + "\n")
+		for _, l := range Wrap(walls, width-11) {
+			out.WriteString("           " + st.Dim(l) + "\n")
+		}
 	}
 	if b.Session != "" {
 		out.WriteString("  session  " + st.Dim(b.Session) + "\n")
 	}
 	for _, w := range b.warnings() {
-		out.WriteString(st.Yellow("  ! ") + w + "\n")
+		for i, l := range Wrap(w, width-4) {
+			if i == 0 {
+				out.WriteString(st.Yellow("  ! ") + l + "\n")
+			} else {
+				out.WriteString("    " + l + "\n")
+			}
+		}
 	}
-	out.WriteString(st.Dim("  /help for commands · Esc-Enter for a new line · Ctrl-C interrupts · Ctrl-D quits") + "\n")
+	help := "/help for commands · Esc-Enter for a new line · Ctrl-C interrupts · Ctrl-D quits"
+	if StringWidth(help)+2 > width {
+		help = "/help for commands · Ctrl-D quits"
+	}
+	out.WriteString(st.Dim("  "+help) + "\n")
 	return out.String()
 }
 

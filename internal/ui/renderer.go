@@ -98,6 +98,7 @@ func (r *Renderer) Pause() {
 	r.closeBlocks()
 	r.newline()
 	r.paused = true
+	r.lastTool = "" // the result will need its call's line again
 }
 
 // Resume ends a Pause; the spinner comes back for the running tool.
@@ -362,7 +363,7 @@ func firstLine(s string) string {
 
 var (
 	exitRe   = regexp.MustCompile(`\[exit code: (-?\d+)\]\s*$`)
-	markerRe = regexp.MustCompile(`^\[(output limit|timed out|WARNING)`)
+	markerRe = regexp.MustCompile(`^\[(output limit|timed out|WARNING|harness:|the user interrupted)`)
 )
 
 // resultPreviewLines is how many lines of output are shown under a call.
@@ -395,8 +396,8 @@ func ToolResult(st Style, call, result llm.Block, elapsed time.Duration, width i
 		}
 		lines = append(lines, l)
 	}
-	if len(lines) == 1 && lines[0] == "" {
-		lines = nil
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
 	}
 	meta := []string{status}
 	if n := len(lines); n > 0 {

@@ -251,3 +251,27 @@ func Truncate(s string, w int) string {
 	}
 	return b.String() + "…"
 }
+
+// Wrap breaks plain text into lines of at most width columns at spaces; a
+// word longer than width gets a line of its own.
+func Wrap(text string, width int) []string {
+	width = max(width, 10)
+	var lines []string
+	for _, para := range strings.Split(text, "\n") {
+		line, lw := "", 0
+		for _, w := range strings.Fields(para) {
+			ww := StringWidth(w)
+			switch {
+			case lw == 0:
+				line, lw = w, ww
+			case lw+1+ww <= width:
+				line, lw = line+" "+w, lw+1+ww
+			default:
+				lines = append(lines, line)
+				line, lw = w, ww
+			}
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}

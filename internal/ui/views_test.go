@@ -50,7 +50,7 @@ func TestTokens(t *testing.T) {
 
 func TestBanner(t *testing.T) {
 	b := Banner{Version: "v0.1.0", Project: "/src/app", Model: "claude-sonnet-4-5", Provider: "anthropic", Backend: "bwrap"}
-	got := b.Render(Style{}, 80)
+	got := b.Render(Style{}, 120)
 	for _, want := range []string{"harness v0.1.0  ·  /src/app", "model    claude-sonnet-4-5 via anthropic",
 		"sandbox  bwrap — read anywhere but secrets, write only the project and /tmp, .git read-only, no network", "/help"} {
 		if !strings.Contains(got, want) {
@@ -168,5 +168,30 @@ func TestRenderPermissionFile(t *testing.T) {
 	want := "╭ permission  write a file\n│ write_file  /etc/hosts\n│ rule: outside the project\n╰ y yes, once · n no · or type a reason to refuse\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestWrap(t *testing.T) {
+	got := Wrap("read anywhere but secrets, write only the project", 20)
+	want := []string{"read anywhere but", "secrets, write only", "the project"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q", got)
+	}
+	for _, l := range Wrap(strings.Repeat("word ", 30)+"averyveryverylongwordthatcannotbreak", 24) {
+		if StringWidth(l) > 24 && strings.Contains(l, " ") {
+			t.Errorf("line too wide: %q", l)
+		}
+	}
+}
+
+func TestBannerNarrow(t *testing.T) {
+	got := Banner{Model: "m", Backend: "bwrap"}.Render(Style{}, 50)
+	for _, l := range strings.Split(got, "\n") {
+		if StringWidth(l) > 50 {
+			t.Errorf("banner line wider than 50: %q", l)
+		}
+	}
+	if !strings.Contains(got, "  sandbox  bwrap\n           read anywhere") {
+		t.Errorf("walls not on their own lines:\n%s", got)
 	}
 }
