@@ -398,7 +398,7 @@ func (p *Policy) CheckRead(path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	for _, cand := range []string{abs, resolve(abs)} {
+	for _, cand := range []string{abs, resolve(path)} {
 		for _, d := range p.DenyRead {
 			if within(cand, d) {
 				return fmt.Errorf("%s is a protected secret path (%s); harness never reads it", path, d)
@@ -421,7 +421,7 @@ func (p *Policy) CheckWrite(path string) error {
 	if magicProc(abs) {
 		return fmt.Errorf("%s goes through /proc; write the file by its real path inside the project", path)
 	}
-	real := resolve(abs)
+	real := resolve(path)
 	for _, cand := range []string{abs, real} {
 		for _, r := range p.Protected {
 			if within(cand, r) {
@@ -481,9 +481,15 @@ func procPrivate(path string) bool {
 // a dangling final link and links below a missing component's parent. It
 // never fails: unresolvable parts are kept lexically.
 func resolve(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return filepath.Clean(path)
+	// Not filepath.Abs: it cleans "link/.." lexically, while the kernel
+	// follows the link first and then goes up from its target.
+	abs := path
+	if !filepath.IsAbs(abs) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return filepath.Clean(path)
+		}
+		abs = wd + string(filepath.Separator) + path
 	}
 	vol := filepath.VolumeName(abs)
 	parts := strings.Split(strings.TrimPrefix(abs[len(vol):], string(filepath.Separator)), string(filepath.Separator))
