@@ -1,0 +1,245 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+// Summary describes one session for listing.
+type Summary struct {
+	ID       string
+	Path     string
+	Project  string
+	Model    string
+	Provider string
+	Start    time.Time // the meta line's time
+	Updated  time.Time // the last entry's time
+	Title    string    // the first line of the first user message
+	Steps    int       // replies of the main agent's model
+	Messages int       // stored messages of the main agent
+	Usage    llm.Usage // every request: main agent, sub-agents, compaction
+	Torn     bool      // the last line was cut short by a crash
+}
+
+// titleRunes bounds a listed title.
+const titleRunes = 60
+
+// Summarize condenses a session's entries. path may be "".
+func Summarize(path string, entries []Entry) Summary {
+	s := Summary{Path: path}
+	for _, e := range entries {
+		if s.Start.IsZero() {
+			s.Start = e.Time
+		}
+		if e.Time.After(s.Updated) {
+			s.Updated = e.Time
+		}
+		switch e.Type {
+		case TypeMeta:
+			if e.Meta != nil && s.ID == "" {
+				s.ID, s.Project, s.Model, s.Provider = e.Meta.ID, e.Meta.Project, e.Meta.Model, e.Meta.Provider
+			}
+		case TypeUsage:
+			if e.Usage != nil {
+				s.Usage = s.Usage.Add(*e.Usage)
+			}
+		case TypeMessage:
+			if e.Agent != "" || e.Message == nil {
+				continue
+			}
+			s.Messages++
+			switch e.Message.Role {
+			case llm.RoleAssistant:
+				s.Steps++
+			case llm.RoleUser:
+				if s.Title == "" {
+					s.Title = title(e.Message.PlainText())
+				}
+			}
+		}
+	}
+	if s.ID == "" && path != "" {
+		s.ID = idFromName(filepath.Base(path))
+	}
+	return s
+}
+
+func title(text string) string {
+	text = strings.TrimSpace(text)
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = strings.TrimSpace(text[:i]) + " …"
+	}
+	if utf8.RuneCountInString(text) > titleRunes {
+		r := []rune(text)
+		text = string(r[:titleRunes-1]) + "…"
+	}
+	return text
+}
+
+// idFromName extracts the id from a FileName.
+func idFromName(name string) string {
+	name = strings.TrimSuffix(name, ".jsonl")
+	if i := strings.IndexByte(name, '-'); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}
+
+// logNames returns the session logs in dir, newest first (FileName sorts
+// by start time).
+func logNames(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions in %s: %w", dir, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	return out, nil
+}
+
+// List summarises every session in dir (one project's, see Dir), newest
+// first. A log that cannot be read is left out and reported in the
+// warnings; a torn last line is not a warning (Summary.Torn says it).
+func List(dir string) ([]Summary, []error) {
+	names, err := logNames(dir)
+	if err != nil {
+		return nil, []error{err}
+	}
+	var out []Summary
+	var warns []error
+	for _, n := range names {
+		path := filepath.Join(dir, n)
+		entries, err := ReadFile(path)
+		torn := errors.Is(err, ErrTornLine)
+		if err != nil && !torn {
+			warns = append(warns, fmt.Errorf("%s: %w", path, err))
+			continue
+		}
+		if len(entries) == 0 {
+			continue // killed before its first line: nothing to resume
+		}
+		s := Summarize(path, entries)
+		s.Torn = torn
+		out = append(out, s)
+	}
+	return out, warns
+}
+
+// ListAll summarises the sessions of every project under root (see Root),
+// newest first.
+func ListAll(root string) ([]Summary, []error) {
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, []error{fmt.Errorf("listing sessions in %s: %w", root, err)}
+	}
+	var out []Summary
+	var warns []error
+	for _, e := range ents {
+		if e.IsDir() {
+			s, w := List(filepath.Join(root, e.Name()))
+			out, warns = append(out, s...), append(warns, w...)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return filepath.Base(out[i].Path) > filepath.Base(out[j].Path)
+	})
+	return out, warns
+}
+
+// Find returns the log of the session whose id is id, or starts with id
+// when that is unambiguous; with id "" the newest session in dir.
+func Find(dir, id string) (string, error) {
+	names, err := logNames(dir)
+	if err != nil {
+		return "", err
+	}
+	if id == "" {
+		if len(names) == 0 {
+			return "", errors.New("no session in this project yet; start one with harness")
+		}
+		return filepath.Join(dir, names[0]), nil
+	}
+	var matches []string
+	for _, n := range names {
+		nid := idFromName(n)
+		if nid == id {
+			return filepath.Join(dir, n), nil
+		}
+		if strings.HasPrefix(nid, id) {
+			matches = append(matches, n)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("no session %q in this project; list them with harness sessions", id)
+	case 1:
+		return filepath.Join(dir, matches[0]), nil
+	}
+	var ids []string
+	for _, m := range matches {
+		ids = append(ids, idFromName(m))
+	}
+	return "", fmt.Errorf("%q matches %d sessions (%s); give more of the id", id, len(matches), strings.Join(ids, ", "))
+}
+
+// LastTodos returns the main agent's latest todo list as logged, or nil
+// when it never wrote one.
+func LastTodos(entries []Entry) []byte {
+	var last []byte
+	for _, e := range entries {
+		if e.Type == TypeTodos && e.Agent == "" {
+			last = e.Todos
+		}
+	}
+	return last
+}
+
+// InterruptedNote is the result given, on resume, to a tool call the log
+// shows started but never finished.
+const InterruptedNote = "not finished: harness stopped (killed or crashed) while this call was running, so its result was lost. " +
+	"Any effects it had may or may not have happened: check before running it again."
+
+// Unanswered returns the tool results that close the main agent's last
+// message when it is an assistant message whose tool calls never got
+// results (harness died while running them), or nil. Appending it keeps
+// every tool_use paired with a tool_result, which providers require.
+func Unanswered(entries []Entry) *llm.Message {
+	var last *llm.Message
+	for _, e := range entries {
+		if e.Type == TypeMessage && e.Agent == "" && e.Message != nil {
+			last = e.Message
+		}
+	}
+	if last == nil || last.Role != llm.RoleAssistant {
+		return nil
+	}
+	calls := last.ToolCalls()
+	if len(calls) == 0 {
+		return nil
+	}
+	m := &llm.Message{Role: llm.RoleUser}
+	for _, c := range calls {
+		m.Blocks = append(m.Blocks, llm.Block{Type: llm.BlockToolResult, ToolUseID: c.ID, Content: InterruptedNote, IsError: true})
+	}
+	return m
+}
