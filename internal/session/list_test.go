@@ -17,8 +17,10 @@ var update = flag.Bool("update", false, "rewrite testdata golden files")
 
 var t0 = time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
 
-func msg(role llm.Role, blocks ...llm.Block) *llm.Message { return &llm.Message{Role: role, Blocks: blocks} }
-func txt(s string) llm.Block                              { return llm.Block{Type: llm.BlockText, Text: s} }
+func msg(role llm.Role, blocks ...llm.Block) *llm.Message {
+	return &llm.Message{Role: role, Blocks: blocks}
+}
+func txt(s string) llm.Block { return llm.Block{Type: llm.BlockText, Text: s} }
 
 // sample is a small session with every kind of entry.
 func sample(id string) []Entry {
