@@ -1,0 +1,6 @@
+// Package cli is harness's command line: one file per command, each built by
+// newXCommand and doing its work in runX(ctx, opts, stdio) so tests call the
+// logic directly and testscript scripts drive the real binary.
+//
+// Exit codes: 0 ok, 1 failure, 2 usage, 124 timeout (sandbox).
+package cli

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// globalOptions are the flags every agent-running command shares.
+type globalOptions struct {
+	Project   string
+	Model     string
+	Provider  string
+	BaseURL   string
+	Backend   string
+	AddDirs   []string
+	Continue  bool
+	Resume    string
+	MaxSteps  int
+	Allow     []string
+	Deny      []string
+	Yolo      bool
+	Timeout   time.Duration
+	MaxTokens int
+}
+
+func (g *globalOptions) register(cmd *cobra.Command) {
+	f := cmd.PersistentFlags()
+	f.StringVar(&g.Project, "project", "", "project directory (default: the git root of the working directory, else the working directory)")
+	f.StringVar(&g.Model, "model", "", "model name (overrides MODEL)")
+	f.StringVar(&g.Provider, "provider", "", "wire format: anthropic or openai (overrides PROVIDER)")
+	f.StringVar(&g.BaseURL, "base-url", "", "provider endpoint (overrides BASE_URL)")
+	f.StringVar(&g.Backend, "sandbox", "auto", "sandbox backend: auto, bwrap, landlock, seatbelt or none (none: every command asks)")
+	f.StringArrayVar(&g.AddDirs, "add-dir", nil, "an extra writable directory (repeatable); the only way to widen the walls")
+	f.BoolVarP(&g.Continue, "continue", "c", false, "resume the latest session of this project")
+	f.StringVar(&g.Resume, "resume", "", "resume the session with this id")
+	f.IntVar(&g.MaxSteps, "max-steps", 0, "model calls per turn before stopping (default 200)")
+	f.StringArrayVar(&g.Allow, "allow", nil, "allow tool calls matching PATTERN for this run (repeatable), e.g. 'bash go test *'")
+	f.StringArrayVar(&g.Deny, "deny", nil, "deny tool calls matching PATTERN for this run (repeatable)")
+	f.BoolVar(&g.Yolo, "yolo", false, "allow every call that no rule denies (the sandbox stays on)")
+	f.DurationVar(&g.Timeout, "timeout", 0, "default timeout of one shell command (default 60s)")
+	f.IntVar(&g.MaxTokens, "max-tokens", 0, "output token limit per reply (overrides MAX_TOKENS)")
+}
+
+// configFlags maps the flags the user set to config keys.
+func (g *globalOptions) configFlags() map[string]string {
+	m := map[string]string{"MODEL": g.Model, "PROVIDER": g.Provider, "BASE_URL": g.BaseURL}
+	if g.MaxTokens > 0 {
+		m["MAX_TOKENS"] = strconv.Itoa(g.MaxTokens)
+	}
+	return m
+}

@@ -1,0 +1,226 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/harness-dev/harness/internal/agent"
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+type runOptions struct {
+	Prompt       string
+	OutputFormat string
+}
+
+func newRunCommand(g *globalOptions, stdio Stdio) *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Run one task to completion without asking questions",
+		Long: `Run one task headless: the agent works until it answers, and nothing asks you.
+A call that would need your approval is refused and the model is told why; widen
+what runs with --allow PATTERN or --yolo (the sandbox stays on either way).
+
+PROMPT is the arguments joined by spaces, or -p PROMPT; "-" reads it from stdin.
+
+Output formats:
+  text         the final answer on stdout, progress on stderr
+  json         one object: result, session_id, steps, usage, is_error
+  stream-json  one JSON event a line, ending with the result object
+` + exitStatusHelp,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Prompt == "" {
+				o.Prompt = strings.Join(args, " ")
+			} else if len(args) > 0 {
+				return usageError("give the prompt either as arguments or with -p, not both")
+			}
+			return runRun(cmd.Context(), g, o, stdio)
+		},
+	}
+	cmd.Flags().StringVarP(&o.Prompt, "prompt", "p", "", "the task (\"-\" reads it from stdin)")
+	cmd.Flags().StringVar(&o.OutputFormat, "output-format", "text", "text, json or stream-json")
+	return cmd
+}
+
+// runResult is the json output and the last line of stream-json.
+type runResult struct {
+	Type      string    `json:"type,omitempty"`
+	Result    string    `json:"result"`
+	SessionID string    `json:"session_id"`
+	Steps     int       `json:"steps"`
+	Usage     usageJSON `json:"usage"`
+	IsError   bool      `json:"is_error"`
+	Error     string    `json:"error,omitempty"`
+}
+
+type usageJSON struct {
+	Input      int `json:"input_tokens"`
+	CacheRead  int `json:"cache_read_tokens"`
+	CacheWrite int `json:"cache_write_tokens"`
+	Output     int `json:"output_tokens"`
+}
+
+func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) error {
+	switch o.OutputFormat {
+	case "text", "json", "stream-json":
+	default:
+		return usageError("--output-format must be text, json or stream-json, not %q", o.OutputFormat)
+	}
+	if o.Prompt == "-" {
+		b, err := io.ReadAll(stdio.stdin())
+		if err != nil {
+			return fmt.Errorf("reading the prompt from stdin: %w", err)
+		}
+		o.Prompt = string(b)
+	}
+	if strings.TrimSpace(o.Prompt) == "" {
+		return usageError("no prompt: harness run PROMPT, harness run -p PROMPT, or harness run - < file")
+	}
+	s, err := openSession(ctx, g, stdio, sessionSetup{})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for _, w := range s.Warnings {
+		fmt.Fprintln(stdio.Err, "harness: warning:", w)
+	}
+
+	var obs agent.Observer
+	var stream *streamObserver
+	switch o.OutputFormat {
+	case "stream-json":
+		stream = &streamObserver{enc: json.NewEncoder(stdio.Out)}
+		stream.emit(map[string]any{"type": "system", "session_id": s.ID, "model": s.Config.Model, "sandbox": s.Sandbox.Backend(), "project": s.Sandbox.Policy().Project})
+		obs = stream
+	default:
+		obs = &progressObserver{w: stdio.Err}
+	}
+	s.SetNotify(func(msg string) { obs.OnNotice(msg) })
+
+	res, runErr := s.Agent.Run(ctx, o.Prompt, obs)
+	out := runResult{SessionID: s.ID}
+	if res != nil {
+		out.Result, out.Steps = res.Text, res.Steps
+		u := res.Usage
+		out.Usage = usageJSON{u.Input, u.CacheRead, u.CacheWrite, u.Output}
+		out.IsError = res.HitStepLimit
+	}
+	if runErr != nil {
+		out.IsError = true
+		out.Error = runErr.Error()
+		if errors.Is(runErr, agent.ErrInterrupted) {
+			out.Error = "interrupted; completed steps are saved: resume with harness run --resume " + s.ID
+		}
+	}
+	switch o.OutputFormat {
+	case "text":
+		if out.Result != "" {
+			fmt.Fprintln(stdio.Out, strings.TrimRight(out.Result, "\n"))
+		}
+	case "json":
+		enc := json.NewEncoder(stdio.Out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(out)
+	case "stream-json":
+		out.Type = "result"
+		stream.emit(out)
+	}
+	if out.IsError {
+		msg := out.Error
+		if msg == "" {
+			msg = "the agent stopped at the step limit (--max-steps) before finishing"
+		}
+		return &ExitError{Code: 1, Err: errors.New(msg)}
+	}
+	return nil
+}
+
+// progressObserver writes one line per tool call and notice to stderr, so
+// stdout carries only the answer.
+type progressObserver struct {
+	w io.Writer
+}
+
+func (p *progressObserver) OnEvent(e llm.Event) {
+	if e.Type == llm.EventRetry {
+		fmt.Fprintf(p.w, "harness: retrying: %v\n", e.Err)
+	}
+}
+func (p *progressObserver) OnToolStart(call llm.Block) {
+	fmt.Fprintf(p.w, "⚙ %s  %s\n", call.Name, summarizeInput(call))
+}
+func (p *progressObserver) OnToolEnd(call, res llm.Block, d time.Duration) {
+	if res.IsError {
+		fmt.Fprintf(p.w, "  ✗ %s\n", firstLine(res.Content))
+	}
+}
+func (p *progressObserver) OnReply(*llm.Reply)  {}
+func (p *progressObserver) OnNotice(msg string) { fmt.Fprintln(p.w, "harness:", msg) }
+
+// streamObserver writes every event as one JSON line.
+type streamObserver struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func (s *streamObserver) emit(v any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = s.enc.Encode(v)
+}
+
+func (s *streamObserver) OnEvent(e llm.Event) {
+	switch e.Type {
+	case llm.EventText:
+		s.emit(map[string]any{"type": "text", "text": e.Text})
+	case llm.EventThinking:
+		s.emit(map[string]any{"type": "thinking", "text": e.Text})
+	case llm.EventRetry:
+		s.emit(map[string]any{"type": "retry", "error": e.Err.Error()})
+	}
+}
+func (s *streamObserver) OnToolStart(call llm.Block) {
+	s.emit(map[string]any{"type": "tool_use", "id": call.ID, "name": call.Name, "input": call.Input})
+}
+func (s *streamObserver) OnToolEnd(call, res llm.Block, d time.Duration) {
+	s.emit(map[string]any{"type": "tool_result", "tool_use_id": res.ToolUseID, "content": res.Content, "is_error": res.IsError, "elapsed_ms": d.Milliseconds()})
+}
+func (s *streamObserver) OnReply(r *llm.Reply) {
+	s.emit(map[string]any{"type": "reply", "stop_reason": r.StopReason, "usage": usageJSON{r.Usage.Input, r.Usage.CacheRead, r.Usage.CacheWrite, r.Usage.Output}})
+}
+func (s *streamObserver) OnNotice(msg string) { s.emit(map[string]any{"type": "notice", "text": msg}) }
+
+// summarizeInput shows a tool call's main argument in one line.
+func summarizeInput(call llm.Block) string {
+	var m map[string]any
+	if json.Unmarshal(call.Input, &m) != nil {
+		return firstLine(string(call.Input))
+	}
+	for _, k := range []string{"command", "path", "pattern", "name", "description", "prompt"} {
+		if v, ok := m[k].(string); ok {
+			return firstLine(v)
+		}
+	}
+	return firstLine(string(call.Input))
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}

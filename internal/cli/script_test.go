@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	// The sandbox re-executes the running binary as its inner stage; in
+	// tests that binary is this one.
+	sandbox.RunHelperIfRequested()
+	testscript.Main(m, map[string]func(){
+		"harness": func() {
+			os.Exit(Main(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
+		},
+	})
+}
+
+// TestScripts runs the CLI stories in testdata/script. Each script gets its
+// own fake provider (both wire formats) and a private HOME; the llm command
+// scripts the fake's replies and shows what it received.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			srv, err := llmtest.Listen("127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			env.Defer(srv.Close)
+			env.Values["llm"] = srv
+			home := env.WorkDir + "/home"
+			if err := os.MkdirAll(home, 0o755); err != nil {
+				return err
+			}
+			env.Setenv("HOME", home)
+			env.Setenv("XDG_CACHE_HOME", home+"/.cache")
+			env.Setenv("BASE_URL", srv.URL)
+			env.Setenv("LLMURL", srv.URL)
+			env.Setenv("PROVIDER", "anthropic")
+			env.Setenv("MODEL", "fake-model")
+			env.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"llm": cmdLLM,
+		},
+		RequireExplicitExec: true,
+	})
+}
+
+// cmdLLM drives the fake provider:
+//
+//	llm text TEXT           queue a reply with text
+//	llm tool NAME JSON      queue a reply calling one tool
+//	llm queue FILE          queue replies, one llmtest.Reply JSON a line
+//	llm requests N          assert the fake received N requests
+//	llm request I           print request I (0-based): messages and reminder as JSON
+func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("llm does not support !")
+	}
+	if len(args) < 1 {
+		ts.Fatalf("usage: llm text|tool|queue|requests|request ...")
+	}
+	srv := ts.Value("llm").(*llmtest.Server)
+	switch args[0] {
+	case "text":
+		srv.Enqueue(llmtest.Reply{Text: strings.Join(args[1:], " ")})
+	case "tool":
+		if len(args) != 3 {
+			ts.Fatalf("usage: llm tool NAME JSON")
+		}
+		srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: args[1], Input: args[2]}}})
+	case "queue":
+		f, err := os.Open(ts.MkAbs(args[1]))
+		ts.Check(err)
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if strings.TrimSpace(sc.Text()) == "" {
+				continue
+			}
+			var r llmtest.Reply
+			ts.Check(json.Unmarshal(sc.Bytes(), &r))
+			srv.Enqueue(r)
+		}
+	case "requests":
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		if got := len(srv.Requests()); got != n {
+			ts.Fatalf("fake provider got %d requests, want %d", got, n)
+		}
+	case "request":
+		i, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		reqs := srv.Requests()
+		if i >= len(reqs) {
+			ts.Fatalf("request %d: only %d received", i, len(reqs))
+		}
+		b, err := json.MarshalIndent(struct {
+			Path     string
+			Model    string
+			Tools    []string
+			Messages any
+			Reminder string
+		}{reqs[i].Path, reqs[i].Model, reqs[i].Tools, reqs[i].Messages, reqs[i].Reminder}, "", "  ")
+		ts.Check(err)
+		fmt.Fprintln(ts.Stdout(), string(b))
+	default:
+		ts.Fatalf("unknown llm subcommand %q", args[0])
+	}
+}
