@@ -12,12 +12,12 @@ import (
 type treeMode int
 
 const (
-	// treeGroup: a process group; a grandchild that calls setsid leaves it
-	// (none and seatbelt only).
+	// treeGroup: the started process leads a process group that is killed
+	// whole. For bwrap that process is bwrap itself: its death kills (by
+	// --die-with-parent) the init of the command's PID namespace, and the
+	// kernel then kills every process inside, setsid or not. For none and
+	// seatbelt a grandchild that calls setsid leaves the group.
 	treeGroup treeMode = iota
-	// treeNamespace: the started process is, or is tied to, the init of a
-	// PID namespace; killing it makes the kernel kill every process inside.
-	treeNamespace
 )
 
 func killTree(p *os.Process, _ treeMode) {
