@@ -1,6 +1,8 @@
 package session
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -139,7 +141,19 @@ func List(dir string) ([]Summary, []error) {
 		s.Torn = torn
 		out = append(out, s)
 	}
+	newestFirst(out)
 	return out, warns
+}
+
+// newestFirst sorts by start time (file names only have seconds), then
+// by file name.
+func newestFirst(list []Summary) {
+	sort.SliceStable(list, func(i, j int) bool {
+		if !list[i].Start.Equal(list[j].Start) {
+			return list[i].Start.After(list[j].Start)
+		}
+		return filepath.Base(list[i].Path) > filepath.Base(list[j].Path)
+	})
 }
 
 // ListAll summarises the sessions of every project under root (see Root),
@@ -160,9 +174,7 @@ func ListAll(root string) ([]Summary, []error) {
 			out, warns = append(out, s...), append(warns, w...)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		return filepath.Base(out[i].Path) > filepath.Base(out[j].Path)
-	})
+	newestFirst(out)
 	return out, warns
 }
 
@@ -177,7 +189,7 @@ func Find(dir, id string) (string, error) {
 		if len(names) == 0 {
 			return "", errors.New("no session in this project yet; start one with harness")
 		}
-		return filepath.Join(dir, names[0]), nil
+		return newest(dir, names), nil
 	}
 	var matches []string
 	for _, n := range names {
@@ -200,6 +212,42 @@ func Find(dir, id string) (string, error) {
 		ids = append(ids, idFromName(m))
 	}
 	return "", fmt.Errorf("%q matches %d sessions (%s); give more of the id", id, len(matches), strings.Join(ids, ", "))
+}
+
+// newest picks the latest started of names (newest first by file name):
+// sessions started in the same second are told apart by their meta line.
+func newest(dir string, names []string) string {
+	best := names[0]
+	bestStart := startOf(filepath.Join(dir, best))
+	for _, n := range names[1:] {
+		if !sameSecond(n, names[0]) {
+			break // names are sorted: the rest started earlier
+		}
+		if st := startOf(filepath.Join(dir, n)); st.After(bestStart) {
+			best, bestStart = n, st
+		}
+	}
+	return filepath.Join(dir, best)
+}
+
+func sameSecond(a, b string) bool {
+	i, j := strings.IndexByte(a, '-'), strings.IndexByte(b, '-')
+	return i > 0 && j > 0 && a[:i] == b[:j]
+}
+
+// startOf reads the time of a log's first line; zero when unreadable.
+func startOf(path string) time.Time {
+	f, err := os.Open(path)
+	if err != nil {
+		return time.Time{}
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadBytes('\n')
+	var e Entry
+	if json.Unmarshal(line, &e) != nil {
+		return time.Time{}
+	}
+	return e.Time
 }
 
 // LastTodos returns the main agent's latest todo list as logged, or nil

@@ -201,3 +201,34 @@ func TestMarkdownFenceOutlivesBackticks(t *testing.T) {
 		t.Fatalf("a result holding ``` must get a longer fence:\n%s", buf.String())
 	}
 }
+
+// Two sessions started in the same second: the file names cannot order
+// them, the meta line's time does.
+func TestSameSecondNewest(t *testing.T) {
+	dir := t.TempDir()
+	later := sample("000later")
+	later[0].Time = t0.Add(500 * time.Millisecond)
+	earlier := sample("fffearly")
+	earlier[0].Time = t0.Add(100 * time.Millisecond)
+	writeLogAt := func(es []Entry) string {
+		path := filepath.Join(dir, FileName(es[0].Time, es[0].Meta.ID))
+		var buf bytes.Buffer
+		if err := WriteJSONL(&buf, es); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(path, buf.Bytes(), 0o600)
+		return path
+	}
+	want := writeLogAt(later)
+	writeLogAt(earlier)
+	older := sample("older")
+	older[0].Time = t0.Add(-time.Hour)
+	writeLogAt(older)
+	if got, err := Find(dir, ""); err != nil || got != want {
+		t.Fatalf("Find newest = %s, %v; want %s", got, err, want)
+	}
+	list, _ := List(dir)
+	if len(list) != 3 || list[0].ID != "000later" || list[2].ID != "older" {
+		t.Fatalf("order = %v %v %v", list[0].ID, list[1].ID, list[2].ID)
+	}
+}
