@@ -1,16 +1,265 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
 	"github.com/spf13/cobra"
+
+	"github.com/harness-dev/harness/internal/config"
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/pricing"
+	"github.com/harness-dev/harness/internal/session"
 )
 
+type sessionsOptions struct {
+	All    bool
+	JSON   bool
+	Full   bool   // show: whole tool results
+	Format string // export: jsonl or markdown
+	Output string // export: file, "" for stdout
+}
+
 func newSessionsCommand(g *globalOptions, stdio Stdio) *cobra.Command {
-	return &cobra.Command{
-		Use:    "sessions",
-		Short:  "List this project's sessions",
-		Hidden: true,
+	o := &sessionsOptions{}
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List this project's sessions, newest first",
+		Long: `List the sessions of this project, newest first: id, start time, steps (model
+replies), tokens, cost at list price, and the title (the first user message).
+
+Every session is an append-only log under ~/.agents/sessions/<project>/. Resume
+one with "harness --resume ID" (or "harness run --resume ID PROMPT"), the latest
+with "harness --continue". An id prefix works wherever an id does.
+` + exitStatusHelp,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageError("sessions: not implemented yet")
+			return runSessions(cmd.Context(), g, o, stdio)
 		},
 	}
+	cmd.Flags().BoolVar(&o.All, "all", false, "list the sessions of every project")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print one JSON object a line")
+
+	show := &cobra.Command{
+		Use:   "show [ID]",
+		Short: "Print one session readably",
+		Long: `Print one session of this project as Markdown: messages, tool calls and their
+results (long results cut to 20 lines unless --full), history edits, permission
+decisions, plan changes, and sub-agents' messages marked with their label.
+Without ID, the latest session.
+` + exitStatusHelp,
+		Args:         cobra.MaximumNArgs(1),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSessionsShow(cmd.Context(), g, o, firstArg(args), stdio)
+		},
+	}
+	show.Flags().BoolVar(&o.Full, "full", false, "show tool input and results whole")
+
+	export := &cobra.Command{
+		Use:   "export [ID]",
+		Short: "Write one session as JSONL or Markdown",
+		Long: `Write one session of this project to stdout (or --output FILE):
+  --format jsonl      the log's entries, one JSON object a line (keys already redacted)
+  --format markdown   a readable transcript with every tool result whole
+Without ID, the latest session.
+` + exitStatusHelp,
+		Args:         cobra.MaximumNArgs(1),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSessionsExport(cmd.Context(), g, o, firstArg(args), stdio)
+		},
+	}
+	export.Flags().StringVar(&o.Format, "format", "jsonl", "jsonl or markdown")
+	export.Flags().StringVarP(&o.Output, "output", "o", "", "write to FILE instead of stdout")
+
+	cmd.AddCommand(show, export)
+	return cmd
+}
+
+func firstArg(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
+}
+
+// sessionsDir is this project's session directory and the sessions root.
+func sessionsDir(ctx context.Context, g *globalOptions) (dir, root string, err error) {
+	src, err := config.FromOS(g.configFlags())
+	if err != nil {
+		return "", "", err
+	}
+	proj, err := projectRoot(ctx, g.Project)
+	if err != nil {
+		return "", "", err
+	}
+	return session.Dir(src.Home, proj), session.Root(src.Home), nil
+}
+
+// sessionJSON is one line of "sessions --json".
+type sessionJSON struct {
+	ID       string    `json:"id"`
+	Project  string    `json:"project"`
+	Start    string    `json:"start"`
+	Updated  string    `json:"updated"`
+	Title    string    `json:"title"`
+	Steps    int       `json:"steps"`
+	Tokens   int       `json:"tokens"`
+	Usage    usageJSON `json:"usage"`
+	CostUSD  *float64  `json:"cost_usd,omitempty"`
+	Model    string    `json:"model,omitempty"`
+	Path     string    `json:"path"`
+	TornLine bool      `json:"torn_line,omitempty"`
+}
+
+func runSessions(ctx context.Context, g *globalOptions, o *sessionsOptions, stdio Stdio) error {
+	dir, root, err := sessionsDir(ctx, g)
+	if err != nil {
+		return err
+	}
+	var list []session.Summary
+	var warns []error
+	if o.All {
+		list, warns = session.ListAll(root)
+	} else {
+		list, warns = session.List(dir)
+	}
+	for _, w := range warns {
+		fmt.Fprintln(stdio.Err, "harness: warning:", w)
+	}
+	if o.JSON {
+		enc := json.NewEncoder(stdio.Out)
+		for _, s := range list {
+			u := s.Usage
+			line := sessionJSON{
+				ID: s.ID, Project: s.Project, Title: s.Title, Steps: s.Steps, Tokens: tokens(u),
+				Start: s.Start.UTC().Format("2006-01-02T15:04:05Z"), Updated: s.Updated.UTC().Format("2006-01-02T15:04:05Z"),
+				Usage: usageJSON{u.Input, u.CacheRead, u.CacheWrite, u.Output}, Model: s.Model, Path: s.Path, TornLine: s.Torn,
+			}
+			if c, ok := cost(s); ok {
+				line.CostUSD = &c
+			}
+			if err := enc.Encode(line); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stdio.Err, "no sessions yet in this project; start one with harness (or list every project's with --all)")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdio.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTARTED\tSTEPS\tTOKENS\tCOST\tTITLE")
+	for _, s := range list {
+		c := "?"
+		if v, ok := cost(s); ok {
+			c = fmt.Sprintf("$%.2f", v)
+		}
+		t := s.Title
+		if t == "" {
+			t = "(no messages)"
+		}
+		if s.Torn {
+			t += " [crashed]"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.Start.Local().Format("2006-01-02 15:04"), s.Steps, humanTokens(tokens(s.Usage)), c, t)
+	}
+	return tw.Flush()
+}
+
+func tokens(u llm.Usage) int { return u.Prompt() + u.Output }
+
+func cost(s session.Summary) (float64, bool) {
+	p, ok := pricing.Lookup(s.Model)
+	if !ok {
+		return 0, false
+	}
+	return p.Cost(s.Usage), true
+}
+
+func humanTokens(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// loadSession finds and reads one session; a torn last line is a warning.
+func loadSession(ctx context.Context, g *globalOptions, id string, stdio Stdio) ([]session.Entry, session.Summary, error) {
+	dir, _, err := sessionsDir(ctx, g)
+	if err != nil {
+		return nil, session.Summary{}, err
+	}
+	path, err := session.Find(dir, id)
+	if err != nil {
+		return nil, session.Summary{}, err
+	}
+	entries, err := session.ReadFile(path)
+	if errors.Is(err, session.ErrTornLine) {
+		fmt.Fprintln(stdio.Err, "harness: warning:", err)
+	} else if err != nil {
+		return nil, session.Summary{}, err
+	}
+	return entries, session.Summarize(path, entries), nil
+}
+
+func usageLine(s session.Summary) string {
+	line := humanTokens(tokens(s.Usage)) + " tokens"
+	if c, ok := cost(s); ok {
+		line += fmt.Sprintf(", $%.4f at list price", c)
+	}
+	return line
+}
+
+func runSessionsShow(ctx context.Context, g *globalOptions, o *sessionsOptions, id string, stdio Stdio) error {
+	entries, sum, err := loadSession(ctx, g, id, stdio)
+	if err != nil {
+		return err
+	}
+	mo := session.MarkdownOptions{MaxResultLines: 20, Usage: usageLine(sum)}
+	if o.Full {
+		mo.MaxResultLines = 0
+	}
+	return session.WriteMarkdown(stdio.Out, entries, mo)
+}
+
+func runSessionsExport(ctx context.Context, g *globalOptions, o *sessionsOptions, id string, stdio Stdio) error {
+	if o.Format != "jsonl" && o.Format != "markdown" {
+		return usageError("--format must be jsonl or markdown, not %q", o.Format)
+	}
+	entries, sum, err := loadSession(ctx, g, id, stdio)
+	if err != nil {
+		return err
+	}
+	var w io.Writer = stdio.Out
+	var f *os.File
+	if o.Output != "" {
+		f, err = os.OpenFile(o.Output, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("creating the export file: %w", err)
+		}
+		w = f
+	}
+	if o.Format == "jsonl" {
+		err = session.WriteJSONL(w, entries)
+	} else {
+		err = session.WriteMarkdown(w, entries, session.MarkdownOptions{Usage: usageLine(sum)})
+	}
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
