@@ -1,0 +1,103 @@
+package llm
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// StatusError classifies a non-2xx HTTP answer from a provider. message is
+// the provider's own explanation (already extracted from its JSON error
+// body); errType is its machine-readable error type or code when it has one
+// ("overloaded_error", "context_length_exceeded", …). The adapters share it
+// so both wire formats map the same failures to the same kinds.
+func StatusError(status int, h http.Header, errType, message string, now time.Time) *Error {
+	e := &Error{Status: status, Message: message}
+	switch {
+	case errType == "overloaded_error":
+		e.Kind = ErrOverloaded
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		e.Kind = ErrAuth
+	case status == http.StatusTooManyRequests && errType == "insufficient_quota":
+		// OpenAI reports an exhausted balance as a 429; waiting does not help.
+		e.Kind = ErrBadRequest
+	case status == http.StatusTooManyRequests:
+		e.Kind = ErrRateLimit
+	case IsContextTooLong(errType, message):
+		e.Kind = ErrContextTooLong
+	case status == 529 || (status >= 500 && status <= 504):
+		e.Kind = ErrOverloaded
+	case status == http.StatusRequestEntityTooLarge:
+		e.Kind = ErrContextTooLong
+	case status >= 400 && status < 500:
+		e.Kind = ErrBadRequest
+	default:
+		e.Kind = ErrUnknown
+	}
+	if e.Kind == ErrRateLimit || e.Kind == ErrOverloaded {
+		e.RetryAfter = RetryAfter(h, now)
+	}
+	return e
+}
+
+// contextTooLongPhrases are the ways servers say the prompt does not fit:
+// Anthropic, OpenAI, llama.cpp, vLLM, Ollama and OpenRouter, lower-cased.
+var contextTooLongPhrases = []string{
+	"prompt is too long",
+	"context_length_exceeded",
+	"exceeds the available context size",
+	"exceed_context_size",
+	"maximum context length",
+	"context length exceeded",
+	"context window",
+	"input is too long",
+}
+
+// IsContextTooLong reports whether a provider's error type or message says
+// the prompt is over the model's window.
+func IsContextTooLong(errType, message string) bool {
+	s := strings.ToLower(errType + " " + message)
+	for _, p := range contextTooLongPhrases {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// RetryAfter reads how long the server asked us to wait: retry-after-ms
+// (milliseconds, OpenAI), or retry-after as seconds or an HTTP date. It
+// returns 0 when there is no usable hint.
+func RetryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("retry-after"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// Redact removes secret from s, so an API key echoed by a server or a
+// transport error never reaches a log or the screen.
+func Redact(s, secret string) string {
+	if secret == "" || len(secret) < 4 {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "[redacted]")
+}

@@ -1,0 +1,299 @@
+package llmtest
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+// ToolCall is a scripted tool call. Input is raw JSON and may be invalid on
+// purpose.
+type ToolCall struct {
+	ID    string `json:"id,omitempty"`
+	Name  string `json:"name"`
+	Input string `json:"input,omitempty"`
+}
+
+// Reply scripts one answer of the fake server.
+type Reply struct {
+	Text      string     `json:"text,omitempty"`
+	Thinking  string     `json:"thinking,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Usage     llm.Usage  `json:"usage,omitzero"`
+
+	// Status, when not 0 or 200, answers with that HTTP status and
+	// ErrorBody (a default error body in the request's format when empty),
+	// with a retry-after header when RetryAfter is set.
+	Status     int    `json:"status,omitempty"`
+	ErrorBody  string `json:"error_body,omitempty"`
+	RetryAfter string `json:"retry_after,omitempty"`
+
+	// CutAfterBytes > 0 closes the connection after that many bytes of the
+	// stream body.
+	CutAfterBytes int `json:"cut_after_bytes,omitempty"`
+	// StreamError, when set, ends the stream after the content with an
+	// in-stream error carrying this message: an Anthropic "error" event of
+	// type overloaded_error, or an OpenAI chunk with an error object.
+	StreamError string `json:"stream_error,omitempty"`
+	// Delay is slept before each chunk, so UIs show streaming and tests can
+	// interrupt.
+	Delay time.Duration `json:"delay,omitempty"`
+	// StopReason is an llm.StopReason value ("end_turn", "tool_use",
+	// "max_tokens"), translated per format; by default tool_use when there
+	// are tool calls, else end_turn.
+	StopReason string `json:"stop_reason,omitempty"`
+	// JSON answers with one application/json response instead of a stream,
+	// as some servers do.
+	JSON bool `json:"json,omitempty"`
+}
+
+// Format names a wire format.
+type Format string
+
+// Wire formats the server speaks.
+const (
+	FormatAnthropic Format = "anthropic"
+	FormatOpenAI    Format = "openai"
+)
+
+// Request is one request the server received: raw, and decoded into a
+// neutral view.
+type Request struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   []byte
+	Format Format
+
+	Model     string
+	MaxTokens int
+	Stream    bool
+	System    string
+	Tools     []string
+	// Messages are the stored messages, without the reminder.
+	Messages []llm.Message
+	// Reminder is the late-injected text found after the last cache
+	// breakpoint (Anthropic) or as a trailing extra user message (OpenAI).
+	Reminder string
+	// DecodeErr is set when the body could not be decoded.
+	DecodeErr error
+}
+
+// DefaultText is the text of the reply served when nothing is queued and no
+// handler is set.
+const DefaultText = "(no scripted reply)"
+
+// Server is the fake provider.
+type Server struct {
+	// URL is the base URL; URL and URL+"/v1" both work as an adapter's
+	// BaseURL.
+	URL string
+
+	hs      *httptest.Server
+	mu      sync.Mutex
+	queue   []Reply
+	handler func(Request) Reply
+	reqs    []Request
+	closed  chan struct{}
+}
+
+// NewServer starts a fake server on loopback, closed when t ends.
+func NewServer(t testing.TB) *Server {
+	s := newServer()
+	s.hs.Start()
+	s.URL = s.hs.URL
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Listen starts a fake server on addr ("127.0.0.1:0" for any port) outside
+// a test, for cmd/fakellm. Call Close when done.
+func Listen(addr string) (*Server, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := newServer()
+	s.hs.Listener.Close()
+	s.hs.Listener = l
+	s.hs.Start()
+	s.URL = s.hs.URL
+	return s, nil
+}
+
+func newServer() *Server {
+	s := &Server{closed: make(chan struct{})}
+	s.hs = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
+	return s
+}
+
+// Close stops the server, ending any stream in progress.
+func (s *Server) Close() {
+	select {
+	case <-s.closed:
+		return
+	default:
+		close(s.closed)
+	}
+	s.hs.CloseClientConnections()
+	s.hs.Close()
+}
+
+// Enqueue adds replies served in order, one per request.
+func (s *Server) Enqueue(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, replies...)
+}
+
+// Handle sets the function that answers when the queue is empty.
+func (s *Server) Handle(f func(Request) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handler = f
+}
+
+// Pending returns how many queued replies have not been served.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+// Requests returns every request received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.reqs...)
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	var f Format
+	switch strings.TrimPrefix(r.URL.Path, "/v1") {
+	case "/messages":
+		f = FormatAnthropic
+	case "/chat/completions":
+		f = FormatOpenAI
+	default:
+		http.Error(w, `{"error":{"type":"not_found_error","message":"llmtest: no such endpoint `+r.URL.Path+`"}}`, http.StatusNotFound)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	req := decodeRequest(f, body)
+	req.Method, req.Path, req.Header = r.Method, r.URL.Path, r.Header.Clone()
+
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	var reply Reply
+	switch {
+	case len(s.queue) > 0:
+		reply, s.queue = s.queue[0], s.queue[1:]
+	case s.handler != nil:
+		h := s.handler
+		s.mu.Unlock()
+		reply = h(req)
+		s.mu.Lock()
+	default:
+		reply = Reply{Text: DefaultText}
+	}
+	s.mu.Unlock()
+
+	if reply.RetryAfter != "" {
+		w.Header().Set("retry-after", reply.RetryAfter)
+	}
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		eb := reply.ErrorBody
+		if eb == "" {
+			eb = defaultErrorBody(f, reply.Status)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(reply.Status)
+		io.WriteString(w, eb)
+		return
+	}
+	if reply.JSON {
+		w.Header().Set("Content-Type", "application/json")
+		if f == FormatAnthropic {
+			w.Write(anthropicJSON(reply))
+		} else {
+			w.Write(openaiJSON(reply))
+		}
+		return
+	}
+	var chunks []string
+	if f == FormatAnthropic {
+		chunks = anthropicStream(reply)
+	} else {
+		chunks = openaiStream(reply)
+	}
+	s.stream(r.Context(), w, chunks, reply)
+}
+
+// stream writes chunks as SSE, sleeping Delay before each and cutting the
+// connection after CutAfterBytes.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chunks []string, reply Reply) {
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	written := 0
+	for _, c := range chunks {
+		if reply.Delay > 0 {
+			t := time.NewTimer(reply.Delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-s.closed:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		if reply.CutAfterBytes > 0 && written+len(c) >= reply.CutAfterBytes {
+			io.WriteString(w, c[:reply.CutAfterBytes-written])
+			if fl != nil {
+				fl.Flush()
+			}
+			// Abort the response: the connection closes without the
+			// final chunk, as a dropped connection would.
+			panic(http.ErrAbortHandler)
+		}
+		if _, err := io.WriteString(w, c); err != nil {
+			return
+		}
+		written += len(c)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+}
+
+func defaultErrorBody(f Format, status int) string {
+	typ, msg := "api_error", "llmtest: scripted failure"
+	switch {
+	case status == 401:
+		typ, msg = "authentication_error", "invalid x-api-key"
+	case status == 429:
+		typ, msg = "rate_limit_error", "rate limited"
+	case status == 529:
+		typ, msg = "overloaded_error", "Overloaded"
+	case status >= 400 && status < 500:
+		typ, msg = "invalid_request_error", "bad request"
+	}
+	if f == FormatAnthropic {
+		b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}})
+		return string(b)
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"type": typ, "message": msg, "code": nil}})
+	return string(b)
+}

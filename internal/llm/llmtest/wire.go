@@ -1,0 +1,206 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+// pieces splits s into small deltas, as a model streams tokens: at most a
+// few words each, never inside a UTF-8 sequence.
+func pieces(s string) []string {
+	const max = 12
+	var out []string
+	for len(s) > 0 {
+		n := len(s)
+		if n > max {
+			n = max
+			if i := strings.LastIndexByte(s[:max], ' '); i > 0 {
+				n = i + 1
+			}
+			for n < len(s) && !utf8.RuneStart(s[n]) {
+				n++
+			}
+		}
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
+}
+
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func callID(f Format, i int, c ToolCall) string {
+	if c.ID != "" {
+		return c.ID
+	}
+	if f == FormatAnthropic {
+		return fmt.Sprintf("toolu_fake%02d", i)
+	}
+	return fmt.Sprintf("call_fake%02d", i)
+}
+
+func stopReason(r Reply) string {
+	if r.StopReason != "" {
+		return r.StopReason
+	}
+	if len(r.ToolCalls) > 0 {
+		return string(llm.StopToolUse)
+	}
+	return string(llm.StopEnd)
+}
+
+// FakeSignature is the signature the server gives thinking blocks.
+const FakeSignature = "llmtest-signature"
+
+type obj = map[string]any
+
+func anthropicStream(r Reply) []string {
+	ev := func(name string, data any) string {
+		return "event: " + name + "\ndata: " + jsonString(data) + "\n\n"
+	}
+	var out []string
+	out = append(out, ev("message_start", obj{"type": "message_start", "message": obj{
+		"id": "msg_fake", "type": "message", "role": "assistant", "model": "llmtest", "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil,
+		"usage": obj{"input_tokens": r.Usage.Input, "cache_read_input_tokens": r.Usage.CacheRead,
+			"cache_creation_input_tokens": r.Usage.CacheWrite, "output_tokens": 1},
+	}}))
+	idx := 0
+	if r.Thinking != "" {
+		out = append(out, ev("content_block_start", obj{"type": "content_block_start", "index": idx,
+			"content_block": obj{"type": "thinking", "thinking": "", "signature": ""}}))
+		for _, p := range pieces(r.Thinking) {
+			out = append(out, ev("content_block_delta", obj{"type": "content_block_delta", "index": idx,
+				"delta": obj{"type": "thinking_delta", "thinking": p}}))
+		}
+		out = append(out, ev("content_block_delta", obj{"type": "content_block_delta", "index": idx,
+			"delta": obj{"type": "signature_delta", "signature": FakeSignature}}))
+		out = append(out, ev("content_block_stop", obj{"type": "content_block_stop", "index": idx}))
+		idx++
+	}
+	if r.Text != "" {
+		out = append(out, ev("content_block_start", obj{"type": "content_block_start", "index": idx,
+			"content_block": obj{"type": "text", "text": ""}}))
+		out = append(out, ev("ping", obj{"type": "ping"}))
+		for _, p := range pieces(r.Text) {
+			out = append(out, ev("content_block_delta", obj{"type": "content_block_delta", "index": idx,
+				"delta": obj{"type": "text_delta", "text": p}}))
+		}
+		out = append(out, ev("content_block_stop", obj{"type": "content_block_stop", "index": idx}))
+		idx++
+	}
+	for i, c := range r.ToolCalls {
+		out = append(out, ev("content_block_start", obj{"type": "content_block_start", "index": idx,
+			"content_block": obj{"type": "tool_use", "id": callID(FormatAnthropic, i, c), "name": c.Name, "input": obj{}}}))
+		for _, p := range pieces(c.Input) {
+			out = append(out, ev("content_block_delta", obj{"type": "content_block_delta", "index": idx,
+				"delta": obj{"type": "input_json_delta", "partial_json": p}}))
+		}
+		out = append(out, ev("content_block_stop", obj{"type": "content_block_stop", "index": idx}))
+		idx++
+	}
+	if r.StreamError != "" {
+		return append(out, ev("error", obj{"type": "error", "error": obj{"type": "overloaded_error", "message": r.StreamError}}))
+	}
+	out = append(out, ev("message_delta", obj{"type": "message_delta",
+		"delta": obj{"stop_reason": stopReason(r), "stop_sequence": nil}, "usage": obj{"output_tokens": r.Usage.Output}}))
+	return append(out, ev("message_stop", obj{"type": "message_stop"}))
+}
+
+func anthropicJSON(r Reply) []byte {
+	content := []any{}
+	if r.Thinking != "" {
+		content = append(content, obj{"type": "thinking", "thinking": r.Thinking, "signature": FakeSignature})
+	}
+	if r.Text != "" {
+		content = append(content, obj{"type": "text", "text": r.Text})
+	}
+	for i, c := range r.ToolCalls {
+		in := json.RawMessage(c.Input)
+		if !json.Valid(in) {
+			in = json.RawMessage(jsonString(c.Input))
+		}
+		content = append(content, obj{"type": "tool_use", "id": callID(FormatAnthropic, i, c), "name": c.Name, "input": in})
+	}
+	return []byte(jsonString(obj{"id": "msg_fake", "type": "message", "role": "assistant", "model": "llmtest",
+		"content": content, "stop_reason": stopReason(r), "stop_sequence": nil,
+		"usage": obj{"input_tokens": r.Usage.Input, "cache_read_input_tokens": r.Usage.CacheRead,
+			"cache_creation_input_tokens": r.Usage.CacheWrite, "output_tokens": r.Usage.Output}}))
+}
+
+func openaiFinish(r Reply) string {
+	switch s := stopReason(r); s {
+	case string(llm.StopEnd):
+		return "stop"
+	case string(llm.StopToolUse):
+		return "tool_calls"
+	case string(llm.StopMaxTokens):
+		return "length"
+	default:
+		return s
+	}
+}
+
+func openaiUsage(u llm.Usage) obj {
+	prompt := u.Input + u.CacheRead + u.CacheWrite
+	return obj{"prompt_tokens": prompt, "completion_tokens": u.Output, "total_tokens": prompt + u.Output,
+		"prompt_tokens_details": obj{"cached_tokens": u.CacheRead}}
+}
+
+func openaiStream(r Reply) []string {
+	chunk := func(delta obj, finish any) string {
+		return "data: " + jsonString(obj{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "llmtest",
+			"choices": []any{obj{"index": 0, "delta": delta, "finish_reason": finish}}}) + "\n\n"
+	}
+	out := []string{chunk(obj{"role": "assistant", "content": ""}, nil)}
+	for _, p := range pieces(r.Thinking) {
+		out = append(out, chunk(obj{"reasoning_content": p}, nil))
+	}
+	for _, p := range pieces(r.Text) {
+		out = append(out, chunk(obj{"content": p}, nil))
+	}
+	for i, c := range r.ToolCalls {
+		out = append(out, chunk(obj{"tool_calls": []any{obj{"index": i, "id": callID(FormatOpenAI, i, c), "type": "function",
+			"function": obj{"name": c.Name, "arguments": ""}}}}, nil))
+		for _, p := range pieces(c.Input) {
+			out = append(out, chunk(obj{"tool_calls": []any{obj{"index": i, "function": obj{"arguments": p}}}}, nil))
+		}
+	}
+	if r.StreamError != "" {
+		return append(out, "data: "+jsonString(obj{"error": obj{"message": r.StreamError, "type": "server_error", "code": 502}})+"\n\n")
+	}
+	out = append(out, chunk(obj{}, openaiFinish(r)))
+	out = append(out, "data: "+jsonString(obj{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "llmtest",
+		"choices": []any{}, "usage": openaiUsage(r.Usage)})+"\n\n")
+	return append(out, ": keep-alive\n\n", "data: [DONE]\n\n")
+}
+
+func openaiJSON(r Reply) []byte {
+	msg := obj{"role": "assistant", "content": nil}
+	if r.Text != "" {
+		msg["content"] = r.Text
+	}
+	if r.Thinking != "" {
+		msg["reasoning_content"] = r.Thinking
+	}
+	if len(r.ToolCalls) > 0 {
+		var calls []any
+		for i, c := range r.ToolCalls {
+			calls = append(calls, obj{"id": callID(FormatOpenAI, i, c), "type": "function",
+				"function": obj{"name": c.Name, "arguments": c.Input}})
+		}
+		msg["tool_calls"] = calls
+	}
+	return []byte(jsonString(obj{"id": "chatcmpl-fake", "object": "chat.completion", "model": "llmtest",
+		"choices": []any{obj{"index": 0, "message": msg, "finish_reason": openaiFinish(r)}}, "usage": openaiUsage(r.Usage)}))
+}

@@ -1,0 +1,399 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/llm/sse"
+)
+
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens *int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	PromptCacheHitTokens *int `json:"prompt_cache_hit_tokens"` // DeepSeek
+}
+
+// wireTimings is llama.cpp's own accounting, sent beside (or instead of)
+// usage.
+type wireTimings struct {
+	CacheN     *int `json:"cache_n"`
+	PromptN    int  `json:"prompt_n"`
+	PredictedN int  `json:"predicted_n"`
+}
+
+// normUsage turns the server's counts into llm.Usage, with Input excluding
+// cached tokens. The cached count comes from OpenAI's
+// prompt_tokens_details.cached_tokens, else DeepSeek's
+// prompt_cache_hit_tokens, else llama.cpp's timings.cache_n.
+func normUsage(u *wireUsage, t *wireTimings) (llm.Usage, bool) {
+	if u == nil && t == nil {
+		return llm.Usage{}, false
+	}
+	if u == nil {
+		// llama.cpp without usage: prompt = cached + evaluated.
+		c := 0
+		if t.CacheN != nil {
+			c = *t.CacheN
+		}
+		return llm.Usage{Input: t.PromptN, CacheRead: c, Output: t.PredictedN}, true
+	}
+	cached := -1
+	switch {
+	case u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens != nil:
+		cached = *u.PromptTokensDetails.CachedTokens
+	case u.PromptCacheHitTokens != nil:
+		cached = *u.PromptCacheHitTokens
+	case t != nil && t.CacheN != nil:
+		cached = *t.CacheN
+	}
+	if cached < 0 || cached > u.PromptTokens {
+		cached = 0
+	}
+	return llm.Usage{Input: u.PromptTokens - cached, CacheRead: cached, Output: u.CompletionTokens}, true
+}
+
+type wireError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"` // a string on OpenAI, a number elsewhere
+}
+
+func (e *wireError) code() (string, int) {
+	var s string
+	if json.Unmarshal(e.Code, &s) == nil {
+		return s, 0
+	}
+	var n int
+	if json.Unmarshal(e.Code, &n) == nil {
+		return "", n
+	}
+	return "", 0
+}
+
+type chunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content          *string         `json:"content"`
+			ReasoningContent *string         `json:"reasoning_content"`
+			Reasoning        *string         `json:"reasoning"`
+			ToolCalls        []toolCallDelta `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage   *wireUsage   `json:"usage"`
+	Timings *wireTimings `json:"timings"`
+	Error   *wireError   `json:"error"`
+}
+
+type toolCallDelta struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type callState struct {
+	id, name string
+	args     strings.Builder
+}
+
+// accumulator builds a Reply from deltas; the streaming parser and the
+// whole-response decoder share it.
+type accumulator struct {
+	onEvent  func(llm.Event)
+	model    string
+	thinking strings.Builder
+	text     strings.Builder
+	calls    []*callState
+	byIndex  map[int]*callState
+	finish   string
+	usage    llm.Usage
+}
+
+func newAccumulator(onEvent func(llm.Event)) *accumulator {
+	if onEvent == nil {
+		onEvent = func(llm.Event) {}
+	}
+	return &accumulator{onEvent: onEvent, byIndex: map[int]*callState{}}
+}
+
+func (a *accumulator) addThinking(s string) {
+	if s == "" {
+		return
+	}
+	a.thinking.WriteString(s)
+	a.onEvent(llm.Event{Type: llm.EventThinking, Text: s})
+}
+
+func (a *accumulator) addText(s string) {
+	if s == "" {
+		return
+	}
+	a.text.WriteString(s)
+	a.onEvent(llm.Event{Type: llm.EventText, Text: s})
+}
+
+// addToolDelta merges one tool call delta. Deltas are keyed by index; a
+// server that omits the index (older Ollama) sends whole calls, so a new id
+// starts a new call and a delta without one continues the last.
+func (a *accumulator) addToolDelta(d toolCallDelta) {
+	var c *callState
+	switch {
+	case d.Index != nil:
+		c = a.byIndex[*d.Index]
+		if c == nil {
+			c = &callState{}
+			a.byIndex[*d.Index] = c
+			a.calls = append(a.calls, c)
+		}
+	case d.ID == "" && len(a.calls) > 0:
+		c = a.calls[len(a.calls)-1]
+	default:
+		c = &callState{}
+		a.calls = append(a.calls, c)
+	}
+	if d.ID != "" {
+		c.id = d.ID
+	}
+	if d.Function.Name != "" {
+		c.name += d.Function.Name
+	}
+	c.args.WriteString(d.Function.Arguments)
+}
+
+func (a *accumulator) reply() *llm.Reply {
+	r := &llm.Reply{Message: llm.Message{Role: llm.RoleAssistant}, Model: a.model, Usage: a.usage}
+	if a.thinking.Len() > 0 {
+		r.Message.Blocks = append(r.Message.Blocks, llm.Block{Type: llm.BlockThinking, Thinking: a.thinking.String()})
+	}
+	if a.text.Len() > 0 {
+		r.Message.Blocks = append(r.Message.Blocks, llm.Block{Type: llm.BlockText, Text: a.text.String()})
+	}
+	for i, c := range a.calls {
+		id := c.id
+		if id == "" {
+			id = fmt.Sprintf("call_%d", i) // some local servers send none
+		}
+		b := llm.Block{Type: llm.BlockToolUse, ID: id, Name: c.name, Input: toolJSON(c.args.String())}
+		r.Message.Blocks = append(r.Message.Blocks, b)
+	}
+	r.StopReason = stopReason(a.finish, len(a.calls) > 0)
+	return r
+}
+
+// emitCalls reports the completed tool calls once the stream is over: with
+// deltas keyed by index a call is only known complete at the end.
+func (a *accumulator) emitCalls(r *llm.Reply) {
+	for i := range r.Message.Blocks {
+		if r.Message.Blocks[i].Type == llm.BlockToolUse {
+			b := r.Message.Blocks[i]
+			a.onEvent(llm.Event{Type: llm.EventToolCall, Block: &b})
+		}
+	}
+}
+
+var emptyObject = json.RawMessage(`{}`)
+
+// toolJSON returns the arguments string as a block input: {} when empty,
+// the JSON itself when valid, else a JSON string holding the raw text so the
+// stored block stays valid JSON and the tool reports the error.
+func toolJSON(s string) json.RawMessage {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return emptyObject
+	}
+	if json.Valid([]byte(t)) {
+		return json.RawMessage(t)
+	}
+	q, _ := json.Marshal(s)
+	return q
+}
+
+func stopReason(finish string, hasCalls bool) llm.StopReason {
+	if hasCalls && (finish == "stop" || finish == "tool_calls" || finish == "function_call" || finish == "") {
+		// Some local servers say "stop" after calling tools.
+		return llm.StopToolUse
+	}
+	switch finish {
+	case "stop", "end_turn":
+		return llm.StopEnd
+	case "tool_calls", "function_call":
+		return llm.StopToolUse
+	case "length":
+		return llm.StopMaxTokens
+	}
+	return llm.StopOther
+}
+
+var done = []byte("[DONE]")
+
+// parseStream reads a Chat Completions SSE stream into a Reply. The stream
+// is complete at data: [DONE], or at a clean end after a finish_reason
+// (some servers omit [DONE]); anything else is a cut stream.
+func parseStream(r io.Reader, onEvent func(llm.Event)) (*llm.Reply, error) {
+	a := newAccumulator(onEvent)
+	sr := sse.NewReader(r)
+	for {
+		ev, err := sr.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				if a.finish != "" {
+					break
+				}
+				return nil, &llm.Error{Kind: llm.ErrStreamCut, Message: "stream ended before a finish reason"}
+			}
+			return nil, &llm.Error{Kind: llm.ErrStreamCut, Err: err}
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if bytes.Equal(data, done) {
+			if a.finish == "" && a.text.Len() == 0 && len(a.calls) == 0 && a.thinking.Len() == 0 {
+				return nil, &llm.Error{Kind: llm.ErrStreamCut, Message: "stream ended without a reply"}
+			}
+			break
+		}
+		if len(data) == 0 {
+			continue
+		}
+		var c chunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			return nil, &llm.Error{Kind: llm.ErrStreamCut, Message: "undecodable chunk", Err: err}
+		}
+		if c.Error != nil {
+			return nil, chunkError(c.Error)
+		}
+		if ev.Name == "error" {
+			return nil, &llm.Error{Kind: llm.ErrStreamCut, Message: string(data)}
+		}
+		a.chunk(&c)
+	}
+	reply := a.reply()
+	a.emitCalls(reply)
+	return reply, nil
+}
+
+func (a *accumulator) chunk(c *chunk) {
+	if c.Model != "" {
+		a.model = c.Model
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue // we ask for one choice
+		}
+		d := ch.Delta
+		if d.ReasoningContent != nil {
+			a.addThinking(*d.ReasoningContent)
+		} else if d.Reasoning != nil {
+			a.addThinking(*d.Reasoning)
+		}
+		if d.Content != nil {
+			a.addText(*d.Content)
+		}
+		for _, tc := range d.ToolCalls {
+			a.addToolDelta(tc)
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			a.finish = *ch.FinishReason
+		}
+	}
+	if u, ok := normUsage(c.Usage, c.Timings); ok {
+		a.usage = u
+	}
+}
+
+// chunkError classifies an error object sent in the stream or in a 200
+// JSON body (OpenRouter and vLLM do this).
+func chunkError(we *wireError) *llm.Error {
+	code, status := we.code()
+	e := &llm.Error{Status: status, Message: we.Message}
+	switch {
+	case llm.IsContextTooLong(we.Type+" "+code, we.Message):
+		e.Kind = llm.ErrContextTooLong
+	case status == 429 || code == "rate_limit_exceeded":
+		e.Kind = llm.ErrRateLimit
+	case status == 401 || status == 403:
+		e.Kind = llm.ErrAuth
+	case status >= 400 && status < 500:
+		e.Kind = llm.ErrBadRequest
+	default:
+		// A failure mid-generation is most likely the server's.
+		e.Kind = llm.ErrOverloaded
+	}
+	return e
+}
+
+type wireResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index   int `json:"index"`
+		Message struct {
+			Content          *string `json:"content"`
+			ReasoningContent *string `json:"reasoning_content"`
+			Reasoning        *string `json:"reasoning"`
+			ToolCalls        []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage   *wireUsage   `json:"usage"`
+	Timings *wireTimings `json:"timings"`
+	Error   *wireError   `json:"error"`
+}
+
+// DecodeResponse decodes a whole, non-streamed Chat Completions response.
+// Stream uses it when a server answers with application/json instead of
+// SSE; onEvent (may be nil) receives the events a stream would have sent.
+func DecodeResponse(body []byte, onEvent func(llm.Event)) (*llm.Reply, error) {
+	var w wireResponse
+	if err := json.Unmarshal(body, &w); err != nil {
+		return nil, &llm.Error{Kind: llm.ErrUnknown, Message: "undecodable response", Err: err}
+	}
+	if w.Error != nil {
+		return nil, chunkError(w.Error)
+	}
+	a := newAccumulator(onEvent)
+	a.model = w.Model
+	for _, ch := range w.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		m := ch.Message
+		if m.ReasoningContent != nil {
+			a.addThinking(*m.ReasoningContent)
+		} else if m.Reasoning != nil {
+			a.addThinking(*m.Reasoning)
+		}
+		if m.Content != nil {
+			a.addText(*m.Content)
+		}
+		for i, tc := range m.ToolCalls {
+			idx := i
+			d := toolCallDelta{Index: &idx, ID: tc.ID}
+			d.Function.Name, d.Function.Arguments = tc.Function.Name, tc.Function.Arguments
+			a.addToolDelta(d)
+		}
+		a.finish = ch.FinishReason
+	}
+	if u, ok := normUsage(w.Usage, w.Timings); ok {
+		a.usage = u
+	}
+	reply := a.reply()
+	a.emitCalls(reply)
+	return reply, nil
+}

@@ -1,0 +1,125 @@
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxLine bounds one line of the stream, so a broken server cannot make the
+// reader buffer without limit.
+const MaxLine = 16 << 20
+
+// Event is one dispatched event. Data is the data lines joined by "\n"; it
+// is only valid until the next call to Next.
+type Event struct {
+	Name string
+	Data []byte
+}
+
+// Reader reads events from an SSE stream.
+type Reader struct {
+	br      *bufio.Reader
+	line    []byte // reused buffer for lines longer than br's buffer
+	data    []byte
+	name    string
+	hasData bool
+	err     error
+}
+
+// NewReader returns a Reader over r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Next returns the next event. It returns io.EOF after the last event of a
+// cleanly ended stream, and any other read error as it is.
+func (r *Reader) Next() (Event, error) {
+	if r.err != nil {
+		return Event{}, r.err
+	}
+	r.data = r.data[:0]
+	r.name = ""
+	r.hasData = false
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			r.err = err
+			if errors.Is(err, io.EOF) && len(line) == 0 {
+				if r.hasData {
+					return Event{Name: r.name, Data: r.data}, nil
+				}
+				return Event{}, err
+			}
+			if !errors.Is(err, io.EOF) {
+				return Event{}, err
+			}
+			// A last line without its newline: process it, then report EOF
+			// on the following call.
+		}
+		if len(line) == 0 {
+			if r.hasData {
+				return Event{Name: r.name, Data: r.data}, nil
+			}
+			r.name = ""
+			if r.err != nil {
+				return Event{}, r.err
+			}
+			continue
+		}
+		r.field(line)
+		if r.err != nil {
+			if r.hasData {
+				return Event{Name: r.name, Data: r.data}, nil
+			}
+			return Event{}, r.err
+		}
+	}
+}
+
+// field applies one non-empty line to the pending event.
+func (r *Reader) field(line []byte) {
+	if line[0] == ':' {
+		return // comment, used as keep-alive
+	}
+	name, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(name) {
+	case "data":
+		if r.hasData {
+			r.data = append(r.data, '\n')
+		}
+		r.data = append(r.data, value...)
+		r.hasData = true
+	case "event":
+		r.name = string(value)
+	}
+	// "id", "retry" and unknown fields are ignored.
+}
+
+// readLine returns the next line without its line end. The slice is valid
+// until the next call.
+func (r *Reader) readLine() ([]byte, error) {
+	line, err := r.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		r.line = append(r.line[:0], line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			if len(r.line) > MaxLine {
+				return nil, fmt.Errorf("sse: line longer than %d bytes", MaxLine)
+			}
+			line, err = r.br.ReadSlice('\n')
+			r.line = append(r.line, line...)
+		}
+		line = r.line
+	}
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	return line, err
+}
