@@ -1,0 +1,156 @@
+package llm_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+// scripted is a Provider that fails with errs in order, then succeeds.
+type scripted struct {
+	errs  []error
+	calls int
+}
+
+func (s *scripted) Name() string { return "scripted" }
+
+func (s *scripted) Stream(ctx context.Context, req *llm.Request, onEvent func(llm.Event)) (*llm.Reply, error) {
+	s.calls++
+	if onEvent != nil {
+		onEvent(llm.Event{Type: llm.EventText, Text: "attempt"})
+	}
+	if len(s.errs) > 0 {
+		err := s.errs[0]
+		s.errs = s.errs[1:]
+		return nil, err
+	}
+	return &llm.Reply{Message: llm.Text(llm.RoleAssistant, "done"), StopReason: llm.StopEnd}, nil
+}
+
+type sleeps struct{ waits []time.Duration }
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.waits = append(s.waits, d)
+	return ctx.Err()
+}
+
+func TestWithRetry(t *testing.T) {
+	over := &llm.Error{Kind: llm.ErrOverloaded, Status: 529}
+	cut := &llm.Error{Kind: llm.ErrStreamCut}
+	tests := []struct {
+		name      string
+		errs      []error
+		opts      llm.RetryOptions
+		wantErr   llm.ErrorKind // ErrUnknown: success
+		wantCalls int
+		wantWaits []time.Duration
+	}{
+		{"success at once", nil, llm.RetryOptions{}, llm.ErrUnknown, 1, nil},
+		{"auth never retried", []error{&llm.Error{Kind: llm.ErrAuth, Status: 401}}, llm.RetryOptions{}, llm.ErrAuth, 1, nil},
+		{"bad request never retried", []error{&llm.Error{Kind: llm.ErrBadRequest}}, llm.RetryOptions{}, llm.ErrBadRequest, 1, nil},
+		{"context too long never retried", []error{&llm.Error{Kind: llm.ErrContextTooLong}}, llm.RetryOptions{}, llm.ErrContextTooLong, 1, nil},
+		{"untyped error not retried", []error{errors.New("boom")}, llm.RetryOptions{}, llm.ErrUnknown - 1, 1, nil},
+		// Rand is 0.5: waits are half of min(cap, base·2ⁿ).
+		{"overloaded backs off exponentially", []error{over, over, over}, llm.RetryOptions{}, llm.ErrUnknown, 4,
+			[]time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}},
+		{"backoff capped and bounded", []error{over, over, over, over, over, over, over}, llm.RetryOptions{MaxRetries: 6, Cap: 3 * time.Second}, llm.ErrOverloaded, 7,
+			[]time.Duration{500 * time.Millisecond, time.Second, 1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}},
+		{"default bound is 5 retries", []error{over, over, over, over, over, over}, llm.RetryOptions{}, llm.ErrOverloaded, 6,
+			[]time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}},
+		{"retry-after honoured when longer", []error{&llm.Error{Kind: llm.ErrRateLimit, Status: 429, RetryAfter: 20 * time.Second}}, llm.RetryOptions{}, llm.ErrUnknown, 2,
+			[]time.Duration{20 * time.Second}},
+		{"retry-after ignored when shorter", []error{&llm.Error{Kind: llm.ErrRateLimit, Status: 429, RetryAfter: time.Millisecond}}, llm.RetryOptions{}, llm.ErrUnknown, 2,
+			[]time.Duration{500 * time.Millisecond}},
+		{"retry-after too long gives up", []error{&llm.Error{Kind: llm.ErrRateLimit, Status: 429, RetryAfter: time.Hour}}, llm.RetryOptions{}, llm.ErrRateLimit, 1, nil},
+		{"cut stream retried fresh", []error{cut}, llm.RetryOptions{}, llm.ErrUnknown, 2, []time.Duration{500 * time.Millisecond}},
+		{"negative MaxRetries never retries", []error{over}, llm.RetryOptions{MaxRetries: -1}, llm.ErrOverloaded, 1, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inner := &scripted{errs: append([]error(nil), tt.errs...)}
+			var sl sleeps
+			o := tt.opts
+			o.Sleep = sl.sleep
+			o.Rand = func() float64 { return 0.5 }
+			p := llm.WithRetry(inner, o)
+			if p.Name() != "scripted" {
+				t.Errorf("Name = %q", p.Name())
+			}
+			var retries []error
+			reply, err := p.Stream(context.Background(), &llm.Request{}, func(e llm.Event) {
+				if e.Type == llm.EventRetry {
+					retries = append(retries, e.Err)
+				}
+			})
+			switch {
+			case tt.wantErr == llm.ErrUnknown:
+				if err != nil || reply.Message.PlainText() != "done" {
+					t.Fatalf("reply %v, err %v; want success", reply, err)
+				}
+			case tt.wantErr < llm.ErrUnknown:
+				if err == nil || llm.KindOf(err) != llm.ErrUnknown {
+					t.Fatalf("err = %v, want the untyped error", err)
+				}
+			default:
+				if llm.KindOf(err) != tt.wantErr || reply != nil {
+					t.Fatalf("reply %v, err %v; want kind %v", reply, err, tt.wantErr)
+				}
+			}
+			if inner.calls != tt.wantCalls {
+				t.Errorf("calls = %d, want %d", inner.calls, tt.wantCalls)
+			}
+			if len(sl.waits) != len(tt.wantWaits) {
+				t.Fatalf("waits = %v, want %v", sl.waits, tt.wantWaits)
+			}
+			for i := range sl.waits {
+				if sl.waits[i] != tt.wantWaits[i] {
+					t.Errorf("wait %d = %v, want %v", i, sl.waits[i], tt.wantWaits[i])
+				}
+			}
+			if len(retries) != len(tt.wantWaits) {
+				t.Errorf("%d retry events for %d waits", len(retries), len(tt.wantWaits))
+			}
+			for _, e := range retries {
+				if e == nil {
+					t.Error("retry event without Err")
+				}
+			}
+		})
+	}
+}
+
+func TestWithRetryFullJitterRange(t *testing.T) {
+	for _, r := range []float64{0, 0.999} {
+		var sl sleeps
+		p := llm.WithRetry(&scripted{errs: []error{&llm.Error{Kind: llm.ErrOverloaded}}},
+			llm.RetryOptions{Sleep: sl.sleep, Rand: func() float64 { return r }})
+		if _, err := p.Stream(context.Background(), &llm.Request{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if w := sl.waits[0]; w < 0 || w >= time.Second {
+			t.Errorf("rand %v: first wait %v, want in [0, 1s)", r, w)
+		}
+	}
+}
+
+func TestWithRetryStopsOnCancelDuringWait(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inner := &scripted{errs: []error{&llm.Error{Kind: llm.ErrOverloaded}, &llm.Error{Kind: llm.ErrOverloaded}}}
+	// The real sleep with an hour-long wait: only cancellation can end it.
+	p := llm.WithRetry(inner, llm.RetryOptions{Base: time.Hour, Cap: 2 * time.Hour, Rand: func() float64 { return 0.9 }})
+	_, err := p.Stream(ctx, &llm.Request{}, func(e llm.Event) {
+		if e.Type == llm.EventRetry {
+			go cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if inner.calls != 1 {
+		t.Errorf("calls = %d, want 1 (no attempt after cancel)", inner.calls)
+	}
+}
