@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -354,25 +353,12 @@ func describeSandbox(sb sandbox.Sandbox) string {
 	return sb.Backend() + ": read anywhere except secrets, write only the project and a private /tmp, no network, .git read-only"
 }
 
-// findSession returns the log of session id in this project, or the newest
-// one when id is empty.
+// findSession returns the log of session id (or a unique id prefix) in
+// this project, or the newest one when id is empty.
 func findSession(home, project, id string) (string, error) {
-	dir := session.Dir(home, project)
-	names, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if err != nil {
-		return "", err
+	path, err := session.Find(session.Dir(home, project), id) // [memory]
+	if err != nil && id == "" {
+		return "", fmt.Errorf("no session to continue in %s; start one with harness", project)
 	}
-	sort.Strings(names)
-	if id == "" {
-		if len(names) == 0 {
-			return "", fmt.Errorf("no session to continue in %s; start one with harness", project)
-		}
-		return names[len(names)-1], nil
-	}
-	for _, n := range names {
-		if strings.HasSuffix(n, "-"+id+".jsonl") {
-			return n, nil
-		}
-	}
-	return "", fmt.Errorf("no session %q for %s; list them with harness sessions", id, project)
+	return path, err
 }
