@@ -1,9 +1,18 @@
 // Package session is the append-only JSONL log of one conversation: every
-// message, history edit, permission decision and usage record, one JSON
-// object per line, synced before the agent goes on. Replaying a log rebuilds
-// the exact history, so a resumed session sends the same request bytes and
-// the provider's prefix cache keeps hitting.
+// message, history edit, permission decision, plan change and usage record,
+// one JSON object per line, synced before the agent goes on. Replaying a log
+// rebuilds the exact history, so a resumed session sends the same request
+// bytes and the provider's prefix cache keeps hitting.
 //
 // A crash can leave at most one torn last line; readers skip it and say so.
-// Configured API keys are redacted before anything reaches the disk.
+// A crash while tools ran leaves tool calls without results: Unanswered
+// builds the results that close them on resume, so every tool_use keeps
+// its tool_result. Configured API keys are redacted before anything
+// reaches the disk.
+//
+// Logs live under Root(home)/<ProjectKey(project)>/<start>-<id>.jsonl.
+// List, ListAll and Find read them back (newest first, ids by unique
+// prefix); Summarize condenses one for listing; WriteMarkdown and
+// WriteJSONL export one. Entries with Agent set belong to a sub-agent:
+// they count toward usage but are never replayed into the main history.
 package session
