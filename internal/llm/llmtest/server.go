@@ -102,6 +102,7 @@ type Server struct {
 	mu      sync.Mutex
 	queue   []Reply
 	handler func(Request) Reply
+	observe func(Request)
 	reqs    []Request
 	closed  chan struct{}
 }
@@ -162,6 +163,14 @@ func (s *Server) Handle(f func(Request) Reply) {
 	s.handler = f
 }
 
+// Observe sets a function called with each request as it arrives (after it
+// is recorded), e.g. to log requests from cmd/fakellm.
+func (s *Server) Observe(f func(Request)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.observe = f
+}
+
 // Pending returns how many queued replies have not been served.
 func (s *Server) Pending() int {
 	s.mu.Lock()
@@ -193,6 +202,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
+	if obs := s.observe; obs != nil {
+		s.mu.Unlock()
+		obs(req)
+		s.mu.Lock()
+	}
 	var reply Reply
 	switch {
 	case len(s.queue) > 0:

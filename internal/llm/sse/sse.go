@@ -25,6 +25,7 @@ type Reader struct {
 	line    []byte // reused buffer for lines longer than br's buffer
 	data    []byte
 	name    string
+	last    string // last event name seen, reused
 	hasData bool
 	err     error
 }
@@ -99,7 +100,12 @@ func (r *Reader) field(line []byte) {
 		r.data = append(r.data, value...)
 		r.hasData = true
 	case "event":
-		r.name = string(value)
+		// Streams repeat a few names; reuse the last string to avoid an
+		// allocation per event.
+		if string(value) != r.last {
+			r.last = string(value)
+		}
+		r.name = r.last
 	}
 	// "id", "retry" and unknown fields are ignored.
 }
