@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -110,15 +109,16 @@ func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 		if i >= len(reqs) {
 			ts.Fatalf("request %d: only %d received", i, len(reqs))
 		}
-		b, err := json.MarshalIndent(struct {
+		enc := json.NewEncoder(ts.Stdout())
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		ts.Check(enc.Encode(struct {
 			Path     string
 			Model    string
 			Tools    []string
 			Messages any
 			Reminder string
-		}{reqs[i].Path, reqs[i].Model, reqs[i].Tools, reqs[i].Messages, reqs[i].Reminder}, "", "  ")
-		ts.Check(err)
-		fmt.Fprintln(ts.Stdout(), string(b))
+		}{reqs[i].Path, reqs[i].Model, reqs[i].Tools, reqs[i].Messages, reqs[i].Reminder}))
 	default:
 		ts.Fatalf("unknown llm subcommand %q", args[0])
 	}
