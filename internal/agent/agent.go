@@ -252,6 +252,7 @@ func (a *Agent) Request(ctx context.Context) *llm.Request {
 		System:    a.o.System,
 		Tools:     a.o.Tools.Specs(),
 		Messages:  a.o.History.Messages(),
+		Volatile:  a.o.History.Volatile(),
 		MaxTokens: a.o.MaxTokens,
 		SessionID: a.o.SessionID,
 	}

@@ -387,3 +387,31 @@ func TestStripInputOfBigCall(t *testing.T) {
 		t.Error("a small call was changed")
 	}
 }
+
+func TestVolatile(t *testing.T) {
+	big := strings.Repeat("y", 5000)
+	tests := []struct {
+		name   string
+		policy string
+		tail   []llm.Message
+		want   int
+	}{
+		{"long result will be stripped", PolicyHarness, []llm.Message{call("a", "ls"), result("a", big)}, 1},
+		{"short result stays", PolicyHarness, []llm.Message{call("a", "ls"), result("a", "ok")}, 0},
+		{"large input stubbed too", PolicyHarness, []llm.Message{call("a", "cat > f <<EOF\n"+big+"\nEOF"), result("a", "ok")}, 2},
+		{"final text answer", PolicyHarness, []llm.Message{call("a", "ls"), result("a", big), llm.Text(llm.RoleAssistant, "done")}, 2},
+		{"seed does not say", PolicySeed, []llm.Message{call("a", "ls"), result("a", big)}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := New(Config{Policy: tt.policy, SpillDir: t.TempDir()})
+			h.Append(llm.Text(llm.RoleUser, "go"))
+			for _, m := range tt.tail {
+				h.Append(m)
+			}
+			if got := h.Volatile(); got != tt.want {
+				t.Errorf("Volatile() = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

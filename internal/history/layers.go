@@ -75,6 +75,32 @@ func (h *History) stripBlock(b llm.Block) (string, bool) {
 	return stub, len(stub) < len(b.Content)
 }
 
+// Volatile reports how many trailing messages the strip will rewrite once
+// they leave the latest two (llm.Request.Volatile): 2 when the latest
+// assistant message carries a tool input large enough to stub, else 1 when
+// the latest message holds a tool result longer than a stub, else 0. Only
+// the shipped policy says so; the others model harnesses that did not.
+func (h *History) Volatile() int {
+	if h.cfg.Policy != PolicyHarness {
+		return 0
+	}
+	n := len(h.msgs)
+	for back := 2; back >= 1; back-- {
+		i := n - back
+		if i <= h.floor || i < 0 {
+			continue
+		}
+		for _, b := range h.msgs[i].Blocks {
+			_, okR := h.stripBlock(b)
+			_, okI := h.stripInput(b)
+			if okR || okI {
+				return back
+			}
+		}
+	}
+	return 0
+}
+
 // inputStubMin is the least a tool call's input must shrink by to be
 // stripped: rewriting the call's message costs a cache write of all of it,
 // which only a large input repays (file contents written by a command).

@@ -13,6 +13,13 @@ type Request struct {
 	Reminder  string
 	MaxTokens int
 
+	// Volatile is how many trailing Messages the context layers will
+	// rewrite before the next request (a long tool result is stripped once
+	// it leaves the latest two messages). Adapters that place cache
+	// breakpoints keep the rolling one off them: caching text that is about
+	// to change costs a cache write (1.25× on Anthropic) and buys nothing.
+	Volatile int
+
 	// SessionID keys the provider's prompt cache where the API takes a key
 	// (OpenAI's prompt_cache_key).
 	SessionID string

@@ -2,9 +2,9 @@ package replay
 
 import (
 	"hash/maphash"
-	"slices"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/llm/anthropic"
 )
 
 // CharsPerToken is the ratio the replay counts tokens with: measured on the
@@ -42,6 +42,7 @@ type block struct {
 	role   llm.Role // "" for tools and system
 	kind   string
 	stored bool // a stored message block (not the reminder)
+	ref    anthropic.BlockRef
 }
 
 var seed = maphash.MakeSeed()
@@ -51,7 +52,7 @@ var seed = maphash.MakeSeed()
 func flatten(req *llm.Request) []block {
 	var out []block
 	var h uint64
-	add := func(role llm.Role, kind string, stored bool, chars int, parts ...string) {
+	add := func(role llm.Role, kind string, stored bool, chars int, parts ...string) *block {
 		var mh maphash.Hash
 		mh.SetSeed(seed)
 		var prev [8]byte
@@ -67,6 +68,7 @@ func flatten(req *llm.Request) []block {
 		}
 		h = mh.Sum64()
 		out = append(out, block{hash: h, tokens: Tokens(chars) + 3, role: role, kind: kind, stored: stored})
+		return &out[len(out)-1]
 	}
 	for _, t := range req.Tools {
 		add("", "tool", false, len(t.Name)+len(t.Description)+len(t.Schema), t.Name, t.Description, string(t.Schema))
@@ -74,17 +76,21 @@ func flatten(req *llm.Request) []block {
 	if req.System != "" {
 		add("", "system", false, len(req.System), req.System)
 	}
-	for _, m := range req.Messages {
-		for _, b := range m.Blocks {
+	for mi, m := range req.Messages {
+		for bi, b := range m.Blocks {
+			var nb *block
 			switch b.Type {
 			case llm.BlockText:
-				add(m.Role, "text", true, len(b.Text), b.Text)
+				nb = add(m.Role, "text", true, len(b.Text), b.Text)
 			case llm.BlockThinking:
-				add(m.Role, "thinking", true, len(b.Thinking), b.Thinking, b.Signature)
+				nb = add(m.Role, "thinking", true, len(b.Thinking), b.Thinking, b.Signature)
 			case llm.BlockToolUse:
-				add(m.Role, "tool_use", true, len(b.ID)+len(b.Name)+len(b.Input), b.ID, b.Name, string(b.Input))
+				nb = add(m.Role, "tool_use", true, len(b.ID)+len(b.Name)+len(b.Input), b.ID, b.Name, string(b.Input))
 			case llm.BlockToolResult:
-				add(m.Role, "tool_result", true, len(b.ToolUseID)+len(b.Content), b.ToolUseID, b.Content, boolStr(b.IsError))
+				nb = add(m.Role, "tool_result", true, len(b.ToolUseID)+len(b.Content), b.ToolUseID, b.Content, boolStr(b.IsError))
+			}
+			if nb != nil {
+				nb.ref = anthropic.BlockRef{Message: mi, Block: bi}
 			}
 		}
 	}
@@ -103,9 +109,8 @@ func boolStr(b bool) string {
 
 // Cache is an ideal prefix cache for one session.
 type Cache struct {
-	pricing   string
-	preResult bool // the proposed breakpoint placement (see preResultBreakpoints)
-	entries   map[uint64]bool
+	pricing string
+	entries map[uint64]bool
 }
 
 // NewCache returns an empty cache with the pricing's semantics and the
@@ -142,10 +147,7 @@ func (c *Cache) Request(req *llm.Request) llm.Usage {
 		return llm.Usage{Input: total - hit, CacheRead: hit}
 	}
 
-	bps := anthropicBreakpoints(blocks)
-	if c.preResult {
-		bps = preResultBreakpoints(blocks)
-	}
+	bps := anthropicBreakpoints(req, blocks)
 	hit := 0
 	for _, p := range bps {
 		for j := p; j >= 0 && j >= p-lookback; j-- {
@@ -170,86 +172,36 @@ func (c *Cache) Request(req *llm.Request) llm.Usage {
 }
 
 // anthropicBreakpoints returns the indices of the blocks carrying
-// cache_control, in order, as the anthropic adapter places them: the last
-// tool, the system prompt, the last stored block and, when that is 20 or
-// more blocks after the end of the previous user turn (the last block of
-// the user message before the latest assistant message), that block too.
-func anthropicBreakpoints(blocks []block) []int {
+// cache_control, in order, as the anthropic adapter places them: the
+// adapter is asked, so the simulation cannot drift from what ships.
+func anthropicBreakpoints(req *llm.Request, blocks []block) []int {
+	tool, system, refs := anthropic.Breakpoints(req)
+	at := map[anthropic.BlockRef]bool{}
+	for _, r := range refs {
+		at[r] = true
+	}
 	var bps []int
-	lastTool, system, last := -1, -1, -1
+	lastTool := -1
 	for i, b := range blocks {
 		switch {
 		case b.kind == "tool" && b.role == "":
 			lastTool = i
 		case b.kind == "system" && b.role == "":
-			system = i
-		case b.stored && b.kind != "thinking":
-			last = i
-		}
-	}
-	for _, i := range []int{lastTool, system} {
-		if i >= 0 {
+			if tool && lastTool >= 0 {
+				bps = append(bps, lastTool)
+			}
+			if system {
+				bps = append(bps, i)
+			}
+		case b.stored && at[b.ref]:
 			bps = append(bps, i)
 		}
 	}
-	if last < 0 || len(bps) >= maxBreakpoints {
-		return bps
+	if req.System == "" && tool && lastTool >= 0 {
+		bps = append([]int{lastTool}, bps...)
 	}
-	// The end of the previous turn: the last user block before the latest
-	// assistant block that precedes last.
-	prev := -1
-	seenAssistant := false
-	for i := last; i >= 0; i-- {
-		b := blocks[i]
-		if !b.stored {
-			continue
-		}
-		if b.role == llm.RoleAssistant {
-			seenAssistant = true
-		} else if seenAssistant && b.role == llm.RoleUser {
-			prev = i
-			break
-		}
-	}
-	for prev >= 0 && blocks[prev].kind == "thinking" {
-		prev--
-	}
-	if prev >= 0 && last-prev >= lookback && len(bps) < maxBreakpoints-1 {
-		bps = append(bps, prev)
-	}
-	return append(bps, last)
+	return bps
 }
 
 // Cost returns the dollar cost of u under the pricing.
 func Cost(pricing string, u llm.Usage) float64 { return prices[pricing].Cost(u) }
-
-// preResultBreakpoints is a placement proposed for the adapter: the system
-// prompt (which caches the tools before it too), the end of the previous
-// turn when 20 or more blocks back, the last block of the latest assistant
-// message, and the last stored block. The third is what makes stripping
-// cheap: a result stripped at the next request sits right after it.
-func preResultBreakpoints(blocks []block) []int {
-	all := anthropicBreakpoints(blocks)
-	var bps []int
-	for _, p := range all {
-		if blocks[p].kind != "tool" {
-			bps = append(bps, p)
-		}
-	}
-	last := -1
-	if len(bps) > 0 {
-		last = bps[len(bps)-1]
-	}
-	pre := -1
-	for i := last - 1; i >= 0; i-- {
-		if blocks[i].stored && blocks[i].role == llm.RoleAssistant && blocks[i].kind != "thinking" {
-			pre = i
-			break
-		}
-	}
-	if pre >= 0 && !slices.Contains(bps, pre) {
-		bps = append(bps[:len(bps)-1], pre, last)
-		slices.Sort(bps)
-	}
-	return bps
-}

@@ -28,10 +28,6 @@ type Options struct {
 	// Config is the base history configuration; its Policy and Window are
 	// set per run. Zero fields take the defaults.
 	Config history.Config
-	// PreResultBreakpoints simulates the Anthropic breakpoint placement
-	// proposed for the adapter (see preResultBreakpoints) instead of the
-	// adapter's current one.
-	PreResultBreakpoints bool
 }
 
 // Result is one policy's totals over the trajectories.
@@ -118,12 +114,11 @@ func runOne(ctx context.Context, t Trajectory, policy string, opts Options, res 
 	cfg.SpillDir = "" // nothing is written to disk in a replay
 	h := history.New(cfg)
 	cache := NewCache(opts.Pricing)
-	cache.preResult = opts.PreResultBreakpoints
 	sum := &summariser{cache: cache, pricing: opts.Pricing}
 	step := 0
 	base := func() llm.Request {
 		return llm.Request{
-			System: t.System, Tools: t.Tools, Messages: h.Messages(),
+			System: t.System, Tools: t.Tools, Messages: h.Messages(), Volatile: h.Volatile(),
 			Reminder:  reminder.Format(reminder.Facts{Time: epoch.Add(time.Duration(step) * time.Minute), Git: true, Branch: "main"}),
 			SessionID: t.Name,
 		}

@@ -97,21 +97,29 @@ func TestBreakpoints(t *testing.T) {
 		want     []string
 		reminder string // expected last block text of the last message
 	}{
-		{"first turn", conversation(0, 0), []string{"tool:1", "system", "msg:0/0"}, ""},
-		{"short tool rounds", conversation(2, 3), []string{"tool:1", "system", "msg:4/2"}, ""},
-		// Round 2 adds 2+9 assistant blocks and 9 results = 20 blocks
-		// after the previous turn's breakpoint: an extra one goes there.
-		{"long parallel round", conversation(2, 9), []string{"tool:1", "system", "msg:2/8", "msg:4/8"}, ""},
+		{"first turn", conversation(0, 0), []string{"system", "msg:0/0"}, ""},
+		{"short tool rounds", conversation(2, 3), []string{"system", "msg:3/4", "msg:4/2"}, ""},
+		// Round 1's results (9) and round 2's assistant blocks (2+9) put 20
+		// blocks between the two assistant ends: the earlier one, where the
+		// previous request wrote its cache, gets a marker of its own.
+		{"long parallel round", conversation(2, 9), []string{"system", "msg:1/10", "msg:3/10", "msg:4/8"}, ""},
 		{"reminder after the breakpoint", func() *llm.Request { r := conversation(1, 1); r.Reminder = "Now: Monday"; return r }(),
-			[]string{"tool:1", "system", "msg:2/0"}, "Now: Monday"},
+			[]string{"system", "msg:1/2", "msg:2/0"}, "Now: Monday"},
 		{"reminder after an assistant message gets its own user message", func() *llm.Request {
 			r := conversation(0, 0)
 			r.Messages = append(r.Messages, llm.Text(llm.RoleAssistant, "prefill"))
 			r.Reminder = "Now: Tuesday"
 			return r
-		}(), []string{"tool:1", "system", "msg:1/0"}, "Now: Tuesday"},
+		}(), []string{"system", "msg:1/0"}, "Now: Tuesday"},
 		{"no tools no system", func() *llm.Request { r := conversation(3, 10); r.Tools, r.System = nil, ""; return r }(),
-			[]string{"msg:4/9", "msg:6/9"}, ""},
+			[]string{"msg:3/11", "msg:5/11", "msg:6/9"}, ""},
+		// The latest results will be stripped before the next request:
+		// caching them buys nothing, so the rolling breakpoint stops at the
+		// assistant message before them.
+		{"volatile tail", func() *llm.Request { r := conversation(2, 3); r.Volatile = 1; return r }(),
+			[]string{"system", "msg:1/4", "msg:3/4"}, ""},
+		{"tools without system", func() *llm.Request { r := conversation(1, 1); r.System = ""; return r }(),
+			[]string{"tool:1", "msg:1/2", "msg:2/0"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,7 +140,11 @@ func TestBreakpoints(t *testing.T) {
 				t.Errorf("last message role %q", last.Role)
 			}
 			lb := last.Content[len(last.Content)-1]
-			if tt.reminder != "" {
+			if tt.req.Volatile > 0 {
+				if lb["cache_control"] != nil {
+					t.Errorf("volatile last block %v carries a breakpoint", lb)
+				}
+			} else if tt.reminder != "" {
 				if lb["text"] != tt.reminder || lb["cache_control"] != nil {
 					t.Errorf("last block %v, want the uncached reminder %q", lb, tt.reminder)
 				}
@@ -169,7 +181,7 @@ func TestRequestBytes(t *testing.T) {
 	}
 	want := `{"model":"claude-test","max_tokens":1000,"stream":true,"system":[{"type":"text","text":"You are harness.","cache_control":{"type":"ephemeral"}}],` +
 		`"tools":[{"name":"bash","description":"Run a command.","input_schema":{"type":"object","properties":{"cmd":{"type":"string"}}}},` +
-		`{"name":"read_file","description":"Read a file.","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}],` +
+		`{"name":"read_file","description":"Read a file.","input_schema":{"type":"object"}}],` +
 		`"messages":[{"role":"user","content":[{"type":"text","text":"fix the <bug> & test"}]},` +
 		`{"role":"assistant","content":[{"type":"thinking","thinking":"plan","signature":"sig0"},{"type":"text","text":"Looking."},` +
 		`{"type":"tool_use","id":"t0_0","name":"bash","input":{"cmd":"ls"}}`
@@ -229,7 +241,7 @@ func TestThinkingSignatureAndInvalidInput(t *testing.T) {
 	for _, want := range []string{
 		`{"type":"thinking","thinking":"hmm","signature":"EqQBCkYIBxgCKkA+/=="}`,
 		`{"type":"tool_use","id":"a","name":"bash","input":{}}`,
-		`{"type":"tool_use","id":"b","name":"bash","input":{}}`,
+		`{"type":"tool_use","id":"b","name":"bash","input":{},"cache_control":{"type":"ephemeral"}}`,
 		`{"type":"tool_result","tool_use_id":"a","content":"bad json","is_error":true}`,
 		`{"type":"tool_result","tool_use_id":"b","content":"","cache_control":{"type":"ephemeral"}}`,
 	} {

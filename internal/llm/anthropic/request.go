@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/harness-dev/harness/internal/llm"
 )
@@ -45,6 +46,9 @@ type wireTool struct {
 type wireMessage struct {
 	Role    string      `json:"role"`
 	Content []wireBlock `json:"content"`
+	// origin maps each Content element to its index in the llm.Message's
+	// Blocks, for Breakpoints.
+	origin []int
 }
 
 // wireBlock is every content block type in one struct; omitempty keeps each
@@ -110,26 +114,30 @@ func buildRequest(req *llm.Request) wireRequest {
 		}
 		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
-	if n := len(w.Tools); n > 0 {
-		w.Tools[n-1].CacheControl = ephemeral
-		budget--
-	}
+	// The cache prefix runs tools, then system, then messages, so one
+	// marker on the system prompt caches the tools too; the tools get their
+	// own only when there is no system prompt. Markers saved here go to the
+	// messages, where they pay (see breakpoints).
 	if req.System != "" {
 		s := req.System
 		w.System = []wireBlock{{Type: "text", Text: &s, CacheControl: ephemeral}}
+		budget--
+	} else if n := len(w.Tools); n > 0 {
+		w.Tools[n-1].CacheControl = ephemeral
 		budget--
 	}
 
 	for _, m := range req.Messages {
 		wm := wireMessage{Role: string(m.Role), Content: []wireBlock{}}
-		for _, b := range m.Blocks {
+		for i, b := range m.Blocks {
 			if wb, ok := wireBlockOf(b); ok {
 				wm.Content = append(wm.Content, wb)
+				wm.origin = append(wm.origin, i)
 			}
 		}
 		w.Messages = append(w.Messages, wm)
 	}
-	for _, p := range breakpoints(w.Messages, budget) {
+	for _, p := range breakpoints(w.Messages, budget, req.Volatile) {
 		w.Messages[p.msg].Content[p.block].CacheControl = ephemeral
 	}
 
@@ -151,58 +159,99 @@ func buildRequest(req *llm.Request) wireRequest {
 type pos struct{ msg, block int }
 
 // breakpoints chooses where cache_control goes among the stored messages,
-// using at most budget markers: on the last stored block (the rolling
-// breakpoint, which the next turn will read back), and, when that block is
-// 20 or more blocks after the end of the previous user turn (where the last
-// request's rolling breakpoint wrote its cache entry), on that earlier block
-// as well, so the look-back still finds it. Thinking blocks cannot carry
-// cache_control, so a marker falls back to the nearest earlier block.
-func breakpoints(msgs []wireMessage, budget int) []pos {
+// using at most budget markers, most valuable first:
+//
+//  1. the last stored block: the rolling breakpoint, which the next request
+//     reads back when nothing before it changed (the last block before the
+//     volatile tail, when the request has one);
+//  2. the last block of the latest assistant message before it: the
+//     context layers strip a tool result once it leaves the latest two
+//     messages, and that result sits right after this block, so the prefix
+//     cached here survives the strip where the rolling one does not;
+//  3. the same point one assistant message earlier (where the previous
+//     request put its marker 2) when it is 20 or more blocks back, beyond
+//     the API's look-back, as after a long round of parallel tool calls.
+//
+// Thinking blocks cannot carry cache_control, so a marker falls back to the
+// nearest earlier block. The replay benchmark measured the placement: with
+// marker 2 the harness policy's Anthropic input cost falls from 0.87 to
+// about 0.78 of append-only.
+func breakpoints(msgs []wireMessage, budget, volatile int) []pos {
 	if budget <= 0 {
 		return nil
 	}
+	// The rolling breakpoint stays off the messages about to be rewritten.
+	stable := msgs
+	if volatile > 0 && volatile < len(msgs) {
+		stable = msgs[:len(msgs)-volatile]
+	}
 	var flat []pos
-	for i, m := range msgs {
+	lastOf := map[int]int{} // message index -> index in flat of its last block
+	for i, m := range stable {
 		for j := range m.Content {
 			flat = append(flat, pos{i, j})
+			lastOf[i] = len(flat) - 1
 		}
 	}
 	last := markable(msgs, flat, len(flat)-1)
 	if last < 0 {
 		return nil
 	}
-	out := []pos{flat[last]}
-	if budget < 2 {
-		return out
-	}
-	// The previous request ended with the user message before the latest
-	// assistant reply: find that message's last block.
-	lastMsg := flat[last].msg
-	prev := -1
-	for i := lastMsg - 1; i >= 0; i-- {
-		if msgs[i].Role == string(llm.RoleAssistant) {
-			for k := i - 1; k >= 0; k-- {
-				if msgs[k].Role == string(llm.RoleUser) && len(msgs[k].Content) > 0 {
-					prev = k
-					break
+	chosen := []int{last}
+	// endOfAssistantBefore returns the marker position of the last
+	// assistant message before message m, or -1.
+	endOfAssistantBefore := func(m int) int {
+		for i := m - 1; i >= 0; i-- {
+			if msgs[i].Role == string(llm.RoleAssistant) {
+				if k, ok := lastOf[i]; ok {
+					return markable(msgs, flat, k)
 				}
 			}
-			break
 		}
+		return -1
 	}
-	if prev < 0 {
-		return out
+	pre := endOfAssistantBefore(flat[last].msg)
+	if pre < 0 || pre == last || len(chosen) == budget {
+		return toPos(flat, chosen)
 	}
-	idx := -1
-	for k, p := range flat {
-		if p.msg == prev && p.block == len(msgs[prev].Content)-1 {
-			idx = k
-		}
+	chosen = append(chosen, pre)
+	if prev := endOfAssistantBefore(flat[pre].msg); prev >= 0 && pre-prev >= lookback && len(chosen) < budget {
+		chosen = append(chosen, prev)
 	}
-	if idx = markable(msgs, flat, idx); idx >= 0 && last-idx >= lookback {
-		out = append([]pos{flat[idx]}, out...)
+	return toPos(flat, chosen)
+}
+
+// toPos returns the positions of the chosen flat indices in order.
+func toPos(flat []pos, chosen []int) []pos {
+	slices.Sort(chosen)
+	out := make([]pos, len(chosen))
+	for i, k := range chosen {
+		out[i] = flat[k]
 	}
 	return out
+}
+
+// BlockRef names one block of a request's stored messages.
+type BlockRef struct{ Message, Block int }
+
+// Breakpoints reports where the body built from req carries cache_control:
+// on the last tool definition, on the system prompt, and on which stored
+// blocks. The replay benchmark's cache simulator asks the adapter rather
+// than re-implementing the placement.
+func Breakpoints(req *llm.Request) (tool, system bool, blocks []BlockRef) {
+	w := buildRequest(req)
+	if n := len(w.Tools); n > 0 {
+		tool = w.Tools[n-1].CacheControl != nil
+	}
+	system = len(w.System) > 0 && w.System[0].CacheControl != nil
+	for i, m := range w.Messages {
+		for j, b := range m.Content {
+			if b.CacheControl != nil && j < len(m.origin) {
+				blocks = append(blocks, BlockRef{i, m.origin[j]})
+			}
+		}
+	}
+	return tool, system, blocks
 }
 
 // markable returns the index in flat of the nearest block at or before i
