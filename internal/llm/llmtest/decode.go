@@ -63,9 +63,8 @@ func decodeAnthropic(body []byte) Request {
 		Content      json.RawMessage `json:"content"`
 		CacheControl json.RawMessage `json:"cache_control"`
 	}
-	lastMark := [2]int{-1, -1} // message, block of the last cache_control
 	var msgs [][]block
-	for i, m := range w.Messages {
+	for _, m := range w.Messages {
 		var bs []block
 		var s string
 		if json.Unmarshal(m.Content, &s) == nil {
@@ -77,26 +76,19 @@ func decodeAnthropic(body []byte) Request {
 			if len(bs[j].Content) > 0 {
 				bs[j].Block.Content = textOrParts(bs[j].Content)
 			}
-			if len(bs[j].CacheControl) > 0 && string(bs[j].CacheControl) != "null" {
-				lastMark = [2]int{i, j}
-			}
 		}
 		msgs = append(msgs, bs)
 	}
-	// The reminder is the text after the last breakpoint, in the last
-	// (user) message.
-	if n := len(msgs); n > 0 && lastMark[0] >= 0 && w.Messages[n-1].Role == string(llm.RoleUser) {
-		from := 0
-		if lastMark[0] == n-1 {
-			from = lastMark[1] + 1
-		}
-		if lastMark[0] >= n-2 && from < len(msgs[n-1]) {
-			var rem []string
-			for _, b := range msgs[n-1][from:] {
-				rem = append(rem, b.Text)
-			}
-			req.Reminder = strings.Join(rem, "\n")
-			msgs[n-1] = msgs[n-1][:from]
+	// The adapter appends the reminder as one text block, without
+	// cache_control, at the end of the last user message (a message of its
+	// own after an assistant one). Every stored last block either carries
+	// the rolling breakpoint or is a tool result of a volatile tail, so an
+	// unmarked trailing text block is the reminder.
+	if n := len(msgs); n > 0 && w.Messages[n-1].Role == string(llm.RoleUser) {
+		last := msgs[n-1]
+		if k := len(last) - 1; k >= 0 && last[k].Type == llm.BlockText && !marked(last[k].CacheControl) {
+			req.Reminder = last[k].Text
+			msgs[n-1] = last[:k]
 			if len(msgs[n-1]) == 0 {
 				msgs = msgs[:n-1]
 			}
@@ -195,3 +187,5 @@ func decodeOpenAI(body []byte) Request {
 	req.Messages = out
 	return req
 }
+
+func marked(cc json.RawMessage) bool { return len(cc) > 0 && string(cc) != "null" }
