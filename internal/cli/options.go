@@ -25,8 +25,11 @@ type globalOptions struct {
 	MaxTokens int
 }
 
+// register adds the agent flags to a command that runs the agent (the
+// interactive root and run); commands that do not (sandbox, doctor, bench)
+// keep their help free of them.
 func (g *globalOptions) register(cmd *cobra.Command) {
-	f := cmd.PersistentFlags()
+	f := cmd.Flags()
 	f.StringVar(&g.Project, "project", "", "project directory (default: the git root of the working directory, else the working directory)")
 	f.StringVar(&g.Model, "model", "", "model name (overrides MODEL)")
 	f.StringVar(&g.Provider, "provider", "", "wire format: anthropic or openai (overrides PROVIDER)")

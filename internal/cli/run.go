@@ -47,6 +47,7 @@ Output formats:
 			return runRun(cmd.Context(), g, o, stdio)
 		},
 	}
+	g.register(cmd)
 	cmd.Flags().StringVarP(&o.Prompt, "prompt", "p", "", "the task (\"-\" reads it from stdin)")
 	cmd.Flags().StringVar(&o.OutputFormat, "output-format", "text", "text, json or stream-json")
 	return cmd

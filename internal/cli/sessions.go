@@ -43,6 +43,7 @@ with "harness --continue". An id prefix works wherever an id does.
 			return runSessions(cmd.Context(), g, o, stdio)
 		},
 	}
+	cmd.PersistentFlags().StringVar(&g.Project, "project", "", "project directory (default: the git root of the working directory, else the working directory)")
 	cmd.Flags().BoolVar(&o.All, "all", false, "list the sessions of every project")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print one JSON object a line")
 
