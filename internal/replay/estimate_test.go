@@ -1,0 +1,58 @@
+package replay
+
+import (
+	"math"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+// TestEstimatorError measures harness's token accounting against the
+// provider's real counts recorded in the shared trajectories: for every
+// request after the first, the last reply's usage plus an estimate of the
+// messages added since, against the prompt_tokens the provider reported.
+// The error is logged (quoted in the README) and bounded loosely, so a
+// broken estimator fails while the noise of real text does not.
+func TestEstimatorError(t *testing.T) {
+	trajs, err := Load([]string{sharedTrajectories(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var sum, sumAbs, sumNaive, sumAbsNaive float64
+	for _, tr := range trajs {
+		h := history.New(history.Config{Policy: history.PolicyRaw, Cap: 1 << 30, Window: 1 << 30, SpillDir: t.TempDir()})
+		observed := false
+		for i, m := range tr.Messages {
+			if u, ok := tr.Usage[i]; ok && m.Role == llm.RoleAssistant {
+				real := float64(u.Prompt())
+				if observed && real > 0 {
+					e := (float64(h.Tokens()) - real) / real
+					sum += e
+					sumAbs += math.Abs(e)
+					naive := history.EstimateText(tr.System)
+					for _, pm := range h.Messages() {
+						naive += history.Estimate(pm)
+					}
+					en := (float64(naive) - real) / real
+					sumNaive += en
+					sumAbsNaive += math.Abs(en)
+					n++
+				}
+				h.Observe(u)
+				observed = true
+			}
+			h.Append(m)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no recorded usage in the trajectories")
+	}
+	mean, meanAbs := 100*sum/float64(n), 100*sumAbs/float64(n)
+	t.Logf("%d requests: accounting (last usage + estimate of what was added) error %+.2f%% mean, %.2f%% mean absolute", n, mean, meanAbs)
+	t.Logf("whole-prompt estimate alone: %+.2f%% mean, %.2f%% mean absolute", 100*sumNaive/float64(n), 100*sumAbsNaive/float64(n))
+	if meanAbs > 5 {
+		t.Errorf("accounting is off by %.2f%% on average; the usage-anchored count should be within a few percent", meanAbs)
+	}
+}
