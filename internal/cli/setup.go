@@ -199,7 +199,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 			s.notify(msg)
 		}
 	}}
-	// [memory] The plan and the skills are tools of their own; the plan is
+	// The plan and the skills are tools of their own; the plan is
 	// logged whole on every change so it survives resume and compaction.
 	s.Todos = &tools.TodoList{}
 	skillSet, skillWarns := skills.Discover(pol.Project, src.Home)
@@ -217,7 +217,6 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 	s.Registry = tools.NewRegistry(gateAdapter{gate}, append(tools.Builtins(env),
 		&tools.WriteTodos{List: s.Todos, Record: recordTodos},
 		&tools.ReadSkill{Skills: skillSet})...)
-	// [/memory]
 
 	s.Provider = newProvider(cfg)
 
@@ -231,7 +230,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		Window: cfg.ContextWindow, SpillDir: spill,
 	})
 
-	// [memory] Instructions and skills are static, so they sit in the
+	// Instructions and skills are static, so they sit in the
 	// cached system prompt; sub-agents share the session but not its
 	// window, and get the read-only tool set.
 	instr, err := instructions.Load(pol.Project, src.Home)
@@ -260,7 +259,6 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		MaxTokens:  cfg.MaxTokens,
 		SessionID:  s.ID,
 	}))
-	// [/memory]
 	maxSteps := g.MaxSteps
 	s.Agent = agent.New(agent.Options{
 		Provider:  s.Provider,
@@ -281,7 +279,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 			return nil, err
 		}
 		s.Agent.SetUsage(total)
-		// [memory] The plan comes back; calls that were running when
+		// The plan comes back; calls that were running when
 		// harness died get a result saying so, so the history stays valid.
 		if err := s.Todos.Restore(session.LastTodos(entries)); err != nil {
 			s.Warnings = append(s.Warnings, err.Error())
@@ -293,7 +291,6 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 			}
 			s.Warnings = append(s.Warnings, fmt.Sprintf("the last session stopped while %d tool call(s) ran; the model is told their results were lost", len(m.Blocks)))
 		}
-		// [/memory]
 	}
 	ok = true
 	return s, nil
@@ -356,7 +353,7 @@ func describeSandbox(sb sandbox.Sandbox) string {
 // findSession returns the log of session id (or a unique id prefix) in
 // this project, or the newest one when id is empty.
 func findSession(home, project, id string) (string, error) {
-	path, err := session.Find(session.Dir(home, project), id) // [memory]
+	path, err := session.Find(session.Dir(home, project), id)
 	if err != nil && id == "" {
 		return "", fmt.Errorf("no session to continue in %s; start one with harness", project)
 	}
