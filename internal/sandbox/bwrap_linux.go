@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -64,6 +65,16 @@ func openBwrap(p *Policy, tmp string) (*session, error) {
 		}
 		return append(argv, h...), env, nil
 	}
+	lcfg, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.launch = &launcher{backend: BackendBwrap, tree: treeGroup, newCmd: func() *exec.Cmd {
+		argv := append(append([]string(nil), args...), "--chdir", p.Project, "--", inner, launcherArg, string(lcfg))
+		c := exec.Command(argv[0], argv[1:]...)
+		c.Dir, c.Env = p.Project, env
+		return c
+	}}
 	return s, nil
 }
 

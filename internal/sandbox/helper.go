@@ -11,6 +11,10 @@ import (
 const (
 	helperArg = "__harness-sandbox-helper"
 	probeArg  = "__harness-sandbox-probe"
+	// launcherArg starts a session's long-lived launcher inside the walls;
+	// supervisorArg one command's supervisor, which the launcher starts.
+	launcherArg   = "__harness-sandbox-launcher"
+	supervisorArg = "__harness-sandbox-supervisor"
 )
 
 // helperFailed is the exit status when the inner stage could not put up its
@@ -40,6 +44,10 @@ type helperConfig struct {
 	// RequireLandlock fails closed when the kernel has no Landlock (the
 	// landlock backend has no other wall against writes).
 	RequireLandlock bool `json:"require_landlock,omitempty"`
+	// SeccompInherited is set only by the launcher, for the supervisors it
+	// starts after installing this same filter on all its threads: the
+	// command then does not stack a second copy.
+	SeccompInherited bool `json:"seccomp_inherited,omitempty"`
 }
 
 // RunHelperIfRequested returns at once unless this process was started as
@@ -67,6 +75,25 @@ func RunHelperIfRequested() {
 		os.Exit(helperFailed)
 	case probeArg:
 		os.Exit(runProbe(os.Args[2:]))
+	case launcherArg, supervisorArg:
+		if len(os.Args) != 3 {
+			fmt.Fprintln(os.Stderr, "harness sandbox launcher: bad arguments")
+			os.Exit(helperFailed)
+		}
+		var cfg helperConfig
+		if err := json.Unmarshal([]byte(os.Args[2]), &cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "harness sandbox launcher: %v\n", err)
+			os.Exit(helperFailed)
+		}
+		serve := serveLauncher
+		if os.Args[1] == supervisorArg {
+			serve = serveSupervisor
+		}
+		if err := serve(cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "harness sandbox %s: %v\n", os.Args[1], err)
+			os.Exit(helperFailed)
+		}
+		os.Exit(0)
 	}
 }
 

@@ -21,6 +21,21 @@ func execInner(cfg helperConfig, argv []string) error {
 			return err
 		}
 	}
+	if err := restrictThread(cfg); err != nil {
+		return err
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	return unix.Exec(path, argv, os.Environ())
+}
+
+// restrictThread puts up the per-command walls on the calling, locked OS
+// thread: capabilities dropped, no_new_privs, Landlock, seccomp. A process
+// that thread execs or forks inherits them all; the process's other
+// threads do not.
+func restrictThread(cfg helperConfig) error {
 	if cfg.DropCaps {
 		if err := dropCapabilities(); err != nil {
 			return err
@@ -36,14 +51,10 @@ func execInner(cfg helperConfig, argv []string) error {
 	if abi == 0 && cfg.RequireLandlock {
 		return fmt.Errorf("this kernel has no Landlock, which the landlock backend needs: install bubblewrap for the bwrap backend")
 	}
-	if err := applySeccomp(cfg.DenySockets == "all"); err != nil {
-		return err
+	if cfg.SeccompInherited {
+		return nil // the launcher installed this very filter on every thread before starting us
 	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return err
-	}
-	return unix.Exec(path, argv, os.Environ())
+	return applySeccomp(cfg.DenySockets == "all")
 }
 
 // dropCapabilities empties the bounding, ambient, inheritable, permitted

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 )
@@ -38,6 +39,20 @@ func openLandlock(p *Policy, tmp string) (*session, error) {
 	s.wrap = func(script, dir string) ([]string, []string, error) {
 		h, err := helperArgv(exe, cfg, "/bin/sh", "-c", script)
 		return h, env, err
+	}
+	if s.tree == treeUserPID {
+		// The launcher is the init of the namespaces: it mounts, drops its
+		// capabilities and serves; without them there is no PID namespace
+		// to hold a command's tree, and each command keeps its own helper.
+		lcfg, err := json.Marshal(cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.launch = &launcher{backend: BackendLandlock, tree: treeUserPID, newCmd: func() *exec.Cmd {
+			c := exec.Command(exe, launcherArg, string(lcfg))
+			c.Dir, c.Env = p.Project, env
+			return c
+		}}
 	}
 	return s, nil
 }

@@ -24,12 +24,27 @@ type session struct {
 	tree treeMode
 	// helper is the harness executable's path as seen inside (probes use it).
 	helper string
+	// launch, when set, runs commands through the session's long-lived
+	// launcher instead of a fresh sandbox each (Linux; see launcher_linux.go).
+	launch launchRunner
+}
+
+// launchRunner runs one command through a session's launcher. run returns
+// the command's exit code (128+n when killed by signal n) and a note for
+// the model (a restarted launcher); errNoLauncher means the launcher cannot
+// run it and the caller falls back to a sandbox of its own.
+type launchRunner interface {
+	run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (code int, note string, err error)
+	close()
 }
 
 func (s *session) Backend() string { return s.name }
 func (s *session) Policy() *Policy { return s.pol }
 
 func (s *session) Close() error {
+	if s.launch != nil {
+		s.launch.close()
+	}
 	if s.tmp == "" {
 		return nil
 	}
@@ -55,36 +70,67 @@ func (s *session) Run(ctx context.Context, c Cmd) (*Result, error) {
 	if dir == "" {
 		dir = s.pol.Project
 	}
-	argv, env, err := s.wrap(c.Script, dir)
-	if err != nil {
-		return nil, err
-	}
-	before := snapshot(s.pol.Protected)
-
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
 	limit := s.pol.OutputLimit
 	if limit <= 0 {
 		limit = 1 << 20
 	}
 	buf := &boundedBuffer{limit: limit}
-	var stderr io.Writer = buf
+	var stdout, stderr io.Writer = buf, buf
 	if c.Stdout != nil || c.Stderr != nil {
-		cmd.Stdout, cmd.Stderr = orDiscard(c.Stdout), orDiscard(c.Stderr)
-		stderr = cmd.Stderr
-	} else {
-		cmd.Stdout, cmd.Stderr = buf, buf
+		stdout, stderr = orDiscard(c.Stdout), orDiscard(c.Stderr)
 	}
+	before := snapshot(s.pol.Protected)
+
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	code, err := 0, errNoLauncher
+	if s.launch != nil {
+		var note string
+		code, note, err = s.launch.run(runCtx, c.Script, dir, stdout, stderr)
+		if note != "" {
+			io.WriteString(stderr, note)
+		}
+	}
+	if errors.Is(err, errNoLauncher) {
+		code, err = s.runOwn(runCtx, c.Script, dir, stdout, stderr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Duration: time.Since(start), ExitCode: code}
+	switch {
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		r.TimedOut, r.ExitCode = true, TimeoutExit
+		io.WriteString(stderr, timeoutMessage(timeout))
+	case ctx.Err() != nil:
+		r.ExitCode = 130
+		io.WriteString(stderr, "\n[harness: command interrupted]\n")
+	}
+	r.Output, r.Truncated = buf.result()
+	r.Tampered = changed(before, snapshot(s.pol.Protected))
+	return r, nil
+}
+
+// errNoLauncher says a command must run in a sandbox of its own.
+var errNoLauncher = errors.New("no launcher")
+
+// runOwn runs one command in a sandbox of its own (the backend's wrap) and
+// returns its exit code, 128+n when killed by signal n.
+func (s *session) runOwn(runCtx context.Context, script, dir string, stdout, stderr io.Writer) (int, error) {
+	argv, env, err := s.wrap(script, dir)
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = procAttr(s.tree)
 	// A grandchild that escaped the kill cannot hold the output pipe open.
 	cmd.WaitDelay = time.Second
-
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the %s sandbox: %w", s.name, err)
+		return 0, fmt.Errorf("starting the %s sandbox: %w", s.name, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -94,28 +140,23 @@ func (s *session) Run(ctx context.Context, c Cmd) (*Result, error) {
 		killTree(cmd.Process, s.tree)
 		err = <-done
 	}
-	r := &Result{Duration: time.Since(start)}
 	var ee *exec.ExitError
 	switch {
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
-		r.TimedOut, r.ExitCode = true, TimeoutExit
-		io.WriteString(stderr, timeoutMessage(timeout))
-	case ctx.Err() != nil:
-		r.ExitCode = 130
-		io.WriteString(stderr, "\n[harness: command interrupted]\n")
+	case runCtx.Err() != nil:
+		return 0, nil // the caller reports the timeout or interruption
 	case errors.As(err, &ee):
-		r.ExitCode = ee.ExitCode()
-		if r.ExitCode < 0 { // killed by a signal
-			r.ExitCode = 128 + signalOf(ee)
+		code := ee.ExitCode()
+		if code < 0 { // killed by a signal
+			code = 128 + signalOf(ee)
 		}
+		return code, nil
 	case errors.Is(err, exec.ErrWaitDelay):
 		// The command exited; a leftover process held the pipe and was cut off.
+		return 0, nil
 	case err != nil:
-		return nil, fmt.Errorf("running the command in the %s sandbox: %w", s.name, err)
+		return 0, fmt.Errorf("running the command in the %s sandbox: %w", s.name, err)
 	}
-	r.Output, r.Truncated = buf.result()
-	r.Tampered = changed(before, snapshot(s.pol.Protected))
-	return r, nil
+	return 0, nil
 }
 
 func orDiscard(w io.Writer) io.Writer {

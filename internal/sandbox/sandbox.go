@@ -68,11 +68,35 @@ var ErrUnavailable = errors.New("sandbox backend unavailable")
 // Detect names the best backend available here and says why.
 func Detect() (name, reason string) { return detect() }
 
+// Option adjusts Open.
+type Option func(*openOptions)
+
+type openOptions struct {
+	perCommand bool
+}
+
+// LauncherEnv, set to 0 in the environment, turns the launcher off (see
+// WithLauncher).
+const LauncherEnv = "HARNESS_SANDBOX_LAUNCHER"
+
+// WithLauncher chooses how the bwrap and landlock backends start commands:
+// true (the default) puts up the outer walls once per session around a
+// launcher that starts each command, behind the same inner walls, in its
+// own killable process tree; false puts up a fresh sandbox for every
+// command (slower; the fallback, and the baseline the benchmark compares).
+func WithLauncher(on bool) Option {
+	return func(o *openOptions) { o.perCommand = !on }
+}
+
 // Open starts a session's sandbox for p with the named backend ("auto"
 // picks the best available). It creates the session's private temporary
 // directory and runs a self-check: a write outside the project must fail,
 // or Open refuses the backend.
-func Open(ctx context.Context, p *Policy, backend string) (Sandbox, error) {
+func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandbox, error) {
+	o := openOptions{perCommand: os.Getenv(LauncherEnv) == "0"}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if p == nil {
 		return nil, errors.New("sandbox.Open: nil policy")
 	}
@@ -94,6 +118,9 @@ func Open(ctx context.Context, p *Policy, backend string) (Sandbox, error) {
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
+	}
+	if s, ok := sb.(*session); ok && o.perCommand {
+		s.launch = nil
 	}
 	if err := selfCheck(ctx, sb); err != nil {
 		sb.Close()

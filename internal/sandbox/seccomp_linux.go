@@ -114,3 +114,27 @@ func applySeccomp(denyAllSockets bool) error {
 	}
 	return nil
 }
+
+// applySeccompAllThreads installs the filter on every thread of the
+// calling process (SECCOMP_FILTER_FLAG_TSYNC), which also sets
+// no_new_privs on them all: the launcher's Go runtime has many threads,
+// and every process it starts must inherit the filter whichever thread
+// forks it.
+func applySeccompAllThreads(denyAllSockets bool) error {
+	if auditArch == 0 {
+		return fmt.Errorf("no seccomp filter for this architecture; use the bwrap backend on amd64 or arm64")
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	prog := seccompProgram(denyAllSockets)
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	r, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
+	if e != 0 {
+		return fmt.Errorf("installing the seccomp filter on every thread: %w", e)
+	}
+	if r != 0 {
+		return fmt.Errorf("installing the seccomp filter on every thread: thread %d could not take it", r)
+	}
+	return nil
+}

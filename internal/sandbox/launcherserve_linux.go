@@ -1,0 +1,551 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// This file is the inside of a session's launcher: the harness binary
+// started once per session inside all the outer walls (bwrap, or the
+// landlock backend's namespaces), serving commands until the host closes
+// its control socket.
+//
+// Processes, all the same uid:
+//
+//	launcher    dumpable 0, child subreaper, seccomp on every thread;
+//	            keeps spare supervisors started ahead of need
+//	supervisor  one per command, started by the launcher before it is
+//	            needed; dumpable 0, child subreaper; puts up the command's
+//	            walls on one locked thread, starts /bin/sh from that thread
+//	            (in a new session), lets the thread die, and kills every
+//	            descendant when the command ends or the host asks
+//	command     Landlock domain of its own, so (Landlock ABI 6) it cannot
+//	            signal, and (any ABI) cannot ptrace, the two above
+//
+// Wire: the host sends the launcher one SOCK_SEQPACKET message per command
+// carrying three descriptors (the command's control socket, its stdout and
+// its stderr); the launcher forwards it to a spare supervisor and closes
+// its copies. The host and the supervisor then talk JSON lines over the
+// control socket: a job, then a started report and a done report; a kill
+// message or the socket's end kills the command's tree.
+
+// ctrlFD is where the launcher and each supervisor find their socket.
+const ctrlFD = 3
+
+// spares is how many supervisors the launcher keeps started ahead of need:
+// a Go process takes a few milliseconds to start, which is then paid
+// between commands rather than inside one.
+const spares = 2
+
+// job is a host's message to a command's supervisor.
+type job struct {
+	Script string `json:"script,omitempty"`
+	Dir    string `json:"dir,omitempty"`
+	Kill   bool   `json:"kill,omitempty"`
+}
+
+// report is a supervisor's message to the host.
+type report struct {
+	Pid    int  `json:"pid,omitempty"` // the command started
+	Done   bool `json:"done,omitempty"`
+	Code   int  `json:"code"`             // exit code, with Done
+	Signal int  `json:"signal,omitempty"` // killing signal, with Done
+}
+
+// serveLauncher runs the launcher until the host closes its socket.
+func serveLauncher(cfg helperConfig) error {
+	if cfg.Tmp != "" || len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || cfg.DropCaps {
+		// First stage (landlock backend, init of fresh namespaces): the
+		// mounts need this user namespace's capabilities. Drop them on this
+		// thread, securebits locked, and re-execute from it, so that no
+		// thread of the serving launcher holds any.
+		runtime.LockOSThread()
+		if cfg.Tmp != "" || len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 {
+			if err := innerMounts(cfg); err != nil {
+				return err
+			}
+			// A /proc of this PID namespace: commands see only the
+			// sandbox's processes. Some container runtimes forbid it; the
+			// host's /proc then stays, and Landlock still keeps commands
+			// from ptracing what they see there.
+			_ = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+		}
+		if cfg.DropCaps {
+			if err := dropCapabilities(); err != nil {
+				return err
+			}
+		}
+		next := cfg
+		next.Tmp, next.ReadOnly, next.Mask, next.Rebind, next.DropCaps = "", nil, nil, nil, false
+		b, err := json.Marshal(next)
+		if err != nil {
+			return err
+		}
+		return unix.Exec("/proc/self/exe", []string{os.Args[0], launcherArg, string(b)}, os.Environ())
+	}
+	if err := guardSelf(); err != nil {
+		return err
+	}
+	if os.Getpid() != 1 {
+		// Orphans of a supervisor that died come here, to be killed.
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("becoming a child subreaper: %w", err)
+		}
+	}
+	if err := applySeccompAllThreads(cfg.DenySockets == "all"); err != nil {
+		return err
+	}
+	cfg.SeccompInherited = true
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	l := &launcherState{cfgJSON: string(b), live: map[int]bool{}, spare: make(chan int, spares)}
+	go l.reap()
+	for range spares {
+		l.addSpare()
+	}
+	if err := sendAll(ctrlFD, []byte("ready "+strconv.Itoa(os.Getpid())), nil); err != nil {
+		return fmt.Errorf("telling the host the launcher is ready: %w", err)
+	}
+	buf := make([]byte, 16)
+	oob := make([]byte, unix.CmsgSpace(3*4))
+	for {
+		n, oobn, err := recvFDs(ctrlFD, buf, oob)
+		if err != nil || (n == 0 && oobn == 0) {
+			break // the host closed the session (or died)
+		}
+		fds := parseRights(oob[:oobn])
+		l.dispatch(buf[:n], fds)
+	}
+	killDescendants(selfPid())
+	return nil
+}
+
+// selfPid is this process's pid as the mounted /proc numbers it, which is
+// not getpid() when /proc belongs to an outer PID namespace.
+func selfPid() int {
+	s, err := os.Readlink("/proc/self")
+	if err != nil {
+		return os.Getpid()
+	}
+	pid, err := strconv.Atoi(s)
+	if err != nil {
+		return os.Getpid()
+	}
+	return pid
+}
+
+// killProc SIGKILLs the process that /proc numbers pid, through a pidfd
+// of its /proc directory, so it works whichever PID namespace /proc shows.
+func killProc(pid int) {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid), unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	unix.Close(fd)
+}
+
+// guardSelf makes this process hard to reach from a command: no
+// descriptor beyond stdio survives an exec, and it is not dumpable, so a
+// same-uid process without CAP_SYS_PTRACE can neither ptrace it nor open
+// its /proc/<pid>/mem, fd or environ.
+func guardSelf() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("listing open descriptors: %w", err)
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making the process non-dumpable: %w", err)
+	}
+	return nil
+}
+
+type launcherState struct {
+	cfgJSON string
+	spare   chan int // launcher ends of started, unused supervisors' sockets
+
+	mu   sync.Mutex   // held while starting a supervisor and while sweeping
+	live map[int]bool // supervisors started and not yet reaped
+}
+
+// dispatch hands one command's descriptors to a supervisor.
+func (l *launcherState) dispatch(msg []byte, fds []int) {
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for range 3 {
+		var sp int
+		select {
+		case sp = <-l.spare:
+		default:
+			var err error
+			if sp, err = l.startSupervisor(); err != nil {
+				fmt.Fprintf(os.Stderr, "harness sandbox launcher: %v\n", err)
+				continue
+			}
+		}
+		err := sendAll(sp, msg, fds)
+		unix.Close(sp)
+		if err == nil {
+			break
+		}
+	}
+	go l.addSpare()
+}
+
+func (l *launcherState) addSpare() {
+	sp, err := l.startSupervisor()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "harness sandbox launcher: %v\n", err)
+		return
+	}
+	select {
+	case l.spare <- sp:
+	default:
+		unix.Close(sp) // enough spares already: this one sees the end and exits
+	}
+}
+
+// startSupervisor starts a supervisor and returns the launcher's end of
+// its socket.
+func (l *launcherState) startSupervisor() (int, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("socketpair for a supervisor: %w", err)
+	}
+	child := os.NewFile(uintptr(pair[1]), "supervisor socket")
+	defer child.Close()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		unix.Close(pair[0])
+		return -1, err
+	}
+	defer null.Close()
+	l.mu.Lock()
+	p, err := os.StartProcess("/proc/self/exe", []string{os.Args[0], supervisorArg, l.cfgJSON},
+		&os.ProcAttr{Env: os.Environ(), Files: []*os.File{null, null, os.Stderr, child}})
+	if err == nil {
+		l.live[p.Pid] = true
+		p.Release()
+	}
+	l.mu.Unlock()
+	if err != nil {
+		unix.Close(pair[0])
+		return -1, fmt.Errorf("starting a supervisor: %w", err)
+	}
+	return pair[0], nil
+}
+
+// reap collects exited children; after each it kills strays: children
+// that are not supervisors, which can only be orphans of a supervisor
+// that died (killed from inside on a kernel without Landlock signal
+// scoping), whose command's tree must not outlive it.
+func (l *launcherState) reap() {
+	self := selfPid()
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		l.mu.Lock()
+		delete(l.live, pid)
+		known := map[int]bool{}
+		for p := range l.live {
+			known[p] = true
+		}
+		l.mu.Unlock()
+		// Supervisors are known by pid in this namespace; /proc may number
+		// them otherwise, so match on the NSpid line's last field.
+		for _, p := range scanProcs() {
+			if p.ppid == self && p.live() && !known[nsPid(p.pid)] {
+				killProc(p.pid)
+				killDescendants(p.pid)
+			}
+		}
+	}
+}
+
+// serveSupervisor waits for one command, runs it and reports.
+func serveSupervisor(cfg helperConfig) error {
+	if err := guardSelf(); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("becoming a child subreaper: %w", err)
+	}
+	buf := make([]byte, 16)
+	oob := make([]byte, unix.CmsgSpace(3*4))
+	n, oobn, err := recvFDs(ctrlFD, buf, oob)
+	unix.Close(ctrlFD)
+	if err != nil || (n == 0 && oobn == 0) {
+		return nil // a spare the launcher no longer needs
+	}
+	fds := parseRights(oob[:oobn])
+	if len(fds) != 3 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return fmt.Errorf("want 3 descriptors, got %d", len(fds))
+	}
+	ctrl := os.NewFile(uintptr(fds[0]), "command control")
+	out := os.NewFile(uintptr(fds[1]), "command stdout")
+	errw := os.NewFile(uintptr(fds[2]), "command stderr")
+	dec, enc := json.NewDecoder(ctrl), json.NewEncoder(ctrl)
+	var j job
+	if err := dec.Decode(&j); err != nil {
+		return nil // the host gave up before sending the job
+	}
+	pid, code, err := startCommand(cfg, j, out, errw)
+	if err != nil {
+		fmt.Fprintf(errw, "harness sandbox: %v\n", err)
+	}
+	out.Close()
+	errw.Close()
+	if err != nil {
+		return enc.Encode(report{Done: true, Code: code})
+	}
+	if err := enc.Encode(report{Pid: pid}); err != nil {
+		killDescendants(selfPid())
+		return nil
+	}
+	exited := make(chan unix.WaitStatus, 1)
+	go func() {
+		for {
+			var ws unix.WaitStatus
+			wpid, err := unix.Wait4(-1, &ws, 0, nil)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || wpid == pid {
+				exited <- ws
+				return
+			}
+		}
+	}()
+	kill := make(chan struct{})
+	go func() {
+		for {
+			var m job
+			if err := dec.Decode(&m); err != nil || m.Kill {
+				close(kill)
+				return
+			}
+		}
+	}()
+	var ws unix.WaitStatus
+	select {
+	case ws = <-exited:
+		// Whatever it left running dies with it, as when a PID namespace's
+		// init exits.
+		killDescendants(selfPid())
+	case <-kill:
+		killDescendants(selfPid())
+		ws = <-exited
+	}
+	r := report{Done: true, Code: ws.ExitStatus()}
+	if ws.Signaled() {
+		r.Code, r.Signal = 128+int(ws.Signal()), int(ws.Signal())
+	}
+	return enc.Encode(r)
+}
+
+// startCommand starts /bin/sh -c j.Script behind the command's walls. The
+// walls go up on a locked thread that forks the shell and then dies with
+// its goroutine (a locked goroutine that returns takes its thread along),
+// so no thread of the supervisor stays in the command's Landlock domain,
+// where the command could signal it.
+func startCommand(cfg helperConfig, j job, out, errw *os.File) (pid, code int, err error) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return 0, helperFailed, err
+	}
+	defer null.Close()
+	type started struct {
+		pid, code int
+		err       error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked, see above
+		if err := restrictThread(cfg); err != nil {
+			ch <- started{code: helperFailed, err: err}
+			return
+		}
+		p, err := os.StartProcess("/bin/sh", []string{"/bin/sh", "-c", j.Script}, &os.ProcAttr{
+			Dir: j.Dir, Env: os.Environ(), Files: []*os.File{null, out, errw},
+			Sys: &syscall.SysProcAttr{Setsid: true},
+		})
+		if err != nil {
+			ch <- started{code: 127, err: fmt.Errorf("cannot start the command: %w", err)}
+			return
+		}
+		ch <- started{pid: p.Pid}
+		p.Release()
+	}()
+	s := <-ch
+	return s.pid, s.code, s.err
+}
+
+// proc is one line of the process table.
+type proc struct {
+	pid, ppid int
+	state     byte
+}
+
+func (p proc) live() bool { return p.state != 'Z' && p.state != 'X' }
+
+// scanProcs reads the process table of this PID namespace.
+func scanProcs() []proc {
+	ents, _ := os.ReadDir("/proc")
+	out := make([]proc, 0, len(ents))
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces and parentheses.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || i+2 >= len(s) {
+			continue
+		}
+		f := strings.Fields(s[i+2:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		out = append(out, proc{pid: pid, ppid: ppid, state: f[0][0]})
+	}
+	return out
+}
+
+// nsPid is the pid /proc numbers pid by, as seen in this process's own
+// PID namespace (the last field of NSpid), or pid when /proc is ours.
+func nsPid(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return pid
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				if n, err := strconv.Atoi(f[len(f)-1]); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return pid
+}
+
+// descendants lists root's living descendants.
+func descendants(root int) []int {
+	kids := map[int][]proc{}
+	for _, p := range scanProcs() {
+		kids[p.ppid] = append(kids[p.ppid], p)
+	}
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, c := range kids[n] {
+			if c.pid == root {
+				continue
+			}
+			if c.live() {
+				out = append(out, c.pid)
+			}
+			queue = append(queue, c.pid)
+		}
+	}
+	return out
+}
+
+// killDescendants SIGKILLs root's descendants until none is left alive.
+// As a child subreaper, root inherits every orphan of its tree (setsid,
+// nohup and double forks included), so a fresh scan finds them; a
+// process forked between a scan and the kill is found by the next one.
+func killDescendants(root int) {
+	for i := 0; i < 5000; i++ {
+		live := descendants(root)
+		if len(live) == 0 {
+			return
+		}
+		for _, p := range live {
+			killProc(p)
+		}
+		if i > 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// sendAll sends msg with fds attached on a SOCK_SEQPACKET socket.
+func sendAll(fd int, msg []byte, fds []int) error {
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	for {
+		err := unix.Sendmsg(fd, msg, oob, nil, 0)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// recvFDs receives one message; descriptors arrive close-on-exec.
+func recvFDs(fd int, buf, oob []byte) (n, oobn int, err error) {
+	for {
+		n, oobn, _, _, err = unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			return n, oobn, err
+		}
+	}
+}
+
+// parseRights extracts the descriptors of an SCM_RIGHTS message.
+func parseRights(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, m := range msgs {
+		if f, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, f...)
+		}
+	}
+	return fds
+}
+
+var errLauncherGone = errors.New("the sandbox launcher is gone")
