@@ -42,10 +42,11 @@ import (
 // ctrlFD is where the launcher and each supervisor find their socket.
 const ctrlFD = 3
 
-// spares is how many supervisors the launcher keeps started ahead of need:
-// a Go process takes a few milliseconds to start, which is then paid
-// between commands rather than inside one.
-const spares = 2
+// maxIdle bounds the idle supervisors the launcher keeps. A supervisor
+// runs one command at a time and is reused, so a Go process start (a few
+// milliseconds) is paid only when more commands run at once than ever
+// before in the session; one is started ahead of the first.
+const maxIdle = 4
 
 // job is a host's message to a command's supervisor.
 type job struct {
@@ -110,11 +111,13 @@ func serveLauncher(cfg helperConfig) error {
 	if err != nil {
 		return err
 	}
-	l := &launcherState{cfgJSON: string(b), live: map[int]bool{}, spare: make(chan int, spares)}
+	l := &launcherState{cfgJSON: string(b), live: map[int]bool{}, idle: make(chan int, maxIdle)}
 	go l.reap()
-	for range spares {
-		l.addSpare()
+	sp, err := l.startSupervisor()
+	if err != nil {
+		return err
 	}
+	l.idle <- sp
 	if err := sendAll(ctrlFD, []byte("ready "+strconv.Itoa(os.Getpid())), nil); err != nil {
 		return fmt.Errorf("telling the host the launcher is ready: %w", err)
 	}
@@ -179,13 +182,14 @@ func guardSelf() error {
 
 type launcherState struct {
 	cfgJSON string
-	spare   chan int // launcher ends of started, unused supervisors' sockets
+	idle    chan int // launcher ends of idle supervisors' sockets
 
 	mu   sync.Mutex   // held while starting a supervisor and while sweeping
 	live map[int]bool // supervisors started and not yet reaped
 }
 
-// dispatch hands one command's descriptors to a supervisor.
+// dispatch hands one command's descriptors to an idle supervisor, or to a
+// new one when all are busy.
 func (l *launcherState) dispatch(msg []byte, fds []int) {
 	defer func() {
 		for _, fd := range fds {
@@ -195,7 +199,7 @@ func (l *launcherState) dispatch(msg []byte, fds []int) {
 	for range 3 {
 		var sp int
 		select {
-		case sp = <-l.spare:
+		case sp = <-l.idle:
 		default:
 			var err error
 			if sp, err = l.startSupervisor(); err != nil {
@@ -203,30 +207,33 @@ func (l *launcherState) dispatch(msg []byte, fds []int) {
 				continue
 			}
 		}
-		err := sendAll(sp, msg, fds)
-		unix.Close(sp)
-		if err == nil {
-			break
+		if sendAll(sp, msg, fds) == nil {
+			return
 		}
+		unix.Shutdown(sp, unix.SHUT_RDWR) // dead or dying: its watcher closes it
 	}
-	go l.addSpare()
 }
 
-func (l *launcherState) addSpare() {
-	sp, err := l.startSupervisor()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "harness sandbox launcher: %v\n", err)
-		return
-	}
-	select {
-	case l.spare <- sp:
-	default:
-		unix.Close(sp) // enough spares already: this one sees the end and exits
+// watch returns sp to the idle pool each time its supervisor finishes a
+// command, and closes it when the supervisor is gone.
+func (l *launcherState) watch(sp int) {
+	buf := make([]byte, 16)
+	for {
+		n, _, err := recvFDs(sp, buf, nil)
+		if err != nil || n == 0 {
+			unix.Close(sp)
+			return
+		}
+		select {
+		case l.idle <- sp:
+		default:
+			unix.Shutdown(sp, unix.SHUT_RDWR) // enough idle ones: this one ends
+		}
 	}
 }
 
 // startSupervisor starts a supervisor and returns the launcher's end of
-// its socket.
+// its socket, watched.
 func (l *launcherState) startSupervisor() (int, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -241,17 +248,17 @@ func (l *launcherState) startSupervisor() (int, error) {
 	}
 	defer null.Close()
 	l.mu.Lock()
-	p, err := os.StartProcess("/proc/self/exe", []string{os.Args[0], supervisorArg, l.cfgJSON},
-		&os.ProcAttr{Env: os.Environ(), Files: []*os.File{null, null, os.Stderr, child}})
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], supervisorArg, l.cfgJSON},
+		&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), child.Fd()}})
 	if err == nil {
-		l.live[p.Pid] = true
-		p.Release()
+		l.live[pid] = true
 	}
 	l.mu.Unlock()
 	if err != nil {
 		unix.Close(pair[0])
 		return -1, fmt.Errorf("starting a supervisor: %w", err)
 	}
+	go l.watch(pair[0])
 	return pair[0], nil
 }
 
@@ -289,8 +296,14 @@ func (l *launcherState) reap() {
 	}
 }
 
-// serveSupervisor waits for one command, runs it and reports.
+// serveSupervisor runs commands one at a time until the launcher closes
+// its socket: one at a time, so that every orphan it inherits as a child
+// subreaper belongs to the command in hand.
 func serveSupervisor(cfg helperConfig) error {
+	// The main goroutine keeps the main thread: a locked goroutine that
+	// returns on the main thread wedges it instead of ending it, and the
+	// main thread is the one a kill(pid) is checked against.
+	runtime.LockOSThread()
 	if err := guardSelf(); err != nil {
 		return err
 	}
@@ -299,38 +312,126 @@ func serveSupervisor(cfg helperConfig) error {
 	}
 	buf := make([]byte, 16)
 	oob := make([]byte, unix.CmsgSpace(3*4))
-	n, oobn, err := recvFDs(ctrlFD, buf, oob)
-	unix.Close(ctrlFD)
-	if err != nil || (n == 0 && oobn == 0) {
-		return nil // a spare the launcher no longer needs
-	}
-	fds := parseRights(oob[:oobn])
-	if len(fds) != 3 {
-		for _, fd := range fds {
-			unix.Close(fd)
+	for {
+		next := prepareThread(cfg)
+		n, oobn, err := recvFDs(ctrlFD, buf, oob)
+		if err != nil || (n == 0 && oobn == 0) {
+			close(next.jobs)
+			return nil // the launcher is done with this supervisor
 		}
-		return fmt.Errorf("want 3 descriptors, got %d", len(fds))
+		fds := parseRights(oob[:oobn])
+		if len(fds) != 3 {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			close(next.jobs)
+			return fmt.Errorf("want 3 descriptors, got %d", len(fds))
+		}
+		superviseOne(next, fds)
+		// Reusable only once nothing of that command is left.
+		killDescendants(selfPid())
+		if err := sendAll(ctrlFD, []byte("idle"), nil); err != nil {
+			return nil
+		}
 	}
+}
+
+// commandThread is a locked OS thread already behind a command's walls,
+// waiting to start it.
+type commandThread struct {
+	jobs    chan startReq
+	started chan started
+}
+
+type startReq struct {
+	job       job
+	stdio     []uintptr
+	cancelled bool
+}
+
+type started struct {
+	pid, code int
+	err       error
+}
+
+// prepareThread puts up the next command's walls on a fresh locked thread
+// while the supervisor waits for the command, so it costs nothing then.
+// The thread forks the shell (which inherits the walls) and then ends
+// with its goroutine (a locked goroutine that returns takes its thread
+// along), so no thread of the supervisor stays in the command's Landlock
+// domain, where the command could signal it.
+func prepareThread(cfg helperConfig) commandThread {
+	t := commandThread{jobs: make(chan startReq, 1), started: make(chan started, 1)}
+	go func() {
+		runtime.LockOSThread() // never unlocked, see above
+		var werr error
+		if unix.Gettid() == unix.Getpid() {
+			werr = errors.New("the command's walls would go up on the supervisor's main thread")
+		} else {
+			werr = restrictThread(cfg)
+		}
+		req, ok := <-t.jobs
+		if !ok {
+			return
+		}
+		if werr != nil {
+			t.started <- started{code: helperFailed, err: werr}
+			return
+		}
+		pid, err := syscall.ForkExec("/bin/sh", []string{"/bin/sh", "-c", req.job.Script}, &syscall.ProcAttr{
+			Dir: req.job.Dir, Env: os.Environ(), Files: req.stdio,
+			Sys: &syscall.SysProcAttr{Setsid: true},
+		})
+		if err != nil {
+			t.started <- started{code: 127, err: fmt.Errorf("cannot start the command in %s: %w", req.job.Dir, err)}
+			return
+		}
+		t.started <- started{pid: pid}
+	}()
+	return t
+}
+
+// superviseOne runs the command whose descriptors the host sent (control
+// socket, stdout, stderr) on the prepared thread t and reports to the host.
+func superviseOne(t commandThread, fds []int) {
+	unix.SetNonblock(fds[0], true) // through the poller, so closing it ends a pending read
 	ctrl := os.NewFile(uintptr(fds[0]), "command control")
+	defer ctrl.Close()
 	out := os.NewFile(uintptr(fds[1]), "command stdout")
 	errw := os.NewFile(uintptr(fds[2]), "command stderr")
 	dec, enc := json.NewDecoder(ctrl), json.NewEncoder(ctrl)
 	var j job
 	if err := dec.Decode(&j); err != nil {
-		return nil // the host gave up before sending the job
+		close(t.jobs) // the host gave up before sending the job
+		out.Close()
+		errw.Close()
+		return
 	}
-	pid, code, err := startCommand(cfg, j, out, errw)
+	null, err := os.Open(os.DevNull)
 	if err != nil {
+		close(t.jobs)
 		fmt.Fprintf(errw, "harness sandbox: %v\n", err)
+		out.Close()
+		errw.Close()
+		enc.Encode(report{Done: true, Code: helperFailed})
+		return
+	}
+	t.jobs <- startReq{job: j, stdio: []uintptr{null.Fd(), out.Fd(), errw.Fd()}}
+	s := <-t.started
+	null.Close()
+	if s.err != nil {
+		fmt.Fprintf(errw, "harness sandbox: %v\n", s.err)
 	}
 	out.Close()
 	errw.Close()
-	if err != nil {
-		return enc.Encode(report{Done: true, Code: code})
+	if s.err != nil {
+		enc.Encode(report{Done: true, Code: s.code})
+		return
 	}
-	if err := enc.Encode(report{Pid: pid}); err != nil {
+	if err := enc.Encode(report{Pid: s.pid}); err != nil {
 		killDescendants(selfPid())
-		return nil
+		reapAll()
+		return
 	}
 	exited := make(chan unix.WaitStatus, 1)
 	go func() {
@@ -340,7 +441,7 @@ func serveSupervisor(cfg helperConfig) error {
 			if err == unix.EINTR {
 				continue
 			}
-			if err != nil || wpid == pid {
+			if err != nil || wpid == s.pid {
 				exited <- ws
 				return
 			}
@@ -361,53 +462,35 @@ func serveSupervisor(cfg helperConfig) error {
 	case ws = <-exited:
 		// Whatever it left running dies with it, as when a PID namespace's
 		// init exits.
-		killDescendants(selfPid())
 	case <-kill:
 		killDescendants(selfPid())
 		ws = <-exited
+	}
+	if !reapAll() {
+		killDescendants(selfPid())
+		reapAll()
 	}
 	r := report{Done: true, Code: ws.ExitStatus()}
 	if ws.Signaled() {
 		r.Code, r.Signal = 128+int(ws.Signal()), int(ws.Signal())
 	}
-	return enc.Encode(r)
+	enc.Encode(r)
 }
 
-// startCommand starts /bin/sh -c j.Script behind the command's walls. The
-// walls go up on a locked thread that forks the shell and then dies with
-// its goroutine (a locked goroutine that returns takes its thread along),
-// so no thread of the supervisor stays in the command's Landlock domain,
-// where the command could signal it.
-func startCommand(cfg helperConfig, j job, out, errw *os.File) (pid, code int, err error) {
-	null, err := os.Open(os.DevNull)
-	if err != nil {
-		return 0, helperFailed, err
-	}
-	defer null.Close()
-	type started struct {
-		pid, code int
-		err       error
-	}
-	ch := make(chan started, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked, see above
-		if err := restrictThread(cfg); err != nil {
-			ch <- started{code: helperFailed, err: err}
-			return
+// reapAll collects exited children and reports whether none is left; a
+// child still running means the command left processes behind.
+func reapAll() bool {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		switch {
+		case err == unix.EINTR:
+		case err == unix.ECHILD:
+			return true
+		case err != nil || pid == 0:
+			return false
 		}
-		p, err := os.StartProcess("/bin/sh", []string{"/bin/sh", "-c", j.Script}, &os.ProcAttr{
-			Dir: j.Dir, Env: os.Environ(), Files: []*os.File{null, out, errw},
-			Sys: &syscall.SysProcAttr{Setsid: true},
-		})
-		if err != nil {
-			ch <- started{code: 127, err: fmt.Errorf("cannot start the command: %w", err)}
-			return
-		}
-		ch <- started{pid: p.Pid}
-		p.Release()
-	}()
-	s := <-ch
-	return s.pid, s.code, s.err
+	}
 }
 
 // proc is one line of the process table.
