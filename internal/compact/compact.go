@@ -66,7 +66,10 @@ func Request(base llm.Request, focus string) llm.Request {
 // Compact again.
 func Compact(ctx context.Context, p llm.Provider, base llm.Request, h *history.History, focus string) (history.Edit, *llm.Reply, error) {
 	cfg := h.Config()
-	keep := h.KeepFrom(int(cfg.CompactTo * float64(cfg.Window)))
+	// Keep recent messages worth COMPACT_TO of the window, but never more
+	// than half of what is there: a /compact the user asks for early must
+	// still shrink the conversation.
+	keep := h.KeepFrom(min(int(cfg.CompactTo*float64(cfg.Window)), h.Tokens()/2))
 	if h.Tokens()+history.EstimateText(Instruction)+min(noteReserve, cfg.Window/10) > cfg.Window && keep > 0 && keep <= len(base.Messages) {
 		// The whole history would not fit with the note (a huge last
 		// reply): summarise only what is replaced. It is still a prefix

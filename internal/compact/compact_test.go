@@ -111,3 +111,27 @@ func TestExtract(t *testing.T) {
 		}
 	}
 }
+
+// An early /compact (the history well under COMPACT_TO of the window) must
+// still shrink the conversation: at most half of it is kept.
+func TestEarlyCompactShrinks(t *testing.T) {
+	h := history.New(history.Config{Window: 1 << 20})
+	h.Append(llm.Text(llm.RoleUser, "make the tests pass"))
+	for i := range 10 {
+		id := string(rune('a' + i))
+		h.Append(llm.Message{Role: llm.RoleAssistant, Blocks: []llm.Block{{Type: llm.BlockToolUse, ID: id, Name: "bash", Input: json.RawMessage(`{"command":"ls"}`)}}})
+		h.Append(llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: id, Content: strings.Repeat("r", 800)}}})
+	}
+	before := h.Tokens()
+	base := llm.Request{Model: "m", Messages: h.Messages()}
+	edit, _, err := Compact(context.Background(), &fakeProvider{reply: "<summary>note</summary>"}, base, h, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(edit); err != nil {
+		t.Fatal(err)
+	}
+	if after := h.Tokens(); after > before/2+history.EstimateText(Wrap("note"))+50 {
+		t.Errorf("after an early compaction %d tokens remain of %d", after, before)
+	}
+}
