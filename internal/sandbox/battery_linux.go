@@ -23,7 +23,7 @@ import (
 // each escape from inside the sandbox and checks the host side. It writes
 // one line per probe to w and returns how many escaped. It never touches
 // the real home directory.
-func Battery(ctx context.Context, backend string, w io.Writer) (escaped int, err error) {
+func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (escaped int, err error) {
 	f, err := newFixture()
 	if err != nil {
 		return 0, err
@@ -33,17 +33,21 @@ func Battery(ctx context.Context, backend string, w io.Writer) (escaped int, err
 	if err != nil {
 		return 0, err
 	}
-	sb, err := Open(ctx, pol, backend)
+	sb, err := Open(ctx, pol, backend, opts...)
 	if err != nil {
 		return 0, err
 	}
 	defer sb.Close()
-	fmt.Fprintf(w, "escape battery: backend %s, project %q\n", sb.Backend(), f.proj)
-	helper := ""
+	helper, mode := "", ""
+	var l *launcher
 	if s, ok := sb.(*session); ok {
-		helper = s.helper
+		helper, mode = s.helper, " (a sandbox per command)"
+		if l, _ = s.launch.(*launcher); l != nil {
+			mode = " (one launcher per session)"
+		}
 	}
-	for _, pr := range f.probes(helper) {
+	fmt.Fprintf(w, "escape battery: backend %s%s, project %q\n", sb.Backend(), mode, f.proj)
+	for _, pr := range append(f.probes(helper), f.launcherProbes(helper, l)...) {
 		if pr.skip != "" {
 			fmt.Fprintf(w, "skip     %-34s %s\n", pr.name, pr.skip)
 			continue
@@ -380,8 +384,18 @@ func (f *fixture) probes(helper string) []probe {
 		return ps
 	}
 	h := q(helper) + " " + probeArg + " "
+	// ran makes a probe fail when the helper never ran: a probe that
+	// cannot start must not count as a wall that held.
+	ran := func(check func(*Result) string) func(*Result) string {
+		return func(r *Result) string {
+			if !bytes.Contains(r.Output, []byte("denied:")) && !bytes.Contains(r.Output, []byte("ESCAPED")) {
+				return "the probe did not run: " + firstLine(r.Output)
+			}
+			return check(r)
+		}
+	}
 	sockProbe := func(name string, l net.Listener, addr string) probe {
-		pr := probe{name: name, script: h + "connect-unix " + q(addr), check: noConn(l)}
+		pr := probe{name: name, script: h + "connect-unix " + q(addr), check: ran(noConn(l))}
 		if l == nil {
 			pr.skip = "could not listen on the host"
 		}
@@ -390,24 +404,86 @@ func (f *fixture) probes(helper string) []probe {
 	ps = append(ps,
 		sockProbe("host unix socket (pathname)", f.unixLn, filepath.Join(f.base, "host.sock")),
 		sockProbe("host unix socket (abstract)", f.abstractLn, "@harness-battery-"+f.tag),
-		probe{name: "TCP to a host loopback listener", script: h + "connect-tcp " + q(f.tcpLn.Addr().String()), check: noConn(f.tcpLn)},
-		probe{name: "TIOCSTI on a fresh pty", script: h + "tiocsti-pty", check: func(r *Result) string {
+		probe{name: "TCP to a host loopback listener", script: h + "connect-tcp " + q(f.tcpLn.Addr().String()), check: ran(noConn(f.tcpLn))},
+		probe{name: "TIOCSTI on a fresh pty", script: h + "tiocsti-pty", check: ran(func(r *Result) string {
 			if bytes.Contains(r.Output, []byte("ESCAPED")) {
 				return "TIOCSTI pushed input into a terminal"
 			}
 			return ""
-		}},
+		})},
 	)
 	pty := probe{name: "TIOCSTI into the host terminal", skip: "no host pty"}
 	if f.ptySlave != nil {
-		pty = probe{name: "TIOCSTI into the host terminal", script: h + "tiocsti " + q(f.ptsName), check: func(*Result) string {
+		pty = probe{name: "TIOCSTI into the host terminal", script: h + "tiocsti " + q(f.ptsName), check: ran(func(*Result) string {
 			if n, err := unix.IoctlGetInt(int(f.ptySlave.Fd()), unix.TIOCINQ); err == nil && n > 0 {
 				return fmt.Sprintf("%d bytes were typed into the host terminal", n)
 			}
 			return ""
-		}}
+		})}
 	}
 	return append(ps, pty)
+}
+
+// launcherProbes attack the launcher's own surface: descriptors a command
+// might inherit, and the launcher and supervisors that share its uid and
+// PID namespace.
+func (f *fixture) launcherProbes(helper string, l *launcher) []probe {
+	if helper == "" {
+		return nil
+	}
+	h := shellQuote(helper) + " " + probeArg + " "
+	held := func(r *Result) string {
+		if bytes.Contains(r.Output, []byte("ESCAPED")) {
+			return firstLine(r.Output[bytes.Index(r.Output, []byte("ESCAPED")):])
+		}
+		return ""
+	}
+	ran := func(r *Result) string {
+		if !bytes.Contains(r.Output, []byte("denied:")) && !bytes.Contains(r.Output, []byte("ESCAPED")) {
+			return "the probe did not run: " + firstLine(r.Output)
+		}
+		return held(r)
+	}
+	ps := []probe{{name: "no inherited descriptors", script: h + "fds", check: ran}}
+	if l == nil {
+		return ps
+	}
+	alive := func() (string, int) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.cur == nil {
+			return "the launcher is gone", l.restarts
+		}
+		select {
+		case <-l.cur.done:
+			return "the launcher died", l.restarts
+		default:
+			return "", l.restarts
+		}
+	}
+	_, restarts := alive()
+	reached := func(r *Result) string {
+		if p := held(r); p != "" {
+			return p
+		}
+		var n int
+		if i := bytes.Index(r.Output, []byte("checked ")); i < 0 {
+			return "the probe did not run: " + firstLine(r.Output)
+		} else if fmt.Sscan(string(r.Output[i+len("checked "):]), &n); n < 2 {
+			return fmt.Sprintf("found %d launcher processes, want the launcher and a supervisor at least", n)
+		}
+		time.Sleep(100 * time.Millisecond) // a killed launcher needs a moment to be seen dead
+		if p, n := alive(); p != "" || n != restarts {
+			return fmt.Sprintf("the launcher was restarted (%s)", p)
+		}
+		return ""
+	}
+	ps = append(ps, probe{name: "ptrace, mem, fd, environ of the launcher", script: h + "supervisors", check: reached})
+	kill := probe{name: "kill the launcher and supervisors", script: h + "supervisors kill", check: reached}
+	if LandlockABI() < 6 {
+		kill.skip = "Landlock below ABI 6 cannot stop a same-uid signal (a denial of service: the next command restarts the launcher)"
+	}
+	return append(ps, kill)
 }
 
 func tcpScript(l net.Listener) string {

@@ -9,6 +9,6 @@ import (
 )
 
 // Battery runs the escape battery; its probes exist on Linux only so far.
-func Battery(ctx context.Context, backend string, w io.Writer) (escaped int, err error) {
+func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (escaped int, err error) {
 	return 0, errors.New("the escape battery runs on Linux only so far")
 }

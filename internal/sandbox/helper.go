@@ -41,6 +41,9 @@ type helperConfig struct {
 	// are writable roots under /tmp to mount again on top of it.
 	Tmp    string   `json:"tmp,omitempty"`
 	Rebind []string `json:"rebind,omitempty"`
+	// Helper, the harness binary's host path when it lies under /tmp, is
+	// bound read-only at helperInTmp in the private /tmp, as bwrap does.
+	Helper string `json:"helper,omitempty"`
 	// RequireLandlock fails closed when the kernel has no Landlock (the
 	// landlock backend has no other wall against writes).
 	RequireLandlock bool `json:"require_landlock,omitempty"`

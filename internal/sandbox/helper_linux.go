@@ -102,8 +102,21 @@ func innerMounts(cfg helperConfig) error {
 			}
 			fds[i] = fd
 		}
+		helper := -1
+		if cfg.Helper != "" {
+			fd, err := unix.Open(cfg.Helper, unix.O_PATH|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return fmt.Errorf("opening %s: %w", cfg.Helper, err)
+			}
+			helper = fd
+		}
 		if err := unix.Mount(cfg.Tmp, "/tmp", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("mounting the private /tmp: %w", err)
+		}
+		if helper >= 0 {
+			if err := bindHelper(helper); err != nil {
+				return err
+			}
 		}
 		for i, r := range cfg.Rebind {
 			if err := os.MkdirAll(r, 0o700); err != nil {
@@ -138,6 +151,25 @@ func innerMounts(cfg helperConfig) error {
 		if err != nil {
 			return fmt.Errorf("hiding %s: %w", m.path, err)
 		}
+	}
+	return nil
+}
+
+// bindHelper binds the harness binary, open as fd, read-only at
+// helperInTmp inside the private /tmp.
+func bindHelper(fd int) error {
+	defer unix.Close(fd)
+	f, err := os.OpenFile(helperInTmp, os.O_CREATE|os.O_RDONLY, 0o500)
+	if err != nil {
+		return fmt.Errorf("placing the helper in the private /tmp: %w", err)
+	}
+	f.Close()
+	src := "/proc/self/fd/" + strconv.Itoa(fd)
+	if err := unix.Mount(src, helperInTmp, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("placing the helper in the private /tmp: %w", err)
+	}
+	if err := unix.Mount("", helperInTmp, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		return fmt.Errorf("placing the helper in the private /tmp: %w", err)
 	}
 	return nil
 }

@@ -33,6 +33,9 @@ func openLandlock(p *Policy, tmp string) (*session, error) {
 				cfg.Rebind = append(cfg.Rebind, w)
 			}
 		}
+		if within(exe, "/tmp") {
+			cfg.Helper, s.helper = exe, helperInTmp
+		}
 	}
 	cfg.Write = append(append([]string(nil), p.Writable...), tmpInside)
 	env := sandboxEnv(p, tmpInside, BackendLandlock)

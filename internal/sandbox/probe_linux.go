@@ -3,6 +3,9 @@ package sandbox
 import (
 	"fmt"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -18,6 +21,23 @@ func runProbe(args []string) int {
 	}
 	var err error
 	switch args[0] {
+	case "fds":
+		// What did this program inherit? The Go runtime's own descriptors
+		// are all close-on-exec; one without the flag came through exec.
+		var open []int
+		for fd := 3; fd < 1024; fd++ {
+			if fl, e := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); e == nil && fl&unix.FD_CLOEXEC == 0 {
+				open = append(open, fd)
+			}
+		}
+		if len(open) > 0 {
+			fmt.Printf("ESCAPED: inherited descriptors %v\n", open)
+			return 0
+		}
+		fmt.Println("denied: nothing beyond stdin, stdout and stderr")
+		return 2
+	case "supervisors":
+		return probeSupervisors(len(args) > 1 && args[1] == "kill")
 	case "connect-unix", "connect-tcp":
 		if len(args) < 2 {
 			err = fmt.Errorf("no address")
@@ -83,4 +103,66 @@ func tiocstiOwnPty() error {
 	}
 	defer unix.Close(s)
 	return tiocsti(s)
+}
+
+// probeSupervisors tries to reach the session's launcher and supervisors
+// (same uid, same PID namespace): ptrace them, read their memory,
+// descriptors or environment, and with kill, SIGKILL them. It prints what
+// worked, and "checked N" for the number of such processes it found.
+func probeSupervisors(kill bool) int {
+	ents, _ := os.ReadDir("/proc")
+	n, escaped := 0, false
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) < 2 || (args[1] != launcherArg && args[1] != supervisorArg) {
+			continue
+		}
+		n++
+		say := func(what string) {
+			fmt.Printf("ESCAPED: %s of %s (pid %d)\n", what, args[1], pid)
+			escaped = true
+		}
+		if kill {
+			if unix.Kill(pid, unix.SIGKILL) == nil {
+				say("SIGKILL")
+			}
+			continue
+		}
+		if f, err := os.Open("/proc/" + e.Name() + "/mem"); err == nil {
+			f.Close()
+			say("opened /proc/<pid>/mem")
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/environ"); err == nil && len(b) > 0 {
+			say("read /proc/<pid>/environ")
+		}
+		// Listing the numbers is allowed to the owner; following one is
+		// what needs ptrace access.
+		fds, _ := os.ReadDir("/proc/" + e.Name() + "/fd")
+		for _, fd := range fds {
+			p := "/proc/" + e.Name() + "/fd/" + fd.Name()
+			if _, err := os.Readlink(p); err == nil {
+				say("readlink " + p)
+				break
+			}
+			if f, err := os.Open(p); err == nil {
+				f.Close()
+				say("opened " + p)
+				break
+			}
+		}
+		if err := unix.PtraceSeize(pid); err == nil {
+			unix.PtraceDetach(pid)
+			say("ptrace")
+		}
+	}
+	fmt.Printf("checked %d\n", n)
+	if escaped {
+		return 0
+	}
+	return 2
 }
