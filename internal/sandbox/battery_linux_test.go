@@ -25,13 +25,16 @@ func requireBackend(t *testing.T, backend string) {
 	}
 }
 
+var batteryVariants = []string{BackendBwrap, BackendBwrap + perCommand, BackendLandlock, BackendLandlock + perCommand}
+
 func TestBattery(t *testing.T) {
-	for _, backend := range []string{BackendBwrap, BackendLandlock} {
-		t.Run(backend, func(t *testing.T) {
+	for _, variant := range batteryVariants {
+		t.Run(variant, func(t *testing.T) {
+			backend, opts := testVariant(variant)
 			requireBackend(t, backend)
 			t.Parallel()
 			var out bytes.Buffer
-			n, err := Battery(context.Background(), backend, &out)
+			n, err := Battery(context.Background(), backend, &out, opts...)
 			t.Logf("uid %d:\n%s", os.Getuid(), out.String())
 			if err != nil {
 				t.Fatal(err)
@@ -41,6 +44,9 @@ func TestBattery(t *testing.T) {
 			}
 			if c := strings.Count(out.String(), "\nheld "); c < 20 {
 				t.Errorf("only %d probes held; the battery did not run in full", c)
+			}
+			if launched := strings.Contains(out.String(), "one launcher per session"); launched != !strings.HasSuffix(variant, perCommand) {
+				t.Errorf("the battery ran with the launcher %v, want %v", launched, !launched)
 			}
 		})
 	}
@@ -82,12 +88,13 @@ func TestBatteryUnprivileged(t *testing.T) {
 	}
 	src.Close()
 	dst.Close()
-	for _, backend := range []string{BackendBwrap, BackendLandlock} {
-		t.Run(backend, func(t *testing.T) {
+	for _, variant := range batteryVariants {
+		t.Run(variant, func(t *testing.T) {
+			backend, _ := testVariant(variant)
 			requireBackend(t, backend)
 			t.Parallel()
 			cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin)
-			cmd.Env = append(os.Environ(), batteryEnv+"="+backend, "HOME=/nonexistent")
+			cmd.Env = append(os.Environ(), batteryEnv+"="+variant, "HOME=/nonexistent")
 			cmd.Dir = "/"
 			out, err := cmd.CombinedOutput()
 			t.Logf("as nobody:\n%s", out)

@@ -24,6 +24,9 @@ func execInner(cfg helperConfig, argv []string) error {
 	if err := restrictThread(cfg); err != nil {
 		return err
 	}
+	if err := sealDescriptors(); err != nil {
+		return err
+	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return err

@@ -165,6 +165,19 @@ func killProc(pid int) {
 // same-uid process without CAP_SYS_PTRACE can neither ptrace it nor open
 // its /proc/<pid>/mem, fd or environ.
 func guardSelf() error {
+	if err := sealDescriptors(); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making the process non-dumpable: %w", err)
+	}
+	return nil
+}
+
+// sealDescriptors marks every descriptor beyond stdio close-on-exec:
+// whatever the harness inherited from its own parent (a terminal
+// multiplexer's, an IDE's, an agent's socket) must not reach a command.
+func sealDescriptors() error {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return fmt.Errorf("listing open descriptors: %w", err)
@@ -173,9 +186,6 @@ func guardSelf() error {
 		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
 			unix.CloseOnExec(fd)
 		}
-	}
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("making the process non-dumpable: %w", err)
 	}
 	return nil
 }

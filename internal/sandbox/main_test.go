@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -16,8 +17,9 @@ const batteryEnv = "HARNESS_SANDBOX_TEST_BATTERY"
 // harness binary does in production.
 func TestMain(m *testing.M) {
 	RunHelperIfRequested()
-	if b := os.Getenv(batteryEnv); b != "" {
-		n, err := Battery(context.Background(), b, os.Stdout)
+	if v := os.Getenv(batteryEnv); v != "" {
+		b, opts := testVariant(v)
+		n, err := Battery(context.Background(), b, os.Stdout, opts...)
 		if err != nil {
 			fmt.Println("battery error:", err)
 			os.Exit(100)
@@ -25,4 +27,16 @@ func TestMain(m *testing.M) {
 		os.Exit(n)
 	}
 	os.Exit(m.Run())
+}
+
+// perCommand marks a backend name in tests: that backend without the
+// launcher, a fresh sandbox per command.
+const perCommand = "/per-command"
+
+// testVariant splits "bwrap/per-command" into a backend and Open options.
+func testVariant(v string) (string, []Option) {
+	if b, ok := strings.CutSuffix(v, perCommand); ok {
+		return b, []Option{WithLauncher(false)}
+	}
+	return v, []Option{WithLauncher(true)}
 }

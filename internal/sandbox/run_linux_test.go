@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// openTest opens backend on a fresh project outside /tmp's view.
+// openTest opens backend (optionally suffixed with perCommand) on a fresh
+// project outside /tmp's view.
 func openTest(t *testing.T, backend string, mod func(*Policy)) (Sandbox, string) {
 	t.Helper()
+	backend, opts := testVariant(backend)
 	requireBackend(t, backend)
 	base, err := os.MkdirTemp(outsideBase(), "harness-test-")
 	if err != nil {
@@ -33,7 +37,7 @@ func openTest(t *testing.T, backend string, mod func(*Policy)) (Sandbox, string)
 	if mod != nil {
 		mod(p)
 	}
-	sb, err := Open(context.Background(), p, backend)
+	sb, err := Open(context.Background(), p, backend, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +45,7 @@ func openTest(t *testing.T, backend string, mod func(*Policy)) (Sandbox, string)
 	return sb, proj
 }
 
-var allBackends = []string{BackendNone, BackendBwrap, BackendLandlock}
+var allBackends = []string{BackendNone, BackendBwrap, BackendBwrap + perCommand, BackendLandlock, BackendLandlock + perCommand}
 
 func TestRunBasics(t *testing.T) {
 	for _, backend := range allBackends {
@@ -178,5 +182,137 @@ func TestSelfCheckRefuses(t *testing.T) {
 	leaky := &None{P: p}
 	if err := selfCheck(context.Background(), leaky); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("selfCheck on an unwalled backend = %v, want ErrUnavailable", err)
+	}
+}
+
+// TestLauncherConcurrent: commands run through one launcher at once, each
+// with its own output, exit code and timeout.
+func TestLauncherConcurrent(t *testing.T) {
+	for _, backend := range []string{BackendBwrap, BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			sb, _ := openTest(t, backend, nil)
+			var wg sync.WaitGroup
+			results := make([]*Result, 5)
+			for i := range results {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := Cmd{Script: fmt.Sprintf("echo start-%d; sleep 0.3; echo end-%d >&2; exit %d", i, i, i)}
+					if i == 4 {
+						c = Cmd{Script: "sleep 30", Timeout: 300 * time.Millisecond}
+					}
+					r, err := sb.Run(context.Background(), c)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					results[i] = r
+				}()
+			}
+			wg.Wait()
+			for i, r := range results[:4] {
+				if want := fmt.Sprintf("start-%d\nend-%d\n", i, i); r == nil || string(r.Output) != want || r.ExitCode != i {
+					t.Errorf("command %d: %+v, want output %q and exit %d", i, r, want, i)
+				}
+			}
+			if r := results[4]; r == nil || !r.TimedOut || r.ExitCode != TimeoutExit {
+				t.Errorf("the timed-out command: %+v", r)
+			}
+		})
+	}
+}
+
+// TestLauncherCommandEnds: what a command leaves running dies with it, as
+// it does when a PID namespace's init exits; the working directory, the
+// environment and a missing directory behave as with a sandbox per command.
+func TestLauncherCommandEnds(t *testing.T) {
+	for _, backend := range []string{BackendBwrap, BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			sb, proj := openTest(t, backend, nil)
+			ctx := context.Background()
+			marker := fmt.Sprintf("harness-left-behind-%d", time.Now().UnixNano())
+			r, err := sb.Run(ctx, Cmd{Script: "sh -c 'sleep 300; : " + marker + "' & setsid sh -c 'sleep 300; : " + marker + "' & echo left"})
+			if err != nil || r.ExitCode != 0 {
+				t.Fatalf("%v %+v", err, r)
+			}
+			if n := survivors(marker, 3*time.Second); n > 0 {
+				t.Errorf("%d processes outlived their command", n)
+			}
+			os.MkdirAll(filepath.Join(proj, "sub dir"), 0o755)
+			r, _ = sb.Run(ctx, Cmd{Script: "pwd; echo \"$HARNESS_SANDBOX $TMPDIR\"", Dir: filepath.Join(proj, "sub dir")})
+			if want := filepath.Join(proj, "sub dir") + "\n" + backend + " /tmp\n"; string(r.Output) != want {
+				t.Errorf("output %q, want %q", r.Output, want)
+			}
+			r, err = sb.Run(ctx, Cmd{Script: "true", Dir: filepath.Join(proj, "missing")})
+			if err != nil || r.ExitCode == 0 || !strings.Contains(string(r.Output), "missing") {
+				t.Errorf("a missing directory: %v %+v", err, r)
+			}
+		})
+	}
+}
+
+// TestLauncherRestart: a launcher that died is replaced on the next
+// command, which says so; Close stops it.
+func TestLauncherRestart(t *testing.T) {
+	for _, backend := range []string{BackendBwrap, BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			sb, _ := openTest(t, backend, nil)
+			l := sb.(*session).launch.(*launcher)
+			lp, _, err := l.get()
+			if err != nil {
+				t.Fatal(err)
+			}
+			killTree(lp.cmd.Process, l.tree)
+			<-lp.done
+			r, err := sb.Run(context.Background(), Cmd{Script: "echo again"})
+			if err != nil || r.ExitCode != 0 || !strings.Contains(string(r.Output), "again") || !strings.Contains(string(r.Output), "started a new one") {
+				t.Fatalf("after the launcher died: %v %+v", err, r)
+			}
+			if l.restarts != 1 {
+				t.Errorf("restarts = %d, want 1", l.restarts)
+			}
+			lp = l.cur
+			sb.Close()
+			select {
+			case <-lp.done:
+			case <-time.After(5 * time.Second):
+				t.Errorf("Close left the launcher running")
+			}
+			if _, err := sb.Run(context.Background(), Cmd{Script: "true"}); err == nil {
+				t.Errorf("Run after Close succeeded")
+			}
+		})
+	}
+}
+
+// TestLauncherCommandsIsolated: one command cannot signal another running
+// at the same time (each has its own Landlock domain, scoped for signals).
+func TestLauncherCommandsIsolated(t *testing.T) {
+	if LandlockABI() < 6 {
+		t.Skip("Landlock below ABI 6 does not scope signals")
+	}
+	sb, _ := openTest(t, BackendBwrap, nil)
+	marker := fmt.Sprintf("harness-victim-%d", time.Now().UnixNano())
+	victim := make(chan *Result, 1)
+	go func() {
+		r, _ := sb.Run(context.Background(), Cmd{Script: "sh -c 'sleep 1; : " + marker + "'; echo survived"})
+		victim <- r
+	}()
+	// Wait until the victim runs, then try to kill it from a second command.
+	deadline := time.Now().Add(5 * time.Second)
+	for survivors(marker, 0) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The marker is split so that the attacker's own command line lacks it.
+	half := len(marker) / 2
+	r, err := sb.Run(context.Background(), Cmd{Script: `m=` + marker[:half] + `; m="${m}` + marker[half:] + `"; n=0; for d in /proc/[0-9]*; do if grep -q "$m" $d/cmdline 2>/dev/null; then n=$((n+1)); kill -9 ${d#/proc/} && echo KILLED; fi; done; echo "found $n"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(r.Output), "found 0") || !strings.Contains(string(r.Output), "found ") || strings.Contains(string(r.Output), "KILLED") {
+		t.Errorf("attacker (exit %d): %q; want it to find the victim and fail to kill it", r.ExitCode, r.Output)
+	}
+	if v := <-victim; v == nil || !strings.Contains(string(v.Output), "survived") {
+		t.Errorf("victim: %+v", v)
 	}
 }
