@@ -6,46 +6,51 @@ import (
 	"time"
 )
 
-// BenchmarkOverhead measures per-command overhead: `true` sandboxed against
-// `true` through the same runner without walls (none), reported as a ratio
-// from one run.
+// BenchmarkOverhead measures per-command overhead: `true` through the same
+// runner without walls (none), and under each backend both with the
+// session's launcher and with a fresh sandbox per command, interleaved in
+// one loop so that one run gives comparable ratios (x-<variant> is that
+// variant's time over none's).
 func BenchmarkOverhead(b *testing.B) {
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		b.Run(backend, func(b *testing.B) {
-			none, _ := openBench(b, BackendNone)
-			walled, _ := openBench(b, backend)
+			none := openBench(b, BackendNone)
+			launched := openBench(b, backend, WithLauncher(true))
+			own := openBench(b, backend, WithLauncher(false))
 			ctx := context.Background()
-			var plain, sandboxed time.Duration
-			for b.Loop() {
+			var plain, viaLauncher, perCommand time.Duration
+			run := func(sb Sandbox, total *time.Duration) {
 				start := time.Now()
-				if r, err := none.Run(ctx, Cmd{Script: "true"}); err != nil || r.ExitCode != 0 {
-					b.Fatal(err)
+				if r, err := sb.Run(ctx, Cmd{Script: "true"}); err != nil || r.ExitCode != 0 {
+					b.Fatalf("%v %+v", err, r)
 				}
-				plain += time.Since(start)
-				start = time.Now()
-				if r, err := walled.Run(ctx, Cmd{Script: "true"}); err != nil || r.ExitCode != 0 {
-					b.Fatalf("%v %v", err, r)
-				}
-				sandboxed += time.Since(start)
+				*total += time.Since(start)
 			}
-			n := float64(b.N)
-			b.ReportMetric(float64(plain.Microseconds())/n/1000, "ms-none")
-			b.ReportMetric(float64(sandboxed.Microseconds())/n/1000, "ms-"+backend)
-			b.ReportMetric(float64(sandboxed)/float64(plain), "ratio")
+			for b.Loop() {
+				run(none, &plain)
+				run(launched, &viaLauncher)
+				run(own, &perCommand)
+			}
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) / 1000 }
+			b.ReportMetric(ms(plain), "ms-none")
+			b.ReportMetric(ms(viaLauncher), "ms-launcher")
+			b.ReportMetric(ms(perCommand), "ms-per-command")
+			b.ReportMetric(float64(viaLauncher)/float64(plain), "x-launcher")
+			b.ReportMetric(float64(perCommand)/float64(plain), "x-per-command")
 		})
 	}
 }
 
-func openBench(b *testing.B, backend string) (Sandbox, string) {
+func openBench(b *testing.B, backend string, opts ...Option) Sandbox {
 	b.Helper()
 	p, err := NewPolicy(PolicyOptions{Project: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	sb, err := Open(context.Background(), p, backend)
+	sb, err := Open(context.Background(), p, backend, opts...)
 	if err != nil {
 		b.Skip(err)
 	}
 	b.Cleanup(func() { sb.Close() })
-	return sb, p.Project
+	return sb
 }

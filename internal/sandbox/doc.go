@@ -30,6 +30,19 @@
 // no_new_privs, applies Landlock and a seccomp filter on the thread that
 // then execs the command.
 //
+// By default (WithLauncher, HARNESS_SANDBOX_LAUNCHER=0 to turn it off) the
+// bwrap and landlock backends put up their outer walls once per session,
+// around a launcher: the harness binary, started lazily by the first Run,
+// that serves commands over an inherited socketpair. Each command goes to
+// a supervisor the launcher keeps (one command at a time each, reused): a
+// child subreaper that puts up the inner stage above on one locked thread,
+// starts /bin/sh -c from it in a new session, lets that thread die, and on
+// exit, timeout or cancel kills every descendant until none is left. A
+// launcher that died is restarted by the next Run, which says so in its
+// output; Close stops it. The outer walls cost 6-9 ms per bwrap start, so
+// this keeps a command within about 1.5x of running it unwalled
+// (BenchmarkOverhead).
+//
 // # Threats and the wall that answers each
 //
 //   - Writing outside the project, or to .git (hooks run on the user's next
@@ -68,9 +81,34 @@
 //   - Secrets: deny-read paths are masked (an empty tmpfs or /dev/null), the
 //     environment is cleared to an allowlist, and no variable whose name
 //     says key, token, secret or password passes even when allowlisted.
-//   - Outliving the timeout (background, setsid, nohup, double fork): each
-//     command is the init of its own PID namespace, so killing it kills them
-//     all; a grandchild cannot hold the output pipe past a one-second grace.
+//   - Outliving the timeout (background, setsid, nohup, double fork): with
+//     a sandbox per command, the command is the init of its own PID
+//     namespace, so killing it kills them all; with the launcher, its
+//     supervisor is a child subreaper, so every orphan of the command's tree
+//     is re-parented to it, and it SIGKILLs the tree from /proc until no
+//     descendant is left, when the command times out and also when it exits
+//     (as a namespace's end would). A grandchild cannot hold the output pipe
+//     past a one-second grace.
+//   - The launcher's own surface (it and the supervisors share the
+//     commands' uid and PID namespace): a command inherits no descriptor
+//     but stdin, stdout and stderr (everything else is close-on-exec, also
+//     what the harness itself inherited); it cannot reach the control
+//     channel, an unnamed socketpair, and socket(AF_UNIX) is denied anyway;
+//     the channel only asks for more commands behind the same walls. Each
+//     command runs in a Landlock domain of its own, created on a thread
+//     that dies once the shell is forked, so the launcher and supervisors
+//     are outside it: Landlock forbids ptrace out of a domain (any ABI),
+//     and the launcher and supervisors are not dumpable (PR_SET_DUMPABLE 0),
+//     so their memory, descriptors and environment stay closed too; from
+//     ABI 6 Landlock's signal scope stops a command from killing them or a
+//     command running beside it. Below ABI 6 such a kill is a denial of
+//     service only: the next command restarts the launcher, and the
+//     orphans of a killed supervisor are killed by the launcher, also a
+//     subreaper. The launcher runs under the same seccomp filter, on every
+//     thread, and without capabilities.
+//   - Commands running at once see each other in /proc (their command
+//     lines); with a sandbox per command they do not. Their memory and
+//     descriptors stay closed (sibling Landlock domains).
 //   - Exhausting memory through output (yes): a bounded buffer.
 //
 // What a backend cannot hold on the machine at hand, Limits says plainly

@@ -22,22 +22,25 @@ import (
 //
 // Processes, all the same uid:
 //
-//	launcher    dumpable 0, child subreaper, seccomp on every thread;
-//	            keeps spare supervisors started ahead of need
-//	supervisor  one per command, started by the launcher before it is
-//	            needed; dumpable 0, child subreaper; puts up the command's
-//	            walls on one locked thread, starts /bin/sh from that thread
-//	            (in a new session), lets the thread die, and kills every
-//	            descendant when the command ends or the host asks
-//	command     Landlock domain of its own, so (Landlock ABI 6) it cannot
-//	            signal, and (any ABI) cannot ptrace, the two above
+//	launcher    dumpable 0, child subreaper (or the namespace's init),
+//	            seccomp on every thread; keeps idle supervisors
+//	supervisor  runs one command at a time and is reused; dumpable 0,
+//	            child subreaper; puts up the next command's walls on a
+//	            fresh locked thread while idle, forks /bin/sh from that
+//	            thread (in a new session) when the command comes, lets the
+//	            thread die, and kills every descendant when the command
+//	            ends or the host asks
+//	command     a Landlock domain of its own, so (Landlock ABI 6) it cannot
+//	            signal, and (any ABI) cannot ptrace, the two above, nor
+//	            another command
 //
 // Wire: the host sends the launcher one SOCK_SEQPACKET message per command
 // carrying three descriptors (the command's control socket, its stdout and
-// its stderr); the launcher forwards it to a spare supervisor and closes
-// its copies. The host and the supervisor then talk JSON lines over the
-// control socket: a job, then a started report and a done report; a kill
-// message or the socket's end kills the command's tree.
+// its stderr); the launcher forwards it to an idle supervisor (or a new
+// one) and closes its copies. The host and the supervisor then talk JSON
+// lines over the control socket: a job, then a started report and a done
+// report; a kill message or the socket's end kills the command's tree. A
+// supervisor tells the launcher "idle" when nothing of its command is left.
 
 // ctrlFD is where the launcher and each supervisor find their socket.
 const ctrlFD = 3
@@ -354,9 +357,8 @@ type commandThread struct {
 }
 
 type startReq struct {
-	job       job
-	stdio     []uintptr
-	cancelled bool
+	job   job
+	stdio []uintptr
 }
 
 type started struct {

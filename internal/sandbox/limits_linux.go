@@ -4,14 +4,19 @@ package sandbox
 func Limits(backend string) []string {
 	switch backend {
 	case BackendBwrap:
+		var l []string
 		if LandlockABI() == 0 {
-			return []string{"this kernel has no Landlock: the inner stage adds seccomp only (bwrap's read-only mounts still hold every write rule)"}
+			l = append(l, "this kernel has no Landlock: the inner stage adds seccomp only (bwrap's read-only mounts still hold every write rule)",
+				"with the launcher, a command may ptrace a supervisor in the moment between its start and PR_SET_DUMPABLE 0; it gains no wall it did not have (HARNESS_SANDBOX_LAUNCHER=0 gives each command a sandbox of its own)")
 		}
-		return nil
+		if LandlockABI() < 6 {
+			l = append(l, "Landlock below ABI 6: a command can kill the session's launcher or a command running beside it (a denial of service; the next command restarts the launcher)")
+		}
+		return l
 	case BackendLandlock:
 		l := []string{"no network namespace, so no private loopback either: socket() is denied for every address family (socketpair still works)"}
 		if LandlockABI() < 6 {
-			l = append(l, "Landlock below ABI 6: signals to processes outside the sandbox are not scoped")
+			l = append(l, "Landlock below ABI 6: signals to processes outside the sandbox are not scoped, so a command can kill the session's launcher or a command running beside it (a denial of service; the next command restarts the launcher)")
 		}
 		if !userNamespaces() {
 			l = append(l,

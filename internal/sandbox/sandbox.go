@@ -45,7 +45,8 @@ type Sandbox interface {
 	Backend() string
 	// Policy is the policy this sandbox enforces.
 	Policy() *Policy
-	// Close removes the session's private temporary directory.
+	// Close stops the session's launcher, if any (killing what still runs
+	// inside), and removes the session's private temporary directory.
 	Close() error
 }
 
