@@ -40,7 +40,8 @@ func NewRenderer(t *Term, m *Meter) *Renderer {
 		m = &Meter{}
 	}
 	r := &Renderer{t: t, Meter: m, col0: true}
-	r.spin = spinner{mu: &r.mu, write: r.writeRaw, now: time.Now, tick: 100 * time.Millisecond}
+	r.spin = spinner{mu: &r.mu, write: r.writeRaw, now: time.Now, tick: 100 * time.Millisecond,
+		hint: t.Style.Dim("· Ctrl-C interrupts"), width: t.Width}
 	return r
 }
 

@@ -18,6 +18,8 @@ type spinner struct {
 	write func(string)
 	now   func() time.Time
 	tick  time.Duration
+	hint  string     // shown after the time when it fits, e.g. "· Ctrl-C interrupts"
+	width func() int // the terminal's width: a spinner line must never wrap
 
 	gen     int
 	label   string
@@ -54,7 +56,11 @@ func (s *spinner) start(label string) {
 func (s *spinner) draw() {
 	el := s.now().Sub(s.started)
 	frame := spinFrames[int(el/(100*time.Millisecond))%len(spinFrames)]
-	s.write(fmt.Sprintf("\r\x1b[K%s %s %s", frame, s.label, formatElapsed(el)))
+	line := fmt.Sprintf("%s %s %s", frame, s.label, formatElapsed(el))
+	if s.hint != "" && s.width != nil && StringWidth(line)+1+StringWidth(s.hint) < s.width() {
+		line += " " + s.hint
+	}
+	s.write("\r\x1b[K" + line)
 	s.drawn = true
 }
 
