@@ -112,7 +112,9 @@ func (l *launcher) start() (*launcherProc, error) {
 	c.Stderr = diag
 	c.SysProcAttr = procAttr(l.tree)
 	c.WaitDelay = time.Second
-	if err := c.Start(); err != nil {
+	err = c.Start()
+	remote.Close() // the launcher holds its end: its death ends ours
+	if err != nil {
 		ctrl.Close()
 		return nil, fmt.Errorf("starting the %s sandbox's launcher: %w", l.backend, err)
 	}

@@ -316,3 +316,46 @@ func TestLauncherCommandsIsolated(t *testing.T) {
 		t.Errorf("victim: %+v", v)
 	}
 }
+
+// TestLauncherFallback: a launcher that cannot start leaves every command
+// to a sandbox of its own, and the first one says so.
+func TestLauncherFallback(t *testing.T) {
+	sb, _ := openTest(t, BackendBwrap, nil)
+	l := sb.(*session).launch.(*launcher)
+	l.close()
+	l.mu.Lock()
+	l.closed = false
+	l.newCmd = func() *exec.Cmd { return exec.Command("/bin/false") }
+	l.mu.Unlock()
+	for i, wantNote := range []bool{true, false} {
+		r, err := sb.Run(context.Background(), Cmd{Script: "echo walled; grep NoNewPrivs /proc/self/status"})
+		if err != nil || r.ExitCode != 0 || !strings.Contains(string(r.Output), "walled") || !strings.Contains(string(r.Output), "NoNewPrivs:\t1") {
+			t.Fatalf("command %d: %v %+v", i, err, r)
+		}
+		if note := strings.Contains(string(r.Output), "sandbox of its own"); note != wantNote {
+			t.Errorf("command %d: note %v, want %v: %q", i, note, wantNote, r.Output)
+		}
+	}
+}
+
+func TestLauncherEnvOff(t *testing.T) {
+	requireBackend(t, BackendBwrap)
+	t.Setenv(LauncherEnv, "0")
+	p, err := NewPolicy(PolicyOptions{Project: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		opts []Option
+		want bool
+	}{{nil, false}, {[]Option{WithLauncher(true)}, true}} {
+		sb, err := Open(context.Background(), p, BackendBwrap, tc.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sb.(*session).launch != nil; got != tc.want {
+			t.Errorf("%s=0 with %d options: launcher %v, want %v", LauncherEnv, len(tc.opts), got, tc.want)
+		}
+		sb.Close()
+	}
+}
