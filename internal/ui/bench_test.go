@@ -1,0 +1,52 @@
+package ui
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+func sampleReply() string {
+	var b strings.Builder
+	for i := range 20 {
+		b.WriteString("## Step " + strings.Repeat("x", i%5) + "\n\nSome **bold** and `code` and *emphasis* in a line of prose that goes on.\n\n")
+		b.WriteString("```go\nfunc f(x int) string {\n\treturn fmt.Sprint(x) // comment\n}\n```\n\n- item one\n- item two\n\n")
+	}
+	return b.String()
+}
+
+// BenchmarkRenderMarkdown measures re-rendering a long (about 300 lines)
+// reply, done once per completed text block.
+func BenchmarkRenderMarkdown(b *testing.B) {
+	src := sampleReply()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		RenderMarkdown(Style{Color: true}, src, 100)
+	}
+}
+
+// BenchmarkStreamDeltas measures the renderer's cost per streamed delta.
+func BenchmarkStreamDeltas(b *testing.B) {
+	r := NewRenderer(&Term{Out: io.Discard, TTY: true, Style: Style{Color: true}, Size: func() (int, int) { return 100, 40 }}, nil)
+	defer r.Close()
+	ev := llm.Event{Type: llm.EventText, Text: "a dozen chars"}
+	for b.Loop() {
+		r.OnEvent(ev)
+	}
+}
+
+// BenchmarkEditorKeystroke measures one keystroke with its redraw on a
+// 300-character line.
+func BenchmarkEditorKeystroke(b *testing.B) {
+	tm := &Term{Out: io.Discard, TTY: true, Size: func() (int, int) { return 80, 24 }}
+	e := NewEditor(NewInput(strings.NewReader("")), tm, EditorOptions{ForceRaw: true, NoHistory: true})
+	s := &lineState{prompt: "› ", cont: "… ", buf: []rune(strings.Repeat("abcdefghij", 30))}
+	s.pos = 150
+	for b.Loop() {
+		e.apply(s, key{kind: keyRune, r: 'x'})
+		e.apply(s, key{kind: keyBackspace})
+		e.refresh(s)
+	}
+}
