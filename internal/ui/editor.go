@@ -128,6 +128,16 @@ type lineState struct {
 	yank         []rune
 	hidx         int    // index into history; len(history) is the line being edited
 	saved        []rune // the line being edited while browsing history
+
+	// Reverse search (Ctrl-R): the query, the history index of the match
+	// shown, and what to put back on Ctrl-G.
+	search      bool
+	query       []rune
+	sidx        int
+	prePrompt   string
+	preBuf      []rune
+	prePos      int
+	searchStyle Style
 }
 
 func (e *Editor) edit(ctx context.Context, prompt string) (string, error) {
@@ -156,6 +166,12 @@ func (e *Editor) edit(ctx context.Context, prompt string) (string, error) {
 
 // apply performs one key. done reports that ReadLine returns line, err.
 func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) {
+	if s.search {
+		if e.applySearch(s, k) {
+			return false, "", nil
+		}
+		// Any other key accepts the match and is then applied as usual.
+	}
 	if s.paste {
 		switch k.kind {
 		case keyPasteEnd:
@@ -260,11 +276,70 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 		}
 	case keyTab:
 		e.complete(s)
+	case keySearch:
+		s.search, s.query, s.sidx = true, nil, len(e.history)
+		s.prePrompt, s.preBuf, s.prePos = s.prompt, append([]rune(nil), s.buf...), s.pos
+		s.searchStyle = e.t.Style
+		e.searchFrom(s, len(e.history)-1)
 	case keyClear:
 		io.WriteString(e.t.Out, "\x1b[H\x1b[2J")
 		s.rows = 0
 	}
 	return false, "", nil
+}
+
+// applySearch handles a key in reverse-search mode and reports whether it
+// consumed it. Typing narrows, Ctrl-R finds an older match, Backspace
+// widens, Ctrl-G or Ctrl-C gives up (the line comes back as it was); any
+// other key leaves search mode with the match as the line.
+func (e *Editor) applySearch(s *lineState, k key) bool {
+	switch k.kind {
+	case keyRune:
+		s.query = append(s.query, k.r)
+		e.searchFrom(s, s.sidx)
+	case keyBackspace:
+		if len(s.query) > 0 {
+			s.query = s.query[:len(s.query)-1]
+		}
+		e.searchFrom(s, len(e.history)-1)
+	case keySearch:
+		e.searchFrom(s, s.sidx-1)
+	case keyCancel, keyInterrupt:
+		s.search = false
+		s.prompt, s.buf, s.pos = s.prePrompt, s.preBuf, s.prePos
+	default:
+		s.search = false
+		s.prompt = s.prePrompt
+		s.hidx = len(e.history)
+		return false
+	}
+	return true
+}
+
+// searchFrom shows the newest history entry at or before index from that
+// contains the query.
+func (e *Editor) searchFrom(s *lineState, from int) {
+	q := string(s.query)
+	found := false
+	if q == "" {
+		s.buf, s.pos = append([]rune(nil), s.preBuf...), s.prePos
+		s.prompt = s.searchStyle.Dim("(search) : ")
+		return
+	}
+	for i := min(from, len(e.history)-1); i >= 0; i-- {
+		if j := strings.Index(e.history[i], q); j >= 0 {
+			s.sidx = i
+			s.buf = []rune(e.history[i])
+			s.pos = len([]rune(e.history[i][:j]))
+			found = true
+			break
+		}
+	}
+	label := "search"
+	if !found {
+		label = "no match" // the last match stays on the line
+	}
+	s.prompt = s.searchStyle.Dim("("+label+") ") + q + s.searchStyle.Dim(": ")
 }
 
 func (s *lineState) insert(r rune) {

@@ -120,6 +120,16 @@ func TestEditorHistory(t *testing.T) {
 		{"up three", "\x1b[A\x1b[A\x1b[A\x1b[A\r", "first"},
 		{"up then down restores draft", "draft\x1b[A\x1b[A\x1b[B\x1b[B\x1b[B\r", "draft"},
 		{"ctrl-p ctrl-n", "\x10\x10\x0e\r", "third"},
+		{"ctrl-r finds newest match", "\x12ir\r", "third"},
+		{"ctrl-r narrows", "\x12rst\r", "first"},
+		{"ctrl-r multi-line entry", "\x12cont\r", "second line\ncontinued"},
+		{"ctrl-r again goes older", "\x12i\x12\r", "second line\ncontinued"},
+		{"ctrl-r twice more", "\x12i\x12\x12\r", "first"},
+		{"ctrl-r then edit", "\x12thi\x1b[F!\r", "third!"},
+		{"ctrl-r backspace widens", "\x12firx\x7f\r", "first"},
+		{"ctrl-g restores the draft", "draft\x12thi\x07\r", "draft"},
+		{"ctrl-r failing keeps the last match", "\x12thx\r", "third"},
+		{"ctrl-r no match at all", "\x12zzz\r", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

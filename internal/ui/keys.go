@@ -33,6 +33,8 @@ const (
 	keyClear // Ctrl-L
 	keyPasteStart
 	keyPasteEnd
+	keySearch // Ctrl-R: reverse incremental history search
+	keyCancel // Ctrl-G
 )
 
 type key struct {
@@ -74,6 +76,10 @@ func readKey(ctx context.Context, in *Input) (key, error) {
 		return key{kind: keyDown}, nil
 	case 0x10:
 		return key{kind: keyUp}, nil
+	case 0x07:
+		return key{kind: keyCancel}, nil
+	case 0x12:
+		return key{kind: keySearch}, nil
 	case 0x15:
 		return key{kind: keyKillStart}, nil
 	case 0x17:
