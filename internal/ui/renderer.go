@@ -30,7 +30,8 @@ type Renderer struct {
 	spin     spinner
 	tools    int    // tool calls this turn
 	lastTool string // ID of the call whose line was printed last
-	paused   bool   // a prompt owns the terminal: no spinner
+	paused   bool   // a prompt owns the terminal: no spinner, output held
+	held     strings.Builder
 }
 
 // NewRenderer returns a renderer writing to t and accounting into m (a new
@@ -48,11 +49,17 @@ func NewRenderer(t *Term, m *Meter) *Renderer {
 func (r *Renderer) writeRaw(s string) { io.WriteString(r.t.Out, s) }
 
 // write prints s (already safe) and tracks whether a line was ended.
+// While a prompt owns the terminal (concurrent tools, notices) output is
+// held and printed when the prompt is answered.
 func (r *Renderer) write(s string) {
 	if s == "" {
 		return
 	}
-	io.WriteString(r.t.Out, s)
+	if r.paused {
+		r.held.WriteString(s)
+	} else {
+		io.WriteString(r.t.Out, s)
+	}
 	r.col0 = strings.HasSuffix(s, "\n")
 }
 
@@ -99,6 +106,7 @@ func (r *Renderer) Pause() {
 	r.closeBlocks()
 	r.newline()
 	r.paused = true
+	r.col0 = true
 	r.lastTool = "" // the result will need its call's line again
 }
 
@@ -107,7 +115,12 @@ func (r *Renderer) Resume() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.paused = false
-	r.col0 = true // the prompt's editor ended its line
+	if r.held.Len() > 0 {
+		io.WriteString(r.t.Out, r.held.String())
+		r.held.Reset()
+	} else {
+		r.col0 = true // the prompt's editor ended its line
+	}
 	r.spinStart("running")
 }
 
@@ -199,7 +212,7 @@ func (r *Renderer) finishText() {
 	}
 	r.newline()
 	st := r.t.Style
-	if !r.t.TTY || !st.Color {
+	if !r.t.TTY || !st.Color || r.paused {
 		return
 	}
 	rows := textRows(raw, r.t.Width())

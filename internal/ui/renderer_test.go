@@ -196,3 +196,19 @@ func TestToolResultMarkers(t *testing.T) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
 }
+
+func TestRendererHoldsOutputDuringPrompt(t *testing.T) {
+	var b strings.Builder
+	r := NewRenderer(&Term{Out: &b, Size: func() (int, int) { return 80, 24 }}, nil)
+	defer r.Close()
+	r.Pause()
+	r.OnNotice("from a concurrent tool")
+	if strings.Contains(b.String(), "concurrent") {
+		t.Fatalf("output written while a prompt owns the terminal: %q", b.String())
+	}
+	b.WriteString("allow? y\n") // the prompt's own line
+	r.Resume()
+	if got, want := b.String(), "allow? y\n• from a concurrent tool\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
