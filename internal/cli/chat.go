@@ -1,56 +1,540 @@
 package cli
 
 import (
-	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/harness-dev/harness/internal/agent"
-	"github.com/harness-dev/harness/internal/permission"
+	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/pricing"
+	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/tools"
+	"github.com/harness-dev/harness/internal/ui"
 )
 
-// runChat is the interactive session: a plain line loop. Ctrl-C stops the
-// current turn and returns to the prompt; EOF quits.
+// chatCommands are the slash commands, with their one-line help, in the
+// order /help lists them.
+var chatCommands = []struct{ name, args, help string }{
+	{"/help", "", "this list"},
+	{"/compact", "[focus]", "summarise the conversation now, keeping what matters for focus"},
+	{"/clear", "", "start a new session (the current one stays on disk)"},
+	{"/cost", "", "tokens and dollars of this session"},
+	{"/context", "", "what fills the context window, by kind"},
+	{"/todos", "", "the model's current plan"},
+	{"/sessions", "", "this project's sessions"},
+	{"/resume", "ID", "switch to an earlier session"},
+	{"/model", "NAME", "use another model from the next turn on"},
+	{"/sandbox", "", "the walls in force"},
+	{"/permissions", "", "the permission rules in force"},
+	{"/exit", "", "quit (also Ctrl-D, or Ctrl-C twice)"},
+}
+
+// chat is the state of one interactive session.
+type chat struct {
+	g     *globalOptions
+	stdio Stdio
+	t     *ui.Term
+	in    *ui.Input
+	r     *ui.Renderer
+	meter *ui.Meter
+	ed    *ui.Editor
+	pr    *ui.Prompter
+	s     *Session
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // the running turn's, nil between turns
+}
+
+// runChat is the interactive session: banner, then a loop of prompt, slash
+// command or agent turn. Ctrl-C during a turn cancels that turn (what
+// completed is kept) and returns to the prompt; Ctrl-C twice at an empty
+// prompt, Ctrl-D or /exit quits.
 func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
-	in := bufio.NewReader(stdio.stdin())
-	s, err := openSession(ctx, g, stdio, sessionSetup{Prompter: &permission.TerminalPrompter{In: in, Out: stdio.Err}})
-	if err != nil {
+	// SIGTERM and SIGHUP end the session cleanly: the editor restores the
+	// terminal mode on its way out.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	c := &chat{g: g, stdio: stdio, in: ui.NewInput(stdio.stdin())}
+	// SIGINT arrives while the terminal is cooked (during a turn): it cancels
+	// the turn, and is ignored between turns rather than killing the
+	// session. At the prompt the terminal is raw and Ctrl-C is a key.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	go func() {
+		for range sig {
+			c.cancelTurn()
+		}
+	}()
+	defer func() {
+		signal.Stop(sig)
+		close(sig)
+	}()
+	c.t = ui.NewTerm(stdio.Out, os.Getenv)
+	c.meter = &ui.Meter{}
+	c.r = ui.NewRenderer(c.t, c.meter)
+	defer c.r.Close()
+	c.pr = &ui.Prompter{
+		R:           c.r,
+		Editor:      ui.NewEditor(c.in, c.t, ui.EditorOptions{NoHistory: true}),
+		OnInterrupt: c.cancelTurn,
+	}
+	if err := c.open(ctx); err != nil {
 		return err
 	}
-	defer s.Close()
-	fmt.Fprintf(stdio.Err, "harness %s · %s · %s · sandbox %s\n", Version, s.Sandbox.Policy().Project, s.Config.Model, s.Sandbox.Backend())
-	for _, w := range s.Warnings {
-		fmt.Fprintln(stdio.Err, "warning:", w)
+	defer func() { c.s.Close() }()
+	var names []string
+	for _, cmd := range chatCommands {
+		names = append(names, cmd.name)
 	}
-	obs := &progressObserver{w: stdio.Err}
-	s.SetNotify(func(msg string) { obs.OnNotice(msg) })
+	c.ed = ui.NewEditor(c.in, c.t, ui.EditorOptions{
+		HistoryPath: filepath.Join(c.s.Home, ".agents", "history"),
+		Completer:   ui.CommandCompleter(names, ui.PathCompleter(c.s.Sandbox.Policy().Project, c.s.Home)),
+	})
+	c.banner(ctx)
+
+	interrupted := false
 	for {
-		fmt.Fprint(stdio.Err, "> ")
-		line, err := in.ReadString('\n')
-		if err != nil && line == "" {
+		line, err := c.ed.ReadLine(ctx, c.t.Style.BoldCyan("› "))
+		switch {
+		case errors.Is(err, ui.ErrInterrupt):
+			if interrupted {
+				return nil
+			}
+			interrupted = true
+			c.r.Print(c.t.Style.Dim("(Ctrl-C again to quit, or Ctrl-D)"))
+			continue
+		case errors.Is(err, io.EOF):
 			return nil
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("reading input: %w", err)
 		}
+		interrupted = false
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
-		if line == "/exit" {
+		if strings.HasPrefix(line, "/") {
+			quit, err := c.command(ctx, line)
+			if err != nil {
+				c.r.Print(c.t.Style.Red("error: ") + err.Error())
+			}
+			if quit {
+				return nil
+			}
+			continue
+		}
+		c.turn(ctx, line)
+	}
+}
+
+// open starts (or resumes, per the flags) the session and points the meter
+// at it.
+func (c *chat) open(ctx context.Context) error {
+	s, err := openSession(ctx, c.g, c.stdio, sessionSetup{Prompter: c.pr})
+	if err != nil {
+		return err
+	}
+	s.SetNotify(c.r.OnNotice)
+	c.s = s
+	cfg := s.Config
+	c.meter.Reset()
+	c.meter.Model = cfg.Model
+	c.meter.Window = cfg.ContextWindow
+	c.meter.Backend = s.Sandbox.Backend()
+	c.setPrice(cfg.Model)
+	c.meter.Set(s.Agent.LastUsage(), s.Agent.Usage(), 0)
+	return nil
+}
+
+func (c *chat) setPrice(model string) {
+	cfg := c.s.Config
+	over := func(v float64) *float64 {
+		if v < 0 {
 			return nil
 		}
-		turn, cancel := signal.NotifyContext(ctx, os.Interrupt)
-		res, err := s.Agent.Run(turn, line, obs)
-		cancel()
-		switch {
-		case errors.Is(err, agent.ErrInterrupted):
-			fmt.Fprintln(stdio.Err, "(interrupted)")
-		case err != nil:
-			fmt.Fprintln(stdio.Err, "error:", err)
-		case res != nil:
-			fmt.Fprintln(stdio.Out, res.Text)
+		return &v
+	}
+	c.meter.Price, c.meter.PriceKnown = pricing.For(model, pricing.Override{
+		Input: over(cfg.PriceInput), Output: over(cfg.PriceOutput),
+		CacheRead: over(cfg.PriceCacheRead), CacheWrite: over(cfg.PriceCacheWrite),
+	})
+}
+
+func (c *chat) banner(ctx context.Context) {
+	s := c.s
+	sess := s.ID
+	if s.Resumed {
+		sess = "resumed " + s.ID + fmt.Sprintf(" (%d messages)", s.History.Len())
+	}
+	b := ui.Banner{
+		Version:  Version,
+		Project:  s.Sandbox.Policy().Project,
+		Model:    s.Config.Model,
+		Provider: s.Config.Provider,
+		BaseURL:  s.Config.BaseURL,
+		Backend:  s.Sandbox.Backend(),
+		Session:  sess,
+		Warnings: s.Warnings,
+	}
+	if s.Sandbox.Backend() == "none" {
+		// The banner says it in its own words, with what to do.
+		b.Warnings = nil
+		for _, w := range s.Warnings {
+			if !strings.HasPrefix(w, "no sandbox") {
+				b.Warnings = append(b.Warnings, w)
+			}
 		}
 	}
+	b.EndpointErr = probeEndpoint(ctx, s.Config.BaseURL)
+	c.r.Print(b.Render(c.t.Style, c.t.Width()))
+}
+
+// probeEndpoint checks that something listens at base's host, so a wrong
+// BASE_URL is said at start rather than after the first prompt.
+func probeEndpoint(ctx context.Context, base string) error {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return nil
+	}
+	host := u.Host
+	if u.Port() == "" {
+		if u.Scheme == "http" {
+			host += ":80"
+		} else {
+			host += ":443"
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", host)
+	if err != nil {
+		return fmt.Errorf("%s unreachable", host)
+	}
+	conn.Close()
+	return nil
+}
+
+// withTurn runs f with a context that Ctrl-C (SIGINT while the terminal is
+// cooked, or Ctrl-C at a permission prompt) cancels. It reports whether the turn was interrupted.
+func (c *chat) withTurn(ctx context.Context, f func(ctx context.Context) error) (interrupted bool, err error) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.mu.Lock()
+	c.cancel = cancel
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.cancel = nil
+		c.mu.Unlock()
+	}()
+	restore := c.in.Quiet()
+	err = f(tctx)
+	restore()
+	interrupted = tctx.Err() != nil && ctx.Err() == nil
+	return interrupted, err
+}
+
+func (c *chat) cancelTurn() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cancel != nil {
+		c.cancel()
+	}
+}
+
+// turn runs one agent turn and shows the status line after it.
+func (c *chat) turn(ctx context.Context, prompt string) {
+	c.r.StartTurn()
+	var res *agent.Result
+	interrupted, err := c.withTurn(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = c.s.Agent.Run(ctx, prompt, c.r)
+		return err
+	})
+	c.r.EndTurn(interrupted || errors.Is(err, agent.ErrInterrupted))
+	switch {
+	case err == nil || errors.Is(err, agent.ErrInterrupted) || interrupted:
+	default:
+		c.r.Print(c.t.Style.Red("error: ") + ui.Sanitize(err.Error()))
+	}
+	if res != nil && res.HitStepLimit {
+		c.r.Print(c.t.Style.Yellow("stopped after " + fmt.Sprint(res.Steps) + " model calls (--max-steps); say \"continue\" to go on"))
+	}
+	c.status()
+}
+
+// sync takes the agent's own usage figures, which include sub-agents,
+// compactions and a resumed session's past.
+func (c *chat) sync() {
+	_, _, n := c.meter.Snapshot()
+	c.meter.Set(c.s.Agent.LastUsage(), c.s.Agent.Usage(), n)
+}
+
+// status prints the status line, then a blank line before the prompt.
+func (c *chat) status() {
+	c.sync()
+	c.r.Print(c.meter.StatusLine(c.t.Style, c.t.Width()) + "\n\n")
+}
+
+// command runs a slash command; quit reports /exit.
+func (c *chat) command(ctx context.Context, line string) (quit bool, err error) {
+	name, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	st := c.t.Style
+	switch name {
+	case "/exit", "/quit":
+		return true, nil
+	case "/help":
+		var b strings.Builder
+		for _, cmd := range chatCommands {
+			fmt.Fprintf(&b, "  %-22s %s\n", st.Bold(cmd.name)+" "+cmd.args, st.Dim(cmd.help))
+		}
+		b.WriteString(st.Dim("  Esc-Enter or Alt-Enter: new line · Tab: complete · Up/Down: history · Ctrl-R: search it · Ctrl-C: interrupt a turn"))
+		c.r.Print(b.String())
+	case "/compact":
+		c.r.StartTurn()
+		interrupted, err := c.withTurn(ctx, func(ctx context.Context) error {
+			return c.s.Agent.Compact(ctx, arg, c.r)
+		})
+		c.r.EndTurn(interrupted)
+		if err != nil && !interrupted {
+			return false, fmt.Errorf("compaction failed: %w", err)
+		}
+		c.status()
+	case "/clear":
+		old := c.s
+		g := *c.g
+		g.Resume, g.Continue = "", false
+		c.g = &g
+		if err := c.open(ctx); err != nil {
+			c.s = old
+			return false, err
+		}
+		old.Close()
+		c.r.Print(st.Dim("new session " + c.s.ID + "; the previous one is kept (/sessions lists it)"))
+	case "/cost":
+		c.sync()
+		c.r.Print(c.meter.CostReport(st))
+	case "/context":
+		c.r.Print(ui.RenderContext(st, c.breakdown(), c.t.Width()))
+	case "/todos":
+		c.r.Print(c.describeTodos())
+	case "/sessions":
+		return false, c.listSessions()
+	case "/resume":
+		if arg == "" {
+			return false, fmt.Errorf("/resume needs a session id; /sessions lists them")
+		}
+		old := c.s
+		g := *c.g
+		g.Resume, g.Continue = arg, false
+		prev := c.g
+		c.g = &g
+		if err := c.open(ctx); err != nil {
+			c.s, c.g = old, prev
+			return false, err
+		}
+		old.Close()
+		c.r.Print(st.Dim(fmt.Sprintf("resumed %s (%d messages)", c.s.ID, c.s.History.Len())))
+		c.status()
+	case "/model":
+		if arg == "" {
+			c.r.Print("model " + st.Bold(c.s.Config.Model) + st.Dim(" (/model NAME switches)"))
+			return false, nil
+		}
+		opts := c.s.Agent.Options()
+		opts.Model = arg
+		a := agent.New(opts)
+		a.SetUsage(c.s.Agent.Usage())
+		c.s.Agent = a
+		c.s.Config.Model = arg
+		c.meter.Model = arg
+		c.setPrice(arg)
+		note := ""
+		if !c.meter.PriceKnown {
+			note = st.Dim(" (price unknown: set PRICE_INPUT and PRICE_OUTPUT to see costs)")
+		}
+		c.r.Print("model " + st.Bold(arg) + " from the next turn on" + note)
+	case "/sandbox":
+		c.r.Print(c.describePolicy())
+	case "/permissions":
+		c.r.Print(c.describeRules(arg == "all"))
+	default:
+		return false, fmt.Errorf("unknown command %s; /help lists them", name)
+	}
+	return false, nil
+}
+
+// breakdown estimates what fills the context, scaled to the provider's
+// measured total when there is one.
+func (c *chat) breakdown() ui.Breakdown {
+	a := c.s.Agent
+	req := a.Request(context.Background())
+	b := ui.Breakdown{
+		System:    history.EstimateText(req.System),
+		Window:    c.s.Config.ContextWindow,
+		CompactAt: c.s.Config.CompactAt,
+	}
+	if tools, err := json.Marshal(req.Tools); err == nil {
+		b.Tools = history.EstimateText(string(tools))
+	}
+	for _, m := range c.s.History.Messages() {
+		for _, bl := range m.Blocks {
+			switch bl.Type {
+			case llm.BlockToolResult:
+				b.ToolOutput += history.EstimateText(bl.Content)
+			default:
+				b.Messages += history.EstimateText(bl.Text + bl.Thinking + string(bl.Input))
+			}
+		}
+	}
+	if a.LastUsage().Prompt() > 0 {
+		// The measured prompt plus what was added since is the truth; the
+		// estimates only say how it splits.
+		measured := c.s.History.Tokens()
+		if est := b.Total(); est > 0 && measured > 0 {
+			f := float64(measured) / float64(est)
+			b.System = int(float64(b.System) * f)
+			b.Tools = int(float64(b.Tools) * f)
+			b.Messages = int(float64(b.Messages) * f)
+			b.ToolOutput = int(float64(b.ToolOutput) * f)
+			b.Measured = true
+		}
+	}
+	return b
+}
+
+func (c *chat) describePolicy() string {
+	st := c.t.Style
+	p := c.s.Sandbox.Policy()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s — %s\n", st.Bold("sandbox"), c.s.Sandbox.Backend(), ui.DefaultEnforces(c.s.Sandbox.Backend()))
+	list := func(name string, xs []string) {
+		if len(xs) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "  %-10s %s\n", name, xs[0])
+		for _, x := range xs[1:] {
+			fmt.Fprintf(&b, "  %-10s %s\n", "", x)
+		}
+	}
+	home := func(xs []string) []string {
+		var out []string
+		for _, x := range xs {
+			if rel, err := filepath.Rel(c.s.Home, x); err == nil && !strings.HasPrefix(rel, "..") {
+				x = "~/" + rel
+			}
+			out = append(out, x)
+		}
+		return out
+	}
+	list("writable", home(p.Writable))
+	list("read-only", home(p.ReadOnly))
+	list("hidden", ui.Wrap(strings.Join(home(p.DenyRead), "  "), c.t.Width()-13))
+	list("env", ui.Wrap(strings.Join(p.EnvAllow, " "), c.t.Width()-13))
+	fmt.Fprintf(&b, "  %-10s %s per command, %d bytes of output kept", "limits", p.Timeout, p.OutputLimit)
+	return b.String()
+}
+
+// describeTodos shows the model's plan (write_todos) with its progress.
+func (c *chat) describeTodos() string {
+	st := c.t.Style
+	var items []tools.Todo
+	if c.s.Todos != nil {
+		items = c.s.Todos.Items()
+	}
+	if len(items) == 0 {
+		return st.Dim("no plan yet: the model writes one with write_todos for multi-step work")
+	}
+	var b strings.Builder
+	done := 0
+	for _, t := range items {
+		text := ui.Sanitize(t.Content)
+		switch t.Status {
+		case tools.TodoCompleted:
+			done++
+			fmt.Fprintf(&b, "  %s %s\n", st.Green("☑"), st.Dim(text))
+		case tools.TodoInProgress:
+			if t.ActiveForm != "" {
+				text = ui.Sanitize(t.ActiveForm)
+			}
+			fmt.Fprintf(&b, "  %s %s\n", st.Yellow("▶"), st.Bold(text))
+		default:
+			fmt.Fprintf(&b, "  ☐ %s\n", text)
+		}
+	}
+	fmt.Fprintf(&b, "%s", st.Dim(fmt.Sprintf("%d of %d done", done, len(items))))
+	return b.String()
+}
+
+// describeRules lists the rules in force: the user's and the project's in
+// full, the built-in defaults counted unless all is set.
+func (c *chat) describeRules(all bool) string {
+	st := c.t.Style
+	var own []string
+	count := map[string]int{}
+	for _, r := range c.s.Gate.Rules() {
+		if strings.HasSuffix(r, "(default)") || strings.Contains(r, "(default for") {
+			if all {
+				own = append(own, st.Dim(r))
+			}
+			verdict, _, _ := strings.Cut(r, " ")
+			count[verdict]++
+			continue
+		}
+		own = append(own, r)
+	}
+	var b strings.Builder
+	if len(own) == 0 {
+		b.WriteString(st.Dim("no rules of yours or the project's; \"a\" at a prompt adds one to .agents/permissions") + "\n")
+	} else {
+		b.WriteString(strings.Join(own, "\n") + "\n")
+	}
+	if !all {
+		fmt.Fprintf(&b, "%s", st.Dim(fmt.Sprintf("built-in defaults: %d allow, %d ask, %d deny (/permissions all lists them)",
+			count["allow"], count["ask"], count["deny"])))
+	}
+	return b.String()
+}
+
+// listSessions shows this project's latest sessions, marking the current
+// one.
+func (c *chat) listSessions() error {
+	st := c.t.Style
+	list, _ := session.List(session.Dir(c.s.Home, c.s.Sandbox.Policy().Project))
+	if len(list) > 15 {
+		list = list[:15]
+	}
+	var b strings.Builder
+	for _, ss := range list {
+		mark := "  "
+		if ss.ID == c.s.ID {
+			mark = st.Green("● ")
+		}
+		title := ui.Truncate(ui.Sanitize(ss.Title), max(10, c.t.Width()-48))
+		fmt.Fprintf(&b, "%s%s  %s  %4d msgs  %s\n", mark, st.Bold(ss.ID), st.Dim(ss.Updated.Local().Format("2006-01-02 15:04")), ss.Messages, title)
+	}
+	if b.Len() == 0 {
+		b.WriteString(st.Dim("no sessions yet"))
+	} else {
+		b.WriteString(st.Dim("/resume ID switches to one"))
+	}
+	c.r.Print(b.String())
+	return nil
 }

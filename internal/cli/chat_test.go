@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/llm/llmtest"
+)
+
+// TestChatPiped runs the interactive loop with piped input, as a script or
+// an editor integration would: no terminal, so no colours, no spinner and
+// no redraws, and every slash command still answers.
+func TestChatPiped(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	home := t.TempDir()
+	proj := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	t.Setenv("BASE_URL", srv.URL)
+	t.Setenv("PROVIDER", "anthropic")
+	t.Setenv("MODEL", "claude-haiku-4-5")
+	t.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
+	srv.Enqueue(
+		llmtest.Reply{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch piped-file"}`}}},
+		llmtest.Reply{Text: "Refused, fine: **no file**."},
+	)
+	in := strings.Join([]string{
+		"/help",
+		"make a file",
+		"use the editor instead", // the answer to the permission prompt: a refusal with a reason
+		"/context",
+		"/cost",
+		"/model gpt-4o",
+		"/sandbox",
+		"/permissions",
+		"/sessions",
+		"/todos",
+		"/bogus",
+		"/exit",
+	}, "\n") + "\n"
+	var out, errb bytes.Buffer
+	g := &globalOptions{Project: proj, Backend: "auto"}
+	if err := runChat(context.Background(), g, Stdio{In: strings.NewReader(in), Out: &out, Err: &errb}); err != nil {
+		t.Fatalf("runChat: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	got := out.String()
+	if strings.Contains(got, "\x1b") {
+		t.Errorf("escape sequences in piped output:\n%q", got)
+	}
+	for _, want := range []string{
+		"harness ", "model    claude-haiku-4-5 via anthropic", // banner
+		"/compact [focus]",                                  // help
+		"⚙ bash  touch piped-file", "rule: ", "y yes, once", // the prompt
+		"Refused, fine: **no file**.", // streamed text kept raw without a terminal
+		"─ claude-haiku-4-5 · ctx",    // status line
+		"context ", "tool output",     // /context
+		"cache read", // /cost
+		"model gpt-4o from the next turn on",
+		"sandbox ", "writable", // /sandbox
+		"built-in defaults: ",        // /permissions
+		"/resume ID switches to one", // /sessions
+		"no plan yet",                // /todos
+		"unknown command /bogus; /help lists them",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", got)
+	}
+	// The refusal's reason reached the model with the tool result.
+	reqs := srv.Requests()
+	if len(reqs) < 2 {
+		t.Fatalf("the fake saw %d requests, want 2", len(reqs))
+	}
+	if b := reqs[1].Messages[len(reqs[1].Messages)-1]; !strings.Contains(b.Blocks[0].Content, "use the editor instead") {
+		t.Errorf("the refusal reason did not reach the model: %+v", b)
+	}
+}
+
+// TestChatEOFQuits: the end of input ends the session without an error.
+func TestChatEOFQuits(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	t.Setenv("BASE_URL", srv.URL)
+	t.Setenv("PROVIDER", "openai")
+	t.Setenv("MODEL", "some-local-model")
+	t.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
+	var out bytes.Buffer
+	g := &globalOptions{Project: t.TempDir(), Backend: "auto"}
+	if err := runChat(context.Background(), g, Stdio{In: strings.NewReader(""), Out: &out, Err: &out}); err != nil {
+		t.Fatalf("runChat: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "some-local-model") {
+		t.Errorf("no banner:\n%s", out.String())
+	}
+}
