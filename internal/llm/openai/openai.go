@@ -1,17 +1,12 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/harness-dev/harness/internal/llm"
@@ -33,16 +28,16 @@ type Config struct {
 // Provider talks to a Chat Completions endpoint. It is safe for concurrent
 // use.
 type Provider struct {
-	endpoint string
+	x        llm.Exchange
 	official bool // api.openai.com: max_completion_tokens
-	key      string
-	client   *http.Client
 	now      func() time.Time
 }
 
 var _ llm.Provider = (*Provider)(nil)
 
-// New returns a Provider for cfg.
+// New returns a Provider for cfg. A base URL with no path gets /v1, so
+// http://localhost:8080 (llama.cpp) works as well as
+// http://localhost:11434/v1 (Ollama).
 func New(cfg Config) *Provider {
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	if base == "" {
@@ -59,7 +54,16 @@ func New(cfg Config) *Provider {
 	if client == nil {
 		client = &http.Client{}
 	}
-	return &Provider{endpoint: base + "/chat/completions", official: official, key: cfg.APIKey, client: client, now: time.Now}
+	h := http.Header{}
+	if cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	p := &Provider{official: official, now: time.Now}
+	p.x = llm.Exchange{
+		Name: "openai", Client: client, Endpoint: base + "/chat/completions", Header: h, Key: cfg.APIKey,
+		StatusError: p.statusError, Stream: parseStream, Decode: DecodeResponse,
+	}
+	return p
 }
 
 // Name implements llm.Provider.
@@ -76,62 +80,11 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onEvent func(ll
 	if err != nil {
 		return nil, fmt.Errorf("openai: encode request: %w", err)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("openai: %w", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
-	if p.key != "" {
-		hreq.Header.Set("Authorization", "Bearer "+p.key)
-	}
-	resp, err := p.client.Do(hreq)
-	if err != nil {
-		return nil, p.transportError(ctx, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return nil, p.statusError(resp)
-	}
-	var reply *llm.Reply
-	if isJSON(resp.Header.Get("Content-Type")) {
-		data, rerr := io.ReadAll(resp.Body)
-		if rerr != nil {
-			return nil, p.transportError(ctx, rerr)
-		}
-		reply, err = DecodeResponse(data, onEvent)
-	} else {
-		reply, err = parseStream(resp.Body, onEvent)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, p.redact(err)
-	}
-	return reply, nil
+	return p.x.Do(ctx, body, onEvent)
 }
 
-func isJSON(contentType string) bool {
-	mt, _, _ := mime.ParseMediaType(contentType)
-	return mt == "application/json"
-}
-
-// transportError classifies a failure to send or read: cancellation is
-// returned as is, a refused connection (a local server not running) is not
-// worth retrying, anything else is a cut stream.
-func (p *Provider) transportError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		return p.redact(&llm.Error{Kind: llm.ErrUnknown, Message: "cannot connect to " + p.endpoint + "; is the server running and the base URL right?", Err: err})
-	}
-	return p.redact(&llm.Error{Kind: llm.ErrStreamCut, Err: err})
-}
-
-func (p *Provider) statusError(resp *http.Response) error {
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+// statusError reads an error answer in any of the shapes servers use.
+func (p *Provider) statusError(resp *http.Response, data []byte) *llm.Error {
 	// OpenAI: {"error":{"message","type","code"}}; vLLM: {"message","type","code"};
 	// llama.cpp: {"error":{"code":400,"message","type"}}; some send a bare string.
 	var w struct {
@@ -153,24 +106,9 @@ func (p *Provider) statusError(resp *http.Response) error {
 			errType, msg = w.Type, w.Message
 		}
 	}
-	if len(msg) > 2000 {
-		msg = msg[:2000] + "…"
-	}
 	if strings.Contains(errType, "insufficient_quota") {
 		errType = "insufficient_quota"
 	}
-	return p.redact(llm.StatusError(resp.StatusCode, resp.Header, errType, msg, p.now()))
+	return llm.StatusError(resp.StatusCode, resp.Header, errType, llm.ClipMessage(msg), p.now())
 }
 
-// redact keeps the API key out of an error's text.
-func (p *Provider) redact(err error) error {
-	var e *llm.Error
-	if !errors.As(err, &e) || p.key == "" {
-		return err
-	}
-	e.Message = llm.Redact(e.Message, p.key)
-	if e.Err != nil && strings.Contains(e.Err.Error(), p.key) {
-		e.Err = errors.New(llm.Redact(e.Err.Error(), p.key))
-	}
-	return err
-}
