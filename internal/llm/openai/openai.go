@@ -111,4 +111,3 @@ func (p *Provider) statusError(resp *http.Response, data []byte) *llm.Error {
 	}
 	return llm.StatusError(resp.StatusCode, resp.Header, errType, llm.ClipMessage(msg), p.now())
 }
-
