@@ -82,6 +82,9 @@ func (r *Renderer) StartTurn() {
 	defer r.mu.Unlock()
 	r.tools = 0
 	r.newline()
+	if r.t.TTY {
+		r.write("\n") // air between the prompt and the reply
+	}
 	r.spinStart("thinking")
 }
 

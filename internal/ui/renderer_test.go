@@ -147,8 +147,8 @@ func TestRendererSpinnerErased(t *testing.T) {
 	r.OnReply(reply("hello", llm.Usage{}))
 	r.EndTurn(false)
 	r.Close()
-	if got := scr.all(); got != "hello" {
-		t.Errorf("screen = %q, want just the reply", got)
+	if got := scr.all(); got != "\nhello" {
+		t.Errorf("screen = %q, want a blank line and the reply", got)
 	}
 }
 
