@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -105,6 +106,18 @@ func (x *Exchange) redact(err error) error {
 		e.Err = errors.New(Redact(e.Err.Error(), x.Key))
 	}
 	return err
+}
+
+// MarshalBody encodes a wire request without HTML escaping, so code in
+// prompts travels as written (and the bytes stay the same turn after turn).
+func MarshalBody(w any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(w); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 // ClipMessage bounds a provider's error message for display.

@@ -265,19 +265,8 @@ func markable(msgs []wireMessage, flat []pos, i int) int {
 	return -1
 }
 
-// marshal encodes w without HTML escaping, so code in prompts travels as
-// written.
-func marshal(w any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(w); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
-}
 
 // MarshalRequest returns the exact body Stream sends for req.
 func (p *Provider) MarshalRequest(req *llm.Request) ([]byte, error) {
-	return marshal(buildRequest(req))
+	return llm.MarshalBody(buildRequest(req))
 }

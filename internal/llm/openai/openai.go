@@ -71,7 +71,7 @@ func (p *Provider) Name() string { return "openai" }
 
 // MarshalRequest returns the exact body Stream sends for req.
 func (p *Provider) MarshalRequest(req *llm.Request) ([]byte, error) {
-	return marshal(buildRequest(req, p.official))
+	return llm.MarshalBody(buildRequest(req, p.official))
 }
 
 // Stream implements llm.Provider.
