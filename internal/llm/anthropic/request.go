@@ -265,7 +265,6 @@ func markable(msgs []wireMessage, flat []pos, i int) int {
 	return -1
 }
 
-
 // MarshalRequest returns the exact body Stream sends for req.
 func (p *Provider) MarshalRequest(req *llm.Request) ([]byte, error) {
 	return llm.MarshalBody(buildRequest(req))

@@ -147,4 +147,3 @@ func wireMessages(m llm.Message) []wireMessage {
 	}
 	return out
 }
-
