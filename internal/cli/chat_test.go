@@ -26,6 +26,7 @@ func TestChatPiped(t *testing.T) {
 	srv.Enqueue(
 		llmtest.Reply{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch piped-file"}`}}},
 		llmtest.Reply{Text: "Refused, fine: **no file**."},
+		llmtest.Reply{Text: "answered by the new model"},
 	)
 	in := strings.Join([]string{
 		"/help",
@@ -34,11 +35,14 @@ func TestChatPiped(t *testing.T) {
 		"/context",
 		"/cost",
 		"/model gpt-4o",
+		"which model?",
 		"/sandbox",
 		"/permissions",
 		"/sessions",
 		"/todos",
 		"/bogus",
+		"/clear",
+		"/sessions",
 		"/exit",
 	}, "\n") + "\n"
 	var out, errb bytes.Buffer
@@ -74,8 +78,18 @@ func TestChatPiped(t *testing.T) {
 	}
 	// The refusal's reason reached the model with the tool result.
 	reqs := srv.Requests()
-	if len(reqs) < 2 {
-		t.Fatalf("the fake saw %d requests, want 2", len(reqs))
+	if len(reqs) != 3 {
+		t.Fatalf("the fake saw %d requests, want 3", len(reqs))
+	}
+	if reqs[1].Model != "claude-haiku-4-5" || reqs[2].Model != "gpt-4o" {
+		t.Errorf("models %q, %q; want claude-haiku-4-5 then gpt-4o after /model", reqs[1].Model, reqs[2].Model)
+	}
+	if n := len(reqs[2].Messages); n < 5 {
+		t.Errorf("after /model the conversation went on with %d messages, want it kept", n)
+	}
+	// /clear started a second session; /sessions lists both, the new one current.
+	if !strings.Contains(got, "new session ") || strings.Count(got, " msgs ") < 3 {
+		t.Errorf("/clear then /sessions did not show two sessions")
 	}
 	if b := reqs[1].Messages[len(reqs[1].Messages)-1]; !strings.Contains(b.Blocks[0].Content, "use the editor instead") {
 		t.Errorf("the refusal reason did not reach the model: %+v", b)
