@@ -43,6 +43,15 @@ func RenderMarkdown(st Style, src string, width int) string {
 			i = j
 			continue
 		}
+		if isTableRow(line) && i+1 < len(lines) && tableSep.MatchString(lines[i+1]) {
+			j := i + 2
+			for j < len(lines) && isTableRow(lines[j]) {
+				j++
+			}
+			out = append(out, renderTable(st, lines[i], lines[i+2:j])...)
+			i = j - 1
+			continue
+		}
 		out = append(out, renderLine(st, line, width))
 	}
 	return strings.Join(out, "\n") + "\n"
@@ -91,6 +100,73 @@ func renderLine(st Style, line string, width int) string {
 		return st.Dim(line)
 	}
 	return renderInline(st, line)
+}
+
+func isTableRow(line string) bool {
+	t := strings.TrimSpace(line)
+	return strings.HasPrefix(t, "|") && strings.Count(t, "|") >= 2
+}
+
+func tableCells(line string) []string {
+	t := strings.TrimSpace(line)
+	t = strings.TrimPrefix(t, "|")
+	t = strings.TrimSuffix(t, "|")
+	cells := strings.Split(t, "|")
+	for i, c := range cells {
+		cells[i] = strings.TrimSpace(c)
+	}
+	return cells
+}
+
+// renderTable aligns a Markdown table's columns, header in bold, with thin
+// rules between columns.
+func renderTable(st Style, header string, rows []string) []string {
+	all := [][]string{tableCells(header)}
+	for _, r := range rows {
+		all = append(all, tableCells(r))
+	}
+	ncol := 0
+	for _, r := range all {
+		ncol = max(ncol, len(r))
+	}
+	rendered := make([][]string, len(all))
+	widths := make([]int, ncol)
+	for i, r := range all {
+		rendered[i] = make([]string, ncol)
+		for j := range ncol {
+			c := ""
+			if j < len(r) {
+				c = renderInline(st, r[j])
+			}
+			if i == 0 {
+				c = st.Bold(c)
+			}
+			rendered[i][j] = c
+			widths[j] = max(widths[j], StringWidth(c))
+		}
+	}
+	var out []string
+	for i, r := range rendered {
+		var b strings.Builder
+		for j, c := range r {
+			if j > 0 {
+				b.WriteString(st.Dim(" │ "))
+			}
+			b.WriteString(c)
+			if j < ncol-1 {
+				b.WriteString(strings.Repeat(" ", widths[j]-StringWidth(c)))
+			}
+		}
+		out = append(out, b.String())
+		if i == 0 {
+			var rule []string
+			for _, w := range widths {
+				rule = append(rule, strings.Repeat("─", w))
+			}
+			out = append(out, st.Dim(strings.Join(rule, "─┼─")))
+		}
+	}
+	return out
 }
 
 // openFence reports whether line opens a fenced code block, returning the

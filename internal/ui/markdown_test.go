@@ -129,3 +129,12 @@ func TestStringWidth(t *testing.T) {
 		t.Errorf("Truncate = %q", got)
 	}
 }
+
+func TestRenderMarkdownTable(t *testing.T) {
+	src := "before\n| file | state |\n|---|:---:|\n| main.go | **fine** |\n| x | a longer cell |\nafter\n"
+	got := StripANSI(RenderMarkdown(colour, src, 80))
+	want := "before\nfile    │ state\n────────┼──────────────\nmain.go │ fine\nx       │ a longer cell\nafter\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
