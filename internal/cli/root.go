@@ -110,6 +110,7 @@ headless. Configuration lives in ~/.agents/env (see the README).` + exitStatusHe
 		newDoctorCommand(),
 		newBenchCommand(),
 		newSessionsCommand(g, stdio),
+		newPermissionsTopic(),
 	)
 	return root
 }
