@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -210,5 +211,41 @@ func TestRendererHoldsOutputDuringPrompt(t *testing.T) {
 	r.Resume()
 	if got, want := b.String(), "allow? y\n• from a concurrent tool\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestSpinnerTicks checks the spinner redraws its elapsed time from its own
+// goroutine, and that stopping it leaves a clean line.
+func TestSpinnerTicks(t *testing.T) {
+	scr := newScreen(60, 5)
+	tm := &Term{Out: scr, TTY: true, Size: func() (int, int) { return 60, 5 }}
+	r := NewRenderer(tm, nil)
+	var mu sync.Mutex
+	now := time.Unix(0, 0)
+	r.spin.now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(500 * time.Millisecond) // every look at the clock is half a second later
+		return now
+	}
+	r.spin.tick = time.Millisecond
+	r.StartTurn()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r.mu.Lock()
+		text := scr.text()
+		r.mu.Unlock()
+		if strings.Contains(text, "thinking 3s") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the spinner never showed 3s:\n%s", text)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.EndTurn(false)
+	r.Close()
+	if got := scr.text(); strings.TrimSpace(got) != "" {
+		t.Errorf("spinner left %q", got)
 	}
 }
