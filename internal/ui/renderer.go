@@ -432,6 +432,9 @@ func ToolResult(st Style, call, result llm.Block, elapsed time.Duration, width i
 		b.WriteString("    " + st.Red(Truncate(lines[0], width-4)) + "\n")
 		shown = shown[1:]
 	}
+	if call.Name == "edit_file" && !result.IsError {
+		b.WriteString(editPreview(st, call, width))
+	}
 	for _, l := range shown {
 		b.WriteString("    " + st.Dim(Truncate(l, width-4)) + "\n")
 	}
@@ -441,6 +444,34 @@ func ToolResult(st Style, call, result llm.Block, elapsed time.Duration, width i
 	for _, n := range notes {
 		b.WriteString("    " + st.Yellow(Truncate(n, width-4)) + "\n")
 	}
+	return b.String()
+}
+
+// editPreview shows an edit as a few removed and added lines.
+func editPreview(st Style, call llm.Block, width int) string {
+	var in struct {
+		Old string `json:"old_string"`
+		New string `json:"new_string"`
+	}
+	if json.Unmarshal(call.Input, &in) != nil {
+		return ""
+	}
+	var b strings.Builder
+	side := func(text, mark string, colour func(string) string) {
+		if text == "" {
+			return
+		}
+		lines := strings.Split(strings.TrimRight(Sanitize(text), "\n"), "\n")
+		for i, l := range lines {
+			if i == resultPreviewLines {
+				b.WriteString("    " + st.Dim(fmt.Sprintf("  … %d more", len(lines)-i)) + "\n")
+				break
+			}
+			b.WriteString("    " + colour(Truncate(mark+" "+l, width-4)) + "\n")
+		}
+	}
+	side(in.Old, "-", st.Red)
+	side(in.New, "+", st.Green)
 	return b.String()
 }
 

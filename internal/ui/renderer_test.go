@@ -249,3 +249,12 @@ func TestSpinnerTicks(t *testing.T) {
 		t.Errorf("spinner left %q", got)
 	}
 }
+
+func TestToolResultEditPreview(t *testing.T) {
+	call := llm.Block{Name: "edit_file", Input: json.RawMessage(`{"path":"a.go","old_string":"x := 1\ny := 2","new_string":"x := 10\ny := 20\nz := 30\nw := 40\nv := 50"}`)}
+	got := ToolResult(Style{}, call, llm.Block{Content: "edited a.go"}, 0, 80)
+	want := "  ↳ ok · 1 line · 0.0s\n    - x := 1\n    - y := 2\n    + x := 10\n    + y := 20\n    + z := 30\n      … 2 more\n    edited a.go\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
