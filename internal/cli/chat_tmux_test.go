@@ -85,11 +85,30 @@ func TestChatTmux(t *testing.T) {
 		t.Errorf("the approved command did not run: %v", err)
 	}
 
+	// 2b. "Always": the narrowest pattern goes to the project's rules, and
+	// the same command then runs without a prompt.
+	enqueue(t, srv, "always.jsonl")
+	tm.typeLine("make another")
+	tm.waitForCount("prompt for always", "allow? [y/n/a]", 2)
+	if s := tm.screen(); !strings.Contains(s, "a always allow touch always-made") {
+		t.Errorf("the prompt does not offer the narrowest pattern:\n%s", s)
+	}
+	tm.answer("a")
+	tm.waitFor("saved rule", "saved: allow touch always-made")
+	tm.waitFor("final text after always", "Made it twice.")
+	if n := strings.Count(tm.screen(), "allow? [y/n/a]"); n != 2 {
+		t.Errorf("%d permission prompts, want 2: the remembered command asked again", n)
+	}
+	rules, _ := os.ReadFile(filepath.Join(proj, ".agents", "permissions"))
+	if !strings.Contains(string(rules), "allow bash touch always-made\n") {
+		t.Errorf("the project rules file lacks the saved pattern:\n%s", rules)
+	}
+
 	// 3. A long command interrupted with Ctrl-C; the session goes on.
 	enqueue(t, srv, "interrupt.jsonl")
 	tm.typeLine("wait for it")
-	tm.waitFor("second permission prompt", "sleep 120 && echo never")
-	tm.waitForCount("prompt for sleep", "allow? [y/n/a]", 2)
+	tm.waitFor("third permission prompt", "sleep 120 && echo never")
+	tm.waitForCount("prompt for sleep", "allow? [y/n/a]", 3)
 	tm.answer("y")
 	tm.waitFor("spinner while the command runs", "running")
 	tm.keys("C-c")
