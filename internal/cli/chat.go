@@ -303,9 +303,12 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 	case "/help":
 		var b strings.Builder
 		for _, cmd := range chatCommands {
-			fmt.Fprintf(&b, "  %-22s %s\n", st.Bold(cmd.name)+" "+cmd.args, st.Dim(cmd.help))
+			// Pad the plain text: escape codes have no width on screen.
+			pad := max(0, 18-len(cmd.name)-1-len(cmd.args))
+			fmt.Fprintf(&b, "  %s %s%s %s\n", st.Bold(cmd.name), cmd.args, strings.Repeat(" ", pad), st.Dim(cmd.help))
 		}
-		b.WriteString(st.Dim("  Esc-Enter or Alt-Enter: new line · Tab: complete · Up/Down: history · Ctrl-R: search it · Ctrl-C: interrupt a turn"))
+		b.WriteString(st.Dim("  Esc-Enter or Alt-Enter: new line · Tab: complete · Up/Down: history · Ctrl-R: search it\n"))
+		b.WriteString(st.Dim("  Ctrl-C: interrupt a turn (twice at an empty prompt: quit) · Ctrl-D: quit"))
 		c.r.Print(b.String())
 	case "/compact":
 		c.r.StartTurn()
