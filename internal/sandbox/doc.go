@@ -7,7 +7,8 @@
 // project root (never /, $HOME or a system directory), the writable roots,
 // the read-only carve-outs (every .git directory or pointer file and the
 // gitdir it names, nested repositories, core.hooksPath targets, the
-// project's .agents/), the secrets nobody reads (~/.ssh, ~/.aws, …,
+// project's .agents/, created empty when missing so it is read-only from
+// the first command), the secrets nobody reads (~/.ssh, ~/.aws, …,
 // ~/.agents/env), an environment allowlist that never passes an API key, a
 // timeout and an output limit. A symlink at a protected path fails closed.
 // Policy.CheckRead and Policy.CheckWrite apply the same rules to the

@@ -191,6 +191,15 @@ func canonical(path string) (string, error) {
 // the gitdirs they name, core.hooksPath targets and root/.agents.
 func (p *Policy) scanCarveOuts(root string) error {
 	agents := filepath.Join(root, ".agents")
+	// The project's harness config (permission rules, skills) must exist to
+	// be mounted read-only: were it missing, a command could create it and
+	// grant the agent rules for its next session. An empty directory is
+	// invisible to git. (Extra --add-dir roots are left as they are.)
+	if root == p.Project {
+		if err := os.Mkdir(agents, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("creating %s (kept read-only for the agent): %w", agents, err)
+		}
+	}
 	if err := p.protect(agents); err != nil {
 		return err
 	}

@@ -225,3 +225,39 @@ func TestResolve(t *testing.T) {
 	}
 	_ = resolve(base + "/loop/x") // must terminate
 }
+
+// A project without .agents gets an empty one, so it is mounted read-only
+// from the first command: a command cannot create it and plant permission
+// rules for the next session. Extra writable roots are left alone.
+func TestPolicyCreatesAgentsDir(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj, extra := filepath.Join(base, "proj"), filepath.Join(base, "extra")
+	for _, d := range []string{proj, extra, filepath.Join(base, "home")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := NewPolicy(PolicyOptions{Project: proj, AddDirs: []string{extra}, Home: filepath.Join(base, "home")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(proj, ".agents")); err != nil || !fi.IsDir() {
+		t.Fatalf("project .agents not created: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(extra, ".agents")); err == nil {
+		t.Error(".agents created in an --add-dir root")
+	}
+	if err := p.CheckWrite(filepath.Join(proj, ".agents", "permissions")); err == nil {
+		t.Error("the new .agents is writable")
+	}
+	found := false
+	for _, r := range p.ReadOnly {
+		found = found || r == filepath.Join(proj, ".agents")
+	}
+	if !found {
+		t.Errorf("ReadOnly lacks the new .agents: %v", p.ReadOnly)
+	}
+}
