@@ -151,6 +151,9 @@ func (c *chat) open(ctx context.Context) error {
 		return err
 	}
 	s.SetNotify(c.r.OnNotice)
+	s.SetSubagentObserver(func(label string) agent.Observer {
+		return &subagentLines{label: label, print: func(line string) { c.r.Print(c.t.Style.Dim(line)) }}
+	})
 	c.s = s
 	cfg := s.Config
 	c.meter.Reset()

@@ -107,6 +107,12 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		obs = &progressObserver{w: stdio.Err}
 	}
 	s.SetNotify(func(msg string) { obs.OnNotice(msg) })
+	s.SetSubagentObserver(func(label string) agent.Observer {
+		if stream != nil {
+			return &subagentStream{label: label, s: stream}
+		}
+		return &subagentLines{label: label, print: func(line string) { fmt.Fprintln(stdio.Err, line) }}
+	})
 
 	res, runErr := s.Agent.Run(ctx, o.Prompt, obs)
 	out := runResult{SessionID: s.ID}
@@ -224,4 +230,39 @@ func firstLine(s string) string {
 		s = s[:120] + "…"
 	}
 	return s
+}
+
+// subagentLines shows a sub-agent's tool calls as they start, one line
+// each, so a long task is visibly at work; its report comes back as the
+// task tool's result.
+type subagentLines struct {
+	label string
+	print func(string)
+}
+
+func (s *subagentLines) OnEvent(llm.Event)                             {}
+func (s *subagentLines) OnToolEnd(llm.Block, llm.Block, time.Duration) {}
+func (s *subagentLines) OnReply(*llm.Reply)                            {}
+func (s *subagentLines) OnNotice(msg string)                           { s.print("  " + s.label + "  " + msg) }
+func (s *subagentLines) OnToolStart(call llm.Block) {
+	s.print(fmt.Sprintf("  %s  ⚙ %s  %s", s.label, call.Name, summarizeInput(call)))
+}
+
+// subagentStream writes a sub-agent's tool calls and results as stream-json
+// events carrying its label.
+type subagentStream struct {
+	label string
+	s     *streamObserver
+}
+
+func (a *subagentStream) OnEvent(llm.Event)  {}
+func (a *subagentStream) OnReply(*llm.Reply) {}
+func (a *subagentStream) OnNotice(msg string) {
+	a.s.emit(map[string]any{"type": "notice", "agent": a.label, "text": msg})
+}
+func (a *subagentStream) OnToolStart(call llm.Block) {
+	a.s.emit(map[string]any{"type": "tool_use", "agent": a.label, "id": call.ID, "name": call.Name, "input": call.Input})
+}
+func (a *subagentStream) OnToolEnd(call, res llm.Block, d time.Duration) {
+	a.s.emit(map[string]any{"type": "tool_result", "agent": a.label, "tool_use_id": res.ToolUseID, "content": res.Content, "is_error": res.IsError, "elapsed_ms": d.Milliseconds()})
 }

@@ -45,7 +45,8 @@ type Session struct {
 	Todos    *tools.TodoList // the plan of write_todos, shown in the reminder
 	Skills   *skills.Set
 
-	notify  func(string) // where tool notices go; set by the front end
+	notify  func(string)                      // where tool notices go; set by the front end
+	subObs  func(label string) agent.Observer // how sub-agents are shown; set by the front end
 	cleanup []func()
 }
 
@@ -58,6 +59,17 @@ func (s *Session) Close() {
 
 // SetNotify routes loud notices (sandbox tampering) to the front end.
 func (s *Session) SetNotify(f func(string)) { s.notify = f }
+
+// SetSubagentObserver routes what sub-agents do to the front end.
+func (s *Session) SetSubagentObserver(f func(label string) agent.Observer) { s.subObs = f }
+
+// subagentObserver is what the task tool calls for each sub-agent.
+func (s *Session) subagentObserver(label string) agent.Observer {
+	if s.subObs == nil {
+		return nil
+	}
+	return s.subObs(label)
+}
 
 // sessionSetup are the choices a front end makes about a session.
 type sessionSetup struct {
@@ -256,6 +268,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		NewHistory: func() *history.History { return history.New(histCfg) },
 		Log:        s.Log,
 		AddUsage:   func(u llm.Usage) { s.Agent.AddUsage(u) },
+		Observer:   s.subagentObserver,
 		MaxTokens:  cfg.MaxTokens,
 		SessionID:  s.ID,
 	}))
