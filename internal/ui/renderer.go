@@ -380,7 +380,7 @@ func firstLine(s string) string {
 
 var (
 	exitRe   = regexp.MustCompile(`\[exit code: (-?\d+)\]\s*$`)
-	markerRe = regexp.MustCompile(`^\[(output limit|timed out|WARNING|harness:|the user interrupted)`)
+	markerRe = regexp.MustCompile(`^\[(output limit|timed out|WARNING|harness[: ]|the user interrupted)`)
 )
 
 // resultPreviewLines is how many lines of output are shown under a call.

@@ -198,6 +198,16 @@ func TestToolResultMarkers(t *testing.T) {
 	}
 }
 
+// The context layers' markers (here a cap's) are notes, not output lines.
+func TestToolResultCapMarker(t *testing.T) {
+	content := "1\n2\n\n[harness cap: 90 of 100 chars cut here (lines 3-9 of 10). The whole output is in /s/f.txt.]\n10\n[exit code: 0]"
+	got := ToolResult(Style{}, llm.Block{Name: "bash"}, llm.Block{Content: content}, 0, 200)
+	want := "  ↳ exit 0 · 4 lines · 0.0s\n    1\n    2\n    \n    … 1 more line\n    [harness cap: 90 of 100 chars cut here (lines 3-9 of 10). The whole output is in /s/f.txt.]\n"
+	if got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
 func TestRendererHoldsOutputDuringPrompt(t *testing.T) {
 	var b strings.Builder
 	r := NewRenderer(&Term{Out: &b, Size: func() (int, int) { return 80, 24 }}, nil)
