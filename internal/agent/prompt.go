@@ -36,8 +36,15 @@ func SystemPrompt(p PromptInfo) string {
 - Tool results that were long may be capped: the marker names a file holding the full text; page it with bash (head, tail, sed -n, grep).
 - Old tool results are shortened to stubs as the conversation grows; re-run or re-read when you need them again.
 - The <context> block at the end of a user message is written by harness each turn (time, git branch, plan, files changed since your last step). Re-read a changed file before editing it.
+- A call refused by the user or the permission rules is not retried as is: find another way, or ask the user.
 - Be concise in replies. Do not repeat file contents back unless asked.
 `)
+	if !p.SubAgent {
+		sb.WriteString(`- For work of several steps, keep a plan with write_todos (exactly one item in progress) and update it as you go.
+- Delegate broad read-only exploration (where is X defined, how does Y flow through the code) to task: a sub-agent
+  reads in its own context and returns only its findings, so yours stays small. Independent tasks run at once.
+`)
+	}
 	fmt.Fprintf(&sb, "\n# Environment\n- Project root: %s (relative paths are resolved from here)\n- Platform: %s/%s\n", p.Project, runtime.GOOS, runtime.GOARCH)
 	if p.Sandbox != "" {
 		fmt.Fprintf(&sb, "- Sandbox: %s\n", p.Sandbox)
