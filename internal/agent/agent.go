@@ -288,7 +288,7 @@ func (a *Agent) compact(ctx context.Context, obs Observer, focus string) error {
 	edit, reply, err := compact.Compact(ctx, a.o.Provider, *base, a.o.History, focus)
 	if reply != nil {
 		a.addUsage(reply.Usage, false)
-		_ = a.o.Log.Append(session.Entry{Type: session.TypeUsage, Usage: &reply.Usage, Agent: a.o.Label, Text: usageCompact})
+		_ = a.o.Log.Append(session.Entry{Type: session.TypeUsage, Usage: &reply.Usage, Agent: a.o.Label, Text: session.UsageCompact})
 	}
 	if err != nil {
 		return err

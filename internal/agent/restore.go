@@ -9,10 +9,6 @@ import (
 	"github.com/harness-dev/harness/internal/session"
 )
 
-// usageCompact marks the usage entry of a summarisation call: it counts
-// toward cost but is not an observation of the history's size.
-const usageCompact = "compact"
-
 // Restore replays a session log into h in the order the loop wrote it
 // (messages appended, edits applied, usage observed), so the rebuilt history
 // produces the same request bytes as before the stop. It returns the
@@ -26,7 +22,7 @@ func Restore(h *history.History, entries []session.Entry) (llm.Usage, error) {
 				continue
 			}
 			total = total.Add(*e.Usage)
-			if e.Agent == "" && e.Text != usageCompact {
+			if e.Agent == "" && e.Text != session.UsageCompact {
 				h.Observe(*e.Usage)
 			}
 		case session.TypeMessage:

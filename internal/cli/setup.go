@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -286,6 +287,9 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		MaxTokens: cfg.MaxTokens,
 		SessionID: s.ID,
 	})
+	if err := s.logPrompt(system, entries); err != nil {
+		return nil, err
+	}
 	if s.Resumed {
 		total, err := agent.Restore(s.History, entries)
 		if err != nil {
@@ -307,6 +311,24 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 	}
 	ok = true
 	return s, nil
+}
+
+// logPrompt records the system prompt and tools when the session starts,
+// and on resume when they changed (AGENTS.md, skills or harness itself):
+// then the provider's cached prefix is gone for one request, and the user
+// is told why the next request costs more.
+func (s *Session) logPrompt(system string, entries []session.Entry) error {
+	specs := s.Registry.Specs()
+	if s.Resumed {
+		last := session.LastPrompt(entries)
+		if last != nil && last.System == system && reflect.DeepEqual(last.Tools, specs) {
+			return nil
+		}
+		if last != nil {
+			s.Warnings = append(s.Warnings, "the system prompt or tools changed since this session was saved (AGENTS.md, skills or harness itself): the provider's cache misses once")
+		}
+	}
+	return s.Log.Append(session.Entry{Type: session.TypePrompt, System: system, Tools: specs})
 }
 
 // gateAdapter lets the permission gate guard the tool registry.

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/session"
 )
 
 // Trajectory is one recorded session in harness's terms.
@@ -204,9 +205,11 @@ func parseMiniSWE(r io.Reader) (Trajectory, error) {
 	return t, nil
 }
 
-// parseSession reads a harness session log: message lines become the
-// messages, usage lines the recorded usage of the assistant message before
-// them; every other line type is skipped.
+// parseSession reads a harness session log: the prompt line gives the
+// system prompt and tools, message lines the messages, and each usage line
+// the recorded usage of the request answered by the next message (the loop
+// logs a reply's usage just before the reply); every other line type, a
+// compaction's usage and sub-agents' lines are skipped.
 func parseSession(r io.Reader) (Trajectory, error) {
 	t := Trajectory{Usage: map[int]llm.Usage{}}
 	sc := bufio.NewScanner(r)
@@ -217,17 +220,20 @@ func parseSession(r io.Reader) (Trajectory, error) {
 			Agent   string       `json:"agent"`
 			Message *llm.Message `json:"message"`
 			Usage   *llm.Usage   `json:"usage"`
+			Text    string       `json:"text"`
+			System  string       `json:"system"`
+			Tools   []llm.Tool   `json:"tools"`
 		}
 		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Agent != "" {
 			continue // a torn last line, or a sub-agent's
 		}
 		switch {
-		case line.Type == "message" && line.Message != nil:
+		case line.Type == session.TypeMessage && line.Message != nil:
 			t.Messages = append(t.Messages, *line.Message)
-		case line.Type == "usage" && line.Usage != nil:
-			if n := len(t.Messages); n > 0 && t.Messages[n-1].Role == llm.RoleAssistant {
-				t.Usage[n-1] = *line.Usage
-			}
+		case line.Type == session.TypePrompt:
+			t.System, t.Tools = line.System, line.Tools
+		case line.Type == session.TypeUsage && line.Usage != nil && line.Text != session.UsageCompact:
+			t.Usage[len(t.Messages)] = *line.Usage
 		}
 	}
 	if err := sc.Err(); err != nil {

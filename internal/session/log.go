@@ -25,6 +25,7 @@ const (
 	TypePermission = "permission" // a permission decision
 	TypeTodos      = "todos"      // the whole todo list after a change
 	TypeNotice     = "notice"     // something the user was told (tamper, errors)
+	TypePrompt     = "prompt"     // the system prompt and tools in force from here on
 )
 
 // Meta describes a session.
@@ -57,6 +58,25 @@ type Entry struct {
 	Permission *Permission     `json:"permission,omitempty"`
 	Todos      json.RawMessage `json:"todos,omitempty"`
 	Text       string          `json:"text,omitempty"`
+	// System and Tools are the static head of every request (TypePrompt),
+	// logged once and again whenever they change, so a log alone tells what
+	// the provider was sent.
+	System string     `json:"system,omitempty"`
+	Tools  []llm.Tool `json:"tools,omitempty"`
+}
+
+// UsageCompact is the Text of a usage entry for a summarisation call: it
+// counts toward cost but does not measure the history.
+const UsageCompact = "compact"
+
+// LastPrompt returns the main agent's latest prompt entry, or nil.
+func LastPrompt(entries []Entry) *Entry {
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Type == TypePrompt && entries[i].Agent == "" {
+			return &entries[i]
+		}
+	}
+	return nil
 }
 
 // Log appends entries to one session file.
