@@ -52,6 +52,10 @@ type Agent struct {
 	mu    sync.Mutex
 	usage llm.Usage // whole session, sub-agents included
 	last  llm.Usage // the last request's usage
+
+	// capMu serialises the cap layer: concurrent tool calls (sub-agents)
+	// finish side by side, and History is not safe for concurrent use.
+	capMu sync.Mutex
 }
 
 // New returns an Agent.
@@ -237,7 +241,10 @@ func (a *Agent) runTool(ctx context.Context, call llm.Block, obs Observer) llm.B
 	if ctx.Err() != nil && !res.IsError {
 		res.Content += "\n[the user interrupted the turn]"
 	}
-	if err := a.o.History.Cap(&res); err != nil {
+	a.capMu.Lock()
+	err := a.o.History.Cap(&res)
+	a.capMu.Unlock()
+	if err != nil {
 		obs.OnNotice("could not spill a long tool result: " + err.Error())
 	}
 	obs.OnToolEnd(call, res, time.Since(start))

@@ -241,3 +241,39 @@ func TestRestoreRebuildsSameRequest(t *testing.T) {
 		t.Errorf("restored token count %d, want %d", h.Tokens(), f.hist.Tokens())
 	}
 }
+
+// bigTool answers with a long output and runs concurrently, like task.
+type bigTool struct{}
+
+func (bigTool) Spec() llm.Tool { return llm.Tool{Name: "big"} }
+func (bigTool) Access(json.RawMessage) (tools.Access, error) {
+	return tools.Access{Tool: "big"}, nil
+}
+func (bigTool) Run(context.Context, json.RawMessage) tools.Result {
+	return tools.Result{Content: strings.Repeat("long output line\n", 2000)}
+}
+func (bigTool) Concurrent() bool { return true }
+
+// Concurrent calls whose results are capped at the same time must not race
+// on the history (run with -race), and each keeps its own spill file.
+func TestConcurrentCapsDoNotRace(t *testing.T) {
+	f := newFixture(t,
+		toolCalls(use("1", "big", `{}`), use("2", "big", `{}`), use("3", "big", `{}`)),
+		text("ok"),
+	)
+	f.agent.o.Tools = f.agent.o.Tools.With(bigTool{})
+	if _, err := f.agent.Run(context.Background(), "x", nil); err != nil {
+		t.Fatal(err)
+	}
+	results := f.prov.reqs[1].Messages[2].Blocks
+	paths := map[string]bool{}
+	for _, r := range results {
+		if r.Layer != history.LayerCap {
+			t.Fatalf("result not capped: %+v", r.Layer)
+		}
+		paths[r.Content[strings.Index(r.Content, "harness cap"):]] = true
+	}
+	if len(paths) != 3 {
+		t.Errorf("%d distinct cap markers for 3 results", len(paths))
+	}
+}
