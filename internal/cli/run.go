@@ -160,7 +160,7 @@ type progressObserver struct {
 
 func (p *progressObserver) OnEvent(e llm.Event) {
 	if e.Type == llm.EventRetry {
-		fmt.Fprintf(p.w, "harness: retrying: %v\n", e.Err)
+		fmt.Fprintf(p.w, "harness: retrying in %s (attempt %d): %v\n", e.Wait.Round(100*time.Millisecond), e.Try, e.Err)
 	}
 }
 func (p *progressObserver) OnToolStart(call llm.Block) {
@@ -193,7 +193,7 @@ func (s *streamObserver) OnEvent(e llm.Event) {
 	case llm.EventThinking:
 		s.emit(map[string]any{"type": "thinking", "text": e.Text})
 	case llm.EventRetry:
-		s.emit(map[string]any{"type": "retry", "error": e.Err.Error()})
+		s.emit(map[string]any{"type": "retry", "error": e.Err.Error(), "wait_ms": e.Wait.Milliseconds(), "attempt": e.Try})
 	}
 }
 func (s *streamObserver) OnToolStart(call llm.Block) {

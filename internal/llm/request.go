@@ -1,6 +1,9 @@
 package llm
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Request is everything one model call needs. Messages are the stored history;
 // Reminder is the per-turn late injection, appended after them by the adapter
@@ -33,7 +36,7 @@ const (
 	EventText     EventType = iota + 1 // Text holds a delta of visible text
 	EventThinking                      // Text holds a delta of reasoning
 	EventToolCall                      // Block holds one complete tool_use block
-	EventRetry                         // the stream failed and is being retried; Err says why
+	EventRetry                         // the stream failed and is being retried; Err says why, Wait how soon
 )
 
 // Event is one streamed piece of a reply, for display. The authoritative
@@ -43,6 +46,8 @@ type Event struct {
 	Text  string
 	Block *Block
 	Err   error
+	Wait  time.Duration // EventRetry: the pause before the next attempt
+	Try   int           // EventRetry: the attempt about to start (2 for the first retry)
 }
 
 // StopReason says why the model stopped.

@@ -95,7 +95,7 @@ func (r *retrying) Stream(ctx context.Context, req *Request, onEvent func(Event)
 			wait = e.RetryAfter
 		}
 		if onEvent != nil {
-			onEvent(Event{Type: EventRetry, Err: err})
+			onEvent(Event{Type: EventRetry, Err: err, Wait: wait, Try: attempt + 2})
 		}
 		if serr := r.o.Sleep(ctx, wait); serr != nil {
 			return nil, serr

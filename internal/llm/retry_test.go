@@ -80,9 +80,14 @@ func TestWithRetry(t *testing.T) {
 				t.Errorf("Name = %q", p.Name())
 			}
 			var retries []error
+			var announced []time.Duration
 			reply, err := p.Stream(context.Background(), &llm.Request{}, func(e llm.Event) {
 				if e.Type == llm.EventRetry {
 					retries = append(retries, e.Err)
+					announced = append(announced, e.Wait)
+					if e.Try != len(retries)+1 {
+						t.Errorf("retry event says attempt %d, want %d", e.Try, len(retries)+1)
+					}
 				}
 			})
 			switch {
@@ -106,6 +111,9 @@ func TestWithRetry(t *testing.T) {
 				t.Fatalf("waits = %v, want %v", sl.waits, tt.wantWaits)
 			}
 			for i := range sl.waits {
+				if i < len(announced) && announced[i] != sl.waits[i] {
+					t.Errorf("retry event %d announced %v, waited %v", i, announced[i], sl.waits[i])
+				}
 				if sl.waits[i] != tt.wantWaits[i] {
 					t.Errorf("wait %d = %v, want %v", i, sl.waits[i], tt.wantWaits[i])
 				}

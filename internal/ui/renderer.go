@@ -182,8 +182,11 @@ func (r *Renderer) OnEvent(e llm.Event) {
 		r.thinking = false
 		r.newline()
 		msg := "retrying"
+		if e.Wait > 0 {
+			msg = fmt.Sprintf("retrying in %s (attempt %d)", formatElapsed(e.Wait), e.Try)
+		}
 		if e.Err != nil {
-			msg = "retrying: " + firstLine(Sanitize(e.Err.Error()))
+			msg += ": " + firstLine(Sanitize(e.Err.Error()))
 		}
 		r.write(r.t.Style.Yellow("↻ "+msg) + "\n")
 		r.spinStart("retrying")
