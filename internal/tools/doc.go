@@ -6,5 +6,11 @@
 // that stops the loop.
 //
 // bash runs through the sandbox package's single entry point; the file tools
-// run on the host and obey the same sandbox Policy.
+// (read_file, write_file, edit_file, glob, grep) run on the host and obey the
+// same sandbox Policy. write_todos keeps the session's plan (logged whole on
+// every change) and read_skill loads a skill's instructions. The task tool
+// lives in package subagent, since it builds an agent.
+//
+// A tool's Spec is sent to the model on every request, so its name, text and
+// schema are constants: changing them costs a prefix-cache miss.
 package tools
