@@ -142,6 +142,12 @@ func (r *Registry) run(ctx context.Context, call llm.Block) (res Result) {
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
+	// Adapters keep arguments that did not parse as a JSON string of the
+	// raw text, so the block stays valid JSON; unwrap it for the message.
+	var raw string
+	if json.Unmarshal(input, &raw) == nil {
+		input = json.RawMessage(raw)
+	}
 	if !json.Valid(input) {
 		return Errorf("the arguments for %s are not valid JSON (%s); send a JSON object matching the tool's schema", call.Name, clip(string(input), 200))
 	}

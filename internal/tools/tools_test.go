@@ -54,6 +54,7 @@ func TestRegistryBadCalls(t *testing.T) {
 	}{
 		{"unknown tool lists tools", call("nope", `{}`), "unknown tool \"nope\"; the tools that exist are: bash, boom, edit_file"},
 		{"invalid json", call("bash", `{"command": "ls"`), "not valid JSON"},
+		{"invalid json kept as a string by the adapter", call("bash", `"{\"command\": \"ls\""`), `not valid JSON ({"command": "ls")`},
 		{"missing argument", call("bash", `{}`), `missing required argument "command"`},
 		{"wrong type", call("read_file", `{"path": 3}`), "do not match the schema"},
 		{"panic", call("boom", `{}`), "tool boom crashed: kaboom"},
