@@ -206,7 +206,8 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 	}
 	s.Gate = gate
 
-	env := &tools.Env{Sandbox: sb, Notify: func(msg string) {
+	rem := reminder.New(pol.Project, time.Now)
+	env := &tools.Env{Sandbox: sb, Wrote: rem.Wrote, Notify: func(msg string) {
 		_ = s.Log.Append(session.Entry{Type: session.TypeNotice, Text: msg})
 		if s.notify != nil {
 			s.notify(msg)
@@ -281,7 +282,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		Tools:     s.Registry,
 		History:   s.History,
 		Log:       s.Log,
-		Reminder:  reminder.New(pol.Project, time.Now),
+		Reminder:  rem,
 		Todos:     s.Todos.Render,
 		MaxSteps:  maxSteps,
 		MaxTokens: cfg.MaxTokens,

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -67,6 +68,9 @@ type Builder struct {
 	project string
 	now     func() time.Time
 	prev    map[string]entry // nil before the first Build
+
+	mu    sync.Mutex
+	wrote map[string][32]byte // files the agent's file tools wrote since the last Build, by content hash
 }
 
 type entry struct {
@@ -82,6 +86,24 @@ func New(project string, now func() time.Time) *Builder {
 	return &Builder{project: project, now: now}
 }
 
+// Wrote records that the agent's own file tool (write_file, edit_file) just
+// wrote path: the model knows that content, so the next reminder does not
+// send it back to re-read the file, unless something else changed the file
+// after. Safe for concurrent use.
+func (b *Builder) Wrote(path string) {
+	rel, err := filepath.Rel(b.project, path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return
+	}
+	e := b.hashEntry(filepath.ToSlash(rel), KindModified)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.wrote == nil {
+		b.wrote = map[string][32]byte{}
+	}
+	b.wrote[filepath.ToSlash(rel)] = e.hash
+}
+
 // Build returns a fresh reminder. Git failures are not errors: the
 // reminder says what it knows. The first Build lists no file changes (there
 // is no previous request to compare with).
@@ -89,9 +111,18 @@ func (b *Builder) Build(ctx context.Context, todos string) string {
 	f := Facts{Time: b.now().Truncate(time.Minute), Todos: todos}
 	branch, snap, ok := b.status(ctx)
 	f.Git, f.Branch = ok, branch
+	b.mu.Lock()
+	wrote := b.wrote
+	b.wrote = nil
+	b.mu.Unlock()
 	if ok {
 		if b.prev != nil {
-			f.Changes = diff(b.prev, snap)
+			for _, c := range diff(b.prev, snap) {
+				if h, own := wrote[c.Path]; own && c.Kind != KindDeleted && snap[c.Path].hash == h {
+					continue // the agent's own write, unchanged since
+				}
+				f.Changes = append(f.Changes, c)
+			}
 		}
 		b.prev = snap
 	}

@@ -109,3 +109,28 @@ func TestGitRunsNoPlantedCode(t *testing.T) {
 		t.Fatal("git status ran the project's fsmonitor command")
 	}
 }
+
+// The agent's own writes through the file tools are not sent back to be
+// re-read; a change made after them by anything else is.
+func TestOwnWritesAreNotReported(t *testing.T) {
+	dir := repo(t)
+	b := New(dir, fixed)
+	ctx := context.Background()
+	b.Build(ctx, "")
+	path := filepath.Join(dir, "a.go")
+	os.WriteFile(path, []byte("package a // by edit_file\n"), 0o644)
+	b.Wrote(path)
+	os.WriteFile(filepath.Join(dir, "gen.go"), []byte("package a\n"), 0o644) // by a command
+	got := b.Build(ctx, "")
+	if strings.Contains(got, "a.go (modified)") || !strings.Contains(got, "gen.go (new)") {
+		t.Errorf("own write reported, or the command's file not:\n%s", got)
+	}
+
+	// Written by the tool, then changed by a formatter: reported.
+	os.WriteFile(path, []byte("package a // by edit_file again\n"), 0o644)
+	b.Wrote(path)
+	os.WriteFile(path, []byte("package a // reformatted\n"), 0o644)
+	if got := b.Build(ctx, ""); !strings.Contains(got, "a.go (modified)") {
+		t.Errorf("a change after the tool's write is not reported:\n%s", got)
+	}
+}

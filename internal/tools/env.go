@@ -11,6 +11,15 @@ type Env struct {
 	Sandbox sandbox.Sandbox
 	// Notify reports something the user must see (a sandbox tamper warning).
 	Notify func(msg string)
+	// Wrote, when set, is told of every file write_file or edit_file wrote,
+	// so the reminder does not send the model back to re-read its own work.
+	Wrote func(path string)
+}
+
+func (e *Env) wrote(path string) {
+	if e.Wrote != nil {
+		e.Wrote(path)
+	}
 }
 
 func (e *Env) policy() *sandbox.Policy { return e.Sandbox.Policy() }

@@ -184,6 +184,7 @@ func (w *WriteFile) Run(ctx context.Context, input json.RawMessage) Result {
 	if err := atomicWrite(path, []byte(a.Content)); err != nil {
 		return Errorf("cannot write %s: %v", a.Path, err)
 	}
+	w.Env.wrote(path)
 	verb := "updated"
 	if errors.Is(statErr, fs.ErrNotExist) {
 		verb = "created"
@@ -298,5 +299,6 @@ func (e *EditFile) Run(ctx context.Context, input json.RawMessage) Result {
 	if err := atomicWrite(path, []byte(text)); err != nil {
 		return Errorf("cannot write %s: %v", a.Path, err)
 	}
+	e.Env.wrote(path)
 	return Result{Content: fmt.Sprintf("edited %s: %d replacement(s)", e.Env.rel(path), n)}
 }

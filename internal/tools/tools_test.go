@@ -203,3 +203,16 @@ func TestGlobAndGrep(t *testing.T) {
 		t.Error("bad regexp accepted")
 	}
 }
+
+func TestFileToolsReportWrites(t *testing.T) {
+	env, proj := newEnv(t)
+	var wrote []string
+	env.Wrote = func(p string) { wrote = append(wrote, p) }
+	run(t, env, "write_file", `{"path":"w.txt","content":"a"}`)
+	run(t, env, "edit_file", `{"path":"w.txt","old_string":"a","new_string":"b"}`)
+	run(t, env, "edit_file", `{"path":"w.txt","old_string":"zzz","new_string":"b"}`) // fails: no write
+	want := []string{filepath.Join(proj, "w.txt"), filepath.Join(proj, "w.txt")}
+	if strings.Join(wrote, ",") != strings.Join(want, ",") {
+		t.Errorf("writes reported %v, want %v", wrote, want)
+	}
+}
