@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Exchange is the HTTP half of an adapter: post a request body, classify a
@@ -32,6 +33,34 @@ type Exchange struct {
 	// servers send even to a streaming request.
 	Stream func(r io.Reader, onEvent func(Event)) (*Reply, error)
 	Decode func(body []byte, onEvent func(Event)) (*Reply, error)
+
+	// IdleTimeout ends an exchange on which nothing arrived for that long
+	// (no headers, no bytes of the stream) as a cut stream, which WithRetry
+	// retries fresh. 0 means DefaultIdleTimeout; negative, none.
+	IdleTimeout time.Duration
+}
+
+// DefaultIdleTimeout is generous: reasoning models may think for minutes
+// before the first token, while Anthropic pings every few seconds. Without
+// it, a server that stops sending without closing would hang the session.
+const DefaultIdleTimeout = 5 * time.Minute
+
+// errStalled is the cause of a request cancelled by the idle watchdog.
+var errStalled = errors.New("stalled")
+
+// idleReader restarts the watchdog on every read that returns data.
+type idleReader struct {
+	r     io.Reader
+	timer *time.Timer
+	d     time.Duration
+}
+
+func (i *idleReader) Read(p []byte) (int, error) {
+	n, err := i.r.Read(p)
+	if n > 0 {
+		i.timer.Reset(i.d)
+	}
+	return n, err
 }
 
 // maxErrorBody bounds how much of a failed answer is read.
@@ -40,6 +69,26 @@ const maxErrorBody = 64 << 10
 // Do posts body and returns the decoded reply. A cancelled ctx is returned
 // as ctx.Err(); every other failure is an *Error.
 func (x *Exchange) Do(ctx context.Context, body []byte, onEvent func(Event)) (*Reply, error) {
+	idle := x.IdleTimeout
+	if idle == 0 {
+		idle = DefaultIdleTimeout
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var timer *time.Timer
+	if idle > 0 {
+		timer = time.AfterFunc(idle, func() { cancel(errStalled) })
+		defer timer.Stop()
+	}
+	// stalled turns a watchdog cancellation into a retryable cut stream;
+	// the caller's own cancellation stays a cancellation.
+	stalled := func() error {
+		if parent.Err() == nil && errors.Is(context.Cause(ctx), errStalled) {
+			return &Error{Kind: ErrStreamCut, Message: fmt.Sprintf("nothing arrived from %s for %s", x.Endpoint, idle)}
+		}
+		return nil
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.Endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", x.Name, err)
@@ -51,26 +100,39 @@ func (x *Exchange) Do(ctx context.Context, body []byte, onEvent func(Event)) (*R
 	}
 	resp, err := x.Client.Do(req)
 	if err != nil {
-		return nil, x.transportError(ctx, err)
+		if serr := stalled(); serr != nil {
+			return nil, serr
+		}
+		return nil, x.transportError(parent, err)
 	}
 	defer resp.Body.Close()
+	var bodyR io.Reader = resp.Body
+	if timer != nil {
+		bodyR = &idleReader{r: resp.Body, timer: timer, d: idle}
+	}
 	if resp.StatusCode/100 != 2 {
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		data, _ := io.ReadAll(io.LimitReader(bodyR, maxErrorBody))
 		return nil, x.redact(x.StatusError(resp, data))
 	}
 	var reply *Reply
 	if isJSON(resp.Header.Get("Content-Type")) {
-		data, rerr := io.ReadAll(resp.Body)
+		data, rerr := io.ReadAll(bodyR)
 		if rerr != nil {
-			return nil, x.transportError(ctx, rerr)
+			if serr := stalled(); serr != nil {
+				return nil, serr
+			}
+			return nil, x.transportError(parent, rerr)
 		}
 		reply, err = x.Decode(data, onEvent)
 	} else {
-		reply, err = x.Stream(resp.Body, onEvent)
+		reply, err = x.Stream(bodyR, onEvent)
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if serr := stalled(); serr != nil {
+			return nil, serr
+		}
+		if parent.Err() != nil {
+			return nil, parent.Err()
 		}
 		return nil, x.redact(err)
 	}

@@ -24,6 +24,9 @@ type Config struct {
 	BaseURL    string
 	APIKey     string
 	HTTPClient *http.Client
+	// IdleTimeout ends a request on which nothing arrived for that long as
+	// a cut stream (retried); 0 means llm.DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
 
 // Provider talks to the Messages API. It is safe for concurrent use.
@@ -54,6 +57,7 @@ func New(cfg Config) *Provider {
 	p.x = llm.Exchange{
 		Name: "anthropic", Client: client, Endpoint: base + "/v1/messages", Header: h, Key: cfg.APIKey,
 		StatusError: p.statusError, Stream: parseStream, Decode: DecodeResponse,
+		IdleTimeout: cfg.IdleTimeout,
 	}
 	return p
 }

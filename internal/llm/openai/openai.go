@@ -23,6 +23,9 @@ type Config struct {
 	BaseURL    string
 	APIKey     string
 	HTTPClient *http.Client
+	// IdleTimeout ends a request on which nothing arrived for that long as
+	// a cut stream (retried); 0 means llm.DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
 
 // Provider talks to a Chat Completions endpoint. It is safe for concurrent
@@ -62,6 +65,7 @@ func New(cfg Config) *Provider {
 	p.x = llm.Exchange{
 		Name: "openai", Client: client, Endpoint: base + "/chat/completions", Header: h, Key: cfg.APIKey,
 		StatusError: p.statusError, Stream: parseStream, Decode: DecodeResponse,
+		IdleTimeout: cfg.IdleTimeout,
 	}
 	return p
 }
