@@ -201,8 +201,8 @@ func (sc *shellCheck) write(t token, what string) {
 	g := sc.g
 	if t.dyn || t.glob {
 		prefix := t.s
-		if t.glob {
-			prefix = prefix[:strings.IndexAny(prefix, "*?[")]
+		if i := strings.IndexAny(prefix, "*?["); t.glob && i >= 0 {
+			prefix = prefix[:i]
 		}
 		if dir, ok := sc.path(prefix + "x"); ok && (filepath.IsAbs(prefix) || strings.HasPrefix(prefix, "~")) {
 			dir = filepath.Dir(dir)
