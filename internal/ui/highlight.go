@@ -132,6 +132,9 @@ func Highlight(st Style, lang, code string) string {
 			for j < n && rs[j] != r {
 				if rs[j] == '\\' && r != '`' {
 					j++
+					if j >= n { // a backslash ends the text: the string is unclosed
+						break
+					}
 				}
 				if rs[j] == '\n' && r != '`' && spec != pyLang {
 					break
