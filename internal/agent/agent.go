@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/harness-dev/harness/internal/compact"
@@ -83,6 +84,7 @@ func (a *Agent) Run(ctx context.Context, prompt string, obs Observer) (*Result, 
 	if obs == nil {
 		obs = nopObserver{}
 	}
+	obs = &guarded{obs: obs}
 	before := a.Usage()
 	res, err := a.run(ctx, prompt, obs)
 	if res != nil {
@@ -278,6 +280,7 @@ func (a *Agent) Compact(ctx context.Context, focus string, obs Observer) error {
 	if obs == nil {
 		obs = nopObserver{}
 	}
+	obs = &guarded{obs: obs}
 	return a.compact(ctx, obs, focus)
 }
 
@@ -401,3 +404,43 @@ func (nopObserver) OnToolStart(llm.Block)                         {}
 func (nopObserver) OnToolEnd(llm.Block, llm.Block, time.Duration) {}
 func (nopObserver) OnReply(*llm.Reply)                            {}
 func (nopObserver) OnNotice(string)                               {}
+
+// guarded shields the loop from its observer: a display bug must not end a
+// turn half-recorded. The first panic is reported once as a notice (itself
+// guarded); the rest of the turn runs without that display call.
+type guarded struct {
+	obs      Observer
+	reported atomic.Bool
+}
+
+func (g *guarded) catch() {
+	if p := recover(); p != nil && g.reported.CompareAndSwap(false, true) {
+		defer func() { _ = recover() }()
+		g.obs.OnNotice(fmt.Sprintf("display error (a harness bug; the session goes on): %v", p))
+	}
+}
+
+func (g *guarded) OnEvent(e llm.Event) {
+	defer g.catch()
+	g.obs.OnEvent(e)
+}
+
+func (g *guarded) OnToolStart(call llm.Block) {
+	defer g.catch()
+	g.obs.OnToolStart(call)
+}
+
+func (g *guarded) OnToolEnd(call, result llm.Block, d time.Duration) {
+	defer g.catch()
+	g.obs.OnToolEnd(call, result, d)
+}
+
+func (g *guarded) OnReply(r *llm.Reply) {
+	defer g.catch()
+	g.obs.OnReply(r)
+}
+
+func (g *guarded) OnNotice(msg string) {
+	defer g.catch()
+	g.obs.OnNotice(msg)
+}

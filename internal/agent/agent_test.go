@@ -277,3 +277,29 @@ func TestConcurrentCapsDoNotRace(t *testing.T) {
 		t.Errorf("%d distinct cap markers for 3 results", len(paths))
 	}
 }
+
+// panicky observer: its display breaks on every tool line.
+type brokenDisplay struct {
+	nopObserver
+	notices []string
+}
+
+func (b *brokenDisplay) OnToolStart(llm.Block) { panic("renderer bug") }
+func (b *brokenDisplay) OnNotice(m string)     { b.notices = append(b.notices, m) }
+
+// A display bug must not end a turn half-recorded: the turn completes, the
+// user is told once.
+func TestObserverPanicDoesNotStopTheTurn(t *testing.T) {
+	f := newFixture(t,
+		toolCalls(use("1", "bash", `{"command":"echo a"}`), use("2", "bash", `{"command":"echo b"}`)),
+		text("done"),
+	)
+	obs := &brokenDisplay{}
+	res, err := f.agent.Run(context.Background(), "x", obs)
+	if err != nil || res.Text != "done" {
+		t.Fatalf("res %+v, err %v", res, err)
+	}
+	if len(obs.notices) != 1 || !strings.Contains(obs.notices[0], "renderer bug") {
+		t.Errorf("notices %q, want one about the display error", obs.notices)
+	}
+}
