@@ -10,7 +10,7 @@ import (
 
 // policyFixture builds a project with a repository, a nested one, a
 // worktree-style pointer, a hooksPath inside the project and a few links.
-func policyFixture(t *testing.T) (p *Policy, proj, home, outside string) {
+func policyFixture(t testing.TB) (p *Policy, proj, home, outside string) {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
