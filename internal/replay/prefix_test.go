@@ -95,12 +95,26 @@ func decodeBody(t *testing.T, format string, body []byte, reminderText string) (
 			wire[len(wire)-1] = bytes.TrimSpace(buf.Bytes())
 		}
 	case "openai":
-		var m struct{ Role, Content string }
+		var m struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}
 		json.Unmarshal(last, &m)
-		if m.Role != "user" || m.Content != reminderText {
+		switch {
+		case m.Role == "user" && m.Content == reminderText:
+			wire = wire[:len(wire)-1]
+		case m.Role == "user" && strings.HasSuffix(m.Content, "\n\n"+reminderText):
+			// Joined to the user's prompt (roles must alternate): the
+			// message without it is what the stored prompt encodes to.
+			m.Content = strings.TrimSuffix(m.Content, "\n\n"+reminderText)
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			enc.Encode(m)
+			wire[len(wire)-1] = bytes.TrimSpace(buf.Bytes())
+		default:
 			t.Fatalf("the request does not end with the reminder: %s", last)
 		}
-		wire = wire[:len(wire)-1]
 	}
 	return head, wire
 }

@@ -139,11 +139,21 @@ func decodeOpenAI(body []byte) Request {
 		req.Tools = append(req.Tools, t.Function.Name)
 	}
 	msgs := w.Messages
-	// The reminder is a user message right after another user or tool
-	// message: stored history never has two in a row.
-	if n := len(msgs); n >= 2 && msgs[n-1].Role == "user" && (msgs[n-2].Role == "user" || msgs[n-2].Role == "tool") {
-		req.Reminder = textOrParts(msgs[n-1].Content)
-		msgs = msgs[:n-1]
+	// The reminder is a user message right after a tool message, or, since
+	// the adapter merges adjacent user messages, the part of the last user
+	// message from harness's "<context>" on.
+	if n := len(msgs); n >= 2 && msgs[n-1].Role == "user" {
+		text := textOrParts(msgs[n-1].Content)
+		switch i := strings.LastIndex(text, "\n\n<context>"); {
+		case msgs[n-2].Role == "tool" || msgs[n-2].Role == "user":
+			req.Reminder = text
+			msgs = msgs[:n-1]
+		case i >= 0:
+			req.Reminder = text[i+2:]
+			last := msgs[n-1]
+			last.Content = json.RawMessage(jsonString(text[:i]))
+			msgs = append(msgs[:n-1:n-1], last)
+		}
 	}
 	var out []llm.Message
 	// userOpen reports whether the last neutral message is a user message

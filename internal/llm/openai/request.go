@@ -107,7 +107,26 @@ func buildRequest(req *llm.Request, officialAPI bool) wireRequest {
 	if req.Reminder != "" {
 		w.Messages = append(w.Messages, wireMessage{Role: "user", Content: str(req.Reminder)})
 	}
+	w.Messages = mergeUsers(w.Messages)
 	return w
+}
+
+// mergeUsers joins adjacent user messages into one. Many chat templates
+// (Gemma's, Mistral's, and others served by vLLM or llama.cpp) reject
+// roles that do not alternate, and two user messages in a row happen: the
+// reminder after a prompt, or a prompt after an interrupted turn. Only the
+// tail of the conversation is ever merged differently from one request to
+// the next, so the cached prefix is unaffected.
+func mergeUsers(msgs []wireMessage) []wireMessage {
+	out := msgs[:0]
+	for _, m := range msgs {
+		if n := len(out); n > 0 && m.Role == "user" && out[n-1].Role == "user" && out[n-1].Content != nil && m.Content != nil {
+			out[n-1].Content = str(*out[n-1].Content + "\n\n" + *m.Content)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // wireMessages maps one stored message to chat messages. A user message's
