@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -57,6 +58,13 @@ func TestScripts(t *testing.T) {
 			"llm": cmdLLM,
 		},
 		RequireExplicitExec: true,
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "landlock":
+				return sandbox.LandlockABI() > 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 	})
 }
 
