@@ -287,6 +287,7 @@ func (c *chat) turn(ctx context.Context, prompt string) {
 func (c *chat) sync() {
 	_, _, n := c.meter.Snapshot()
 	c.meter.Set(c.s.Agent.LastUsage(), c.s.Agent.Usage(), n)
+	c.meter.SetContext(c.s.History.Tokens())
 }
 
 // status prints the status line, then a blank line before the prompt.

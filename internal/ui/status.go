@@ -19,6 +19,7 @@ type Meter struct {
 	Backend    string    // sandbox backend in force
 
 	mu       sync.Mutex
+	context  int // see SetContext
 	last     llm.Usage
 	total    llm.Usage
 	requests int
@@ -44,11 +45,21 @@ func (m *Meter) Set(last, total llm.Usage, requests int) {
 	m.last, m.total, m.requests = last, total, max(requests, m.requests)
 }
 
+// SetContext records the size of the next request as the context layers
+// count it (the last usage plus what was added since, after any
+// compaction); the status line shows it instead of the last request's
+// usage, which a server may not report and a compaction makes stale.
+func (m *Meter) SetContext(tokens int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.context = tokens
+}
+
 // Reset forgets the session's usage (a new session after /clear).
 func (m *Meter) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.last, m.total, m.requests = llm.Usage{}, llm.Usage{}, 0
+	m.last, m.total, m.requests, m.context = llm.Usage{}, llm.Usage{}, 0, 0
 }
 
 // Snapshot returns the last request's usage, the session total and the
@@ -83,6 +94,11 @@ func (m *Meter) StatusLine(st Style, width int) string {
 		parts = append(parts, st.Bold(m.Model))
 	}
 	fill := last.Prompt() + last.Output
+	m.mu.Lock()
+	if m.context > 0 {
+		fill = m.context
+	}
+	m.mu.Unlock()
 	if reqs > 0 {
 		if m.Window > 0 {
 			pct := 100 * float64(fill) / float64(m.Window)

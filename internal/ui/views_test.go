@@ -195,3 +195,17 @@ func TestBannerNarrow(t *testing.T) {
 		t.Errorf("walls not on their own lines:\n%s", got)
 	}
 }
+
+// The context fill follows the layers' count when given: after a
+// compaction the last request's usage overstates it.
+func TestStatusLineContext(t *testing.T) {
+	m := &Meter{Model: "m", Window: 100000}
+	m.Add(&llm.Reply{Usage: llm.Usage{Input: 1000, CacheRead: 79000, Output: 500}})
+	if got := m.StatusLine(Style{}, 200); !strings.Contains(got, "ctx 80k/100k 80%") {
+		t.Errorf("from usage: %s", got)
+	}
+	m.SetContext(30000)
+	if got := m.StatusLine(Style{}, 200); !strings.Contains(got, "ctx 30k/100k 30%") {
+		t.Errorf("from the layers' count: %s", got)
+	}
+}
