@@ -311,6 +311,22 @@ func (a *Agent) compact(ctx context.Context, obs Observer, focus string) error {
 	return nil
 }
 
+// Rewind takes back the last n user turns (or as many as there are):
+// their prompts and everything after them leave the history, logged so a
+// resume agrees. It returns the first prompt taken back and how many turns
+// went. Files the turns changed stay as they are.
+func (a *Agent) Rewind(n int) (prompt string, taken int, err error) {
+	e, prompt, taken, err := a.o.History.RewindTo(n)
+	if err != nil {
+		return "", 0, err
+	}
+	if err := a.o.History.Apply(e); err != nil {
+		return "", 0, err
+	}
+	a.logEdit(e)
+	return prompt, taken, nil
+}
+
 // recoverOverflow handles a provider's "context too long": drop old tool
 // output at once, then compact.
 func (a *Agent) recoverOverflow(ctx context.Context, obs Observer) error {
@@ -393,6 +409,8 @@ func describeEdit(e history.Edit) string {
 		return fmt.Sprintf("context: emptied %d oldest tool result(s) to stay under the window", len(e.Blocks))
 	case history.LayerSummary:
 		return "context: replaced older history with a summary"
+	case history.LayerRewind:
+		return "context: took back the last turns"
 	}
 	return "context: " + e.Layer
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,6 +35,7 @@ var chatCommands = []struct{ name, args, help string }{
 	{"/cost", "", "tokens and dollars of this session"},
 	{"/context", "", "what fills the context window, by kind"},
 	{"/todos", "", "the model's current plan"},
+	{"/rewind", "[N]", "take back the last N turns (default 1); files stay as they are"},
 	{"/sessions", "", "this project's sessions"},
 	{"/resume", "ID", "switch to an earlier session"},
 	{"/model", "NAME", "use another model from the next turn on"},
@@ -342,6 +344,21 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		c.r.Print(ui.RenderContext(st, c.breakdown(), c.t.Width()))
 	case "/todos":
 		c.r.Print(c.describeTodos())
+	case "/rewind":
+		n := 1
+		if arg != "" {
+			v, err := strconv.Atoi(arg)
+			if err != nil || v < 1 {
+				return false, fmt.Errorf("/rewind takes a number of turns, not %q", arg)
+			}
+			n = v
+		}
+		prompt, taken, err := c.s.Agent.Rewind(n)
+		if err != nil {
+			return false, fmt.Errorf("/rewind: %w", err)
+		}
+		c.r.Print(st.Dim(fmt.Sprintf("took back %d turn(s), from: %s", taken, ui.Truncate(strings.ReplaceAll(prompt, "\n", " "), 60))) + "\n" +
+			st.Dim("files the agent changed are left as they are (git diff shows them)"))
 	case "/sessions":
 		return false, c.listSessions()
 	case "/resume":

@@ -13,6 +13,7 @@ const (
 	LayerStrip   = "strip"   // cut to a stub
 	LayerDrop    = "drop"    // emptied to fit the window
 	LayerSummary = "summary" // the handoff summary written by package compact
+	LayerRewind  = "rewind"  // the user took turns back: messages from Keep on are gone
 )
 
 // Policy names. The zero value is the shipped policy; the others exist so
@@ -102,7 +103,8 @@ type Edit struct {
 	Layer string `json:"layer"`
 	// Blocks are the rewritten tool results of a strip or drop.
 	Blocks []BlockEdit `json:"blocks,omitempty"`
-	// Keep is, for a compaction, the index of the first message kept.
+	// Keep is, for a compaction, the index of the first message kept; for
+	// a rewind, the number of messages kept.
 	Keep int `json:"keep,omitempty"`
 	// Summary is, for a compaction, the summary block put before the kept
 	// messages (merged into the first kept message when that is a user
@@ -254,6 +256,15 @@ func (h *History) Apply(e Edit) error {
 		} else {
 			h.stats.Drops++
 		}
+		return nil
+	case LayerRewind:
+		if e.Keep <= h.floor || e.Keep > len(h.msgs) {
+			return fmt.Errorf("history edit: rewind to message %d of %d (summary at %d)", e.Keep, len(h.msgs), h.floor)
+		}
+		for _, est := range h.est[e.Keep:] {
+			h.total -= est
+		}
+		h.msgs, h.est = h.msgs[:e.Keep:e.Keep], h.est[:e.Keep:e.Keep]
 		return nil
 	case LayerSummary:
 		if e.Summary == nil {

@@ -415,3 +415,45 @@ func TestVolatile(t *testing.T) {
 		})
 	}
 }
+
+func TestRewind(t *testing.T) {
+	h := New(Config{SpillDir: t.TempDir()})
+	h.Append(llm.Text(llm.RoleUser, "first"))
+	h.Append(call("a", "ls"))
+	h.Append(result("a", "out"))
+	h.Append(llm.Text(llm.RoleAssistant, "one"))
+	h.Append(llm.Text(llm.RoleUser, "second"))
+	h.Append(llm.Text(llm.RoleAssistant, "two"))
+	before := h.Tokens()
+
+	e, prompt, taken, err := h.RewindTo(1)
+	if err != nil || prompt != "second" || taken != 1 || e.Keep != 4 {
+		t.Fatalf("RewindTo(1) = %+v %q %d %v", e, prompt, taken, err)
+	}
+	// The tool result is not a prompt: two turns back is the first prompt.
+	if _, prompt, taken, _ := h.RewindTo(5); prompt != "first" || taken != 2 {
+		t.Errorf("RewindTo(5) took %d back from %q, want 2 from first", taken, prompt)
+	}
+	if err := h.Apply(e); err != nil {
+		t.Fatal(err)
+	}
+	if h.Len() != 4 || h.Tokens() >= before {
+		t.Errorf("after rewind: %d messages, %d tokens (was %d)", h.Len(), h.Tokens(), before)
+	}
+	// Replaying the logged edit on a fresh history gives the same messages.
+	b, _ := json.Marshal(e)
+	var back Edit
+	json.Unmarshal(b, &back)
+	h2 := New(Config{SpillDir: t.TempDir()})
+	for _, m := range []llm.Message{llm.Text(llm.RoleUser, "first"), call("a", "ls"), result("a", "out"), llm.Text(llm.RoleAssistant, "one"), llm.Text(llm.RoleUser, "second"), llm.Text(llm.RoleAssistant, "two")} {
+		h2.Append(m)
+	}
+	if err := h2.Apply(back); err != nil || !reflect.DeepEqual(h2.Messages(), h.Messages()) {
+		t.Errorf("replayed rewind differs: %v", err)
+	}
+	// Nothing before the summary can be taken back.
+	h.Apply(Edit{Layer: LayerSummary, Keep: 3, Summary: &llm.Block{Type: llm.BlockText, Text: "s"}})
+	if _, _, _, err := h.RewindTo(1); err == nil {
+		t.Error("rewound past the summary")
+	}
+}

@@ -275,3 +275,22 @@ func hasToolResult(m llm.Message) bool {
 	}
 	return false
 }
+
+// RewindTo returns the edit that takes back the last n user prompts (or
+// as many as there are) and everything after them, the first prompt taken
+// back and how many were. Turns before the summary cannot be taken back:
+// they are gone already.
+func (h *History) RewindTo(n int) (e Edit, prompt string, taken int, err error) {
+	keep := -1
+	for i := len(h.msgs) - 1; i > h.floor && taken < n; i-- {
+		m := h.msgs[i]
+		if m.Role == llm.RoleUser && !hasToolResult(m) && m.PlainText() != "" {
+			keep, prompt = i, m.PlainText()
+			taken++
+		}
+	}
+	if keep < 0 {
+		return Edit{}, "", 0, fmt.Errorf("nothing to take back since the start or the last compaction")
+	}
+	return Edit{Layer: LayerRewind, Keep: keep}, prompt, taken, nil
+}
