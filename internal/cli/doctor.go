@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/sandbox"
 )
 
@@ -69,5 +70,38 @@ func runDoctor(ctx context.Context, opts doctorOptions, stdio Stdio) error {
 		return &ExitError{Code: 1, Err: fmt.Errorf("%d probes escaped the %s sandbox: do not rely on it; install bubblewrap or report the failing probes", escaped, backend)}
 	}
 	fmt.Fprintln(stdio.Out, "all probes held")
+	reportConfig(stdio)
 	return nil
+}
+
+// reportConfig ends doctor with what a first run needs to know next: which
+// provider and model harness would use, whether a key is there (never
+// shown), or what to set. It does not change the exit status: the sandbox
+// is doctor's subject.
+func reportConfig(stdio Stdio) {
+	src, err := config.FromOS(nil)
+	if err != nil {
+		fmt.Fprintf(stdio.Out, "config: %v\n", err)
+		return
+	}
+	cfg, err := config.Load(src)
+	if err != nil {
+		fmt.Fprintf(stdio.Out, "config: %v\n", err)
+		return
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(stdio.Out, "config: warning: %s\n", w)
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stdio.Out, "config: %v\n", err)
+		return
+	}
+	endpoint, key := cfg.BaseURL, "key set"
+	if endpoint == "" {
+		endpoint = "the provider's public API"
+	}
+	if cfg.APIKey == "" {
+		key = "no key (a local server)"
+	}
+	fmt.Fprintf(stdio.Out, "config: %s %s via %s, %s (from %s and the environment); run harness in your project\n", cfg.Provider, cfg.Model, endpoint, key, cfg.EnvFile)
 }
