@@ -105,7 +105,11 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 	for res.Steps < a.o.MaxSteps {
 		for _, e := range a.o.History.Maintain() {
 			a.logEdit(e)
-			obs.OnNotice(describeEdit(e))
+			// Stripping is routine (every step of a long turn); a drop
+			// breaks the cache and is worth a word.
+			if e.Layer != history.LayerStrip {
+				obs.OnNotice(describeEdit(e))
+			}
 		}
 		req := a.Request(ctx)
 		reply, err := a.o.Provider.Stream(ctx, req, obs.OnEvent)
