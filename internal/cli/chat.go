@@ -20,7 +20,6 @@ import (
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
-	"github.com/harness-dev/harness/internal/pricing"
 	"github.com/harness-dev/harness/internal/session"
 	"github.com/harness-dev/harness/internal/tools"
 	"github.com/harness-dev/harness/internal/ui"
@@ -168,17 +167,7 @@ func (c *chat) open(ctx context.Context) error {
 }
 
 func (c *chat) setPrice(model string) {
-	cfg := c.s.Config
-	over := func(v float64) *float64 {
-		if v < 0 {
-			return nil
-		}
-		return &v
-	}
-	c.meter.Price, c.meter.PriceKnown = pricing.For(model, pricing.Override{
-		Input: over(cfg.PriceInput), Output: over(cfg.PriceOutput),
-		CacheRead: over(cfg.PriceCacheRead), CacheWrite: over(cfg.PriceCacheWrite),
-	})
+	c.meter.Price, c.meter.PriceKnown = priceFor(c.s.Config, model)
 }
 
 func (c *chat) banner(ctx context.Context) {

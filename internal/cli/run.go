@@ -60,6 +60,7 @@ type runResult struct {
 	SessionID string    `json:"session_id"`
 	Steps     int       `json:"steps"`
 	Usage     usageJSON `json:"usage"`
+	CostUSD   *float64  `json:"cost_usd,omitempty"` // at list price; absent when the model's price is unknown
 	IsError   bool      `json:"is_error"`
 	Error     string    `json:"error,omitempty"`
 }
@@ -120,6 +121,10 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		out.Result, out.Steps = res.Text, res.Steps
 		u := res.Usage
 		out.Usage = usageJSON{u.Input, u.CacheRead, u.CacheWrite, u.Output}
+		if price, ok := priceFor(s.Config, s.Config.Model); ok {
+			cost := price.Cost(u)
+			out.CostUSD = &cost
+		}
 		out.IsError = res.HitStepLimit
 	}
 	if runErr != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm/anthropic"
 	"github.com/harness-dev/harness/internal/llm/openai"
 	"github.com/harness-dev/harness/internal/permission"
+	"github.com/harness-dev/harness/internal/pricing"
 	"github.com/harness-dev/harness/internal/reminder"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/session"
@@ -330,6 +331,21 @@ func (s *Session) logPrompt(system string, entries []session.Entry) error {
 		}
 	}
 	return s.Log.Append(session.Entry{Type: session.TypePrompt, System: system, Tools: specs})
+}
+
+// priceFor is the model's price per million tokens: the built-in table
+// with the PRICE_* settings on top; ok is false when it is unknown.
+func priceFor(cfg *config.Config, model string) (llm.Price, bool) {
+	over := func(v float64) *float64 {
+		if v < 0 {
+			return nil
+		}
+		return &v
+	}
+	return pricing.For(model, pricing.Override{
+		Input: over(cfg.PriceInput), Output: over(cfg.PriceOutput),
+		CacheRead: over(cfg.PriceCacheRead), CacheWrite: over(cfg.PriceCacheWrite),
+	})
 }
 
 // gateAdapter lets the permission gate guard the tool registry.
