@@ -73,8 +73,16 @@ func newCrashEnv(t *testing.T, provider string) *crashEnv {
 			t.Fatal(err)
 		}
 	}
+	// A killed harness leaves its spill directory behind; keep it where
+	// the test removes it (outside /tmp, which the sandbox hides).
+	cache, err := os.MkdirTemp("/var/tmp", "harness-crash-cache-")
+	if err != nil {
+		cache = filepath.Join(e.home, ".cache")
+	} else {
+		t.Cleanup(func() { os.RemoveAll(cache) })
+	}
 	vars := map[string]string{
-		"HOME": e.home, "XDG_CACHE_HOME": filepath.Join(e.home, ".cache"), "PROVIDER": provider,
+		"HOME": e.home, "XDG_CACHE_HOME": cache, "PROVIDER": provider,
 		"BASE_URL": e.srv.URL, "MODEL": "claude-sonnet-4-5", "API_KEY": testKey, "NO_COLOR": "1",
 	}
 	e.env = []string{"PATH=" + os.Getenv("PATH")}

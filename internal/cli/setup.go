@@ -382,17 +382,31 @@ func secrets(cfg *config.Config) []string {
 
 // spillDir is where capped tool output goes: a host path outside the project
 // (so it never shows up in git status) that the sandbox can read, since it
-// may read anywhere but secrets.
+// may read anywhere but secrets. Not under /tmp, which the sandbox replaces
+// with its private one: there, bash could not page the file the marker
+// names, so a cache dir under /tmp gives way to a fresh private directory
+// in /var/tmp.
 func spillDir(id string) (string, error) {
 	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
+	if err == nil && !underTmp(base) {
+		dir := filepath.Join(base, "harness", "spill", id)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", fmt.Errorf("creating the spill directory: %w", err)
+		}
+		return dir, nil
 	}
-	dir := filepath.Join(base, "harness", "spill", id)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// MkdirTemp makes a new 0700 directory with a random name, so a shared
+	// /var/tmp offers no path to squat on.
+	dir, err := os.MkdirTemp("/var/tmp", "harness-spill-"+id+"-")
+	if err != nil {
 		return "", fmt.Errorf("creating the spill directory: %w", err)
 	}
 	return dir, nil
+}
+
+func underTmp(p string) bool {
+	p = filepath.Clean(p)
+	return p == "/tmp" || strings.HasPrefix(p, "/tmp/")
 }
 
 func describeSandbox(sb sandbox.Sandbox) string {
