@@ -6,13 +6,45 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-// Version is set at build time with -ldflags "-X ...cli.Version=v1.2.3".
-var Version = "dev"
+// Version is set at build time with -ldflags "-X ...cli.Version=v1.2.3";
+// otherwise it comes from the module version or the VCS revision Go
+// records in the binary, so a bug report says which build it was.
+var Version = buildVersion()
+
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	switch {
+	case rev == "":
+		return "dev"
+	case dirty:
+		return "dev-" + rev + "+dirty"
+	}
+	return "dev-" + rev
+}
 
 // Stdio is the standard streams of one invocation; tests replace them.
 type Stdio struct {
