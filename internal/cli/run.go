@@ -139,6 +139,13 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		if out.Result != "" {
 			fmt.Fprintln(stdio.Out, strings.TrimRight(out.Result, "\n"))
 		}
+		// A closing line on stderr: what it cost and how to go on.
+		u := out.Usage
+		summary := fmt.Sprintf("harness: session %s · %d step(s) · %d tokens", s.ID, out.Steps, u.Input+u.CacheRead+u.CacheWrite+u.Output)
+		if out.CostUSD != nil {
+			summary += fmt.Sprintf(" · $%.4f", *out.CostUSD)
+		}
+		fmt.Fprintln(stdio.Err, summary+" · continue with: harness run --resume "+s.ID+" PROMPT")
 	case "json":
 		enc := json.NewEncoder(stdio.Out)
 		enc.SetIndent("", "  ")
