@@ -24,13 +24,7 @@ import (
 // With HARNESS_TMUX_CAPTURES=DIR the screens are also saved, with their
 // colours, as DIR/*.ansi (docs/ keeps a set).
 func TestChatTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed: the terminal tests need it (CI installs it; apt install tmux)")
-	}
-	if testing.Short() {
-		t.Skip("builds the harness binary and runs it in tmux; skipped with -short")
-	}
-	bin := buildHarness(t)
+	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
 	home := t.TempDir()
 	proj := t.TempDir()
@@ -146,16 +140,23 @@ func TestChatTmux(t *testing.T) {
 	tm.waitExit()
 }
 
-// TestChatTmuxEditor checks the line editor in a real terminal: a
-// multi-line prompt with Esc-Enter, history with Up, Ctrl-D to quit.
-func TestChatTmuxEditor(t *testing.T) {
+// tmuxHarness skips unless tmux can run the terminal tests, then builds
+// the harness binary they drive.
+func tmuxHarness(t *testing.T) string {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed: the terminal tests need it (CI installs it; apt install tmux)")
 	}
 	if testing.Short() {
 		t.Skip("builds the harness binary and runs it in tmux; skipped with -short")
 	}
-	bin := buildHarness(t)
+	return buildHarness(t)
+}
+
+// TestChatTmuxEditor checks the line editor in a real terminal: a
+// multi-line prompt with Esc-Enter, history with Up, Ctrl-D to quit.
+func TestChatTmuxEditor(t *testing.T) {
+	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
 	home := t.TempDir()
 	proj := t.TempDir()

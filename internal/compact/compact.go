@@ -69,11 +69,7 @@ func Compact(ctx context.Context, p llm.Provider, base llm.Request, h *history.H
 	// Keep recent messages worth COMPACT_TO of the window, but never more
 	// than half of the messages there are: a /compact the user asks for
 	// early must still shrink the conversation.
-	msgs := 0
-	for _, m := range h.Messages() {
-		msgs += history.Estimate(m)
-	}
-	keep := h.KeepFrom(min(int(cfg.CompactTo*float64(cfg.Window)), msgs/2))
+	keep := h.KeepFrom(min(int(cfg.CompactTo*float64(cfg.Window)), h.MessageTokens()/2))
 	if h.Tokens()+history.EstimateText(Instruction)+min(noteReserve, cfg.Window/10) > cfg.Window && keep > 0 && keep <= len(base.Messages) {
 		// The whole history would not fit with the note (a huge last
 		// reply): summarise only what is replaced. It is still a prefix

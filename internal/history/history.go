@@ -201,6 +201,10 @@ func (h *History) Tokens() int {
 	return max(0, h.prompt+h.total-h.estAtUsage)
 }
 
+// MessageTokens is the estimate of the stored messages alone (no system
+// prompt or tools): what a compaction can shrink.
+func (h *History) MessageTokens() int { return h.total }
+
 // budget returns CompactAt × Window in tokens.
 func (h *History) budget() int { return int(h.cfg.CompactAt * float64(h.cfg.Window)) }
 
