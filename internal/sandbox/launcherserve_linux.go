@@ -309,14 +309,27 @@ func (l *launcherState) reap() {
 	}
 }
 
+// The main goroutine of a supervisor keeps the main thread: a locked
+// goroutine that returns on the main thread wedges it instead of ending
+// it, and the main thread is the one a kill(pid) is checked against. The
+// lock must be taken in init, while the runtime still runs the main
+// goroutine on the main thread: taken later, in main's call path, the
+// goroutine may already have been moved to another thread (a stall under
+// load is enough), and then a command thread can land on the main thread,
+// which prepareThread's guard refuses. Only the supervisor re-exec takes
+// it; the harness itself and its other stages are unaffected.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == supervisorArg {
+		runtime.LockOSThread() // never unlocked
+	}
+}
+
 // serveSupervisor runs commands one at a time until the launcher closes
 // its socket: one at a time, so that every orphan it inherits as a child
 // subreaper belongs to the command in hand.
 func serveSupervisor(cfg helperConfig) error {
-	// The main goroutine keeps the main thread: a locked goroutine that
-	// returns on the main thread wedges it instead of ending it, and the
-	// main thread is the one a kill(pid) is checked against.
-	runtime.LockOSThread()
+	// The main goroutine holds the main thread since init (above), so
+	// prepareThread's goroutines never get it.
 	if err := guardSelf(); err != nil {
 		return err
 	}
@@ -377,6 +390,9 @@ func prepareThread(cfg helperConfig) commandThread {
 	go func() {
 		runtime.LockOSThread() // never unlocked, see above
 		var werr error
+		// The main goroutine holds the main thread from init, so this
+		// cannot be it; checked all the same, because walls put up on the
+		// main thread would stay on the supervisor for good.
 		if unix.Gettid() == unix.Getpid() {
 			werr = errors.New("the command's walls would go up on the supervisor's main thread")
 		} else {

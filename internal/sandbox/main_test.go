@@ -16,6 +16,7 @@ const batteryEnv = "HARNESS_SANDBOX_TEST_BATTERY"
 // TestMain lets the test binary serve as the sandbox helper, as the
 // harness binary does in production.
 func TestMain(m *testing.M) {
+	stallIfAsked()
 	RunHelperIfRequested()
 	if v := os.Getenv(batteryEnv); v != "" {
 		b, opts := testVariant(v)
