@@ -5,6 +5,10 @@
 // bytes and the provider's prefix cache keeps hitting.
 //
 // A crash can leave at most one torn last line; readers skip it and say so.
+// No entry is ever written after a torn line: resuming (Append) cuts it off
+// first, and a write that fails part-way (a full disk) is cut off before
+// the next one, each repair recorded in a notice entry; so an entry whose
+// Append returned an error is not in the log, and the log stays readable.
 // A crash while tools ran leaves tool calls without results: Unanswered
 // builds the results that close them on resume, so every tool_use keeps
 // its tool_result. Configured API keys are redacted before anything

@@ -1,10 +1,13 @@
 package session
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/llm"
@@ -54,5 +57,168 @@ func TestCorruptMiddleLineIsAnError(t *testing.T) {
 	os.WriteFile(path, []byte("{\"type\":\"meta\"}\nnot json\n{\"type\":\"notice\"}\n"), 0o600)
 	if _, err := ReadFile(path); err == nil || errors.Is(err, ErrTornLine) {
 		t.Fatalf("err = %v, want a line error", err)
+	}
+}
+
+// writeTestLog writes a log of a meta line and three entries and returns
+// its bytes and where its last line starts.
+func writeTestLog(t *testing.T, path string) ([]byte, int) {
+	t.Helper()
+	l, err := Create(path, Meta{ID: "x", Project: "/p"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"one", "two"} {
+		m := llm.Text(llm.RoleUser, text)
+		if err := l.Append(Entry{Type: TypeMessage, Message: &m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := llm.Text(llm.RoleAssistant, `the last entry, with "quotes", \ and ünïcode`)
+	if err := l.Append(Entry{Type: TypeMessage, Message: &m}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw, bytes.LastIndexByte(raw[:len(raw)-1], '\n') + 1
+}
+
+// texts lists the entries as type:text, a message by its plain text.
+func texts(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		s := e.Type + ":" + e.Text
+		if e.Message != nil {
+			s = e.Type + ":" + e.Message.PlainText()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestResumeTornAtEveryOffset: a log cut at any byte of its last entry (a
+// crash or a full disk mid-write) is resumed, and what is appended after
+// lands on lines of its own: the log stays readable, the torn entry is
+// gone, the repair is recorded, and every new entry is there. Before, the
+// first new entry was glued to the torn line and the second made the log
+// unreadable ("session log line 4: invalid character").
+func TestResumeTornAtEveryOffset(t *testing.T) {
+	dir := t.TempDir()
+	full, last := writeTestLog(t, filepath.Join(dir, "full.jsonl"))
+	want := []string{"meta:", "message:one", "message:two", "notice:" + RepairPrefix, "message:after one", "message:after two"}
+	for cut := last + 1; cut < len(full); cut++ {
+		path := filepath.Join(dir, "cut.jsonl")
+		if err := os.WriteFile(path, full[:cut], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if es, err := ReadFile(path); !errors.Is(err, ErrTornLine) || len(es) != 3 {
+			t.Fatalf("cut at %d: read %d entries, %v before resuming", cut, len(es), err)
+		}
+		l, err := Append(path, nil)
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		for _, text := range []string{"after one", "after two"} {
+			m := llm.Text(llm.RoleUser, text)
+			if err := l.Append(Entry{Type: TypeMessage, Message: &m}); err != nil {
+				t.Fatalf("cut at %d: %v", cut, err)
+			}
+		}
+		l.Close()
+		es, err := ReadFile(path)
+		if err != nil {
+			t.Fatalf("cut at %d: the resumed log does not read: %v", cut, err)
+		}
+		got := texts(es)
+		if len(got) == len(want) && strings.HasPrefix(got[3], want[3]) {
+			got[3] = want[3]
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Fatalf("cut at %d: entries\n%q\nwant\n%q", cut, got, want)
+		}
+		if !strings.Contains(es[3].Text, fmt.Sprintf("%d bytes", cut-last)) {
+			t.Errorf("cut at %d: the repair notice %q does not say what was removed", cut, es[3].Text)
+		}
+	}
+	// A whole log is resumed untouched: no repair notice.
+	path := filepath.Join(dir, "whole.jsonl")
+	os.WriteFile(path, full, 0o600)
+	l, err := Append(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if raw, _ := os.ReadFile(path); !bytes.Equal(raw, full) {
+		t.Errorf("resuming a whole log changed it:\n%s", raw)
+	}
+}
+
+// shortFile writes half of the next failures writes and reports ENOSPC,
+// as a full disk does; failTruncate makes that many truncations fail.
+type shortFile struct {
+	*os.File
+	failures, failTruncate int
+}
+
+func (f *shortFile) Write(b []byte) (int, error) {
+	if f.failures > 0 {
+		f.failures--
+		n, _ := f.File.Write(b[:len(b)/2])
+		return n, syscall.ENOSPC
+	}
+	return f.File.Write(b)
+}
+
+func (f *shortFile) Truncate(size int64) error {
+	if f.failTruncate > 0 {
+		f.failTruncate--
+		return syscall.EIO
+	}
+	return f.File.Truncate(size)
+}
+
+// TestAppendAfterShortWrite: a write that fails half-way (a full disk)
+// returns its error, leaves nothing of its entry, and the next Append
+// (space freed) writes on a clean line with the repair recorded; also when
+// cutting the partial line off fails at first.
+func TestAppendAfterShortWrite(t *testing.T) {
+	for _, failTruncate := range []int{0, 1} {
+		t.Run(fmt.Sprint("failTruncate=", failTruncate), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "a.jsonl")
+			l, err := Create(path, Meta{ID: "x"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sf := &shortFile{File: l.f.(*os.File), failures: 1, failTruncate: failTruncate}
+			l.f = sf
+			m := llm.Text(llm.RoleUser, "lost to a full disk")
+			if err := l.Append(Entry{Type: TypeMessage, Message: &m}); !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("the failed write returned %v, want ENOSPC", err)
+			}
+			if failTruncate == 0 {
+				if es, err := ReadFile(path); err != nil || len(es) != 1 {
+					t.Fatalf("after the failed write: %d entries, %v; want the meta line alone and no torn line", len(es), err)
+				}
+			}
+			for _, text := range []string{"after one", "after two"} {
+				m := llm.Text(llm.RoleUser, text)
+				if err := l.Append(Entry{Type: TypeMessage, Message: &m}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l.Close()
+			es, err := ReadFile(path)
+			if err != nil {
+				t.Fatalf("the log does not read: %v", err)
+			}
+			got := texts(es)
+			if len(got) != 4 || got[0] != "meta:" || !strings.HasPrefix(got[1], "notice:"+RepairPrefix+"a write failed") ||
+				got[2] != "message:after one" || got[3] != "message:after two" {
+				t.Fatalf("entries %q", got)
+			}
+		})
 	}
 }
