@@ -142,6 +142,7 @@ headless. Configuration lives in ~/.agents/env (see the README).` + exitStatusHe
 		newDoctorCommand(),
 		newBenchCommand(),
 		newSessionsCommand(g, stdio),
+		newModelsCommand(stdio),
 		newPermissionsTopic(),
 	)
 	return root

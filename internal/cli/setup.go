@@ -333,16 +333,22 @@ func (s *Session) logPrompt(system string, entries []session.Entry) error {
 	return s.Log.Append(session.Entry{Type: session.TypePrompt, System: system, Tools: specs})
 }
 
-// priceFor is the model's price per million tokens: the built-in table
-// with the PRICE_* settings on top; ok is false when it is unknown.
+// priceFor is the model's price per million tokens: the catalogue (with
+// ~/.agents/models.json) with the PRICE_* settings on top; ok is false when
+// it is unknown. A models.json that does not parse leaves the built-in
+// catalogue; harness models names the error.
 func priceFor(cfg *config.Config, model string) (llm.Price, bool) {
+	cat, err := userCatalogue(cfg.EnvFile)
+	if err != nil {
+		cat = llm.DefaultCatalogue()
+	}
 	over := func(v float64) *float64 {
 		if v < 0 {
 			return nil
 		}
 		return &v
 	}
-	return pricing.For(model, pricing.Override{
+	return pricing.ForIn(cat, model, pricing.Override{
 		Input: over(cfg.PriceInput), Output: over(cfg.PriceOutput),
 		CacheRead: over(cfg.PriceCacheRead), CacheWrite: over(cfg.PriceCacheWrite),
 	})
