@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,9 @@ type Options struct {
 	MaxTokens int
 	SessionID string
 	Label     string // names a sub-agent in the log; "" for the main agent
+
+	// Thinking is sent with every request (THINKING, EFFORT).
+	Thinking llm.Thinking
 }
 
 // Agent runs turns of one conversation. It is not safe for concurrent Runs.
@@ -128,6 +132,7 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			return res, err
 		}
 		res.Steps++
+		a.noteDropped(reply, obs)
 		a.o.History.Observe(reply.Usage)
 		a.addUsage(reply.Usage, true)
 		a.logUsage(reply.Usage)
@@ -268,6 +273,7 @@ func (a *Agent) Request(ctx context.Context) *llm.Request {
 		Volatile:  a.o.History.Volatile(),
 		MaxTokens: a.o.MaxTokens,
 		SessionID: a.o.SessionID,
+		Thinking:  a.o.Thinking,
 	}
 	if a.o.Reminder != nil {
 		todos := ""
@@ -341,6 +347,18 @@ func (a *Agent) recoverOverflow(ctx context.Context, obs Observer) error {
 	return a.compact(ctx, obs, "")
 }
 
+// noteDropped records every reasoning block the provider reports it
+// dropped (drop_block, the safety net): in the session log and on screen,
+// never silently. With an append-only history there are none.
+func (a *Agent) noteDropped(r *llm.Reply, obs Observer) {
+	if r == nil || len(r.Dropped) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("the provider dropped %d earlier reasoning block(s) whose prefix changed: %s", len(r.Dropped), strings.Join(r.Dropped, ", "))
+	_ = a.o.Log.Append(session.Entry{Type: session.TypeNotice, Text: msg, Agent: a.o.Label})
+	obs.OnNotice(msg)
+}
+
 func (a *Agent) appendMessage(m llm.Message) error {
 	a.o.History.Append(m)
 	if err := a.o.Log.Append(session.Entry{Type: session.TypeMessage, Message: &m, Agent: a.o.Label}); err != nil {
@@ -401,7 +419,7 @@ func (a *Agent) History() *history.History { return a.o.History }
 func (a *Agent) Options() Options { return a.o }
 
 func diff(a, b llm.Usage) llm.Usage {
-	return llm.Usage{Input: a.Input - b.Input, CacheRead: a.CacheRead - b.CacheRead, CacheWrite: a.CacheWrite - b.CacheWrite, Output: a.Output - b.Output}
+	return llm.Usage{Input: a.Input - b.Input, CacheRead: a.CacheRead - b.CacheRead, CacheWrite: a.CacheWrite - b.CacheWrite, Output: a.Output - b.Output, Reasoning: a.Reasoning - b.Reasoning}
 }
 
 // describeEdit says in one line what a context layer did.

@@ -23,6 +23,8 @@ type globalOptions struct {
 	Yolo      bool
 	Timeout   time.Duration
 	MaxTokens int
+	Thinking  string
+	Effort    string
 }
 
 // register adds the agent flags to a command that runs the agent (the
@@ -44,11 +46,13 @@ func (g *globalOptions) register(cmd *cobra.Command) {
 	f.BoolVar(&g.Yolo, "yolo", false, "allow every call that no rule denies (the sandbox stays on)")
 	f.DurationVar(&g.Timeout, "timeout", 0, "default timeout of one shell command (default 60s)")
 	f.IntVar(&g.MaxTokens, "max-tokens", 0, "output token limit per reply (overrides MAX_TOKENS)")
+	f.StringVar(&g.Thinking, "thinking", "", "reasoning: off, adaptive, or a budget in tokens such as 'budget 8000' (overrides THINKING)")
+	f.StringVar(&g.Effort, "effort", "", "reasoning effort where the model takes one: low, medium, high, xhigh or max (overrides EFFORT)")
 }
 
 // configFlags maps the flags the user set to config keys.
 func (g *globalOptions) configFlags() map[string]string {
-	m := map[string]string{"MODEL": g.Model, "PROVIDER": g.Provider, "BASE_URL": g.BaseURL}
+	m := map[string]string{"MODEL": g.Model, "PROVIDER": g.Provider, "BASE_URL": g.BaseURL, "THINKING": g.Thinking, "EFFORT": g.Effort}
 	if g.MaxTokens > 0 {
 		m["MAX_TOKENS"] = strconv.Itoa(g.MaxTokens)
 	}

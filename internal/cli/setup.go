@@ -288,6 +288,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		MaxSteps:  maxSteps,
 		MaxTokens: cfg.MaxTokens,
 		SessionID: s.ID,
+		Thinking:  thinkingOf(cfg),
 	})
 	if err := s.logPrompt(system, entries); err != nil {
 		return nil, err
@@ -430,4 +431,18 @@ func findSession(home, project, id string) (string, error) {
 		return "", fmt.Errorf("no session to continue in %s; start one with harness", project)
 	}
 	return path, err
+}
+
+// thinkingOf is the reasoning setting a session sends. Anthropic models
+// that think by default omit the reasoning text unless asked for a
+// summary, which the UI shows dim between tool calls; drop_block rides
+// along on preserved-thinking models as a safety net only (the history is
+// append-only, see agent.Options.AppendOnly).
+func thinkingOf(cfg *config.Config) llm.Thinking {
+	t := llm.Thinking{Mode: cfg.Thinking, Budget: cfg.ThinkingBudget, Effort: cfg.Effort}
+	if cfg.Provider == "anthropic" && cfg.Thinking != llm.ThinkingOff {
+		t.Summarized = cfg.Thinking != "" || llm.PreservedThinking(cfg.Model)
+		t.DropBlock = llm.PreservedThinking(cfg.Model)
+	}
+	return t
 }

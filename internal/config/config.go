@@ -21,6 +21,13 @@ type Config struct {
 	ContextWindow int
 	MaxTokens     int
 
+	// Reasoning: THINKING is off, adaptive or a budget ("budget 8000" or
+	// just "8000"); empty leaves the model's default. EFFORT is the
+	// output_config.effort level.
+	Thinking       string // "", "off", "adaptive" or "budget"
+	ThinkingBudget int
+	Effort         string
+
 	// Context layers.
 	Cap       int
 	Stub      int
@@ -173,10 +180,41 @@ func Load(src Source) (*Config, error) {
 			*it.dst = x
 		}
 	}
+	if err := c.parseThinking(get("THINKING"), get("EFFORT")); err != nil {
+		return nil, err
+	}
 	if c.CompactTo >= c.CompactAt {
 		return nil, fmt.Errorf("COMPACT_TO (%g) must be below COMPACT_AT (%g): fix them in %s", c.CompactTo, c.CompactAt, c.EnvFile)
 	}
 	return c, nil
+}
+
+// parseThinking reads THINKING and EFFORT with the constraints Anthropic
+// documents for extended thinking: budget_tokens at least 1024 and below
+// max_tokens.
+func (c *Config) parseThinking(th, effort string) error {
+	th = strings.ToLower(strings.TrimSpace(th))
+	switch th {
+	case "", "off", "adaptive":
+		c.Thinking = th
+	default:
+		n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(th, "budget")))
+		if err != nil {
+			return fmt.Errorf("THINKING=%q must be off, adaptive or a budget such as \"budget 8000\": fix it in %s or the environment", th, c.EnvFile)
+		}
+		if n < 1024 || n >= c.MaxTokens {
+			return fmt.Errorf("THINKING budget %d must be at least 1024 and below MAX_TOKENS (%d), which counts the reasoning too: fix THINKING or MAX_TOKENS in %s", n, c.MaxTokens, c.EnvFile)
+		}
+		c.Thinking, c.ThinkingBudget = "budget", n
+	}
+	effort = strings.ToLower(strings.TrimSpace(effort))
+	switch effort {
+	case "", "low", "medium", "high", "xhigh", "max":
+		c.Effort = effort
+	default:
+		return fmt.Errorf("EFFORT=%q must be low, medium, high, xhigh or max: fix it in %s or the environment", effort, c.EnvFile)
+	}
+	return nil
 }
 
 // inferProvider guesses the wire format from the base URL's host, then from

@@ -126,6 +126,10 @@ func TestBadValues(t *testing.T) {
 		{"CONTEXT_WINDOW": "big"},
 		{"COMPACT_AT": "2"},
 		{"COMPACT_AT": "0.3", "COMPACT_TO": "0.5"},
+		{"THINKING": "lots"},
+		{"THINKING": "budget 512"},                        // below the API's 1024
+		{"THINKING": "budget 8000", "MAX_TOKENS": "8000"}, // must stay below max_tokens
+		{"EFFORT": "extreme"},
 	} {
 		if _, err := Load(Source{Home: t.TempDir(), Env: env}); err == nil {
 			t.Errorf("%v: no error", env)
@@ -144,5 +148,27 @@ func TestWorldReadableWarns(t *testing.T) {
 	}
 	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "chmod 600") {
 		t.Errorf("warnings = %v, want a chmod hint", c.Warnings)
+	}
+}
+
+func TestThinking(t *testing.T) {
+	for _, tc := range []struct {
+		env          map[string]string
+		mode, effort string
+		budget       int
+	}{
+		{map[string]string{}, "", "", 0},
+		{map[string]string{"THINKING": "off"}, "off", "", 0},
+		{map[string]string{"THINKING": "Adaptive", "EFFORT": "high"}, "adaptive", "high", 0},
+		{map[string]string{"THINKING": "budget 8000"}, "budget", "", 8000},
+		{map[string]string{"THINKING": "4096", "EFFORT": "low"}, "budget", "low", 4096},
+	} {
+		c, err := Load(Source{Home: t.TempDir(), Env: tc.env})
+		if err != nil {
+			t.Fatalf("%v: %v", tc.env, err)
+		}
+		if c.Thinking != tc.mode || c.ThinkingBudget != tc.budget || c.Effort != tc.effort {
+			t.Errorf("%v: got %q %d %q", tc.env, c.Thinking, c.ThinkingBudget, c.Effort)
+		}
 	}
 }

@@ -17,10 +17,13 @@ type BlockType string
 
 // Block types.
 const (
-	BlockText       BlockType = "text"
-	BlockThinking   BlockType = "thinking"
-	BlockToolUse    BlockType = "tool_use"
-	BlockToolResult BlockType = "tool_result"
+	BlockText     BlockType = "text"
+	BlockThinking BlockType = "thinking"
+	// BlockRedactedThinking is reasoning the provider encrypted: only Data
+	// is meaningful, and it goes back exactly as received.
+	BlockRedactedThinking BlockType = "redacted_thinking"
+	BlockToolUse          BlockType = "tool_use"
+	BlockToolResult       BlockType = "tool_result"
 )
 
 // Block is one piece of a message. It is also the stored form in the session
@@ -33,9 +36,14 @@ type Block struct {
 	Text string `json:"text,omitempty"`
 
 	// Thinking and Signature carry a reasoning block. Anthropic requires the
-	// signature to be sent back unchanged with tool-use turns.
+	// signature to be sent back unchanged with tool-use turns, and on
+	// preserved-thinking models it binds the block to everything before it
+	// (system, tools, earlier messages): the block is stored and re-sent
+	// byte for byte, an empty Thinking included (display "omitted").
 	Thinking  string `json:"thinking,omitempty"`
 	Signature string `json:"signature,omitempty"`
+	// Data is the opaque payload of a redacted_thinking block.
+	Data string `json:"data,omitempty"`
 
 	// ID, Name and Input describe a tool call (tool_use).
 	ID    string          `json:"id,omitempty"`
@@ -72,6 +80,40 @@ func (m Message) ToolCalls() []Block {
 		if b.Type == BlockToolUse {
 			out = append(out, b)
 		}
+	}
+	return out
+}
+
+// IsThinking reports whether b is a reasoning block of either kind.
+func (b Block) IsThinking() bool {
+	return b.Type == BlockThinking || b.Type == BlockRedactedThinking
+}
+
+// HasThinking reports whether m carries a reasoning block.
+func (m Message) HasThinking() bool {
+	for _, b := range m.Blocks {
+		if b.IsThinking() {
+			return true
+		}
+	}
+	return false
+}
+
+// WithoutThinking returns m without its reasoning blocks (a copy when it
+// had any). An assistant message left empty keeps a placeholder text block,
+// since APIs reject empty messages.
+func (m Message) WithoutThinking() Message {
+	if !m.HasThinking() {
+		return m
+	}
+	out := Message{Role: m.Role}
+	for _, b := range m.Blocks {
+		if !b.IsThinking() {
+			out.Blocks = append(out.Blocks, b)
+		}
+	}
+	if len(out.Blocks) == 0 {
+		out.Blocks = []Block{{Type: BlockText, Text: "(reasoning removed)"}}
 	}
 	return out
 }

@@ -26,7 +26,40 @@ type Request struct {
 	// SessionID keys the provider's prompt cache where the API takes a key
 	// (OpenAI's prompt_cache_key).
 	SessionID string
+
+	// Thinking is the reasoning setting; the zero value sends nothing, so
+	// the model's own default applies.
+	Thinking Thinking
 }
+
+// Thinking modes (THINKING).
+const (
+	ThinkingDefault  = ""         // send no thinking parameter
+	ThinkingOff      = "off"      // thinking disabled
+	ThinkingAdaptive = "adaptive" // the model decides when and how much
+	ThinkingBudget   = "budget"   // a fixed budget of Budget tokens
+)
+
+// Thinking configures a model's reasoning. Anthropic documents the
+// constraints the adapter enforces: a budget of at least 1024 tokens and
+// below max_tokens, and no temperature while thinking is on (harness never
+// sets one).
+type Thinking struct {
+	Mode   string // one of the Thinking* modes
+	Budget int    // ThinkingBudget: budget_tokens
+	Effort string // output_config.effort ("low", "medium", "high", "max"); "" for the default
+	// Summarized asks for summarised reasoning text where the API omits it
+	// by default (display: "summarized"), so the UI has something to show.
+	Summarized bool
+	// DropBlock sends thinking.block_binding.prefix_mismatch_behavior
+	// "drop_block" (and its beta header): a thinking block whose prefix
+	// changed is dropped and reported in Reply.Dropped instead of failing
+	// the request. A safety net only: harness keeps history append-only.
+	DropBlock bool
+}
+
+// MinThinkingBudget is the smallest budget_tokens the Messages API takes.
+const MinThinkingBudget = 1024
 
 // EventType tells which field of an Event is set.
 type EventType int
@@ -67,6 +100,10 @@ type Reply struct {
 	StopReason StopReason
 	Usage      Usage
 	Model      string
+	// Dropped lists the reasoning blocks of the request the provider
+	// dropped instead of showing them to the model (Anthropic's
+	// input_transformations), as "messages.I.content.J: reason".
+	Dropped []string
 }
 
 // Provider streams one request. onEvent may be nil. A Provider returns a

@@ -8,6 +8,10 @@ type Usage struct {
 	CacheRead  int `json:"cache_read_tokens"`
 	CacheWrite int `json:"cache_write_tokens"`
 	Output     int `json:"output_tokens"`
+	// Reasoning is the part of Output spent on reasoning, where the
+	// provider reports it (OpenAI's completion_tokens_details); it is
+	// billed as output and already counted there.
+	Reasoning int `json:"reasoning_tokens,omitempty"`
 }
 
 // Prompt is the size of the prompt the provider saw: the truth for context
@@ -21,6 +25,7 @@ func (u Usage) Add(v Usage) Usage {
 		CacheRead:  u.CacheRead + v.CacheRead,
 		CacheWrite: u.CacheWrite + v.CacheWrite,
 		Output:     u.Output + v.Output,
+		Reasoning:  u.Reasoning + v.Reasoning,
 	}
 }
 

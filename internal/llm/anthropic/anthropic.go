@@ -71,7 +71,14 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onEvent func(ll
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encode request: %w", err)
 	}
-	return p.x.Do(ctx, body, onEvent)
+	x := p.x
+	if req.Thinking.DropBlock {
+		// The binding control is a beta: without the header the API
+		// rejects the field.
+		x.Header = x.Header.Clone()
+		x.Header.Add("anthropic-beta", BetaThinkingBinding)
+	}
+	return x.Do(ctx, body, onEvent)
 }
 
 // replay sends the events a stream would have sent for a whole response.

@@ -22,12 +22,69 @@ const lookback = 20
 // The wire structs below fix the field order of the body. messages comes
 // last so a longer conversation's body extends a shorter one's.
 type wireRequest struct {
-	Model     string        `json:"model"`
-	MaxTokens int           `json:"max_tokens"`
-	Stream    bool          `json:"stream"`
-	System    []wireBlock   `json:"system,omitempty"`
-	Tools     []wireTool    `json:"tools,omitempty"`
-	Messages  []wireMessage `json:"messages"`
+	Model        string        `json:"model"`
+	MaxTokens    int           `json:"max_tokens"`
+	Stream       bool          `json:"stream"`
+	Thinking     *wireThinking `json:"thinking,omitempty"`
+	OutputConfig *outputConfig `json:"output_config,omitempty"`
+	System       []wireBlock   `json:"system,omitempty"`
+	Tools        []wireTool    `json:"tools,omitempty"`
+	Messages     []wireMessage `json:"messages"`
+}
+
+// wireThinking is the thinking parameter: type "adaptive", "enabled" (with
+// budget_tokens) or "disabled"; display "summarized" where the model omits
+// reasoning text by default; block_binding for preserved-thinking models.
+type wireThinking struct {
+	Type         string        `json:"type"`
+	BudgetTokens int           `json:"budget_tokens,omitempty"`
+	Display      string        `json:"display,omitempty"`
+	BlockBinding *blockBinding `json:"block_binding,omitempty"`
+}
+
+type blockBinding struct {
+	PrefixMismatchBehavior string `json:"prefix_mismatch_behavior"`
+}
+
+type outputConfig struct {
+	Effort string `json:"effort,omitempty"`
+}
+
+// BetaThinkingBinding is the beta header value that lets a request set
+// thinking.block_binding (Anthropic, "Fix a thinking block bound to a
+// different conversation").
+const BetaThinkingBinding = "thinking-binding-controls-2026-08-01"
+
+// thinkingOf translates the neutral setting; nil sends no parameter.
+func thinkingOf(t llm.Thinking, maxTokens *int) *wireThinking {
+	var w *wireThinking
+	switch t.Mode {
+	case llm.ThinkingOff:
+		return &wireThinking{Type: "disabled"}
+	case llm.ThinkingAdaptive:
+		w = &wireThinking{Type: "adaptive"}
+	case llm.ThinkingBudget:
+		b := max(t.Budget, llm.MinThinkingBudget)
+		// budget_tokens must stay below max_tokens (a 400 otherwise).
+		if *maxTokens <= b {
+			*maxTokens = b + DefaultMaxTokens
+		}
+		w = &wireThinking{Type: "enabled", BudgetTokens: b}
+	default:
+		if !t.DropBlock {
+			return nil
+		}
+		// Preserved-thinking models think adaptively by default, so
+		// naming it changes nothing but carries the binding setting.
+		w = &wireThinking{Type: "adaptive"}
+	}
+	if t.Summarized {
+		w.Display = "summarized"
+	}
+	if t.DropBlock {
+		w.BlockBinding = &blockBinding{PrefixMismatchBehavior: "drop_block"}
+	}
+	return w
 }
 
 type cacheControl struct {
@@ -59,6 +116,7 @@ type wireBlock struct {
 	Text         *string         `json:"text,omitempty"`
 	Thinking     *string         `json:"thinking,omitempty"`
 	Signature    *string         `json:"signature,omitempty"`
+	Data         string          `json:"data,omitempty"`
 	ID           string          `json:"id,omitempty"`
 	Name         string          `json:"name,omitempty"`
 	Input        json.RawMessage `json:"input,omitempty"`
@@ -90,6 +148,8 @@ func wireBlockOf(b llm.Block) (wireBlock, bool) {
 	case llm.BlockThinking:
 		th, sig := b.Thinking, b.Signature
 		return wireBlock{Type: "thinking", Thinking: &th, Signature: &sig}, true
+	case llm.BlockRedactedThinking:
+		return wireBlock{Type: "redacted_thinking", Data: b.Data}, true
 	case llm.BlockToolUse:
 		return wireBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: toolInput(b.Input)}, true
 	case llm.BlockToolResult:
@@ -105,6 +165,10 @@ func buildRequest(req *llm.Request) wireRequest {
 	w := wireRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: true}
 	if w.MaxTokens <= 0 {
 		w.MaxTokens = DefaultMaxTokens
+	}
+	w.Thinking = thinkingOf(req.Thinking, &w.MaxTokens)
+	if req.Thinking.Effort != "" && req.Thinking.Mode != llm.ThinkingOff {
+		w.OutputConfig = &outputConfig{Effort: req.Thinking.Effort}
 	}
 	budget := maxBreakpoints
 	for _, t := range req.Tools {
@@ -258,7 +322,7 @@ func Breakpoints(req *llm.Request) (tool, system bool, blocks []BlockRef) {
 // that may carry cache_control, or -1.
 func markable(msgs []wireMessage, flat []pos, i int) int {
 	for ; i >= 0; i-- {
-		if msgs[flat[i].msg].Content[flat[i].block].Type != "thinking" {
+		if t := msgs[flat[i].msg].Content[flat[i].block].Type; t != "thinking" && t != "redacted_thinking" {
 			return i
 		}
 	}

@@ -44,14 +44,16 @@ type streamEvent struct {
 	Type    string `json:"type"`
 	Index   int    `json:"index"`
 	Message *struct {
-		Model string     `json:"model"`
-		Usage *wireUsage `json:"usage"`
+		Model                string                `json:"model"`
+		Usage                *wireUsage            `json:"usage"`
+		InputTransformations []inputTransformation `json:"input_transformations"`
 	} `json:"message"`
 	ContentBlock *struct {
 		Type      string          `json:"type"`
 		Text      string          `json:"text"`
 		Thinking  string          `json:"thinking"`
 		Signature string          `json:"signature"`
+		Data      string          `json:"data"`
 		ID        string          `json:"id"`
 		Name      string          `json:"name"`
 		Input     json.RawMessage `json:"input"`
@@ -66,6 +68,28 @@ type streamEvent struct {
 	} `json:"delta"`
 	Usage *wireUsage `json:"usage"`
 	Error *wireError `json:"error"`
+}
+
+// inputTransformation is one entry of a response's input_transformations:
+// a block of the request the API dropped ("thinking_dropped") or let
+// through although it failed a binding check ("thinking_mismatch_allowed"),
+// at path "messages.I.content.J".
+type inputTransformation struct {
+	Type   string `json:"type"`
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// dropped lists the transformations that removed a block.
+func dropped(ts []inputTransformation) []string {
+	var out []string
+	for _, t := range ts {
+		if t.Type == "thinking_mismatch_allowed" {
+			continue
+		}
+		out = append(out, t.Path+": "+t.Reason)
+	}
+	return out
 }
 
 // blockState accumulates one content block while it streams.
@@ -136,6 +160,7 @@ func parseStream(r io.Reader, onEvent func(llm.Event)) (*llm.Reply, error) {
 			if e.Message != nil {
 				reply.Model = e.Message.Model
 				e.Message.Usage.apply(&reply.Usage)
+				reply.Dropped = dropped(e.Message.InputTransformations)
 			}
 		case "content_block_start":
 			for len(blocks) <= e.Index {
@@ -150,6 +175,8 @@ func parseStream(r io.Reader, onEvent func(llm.Event)) (*llm.Reply, error) {
 				case "thinking":
 					st.block, st.known = llm.Block{Type: llm.BlockThinking, Signature: cb.Signature}, true
 					st.text.WriteString(cb.Thinking)
+				case "redacted_thinking":
+					st.block, st.known = llm.Block{Type: llm.BlockRedactedThinking, Data: cb.Data}, true
 				case "tool_use":
 					st.block, st.known = llm.Block{Type: llm.BlockToolUse, ID: cb.ID, Name: cb.Name, Input: cb.Input}, true
 				}
@@ -239,13 +266,15 @@ type wireResponse struct {
 		Text      string          `json:"text"`
 		Thinking  string          `json:"thinking"`
 		Signature string          `json:"signature"`
+		Data      string          `json:"data"`
 		ID        string          `json:"id"`
 		Name      string          `json:"name"`
 		Input     json.RawMessage `json:"input"`
 	} `json:"content"`
-	StopReason string     `json:"stop_reason"`
-	Usage      *wireUsage `json:"usage"`
-	Error      *wireError `json:"error"`
+	StopReason           string                `json:"stop_reason"`
+	Usage                *wireUsage            `json:"usage"`
+	Error                *wireError            `json:"error"`
+	InputTransformations []inputTransformation `json:"input_transformations"`
 }
 
 // DecodeResponse decodes a whole, non-streamed Messages API response. Stream
@@ -261,12 +290,15 @@ func DecodeResponse(body []byte, onEvent func(llm.Event)) (*llm.Reply, error) {
 	}
 	reply := &llm.Reply{Message: llm.Message{Role: llm.RoleAssistant}, Model: w.Model, StopReason: stopReason(w.StopReason)}
 	w.Usage.apply(&reply.Usage)
+	reply.Dropped = dropped(w.InputTransformations)
 	for _, c := range w.Content {
 		switch c.Type {
 		case "text":
 			reply.Message.Blocks = append(reply.Message.Blocks, llm.Block{Type: llm.BlockText, Text: c.Text})
 		case "thinking":
 			reply.Message.Blocks = append(reply.Message.Blocks, llm.Block{Type: llm.BlockThinking, Thinking: c.Thinking, Signature: c.Signature})
+		case "redacted_thinking":
+			reply.Message.Blocks = append(reply.Message.Blocks, llm.Block{Type: llm.BlockRedactedThinking, Data: c.Data})
 		case "tool_use":
 			reply.Message.Blocks = append(reply.Message.Blocks, llm.Block{Type: llm.BlockToolUse, ID: c.ID, Name: c.Name, Input: toolJSON(string(c.Input), nil)})
 		}

@@ -98,26 +98,26 @@ var fixtures = []struct {
 		{text: "The current temperature in Florence, Italy is 40°C.", usage: llm.Usage{Input: 86, Output: 13}, stop: llm.StopEnd},
 	}},
 	{"TestOpenAICommon/openai-gpt-5/multi_tool.yaml", []want{
-		{text: "", calls: []call{{"add", "{\"a\":2,\"b\":3}"}, {"multiply", "{\"a\":2,\"b\":3}"}}, usage: llm.Usage{Input: 194, Output: 315}, stop: llm.StopToolUse},
+		{text: "", calls: []call{{"add", "{\"a\":2,\"b\":3}"}, {"multiply", "{\"a\":2,\"b\":3}"}}, usage: llm.Usage{Input: 194, Output: 315, Reasoning: 256}, stop: llm.StopToolUse},
 		{text: "- Sum (2 + 3): 5\n- Product (2 × 3): 6", usage: llm.Usage{Input: 266, Output: 24}, stop: llm.StopEnd},
 	}},
 	{"TestOpenAICommon/openai-gpt-5/multi_tool_streaming.yaml", []want{
-		{text: "", calls: []call{{"add", "{\"a\":2,\"b\":3}"}, {"multiply", "{\"a\":2,\"b\":3}"}}, usage: llm.Usage{Input: 190, Output: 379}, stop: llm.StopToolUse},
+		{text: "", calls: []call{{"add", "{\"a\":2,\"b\":3}"}, {"multiply", "{\"a\":2,\"b\":3}"}}, usage: llm.Usage{Input: 190, Output: 379, Reasoning: 320}, stop: llm.StopToolUse},
 		{text: "Addition: 2 + 3 = 5\nMultiplication: 2 × 3 = 6", usage: llm.Usage{Input: 262, Output: 25}, stop: llm.StopEnd},
 	}},
 	{"TestOpenAICommon/openai-gpt-5/simple.yaml", []want{
-		{text: "Olá!", usage: llm.Usage{Input: 19, Output: 139}, stop: llm.StopEnd},
+		{text: "Olá!", usage: llm.Usage{Input: 19, Output: 139, Reasoning: 128}, stop: llm.StopEnd},
 	}},
 	{"TestOpenAICommon/openai-gpt-5/simple_streaming.yaml", []want{
-		{text: "Olá!", usage: llm.Usage{Input: 19, Output: 75}, stop: llm.StopEnd},
+		{text: "Olá!", usage: llm.Usage{Input: 19, Output: 75, Reasoning: 64}, stop: llm.StopEnd},
 	}},
 	{"TestOpenAICommon/openai-gpt-5/tool.yaml", []want{
-		{text: "", calls: []call{{"weather", "{\"location\":\"Florence, Italy\"}"}}, usage: llm.Usage{Input: 145, Output: 153}, stop: llm.StopToolUse},
-		{text: "It’s currently about 40°C (104°F) in Florence, Italy. Would you like a forecast or more details like wind and humidity?", usage: llm.Usage{Input: 176, Output: 230}, stop: llm.StopEnd},
+		{text: "", calls: []call{{"weather", "{\"location\":\"Florence, Italy\"}"}}, usage: llm.Usage{Input: 145, Output: 153, Reasoning: 128}, stop: llm.StopToolUse},
+		{text: "It’s currently about 40°C (104°F) in Florence, Italy. Would you like a forecast or more details like wind and humidity?", usage: llm.Usage{Input: 176, Output: 230, Reasoning: 192}, stop: llm.StopEnd},
 	}},
 	{"TestOpenAICommon/openai-gpt-5/tool_streaming.yaml", []want{
-		{text: "", calls: []call{{"weather", "{\"location\":\"Florence, Italy\"}"}}, usage: llm.Usage{Input: 145, Output: 89}, stop: llm.StopToolUse},
-		{text: "It’s currently about 40°C (104°F) in Florence, Italy. Want a forecast or more details like wind and humidity?", usage: llm.Usage{Input: 176, Output: 228}, stop: llm.StopEnd},
+		{text: "", calls: []call{{"weather", "{\"location\":\"Florence, Italy\"}"}}, usage: llm.Usage{Input: 145, Output: 89, Reasoning: 64}, stop: llm.StopToolUse},
+		{text: "It’s currently about 40°C (104°F) in Florence, Italy. Want a forecast or more details like wind and humidity?", usage: llm.Usage{Input: 176, Output: 228, Reasoning: 192}, stop: llm.StopEnd},
 	}},
 	{"TestOpenAICompatibleCommon/llama-cpp-gpt-oss/simple.yaml", []want{
 		{text: "Olá!", thinking: "The user says: \"Say hi in Portuguese\". So answer: \"Olá\" or \"Oi\". Likely \"Olá\". Probably a friendly greeting. Just respond with that.", usage: llm.Usage{Input: 84, Output: 47}, stop: llm.StopEnd},

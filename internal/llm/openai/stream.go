@@ -18,7 +18,10 @@ type wireUsage struct {
 	PromptTokensDetails *struct {
 		CachedTokens *int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
-	PromptCacheHitTokens *int `json:"prompt_cache_hit_tokens"` // DeepSeek
+	PromptCacheHitTokens    *int `json:"prompt_cache_hit_tokens"` // DeepSeek
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // wireTimings is llama.cpp's own accounting, sent beside (or instead of)
@@ -57,7 +60,11 @@ func normUsage(u *wireUsage, t *wireTimings) (llm.Usage, bool) {
 	if cached < 0 || cached > u.PromptTokens {
 		cached = 0
 	}
-	return llm.Usage{Input: u.PromptTokens - cached, CacheRead: cached, Output: u.CompletionTokens}, true
+	out := llm.Usage{Input: u.PromptTokens - cached, CacheRead: cached, Output: u.CompletionTokens}
+	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens > 0 && d.ReasoningTokens <= u.CompletionTokens {
+		out.Reasoning = d.ReasoningTokens
+	}
+	return out, true
 }
 
 type wireError struct {
