@@ -29,6 +29,9 @@ type Policy struct {
 	OutputLimit int           // bytes of output kept per command
 	TempDir     string        // host path of the session's private /tmp; set by Open
 	Notes       []string      // things the policy could not do, said plainly (e.g. a truncated scan)
+
+	fsys   fileSystem // nil: the real one (see identity.go)
+	idents rootIDs
 }
 
 // PolicyOptions are the inputs of NewPolicy.
@@ -114,7 +117,7 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 		p.Writable = append(p.Writable, r)
 	}
 	if home != "" {
-		for _, s := range secretPaths {
+		for _, s := range append(append([]string(nil), secretPaths...), storePaths...) {
 			path := filepath.Join(home, filepath.FromSlash(s))
 			p.DenyRead = appendUnique(p.DenyRead, path)
 			if r, err := filepath.EvalSymlinks(path); err == nil && r != path {
@@ -132,6 +135,7 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 			return nil, err
 		}
 	}
+	p.hideLinkTargets()
 	p.Sockets = hostSockets(o.Environ)
 	p.Env = filterEnv(environ(o.Environ))
 	return p, nil
@@ -401,65 +405,74 @@ func within(path, root string) bool {
 }
 
 // CheckRead refuses secrets. The path is checked as written and with every
-// symlink resolved, so neither a link to a secret nor ../ gets through.
+// symlink resolved, so neither a link to a secret nor ../ gets through, and
+// by identity (identity.go), so neither a case variant nor a firmlink does.
 func (p *Policy) CheckRead(path string) error {
+	return p.checkRead(path, path, nil)
+}
+
+// checkRead decides a read of path (name is what the caller asked for, for
+// the message); id is the opened file's identity when known.
+func (p *Policy) checkRead(name, path string, id *fileID) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	for _, cand := range []string{abs, resolve(path)} {
-		for _, d := range p.DenyRead {
-			if within(cand, d) {
-				return fmt.Errorf("%s is a protected secret path (%s); harness never reads it", path, d)
-			}
+	l := p.locate(path, id)
+	l.spellings = appendUnique(l.spellings, abs)
+	for _, d := range p.DenyRead {
+		if p.under(l, d, true) {
+			return fmt.Errorf("%s is a protected secret path (%s); harness never reads it", name, d)
 		}
+	}
+	for _, cand := range l.spellings {
 		if procPrivate(cand) {
-			return fmt.Errorf("%s is a process's private /proc entry (environment, memory, magic links); read the file by its real path", path)
+			return fmt.Errorf("%s is a process's private /proc entry (environment, memory, magic links); read the file by its real path", name)
 		}
 	}
 	return nil
 }
 
 // CheckWrite refuses paths outside the writable roots or inside a carve-out
-// (any .git directory included), after resolving every symlink.
+// (any .git directory included, in any case), after resolving every
+// symlink, and by identity as CheckRead does.
 func (p *Policy) CheckWrite(path string) error {
+	return p.checkWrite(path, path, nil)
+}
+
+func (p *Policy) checkWrite(name, path string, id *fileID) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	if magicProc(abs) {
-		return fmt.Errorf("%s goes through /proc; write the file by its real path inside the project", path)
+		return fmt.Errorf("%s goes through /proc; write the file by its real path inside the project", name)
 	}
-	real := resolve(path)
-	for _, cand := range []string{abs, real} {
-		for _, r := range p.Protected {
-			if within(cand, r) {
-				return fmt.Errorf("%s is read-only: %s is protected by the sandbox policy", path, r)
-			}
+	grant := p.locate(path, id)
+	deny := grant
+	deny.spellings = appendUnique(append([]string(nil), grant.spellings...), abs)
+	for _, r := range append(append([]string(nil), p.Protected...), p.ReadOnly...) {
+		if p.under(deny, r, true) {
+			return fmt.Errorf("%s is read-only: %s is protected by the sandbox policy", name, r)
 		}
-		for _, r := range p.ReadOnly {
-			if within(cand, r) {
-				return fmt.Errorf("%s is read-only: %s is protected by the sandbox policy", path, r)
-			}
-		}
-		for _, d := range p.DenyRead {
-			if within(cand, d) {
-				return fmt.Errorf("%s is a protected secret path; harness never touches it", path)
-			}
+	}
+	for _, d := range p.DenyRead {
+		if p.under(deny, d, true) {
+			return fmt.Errorf("%s is a protected secret path; harness never touches it", name)
 		}
 	}
 	for _, root := range p.Writable {
-		if within(real, root) {
-			rel, _ := filepath.Rel(root, real)
-			for _, part := range strings.Split(rel, string(filepath.Separator)) {
-				if part == ".git" {
-					return fmt.Errorf("%s is inside a .git directory, which is read-only under the sandbox policy", path)
-				}
-			}
-			return nil
+		if !p.under(grant, root, false) {
+			continue
 		}
+		for _, s := range deny.spellings {
+			if ls, lr := strings.ToLower(s), strings.ToLower(root); within(ls, lr) && hasGitComponent(ls[len(lr):]) {
+				return fmt.Errorf("%s is inside a .git directory, which is read-only under the sandbox policy", name)
+			}
+		}
+		return nil
 	}
-	return fmt.Errorf("%s is outside the writable roots (%s): only the project is writable", path, strings.Join(p.Writable, ", "))
+	return fmt.Errorf("%s is outside the writable roots (%s): only the project is writable", name, strings.Join(p.Writable, ", "))
 }
 
 // magicProc reports paths under /proc or /dev/fd, whose symlinks
@@ -486,51 +499,5 @@ func procPrivate(path string) bool {
 	return first != "" && strings.Trim(first, "0123456789") == ""
 }
 
-// resolve returns the absolute path with every symlink resolved, including
-// a dangling final link and links below a missing component's parent. It
-// never fails: unresolvable parts are kept lexically.
-func resolve(path string) string {
-	// Not filepath.Abs: it cleans "link/.." lexically, while the kernel
-	// follows the link first and then goes up from its target.
-	abs := path
-	if !filepath.IsAbs(abs) {
-		wd, err := os.Getwd()
-		if err != nil {
-			return filepath.Clean(path)
-		}
-		abs = wd + string(filepath.Separator) + path
-	}
-	vol := filepath.VolumeName(abs)
-	parts := strings.Split(strings.TrimPrefix(abs[len(vol):], string(filepath.Separator)), string(filepath.Separator))
-	cur := vol + string(filepath.Separator)
-	hops := 0
-	for len(parts) > 0 {
-		part := parts[0]
-		parts = parts[1:]
-		if part == "" || part == "." {
-			continue
-		}
-		if part == ".." {
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, part)
-		st, err := os.Lstat(next)
-		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		hops++
-		target, err := os.Readlink(next)
-		if err != nil || hops > 40 {
-			cur = next
-			continue
-		}
-		if filepath.IsAbs(target) {
-			cur = vol + string(filepath.Separator)
-			target = strings.TrimPrefix(target[len(filepath.VolumeName(target)):], string(filepath.Separator))
-		}
-		parts = append(strings.Split(target, string(filepath.Separator)), parts...)
-	}
-	return cur
-}
+// resolve is resolveFS on the real file system.
+func resolve(path string) string { return resolveFS(osFS{}, path) }
