@@ -95,7 +95,9 @@ func (a *Agent) Run(ctx context.Context, prompt string, obs Observer) (*Result, 
 		res.Usage = diff(a.Usage(), before)
 	}
 	for _, e := range a.o.History.EndTurn() {
-		a.logEdit(e)
+		if lerr := a.logEdit(e); lerr != nil && err == nil {
+			err = lerr
+		}
 	}
 	return res, err
 }
@@ -108,7 +110,9 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 	retriedOverflow := false
 	for res.Steps < a.o.MaxSteps {
 		for _, e := range a.o.History.Maintain() {
-			a.logEdit(e)
+			if err := a.logEdit(e); err != nil {
+				return res, err
+			}
 			// Stripping is routine (every step of a long turn); a drop
 			// breaks the cache and is worth a word.
 			if e.Layer != history.LayerStrip {
@@ -135,7 +139,9 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 		a.noteDropped(reply, obs)
 		a.o.History.Observe(reply.Usage)
 		a.addUsage(reply.Usage, true)
-		a.logUsage(reply.Usage)
+		if err := a.logUsage(reply.Usage); err != nil {
+			return res, err
+		}
 		msg := reply.Message
 		if len(msg.Blocks) == 0 {
 			// An empty assistant message is rejected by some APIs on the
@@ -155,6 +161,9 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 				obs.OnNotice("the reply was cut at MAX_TOKENS; raise MAX_TOKENS or ask the model to continue")
 			}
 			if err := a.maybeCompact(ctx, obs, ""); err != nil {
+				if logFailed(err) {
+					return res, err
+				}
 				obs.OnNotice("compaction failed: " + err.Error())
 			}
 			return res, nil
@@ -167,6 +176,9 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			return res, ErrInterrupted
 		}
 		if err := a.maybeCompact(ctx, obs, ""); err != nil {
+			if logFailed(err) {
+				return res, err
+			}
 			obs.OnNotice("compaction failed: " + err.Error())
 		}
 	}
@@ -308,7 +320,9 @@ func (a *Agent) compact(ctx context.Context, obs Observer, focus string) error {
 	edit, reply, err := compact.Compact(ctx, a.o.Provider, *base, a.o.History, focus)
 	if reply != nil {
 		a.addUsage(reply.Usage, false)
-		_ = a.o.Log.Append(session.Entry{Type: session.TypeUsage, Usage: &reply.Usage, Agent: a.o.Label, Text: session.UsageCompact})
+		if lerr := a.record(session.Entry{Type: session.TypeUsage, Usage: &reply.Usage, Agent: a.o.Label, Text: session.UsageCompact}); lerr != nil {
+			return lerr
+		}
 	}
 	if err != nil {
 		return err
@@ -316,7 +330,9 @@ func (a *Agent) compact(ctx context.Context, obs Observer, focus string) error {
 	if err := a.o.History.Apply(edit); err != nil {
 		return fmt.Errorf("applying the compaction: %w", err)
 	}
-	a.logEdit(edit)
+	if err := a.logEdit(edit); err != nil {
+		return err
+	}
 	obs.OnNotice(fmt.Sprintf("compacted the conversation: about %d → %d tokens", before, a.o.History.Tokens()))
 	return nil
 }
@@ -333,7 +349,9 @@ func (a *Agent) Rewind(n int) (prompt string, taken int, err error) {
 	if err := a.o.History.Apply(e); err != nil {
 		return "", 0, err
 	}
-	a.logEdit(e)
+	if err := a.logEdit(e); err != nil {
+		return "", 0, err
+	}
 	return prompt, taken, nil
 }
 
@@ -341,7 +359,9 @@ func (a *Agent) Rewind(n int) (prompt string, taken int, err error) {
 // output at once, then compact.
 func (a *Agent) recoverOverflow(ctx context.Context, obs Observer) error {
 	for _, e := range a.o.History.ForceDrop() {
-		a.logEdit(e)
+		if err := a.logEdit(e); err != nil {
+			return err
+		}
 		obs.OnNotice(describeEdit(e))
 	}
 	return a.compact(ctx, obs, "")
@@ -361,22 +381,37 @@ func (a *Agent) noteDropped(r *llm.Reply, obs Observer) {
 
 func (a *Agent) appendMessage(m llm.Message) error {
 	a.o.History.Append(m)
-	if err := a.o.Log.Append(session.Entry{Type: session.TypeMessage, Message: &m, Agent: a.o.Label}); err != nil {
+	return a.record(session.Entry{Type: session.TypeMessage, Message: &m, Agent: a.o.Label})
+}
+
+// record logs e. A failure stops the turn, whatever the entry: the
+// history has already changed, and a resume must rebuild the same bytes.
+// The log keeps an entry it could not write and writes it before the next
+// one, so the user can free space and go on.
+func (a *Agent) record(e session.Entry) error {
+	if err := a.o.Log.Append(e); err != nil {
 		return fmt.Errorf("the session log could not be written, stopping so nothing is lost silently: %w", err)
 	}
 	return nil
 }
 
-func (a *Agent) logEdit(e history.Edit) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return
-	}
-	_ = a.o.Log.Append(session.Entry{Type: session.TypeEdit, Edit: b, Agent: a.o.Label})
+// logFailed tells a log failure, which ends the turn, from a failure of
+// the work itself, which may not.
+func logFailed(err error) bool {
+	var we *session.WriteError
+	return errors.As(err, &we)
 }
 
-func (a *Agent) logUsage(u llm.Usage) {
-	_ = a.o.Log.Append(session.Entry{Type: session.TypeUsage, Usage: &u, Agent: a.o.Label})
+func (a *Agent) logEdit(e history.Edit) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encoding a history edit: %w", err)
+	}
+	return a.record(session.Entry{Type: session.TypeEdit, Edit: b, Agent: a.o.Label})
+}
+
+func (a *Agent) logUsage(u llm.Usage) error {
+	return a.record(session.Entry{Type: session.TypeUsage, Usage: &u, Agent: a.o.Label})
 }
 
 // AddUsage counts a sub-agent's usage into this session's.

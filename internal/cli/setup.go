@@ -198,8 +198,12 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		Prompter:    su.Prompter,
 		Unsandboxed: sb.Backend() == "none",
 		Record: func(r permission.Record) {
-			_ = s.Log.Append(session.Entry{Type: session.TypePermission, Permission: &session.Permission{
-				Tool: r.Tool, Command: r.Command, Path: r.Path, Rule: r.Rule, Answer: r.Answer}})
+			// A record the disk refused stays queued in the log; the agent's
+			// next append meets the same failure and stops the turn.
+			if err := s.Log.Append(session.Entry{Type: session.TypePermission, Permission: &session.Permission{
+				Tool: r.Tool, Command: r.Command, Path: r.Path, Rule: r.Rule, Answer: r.Answer}}); err != nil && s.notify != nil {
+				s.notify("could not record a permission decision: " + err.Error())
+			}
 		},
 	})
 	if err != nil {
@@ -209,9 +213,12 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 
 	rem := reminder.New(pol.Project, time.Now)
 	env := &tools.Env{Sandbox: sb, Wrote: rem.Wrote, Notify: func(msg string) {
-		_ = s.Log.Append(session.Entry{Type: session.TypeNotice, Text: msg})
+		err := s.Log.Append(session.Entry{Type: session.TypeNotice, Text: msg})
 		if s.notify != nil {
 			s.notify(msg)
+			if err != nil {
+				s.notify("could not record that notice: " + err.Error())
+			}
 		}
 	}}
 	// The plan and the skills are tools of their own; the plan is

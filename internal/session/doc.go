@@ -6,9 +6,11 @@
 //
 // A crash can leave at most one torn last line; readers skip it and say so.
 // No entry is ever written after a torn line: resuming (Append) cuts it off
-// first, and a write that fails part-way (a full disk) is cut off before
-// the next one, each repair recorded in a notice entry; so an entry whose
-// Append returned an error is not in the log, and the log stays readable.
+// first, and a write that fails part-way (a full disk) is cut off at once;
+// each repair is recorded in a notice entry. The entries a failed write
+// held back are kept and written, in order, before the next one (or by
+// Close), so nothing is dropped while the process lives; Append still
+// returns the error, and callers stop the turn as for a message.
 // A crash while tools ran leaves tool calls without results: Unanswered
 // builds the results that close them on resume, so every tool_use keeps
 // its tool_result. Configured API keys are redacted before anything

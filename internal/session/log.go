@@ -83,18 +83,20 @@ func LastPrompt(entries []Entry) *Entry {
 //
 // The file only ever grows by whole lines. size is where the whole lines
 // end; a write that fails (a full disk, an I/O error) may leave part of a
-// line past it, so the Log marks itself torn and cuts the file back to
-// size before it writes again, recording the repair in the log. An entry
-// whose Append returned an error is therefore never in the log, and no
-// entry is ever written after a partial line.
+// line past it, so the Log cuts the file back to size and keeps the lines
+// it could not write in pending. The next Append cuts again if it must,
+// then writes a notice recording the repair, the pending lines and its
+// own, in order: no entry is ever written after a partial line, and none
+// is dropped while the process lives.
 type Log struct {
-	mu     sync.Mutex
-	f      logFile
-	path   string
-	redact []string
-	now    func() time.Time
-	size   int64  // bytes of whole lines
-	torn   string // why bytes past size may be partial; "" when none are
+	mu      sync.Mutex
+	f       logFile
+	path    string
+	redact  []string
+	now     func() time.Time
+	size    int64  // bytes of whole lines
+	pending []byte // whole lines a failed write did not get to disk
+	repair  string // what went wrong, for the repair notice; "" when all is well
 }
 
 // logFile is what Log needs of its file; tests put a failing one in.
@@ -145,17 +147,28 @@ func Append(path string, secrets []string) (*Log, error) {
 	}
 	l := newLog(f, path, secrets, good)
 	if good < st.Size() {
-		l.torn = fmt.Sprintf("a torn last line of %d bytes (an interrupted write) was removed before resuming", st.Size()-good)
-		l.mu.Lock()
-		err := l.write(nil, l.now().UTC())
-		l.mu.Unlock()
-		if err != nil {
+		l.repair = fmt.Sprintf("a torn last line of %d bytes (an interrupted write) was removed before resuming", st.Size()-good)
+		if err := l.write(nil, l.now().UTC()); err != nil {
 			f.Close()
 			return nil, err
 		}
 	}
 	return l, nil
 }
+
+// WriteError is a failure to get entries to disk. The entries are kept
+// and written before the next one (see Log.Append).
+type WriteError struct {
+	Path string
+	Op   string // "writing" or "repairing"
+	Err  error
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("%s session log %s (its entries are kept and written with the next one): %v", e.Op, e.Path, e.Err)
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
 
 // RepairPrefix starts the text of the notice entry a Log writes when it
 // has cut a torn line off its file.
@@ -193,9 +206,11 @@ func newLog(f logFile, path string, secrets []string, size int64) *Log {
 func (l *Log) Path() string { return l.path }
 
 // Append writes e as one whole line and syncs it to disk, so a crash after
-// Append returns never loses e. When it returns an error, nothing of e is
-// in the log (or, if even cutting it off failed, the next Append cuts it
-// before writing); the caller decides whether to go on.
+// Append returns never loses e. An error means the disk did not take it
+// (full, failing): e is then kept, with whatever else is pending, and
+// written before the next entry, so a caller that stops and lets the user
+// free space loses nothing; a crash before that loses the pending entries
+// but never leaves a partial line in front of later ones.
 func (l *Log) Append(e Entry) error {
 	if l == nil {
 		return nil
@@ -212,39 +227,48 @@ func (l *Log) Append(e Entry) error {
 	return l.write(b, e.Time)
 }
 
-// write appends the encoded lines b, first cutting off what a failed
-// write left and recording that in a notice stamped t. l.mu is held.
+// write appends the encoded lines b after what is pending, first cutting
+// off what a failed write left and recording that in a notice stamped t.
+// l.mu is held.
 func (l *Log) write(b []byte, t time.Time) error {
-	if l.torn != "" {
+	var buf []byte
+	if l.repair != "" {
 		if err := l.f.Truncate(l.size); err != nil {
-			return fmt.Errorf("repairing session log %s: %w", l.path, err)
+			l.pending = append(l.pending, b...)
+			return &WriteError{Path: l.path, Op: "repairing", Err: err}
 		}
 		if l.size > 0 { // an empty file has no meta line yet to put a notice after
-			rb, err := l.line(Entry{Type: TypeNotice, Time: t, Text: RepairPrefix + l.torn})
+			text := RepairPrefix + l.repair
+			if len(l.pending) > 0 {
+				text += fmt.Sprintf("; the %d entries it held back follow", bytes.Count(l.pending, []byte{'\n'}))
+			}
+			rb, err := l.line(Entry{Type: TypeNotice, Time: t, Text: text})
 			if err != nil {
 				return err
 			}
-			b = append(rb, b...)
+			buf = rb
 		}
 	}
-	if len(b) == 0 {
+	buf = append(append(buf, l.pending...), b...)
+	if len(buf) == 0 {
 		return nil
 	}
-	n, err := l.f.Write(b)
+	n, err := l.f.Write(buf)
 	if err == nil {
 		err = l.f.Sync()
 	}
 	if err != nil {
-		if l.torn == "" {
-			l.torn = fmt.Sprintf("a write failed (%v); the %d bytes it left were removed", err, n)
+		l.pending = append(l.pending, b...)
+		if l.repair == "" {
+			l.repair = fmt.Sprintf("a write failed (%v) after %d of %d bytes; they were removed", err, n, len(buf))
 		}
 		// Cut now, so a crash before the next Append leaves no partial
 		// line either; if this fails, the next Append tries again.
 		_ = l.f.Truncate(l.size)
-		return fmt.Errorf("writing session log %s: %w", l.path, err)
+		return &WriteError{Path: l.path, Op: "writing", Err: err}
 	}
-	l.size += int64(len(b))
-	l.torn = ""
+	l.size += int64(len(buf))
+	l.pending, l.repair = nil, ""
 	return nil
 }
 
@@ -261,12 +285,19 @@ func (l *Log) line(e Entry) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Close closes the file.
+// Close writes what is pending and closes the file; it reports entries
+// that could not be written.
 func (l *Log) Close() error {
 	if l == nil {
 		return nil
 	}
-	return l.f.Close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var err error
+	if l.repair != "" {
+		err = l.write(nil, l.now().UTC())
+	}
+	return errors.Join(err, l.f.Close())
 }
 
 // ErrTornLine reports a last line cut short by a crash; the entries before

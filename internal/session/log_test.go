@@ -181,44 +181,76 @@ func (f *shortFile) Truncate(size int64) error {
 }
 
 // TestAppendAfterShortWrite: a write that fails half-way (a full disk)
-// returns its error, leaves nothing of its entry, and the next Append
-// (space freed) writes on a clean line with the repair recorded; also when
-// cutting the partial line off fails at first.
+// returns its error and leaves no partial line; the entry is kept, and the
+// next Append (space freed) writes the repair notice, the kept entry and
+// its own, each on a line of its own; also when cutting the partial line
+// off fails at first, and when the disk stays full for a while.
 func TestAppendAfterShortWrite(t *testing.T) {
-	for _, failTruncate := range []int{0, 1} {
-		t.Run(fmt.Sprint("failTruncate=", failTruncate), func(t *testing.T) {
+	for _, tc := range []struct{ failures, failTruncate int }{{1, 0}, {1, 1}, {3, 0}} {
+		t.Run(fmt.Sprintf("failures=%d,failTruncate=%d", tc.failures, tc.failTruncate), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "a.jsonl")
 			l, err := Create(path, Meta{ID: "x"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sf := &shortFile{File: l.f.(*os.File), failures: 1, failTruncate: failTruncate}
-			l.f = sf
-			m := llm.Text(llm.RoleUser, "lost to a full disk")
-			if err := l.Append(Entry{Type: TypeMessage, Message: &m}); !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("the failed write returned %v, want ENOSPC", err)
-			}
-			if failTruncate == 0 {
-				if es, err := ReadFile(path); err != nil || len(es) != 1 {
-					t.Fatalf("after the failed write: %d entries, %v; want the meta line alone and no torn line", len(es), err)
+			l.f = &shortFile{File: l.f.(*os.File), failures: tc.failures, failTruncate: tc.failTruncate}
+			var want []string
+			for i := range tc.failures {
+				text := fmt.Sprint("held back ", i)
+				want = append(want, "message:"+text)
+				m := llm.Text(llm.RoleUser, text)
+				if err := l.Append(Entry{Type: TypeMessage, Message: &m}); !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EIO) {
+					t.Fatalf("the failed write returned %v, want ENOSPC (or EIO from the cut)", err)
+				}
+				if tc.failTruncate == 0 {
+					if es, err := ReadFile(path); err != nil || len(es) != 1 {
+						t.Fatalf("after a failed write: %d entries, %v; want the meta line alone and no torn line", len(es), err)
+					}
 				}
 			}
 			for _, text := range []string{"after one", "after two"} {
+				want = append(want, "message:"+text)
 				m := llm.Text(llm.RoleUser, text)
 				if err := l.Append(Entry{Type: TypeMessage, Message: &m}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			l.Close()
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
 			es, err := ReadFile(path)
 			if err != nil {
 				t.Fatalf("the log does not read: %v", err)
 			}
 			got := texts(es)
-			if len(got) != 4 || got[0] != "meta:" || !strings.HasPrefix(got[1], "notice:"+RepairPrefix+"a write failed") ||
-				got[2] != "message:after one" || got[3] != "message:after two" {
-				t.Fatalf("entries %q", got)
+			if len(got) < 2 || got[0] != "meta:" || !strings.HasPrefix(got[1], "notice:"+RepairPrefix+"a write failed") {
+				t.Fatalf("entries %q: want the meta line, then the repair notice", got)
+			}
+			if strings.Join(got[2:], "|") != strings.Join(want, "|") {
+				t.Fatalf("entries after the repair %q, want %q", got[2:], want)
 			}
 		})
+	}
+}
+
+// TestClosePendingAfterShortWrite: entries held back by a failed write are
+// written by Close when the disk has room again.
+func TestClosePendingAfterShortWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.jsonl")
+	l, err := Create(path, Meta{ID: "x"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.f = &shortFile{File: l.f.(*os.File), failures: 1}
+	m := llm.Text(llm.RoleUser, "held back")
+	if err := l.Append(Entry{Type: TypeMessage, Message: &m}); err == nil {
+		t.Fatal("the failed write returned no error")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	es, err := ReadFile(path)
+	if got := texts(es); err != nil || len(got) != 3 || got[2] != "message:held back" {
+		t.Fatalf("entries %q, %v", got, err)
 	}
 }

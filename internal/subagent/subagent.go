@@ -144,7 +144,11 @@ func (t *Task) Run(ctx context.Context, input json.RawMessage) tools.Result {
 		return tools.Errorf("%v", err)
 	}
 	label := fmt.Sprintf("task-%d", t.n.Add(1))
-	_ = t.c.Log.Append(session.Entry{Type: session.TypeNotice, Agent: label, Text: "sub-agent started: " + a.Description})
+	if err := t.c.Log.Append(session.Entry{Type: session.TypeNotice, Agent: label, Text: "sub-agent started: " + a.Description}); err != nil {
+		// Not started unrecorded; the main agent's next append meets the
+		// same failure and stops the turn.
+		return tools.Errorf("the sub-agent was not started: %v", err)
+	}
 	var obs agent.Observer
 	if t.c.Observer != nil {
 		obs = t.c.Observer(label)

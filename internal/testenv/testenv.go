@@ -1,0 +1,77 @@
+// Package testenv decides what a test does when this machine lacks
+// something it needs (bwrap, Landlock, user namespaces, tmux, setpriv,
+// root): it skips, unless HARNESS_REQUIRE names that feature, and then it
+// fails. .ci/run sets HARNESS_REQUIRE, so CI cannot pass with a wall, or
+// the terminal, untested because a tool was missing or broken on the
+// runner; a developer's machine without them still runs the rest.
+//
+// Only tests import it.
+package testenv
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// RequireEnv lists the required features, comma separated; "all" requires
+// every one.
+const RequireEnv = "HARNESS_REQUIRE"
+
+// The features tests may need.
+const (
+	Bwrap    = "bwrap"    // a bwrap that can build a sandbox
+	Landlock = "landlock" // a kernel with Landlock
+	Userns   = "userns"   // unprivileged user namespaces that work
+	Tmux     = "tmux"
+	Setpriv  = "setpriv" // util-linux's setpriv, to run tests unprivileged
+	Git      = "git"
+	Root     = "root" // running as uid 0 (mounts, setpriv)
+)
+
+// Required reports whether HARNESS_REQUIRE names feature.
+func Required(feature string) bool {
+	for _, f := range strings.Split(os.Getenv(RequireEnv), ",") {
+		f = strings.TrimSpace(f)
+		if f == feature || f == "all" {
+			return true
+		}
+	}
+	return false
+}
+
+// Missing is called by a test that found feature unavailable: it fails
+// the test when feature is required, and skips it otherwise. why says what
+// is missing and how to get it.
+func Missing(t testing.TB, feature, why string) {
+	t.Helper()
+	if Required(feature) {
+		t.Fatalf("%s is required here (%s=%s) but unavailable: %s", feature, RequireEnv, os.Getenv(RequireEnv), why)
+	}
+	t.Skipf("%s unavailable: %s (set %s=%s to make this a failure)", feature, why, RequireEnv, feature)
+}
+
+// NeedRoot skips (or fails, when root is required) unless the test runs
+// as uid 0.
+func NeedRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		Missing(t, Root, "the test needs uid 0")
+	}
+}
+
+// Features is every feature name, for checking HARNESS_REQUIRE's spelling.
+var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Root}
+
+// Unknown returns the names in HARNESS_REQUIRE that are no feature, so a
+// typo cannot turn a requirement into nothing.
+func Unknown() []string {
+	var out []string
+	for _, f := range strings.Split(os.Getenv(RequireEnv), ",") {
+		if f = strings.TrimSpace(f); f != "" && f != "all" && !slices.Contains(Features, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
