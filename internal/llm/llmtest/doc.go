@@ -9,5 +9,14 @@
 // cmd/fakellm runs the same server as a separate process for end-to-end
 // scripts.
 //
+// Two modes emulate what real servers enforce. PreservedThinking signs every
+// Anthropic reply's thinking block with an HMAC of its exact prefix (system,
+// tools, earlier messages, cache_control aside) and checks every block sent
+// back: a changed prefix gets the documented 400 "The block is bound to a
+// different conversation", or, with drop_block and its beta header, the
+// invalid blocks are dropped and listed in input_transformations.
+// ContextLimit refuses prompts over a token limit with each API's own
+// "context too long" body and reports the counted prompt as usage.
+//
 // Nothing here touches the network beyond 127.0.0.1.
 package llmtest

@@ -3,6 +3,7 @@ package llmtest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -54,6 +55,13 @@ type Reply struct {
 	// JSON answers with one application/json response instead of a stream,
 	// as some servers do.
 	JSON bool `json:"json,omitempty"`
+
+	// Set by the server in preserved-thinking mode: the reply's thinking
+	// block (present even with empty text), its signature, and the blocks
+	// of the request that were dropped.
+	thinking bool
+	sig      string
+	dropped  []string
 }
 
 // Format names a wire format.
@@ -86,6 +94,13 @@ type Request struct {
 	Reminder string
 	// DecodeErr is set when the body could not be decoded.
 	DecodeErr error
+
+	// Tokens is the prompt size the server counted (see ContextLimit),
+	// 0 when it counts nothing.
+	Tokens int
+	// PrefixFailures are the thinking blocks that failed the prefix check
+	// (PreservedThinking), as "messages.I.content.J".
+	PrefixFailures []string
 }
 
 // DefaultText is the text of the reply served when nothing is queued and no
@@ -105,6 +120,10 @@ type Server struct {
 	observe func(Request)
 	reqs    []Request
 	closed  chan struct{}
+
+	preserved bool // PreservedThinking
+	limit     int  // ContextLimit
+	count     func([]byte) int
 }
 
 // NewServer starts a fake server on loopback, closed when t ends.
@@ -201,6 +220,18 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	req.Method, req.Path, req.Header = r.Method, r.URL.Path, r.Header.Clone()
 
 	s.mu.Lock()
+	preserved, limit, count := s.preserved, s.limit, s.count
+	s.mu.Unlock()
+	if count != nil {
+		req.Tokens = count(body)
+	}
+	var tc thinkingCheck
+	if preserved && f == FormatAnthropic && (limit <= 0 || req.Tokens <= limit) {
+		tc = checkThinking(body, r.Header, "")
+		req.PrefixFailures = tc.failures
+	}
+
+	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
 	if obs := s.observe; obs != nil {
 		s.mu.Unlock()
@@ -220,6 +251,23 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		reply = Reply{Text: DefaultText}
 	}
 	s.mu.Unlock()
+
+	if limit > 0 && req.Tokens > limit {
+		writeError(w, http.StatusBadRequest, overflowBody(f, req.Tokens, limit))
+		return
+	}
+	if tc.errBody != "" {
+		writeError(w, http.StatusBadRequest, tc.errBody)
+		return
+	}
+	if preserved && f == FormatAnthropic {
+		reply.thinking, reply.dropped = true, tc.dropped
+		// The signature covers the thinking text the reply carries.
+		reply.sig = checkThinking(body, r.Header, reply.Thinking).sign
+	}
+	if count != nil && reply.Usage == (llm.Usage{}) {
+		reply.Usage = llm.Usage{Input: req.Tokens, Output: 1 + len(reply.Text)/4}
+	}
 
 	if reply.RetryAfter != "" {
 		w.Header().Set("retry-after", reply.RetryAfter)
@@ -290,6 +338,39 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chunks []str
 			fl.Flush()
 		}
 	}
+}
+
+func writeError(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
+
+// ContextLimit makes the server refuse a request whose prompt, counted by
+// count (CountTokens when nil), is over limit tokens, with the error each
+// real API sends: Anthropic's "prompt is too long: N tokens > M maximum",
+// OpenAI's context_length_exceeded. Replies scripted without usage then
+// report the counted prompt as input, as a real server would.
+func (s *Server) ContextLimit(limit int, count func(body []byte) int) {
+	if count == nil {
+		count = CountTokens
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limit, s.count = limit, count
+}
+
+// CountTokens is the server's default tokenizer: a token per 3 bytes of
+// body, denser than harness's 4-chars estimate, as code and JSON are.
+func CountTokens(body []byte) int { return len(body) / 3 }
+
+func overflowBody(f Format, n, limit int) string {
+	if f == FormatAnthropic {
+		return errorJSON(fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, limit))
+	}
+	return jsonString(obj{"error": obj{
+		"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, n),
+		"type":    "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
 }
 
 func defaultErrorBody(f Format, status int) string {

@@ -69,14 +69,18 @@ func anthropicStream(r Reply) []string {
 		return "event: " + name + "\ndata: " + jsonString(data) + "\n\n"
 	}
 	var out []string
-	out = append(out, ev("message_start", obj{"type": "message_start", "message": obj{
+	start := obj{
 		"id": "msg_fake", "type": "message", "role": "assistant", "model": "llmtest", "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil,
 		"usage": obj{"input_tokens": r.Usage.Input, "cache_read_input_tokens": r.Usage.CacheRead,
 			"cache_creation_input_tokens": r.Usage.CacheWrite, "output_tokens": 1},
-	}}))
+	}
+	if len(r.dropped) > 0 {
+		start["input_transformations"] = transformations(r.dropped)
+	}
+	out = append(out, ev("message_start", obj{"type": "message_start", "message": start}))
 	idx := 0
-	if r.Thinking != "" {
+	if r.Thinking != "" || r.thinking {
 		out = append(out, ev("content_block_start", obj{"type": "content_block_start", "index": idx,
 			"content_block": obj{"type": "thinking", "thinking": "", "signature": ""}}))
 		for _, p := range pieces(r.Thinking) {
@@ -84,7 +88,7 @@ func anthropicStream(r Reply) []string {
 				"delta": obj{"type": "thinking_delta", "thinking": p}}))
 		}
 		out = append(out, ev("content_block_delta", obj{"type": "content_block_delta", "index": idx,
-			"delta": obj{"type": "signature_delta", "signature": FakeSignature}}))
+			"delta": obj{"type": "signature_delta", "signature": r.signature()}}))
 		out = append(out, ev("content_block_stop", obj{"type": "content_block_stop", "index": idx}))
 		idx++
 	}
@@ -117,10 +121,27 @@ func anthropicStream(r Reply) []string {
 	return append(out, ev("message_stop", obj{"type": "message_stop"}))
 }
 
+// signature is the reply's thinking signature: bound to the request in
+// preserved-thinking mode, else the fixed FakeSignature.
+func (r Reply) signature() string {
+	if r.sig != "" {
+		return r.sig
+	}
+	return FakeSignature
+}
+
+func transformations(paths []string) []any {
+	var out []any
+	for _, p := range paths {
+		out = append(out, obj{"type": "thinking_dropped", "path": p, "reason": "prefix_mismatch"})
+	}
+	return out
+}
+
 func anthropicJSON(r Reply) []byte {
 	content := []any{}
-	if r.Thinking != "" {
-		content = append(content, obj{"type": "thinking", "thinking": r.Thinking, "signature": FakeSignature})
+	if r.Thinking != "" || r.thinking {
+		content = append(content, obj{"type": "thinking", "thinking": r.Thinking, "signature": r.signature()})
 	}
 	if r.Text != "" {
 		content = append(content, obj{"type": "text", "text": r.Text})
@@ -132,10 +153,14 @@ func anthropicJSON(r Reply) []byte {
 		}
 		content = append(content, obj{"type": "tool_use", "id": callID(FormatAnthropic, i, c), "name": c.Name, "input": in})
 	}
-	return []byte(jsonString(obj{"id": "msg_fake", "type": "message", "role": "assistant", "model": "llmtest",
+	msg := obj{"id": "msg_fake", "type": "message", "role": "assistant", "model": "llmtest",
 		"content": content, "stop_reason": stopReason(r), "stop_sequence": nil,
 		"usage": obj{"input_tokens": r.Usage.Input, "cache_read_input_tokens": r.Usage.CacheRead,
-			"cache_creation_input_tokens": r.Usage.CacheWrite, "output_tokens": r.Usage.Output}}))
+			"cache_creation_input_tokens": r.Usage.CacheWrite, "output_tokens": r.Usage.Output}}
+	if len(r.dropped) > 0 {
+		msg["input_transformations"] = transformations(r.dropped)
+	}
+	return []byte(jsonString(msg))
 }
 
 func openaiFinish(r Reply) string {
