@@ -177,10 +177,9 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 	default:
 		s.ID = session.NewID()
 		logPath = filepath.Join(session.Dir(src.Home, pol.Project), session.FileName(time.Now(), s.ID))
-		s.Log, err = session.Create(logPath, session.Meta{ID: s.ID, Project: pol.Project, Model: cfg.Model, Provider: cfg.Provider}, secrets(cfg))
-		if err != nil {
-			return nil, err
-		}
+		// Nothing is written before the first message: a session opened
+		// and left leaves no file for --continue to pick.
+		s.Log = session.CreateLazy(logPath, session.Meta{ID: s.ID, Project: pol.Project, Model: cfg.Model, Provider: cfg.Provider}, secrets(cfg))
 	}
 	s.cleanup = append(s.cleanup, func() { s.Log.Close() })
 

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,6 +23,7 @@ type Summary struct {
 	Provider string
 	Start    time.Time // the meta line's time
 	Updated  time.Time // the last entry's time
+	Used     time.Time // the main agent's last message's time: when the session was last used
 	Title    string    // the first line of the first user message
 	Steps    int       // replies of the main agent's model
 	Messages int       // stored messages of the main agent
@@ -59,6 +58,9 @@ func Summarize(path string, entries []Entry) Summary {
 				continue
 			}
 			s.Messages++
+			if e.Time.After(s.Used) {
+				s.Used = e.Time
+			}
 			switch e.Message.Role {
 			case llm.RoleAssistant:
 				s.Steps++
@@ -179,17 +181,15 @@ func ListAll(root string) ([]Summary, []error) {
 }
 
 // Find returns the log of the session whose id is id, or starts with id
-// when that is unambiguous; with id "" the newest session in dir.
+// when that is unambiguous; with id "" the most recently used session in
+// dir (see Latest).
 func Find(dir, id string) (string, error) {
+	if id == "" {
+		return Latest(dir)
+	}
 	names, err := logNames(dir)
 	if err != nil {
 		return "", err
-	}
-	if id == "" {
-		if len(names) == 0 {
-			return "", errors.New("no session in this project yet; start one with harness")
-		}
-		return newest(dir, names), nil
 	}
 	var matches []string
 	for _, n := range names {
@@ -214,40 +214,30 @@ func Find(dir, id string) (string, error) {
 	return "", fmt.Errorf("%q matches %d sessions (%s); give more of the id", id, len(matches), strings.Join(ids, ", "))
 }
 
-// newest picks the latest started of names (newest first by file name):
-// sessions started in the same second are told apart by their meta line.
-func newest(dir string, names []string) string {
-	best := names[0]
-	bestStart := startOf(filepath.Join(dir, best))
-	for _, n := range names[1:] {
-		if !sameSecond(n, names[0]) {
-			break // names are sorted: the rest started earlier
-		}
-		if st := startOf(filepath.Join(dir, n)); st.After(bestStart) {
-			best, bestStart = n, st
-		}
-	}
-	return filepath.Join(dir, best)
-}
+// ErrNoSession is returned by Latest when dir holds no session with a
+// message.
+var ErrNoSession = errors.New("no session in this project yet; start one with harness")
 
-func sameSecond(a, b string) bool {
-	i, j := strings.IndexByte(a, '-'), strings.IndexByte(b, '-')
-	return i > 0 && j > 0 && a[:i] == b[:j]
-}
-
-// startOf reads the time of a log's first line; zero when unreadable.
-func startOf(path string) time.Time {
-	f, err := os.Open(path)
-	if err != nil {
-		return time.Time{}
+// Latest returns the log of the session in dir whose last message is the
+// newest: the conversation the user was last in, not the last one opened.
+// Sessions without a message (opened and left, or cleared at once) are
+// skipped; ties go to the later start.
+func Latest(dir string) (string, error) {
+	list, _ := List(dir)
+	var best *Summary
+	for i := range list {
+		s := &list[i]
+		if s.Messages == 0 {
+			continue
+		}
+		if best == nil || s.Used.After(best.Used) {
+			best = s // list is newest first, so a tie keeps the later start
+		}
 	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadBytes('\n')
-	var e Entry
-	if json.Unmarshal(line, &e) != nil {
-		return time.Time{}
+	if best == nil {
+		return "", ErrNoSession
 	}
-	return e.Time
+	return best.Path, nil
 }
 
 // LastTodos returns the main agent's latest todo list as logged, or nil

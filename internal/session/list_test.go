@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -63,7 +64,7 @@ func TestSummarize(t *testing.T) {
 	s := Summarize("/x/20250301T100000Z-abc.jsonl", sample("abc"))
 	want := Summary{
 		ID: "abc", Path: "/x/20250301T100000Z-abc.jsonl", Project: "/work/p", Model: "claude-sonnet-4", Provider: "anthropic",
-		Start: t0, Updated: t0.Add(7 * time.Second), Title: "Fix the failing test …", Steps: 2, Messages: 4,
+		Start: t0, Updated: t0.Add(7 * time.Second), Used: t0.Add(7 * time.Second), Title: "Fix the failing test …", Steps: 2, Messages: 4,
 		Usage: llm.Usage{Input: 160, CacheRead: 2200, Output: 28},
 	}
 	if s != want {
@@ -123,8 +124,10 @@ func TestListAndFind(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := Find(dir, ""); filepath.Base(got) != FileName(t0.Add(4*time.Hour), "empty") {
-		t.Fatalf("newest = %s", got)
+	// Every sample was last used at the same time: the later start wins;
+	// the empty file is no session.
+	if got, _ := Find(dir, ""); got != torn {
+		t.Fatalf("newest = %s, want %s", got, torn)
 	}
 	if _, err := Find(t.TempDir(), ""); err == nil {
 		t.Fatal("Find in an empty dir found something")
@@ -230,5 +233,75 @@ func TestSameSecondNewest(t *testing.T) {
 	list, _ := List(dir)
 	if len(list) != 3 || list[0].ID != "000later" || list[2].ID != "older" {
 		t.Fatalf("order = %v %v %v", list[0].ID, list[1].ID, list[2].ID)
+	}
+}
+
+// --continue takes the conversation last used, not the last one opened:
+// a newer session without a message (opened and quit, or /clear) or one
+// started later but left earlier loses to the one with the latest message.
+func TestLatestIsLastUsed(t *testing.T) {
+	dir := t.TempDir()
+	shift := func(es []Entry, start, d time.Duration) []Entry {
+		for i := range es {
+			es[i].Time = es[i].Time.Add(d)
+		}
+		es[0].Time = t0.Add(start)
+		return es
+	}
+	used := writeLog(t, dir, t0, shift(sample("used"), 0, 3*time.Hour))
+	writeLog(t, dir, t0.Add(time.Hour), shift(sample("left"), time.Hour, time.Hour+time.Minute))
+	writeLog(t, dir, t0.Add(4*time.Hour), []Entry{
+		{Type: TypeMeta, Time: t0.Add(4 * time.Hour), Meta: &Meta{ID: "nomsg", Project: "/work/p"}},
+		{Type: TypePrompt, Time: t0.Add(4 * time.Hour), System: "s"},
+	})
+	got, err := Latest(dir)
+	if err != nil || got != used {
+		t.Fatalf("Latest = %s, %v; want %s", got, err, used)
+	}
+	if _, err := Latest(t.TempDir()); !errors.Is(err, ErrNoSession) {
+		t.Fatalf("Latest of an empty dir: %v", err)
+	}
+}
+
+// A lazy log writes nothing until the first message; then everything held
+// comes first, in order, with the times it was logged at.
+func TestCreateLazy(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", FileName(t0, "lazy"))
+	l := CreateLazy(path, Meta{ID: "lazy", Project: "/p"}, []string{"sk-secret-0123456789"})
+	if err := l.Append(Entry{Type: TypePrompt, System: "sys sk-secret-0123456789"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) || l.Written() {
+		t.Fatalf("a log with no message exists on disk: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("closing a log with no message left a file: %v", err)
+	}
+
+	l = CreateLazy(path, Meta{ID: "lazy", Project: "/p"}, []string{"sk-secret-0123456789"})
+	l.Append(Entry{Type: TypePrompt, System: "sys sk-secret-0123456789"})
+	l.Append(Entry{Type: TypeNotice, Text: "n"})
+	if err := l.Append(Entry{Type: TypeMessage, Message: msg(llm.RoleUser, txt("hi"))}); err != nil {
+		t.Fatal(err)
+	}
+	l.Append(Entry{Type: TypeUsage, Usage: &llm.Usage{Input: 1}})
+	l.Close()
+	es, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range es {
+		types = append(types, e.Type)
+	}
+	if strings.Join(types, ",") != "meta,prompt,notice,message,usage" {
+		t.Fatalf("entries = %v", types)
+	}
+	if es[0].Meta.ID != "lazy" || es[0].Time.IsZero() || es[1].System != "sys [REDACTED]" {
+		t.Fatalf("held entries lost their content: %+v %+v", es[0], es[1])
 	}
 }

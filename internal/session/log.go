@@ -94,9 +94,10 @@ type Log struct {
 	path    string
 	redact  []string
 	now     func() time.Time
-	size    int64  // bytes of whole lines
-	pending []byte // whole lines a failed write did not get to disk
-	repair  string // what went wrong, for the repair notice; "" when all is well
+	size    int64      // bytes of whole lines
+	pending []byte     // whole lines a failed write did not get to disk
+	repair  string     // what went wrong, for the repair notice; "" when all is well
+	lazy    *lazyStart // CreateLazy: nothing on disk before the first message
 }
 
 // logFile is what Log needs of its file; tests put a failing one in.
@@ -211,10 +212,19 @@ func (l *Log) Path() string { return l.path }
 // written before the next entry, so a caller that stops and lets the user
 // free space loses nothing; a crash before that loses the pending entries
 // but never leaves a partial line in front of later ones.
+//
+// A log from CreateLazy holds entries until the first message (lazy.go).
 func (l *Log) Append(e Entry) error {
 	if l == nil {
 		return nil
 	}
+	if held, err := l.hold(e); held || err != nil {
+		return err
+	}
+	return l.append(e)
+}
+
+func (l *Log) append(e Entry) error {
 	if e.Time.IsZero() {
 		e.Time = l.now().UTC()
 	}
@@ -288,7 +298,7 @@ func (l *Log) line(e Entry) ([]byte, error) {
 // Close writes what is pending and closes the file; it reports entries
 // that could not be written.
 func (l *Log) Close() error {
-	if l == nil {
+	if l == nil || !l.opened() {
 		return nil
 	}
 	l.mu.Lock()

@@ -6,55 +6,396 @@ import (
 )
 
 // RenderMarkdown turns a model's Markdown reply into styled terminal text:
-// headings, emphasis, inline code, lists, quotes, rules and fenced code
-// blocks with syntax highlighting. Lines are not re-wrapped; the terminal
-// wraps them. With colours off the source is returned as it is (sanitized):
-// plain Markdown already reads well, and stripping its marks would lose
-// information.
+// headings, emphasis, inline code, lists, quotes, rules, tables and fenced
+// code blocks with syntax highlighting, word-wrapped to width (a list item
+// or quote keeps its indent on every row; a code line too long for the
+// row continues on the next). Without colours the layout is the same,
+// only the attributes are gone.
 func RenderMarkdown(st Style, src string, width int) string {
-	src = Sanitize(src)
-	if !st.Color {
-		return src
+	lines := strings.Split(strings.TrimRight(Sanitize(src), "\n"), "\n")
+	var b strings.Builder
+	for len(lines) > 0 {
+		n, _ := nextBlock(lines, true)
+		b.WriteString(renderBlock(st, lines[:n], width))
+		lines = lines[n:]
 	}
-	lines := strings.Split(strings.TrimRight(src, "\n"), "\n")
-	var out []string
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		if fence, lang, ok := openFence(line); ok {
-			var code []string
-			j := i + 1
-			for ; j < len(lines); j++ {
-				if closesFence(lines[j], fence) {
+	return b.String()
+}
+
+// Block kinds, as nextBlock finds them.
+const (
+	blockBlank = iota
+	blockPara
+	blockHeading
+	blockRule
+	blockFence
+	blockTable
+	blockItem
+	blockQuote
+)
+
+// blockKind says what kind of block lines[0] starts; table is only known
+// once the separator line is there (more reports that it may still come).
+func blockKind(lines []string) (kind int, more bool) {
+	l := lines[0]
+	t := strings.TrimLeft(l, " ")
+	if t == "" || strings.TrimSpace(t) == "" {
+		return blockBlank, false
+	}
+	// Most lines are prose: only a line starting with a mark can start
+	// another block, so the patterns run only for those.
+	if !strings.ContainsRune("`~#-*_+>|0123456789", rune(t[0])) {
+		return blockPara, false
+	}
+	switch c := t[0]; {
+	case (c == '`' || c == '~') && isFenceOpen(l):
+		return blockFence, false
+	case c == '#' && headingRe.MatchString(l):
+		return blockHeading, false
+	case (c == '-' || c == '*' || c == '_') && strings.Trim(t, "-*_ \t") == "" && ruleRe.MatchString(l):
+		return blockRule, false
+	case (c == '-' || c == '*' || c == '+') && bulletRe.MatchString(l):
+		return blockItem, false
+	case c >= '0' && c <= '9' && orderedRe.MatchString(l):
+		return blockItem, false
+	case c == '>':
+		return blockQuote, false
+	case c == '|' && isTableRow(l):
+		if len(lines) < 2 {
+			return blockPara, true
+		}
+		if tableSep.MatchString(lines[1]) {
+			return blockTable, false
+		}
+	}
+	return blockPara, false
+}
+
+func isFenceOpen(l string) bool { _, _, ok := openFence(l); return ok }
+
+// nextBlock returns how many of lines (complete lines) make the block that
+// starts at lines[0], and whether that block is complete: a later line
+// shows it ended, or final says no more lines come. A streamed reply is
+// rendered one complete block at a time.
+func nextBlock(lines []string, final bool) (n int, done bool) {
+	kind, more := blockKind(lines)
+	if more && !final {
+		return 1, false
+	}
+	switch kind {
+	case blockBlank, blockHeading, blockRule:
+		return 1, true
+	case blockFence:
+		fence, _, _ := openFence(lines[0])
+		for i := 1; i < len(lines); i++ {
+			if closesFence(lines[i], fence) {
+				return i + 1, true
+			}
+		}
+		return len(lines), final
+	case blockTable:
+		i := 2
+		for i < len(lines) && isTableRow(lines[i]) {
+			i++
+		}
+		return i, i < len(lines) || final
+	case blockItem:
+		// One item with its continuation and nested items: indented
+		// lines, or unindented text that is not another block.
+		i := 1
+		for i < len(lines) {
+			l := lines[i]
+			if strings.TrimSpace(l) == "" {
+				break
+			}
+			if leadingSpaces(l) == "" {
+				if k, _ := blockKind(lines[i:]); k != blockPara {
 					break
 				}
-				code = append(code, lines[j])
+			} else if isFenceOpen(l) {
+				break
 			}
-			indent := leadingSpaces(line)
-			hl := Highlight(st, lang, strings.Join(code, "\n"))
-			if lang != "" {
-				out = append(out, indent+st.Dim("╭ "+lang))
+			i++
+		}
+		return i, i < len(lines) || final
+	case blockQuote:
+		i := 1
+		for i < len(lines) && quoteRe.MatchString(lines[i]) {
+			i++
+		}
+		return i, i < len(lines) || final
+	}
+	i := 1
+	for i < len(lines) {
+		k, more := blockKind(lines[i:])
+		if more && !final {
+			return i, false // a table may start here
+		}
+		if k != blockPara {
+			break
+		}
+		i++
+	}
+	return i, i < len(lines) || final
+}
+
+// renderBlock renders one block (lines as nextBlock cut them), each row
+// ending in a newline.
+func renderBlock(st Style, lines []string, width int) string {
+	kind, _ := blockKind(lines)
+	var out []string
+	switch kind {
+	case blockBlank:
+		return "\n"
+	case blockFence:
+		fence, lang, _ := openFence(lines[0])
+		code := lines[1:]
+		if n := len(code); n > 0 && closesFence(code[n-1], fence) {
+			code = code[:n-1]
+		}
+		indent := leadingSpaces(lines[0])
+		out = append(out, fenceHead(st, indent, lang))
+		for _, l := range strings.Split(Highlight(st, lang, strings.Join(code, "\n")), "\n") {
+			out = append(out, codeRows(st, indent, l, width)...)
+		}
+		out = append(out, indent+st.Dim("╰"))
+	case blockTable:
+		out = renderTable(st, lines[0], lines[2:], width)
+	case blockItem:
+		out = renderItem(st, lines, width)
+	case blockQuote:
+		var text []string
+		for _, l := range lines {
+			text = append(text, quoteRe.FindStringSubmatch(l)[1])
+		}
+		for _, row := range wrapStyled(st.Italic(renderInline(st, joinSoft(text))), width-2) {
+			out = append(out, st.Dim("│ ")+row)
+		}
+	case blockHeading, blockRule:
+		out = wrapStyled(renderLine(st, lines[0], width), width)
+	default:
+		out = wrapStyled(renderInline(st, joinSoft(lines)), width)
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+func fenceHead(st Style, indent, lang string) string {
+	if lang != "" {
+		return indent + st.Dim("╭ "+lang)
+	}
+	return indent + st.Dim("╭")
+}
+
+// codeRows is one highlighted code line inside a fence's box, cut into
+// rows of the width (code is never re-flowed at spaces).
+func codeRows(st Style, indent, line string, width int) []string {
+	prefix := indent + st.Dim("│ ")
+	room := max(width-StringWidth(prefix), 8)
+	var out []string
+	for _, r := range cutStyled(line, room) {
+		out = append(out, prefix+r)
+	}
+	return out
+}
+
+// joinSoft joins a paragraph's source lines: a line break inside a
+// paragraph is a space, except a hard break (two trailing spaces or a
+// backslash), which stays.
+func joinSoft(lines []string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if i > 0 {
+			prev := lines[i-1]
+			if strings.HasSuffix(prev, "  ") || strings.HasSuffix(prev, "\\") {
+				b.WriteString("\n")
 			} else {
-				out = append(out, indent+st.Dim("╭"))
+				b.WriteString(" ")
 			}
-			for _, l := range strings.Split(hl, "\n") {
-				out = append(out, indent+st.Dim("│ ")+l)
+		}
+		if i < len(lines)-1 {
+			t = strings.TrimSuffix(t, "\\")
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+// renderItem renders a list item and the items nested in it, each wrapped
+// with a hanging indent under its text.
+func renderItem(st Style, lines []string, width int) []string {
+	var out []string
+	var head string
+	var text []string
+	flush := func() {
+		if head == "" && len(text) == 0 {
+			return
+		}
+		m := bulletRe.FindStringSubmatch(head)
+		var prefix, body string
+		if m != nil {
+			mark := "•"
+			switch strings.ToLower(strings.TrimSpace(m[2])) {
+			case "[ ]":
+				mark = "☐"
+			case "[x]":
+				mark = "☑"
 			}
-			out = append(out, indent+st.Dim("╰"))
+			prefix, body = m[1]+st.Cyan(mark)+" ", m[3]
+		} else if m = orderedRe.FindStringSubmatch(head); m != nil {
+			prefix, body = m[1]+st.Cyan(m[2])+" ", m[3]
+		} else {
+			body = strings.TrimSpace(head)
+		}
+		hang := strings.Repeat(" ", StringWidth(prefix))
+		rows := wrapStyled(renderInline(st, joinSoft(append([]string{body}, text...))), width-len(hang))
+		for i, r := range rows {
+			if i == 0 {
+				out = append(out, prefix+r)
+			} else {
+				out = append(out, hang+r)
+			}
+		}
+		head, text = "", nil
+	}
+	for _, l := range lines {
+		if bulletRe.MatchString(l) || orderedRe.MatchString(l) {
+			flush()
+			head = l
+			continue
+		}
+		text = append(text, l)
+	}
+	flush()
+	return out
+}
+
+// wrapStyled word-wraps styled text (SGR escapes allowed) to width
+// columns. An attribute open at a row's end is closed there and reopened
+// on the next row, so prefixes added to rows are never styled by
+// accident. A word wider than the row is cut.
+func wrapStyled(s string, width int) []string {
+	width = max(width, 8)
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		out = append(out, wrapLine(para, width)...)
+	}
+	return out
+}
+
+func wrapLine(s string, width int) []string {
+	var rows []string
+	var row, word strings.Builder
+	rowW, wordW := 0, 0
+	active := ""   // SGR codes in force after what was read
+	sgrStart := "" // ... at the start of the current word
+	breakRow := func() {
+		r := row.String()
+		if sgrStart != "" {
+			r += "\x1b[0m"
+		}
+		rows = append(rows, r)
+		row.Reset()
+		row.WriteString(sgrStart)
+		rowW = 0
+	}
+	putWord := func() {
+		if word.Len() == 0 {
+			return
+		}
+		switch {
+		case rowW > 0 && rowW+1+wordW > width:
+			breakRow()
+		case rowW > 0:
+			row.WriteString(" ")
+			rowW++
+		}
+		if wordW > width-rowW {
+			// Wider than a row: cut it.
+			pieces := cutStyled(word.String(), width)
+			for i, p := range pieces {
+				if i > 0 {
+					rows = append(rows, row.String())
+					row.Reset()
+				}
+				row.WriteString(p)
+				rowW = StringWidth(p)
+			}
+		} else {
+			row.WriteString(word.String())
+			rowW += wordW
+		}
+		word.Reset()
+		wordW = 0
+	}
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		c := rs[i]
+		if c == 0x1b {
+			j := skipEscape(rs, i)
+			seq := string(rs[i : j+1])
+			word.WriteString(seq)
+			active = applySGR(active, seq)
 			i = j
 			continue
 		}
-		if isTableRow(line) && i+1 < len(lines) && tableSep.MatchString(lines[i+1]) {
-			j := i + 2
-			for j < len(lines) && isTableRow(lines[j]) {
-				j++
-			}
-			out = append(out, renderTable(st, lines[i], lines[i+2:j])...)
-			i = j - 1
+		if c == ' ' {
+			putWord()
+			sgrStart = active
 			continue
 		}
-		out = append(out, renderLine(st, line, width))
+		word.WriteRune(c)
+		wordW += RuneWidth(c)
 	}
-	return strings.Join(out, "\n") + "\n"
+	putWord()
+	return append(rows, row.String())
+}
+
+// applySGR is the attributes in force after seq, given those before.
+func applySGR(active, seq string) string {
+	if !strings.HasPrefix(seq, "\x1b[") || !strings.HasSuffix(seq, "m") {
+		return active
+	}
+	if seq == "\x1b[0m" || seq == "\x1b[m" {
+		return ""
+	}
+	return active + seq
+}
+
+// cutStyled cuts styled text into rows of at most width columns, at any
+// character, reopening the attributes in force on each new row.
+func cutStyled(s string, width int) []string {
+	width = max(width, 1)
+	var rows []string
+	var row strings.Builder
+	w := 0
+	active := ""
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		c := rs[i]
+		if c == 0x1b {
+			j := skipEscape(rs, i)
+			seq := string(rs[i : j+1])
+			row.WriteString(seq)
+			active = applySGR(active, seq)
+			i = j
+			continue
+		}
+		cw := RuneWidth(c)
+		if w+cw > width && w > 0 {
+			r := row.String()
+			if active != "" {
+				r += "\x1b[0m"
+			}
+			rows = append(rows, r)
+			row.Reset()
+			row.WriteString(active)
+			w = 0
+		}
+		row.WriteRune(c)
+		w += cw
+	}
+	return append(rows, row.String())
 }
 
 var (
@@ -119,8 +460,9 @@ func tableCells(line string) []string {
 }
 
 // renderTable aligns a Markdown table's columns, header in bold, with thin
-// rules between columns.
-func renderTable(st Style, header string, rows []string) []string {
+// rules between columns. A table wider than width narrows its widest
+// columns and wraps their cells onto more rows.
+func renderTable(st Style, header string, rows []string, width int) []string {
 	all := [][]string{tableCells(header)}
 	for _, r := range rows {
 		all = append(all, tableCells(r))
@@ -145,19 +487,50 @@ func renderTable(st Style, header string, rows []string) []string {
 			widths[j] = max(widths[j], StringWidth(c))
 		}
 	}
-	var out []string
-	for i, r := range rendered {
-		var b strings.Builder
-		for j, c := range r {
-			if j > 0 {
-				b.WriteString(st.Dim(" │ "))
-			}
-			b.WriteString(c)
-			if j < ncol-1 {
-				b.WriteString(strings.Repeat(" ", widths[j]-StringWidth(c)))
+	// Narrow the widest column until the table fits (3 columns of rule
+	// between each pair).
+	room := width - 3*(ncol-1)
+	for {
+		total, widest := 0, 0
+		for j, w := range widths {
+			total += w
+			if w > widths[widest] {
+				widest = j
 			}
 		}
-		out = append(out, b.String())
+		if total <= room || widths[widest] <= 6 {
+			break
+		}
+		widths[widest] = max(6, widths[widest]-(total-room))
+	}
+	var out []string
+	for i, r := range rendered {
+		cells := make([][]string, ncol)
+		height := 1
+		for j, c := range r {
+			cells[j] = []string{c}
+			if StringWidth(c) > widths[j] {
+				cells[j] = wrapStyled(c, widths[j])
+			}
+			height = max(height, len(cells[j]))
+		}
+		for k := range height {
+			var b strings.Builder
+			for j := range ncol {
+				if j > 0 {
+					b.WriteString(st.Dim(" │ "))
+				}
+				c := ""
+				if k < len(cells[j]) {
+					c = cells[j][k]
+				}
+				b.WriteString(c)
+				if j < ncol-1 {
+					b.WriteString(strings.Repeat(" ", max(0, widths[j]-StringWidth(c))))
+				}
+			}
+			out = append(out, b.String())
+		}
 		if i == 0 {
 			var rule []string
 			for _, w := range widths {

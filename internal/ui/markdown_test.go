@@ -53,11 +53,92 @@ func TestRenderMarkdownBlocks(t *testing.T) {
 	}
 }
 
+// NO_COLOR drops the colours, not the layout: the marks are still
+// rendered (bullets, table rules, code boxes), paragraphs still wrapped,
+// and nothing a reply sends reaches the terminal unsanitized.
 func TestRenderMarkdownNoColour(t *testing.T) {
-	src := "# Title\n**b** `c`\n\x1b]0;pwned\x07ok\n"
-	got := RenderMarkdown(Style{}, src, 80)
-	if got != "# Title\n**b** `c`\nok\n" {
-		t.Errorf("got %q", got)
+	src := "# Title\n**b** `c`\n\x1b]0;pwned\x07ok\n\n- one two three four five six\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nx := 1\n```\n"
+	got := RenderMarkdown(Style{}, src, 20)
+	want := "Title\nb c ok\n\n• one two three four\n  five six\n\na │ b\n──┼──\n1 │ 2\n\n╭ go\n│ x := 1\n╰\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if strings.Contains(got, "\x1b") {
+		t.Errorf("escape codes without colour: %q", got)
+	}
+}
+
+// Paragraphs, list items and quotes wrap at spaces to the width, with
+// their indent on every row; code is cut, never re-flowed; styles do not
+// leak into the next row's prefix.
+func TestRenderMarkdownWraps(t *testing.T) {
+	src := "It has one package and **a long bold phrase that wraps** over rows.\n\n" +
+		"- an item whose text is long enough to wrap under itself\n  1. nested and long enough to wrap as well\n\n" +
+		"> a quote that is long enough to wrap too\n\n```\n" + strings.Repeat("x", 50) + "\n```\n"
+	for _, w := range []int{24, 40, 80} {
+		got := RenderMarkdown(colour, src, w)
+		for _, row := range strings.Split(strings.TrimRight(got, "\n"), "\n") {
+			if n := StringWidth(row); n > w {
+				t.Errorf("width %d: row %q is %d wide", w, StripANSI(row), n)
+			}
+			if strings.Count(row, "\x1b[1m") > 0 && !strings.HasSuffix(row, "\x1b[0m") && !strings.Contains(row, "\x1b[0m") {
+				t.Errorf("width %d: bold left open at the end of %q", w, row)
+			}
+		}
+		plain := StripANSI(got)
+		words := func(s string) int {
+			n := 0
+			for _, f := range strings.Fields(s) {
+				if !strings.ContainsAny(f, "│╭╰") && !strings.HasPrefix(f, "xx") {
+					n++
+				}
+			}
+			return n
+		}
+		if words(plain) != words(StripANSI(RenderMarkdown(Style{}, src, 1000))) {
+			t.Errorf("width %d: words lost:\n%s", w, plain)
+		}
+		if strings.Contains(plain, "on e package") || strings.Contains(plain, "pack\nage") {
+			t.Errorf("width %d: a word was cut:\n%s", w, plain)
+		}
+	}
+	got := StripANSI(RenderMarkdown(colour, src, 24))
+	for _, want := range []string{"• an item whose text is\n  long enough to wrap\n", "  1. nested and long\n     enough to wrap as", "│ a quote that is long\n│ enough", "│ " + strings.Repeat("x", 22) + "\n│ xx"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// A block is complete when a later line shows it ended: that is what lets
+// a streamed reply be rendered block by block.
+func TestNextBlock(t *testing.T) {
+	tests := []struct {
+		src   string
+		final bool
+		n     int
+		done  bool
+	}{
+		{"para\nmore", false, 2, false},
+		{"para\nmore\n", false, 2, true}, // the blank line ends it
+		{"para\n# head", false, 1, true},
+		{"# head", false, 1, true},
+		{"```go\nx\n", false, 3, false},
+		{"```go\nx\n```", false, 3, true},
+		{"| a | b |", false, 1, false}, // a table or a paragraph: not known yet
+		{"| a | b |\n|---|---|\n| 1 | 2 |", false, 3, false},
+		{"| a | b |\n|---|---|\n| 1 | 2 |\nafter", false, 3, true},
+		{"- one\n  cont\n- two", false, 2, true},
+		{"- one\n  cont", false, 2, false},
+		{"- one\n  cont", true, 2, true},
+		{"> q\n> r\nx", false, 2, true},
+	}
+	for _, tt := range tests {
+		lines := strings.Split(tt.src, "\n")
+		n, done := nextBlock(lines, tt.final)
+		if n != tt.n || done != tt.done {
+			t.Errorf("nextBlock(%q, %v) = %d, %v; want %d, %v", tt.src, tt.final, n, done, tt.n, tt.done)
+		}
 	}
 }
 

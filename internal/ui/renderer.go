@@ -26,7 +26,9 @@ type Renderer struct {
 	mu       sync.Mutex
 	col0     bool            // the cursor is at the start of a line
 	seg      strings.Builder // raw text of the open text block
+	md       mdStream        // how much of seg is rendered, and what is shown raw
 	thinking bool            // a thinking block is open
+	items    []item          // what was shown, for Reflow
 	spin     spinner
 	tools    int    // tool calls this turn
 	lastTool string // ID of the call whose line was printed last
@@ -153,9 +155,20 @@ func (r *Renderer) OnEvent(e llm.Event) {
 				return
 			}
 			r.newline()
+			r.md = mdStream{rich: r.t.TTY && !r.paused}
 		}
 		r.seg.WriteString(text)
-		r.write(text)
+		if !r.md.rich {
+			r.write(text)
+			return
+		}
+		if strings.Contains(text, "\n") {
+			r.advance(false)
+		} else {
+			// Nothing can have completed: just show it (no rescan of
+			// the block, so a long line costs nothing per delta).
+			r.echoRaw(r.seg.String()[r.md.done:])
+		}
 	case llm.EventThinking:
 		r.spin.stop()
 		r.finishText()
@@ -208,25 +221,229 @@ func (r *Renderer) closeBlocks() {
 	r.finishText()
 }
 
-// finishText ends the open text block, re-rendering it as Markdown when it
-// is still on screen.
+// finishText ends the open text block: what is still raw is rendered.
 func (r *Renderer) finishText() {
 	raw := r.seg.String()
-	r.seg.Reset()
 	if raw == "" {
 		return
 	}
+	if r.md.rich {
+		r.advance(true)
+	}
+	r.seg.Reset()
+	r.md = mdStream{}
 	r.newline()
 	st := r.t.Style
-	if !r.t.TTY || !st.Color || r.paused {
+	r.remember(func(w int) string { return RenderMarkdown(st, raw, w) })
+}
+
+// mdStream is the state of a text block being rendered as it streams:
+// complete blocks (a paragraph, a list item, a table, a heading) are
+// rendered and printed once they are known to be complete; a fenced code
+// block is printed line by line, so one of any length never waits; only
+// the block still streaming is shown raw, and it is erased when its
+// rendering replaces it.
+type mdStream struct {
+	rich  bool // a terminal: render; otherwise the raw text is the output
+	done  int  // bytes of the block's text already rendered
+	shown int  // bytes after done shown raw on screen
+	row   int  // the cursor's row below the raw text's first row
+	col   int  // ... and column
+	width int  // the width row and col were counted at
+	held  bool // the raw text grew too tall to erase: the rest is not echoed
+
+	fence, lang, indent string // an open fenced block, printed line by line
+	inFence             bool
+}
+
+// advance renders what became complete and echoes the rest raw. final
+// says the block's text is all there.
+func (r *Renderer) advance(final bool) {
+	raw := r.seg.String()
+	st, w := r.t.Style, r.t.Width()
+	m := &r.md
+	for m.done < len(raw) {
+		pend := raw[m.done:]
+		if m.inFence {
+			i := strings.IndexByte(pend, '\n')
+			if i < 0 && !final {
+				break
+			}
+			line, used := pend, len(pend)
+			if i >= 0 {
+				line, used = pend[:i], i+1
+			}
+			r.eraseRaw()
+			if closesFence(line, m.fence) {
+				r.write(m.indent + st.Dim("╰") + "\n")
+				m.inFence = false
+			} else {
+				r.write(strings.Join(codeRows(st, m.indent, Highlight(st, m.lang, line), w), "\n") + "\n")
+			}
+			m.done += used
+			continue
+		}
+		complete := pend
+		if !final {
+			i := strings.LastIndexByte(pend, '\n')
+			if i < 0 {
+				break
+			}
+			complete = pend[:i+1]
+		}
+		lines := strings.Split(strings.TrimSuffix(complete, "\n"), "\n")
+		if k, _ := blockKind(lines); k == blockFence {
+			fence, lang, _ := openFence(lines[0])
+			m.fence, m.lang, m.indent, m.inFence = fence, lang, leadingSpaces(lines[0]), true
+			r.eraseRaw()
+			r.write(fenceHead(st, m.indent, lang) + "\n")
+			m.done += min(len(lines[0])+1, len(pend))
+			continue
+		}
+		n, ok := nextBlock(lines, final)
+		if !ok {
+			break
+		}
+		used := 0
+		for _, l := range lines[:n] {
+			used += len(l) + 1
+		}
+		used = min(used, len(pend))
+		r.eraseRaw()
+		r.write(renderBlock(st, lines[:n], w))
+		m.done += used
+	}
+	if final {
+		r.eraseRaw()
+		if m.inFence {
+			r.write(m.indent + st.Dim("╰") + "\n")
+			m.inFence = false
+		}
 		return
 	}
-	rows := textRows(raw, r.t.Width())
-	if rows >= r.t.Height() {
-		return // its top has scrolled away: leave it raw
+	r.echoRaw(raw[m.done:])
+}
+
+// echoRaw shows the streaming block's new text raw, unless the block has
+// grown too tall to be erased later (its top would scroll away): then the
+// rest waits for its rendering.
+func (r *Renderer) echoRaw(pend string) {
+	m := &r.md
+	if m.held || len(pend) <= m.shown {
+		return
 	}
-	rendered := RenderMarkdown(st, raw, r.t.Width())
-	r.write(fmt.Sprintf("\x1b[%dA\r\x1b[J", rows) + rendered)
+	w := r.t.Width()
+	row, col := m.row, m.col
+	if m.shown == 0 || w != m.width {
+		row, col = advanceRows(pend, w, 0, 0)
+	} else {
+		row, col = advanceRows(pend[m.shown:], w, row, col)
+	}
+	if rowsOf(row, col) >= r.t.Height()-2 {
+		m.held = true
+		return
+	}
+	r.write(pend[m.shown:])
+	m.shown, m.row, m.col, m.width = len(pend), row, col, w
+}
+
+// advanceRows follows the cursor through s printed from (row, col) at
+// width w: a newline starts a row, a character that does not fit wraps.
+func advanceRows(s string, w, row, col int) (int, int) {
+	for _, c := range s {
+		if c == '\n' {
+			row, col = row+1, 0
+			continue
+		}
+		cw := RuneWidth(c)
+		if col+cw > w {
+			row, col = row+1, 0
+		}
+		col += cw
+	}
+	return row, col
+}
+
+// rowsOf is how many rows text occupies when the cursor ended at (row,
+// col): the last row counts when something is on it.
+func rowsOf(row, col int) int {
+	if col > 0 {
+		return row + 1
+	}
+	return row
+}
+
+// eraseRaw removes the raw text of the streaming block from the screen.
+func (r *Renderer) eraseRaw() {
+	m := &r.md
+	if m.shown == 0 {
+		m.held = false
+		return
+	}
+	// The cursor is on the last row written (or below it, after a
+	// newline): row counts the rows above it.
+	if m.row > 0 {
+		r.writeRaw(fmt.Sprintf("\x1b[%dA", m.row))
+	}
+	r.writeRaw("\r\x1b[J")
+	r.col0 = true
+	m.shown, m.row, m.col, m.held = 0, 0, 0, false
+}
+
+// item is one thing shown, re-rendered at the new width by Reflow.
+type item func(width int) string
+
+// maxItems bounds what Reflow can redraw.
+const maxItems = 400
+
+func (r *Renderer) remember(it item) {
+	r.items = append(r.items, it)
+	if len(r.items) > maxItems {
+		r.items = append([]item(nil), r.items[len(r.items)-maxItems/2:]...)
+	}
+}
+
+// Remember records text shown by someone else (the editor's submitted
+// line) so Reflow redraws it too.
+func (r *Renderer) Remember(text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.remember(func(int) string { return text })
+}
+
+// Reflow redraws the screen after a resize: it is cleared and what was
+// shown last is drawn again, as much as fits, re-rendered for the new
+// width (so a reply is re-wrapped, never cut mid-word by the terminal).
+// The caller then draws its prompt below.
+func (r *Renderer) Reflow() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.t.TTY || r.paused {
+		return
+	}
+	w, h := r.t.Width(), r.t.Height()
+	var parts []string
+	rows := 0
+	for i := len(r.items) - 1; i >= 0 && rows < h; i-- {
+		s := r.items[i](w)
+		if s != "" && !strings.HasSuffix(s, "\n") {
+			s += "\n"
+		}
+		rows += textRows(StripANSI(s), w)
+		parts = append(parts, s)
+	}
+	var b strings.Builder
+	b.WriteString("\x1b[H\x1b[2J")
+	for i := len(parts) - 1; i >= 0; i-- {
+		b.WriteString(parts[i])
+	}
+	out := b.String()
+	// Only the last screenful: the rest would scroll into the history again.
+	if lines := strings.Split(out, "\n"); len(lines) > h {
+		out = "\x1b[H\x1b[2J" + strings.Join(lines[len(lines)-h:], "\n")
+	}
+	r.writeRaw(out)
+	r.col0 = true
 }
 
 // textRows counts the terminal rows raw occupies when printed from column

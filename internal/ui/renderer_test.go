@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -33,10 +34,16 @@ func TestRendererReplacesStreamedMarkdown(t *testing.T) {
 	r.StartTurn()
 	src := "## Plan\n\nRun **all** the tests with a long line that wraps around the screen.\n\n```sh\ngo test ./...\n```\n"
 	// Stream in awkward pieces, splitting markers.
-	stream(r, "\n\n## Pl", "an\n\nRun **a", "ll** the tests with a long line that wraps around the screen.\n\n``", "`sh\ngo test ./...\n```\n")
-	if !strings.Contains(scr.all(), "**all**") {
-		t.Fatalf("raw text not streamed:\n%s", scr.all())
+	stream(r, "\n\n## Pl", "an\n\nRun **a", "ll** the tests with a long line that wraps around the screen.")
+	// The heading is complete and rendered; the paragraph still streams raw.
+	if got := scr.all(); !strings.Contains(got, "**all**") || strings.Contains(got, "## Plan") {
+		t.Fatalf("the streaming paragraph is not raw, or the complete heading not rendered:\n%s", got)
 	}
+	stream(r, "\n\n``", "`sh\ngo test ./...\n")
+	if got := scr.all(); strings.Contains(got, "**all**") || !strings.Contains(got, "│ go test ./...") {
+		t.Fatalf("a complete paragraph is left raw, or a complete code line is not shown:\n%s", got)
+	}
+	stream(r, "```\n")
 	r.OnReply(reply(src, llm.Usage{Input: 10, Output: 5}))
 	r.EndTurn(false)
 	got := scr.all()
@@ -48,30 +55,47 @@ func TestRendererReplacesStreamedMarkdown(t *testing.T) {
 	if strings.Count(got, "Plan") != 1 || strings.Count(got, "go test ./...") != 1 {
 		t.Errorf("text not shown exactly once:\n%s", got)
 	}
-	for _, want := range []string{"Run all the tests", "│ go test ./..."} {
+	for _, want := range []string{"Run all the tests with a long\nline that wraps around the\nscreen.", "│ go test ./..."} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rendered text lacks %q:\n%s", want, got)
 		}
 	}
 }
 
-func TestRendererLeavesScrolledTextRaw(t *testing.T) {
-	r, scr := testRenderer(40, 6, true)
+// A reply many times taller than the window is rendered all the same,
+// block by block, and word-wrapped; the streaming block is never left raw.
+func TestRendererRendersTallReply(t *testing.T) {
+	r, scr := testRenderer(40, 8, true)
 	defer r.Close()
-	src := strings.Repeat("a **line**\n", 10)
-	stream(r, src)
-	r.OnReply(reply(src, llm.Usage{}))
-	if n := strings.Count(scr.all(), "a **line**"); n != 10 {
-		t.Errorf("want the 10 raw lines kept, found %d:\n%s", n, scr.all())
+	var src strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&src, "## Part %d\n\nThis is **paragraph %d**, long enough to wrap over a row.\n\n- item `%d`\n\n", i, i, i)
+	}
+	for _, c := range strings.SplitAfter(src.String(), " ") {
+		stream(r, c)
+	}
+	r.OnReply(reply(src.String(), llm.Usage{}))
+	got := scr.all()
+	for _, gone := range []string{"**", "## ", "- item", "`"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("raw %q left in a tall reply:\n%s", gone, got)
+		}
+	}
+	if n := strings.Count(got, "• item"); n != 20 {
+		t.Errorf("%d rendered items, want 20:\n%s", n, got)
+	}
+	if !strings.Contains(got, "This is paragraph 19, long enough to\nwrap over a row.") {
+		t.Errorf("paragraph not word-wrapped:\n%s", got)
 	}
 }
 
-func TestRendererNoColourKeepsSource(t *testing.T) {
+// Without colour the layout is still rendered.
+func TestRendererNoColourKeepsLayout(t *testing.T) {
 	r, scr := testRenderer(40, 20, false)
 	defer r.Close()
-	stream(r, "# Title\n", "**b**")
+	stream(r, "# Title\n", "- **b**")
 	r.OnReply(reply("", llm.Usage{}))
-	if got := scr.all(); got != "# Title\n**b**" {
+	if got := scr.all(); got != "Title\n• b" {
 		t.Errorf("screen = %q", got)
 	}
 }
