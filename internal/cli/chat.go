@@ -57,6 +57,7 @@ type chat struct {
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running turn's, nil between turns
+	keys   keyWatch           // reads Esc and typed-ahead keys during a turn
 }
 
 // runChat is the interactive session: banner, then a loop of prompt, slash
@@ -92,17 +93,23 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		Editor:      ui.NewEditor(c.in, c.t, ui.EditorOptions{NoHistory: true}),
 		OnInterrupt: c.cancelTurn,
 	}
+	stopResize := notifyResize(c.in.Resized)
+	defer stopResize()
 	if err := c.open(ctx); err != nil {
 		return err
 	}
 	defer func() { c.s.Close() }()
 	var names []string
+	help := map[string]string{}
 	for _, cmd := range chatCommands {
 		names = append(names, cmd.name)
+		help[cmd.name] = strings.TrimSpace(cmd.args + "  " + cmd.help)
 	}
 	c.ed = ui.NewEditor(c.in, c.t, ui.EditorOptions{
 		HistoryPath: filepath.Join(c.s.Home, ".agents", "history"),
 		Completer:   ui.CommandCompleter(names, ui.PathCompleter(c.s.Sandbox.Policy().Project, c.s.Home)),
+		Describe:    func(name string) string { return help[name] },
+		OnResize:    c.r.Reflow,
 	})
 	c.banner(ctx)
 
@@ -130,6 +137,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		if line == "" {
 			continue
 		}
+		c.r.Remember(c.t.Style.BoldCyan("› ") + ui.Sanitize(line))
 		if strings.HasPrefix(line, "/") {
 			quit, err := c.command(ctx, line)
 			if err != nil {
@@ -147,7 +155,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 // open starts (or resumes, per the flags) the session and points the meter
 // at it.
 func (c *chat) open(ctx context.Context) error {
-	s, err := openSession(ctx, c.g, c.stdio, sessionSetup{Prompter: c.pr})
+	s, err := openSession(ctx, c.g, c.stdio, sessionSetup{Prompter: watchedPrompter{c}})
 	if err != nil {
 		return err
 	}
@@ -197,6 +205,15 @@ func (c *chat) banner(ctx context.Context) {
 	}
 	b.EndpointErr = probeEndpoint(ctx, s.Config.BaseURL)
 	c.r.Print(b.Render(c.t.Style, c.t.Width()))
+	if s.Resumed {
+		c.r.Print(c.transcript())
+	}
+}
+
+// transcript is where a resumed session stands: its summary, if it was
+// compacted, and its last exchanges.
+func (c *chat) transcript() string {
+	return ui.Transcript(c.t.Style, c.s.History.Messages(), c.t.Width(), 3)
 }
 
 // probeEndpoint checks that something listens at base's host, so a wrong
@@ -238,7 +255,9 @@ func (c *chat) withTurn(ctx context.Context, f func(ctx context.Context) error) 
 		c.mu.Unlock()
 	}()
 	restore := c.in.Quiet()
+	c.keys.start(c, tctx)
 	err = f(tctx)
+	c.keys.stop(c)
 	restore()
 	interrupted = tctx.Err() != nil && ctx.Err() == nil
 	return interrupted, err

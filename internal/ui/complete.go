@@ -40,6 +40,11 @@ func PathCompleter(root, home string) Completer {
 			start--
 		}
 		word := string(rs[start:pos])
+		// "@path" mentions a file in a prompt: complete the path after @.
+		at := ""
+		if strings.HasPrefix(word, "@") {
+			at, word = "@", word[1:]
+		}
 		dirPart, base := "", word
 		if i := strings.LastIndexByte(word, '/'); i >= 0 {
 			dirPart, base = word[:i+1], word[i+1:]
@@ -63,7 +68,7 @@ func PathCompleter(root, home string) Completer {
 			if !strings.HasPrefix(name, base) || (strings.HasPrefix(name, ".") && !strings.HasPrefix(base, ".")) {
 				continue
 			}
-			c := dirPart + name
+			c := at + dirPart + name
 			if e.IsDir() {
 				c += "/"
 			} else if e.Type()&os.ModeSymlink != 0 {

@@ -34,6 +34,13 @@ type EditorOptions struct {
 	NoHistory bool
 	// Completer serves Tab; nil disables completion.
 	Completer Completer
+	// OnResize is called when the terminal was resized while the line is
+	// edited (see Input.Resized), before the line is drawn again from the
+	// cursor's row: it may clear and redraw the screen above.
+	OnResize func()
+	// Describe gives a completion candidate's one-line description, shown
+	// when candidates are listed (slash commands); nil shows names only.
+	Describe func(candidate string) string
 	// ForceRaw uses the key-by-key editor even when input is not a terminal
 	// and leaves the terminal mode alone. Tests use it to drive the editor
 	// with byte sequences.
@@ -176,10 +183,8 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 		switch k.kind {
 		case keyPasteEnd:
 			s.paste = false
-		case keyEnter:
-			if k.r == '\r' || k.r == '\n' {
-				s.insert('\n')
-			}
+		case keyEnter, keyNewline:
+			s.insert('\n')
 		case keyTab:
 			s.insert('\t')
 		case keyRune:
@@ -193,8 +198,23 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 	case keyPasteStart:
 		s.paste = true
 	case keyEnter:
+		if s.pos > 0 && s.buf[s.pos-1] == '\\' && s.pos == len(s.buf) {
+			// \ then Enter continues the prompt on a new line.
+			s.buf[s.pos-1] = '\n'
+			return false, "", nil
+		}
 		e.finish(s)
 		return true, string(s.buf), nil
+	case keyResize:
+		if e.opts.OnResize != nil {
+			// The screen is redrawn from the top: the input starts on a
+			// fresh row, with nothing stale above it.
+			e.opts.OnResize()
+			s.rows = 0
+		}
+	case keyEscape:
+		// A lone Esc does nothing at the prompt (and never eats the
+		// next key).
 	case keyNewline:
 		s.insert('\n')
 	case keyInterrupt:
@@ -460,6 +480,16 @@ func (e *Editor) complete(s *lineState) {
 	perRow := max(1, w/colw)
 	var b strings.Builder
 	b.WriteString("\r\n")
+	if e.opts.Describe != nil {
+		// One candidate a row, with what it does.
+		for _, c := range cands {
+			pad := strings.Repeat(" ", max(1, colw-StringWidth(c)))
+			b.WriteString(c + pad + e.t.Style.Dim(Truncate(e.opts.Describe(c), max(4, w-1-colw))) + "\r\n")
+		}
+		io.WriteString(e.t.Out, b.String())
+		s.rows = 0
+		return
+	}
 	for i, c := range cands {
 		b.WriteString(c)
 		if (i+1)%perRow == 0 || i == len(cands)-1 {

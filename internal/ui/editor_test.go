@@ -26,7 +26,9 @@ func TestEditorKeys(t *testing.T) {
 		want  string
 	}{
 		{"plain", "hello\r", "hello"},
-		{"newline as enter", "hi\n", "hi"},
+		{"ctrl-j inserts a newline", "hi\nthere\r", "hi\nthere"},
+		{"backslash-enter inserts a newline", "hi\\\rthere\r", "hi\nthere"},
+		{"a backslash inside the line stays", "a\\b\r", "a\\b"},
 		{"backspace", "helo\x7f\x7flo\r", "helo"},
 		{"left and insert", "hllo\x1b[D\x1b[D\x1b[De\r", "hello"},
 		{"ctrl-a ctrl-e", "ello\x01h\x05!\r", "hello!"},

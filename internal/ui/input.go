@@ -2,9 +2,13 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"sync"
+	"time"
+
+	"golang.org/x/term"
 )
 
 // Input is the single reader of the terminal's input. The line editor and
@@ -20,11 +24,19 @@ type Input struct {
 
 	mu  sync.Mutex
 	buf []byte
+
+	resized chan struct{} // Resized was called; NextKey reports it
 }
 
 // NewInput wraps r; nothing is read until the first Next.
 func NewInput(r io.Reader) *Input {
-	return &Input{r: r, ch: make(chan []byte, 16)}
+	return &Input{r: r, ch: make(chan []byte, 16), resized: make(chan struct{}, 1)}
+}
+
+// IsTerminal reports whether the input is a terminal.
+func (in *Input) IsTerminal() bool {
+	f, ok := in.File()
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // File returns the underlying file when it is one, for terminal modes.
@@ -76,6 +88,73 @@ func (in *Input) Next(ctx context.Context) (byte, error) {
 		in.mu.Unlock()
 		return p[0], nil
 	}
+}
+
+// ErrResized is returned by NextKey when the terminal was resized: the
+// editor redraws for the new size, then reads on.
+var ErrResized = errors.New("terminal resized")
+
+// Resized tells a reader waiting in NextKey that the terminal changed
+// size (the front end calls it on SIGWINCH). Only one is kept.
+func (in *Input) Resized() {
+	select {
+	case in.resized <- struct{}{}:
+	default:
+	}
+}
+
+// NextKey is Next that also returns ErrResized after Resized.
+func (in *Input) NextKey(ctx context.Context) (byte, error) {
+	in.mu.Lock()
+	if len(in.buf) > 0 {
+		b := in.buf[0]
+		in.buf = in.buf[1:]
+		in.mu.Unlock()
+		return b, nil
+	}
+	in.mu.Unlock()
+	in.start()
+	select {
+	case <-in.resized:
+		return 0, ErrResized
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case p, ok := <-in.ch:
+		if !ok {
+			return 0, in.err
+		}
+		in.mu.Lock()
+		in.buf = append(in.buf, p[1:]...)
+		in.mu.Unlock()
+		return p[0], nil
+	}
+}
+
+// Unread puts p back in front of what is still to be read: keys typed
+// during a turn, read to watch for Esc, go back to the next prompt.
+func (in *Input) Unread(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	in.mu.Lock()
+	in.buf = append(append([]byte(nil), p...), in.buf...)
+	in.mu.Unlock()
+}
+
+// Wait returns true when a byte arrives within d (it stays to be read),
+// false when none does or ctx ends.
+func (in *Input) Wait(ctx context.Context, d time.Duration) bool {
+	if in.Buffered() {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	b, err := in.Next(ctx)
+	if err != nil {
+		return false
+	}
+	in.Unread([]byte{b})
+	return true
 }
 
 // Buffered reports whether a byte is available without blocking; the

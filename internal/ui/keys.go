@@ -2,6 +2,8 @@ package ui
 
 import (
 	"context"
+	"errors"
+	"time"
 	"unicode/utf8"
 )
 
@@ -35,6 +37,8 @@ const (
 	keyPasteEnd
 	keySearch // Ctrl-R: reverse incremental history search
 	keyCancel // Ctrl-G
+	keyEscape // a lone Esc
+	keyResize // the terminal changed size
 )
 
 type key struct {
@@ -45,7 +49,10 @@ type key struct {
 // readKey decodes one key from in. Unknown escape sequences decode to
 // keyNone so they are ignored rather than inserted as text.
 func readKey(ctx context.Context, in *Input) (key, error) {
-	b, err := in.Next(ctx)
+	b, err := in.NextKey(ctx)
+	if errors.Is(err, ErrResized) {
+		return key{kind: keyResize}, nil
+	}
 	if err != nil {
 		return key{}, err
 	}
@@ -66,8 +73,10 @@ func readKey(ctx context.Context, in *Input) (key, error) {
 		return key{kind: keyBackspace}, nil
 	case 0x09:
 		return key{kind: keyTab}, nil
-	case 0x0a, 0x0d:
+	case 0x0d:
 		return key{kind: keyEnter, r: rune(b)}, nil
+	case 0x0a: // Ctrl-J
+		return key{kind: keyNewline, r: rune(b)}, nil
 	case 0x0b:
 		return key{kind: keyKillEnd}, nil
 	case 0x0c:
@@ -108,10 +117,20 @@ func readKey(ctx context.Context, in *Input) (key, error) {
 	return key{kind: keyRune, r: r}, nil
 }
 
-// readEscape decodes what follows an ESC. A lone Escape does nothing in
-// this editor, so waiting for the next byte is safe and needs no timer:
-// Esc then Enter inserts a newline, which is also what Alt-Enter sends.
+// EscWait is how long an Esc waits for the rest of a sequence: keys and
+// Alt-combinations arrive as one burst, a person's next key much later.
+// A lone Esc never combines with a key typed after it.
+const EscWait = 40 * time.Millisecond
+
+// readEscape decodes what follows an ESC: a key sequence, Alt with a key,
+// or nothing within EscWait (a lone Esc).
 func readEscape(ctx context.Context, in *Input) (key, error) {
+	if !in.Wait(ctx, EscWait) {
+		if ctx.Err() != nil {
+			return key{}, ctx.Err()
+		}
+		return key{kind: keyEscape}, nil
+	}
 	b, err := in.Next(ctx)
 	if err != nil {
 		return key{}, err

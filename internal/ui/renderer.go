@@ -36,6 +36,20 @@ type Renderer struct {
 	held     strings.Builder
 }
 
+const spinHint = "· Esc interrupts"
+
+// SetQueued shows what the user typed while the turn runs after the
+// spinner ("queued: …"); it waits at the next prompt. "" clears it.
+func (r *Renderer) SetQueued(text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hint := spinHint
+	if text != "" {
+		hint += " · queued: " + text
+	}
+	r.spin.hint = r.t.Style.Dim(hint) // the next tick draws it
+}
+
 // NewRenderer returns a renderer writing to t and accounting into m (a new
 // Meter when nil).
 func NewRenderer(t *Term, m *Meter) *Renderer {
@@ -44,7 +58,7 @@ func NewRenderer(t *Term, m *Meter) *Renderer {
 	}
 	r := &Renderer{t: t, Meter: m, col0: true}
 	r.spin = spinner{mu: &r.mu, write: r.writeRaw, now: time.Now, tick: 100 * time.Millisecond,
-		hint: t.Style.Dim("· Ctrl-C interrupts"), width: t.Width}
+		hint: t.Style.Dim(spinHint), width: t.Width}
 	return r
 }
 

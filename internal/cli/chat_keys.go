@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/harness-dev/harness/internal/permission"
+	"github.com/harness-dev/harness/internal/ui"
+)
+
+// keyWatch reads the keyboard while a turn runs (the terminal is then
+// quiet: no echo, no line buffering). A lone Esc interrupts the turn, as
+// Ctrl-C does; every other key is kept, shown after the spinner, and handed
+// back to the next prompt, where it appears as typed. It reads only from a
+// terminal: piped input holds the answers to later prompts.
+type keyWatch struct {
+	mu     sync.Mutex
+	ahead  []byte // typed during the turn, for the next prompt
+	cancel context.CancelFunc
+	done   chan struct{}
+	turn   context.Context // the running turn's, to restart after a prompt
+}
+
+// start begins watching for the turn whose context is ctx.
+func (k *keyWatch) start(c *chat, ctx context.Context) {
+	if !c.in.IsTerminal() {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.turn = ctx
+	k.run(c)
+}
+
+// run starts the reading goroutine; call with mu held.
+func (k *keyWatch) run(c *chat) {
+	if k.cancel != nil || k.turn == nil || k.turn.Err() != nil {
+		return
+	}
+	wctx, cancel := context.WithCancel(k.turn)
+	done := make(chan struct{})
+	k.cancel, k.done = cancel, done
+	go func() {
+		defer close(done)
+		for {
+			b, err := c.in.Next(wctx)
+			if err != nil {
+				return
+			}
+			if b == 0x1b {
+				if c.in.Wait(wctx, ui.EscWait) {
+					k.add(c, b) // the start of a key sequence: the editor reads it
+					continue
+				}
+				if wctx.Err() != nil {
+					k.add(c, b)
+					return
+				}
+				c.cancelTurn()
+				continue
+			}
+			k.add(c, b)
+		}
+	}()
+}
+
+// pause stops reading (a permission prompt reads the keys now) and waits
+// for the reader to be gone.
+func (k *keyWatch) pause() {
+	k.mu.Lock()
+	cancel, done := k.cancel, k.done
+	k.cancel, k.done = nil, nil
+	k.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// resume reads again after a prompt, while the turn lasts.
+func (k *keyWatch) resume(c *chat) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.run(c)
+}
+
+// stop ends the watch at the end of a turn and gives what was typed back
+// to the input, for the prompt.
+func (k *keyWatch) stop(c *chat) {
+	k.pause()
+	k.mu.Lock()
+	ahead := k.ahead
+	k.ahead, k.turn = nil, nil
+	k.mu.Unlock()
+	c.in.Unread(ahead)
+	c.r.SetQueued("")
+}
+
+func (k *keyWatch) add(c *chat, b byte) {
+	k.mu.Lock()
+	if b == 0x7f || b == 0x08 {
+		// Backspace takes back the last character typed.
+		if n := len(k.ahead); n > 0 && k.ahead[n-1] != 0x1b {
+			_, size := utf8.DecodeLastRune(k.ahead)
+			k.ahead = k.ahead[:n-size]
+		}
+	} else {
+		k.ahead = append(k.ahead, b)
+	}
+	shown := queuedText(k.ahead)
+	k.mu.Unlock()
+	c.r.SetQueued(shown)
+}
+
+// queuedText is the typed-ahead bytes as a short readable line.
+func queuedText(p []byte) string {
+	var b strings.Builder
+	for _, r := range string(p) {
+		switch {
+		case r == '\r' || r == '\n':
+			b.WriteString(" ⏎ ")
+		case r == 0x1b || r < 0x20 || r == utf8.RuneError:
+		default:
+			b.WriteRune(r)
+		}
+	}
+	s := b.String()
+	if rs := []rune(s); len(rs) > 30 {
+		s = "…" + string(rs[len(rs)-29:])
+	}
+	return s
+}
+
+// watchedPrompter hands the keyboard to the permission prompt: the key
+// watch pauses while it is open.
+type watchedPrompter struct{ c *chat }
+
+func (w watchedPrompter) Prompt(ctx context.Context, req permission.Request, d permission.Decision, pattern string) (permission.Answer, error) {
+	w.c.keys.pause()
+	defer w.c.keys.resume(w.c)
+	return w.c.pr.Prompt(ctx, req, d, pattern)
+}
