@@ -37,7 +37,8 @@ var chatCommands = []struct{ name, args, help string }{
 	{"/rewind", "[N]", "take back the last N turns (default 1); files stay as they are"},
 	{"/sessions", "", "this project's sessions"},
 	{"/resume", "ID", "switch to an earlier session"},
-	{"/model", "NAME", "use another model from the next turn on"},
+	{"/model", "NAME", "use another model from the next turn on (!NAME: one the catalogue lacks)"},
+	{"/expand", "", "the last tool result, whole"},
 	{"/sandbox", "", "the walls in force"},
 	{"/permissions", "", "the permission rules in force"},
 	{"/exit", "", "quit (also Ctrl-D, or Ctrl-C twice)"},
@@ -321,10 +322,14 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 			pad := max(0, 18-len(cmd.name)-1-len(cmd.args))
 			fmt.Fprintf(&b, "  %s %s%s %s\n", st.Bold(cmd.name), cmd.args, strings.Repeat(" ", pad), st.Dim(cmd.help))
 		}
-		b.WriteString(st.Dim("  Esc-Enter or Alt-Enter: new line · Tab: complete · Up/Down: history · Ctrl-R: search it\n"))
-		b.WriteString(st.Dim("  Ctrl-C: interrupt a turn (twice at an empty prompt: quit) · Ctrl-D: quit"))
+		b.WriteString(st.Dim("  \\ then Enter, Ctrl-J or Alt-Enter: new line · Tab: complete (@path mentions a file) · Up/Down: history · Ctrl-R: search it\n"))
+		b.WriteString(st.Dim("  Esc or Ctrl-C: interrupt a turn (Ctrl-C twice at an empty prompt: quit) · Ctrl-D: quit · /expand: the last tool result whole"))
 		c.r.Print(b.String())
 	case "/compact":
+		if c.s.History.Len() == 0 {
+			c.r.Print(st.Dim("nothing to compact yet: the session has no messages"))
+			return false, nil
+		}
 		c.r.StartTurn()
 		interrupted, err := c.withTurn(ctx, func(ctx context.Context) error {
 			return c.s.Agent.Compact(ctx, arg, c.r)
@@ -344,7 +349,11 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 			return false, err
 		}
 		old.Close()
-		c.r.Print(st.Dim("new session " + c.s.ID + "; the previous one is kept (/sessions lists it)"))
+		kept := "; the previous one is kept (/sessions lists it, harness -c resumes it)"
+		if !old.Log.Written() {
+			kept = "; the previous one had no message and was not saved"
+		}
+		c.r.Print(st.Dim("new session " + c.s.ID + kept))
 	case "/cost":
 		c.sync()
 		c.r.Print(c.meter.CostReport(st))
@@ -384,12 +393,18 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		}
 		old.Close()
 		c.r.Print(st.Dim(fmt.Sprintf("resumed %s (%d messages)", c.s.ID, c.s.History.Len())))
+		c.r.Print(c.transcript())
 		c.status()
 	case "/model":
 		if arg == "" {
 			c.r.Print("model " + st.Bold(c.s.Config.Model) + st.Dim(" (/model NAME switches)"))
 			return false, nil
 		}
+		if _, known := llm.LookupModel(arg); !known && !strings.HasPrefix(arg, "!") {
+			return false, fmt.Errorf("/model: %q is not in the model catalogue (harness models lists it); "+
+				"for a model only your server knows, type /model !%s", arg, arg)
+		}
+		arg = strings.TrimPrefix(arg, "!")
 		opts := c.s.Agent.Options()
 		opts.Model = arg
 		a := agent.New(opts)
@@ -515,22 +530,50 @@ func (c *chat) describeTodos() string {
 	return b.String()
 }
 
-// describeRules lists the rules in force: the user's and the project's in
-// full, the built-in defaults counted unless all is set.
+// describeRules lists the rules in force, one a row: verdict, what it
+// covers and where it comes from; the user's and the project's in full,
+// the built-in defaults counted unless all is set; the walls in short
+// (/sandbox lists their paths).
 func (c *chat) describeRules(all bool) string {
 	st := c.t.Style
+	w := c.t.Width()
 	var own []string
 	count := map[string]int{}
+	var walls []string
+	row := func(r string) string {
+		text, origin, _ := strings.Cut(r, "  (")
+		origin = strings.TrimSuffix(origin, ")")
+		verdict, rest, _ := strings.Cut(text, " ")
+		colour := st.Green
+		switch verdict {
+		case "ask":
+			colour = st.Yellow
+		case "deny":
+			colour = st.Red
+		}
+		line := fmt.Sprintf("  %s %s", colour(fmt.Sprintf("%-5s", verdict)), ui.Truncate(rest, max(10, w-StringWidthOf(origin)-12)))
+		if origin != "" {
+			line += "  " + st.Dim(origin)
+		}
+		return line
+	}
 	for _, r := range c.s.Gate.Rules() {
-		if strings.HasSuffix(r, "(default)") || strings.Contains(r, "(default for") {
+		switch {
+		case strings.HasPrefix(r, "walls:"):
+			walls = append(walls, c.describeWalls())
+			continue
+		case !strings.HasPrefix(r, "allow ") && !strings.HasPrefix(r, "ask ") && !strings.HasPrefix(r, "deny "):
+			walls = append(walls, "  "+st.Dim(ui.Truncate(r, w-2)))
+			continue
+		case strings.HasSuffix(r, "(default)") || strings.Contains(r, "(default for"):
 			if all {
-				own = append(own, st.Dim(r))
+				own = append(own, row(r))
 			}
 			verdict, _, _ := strings.Cut(r, " ")
 			count[verdict]++
 			continue
 		}
-		own = append(own, r)
+		own = append(own, row(r))
 	}
 	var b strings.Builder
 	if len(own) == 0 {
@@ -538,15 +581,41 @@ func (c *chat) describeRules(all bool) string {
 	} else {
 		b.WriteString(strings.Join(own, "\n") + "\n")
 	}
+	b.WriteString(strings.Join(walls, "\n") + "\n")
 	if !all {
 		fmt.Fprintf(&b, "%s", st.Dim(fmt.Sprintf("built-in defaults: %d allow, %d ask, %d deny (/permissions all lists them)",
 			count["allow"], count["ask"], count["deny"])))
 	}
-	return b.String()
+	return strings.TrimRight(b.String(), "\n")
 }
 
+// describeWalls is the walls no rule moves, in two short rows.
+func (c *chat) describeWalls() string {
+	st := c.t.Style
+	p := c.s.Sandbox.Policy()
+	var wr []string
+	for _, x := range p.Writable {
+		wr = append(wr, c.tilde(x))
+	}
+	return "  " + st.Bold("walls") + " " + st.Dim("(no rule moves them)") + "\n" +
+		"    write only under " + ui.Truncate(strings.Join(wr, ", "), max(10, c.t.Width()-22)) + "\n" +
+		"    " + fmt.Sprintf("never read %d secret paths", len(p.DenyRead)) + st.Dim(" (/sandbox lists them)")
+}
+
+// tilde writes a path under the home directory as ~/….
+func (c *chat) tilde(x string) string {
+	if rel, err := filepath.Rel(c.s.Home, x); err == nil && !strings.HasPrefix(rel, "..") {
+		return "~/" + rel
+	}
+	return x
+}
+
+// StringWidthOf is ui.StringWidth, named for the layout code here.
+func StringWidthOf(s string) int { return ui.StringWidth(s) }
+
 // listSessions shows this project's latest sessions, marking the current
-// one.
+// one (listed even before it is saved), with the same columns as harness
+// sessions: steps, tokens, cost, title.
 func (c *chat) listSessions() error {
 	st := c.t.Style
 	list, _ := session.List(session.Dir(c.s.Home, c.s.Sandbox.Policy().Project))
@@ -554,18 +623,26 @@ func (c *chat) listSessions() error {
 		list = list[:15]
 	}
 	var b strings.Builder
+	if !c.s.Log.Written() {
+		fmt.Fprintf(&b, "%s%s  %s\n", st.Green("● "), st.Bold(c.s.ID), st.Dim("this session: new, saved once it has a message"))
+	}
 	for _, ss := range list {
 		mark := "  "
 		if ss.ID == c.s.ID {
 			mark = st.Green("● ")
 		}
-		title := ui.Truncate(ui.Sanitize(ss.Title), max(10, c.t.Width()-48))
-		fmt.Fprintf(&b, "%s%s  %s  %4d msgs  %s\n", mark, st.Bold(ss.ID), st.Dim(ss.Updated.Local().Format("2006-01-02 15:04")), ss.Messages, title)
+		title := ui.Truncate(ui.Sanitize(ss.Title), max(10, c.t.Width()-62))
+		price := "?"
+		if v, ok := cost(ss); ok {
+			price = usd(v)
+		}
+		fmt.Fprintf(&b, "%s%s  %s  %3d steps  %6s tok  %7s  %s\n", mark, st.Bold(ss.ID), st.Dim(ss.Used.Local().Format("2006-01-02 15:04")),
+			ss.Steps, humanTokens(tokens(ss.Usage)), price, title)
 	}
 	if b.Len() == 0 {
 		b.WriteString(st.Dim("no sessions yet"))
 	} else {
-		b.WriteString(st.Dim("/resume ID switches to one"))
+		b.WriteString(st.Dim("/resume ID switches to one (harness -c resumes the one used last)"))
 	}
 	c.r.Print(b.String())
 	return nil

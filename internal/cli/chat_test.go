@@ -87,9 +87,11 @@ func TestChatPiped(t *testing.T) {
 	if n := len(reqs[2].Messages); n < 5 {
 		t.Errorf("after /model the conversation went on with %d messages, want it kept", n)
 	}
-	// /clear started a second session; /sessions lists both, the new one current.
-	if !strings.Contains(got, "new session ") || strings.Count(got, " msgs ") < 3 {
-		t.Errorf("/clear then /sessions did not show two sessions")
+	// /clear started a second session; /sessions lists both, the new one
+	// current and not yet saved (it has no message).
+	if !strings.Contains(got, "new session ") || strings.Count(got, " steps ") < 2 ||
+		!strings.Contains(got, "this session: new, saved once it has a message") {
+		t.Errorf("/clear then /sessions did not show the saved session and the new one")
 	}
 	if b := reqs[1].Messages[len(reqs[1].Messages)-1]; !strings.Contains(b.Blocks[0].Content, "use the editor instead") {
 		t.Errorf("the refusal reason did not reach the model: %+v", b)

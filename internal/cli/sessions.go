@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -30,12 +32,15 @@ func newSessionsCommand(g *globalOptions, stdio Stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "List this project's sessions, newest first",
-		Long: `List the sessions of this project, newest first: id, start time, steps (model
-replies), tokens, cost at list price, and the title (the first user message).
+		Long: `List the sessions of this project, newest first: id, when it was last used,
+steps (model replies), tokens, cost at list price, and the title (the first
+user message); with --all, every project's, with a PROJECT column. A session
+is saved from its first message on: one opened and left is not listed.
 
 Every session is an append-only log under ~/.agents/sessions/<project>/. Resume
 one with "harness --resume ID" (or "harness run --resume ID PROMPT"), the latest
-with "harness --continue". An id prefix works wherever an id does.
+with "harness --continue" (the one whose last message is newest). An id prefix
+works wherever an id does.
 ` + exitStatusHelp,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
@@ -158,11 +163,15 @@ func runSessions(ctx context.Context, g *globalOptions, o *sessionsOptions, stdi
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdio.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTARTED\tSTEPS\tTOKENS\tCOST\tTITLE")
+	head := "ID\tLAST USED\tSTEPS\tTOKENS\tCOST\tTITLE"
+	if o.All {
+		head = "ID\tPROJECT\tLAST USED\tSTEPS\tTOKENS\tCOST\tTITLE"
+	}
+	fmt.Fprintln(tw, head)
 	for _, s := range list {
 		c := "?"
 		if v, ok := cost(s); ok {
-			c = fmt.Sprintf("$%.2f", v)
+			c = usd(v)
 		}
 		t := s.Title
 		if t == "" {
@@ -171,9 +180,36 @@ func runSessions(ctx context.Context, g *globalOptions, o *sessionsOptions, stdi
 		if s.Torn {
 			t += " [crashed]"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.Start.Local().Format("2006-01-02 15:04"), s.Steps, humanTokens(tokens(s.Usage)), c, t)
+		used := s.Used
+		if used.IsZero() {
+			used = s.Start
+		}
+		proj := ""
+		if o.All {
+			proj = homeRel(s.Project) + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s%s\t%d\t%s\t%s\t%s\n", s.ID, proj, used.Local().Format("2006-01-02 15:04"), s.Steps, humanTokens(tokens(s.Usage)), c, t)
 	}
 	return tw.Flush()
+}
+
+// usd is a cost at list price: cents are too coarse for one session, so
+// below a dollar four decimals show.
+func usd(v float64) string {
+	if v < 1 {
+		return fmt.Sprintf("$%.4f", v)
+	}
+	return fmt.Sprintf("$%.2f", v)
+}
+
+// homeRel writes a path under the home directory as ~/….
+func homeRel(p string) string {
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		if rel, err := filepath.Rel(home, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return "~/" + rel
+		}
+	}
+	return p
 }
 
 func tokens(u llm.Usage) int { return u.Prompt() + u.Output }

@@ -125,6 +125,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	catalogueWindow(cfg, src)
 	s := &Session{Home: src.Home, Config: cfg, Warnings: cfg.Warnings}
 	ok := false
 	defer func() {
@@ -359,6 +360,19 @@ func priceFor(cfg *config.Config, model string) (llm.Price, bool) {
 		Input: over(cfg.PriceInput), Output: over(cfg.PriceOutput),
 		CacheRead: over(cfg.PriceCacheRead), CacheWrite: over(cfg.PriceCacheWrite),
 	})
+}
+
+// catalogueWindow takes the model's context window from the catalogue when
+// CONTEXT_WINDOW was not set, instead of one default for every model.
+// (A CONTEXT_WINDOW in the env file equal to the default is taken as
+// unset: config does not say where a value came from.)
+func catalogueWindow(cfg *config.Config, src config.Source) {
+	if cfg.ContextWindow != config.DefaultContextWindow || src.Env["CONTEXT_WINDOW"] != "" || src.Flags["CONTEXT_WINDOW"] != "" {
+		return
+	}
+	if m, ok := llm.LookupModel(cfg.Model); ok && m.ContextWindow > 0 {
+		cfg.ContextWindow = m.ContextWindow
+	}
 }
 
 // gateAdapter lets the permission gate guard the tool registry.

@@ -67,10 +67,19 @@ func WriteMarkdown(w io.Writer, entries []Entry, o MarkdownOptions) error {
 			}
 		case TypeEdit:
 			var ed struct {
-				Layer  string            `json:"layer"`
-				Blocks []json.RawMessage `json:"blocks"`
+				Layer   string            `json:"layer"`
+				Blocks  []json.RawMessage `json:"blocks"`
+				Summary *llm.Block        `json:"summary"`
 			}
 			_ = json.Unmarshal(e.Edit, &ed)
+			if ed.Summary != nil {
+				// A compaction: its summary is what the model went on from.
+				fmt.Fprintf(bw, "\n> %scontext: compacted; the earlier messages were replaced by this summary:\n>\n", who(e.Agent))
+				for _, l := range strings.Split(strings.TrimRight(ed.Summary.Text, "\n"), "\n") {
+					fmt.Fprintf(bw, "> %s\n", l)
+				}
+				continue
+			}
 			fmt.Fprintf(bw, "\n> %scontext: %s edit (%d blocks)\n", who(e.Agent), ed.Layer, len(ed.Blocks))
 		case TypePermission:
 			if p := e.Permission; p != nil {

@@ -305,3 +305,20 @@ func TestCreateLazy(t *testing.T) {
 		t.Fatalf("held entries lost their content: %+v %+v", es[0], es[1])
 	}
 }
+
+// sessions show and export carry a compaction's summary: it is what the
+// model went on from.
+func TestWriteMarkdownCompactionSummary(t *testing.T) {
+	es := sample("sum")
+	es = append(es, Entry{Type: TypeEdit, Time: t0.Add(8 * time.Second),
+		Edit: json.RawMessage(`{"layer":"summary","keep":2,"summary":{"type":"text","text":"<summary>\nGoal: fix TestX\nNext: run go test\n</summary>"}}`)})
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, es, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"compacted; the earlier messages were replaced by this summary", "> Goal: fix TestX", "> Next: run go test"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("export lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
