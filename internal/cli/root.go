@@ -144,6 +144,7 @@ headless. Configuration lives in ~/.agents/env (see the README).` + exitStatusHe
 		newSessionsCommand(g, stdio),
 		newModelsCommand(stdio),
 		newPermissionsTopic(),
+		newCacheCommand(stdio),
 	)
 	return root
 }

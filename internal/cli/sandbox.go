@@ -91,7 +91,8 @@ func runSandbox(ctx context.Context, opts sandboxOptions, argv []string, stdio S
 // openSandbox computes the policy for project and opens backend.
 func openSandbox(ctx context.Context, project string, addDirs []string, timeout time.Duration, backend string) (sandbox.Sandbox, error) {
 	home, _ := os.UserHomeDir()
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: project, AddDirs: addDirs, Home: home, Timeout: timeout})
+	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: project, AddDirs: addDirs, Home: home, Timeout: timeout,
+		CacheRoot: sandbox.CacheRoot(home, os.Environ())})
 	if err != nil {
 		return nil, err
 	}

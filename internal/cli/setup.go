@@ -138,7 +138,8 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 	if err != nil {
 		return nil, err
 	}
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, AddDirs: g.AddDirs, Home: src.Home, Timeout: g.Timeout})
+	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, AddDirs: g.AddDirs, Home: src.Home, Timeout: g.Timeout,
+		CacheRoot: sandbox.CacheRoot(src.Home, os.Environ())})
 	if err != nil {
 		return nil, err
 	}

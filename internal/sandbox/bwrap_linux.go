@@ -42,7 +42,7 @@ func openBwrap(p *Policy, tmp string) (*session, error) {
 		inner = helperInTmp
 		args = append(args, "--ro-bind", exe, inner)
 	}
-	for _, w := range p.Writable {
+	for _, w := range p.writeRoots() {
 		args = append(args, "--bind", w, w)
 	}
 	for _, r := range p.ReadOnly {
@@ -55,7 +55,7 @@ func openBwrap(p *Policy, tmp string) (*session, error) {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
 	}
-	cfg := helperConfig{Write: append(append([]string(nil), p.Writable...), "/tmp"), DenySockets: "unix"}
+	cfg := helperConfig{Write: append(p.writeRoots(), "/tmp"), DenySockets: "unix"}
 	s := &session{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
 		argv := append(append([]string(nil), args...), "--chdir", dir, "--")

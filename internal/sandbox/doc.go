@@ -11,6 +11,12 @@
 // the first command), the secrets nobody reads (~/.ssh, ~/.aws, …,
 // ~/.agents/env), an environment allowlist that never passes an API key, a
 // timeout and an output limit. A symlink at a protected path fails closed.
+// With PolicyOptions.CacheRoot, the project also gets a persistent build
+// cache (CacheRoot/projects/<hash>/cache, cache.go) that only its own
+// sessions' commands can write and no host toolchain reads; the build
+// tools' cache variables point there, and the host's Go module cache is
+// offered read-only as a file:// GOPROXY entry. ListCaches and CleanCache
+// serve `harness cache`.
 // Policy.CheckRead and Policy.CheckWrite apply the same rules to the
 // host-side file tools after resolving every symlink.
 //

@@ -26,15 +26,19 @@ func sandboxEnv(p *Policy, tmp, backend string) []string {
 	}
 	cache := tmp + "/.cache"
 	set("TMPDIR", tmp)
-	set("XDG_CACHE_HOME", cache)
-	set("GOCACHE", cache+"/go-build")
 	set("GOPATH", tmp+"/go")
-	if mc := goModCache(p); mc != "" {
-		set("GOMODCACHE", mc) // read-only inside: what is downloaded builds, nothing new is fetched
+	if p.Cache != "" {
+		cacheEnv(p, set)
+	} else {
+		set("XDG_CACHE_HOME", cache)
+		set("GOCACHE", cache+"/go-build")
+		if p.HostModCache != "" {
+			set("GOMODCACHE", p.HostModCache) // read-only inside: what is downloaded builds, nothing new is fetched
+		}
+		set("npm_config_cache", cache+"/npm")
+		set("PIP_CACHE_DIR", cache+"/pip")
+		set("CARGO_TARGET_DIR", tmp+"/cargo-target")
 	}
-	set("npm_config_cache", cache+"/npm")
-	set("PIP_CACHE_DIR", cache+"/pip")
-	set("CARGO_TARGET_DIR", tmp+"/cargo-target")
 	set("HARNESS_SANDBOX", backend)
 	return env
 }
@@ -48,22 +52,34 @@ func hasEnv(env []string, k string) bool {
 	return false
 }
 
-// goModCache finds the host's Go module cache without running go.
-func goModCache(p *Policy) string {
-	cands := []string{os.Getenv("GOMODCACHE")}
-	if gp := os.Getenv("GOPATH"); gp != "" {
+// hostGo finds the host's Go module cache (without running go) and GOPROXY.
+func hostGo(p *Policy, env []string) (modCache, proxy string) {
+	get := func(k string) string {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	proxy = get("GOPROXY")
+	cands := []string{get("GOMODCACHE")}
+	if gp := get("GOPATH"); gp != "" {
 		cands = append(cands, filepath.Join(filepath.SplitList(gp)[0], "pkg", "mod"))
 	}
 	if p.Home != "" {
 		cands = append(cands, filepath.Join(p.Home, "go", "pkg", "mod"))
 	}
 	for _, c := range cands {
-		if c == "" {
+		if c == "" || !filepath.IsAbs(c) {
 			continue
 		}
 		if st, err := os.Stat(c); err == nil && st.IsDir() && p.CheckRead(c) == nil {
-			return c
+			if r, err := canonical(c); err == nil {
+				c = r
+			}
+			return c, proxy
 		}
 	}
-	return ""
+	return "", proxy
 }

@@ -28,7 +28,7 @@ func openLandlock(p *Policy, tmp string) (*session, error) {
 		cfg.Tmp = tmp
 		cfg.ReadOnly = p.ReadOnly
 		cfg.Mask = append(append([]string(nil), p.DenyRead...), p.Sockets...)
-		for _, w := range p.Writable {
+		for _, w := range p.writeRoots() {
 			if within(w, "/tmp") {
 				cfg.Rebind = append(cfg.Rebind, w)
 			}
@@ -37,7 +37,7 @@ func openLandlock(p *Policy, tmp string) (*session, error) {
 			cfg.Helper, s.helper = exe, helperInTmp
 		}
 	}
-	cfg.Write = append(append([]string(nil), p.Writable...), tmpInside)
+	cfg.Write = append(p.writeRoots(), tmpInside)
 	env := sandboxEnv(p, tmpInside, BackendLandlock)
 	s.wrap = func(script, dir string) ([]string, []string, error) {
 		h, err := helperArgv(exe, cfg, "/bin/sh", "-c", script)

@@ -29,6 +29,14 @@ type Policy struct {
 	OutputLimit int           // bytes of output kept per command
 	TempDir     string        // host path of the session's private /tmp; set by Open
 	Notes       []string      // things the policy could not do, said plainly (e.g. a truncated scan)
+	// Cache is the host path of the project's persistent build cache,
+	// writable inside (see cache.go); "" means caches live in the private
+	// /tmp and die with the session.
+	Cache     string
+	CacheVars []string // extra variables pointed at directories in Cache
+	// HostModCache is the host's Go module cache, read-only inside.
+	HostModCache string
+	hostGoProxy  string // the host's GOPROXY, kept behind the read-only file:// entry
 
 	fsys   fileSystem // nil: the real one (see identity.go)
 	idents rootIDs
@@ -42,6 +50,9 @@ type PolicyOptions struct {
 	Timeout     time.Duration
 	OutputLimit int      // 0 means 1 MiB
 	Environ     []string // the host environment to filter; nil means os.Environ()
+	// CacheRoot, when set, holds the project's persistent build cache
+	// (CacheRoot(home, environ) in production; empty in most tests).
+	CacheRoot string
 }
 
 // DefaultTimeout is the per-command timeout when the options give none.
@@ -138,6 +149,18 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 	p.hideLinkTargets()
 	p.Sockets = hostSockets(o.Environ)
 	p.Env = filterEnv(environ(o.Environ))
+	p.HostModCache, p.hostGoProxy = hostGo(p, environ(o.Environ))
+	if o.CacheRoot != "" {
+		var vars []string
+		for _, kv := range environ(o.Environ) {
+			if v, ok := strings.CutPrefix(kv, CacheVarsEnv+"="); ok {
+				vars = strings.Split(v, ",")
+			}
+		}
+		if err := p.setupCache(o.CacheRoot, vars); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 

@@ -42,7 +42,7 @@ func seatbeltProfile(p *Policy, tmp string) (profile string, params []string) {
 		b.WriteString(")\n")
 	}
 	b.WriteString("; Write only the writable roots, the private temporary directory and the usual devices.\n(allow file-write*")
-	for i, w := range p.Writable {
+	for i, w := range p.writeRoots() {
 		b.WriteString("\n  (subpath " + param("WRITE", i, w) + ")")
 	}
 	b.WriteString("\n  (subpath " + param("TMP", 0, tmp) + ")")

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/harness-dev/harness/internal/sandbox"
+)
+
+// newCacheCommand is `harness cache`: the per-project build caches the
+// sandbox keeps, their sizes, and how to remove them.
+func newCacheCommand(stdio Stdio) *cobra.Command {
+	var project string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "cache [clean [--project DIR | --all]]",
+		Short: "Show or clean the build caches kept for sandboxed commands",
+		Long: `Commands in the sandbox keep their build caches (Go's build and module caches, npm, pip,
+cargo, and variables named in HARNESS_CACHE_VARS) in a directory per project under
+~/.cache/harness/projects/. Only that project's sessions can write it, and no tool on your
+machine uses it, so nothing the agent puts there reaches a build outside the walls.
+
+"harness cache" lists every project's cache and its size; "harness cache clean" removes the
+current project's (or --project DIR's), "harness cache clean --all" every one.`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := cacheRoot()
+			if err != nil {
+				return err
+			}
+			list, err := sandbox.ListCaches(root)
+			if err != nil {
+				return err
+			}
+			if len(list) == 0 {
+				fmt.Fprintf(stdio.Out, "no build caches under %s\n", root)
+				return nil
+			}
+			var total int64
+			for _, c := range list {
+				name := c.Project
+				if name == "" {
+					name = "(unknown project)"
+				}
+				fmt.Fprintf(stdio.Out, "%9s  %6d files  %s\n           %s\n", humanBytes(c.Bytes), c.Files, name, c.Dir)
+				total += c.Bytes
+			}
+			fmt.Fprintf(stdio.Out, "%9s  in all; harness cache clean [--project DIR | --all] removes them\n", humanBytes(total))
+			return nil
+		},
+	}
+	clean := &cobra.Command{
+		Use:          "clean [--project DIR | --all]",
+		Short:        "Remove a project's build cache (or every one)",
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := cacheRoot()
+			if err != nil {
+				return err
+			}
+			var dirs []string
+			if all {
+				list, err := sandbox.ListCaches(root)
+				if err != nil {
+					return err
+				}
+				for _, c := range list {
+					dirs = append(dirs, c.Dir)
+				}
+			} else {
+				proj, err := projectRoot(cmd.Context(), project)
+				if err != nil {
+					return err
+				}
+				dirs = append(dirs, sandbox.ProjectCache(root, proj))
+			}
+			for _, d := range dirs {
+				if _, err := os.Stat(d); err != nil {
+					fmt.Fprintf(stdio.Out, "no build cache at %s\n", d)
+					continue
+				}
+				if err := sandbox.CleanCache(root, d); err != nil {
+					return fmt.Errorf("removing %s: %w", d, err)
+				}
+				fmt.Fprintf(stdio.Out, "removed %s\n", d)
+			}
+			return nil
+		},
+	}
+	clean.Flags().StringVar(&project, "project", "", "the project whose cache to remove (default: the current one)")
+	clean.Flags().BoolVar(&all, "all", false, "remove every project's cache")
+	cmd.AddCommand(clean)
+	return cmd
+}
+
+// cacheRoot is where the sandbox keeps per-project build caches.
+func cacheRoot() (string, error) {
+	home, _ := os.UserHomeDir()
+	root := sandbox.CacheRoot(home, os.Environ())
+	if root == "" {
+		return "", fmt.Errorf("no home directory or XDG_CACHE_HOME: harness keeps no build caches")
+	}
+	return filepath.Clean(root), nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
