@@ -26,7 +26,7 @@ func StatusError(status int, h http.Header, errType, message string, now time.Ti
 		e.Kind = ErrRateLimit
 	case IsContextTooLong(errType, message):
 		e.Kind = ErrContextTooLong
-	case status == 529 || (status >= 500 && status <= 504):
+	case status == 529 || (status >= 500 && status <= 504) || cloudflareRetryable(status):
 		e.Kind = ErrOverloaded
 	case status == http.StatusRequestEntityTooLarge:
 		e.Kind = ErrContextTooLong
@@ -41,17 +41,39 @@ func StatusError(status int, h http.Header, errType, message string, now time.Ti
 	return e
 }
 
-// contextTooLongPhrases are the ways servers say the prompt does not fit:
-// Anthropic, OpenAI, llama.cpp, vLLM, Ollama and OpenRouter, lower-cased.
+// cloudflareRetryable reports the Cloudflare statuses that mean the origin
+// was slow or gone for a moment (520 unknown error, 521 down, 522 connection
+// timed out, 523 unreachable, 524 a timeout occurred): proxies in front of
+// model servers return them under load, and a fresh request usually works.
+func cloudflareRetryable(status int) bool { return status >= 520 && status <= 524 }
+
+// contextTooLongPhrases are the ways servers say the prompt does not fit,
+// lower-cased, each from a server's documented or reported message:
+//
+//	Anthropic   "prompt is too long: 202128 tokens > 200000 maximum"
+//	Anthropic   "input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, …"
+//	OpenAI      code context_length_exceeded; "This model's maximum context length is …"
+//	OpenAI      code model_context_window_exceeded (Responses-style gateways)
+//	llama.cpp   "the request exceeds the available context size" / exceed_context_size_error
+//	vLLM        "This model's maximum context length is 4096 tokens. However, you requested …"
+//	Gemini      "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576)."
+//	xAI         "This model's maximum prompt length is 131072 but the request contains 136973 tokens."
+//	Groq        code context_length_exceeded, "Please reduce the length of the messages or completion."
+//	OpenRouter  "This endpoint's maximum context length is …"
 var contextTooLongPhrases = []string{
 	"prompt is too long",
 	"context_length_exceeded",
+	"context_window_exceeded",
 	"exceeds the available context size",
 	"exceed_context_size",
 	"maximum context length",
 	"context length exceeded",
 	"context window",
 	"input is too long",
+	"exceed context limit",
+	"maximum prompt length",
+	"exceeds the maximum number of tokens allowed",
+	"reduce the length of the messages",
 }
 
 // IsContextTooLong reports whether a provider's error type or message says
@@ -100,4 +122,22 @@ func Redact(s, secret string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, secret, "[redacted]")
+}
+
+// PlainBody is an error body that is not the provider's JSON, made fit to
+// show: an HTML page (a proxy's or Cloudflare's) is reduced to its title,
+// anything else is trimmed.
+func PlainBody(data []byte) string {
+	s := strings.TrimSpace(string(data))
+	low := strings.ToLower(s)
+	if !strings.HasPrefix(low, "<!doctype html") && !strings.HasPrefix(low, "<html") {
+		return s
+	}
+	i := strings.Index(low, "<title>")
+	j := strings.Index(low, "</title>")
+	if i < 0 || j < i {
+		return s
+	}
+	t := strings.Join(strings.Fields(s[i+len("<title>"):j]), " ")
+	return "an HTML error page: " + t
 }

@@ -1,6 +1,9 @@
 package llm
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Role is who wrote a message.
 type Role string
@@ -60,6 +63,14 @@ type Block struct {
 	// to a provider; keeping it out of the text means a tool output that
 	// merely contains a marker cannot fool the layers.
 	Layer string `json:"layer,omitempty"`
+}
+
+// Blank reports whether b is a text block with nothing but white space.
+// Such blocks are never sent: Anthropic answers a request holding one with
+// 400 "text content blocks must contain non-whitespace text", and would
+// answer every later request of the session the same way.
+func (b Block) Blank() bool {
+	return b.Type == BlockText && strings.TrimSpace(b.Text) == ""
 }
 
 // Message is one turn of the conversation.

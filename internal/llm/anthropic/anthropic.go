@@ -105,7 +105,7 @@ func (p *Provider) statusError(resp *http.Response, data []byte) *llm.Error {
 	var w struct {
 		Error *wireError `json:"error"`
 	}
-	errType, msg := "", strings.TrimSpace(string(data))
+	errType, msg := "", llm.PlainBody(data)
 	if json.Unmarshal(data, &w) == nil && w.Error != nil {
 		errType, msg = w.Error.Type, w.Error.Message
 	}

@@ -194,10 +194,19 @@ func buildRequest(req *llm.Request) wireRequest {
 	for _, m := range req.Messages {
 		wm := wireMessage{Role: string(m.Role), Content: []wireBlock{}}
 		for i, b := range m.Blocks {
+			if b.Blank() {
+				continue
+			}
 			if wb, ok := wireBlockOf(b); ok {
 				wm.Content = append(wm.Content, wb)
 				wm.origin = append(wm.origin, i)
 			}
+		}
+		if len(wm.Content) == 0 && len(m.Blocks) > 0 {
+			// Only blank text: the API also rejects empty content.
+			t := "(empty)"
+			wm.Content = append(wm.Content, wireBlock{Type: "text", Text: &t})
+			wm.origin = append(wm.origin, 0)
 		}
 		w.Messages = append(w.Messages, wm)
 	}

@@ -96,7 +96,13 @@ func (p *Provider) statusError(resp *http.Response, data []byte) *llm.Error {
 		Message string          `json:"message"`
 		Type    string          `json:"type"`
 	}
-	errType, msg := "", strings.TrimSpace(string(data))
+	errType, msg := "", llm.PlainBody(data)
+	// Gemini's OpenAI endpoint wraps its error in an array:
+	// [{"error":{"code":400,"message":"…","status":"INVALID_ARGUMENT"}}].
+	var arr []json.RawMessage
+	if json.Unmarshal(data, &arr) == nil && len(arr) > 0 {
+		data = arr[0]
+	}
 	if json.Unmarshal(data, &w) == nil {
 		var we wireError
 		var s string

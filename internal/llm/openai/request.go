@@ -139,10 +139,11 @@ func wireMessages(m llm.Message) []wireMessage {
 	if m.Role == llm.RoleAssistant {
 		wm := wireMessage{Role: "assistant"}
 		for _, b := range m.Blocks {
-			switch b.Type {
-			case llm.BlockText:
+			switch {
+			case b.Blank():
+			case b.Type == llm.BlockText:
 				text = append(text, b.Text)
-			case llm.BlockToolUse:
+			case b.Type == llm.BlockToolUse:
 				wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: b.ID, Type: "function",
 					Function: wireCallFunction{Name: b.Name, Arguments: arguments(b.Input)}})
 			}

@@ -106,14 +106,53 @@ type toolCallDelta struct {
 	Index    *int   `json:"index"`
 	ID       string `json:"id"`
 	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
+		Name      string    `json:"name"`
+		Arguments argsValue `json:"arguments"`
 	} `json:"function"`
+}
+
+// argsValue is a tool call's arguments as a server sent them: a JSON string
+// (the API's form) or, from some servers (Ollama, some vLLM parsers), the
+// JSON object itself. Either is accepted; treating an object as an
+// undecodable chunk would retry a complete reply as a cut stream.
+type argsValue string
+
+func (a *argsValue) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0 || bytes.Equal(b, []byte("null")):
+		*a = ""
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*a = argsValue(s)
+	default:
+		*a = argsValue(b)
+	}
+	return nil
 }
 
 type callState struct {
 	id, name string
 	args     strings.Builder
+}
+
+// addName merges a name delta. OpenAI sends the name once; some servers
+// (vLLM tool parsers, NVIDIA NIM) repeat it in every delta, or send it
+// growing, so a delta equal to or extending the name so far replaces it
+// instead of being appended ("read_fileread_file").
+func (c *callState) addName(n string) {
+	switch {
+	case n == "":
+	case c.name == "" || strings.HasPrefix(n, c.name):
+		c.name = n
+	case strings.HasSuffix(c.name, n) && c.args.Len() > 0:
+		// a repeat after arguments began: the name is complete
+	default:
+		c.name += n
+	}
 }
 
 // accumulator builds a Reply from deltas; the streaming parser and the
@@ -174,10 +213,8 @@ func (a *accumulator) addToolDelta(d toolCallDelta) {
 	if d.ID != "" {
 		c.id = d.ID
 	}
-	if d.Function.Name != "" {
-		c.name += d.Function.Name
-	}
-	c.args.WriteString(d.Function.Arguments)
+	c.addName(d.Function.Name)
+	c.args.WriteString(string(d.Function.Arguments))
 }
 
 func (a *accumulator) reply() *llm.Reply {
@@ -185,7 +222,10 @@ func (a *accumulator) reply() *llm.Reply {
 	if a.thinking.Len() > 0 {
 		r.Message.Blocks = append(r.Message.Blocks, llm.Block{Type: llm.BlockThinking, Thinking: a.thinking.String()})
 	}
-	if a.text.Len() > 0 {
+	// A whitespace-only text (a newline before a tool call) is not kept:
+	// stored, it would be re-sent, and Anthropic models behind a
+	// compatible API reject whitespace-only text blocks.
+	if strings.TrimSpace(a.text.String()) != "" {
 		r.Message.Blocks = append(r.Message.Blocks, llm.Block{Type: llm.BlockText, Text: a.text.String()})
 	}
 	for i, c := range a.calls {
@@ -351,8 +391,8 @@ type wireResponse struct {
 			ToolCalls        []struct {
 				ID       string `json:"id"`
 				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
+					Name      string    `json:"name"`
+					Arguments argsValue `json:"arguments"`
 				} `json:"function"`
 			} `json:"tool_calls"`
 		} `json:"message"`
