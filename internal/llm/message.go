@@ -53,6 +53,15 @@ type Block struct {
 	Name  string          `json:"name,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
 
+	// ThoughtSignature is the opaque signature Gemini attaches to a tool
+	// call (extra_content.google.thought_signature on its OpenAI endpoint),
+	// kept verbatim: Gemini 3 answers 400 when a call comes back without it.
+	ThoughtSignature string `json:"thought_signature,omitempty"`
+	// ReasoningDetails is OpenRouter's reasoning_details array for a
+	// thinking block, kept verbatim (merged across stream deltas) so it can
+	// be sent back with the assistant message it came with.
+	ReasoningDetails json.RawMessage `json:"reasoning_details,omitempty"`
+
 	// ToolUseID, Content and IsError describe a tool result.
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	Content   string `json:"content,omitempty"`

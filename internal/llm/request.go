@@ -70,6 +70,7 @@ const (
 	EventThinking                      // Text holds a delta of reasoning
 	EventToolCall                      // Block holds one complete tool_use block
 	EventRetry                         // the stream failed and is being retried; Err says why, Wait how soon
+	EventNotice                        // Text is something the user should know (once), e.g. a field the server rejected; Err its cause
 )
 
 // Event is one streamed piece of a reply, for display. The authoritative
@@ -90,7 +91,8 @@ type StopReason string
 const (
 	StopEnd       StopReason = "end_turn"
 	StopToolUse   StopReason = "tool_use"
-	StopMaxTokens StopReason = "max_tokens"
+	StopMaxTokens StopReason = "max_tokens" // also "length" and model_context_window_exceeded
+	StopRefusal   StopReason = "refusal"    // the model declined (Anthropic refusal, OpenAI content_filter or refusal)
 	StopOther     StopReason = "other"
 )
 

@@ -254,6 +254,8 @@ func stopReason(s string) llm.StopReason {
 		return llm.StopToolUse
 	case "max_tokens", "model_context_window_exceeded":
 		return llm.StopMaxTokens
+	case "refusal":
+		return llm.StopRefusal
 	}
 	return llm.StopOther
 }

@@ -124,6 +124,13 @@ type Server struct {
 	preserved bool // PreservedThinking
 	limit     int  // ContextLimit
 	count     func([]byte) int
+	// modes and what they issued: thought signatures and
+	// reasoning_details by tool call id, and whether a cache marker came.
+	modes      map[Mode]bool
+	signatures map[string]string
+	details    map[string]json.RawMessage
+	sawMarker  bool
+	served     int
 }
 
 // NewServer starts a fake server on loopback, closed when t ends.
@@ -238,6 +245,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		obs(req)
 		s.mu.Lock()
 	}
+	if st, eb := s.reject(f, body); st != 0 {
+		s.mu.Unlock()
+		httpError(w, st, eb)
+		return
+	}
 	var reply Reply
 	switch {
 	case len(s.queue) > 0:
@@ -250,6 +262,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		reply = Reply{Text: DefaultText}
 	}
+	sm := s.streamModes(f, body, reply.Usage.Input+reply.Usage.CacheRead+reply.Usage.CacheWrite)
+	x := s.issue(&reply, sm)
 	s.mu.Unlock()
 
 	if limit > 0 && req.Tokens > limit {
@@ -277,9 +291,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		if eb == "" {
 			eb = defaultErrorBody(f, reply.Status)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(reply.Status)
-		io.WriteString(w, eb)
+		httpError(w, reply.Status, eb)
 		return
 	}
 	if reply.JSON {
@@ -287,7 +299,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		if f == FormatAnthropic {
 			w.Write(anthropicJSON(reply))
 		} else {
-			w.Write(openaiJSON(reply))
+			w.Write(openaiJSON(reply, sm, x))
 		}
 		return
 	}
@@ -295,7 +307,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if f == FormatAnthropic {
 		chunks = anthropicStream(reply)
 	} else {
-		chunks = openaiStream(reply)
+		chunks = openaiStream(reply, sm, x)
 	}
 	s.stream(r.Context(), w, chunks, reply)
 }
@@ -371,6 +383,52 @@ func overflowBody(f Format, n, limit int) string {
 	return jsonString(obj{"error": obj{
 		"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, n),
 		"type":    "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+}
+
+// issue records the thought signatures and reasoning_details the modes
+// give reply, so later requests can be checked against them. Called with
+// s.mu held.
+func (s *Server) issue(r *Reply, m streamModes) openaiExtras {
+	s.served++
+	x := openaiExtras{sigs: map[int]string{}}
+	if m.geminiSig || m.openrouterDetails {
+		// Calls are checked by id later, so ids must not repeat.
+		r.ToolCalls = append([]ToolCall(nil), r.ToolCalls...)
+		for i := range r.ToolCalls {
+			if r.ToolCalls[i].ID == "" {
+				r.ToolCalls[i].ID = fmt.Sprintf("call_fake%02d_%d", s.served, i)
+			}
+		}
+	}
+	if s.signatures == nil {
+		s.signatures, s.details = map[string]string{}, map[string]json.RawMessage{}
+	}
+	if m.geminiSig && len(r.ToolCalls) > 0 {
+		// Gemini signs the first call of a parallel set only.
+		id := callID(FormatOpenAI, 0, r.ToolCalls[0])
+		x.sigs[0] = fakeSignature(id)
+		s.signatures[id] = x.sigs[0]
+	}
+	if m.openrouterDetails && (r.Thinking != "" || len(r.ToolCalls) > 0) {
+		text := r.Thinking
+		if text == "" {
+			text = "Planning the call."
+		}
+		ps := pieces(text)
+		for i, p := range ps {
+			d := obj{"type": "reasoning.text", "text": p, "format": "google-gemini-v1", "index": 0}
+			if i == len(ps)-1 {
+				d["signature"] = fmt.Sprintf("gAAAA-served-%d", s.served)
+			}
+			x.details = append(x.details, d)
+		}
+		whole := []any{obj{"type": "reasoning.text", "text": text, "format": "google-gemini-v1", "index": 0,
+			"signature": fmt.Sprintf("gAAAA-served-%d", s.served)}}
+		for i, c := range r.ToolCalls {
+			s.details[callID(FormatOpenAI, i, c)] = json.RawMessage(jsonString(whole))
+		}
+	}
+	return x
 }
 
 func defaultErrorBody(f Format, status int) string {

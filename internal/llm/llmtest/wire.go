@@ -171,18 +171,36 @@ func openaiFinish(r Reply) string {
 		return "tool_calls"
 	case string(llm.StopMaxTokens):
 		return "length"
+	case string(llm.StopRefusal):
+		return "content_filter"
 	default:
 		return s
 	}
 }
 
-func openaiUsage(u llm.Usage) obj {
+func openaiUsage(u llm.Usage, m streamModes) obj {
+	if m.cached >= 0 {
+		u.Input += u.CacheRead - m.cached
+		u.CacheRead = m.cached
+	}
 	prompt := u.Input + u.CacheRead + u.CacheWrite
+	if m.deepseek {
+		// DeepSeek's own fields, and no prompt_tokens_details.
+		return obj{"prompt_tokens": prompt, "completion_tokens": u.Output, "total_tokens": prompt + u.Output,
+			"prompt_cache_hit_tokens": u.CacheRead, "prompt_cache_miss_tokens": prompt - u.CacheRead}
+	}
 	return obj{"prompt_tokens": prompt, "completion_tokens": u.Output, "total_tokens": prompt + u.Output,
 		"prompt_tokens_details": obj{"cached_tokens": u.CacheRead}}
 }
 
-func openaiStream(r Reply) []string {
+// openaiExtras are what the modes add to one reply: the thought signature
+// of a call by index, and the reasoning_details pieces.
+type openaiExtras struct {
+	sigs    map[int]string
+	details []any // reasoning_details objects, streamed one per delta
+}
+
+func openaiStream(r Reply, m streamModes, x openaiExtras) []string {
 	chunk := func(delta obj, finish any) string {
 		return "data: " + jsonString(obj{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "llmtest",
 			"choices": []any{obj{"index": 0, "delta": delta, "finish_reason": finish}}}) + "\n\n"
@@ -191,14 +209,30 @@ func openaiStream(r Reply) []string {
 	for _, p := range pieces(r.Thinking) {
 		out = append(out, chunk(obj{"reasoning_content": p}, nil))
 	}
+	for _, d := range x.details {
+		out = append(out, chunk(obj{"reasoning_details": []any{d}}, nil))
+	}
 	for _, p := range pieces(r.Text) {
 		out = append(out, chunk(obj{"content": p}, nil))
 	}
 	for i, c := range r.ToolCalls {
-		out = append(out, chunk(obj{"tool_calls": []any{obj{"index": i, "id": callID(FormatOpenAI, i, c), "type": "function",
-			"function": obj{"name": c.Name, "arguments": ""}}}}, nil))
+		first := obj{"index": i, "id": callID(FormatOpenAI, i, c), "type": "function",
+			"function": obj{"name": c.Name, "arguments": ""}}
+		if sig := x.sigs[i]; sig != "" {
+			first["extra_content"] = obj{"google": obj{"thought_signature": sig}}
+		}
+		if m.objectArgs && json.Valid([]byte(c.Input)) {
+			first["function"] = obj{"name": c.Name, "arguments": json.RawMessage(c.Input)}
+			out = append(out, chunk(obj{"tool_calls": []any{first}}, nil))
+			continue
+		}
+		out = append(out, chunk(obj{"tool_calls": []any{first}}, nil))
 		for _, p := range pieces(c.Input) {
-			out = append(out, chunk(obj{"tool_calls": []any{obj{"index": i, "function": obj{"arguments": p}}}}, nil))
+			fn := obj{"arguments": p}
+			if m.repeatNames {
+				fn["name"] = c.Name
+			}
+			out = append(out, chunk(obj{"tool_calls": []any{obj{"index": i, "function": fn}}}, nil))
 		}
 	}
 	if r.StreamError != "" {
@@ -206,11 +240,11 @@ func openaiStream(r Reply) []string {
 	}
 	out = append(out, chunk(obj{}, openaiFinish(r)))
 	out = append(out, "data: "+jsonString(obj{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "llmtest",
-		"choices": []any{}, "usage": openaiUsage(r.Usage)})+"\n\n")
+		"choices": []any{}, "usage": openaiUsage(r.Usage, m)})+"\n\n")
 	return append(out, ": keep-alive\n\n", "data: [DONE]\n\n")
 }
 
-func openaiJSON(r Reply) []byte {
+func openaiJSON(r Reply, m streamModes, x openaiExtras) []byte {
 	msg := obj{"role": "assistant", "content": nil}
 	if r.Text != "" {
 		msg["content"] = r.Text
@@ -221,11 +255,21 @@ func openaiJSON(r Reply) []byte {
 	if len(r.ToolCalls) > 0 {
 		var calls []any
 		for i, c := range r.ToolCalls {
-			calls = append(calls, obj{"id": callID(FormatOpenAI, i, c), "type": "function",
-				"function": obj{"name": c.Name, "arguments": c.Input}})
+			call := obj{"id": callID(FormatOpenAI, i, c), "type": "function",
+				"function": obj{"name": c.Name, "arguments": c.Input}}
+			if m.objectArgs && json.Valid([]byte(c.Input)) {
+				call["function"] = obj{"name": c.Name, "arguments": json.RawMessage(c.Input)}
+			}
+			if sig := x.sigs[i]; sig != "" {
+				call["extra_content"] = obj{"google": obj{"thought_signature": sig}}
+			}
+			calls = append(calls, call)
 		}
 		msg["tool_calls"] = calls
 	}
+	if len(x.details) > 0 {
+		msg["reasoning_details"] = x.details
+	}
 	return []byte(jsonString(obj{"id": "chatcmpl-fake", "object": "chat.completion", "model": "llmtest",
-		"choices": []any{obj{"index": 0, "message": msg, "finish_reason": openaiFinish(r)}}, "usage": openaiUsage(r.Usage)}))
+		"choices": []any{obj{"index": 0, "message": msg, "finish_reason": openaiFinish(r)}}, "usage": openaiUsage(r.Usage, m)}))
 }

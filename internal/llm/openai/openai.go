@@ -3,10 +3,12 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/harness-dev/harness/internal/llm"
@@ -26,32 +28,45 @@ type Config struct {
 	// IdleTimeout ends a request on which nothing arrived for that long as
 	// a cut stream (retried); 0 means llm.DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// Profile forces a server profile by name (OPENAI_PROFILE, one of
+	// ProfileNames); "" chooses one by host, then by model family.
+	Profile string
 }
 
 // Provider talks to a Chat Completions endpoint. It is safe for concurrent
 // use.
 type Provider struct {
-	x        llm.Exchange
-	official bool // api.openai.com: max_completion_tokens
-	now      func() time.Time
+	x       llm.Exchange
+	baseURL string
+	forced  *Profile
+	now     func() time.Time
+
+	// learned holds what the server's own errors taught this session, so
+	// every later request is sent as the server accepts it.
+	mu      sync.Mutex
+	learned map[string]bool // field -> dropped
 }
 
 var _ llm.Provider = (*Provider)(nil)
 
 // New returns a Provider for cfg. A base URL with no path gets /v1, so
 // http://localhost:8080 (llama.cpp) works as well as
-// http://localhost:11434/v1 (Ollama).
+// http://localhost:11434/v1 (Ollama). An unknown cfg.Profile is an error
+// naming the known ones.
 func New(cfg Config) *Provider {
+	p, _ := NewChecked(cfg)
+	return p
+}
+
+// NewChecked is New that reports an unknown profile name instead of
+// ignoring it.
+func NewChecked(cfg Config) (*Provider, error) {
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	official := false
-	if u, err := url.Parse(base); err == nil {
-		if u.Path == "" {
-			base += "/v1"
-		}
-		official = strings.EqualFold(u.Hostname(), "api.openai.com")
+	if u, err := url.Parse(base); err == nil && u.Path == "" {
+		base += "/v1"
 	}
 	client := cfg.HTTPClient
 	if client == nil {
@@ -61,30 +76,94 @@ func New(cfg Config) *Provider {
 	if cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
-	p := &Provider{official: official, now: time.Now}
+	p := &Provider{baseURL: base, now: time.Now, learned: map[string]bool{}}
+	var err error
+	if cfg.Profile != "" {
+		if prof, ok := ProfileNamed(cfg.Profile); ok {
+			p.forced = &prof
+		} else {
+			err = fmt.Errorf("OPENAI_PROFILE=%q is not a known server profile: use one of %s", cfg.Profile, strings.Join(ProfileNames(), ", "))
+		}
+	}
 	p.x = llm.Exchange{
 		Name: "openai", Client: client, Endpoint: base + "/chat/completions", Header: h, Key: cfg.APIKey,
 		StatusError: p.statusError, Stream: parseStream, Decode: DecodeResponse,
 		IdleTimeout: cfg.IdleTimeout,
 	}
-	return p
+	return p, err
 }
 
 // Name implements llm.Provider.
 func (p *Provider) Name() string { return "openai" }
 
-// MarshalRequest returns the exact body Stream sends for req.
-func (p *Provider) MarshalRequest(req *llm.Request) ([]byte, error) {
-	return llm.MarshalBody(buildRequest(req, p.official))
+// Profile is the profile requests for model are sent with now: the forced
+// or chosen one, less what the server rejected this session.
+func (p *Provider) Profile(model string) Profile {
+	var prof Profile
+	if p.forced != nil {
+		prof = forModel(*p.forced, model)
+	} else {
+		prof = ChooseProfile(p.baseURL, model)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for f := range p.learned {
+		learnable[f](&prof)
+	}
+	return prof
 }
 
-// Stream implements llm.Provider.
+// MarshalRequest returns the exact body Stream sends for req.
+func (p *Provider) MarshalRequest(req *llm.Request) ([]byte, error) {
+	return llm.MarshalBody(buildRequest(req, p.Profile(req.Model)))
+}
+
+// maxLearn bounds how many fields one request may learn to drop: each
+// retry must have dropped something new, so this only caps a server that
+// rejects field after field.
+const maxLearn = 4
+
+// Stream implements llm.Provider. A 400 that names a field this server does
+// not accept drops the field for the rest of the session and sends the
+// request again at once, with one EventNotice saying so.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, onEvent func(llm.Event)) (*llm.Reply, error) {
-	body, err := p.MarshalRequest(req)
-	if err != nil {
-		return nil, fmt.Errorf("openai: encode request: %w", err)
+	for tries := 0; ; tries++ {
+		prof := p.Profile(req.Model)
+		body, err := llm.MarshalBody(buildRequest(req, prof))
+		if err != nil {
+			return nil, fmt.Errorf("openai: encode request: %w", err)
+		}
+		reply, err := p.x.Do(ctx, body, onEvent)
+		if err == nil || tries >= maxLearn {
+			return reply, err
+		}
+		var e *llm.Error
+		if !errors.As(err, &e) {
+			return nil, err
+		}
+		f, ok := rejectedField(e)
+		if !ok || !p.learn(f, prof) {
+			return nil, err
+		}
+		if onEvent != nil {
+			onEvent(llm.Event{Type: llm.EventNotice, Text: describeLearned(f), Err: err})
+		}
 	}
-	return p.x.Do(ctx, body, onEvent)
+}
+
+// learn records that the server rejects field, when dropping it changes
+// the request sent with prof.
+func (p *Provider) learn(field string, prof Profile) bool {
+	if !learnable[field](&prof) {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.learned[field] {
+		return false
+	}
+	p.learned[field] = true
+	return true
 }
 
 // statusError reads an error answer in any of the shapes servers use.

@@ -3,9 +3,11 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/llm/anthropic"
 )
 
 // The wire structs fix the field order of the body; messages comes last so
@@ -38,18 +40,45 @@ type wireFunction struct {
 
 // wireMessage is a chat message. Content is a pointer so an assistant
 // message that only calls tools sends "content": null, which every server
-// accepts.
+// accepts; Parts replaces it with content parts when one carries a cache
+// marker.
 type wireMessage struct {
-	Role       string         `json:"role"`
-	Content    *string        `json:"content"`
-	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Role             string          `json:"role"`
+	Content          any             `json:"content"` // *string or []contentPart
+	ReasoningContent *string         `json:"reasoning_content,omitempty"`
+	ReasoningDetails json.RawMessage `json:"reasoning_details,omitempty"`
+	ToolCalls        []wireToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID       string          `json:"tool_call_id,omitempty"`
+
+	// src is the index of the stored message this came from (-1 for the
+	// system prompt and the reminder), blocks which of its blocks.
+	src    int
+	blocks []int
+}
+
+// contentPart is a text part; cache_control makes it a breakpoint.
+type contentPart struct {
+	Type         string        `json:"type"`
+	Text         string        `json:"text"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
+type cacheControl struct {
+	Type string `json:"type"`
 }
 
 type wireToolCall struct {
-	ID       string           `json:"id"`
-	Type     string           `json:"type"`
-	Function wireCallFunction `json:"function"`
+	ID           string           `json:"id"`
+	Type         string           `json:"type"`
+	Function     wireCallFunction `json:"function"`
+	ExtraContent *extraContent    `json:"extra_content,omitempty"`
+}
+
+// extraContent carries Gemini's thought signature on a tool call.
+type extraContent struct {
+	Google struct {
+		ThoughtSignature string `json:"thought_signature"`
+	} `json:"google"`
 }
 
 type wireCallFunction struct {
@@ -76,17 +105,30 @@ func arguments(in json.RawMessage) string {
 	return string(in)
 }
 
-// buildRequest translates req into the wire body; officialAPI selects
-// max_completion_tokens (api.openai.com) over max_tokens (everyone else).
-func buildRequest(req *llm.Request, officialAPI bool) wireRequest {
-	w := wireRequest{
-		Model:          req.Model,
-		Stream:         true,
-		StreamOptions:  &streamOptions{IncludeUsage: true},
-		PromptCacheKey: req.SessionID,
-		Messages:       []wireMessage{},
+// text returns a message's content as text ("" when it has none).
+func (m *wireMessage) text() (string, bool) {
+	c, ok := m.Content.(*string)
+	if !ok || c == nil {
+		return "", false
 	}
-	if officialAPI {
+	return *c, true
+}
+
+// buildRequest translates req into the wire body for a server of profile p.
+// It is a pure function of its arguments: the same input, the same bytes.
+func buildRequest(req *llm.Request, p Profile) wireRequest {
+	w := wireRequest{
+		Model:    req.Model,
+		Stream:   true,
+		Messages: []wireMessage{},
+	}
+	if p.StreamOptions {
+		w.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	if p.CacheKey {
+		w.PromptCacheKey = req.SessionID
+	}
+	if p.MaxCompletionTokens {
 		w.MaxCompletionTokens = req.MaxTokens
 	} else {
 		w.MaxTokens = req.MaxTokens
@@ -99,15 +141,18 @@ func buildRequest(req *llm.Request, officialAPI bool) wireRequest {
 		w.Tools = append(w.Tools, wireTool{Type: "function", Function: wireFunction{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
 	if req.System != "" {
-		w.Messages = append(w.Messages, wireMessage{Role: "system", Content: str(req.System)})
+		w.Messages = append(w.Messages, wireMessage{Role: "system", Content: str(req.System), src: -1})
 	}
-	for _, m := range req.Messages {
-		w.Messages = append(w.Messages, wireMessages(m)...)
+	for i, m := range req.Messages {
+		w.Messages = append(w.Messages, wireMessages(i, m, p)...)
 	}
 	if req.Reminder != "" {
-		w.Messages = append(w.Messages, wireMessage{Role: "user", Content: str(req.Reminder)})
+		w.Messages = append(w.Messages, wireMessage{Role: "user", Content: str(req.Reminder), src: -1})
 	}
 	w.Messages = mergeUsers(w.Messages)
+	if p.CacheControl {
+		markCache(&w, req)
+	}
 	return w
 }
 
@@ -120,50 +165,128 @@ func buildRequest(req *llm.Request, officialAPI bool) wireRequest {
 func mergeUsers(msgs []wireMessage) []wireMessage {
 	out := msgs[:0]
 	for _, m := range msgs {
-		if n := len(out); n > 0 && m.Role == "user" && out[n-1].Role == "user" && out[n-1].Content != nil && m.Content != nil {
-			out[n-1].Content = str(*out[n-1].Content + "\n\n" + *m.Content)
-			continue
+		if n := len(out); n > 0 && m.Role == "user" && out[n-1].Role == "user" {
+			a, aok := out[n-1].text()
+			b, bok := m.text()
+			if aok && bok {
+				out[n-1].Content = str(a + "\n\n" + b)
+				if out[n-1].src < 0 {
+					out[n-1].src, out[n-1].blocks = m.src, m.blocks
+				}
+				continue
+			}
 		}
 		out = append(out, m)
 	}
 	return out
 }
 
-// wireMessages maps one stored message to chat messages. A user message's
+// markCache puts cache_control where the Anthropic adapter puts its
+// breakpoints, for Claude behind OpenRouter: on the system prompt and on
+// the stored blocks anthropic.Breakpoints chooses. A marked message's
+// content becomes one text part carrying the marker; a marker on a tool
+// call has no place in this format and is left out.
+func markCache(w *wireRequest, req *llm.Request) {
+	_, system, blocks := anthropic.Breakpoints(req)
+	mark := func(m *wireMessage) {
+		if t, ok := m.text(); ok && strings.TrimSpace(t) != "" {
+			m.Content = []contentPart{{Type: "text", Text: t, CacheControl: &cacheControl{Type: "ephemeral"}}}
+		}
+	}
+	if system && len(w.Messages) > 0 && w.Messages[0].Role == "system" {
+		mark(&w.Messages[0])
+	}
+	for _, b := range blocks {
+		for i := range w.Messages {
+			m := &w.Messages[i]
+			if m.src == b.Message && slices.Contains(m.blocks, b.Block) {
+				if m.Role != "assistant" || req.Messages[b.Message].Blocks[b.Block].Type == llm.BlockText {
+					mark(m)
+				}
+				break
+			}
+		}
+	}
+}
+
+// wireMessages maps stored message i to chat messages. A user message's
 // tool results come first, one "tool" message each, right after the
 // assistant message that called them, as the API requires; its text follows
-// as a user message. Thinking blocks are not sent back: the Chat Completions
-// API has no field for them.
-func wireMessages(m llm.Message) []wireMessage {
+// as a user message. Reasoning goes back only where the profile says the
+// server needs it.
+func wireMessages(i int, m llm.Message, p Profile) []wireMessage {
 	var text []string
 	if m.Role == llm.RoleAssistant {
-		wm := wireMessage{Role: "assistant"}
-		for _, b := range m.Blocks {
+		wm := wireMessage{Role: "assistant", src: i}
+		var thinking []string
+		var details []json.RawMessage
+		for j, b := range m.Blocks {
 			switch {
 			case b.Blank():
 			case b.Type == llm.BlockText:
 				text = append(text, b.Text)
+				wm.blocks = append(wm.blocks, j)
+			case b.Type == llm.BlockThinking:
+				thinking = append(thinking, b.Thinking)
+				if len(b.ReasoningDetails) > 0 {
+					details = append(details, b.ReasoningDetails)
+				}
 			case b.Type == llm.BlockToolUse:
-				wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: b.ID, Type: "function",
-					Function: wireCallFunction{Name: b.Name, Arguments: arguments(b.Input)}})
+				tc := wireToolCall{ID: b.ID, Type: "function",
+					Function: wireCallFunction{Name: b.Name, Arguments: arguments(b.Input)}}
+				if p.ThoughtSignatures && b.ThoughtSignature != "" {
+					tc.ExtraContent = &extraContent{}
+					tc.ExtraContent.Google.ThoughtSignature = b.ThoughtSignature
+				}
+				wm.ToolCalls = append(wm.ToolCalls, tc)
+				wm.blocks = append(wm.blocks, j)
 			}
 		}
 		if len(text) > 0 || len(wm.ToolCalls) == 0 {
 			wm.Content = str(strings.Join(text, "\n\n"))
+		} else {
+			wm.Content = (*string)(nil)
+		}
+		if p.ReasoningContent && len(wm.ToolCalls) > 0 {
+			// DeepSeek's thinking mode needs it on every tool-call turn,
+			// empty when the model did not think.
+			wm.ReasoningContent = str(strings.Join(thinking, ""))
+		}
+		if p.ReasoningDetails && len(details) > 0 {
+			wm.ReasoningDetails = joinDetails(details)
 		}
 		return []wireMessage{wm}
 	}
 	var out []wireMessage
-	for _, b := range m.Blocks {
-		switch b.Type {
-		case llm.BlockToolResult:
-			out = append(out, wireMessage{Role: "tool", Content: str(b.Content), ToolCallID: b.ToolUseID})
-		case llm.BlockText:
+	var textBlocks []int
+	for j, b := range m.Blocks {
+		switch {
+		case b.Type == llm.BlockToolResult:
+			out = append(out, wireMessage{Role: "tool", Content: str(b.Content), ToolCallID: b.ToolUseID, src: i, blocks: []int{j}})
+		case b.Blank():
+		case b.Type == llm.BlockText:
 			text = append(text, b.Text)
+			textBlocks = append(textBlocks, j)
 		}
 	}
 	if len(text) > 0 || len(out) == 0 {
-		out = append(out, wireMessage{Role: "user", Content: str(strings.Join(text, "\n\n"))})
+		out = append(out, wireMessage{Role: "user", Content: str(strings.Join(text, "\n\n")), src: i, blocks: textBlocks})
 	}
 	return out
+}
+
+// joinDetails concatenates reasoning_details arrays into one.
+func joinDetails(parts []json.RawMessage) json.RawMessage {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	var all []json.RawMessage
+	for _, p := range parts {
+		var a []json.RawMessage
+		if json.Unmarshal(p, &a) == nil {
+			all = append(all, a...)
+		}
+	}
+	b, _ := json.Marshal(all)
+	return b
 }

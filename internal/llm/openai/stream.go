@@ -90,10 +90,12 @@ type chunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content          *string         `json:"content"`
-			ReasoningContent *string         `json:"reasoning_content"`
-			Reasoning        *string         `json:"reasoning"`
-			ToolCalls        []toolCallDelta `json:"tool_calls"`
+			Content          *string           `json:"content"`
+			Refusal          *string           `json:"refusal"`
+			ReasoningContent *string           `json:"reasoning_content"`
+			Reasoning        *string           `json:"reasoning"`
+			ReasoningDetails []json.RawMessage `json:"reasoning_details"`
+			ToolCalls        []toolCallDelta   `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
@@ -109,6 +111,7 @@ type toolCallDelta struct {
 		Name      string    `json:"name"`
 		Arguments argsValue `json:"arguments"`
 	} `json:"function"`
+	ExtraContent *extraContent `json:"extra_content"`
 }
 
 // argsValue is a tool call's arguments as a server sent them: a JSON string
@@ -136,6 +139,7 @@ func (a *argsValue) UnmarshalJSON(b []byte) error {
 
 type callState struct {
 	id, name string
+	sig      string // Gemini's thought signature
 	args     strings.Builder
 }
 
@@ -166,6 +170,8 @@ type accumulator struct {
 	byIndex  map[int]*callState
 	finish   string
 	usage    llm.Usage
+	refusal  strings.Builder
+	details  reasoningDetails
 }
 
 func newAccumulator(onEvent func(llm.Event)) *accumulator {
@@ -181,6 +187,68 @@ func (a *accumulator) addThinking(s string) {
 	}
 	a.thinking.WriteString(s)
 	a.onEvent(llm.Event{Type: llm.EventThinking, Text: s})
+}
+
+func (a *accumulator) addRefusal(s string) {
+	if s == "" {
+		return
+	}
+	a.refusal.WriteString(s)
+	a.onEvent(llm.Event{Type: llm.EventText, Text: s})
+}
+
+// reasoningDetails merges OpenRouter's reasoning_details deltas: pieces of
+// the same index are one detail whose text, summary and data strings
+// concatenate, other fields taking the latest value. Details are kept as
+// JSON objects so what goes back is what came.
+type reasoningDetails struct {
+	items []map[string]json.RawMessage
+	index map[string]int
+}
+
+func (r *reasoningDetails) add(ds []json.RawMessage) {
+	for _, d := range ds {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(d, &obj) != nil || obj == nil {
+			continue
+		}
+		key := string(obj["index"])
+		if key == "" {
+			key = fmt.Sprintf("#%d", len(r.items))
+		}
+		if r.index == nil {
+			r.index = map[string]int{}
+		}
+		i, ok := r.index[key]
+		if !ok {
+			r.index[key] = len(r.items)
+			r.items = append(r.items, obj)
+			continue
+		}
+		cur := r.items[i]
+		for k, v := range obj {
+			var add, old string
+			if (k == "text" || k == "summary" || k == "data") && json.Unmarshal(v, &add) == nil && json.Unmarshal(cur[k], &old) == nil {
+				joined, _ := json.Marshal(old + add)
+				cur[k] = joined
+				continue
+			}
+			if string(v) != "null" {
+				cur[k] = v
+			}
+		}
+	}
+}
+
+// json returns the merged details as a JSON array, nil when there are none.
+// Keys are written sorted (encoding/json sorts map keys), so the same
+// details always give the same bytes.
+func (r *reasoningDetails) json() json.RawMessage {
+	if len(r.items) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(r.items)
+	return b
 }
 
 func (a *accumulator) addText(s string) {
@@ -213,14 +281,21 @@ func (a *accumulator) addToolDelta(d toolCallDelta) {
 	if d.ID != "" {
 		c.id = d.ID
 	}
+	if x := d.ExtraContent; x != nil && x.Google.ThoughtSignature != "" {
+		c.sig = x.Google.ThoughtSignature
+	}
 	c.addName(d.Function.Name)
 	c.args.WriteString(string(d.Function.Arguments))
 }
 
 func (a *accumulator) reply() *llm.Reply {
 	r := &llm.Reply{Message: llm.Message{Role: llm.RoleAssistant}, Model: a.model, Usage: a.usage}
-	if a.thinking.Len() > 0 {
-		r.Message.Blocks = append(r.Message.Blocks, llm.Block{Type: llm.BlockThinking, Thinking: a.thinking.String()})
+	if a.thinking.Len() > 0 || len(a.details.items) > 0 {
+		r.Message.Blocks = append(r.Message.Blocks, llm.Block{Type: llm.BlockThinking, Thinking: a.thinking.String(), ReasoningDetails: a.details.json()})
+	}
+	if a.refusal.Len() > 0 && a.text.Len() == 0 {
+		// The model's explanation of a refusal is its visible answer.
+		a.text.WriteString(a.refusal.String())
 	}
 	// A whitespace-only text (a newline before a tool call) is not kept:
 	// stored, it would be re-sent, and Anthropic models behind a
@@ -233,10 +308,13 @@ func (a *accumulator) reply() *llm.Reply {
 		if id == "" {
 			id = fmt.Sprintf("call_%d", i) // some local servers send none
 		}
-		b := llm.Block{Type: llm.BlockToolUse, ID: id, Name: c.name, Input: toolJSON(c.args.String())}
+		b := llm.Block{Type: llm.BlockToolUse, ID: id, Name: c.name, Input: toolJSON(c.args.String()), ThoughtSignature: c.sig}
 		r.Message.Blocks = append(r.Message.Blocks, b)
 	}
 	r.StopReason = stopReason(a.finish, len(a.calls) > 0)
+	if a.refusal.Len() > 0 && r.StopReason != llm.StopToolUse {
+		r.StopReason = llm.StopRefusal
+	}
 	return r
 }
 
@@ -278,8 +356,10 @@ func stopReason(finish string, hasCalls bool) llm.StopReason {
 		return llm.StopEnd
 	case "tool_calls", "function_call":
 		return llm.StopToolUse
-	case "length":
+	case "length", "max_tokens", "model_context_window_exceeded":
 		return llm.StopMaxTokens
+	case "content_filter", "refusal":
+		return llm.StopRefusal
 	}
 	return llm.StopOther
 }
@@ -347,6 +427,10 @@ func (a *accumulator) chunk(c *chunk) {
 		if d.Content != nil {
 			a.addText(*d.Content)
 		}
+		if d.Refusal != nil {
+			a.addRefusal(*d.Refusal)
+		}
+		a.details.add(d.ReasoningDetails)
 		for _, tc := range d.ToolCalls {
 			a.addToolDelta(tc)
 		}
@@ -385,15 +469,18 @@ type wireResponse struct {
 	Choices []struct {
 		Index   int `json:"index"`
 		Message struct {
-			Content          *string `json:"content"`
-			ReasoningContent *string `json:"reasoning_content"`
-			Reasoning        *string `json:"reasoning"`
+			Content          *string           `json:"content"`
+			Refusal          *string           `json:"refusal"`
+			ReasoningContent *string           `json:"reasoning_content"`
+			Reasoning        *string           `json:"reasoning"`
+			ReasoningDetails []json.RawMessage `json:"reasoning_details"`
 			ToolCalls        []struct {
 				ID       string `json:"id"`
 				Function struct {
 					Name      string    `json:"name"`
 					Arguments argsValue `json:"arguments"`
 				} `json:"function"`
+				ExtraContent *extraContent `json:"extra_content"`
 			} `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
@@ -429,9 +516,13 @@ func DecodeResponse(body []byte, onEvent func(llm.Event)) (*llm.Reply, error) {
 		if m.Content != nil {
 			a.addText(*m.Content)
 		}
+		if m.Refusal != nil {
+			a.addRefusal(*m.Refusal)
+		}
+		a.details.add(m.ReasoningDetails)
 		for i, tc := range m.ToolCalls {
 			idx := i
-			d := toolCallDelta{Index: &idx, ID: tc.ID}
+			d := toolCallDelta{Index: &idx, ID: tc.ID, ExtraContent: tc.ExtraContent}
 			d.Function.Name, d.Function.Arguments = tc.Function.Name, tc.Function.Arguments
 			a.addToolDelta(d)
 		}
