@@ -45,9 +45,14 @@ func openBwrap(p *Policy, tmp string) (*session, error) {
 	for _, w := range p.writeRoots() {
 		args = append(args, "--bind", w, w)
 	}
-	for _, r := range p.ReadOnly {
+	for _, r := range p.roBinds() {
 		args = append(args, "--ro-bind", r, r)
 	}
+	gs, err := openGitShadows(p, tmp)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, gs.bwrapArgs()...)
 	args = append(args, maskArgs(append(append([]string(nil), p.DenyRead...), p.Sockets...))...)
 	env := sandboxEnv(p, "/tmp", BackendBwrap)
 	args = append(args, "--clearenv")
@@ -55,8 +60,8 @@ func openBwrap(p *Policy, tmp string) (*session, error) {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
 	}
-	cfg := helperConfig{Write: append(p.writeRoots(), "/tmp"), DenySockets: "unix"}
-	s := &session{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner}
+	cfg := helperConfig{Write: append(append(p.writeRoots(), "/tmp"), gs.writePaths()...), DenySockets: "unix"}
+	s := &session{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner, git: gs}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
 		argv := append(append([]string(nil), args...), "--chdir", dir, "--")
 		h, err := helperArgv(inner, cfg, "/bin/sh", "-c", script)

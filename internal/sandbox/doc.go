@@ -56,6 +56,22 @@
 //     commit, config can name a filter or fsmonitor command): a read-only
 //     bind of /, the project bound read-write, carve-outs bound read-only on
 //     top; Landlock grants writes only to the project and the private /tmp.
+//   - Commits inside, without the above: the project's own git directory
+//     (and a worktree's gitdir and common directory) is a shadow
+//     (gitwrite.go): objects, refs and logs bound read-write, HEAD, the
+//     index, packed-refs and the other data files copied in before each
+//     command and copied back after it only when they are what git writes
+//     there (HEAD a ref under refs/ or a hash, the index an index, never a
+//     link), everything else (config, hooks/, info/, commondir, the
+//     pointer file) read-only; a file planted under any other name stays
+//     in the shadow and is swept before the next command. The shadow lives
+//     outside the private /tmp, so a command cannot swap it for a link.
+//     Branch heads that move off their history or vanish are reported
+//     with the hash to return to (Result.GitMoves), and said plainly when
+//     the objects were deleted too: data writes include deletions. git
+//     push is refused inside by configuration (an empty pushInsteadOf),
+//     besides the permission gate's rule. Landlock without user
+//     namespaces cannot mount the shadow: .git stays read-only there.
 //   - Remounting / read-write, or mounting over a carve-out: capabilities are
 //     all dropped (bwrap --cap-drop ALL; the helper clears every set and
 //     locks the securebits), and seccomp denies mount, umount2, pivot_root,

@@ -40,6 +40,10 @@ func sandboxEnv(p *Policy, tmp, backend string) []string {
 		set("CARGO_TARGET_DIR", tmp+"/cargo-target")
 	}
 	set("HARNESS_SANDBOX", backend)
+	for _, kv := range gitPushRefusal {
+		k, v, _ := strings.Cut(kv, "=")
+		set(k, v)
+	}
 	return env
 }
 

@@ -35,6 +35,9 @@ type helperConfig struct {
 	// ReadOnly are bind-mounted read-only over themselves when the helper
 	// runs in its own mount namespace (landlock backend with user namespaces).
 	ReadOnly []string `json:"read_only,omitempty"`
+	// Git are the shadows of git directories commands may write
+	// (gitwrite.go), mounted in that mount namespace.
+	Git []gitMount `json:"git,omitempty"`
 	// Mask are hidden (secrets, host sockets) in that mount namespace.
 	Mask []string `json:"mask,omitempty"`
 	// Tmp, when set with a mount namespace, is bind-mounted at /tmp; Rebind

@@ -16,7 +16,7 @@ import (
 func execInner(cfg helperConfig, argv []string) error {
 	// Everything below is per thread and must be on the thread that execs.
 	runtime.LockOSThread()
-	if len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || cfg.Tmp != "" {
+	if len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || len(cfg.Git) > 0 || cfg.Tmp != "" {
 		if err := innerMounts(cfg); err != nil {
 			return err
 		}
@@ -94,6 +94,12 @@ func innerMounts(cfg helperConfig) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making mounts private: %w", err)
 	}
+	// Opened before /tmp is replaced: the shadows live in the session's
+	// directory under the host's /tmp.
+	git, err := openGitMounts(cfg.Git)
+	if err != nil {
+		return err
+	}
 	if cfg.Tmp != "" {
 		// Writable roots under /tmp would vanish under the private /tmp:
 		// hold them open and mount them again on top.
@@ -130,6 +136,9 @@ func innerMounts(cfg helperConfig) error {
 			}
 			unix.Close(fds[i])
 		}
+	}
+	if err := git.mount(); err != nil {
+		return err
 	}
 	for _, p := range cfg.ReadOnly {
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {

@@ -26,7 +26,13 @@ func openLandlock(p *Policy, tmp string) (*session, error) {
 		s.tree = treeUserPID
 		tmpInside = "/tmp"
 		cfg.Tmp = tmp
-		cfg.ReadOnly = p.ReadOnly
+		cfg.ReadOnly = p.roBinds()
+		gs, err := openGitShadows(p, tmp)
+		if err != nil {
+			return nil, err
+		}
+		s.git = gs
+		cfg.Git = gs.mounts()
 		cfg.Mask = append(append([]string(nil), p.DenyRead...), p.Sockets...)
 		for _, w := range p.writeRoots() {
 			if within(w, "/tmp") {
@@ -37,7 +43,7 @@ func openLandlock(p *Policy, tmp string) (*session, error) {
 			cfg.Helper, s.helper = exe, helperInTmp
 		}
 	}
-	cfg.Write = append(p.writeRoots(), tmpInside)
+	cfg.Write = append(append(p.writeRoots(), tmpInside), s.git.writePaths()...)
 	env := sandboxEnv(p, tmpInside, BackendLandlock)
 	s.wrap = func(script, dir string) ([]string, []string, error) {
 		h, err := helperArgv(exe, cfg, "/bin/sh", "-c", script)

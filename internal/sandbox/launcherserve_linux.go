@@ -68,13 +68,13 @@ type report struct {
 
 // serveLauncher runs the launcher until the host closes its socket.
 func serveLauncher(cfg helperConfig) error {
-	if cfg.Tmp != "" || len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || cfg.DropCaps {
+	if cfg.Tmp != "" || len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || len(cfg.Git) > 0 || cfg.DropCaps {
 		// First stage (landlock backend, init of fresh namespaces): the
 		// mounts need this user namespace's capabilities. Drop them on this
 		// thread, securebits locked, and re-execute from it, so that no
 		// thread of the serving launcher holds any.
 		runtime.LockOSThread()
-		if cfg.Tmp != "" || len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 {
+		if cfg.Tmp != "" || len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || len(cfg.Git) > 0 {
 			if err := innerMounts(cfg); err != nil {
 				return err
 			}
@@ -90,7 +90,7 @@ func serveLauncher(cfg helperConfig) error {
 			}
 		}
 		next := cfg
-		next.Tmp, next.ReadOnly, next.Mask, next.Rebind, next.DropCaps = "", nil, nil, nil, false
+		next.Tmp, next.ReadOnly, next.Mask, next.Rebind, next.Git, next.DropCaps = "", nil, nil, nil, nil, false
 		b, err := json.Marshal(next)
 		if err != nil {
 			return err

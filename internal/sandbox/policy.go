@@ -37,6 +37,9 @@ type Policy struct {
 	// HostModCache is the host's Go module cache, read-only inside.
 	HostModCache string
 	hostGoProxy  string // the host's GOPROXY, kept behind the read-only file:// entry
+	// GitWrite are the project's own git directories whose data (objects,
+	// refs, logs, index, HEAD) commands may write; see gitwrite.go.
+	GitWrite []GitDir
 
 	fsys   fileSystem // nil: the real one (see identity.go)
 	idents rootIDs
@@ -147,6 +150,7 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 		}
 	}
 	p.hideLinkTargets()
+	p.GitWrite = p.gitWrites()
 	p.Sockets = hostSockets(o.Environ)
 	p.Env = filterEnv(environ(o.Environ))
 	p.HostModCache, p.hostGoProxy = hostGo(p, environ(o.Environ))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 )
 
@@ -24,6 +25,8 @@ type session struct {
 	tree treeMode
 	// helper is the harness executable's path as seen inside (probes use it).
 	helper string
+	// git, when set, lets commands write the project's git data (gitwrite.go).
+	git *gitSession
 	// launch, when set, runs commands through the session's long-lived
 	// launcher instead of a fresh sandbox each (Linux; see launcher_linux.go).
 	launch launchRunner
@@ -45,6 +48,7 @@ func (s *session) Close() error {
 	if s.launch != nil {
 		s.launch.close()
 	}
+	s.git.close()
 	if s.tmp == "" {
 		return nil
 	}
@@ -80,6 +84,7 @@ func (s *session) Run(ctx context.Context, c Cmd) (*Result, error) {
 		stdout, stderr = orDiscard(c.Stdout), orDiscard(c.Stderr)
 	}
 	before := snapshot(s.pol.Protected)
+	gitBefore := s.git.before()
 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -107,8 +112,25 @@ func (s *session) Run(ctx context.Context, c Cmd) (*Result, error) {
 		r.ExitCode = 130
 		io.WriteString(stderr, "\n[harness: command interrupted]\n")
 	}
+	moves, notes := s.git.after(ctx, gitBefore)
+	r.GitMoves = moves
+	var gitNote strings.Builder
+	for _, n := range notes {
+		gitNote.WriteString("\n[harness: git: " + n + "]\n")
+	}
+	for _, m := range moves {
+		gitNote.WriteString("\n[harness: git: " + m.String() + "]\n")
+	}
 	r.Output, r.Truncated = buf.result()
-	r.Tampered = changed(before, snapshot(s.pol.Protected))
+	if gitNote.Len() > 0 {
+		// Past the output bound: the way back must not be cut off.
+		if c.Stdout != nil || c.Stderr != nil {
+			io.WriteString(stderr, gitNote.String())
+		} else {
+			r.Output = append(r.Output, gitNote.String()...)
+		}
+	}
+	r.Tampered = s.git.filterTampered(changed(before, snapshot(s.pol.Protected)))
 	return r, nil
 }
 

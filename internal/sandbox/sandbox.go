@@ -34,6 +34,9 @@ type Result struct {
 	// changed during the command. Non-empty means the walls did not hold or
 	// the backend cannot hold them; the caller reports it loudly.
 	Tampered []string
+	// GitMoves are branch heads the command moved off their history or
+	// deleted, each with the commit to return to (also said in Output).
+	GitMoves []RefMove
 }
 
 // Sandbox is one session's sandbox.

@@ -1,0 +1,684 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limited git writes for the project's own repository.
+//
+// A command may write a repository's data (objects, refs, logs, the index,
+// HEAD) but nothing that can make git run a program: config (filters,
+// fsmonitor, aliases, hooksPath, pagers), hooks/, info/, the pointer file,
+// commondir, and whatever else lives in the git directory. The kernel
+// cannot tell names apart within one writable directory (git creates
+// index.lock next to config), so the git directory a command sees is a
+// shadow: a harness-owned directory mounted over it, holding
+//
+//   - the data directories (objects, refs, logs) bound read-write from the
+//     real one;
+//   - copies of the data files (HEAD, index, packed-refs, ORIG_HEAD, …),
+//     copied in before each command and, after it, checked (HEAD names a
+//     ref or a commit, the index is an index, …) and copied back;
+//   - everything else bound read-only from the real one.
+//
+// A file a command creates in the shadow under any other name (commondir,
+// config.worktree, a rebase's todo list with exec lines) never reaches
+// the real repository. Before and after each command the branch heads are
+// compared, and any that moved off its history or vanished is reported
+// with the hash to return to.
+
+// GitDir is one git directory whose data commands may write.
+type GitDir struct {
+	Dir   string   // host path, canonical
+	Dirs  []string // subdirectories bound read-write
+	Files []string // files copied in and, checked, back out
+	// Refs marks the directory holding the branch heads (the common
+	// directory of a worktree), whose moves are reported.
+	Refs bool
+}
+
+// Data files of a git directory. perWorktree belong to one working tree;
+// shared to the repository (a worktree's common directory).
+var (
+	gitPerWorktreeFiles = []string{"HEAD", "index", "ORIG_HEAD", "FETCH_HEAD", "COMMIT_EDITMSG",
+		"MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "SQUASH_MSG", "AUTO_MERGE", "CHERRY_PICK_HEAD",
+		"REVERT_HEAD", "REBASE_HEAD"}
+	gitSharedFiles = []string{"packed-refs"}
+)
+
+// maxGitFile bounds a data file harness copies back (an index of a large
+// repository is tens of megabytes).
+const maxGitFile = 1 << 30
+
+// gitWrites computes the git directories of the project's own repository
+// that commands may write: <project>/.git when it is a directory; for a
+// worktree (.git a pointer file), its gitdir and the common directory. A
+// repository whose layout harness does not recognise stays read-only.
+func (p *Policy) gitWrites() []GitDir {
+	dotgit := filepath.Join(p.Project, ".git")
+	st, err := os.Lstat(dotgit)
+	if err != nil {
+		return nil
+	}
+	if st.IsDir() {
+		if !isGitDir(dotgit) {
+			return nil
+		}
+		return []GitDir{{Dir: dotgit, Dirs: []string{"objects", "refs", "logs"},
+			Files: append(append([]string(nil), gitPerWorktreeFiles...), gitSharedFiles...), Refs: true}}
+	}
+	if !st.Mode().IsRegular() {
+		return nil
+	}
+	b, err := os.ReadFile(dotgit)
+	if err != nil {
+		return nil
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return nil
+	}
+	target = strings.TrimSpace(target)
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(p.Project, target)
+	}
+	gitdir, err := canonical(target)
+	if err != nil {
+		return nil
+	}
+	cb, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
+	if err != nil {
+		return nil // a gitdir of its own (a submodule's): not handled, stays read-only
+	}
+	common := strings.TrimSpace(string(cb))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(gitdir, common)
+	}
+	common, err = canonical(common)
+	if err != nil || !isGitDir(common) || !within(gitdir, common) {
+		return nil
+	}
+	return []GitDir{
+		{Dir: common, Dirs: []string{"objects", "refs", "logs"}, Files: gitSharedFiles, Refs: true},
+		{Dir: gitdir, Dirs: []string{"logs", "refs"}, Files: gitPerWorktreeFiles},
+	}
+}
+
+// isGitWrite reports whether dir is one of the policy's shadowed git
+// directories (mounted as a shadow rather than read-only).
+func (p *Policy) isGitWrite(dir string) bool {
+	for _, g := range p.GitWrite {
+		if g.Dir == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// roBinds are the carve-outs mounted read-only: ReadOnly without the git
+// directories that are shadowed instead.
+func (p *Policy) roBinds() []string {
+	var out []string
+	for _, r := range p.ReadOnly {
+		if !p.isGitWrite(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// gitMount is how one shadow is mounted inside: Shadow over Dir, then
+// Dir/RW read-write and Dir/RO read-only from the real directory.
+type gitMount struct {
+	Shadow string   `json:"shadow"`
+	Dir    string   `json:"dir"`
+	RW     []string `json:"rw,omitempty"`
+	RO     []string `json:"ro,omitempty"`
+}
+
+// gitShadow is the host side of one shadowed git directory.
+type gitShadow struct {
+	GitDir
+	shadow string
+	mount  gitMount
+	synced map[string]fileStamp // per data file: its state in both places after the last sync
+}
+
+type fileStamp struct{ real, shadow stamp }
+
+type stamp struct {
+	exists bool
+	size   int64
+	mtime  int64
+	ino    uint64
+}
+
+func stampOf(path string) stamp {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return stamp{}
+	}
+	id, _ := sysFileID(st)
+	return stamp{exists: true, size: st.Size(), mtime: st.ModTime().UnixNano(), ino: id.ino}
+}
+
+// gitSession is a session's shadows.
+type gitSession struct {
+	base    string // host directory holding the shadows
+	shadows []*gitShadow
+}
+
+// openGitShadows builds the shadows of p.GitWrite in a new directory next
+// to the session's private one, tmp. Not inside it: a command sees tmp as
+// its /tmp and could move a shadow away and put a link to the user's home
+// in its place for the host's next copy to write through.
+func openGitShadows(p *Policy, tmp string) (*gitSession, error) {
+	if len(p.GitWrite) == 0 {
+		return nil, nil
+	}
+	base, err := os.MkdirTemp(filepath.Dir(tmp), filepath.Base(tmp)+"-git-")
+	if err != nil {
+		return nil, fmt.Errorf("preparing git writes: %w", err)
+	}
+	gs := &gitSession{base: base}
+	dirs := append([]GitDir(nil), p.GitWrite...)
+	// Outer directories first: a worktree's gitdir lies in its common
+	// directory's worktrees/, and its shadow is mounted on top.
+	sort.SliceStable(dirs, func(i, j int) bool { return len(dirs[i].Dir) < len(dirs[j].Dir) })
+	for i, g := range dirs {
+		sh, err := newGitShadow(g, filepath.Join(base, strconv.Itoa(i)))
+		if err != nil {
+			os.RemoveAll(base)
+			return nil, fmt.Errorf("preparing git writes for %s: %w", g.Dir, err)
+		}
+		gs.shadows = append(gs.shadows, sh)
+	}
+	return gs, nil
+}
+
+func newGitShadow(g GitDir, shadow string) (*gitShadow, error) {
+	if err := os.Mkdir(shadow, 0o755); err != nil {
+		return nil, err
+	}
+	sh := &gitShadow{GitDir: g, shadow: shadow, synced: map[string]fileStamp{}}
+	sh.mount = gitMount{Shadow: shadow, Dir: g.Dir}
+	for _, d := range g.Dirs {
+		// A data directory git would create (logs) is made on the host
+		// now, so it is bound rather than left to the shadow.
+		if err := os.MkdirAll(filepath.Join(g.Dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	ents, err := os.ReadDir(g.Dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		real := filepath.Join(g.Dir, name)
+		st, err := os.Stat(real)
+		if err != nil {
+			continue // a dangling link: nothing to see through it
+		}
+		switch {
+		case contains(g.Dirs, name) && st.IsDir():
+			if err := os.Mkdir(filepath.Join(shadow, name), 0o755); err != nil {
+				return nil, err
+			}
+			sh.mount.RW = append(sh.mount.RW, name)
+			continue
+		case contains(g.Files, name) && e.Type().IsRegular():
+			continue // copied by syncIn
+		case st.IsDir():
+			err = os.Mkdir(filepath.Join(shadow, name), 0o755)
+		default:
+			err = os.WriteFile(filepath.Join(shadow, name), nil, 0o644)
+		}
+		if err != nil {
+			return nil, err
+		}
+		sh.mount.RO = append(sh.mount.RO, name)
+	}
+	return sh, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// mounts lists the shadows in mount order.
+func (gs *gitSession) mounts() []gitMount {
+	if gs == nil {
+		return nil
+	}
+	var out []gitMount
+	for _, sh := range gs.shadows {
+		out = append(out, sh.mount)
+	}
+	return out
+}
+
+// writePaths are the paths (as seen inside) Landlock must leave writable.
+func (gs *gitSession) writePaths() []string {
+	var out []string
+	for _, m := range gs.mounts() {
+		out = append(out, m.Dir)
+		for _, d := range m.RW {
+			out = append(out, filepath.Join(m.Dir, d))
+		}
+	}
+	return out
+}
+
+// bwrapArgs mounts the shadows.
+func (gs *gitSession) bwrapArgs() []string {
+	var args []string
+	for _, m := range gs.mounts() {
+		args = append(args, "--bind", m.Shadow, m.Dir)
+		for _, d := range m.RW {
+			args = append(args, "--bind", filepath.Join(m.Dir, d), filepath.Join(m.Dir, d))
+		}
+		for _, r := range m.RO {
+			args = append(args, "--ro-bind", filepath.Join(m.Dir, r), filepath.Join(m.Dir, r))
+		}
+	}
+	return args
+}
+
+// gitBefore is the state a command's git writes are judged against.
+type gitBefore struct {
+	heads map[string]string // ref name → hash, per Refs directory
+}
+
+// before copies the real data files into the shadows (the user may have
+// run git on the host since the last command) and records the branch heads.
+func (gs *gitSession) before() gitBefore {
+	b := gitBefore{heads: map[string]string{}}
+	if gs == nil {
+		return b
+	}
+	for _, sh := range gs.shadows {
+		sh.syncIn()
+		if sh.Refs {
+			for k, v := range readHeads(sh.Dir) {
+				b.heads[k] = v
+			}
+		}
+	}
+	return b
+}
+
+// RefMove is a branch head that a command moved off its history or
+// deleted: Old is the commit to return to.
+type RefMove struct {
+	Ref      string // e.g. refs/heads/main
+	Old, New string // New is "" for a deleted ref
+	// Lost is set when the old commit is no longer in the repository
+	// either (pruned or deleted): the hash is then all that is left.
+	Lost bool
+}
+
+func (m RefMove) String() string {
+	short := func(h string) string {
+		if len(h) > 12 {
+			return h[:12]
+		}
+		return h
+	}
+	if m.Lost {
+		return fmt.Sprintf("%s moved from %s to %s, and the old commit is no longer in the repository (its objects were deleted); a remote or another clone may still have it",
+			m.Ref, m.Old, short(m.New))
+	}
+	if m.New == "" {
+		return fmt.Sprintf("%s was deleted (it was at %s); to bring it back: git branch %s %s",
+			m.Ref, m.Old, strings.TrimPrefix(m.Ref, "refs/heads/"), m.Old)
+	}
+	return fmt.Sprintf("%s moved off its history, from %s to %s; the old commit is still in the repository: git branch -f %s %s (or git reset --hard %s on that branch) returns to it",
+		m.Ref, m.Old, short(m.New), strings.TrimPrefix(m.Ref, "refs/heads/"), m.Old, m.Old)
+}
+
+// after copies the checked data files back to the real repository and
+// compares the branch heads with b. notes are for the command's output.
+func (gs *gitSession) after(ctx context.Context, b gitBefore) (moves []RefMove, notes []string) {
+	if gs == nil {
+		return nil, nil
+	}
+	var refsDir string
+	for _, sh := range gs.shadows {
+		notes = append(notes, sh.syncOut()...)
+		if sh.Refs {
+			refsDir = sh.Dir
+		}
+	}
+	if refsDir == "" {
+		return nil, notes
+	}
+	now := readHeads(refsDir)
+	names := make([]string, 0, len(b.heads))
+	for k := range b.heads {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, ref := range names {
+		old, cur := b.heads[ref], now[ref]
+		switch {
+		case cur == old:
+		case cur == "":
+			moves = append(moves, RefMove{Ref: ref, Old: old, Lost: !hasObject(ctx, refsDir, old)})
+		case !isAncestor(ctx, refsDir, old, cur):
+			moves = append(moves, RefMove{Ref: ref, Old: old, New: cur, Lost: !hasObject(ctx, refsDir, old)})
+		}
+	}
+	return moves, notes
+}
+
+// gitStateDirs are kept in a shadow from one command to the next, so a
+// rebase or cherry-pick stopped on a conflict can be continued inside;
+// they never reach the real directory.
+var gitStateDirs = []string{"rebase-merge", "rebase-apply", "sequencer"}
+
+// syncIn removes what an earlier command planted in the shadow (a
+// commondir, a config.worktree: the walls hold them back from the host,
+// and this keeps git inside seeing the host's repository) and copies each
+// data file the host changed since the last sync into the shadow.
+func (sh *gitShadow) syncIn() {
+	if ents, err := os.ReadDir(sh.shadow); err == nil {
+		for _, e := range ents {
+			n := e.Name()
+			if !contains(sh.mount.RW, n) && !contains(sh.mount.RO, n) && !contains(sh.Files, n) && !contains(gitStateDirs, n) {
+				os.RemoveAll(filepath.Join(sh.shadow, n))
+			}
+		}
+	}
+	for _, name := range sh.Files {
+		real, shadow := filepath.Join(sh.Dir, name), filepath.Join(sh.shadow, name)
+		if st, err := os.Lstat(shadow); err == nil && !st.Mode().IsRegular() {
+			os.RemoveAll(shadow) // a command made it a directory or a link
+		}
+		rs := stampOf(real)
+		if last, ok := sh.synced[name]; ok && last.real == rs && last.shadow == stampOf(shadow) {
+			continue
+		}
+		if !rs.exists {
+			os.Remove(shadow)
+		} else if err := copyFileNoFollow(real, shadow); err != nil {
+			continue
+		}
+		sh.synced[name] = fileStamp{real: stampOf(real), shadow: stampOf(shadow)}
+	}
+}
+
+// syncOut copies each data file the command changed back to the real
+// directory, after checking it is what git writes there.
+func (sh *gitShadow) syncOut() (notes []string) {
+	for _, name := range sh.Files {
+		real, shadow := filepath.Join(sh.Dir, name), filepath.Join(sh.shadow, name)
+		ss := stampOf(shadow)
+		last, ok := sh.synced[name]
+		if ok && last.shadow == ss {
+			continue
+		}
+		if !ss.exists {
+			if _, err := os.Lstat(shadow); err == nil {
+				notes = append(notes, fmt.Sprintf("%s is not a regular file in the sandbox's view; not copied back", real))
+				continue
+			}
+		}
+		switch {
+		case !ss.exists && !ok:
+			continue // never there
+		case !ss.exists && name == "HEAD":
+			notes = append(notes, real+" was removed inside; the host's is kept (a repository without HEAD is no repository)")
+			continue
+		case !ss.exists:
+			if err := os.Remove(real); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				notes = append(notes, fmt.Sprintf("removing %s: %v", real, err))
+				continue
+			}
+		default:
+			data, err := readFileNoFollow(shadow, maxGitFile)
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("%s written inside was not copied back: %v", real, err))
+				continue
+			}
+			if err := checkGitFile(name, data); err != nil {
+				notes = append(notes, fmt.Sprintf("%s written inside was not copied back: %v", real, err))
+				continue
+			}
+			if err := writeFileAtomic(real, data); err != nil {
+				notes = append(notes, fmt.Sprintf("copying %s back: %v", real, err))
+				continue
+			}
+		}
+		sh.synced[name] = fileStamp{real: stampOf(real), shadow: stampOf(shadow)}
+	}
+	return notes
+}
+
+// checkGitFile accepts what git itself writes under name.
+func checkGitFile(name string, data []byte) error {
+	switch name {
+	case "index":
+		if len(data) > 0 && !bytes.HasPrefix(data, []byte("DIRC")) {
+			return errors.New("not a git index")
+		}
+		return nil
+	case "HEAD":
+		s := strings.TrimSuffix(string(data), "\n")
+		if ref, ok := strings.CutPrefix(s, "ref: "); ok {
+			if !strings.HasPrefix(ref, "refs/") || !validRefName(ref) {
+				return fmt.Errorf("HEAD names %q, not a ref under refs/", ref)
+			}
+			return nil
+		}
+		if !isHash(s) {
+			return errors.New("HEAD is neither a ref nor a commit hash")
+		}
+		return nil
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return errors.New("binary data in a text file")
+	}
+	switch name {
+	case "ORIG_HEAD", "MERGE_HEAD", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD":
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if !isHash(strings.TrimSpace(l)) {
+				return fmt.Errorf("%s holds %q, not a commit hash", name, l)
+			}
+		}
+	case "packed-refs":
+		for _, l := range strings.Split(string(data), "\n") {
+			f := strings.Fields(l)
+			switch {
+			case l == "" || strings.HasPrefix(l, "#"):
+			case strings.HasPrefix(l, "^") && isHash(l[1:]):
+			case len(f) == 2 && isHash(f[0]) && validRefName(f[1]):
+			default:
+				return fmt.Errorf("packed-refs line %q", l)
+			}
+		}
+	}
+	return nil
+}
+
+func isHash(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	return strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// validRefName is git's check-ref-format, the parts that matter here.
+func validRefName(r string) bool {
+	if r == "" || strings.HasSuffix(r, "/") || strings.HasSuffix(r, ".") || strings.Contains(r, "..") ||
+		strings.Contains(r, "@{") || strings.Contains(r, "//") {
+		return false
+	}
+	for _, part := range strings.Split(r, "/") {
+		if part == "" || strings.HasPrefix(part, ".") || strings.HasSuffix(part, ".lock") {
+			return false
+		}
+	}
+	for i := 0; i < len(r); i++ {
+		if c := r[i]; c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// readHeads reads the branch heads of a git directory: loose refs under
+// refs/heads over packed-refs.
+func readHeads(dir string) map[string]string {
+	out := map[string]string{}
+	if b, err := readFileNoFollow(filepath.Join(dir, "packed-refs"), maxGitFile); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			f := strings.Fields(l)
+			if len(f) == 2 && isHash(f[0]) && strings.HasPrefix(f[1], "refs/heads/") {
+				out[f[1]] = f[0]
+			}
+		}
+	}
+	heads := filepath.Join(dir, "refs", "heads")
+	_ = filepath.WalkDir(heads, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || strings.HasSuffix(path, ".lock") {
+			return nil
+		}
+		b, err := readFileNoFollow(path, 256)
+		if err != nil {
+			return nil
+		}
+		if h := strings.TrimSpace(string(b)); isHash(h) {
+			rel, _ := filepath.Rel(dir, path)
+			out[filepath.ToSlash(rel)] = h
+		}
+		return nil
+	})
+	return out
+}
+
+// isAncestor asks the host's git whether old is an ancestor of cur,
+// through options that keep planted configuration from running anything.
+// When git cannot tell (no git, a missing object), the move is reported.
+func isAncestor(ctx context.Context, gitDir, old, cur string) bool {
+	return hostGitOK(ctx, gitDir, "merge-base", "--is-ancestor", old, cur)
+}
+
+// hasObject reports whether the repository still holds commit h.
+func hasObject(ctx context.Context, gitDir, h string) bool {
+	return hostGitOK(ctx, gitDir, "cat-file", "-e", h+"^{commit}")
+}
+
+func hostGitOK(ctx context.Context, gitDir string, args ...string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+		"--no-optional-locks", "--git-dir=" + gitDir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+	return cmd.Run() == nil
+}
+
+// gitPushRefusal makes git inside refuse every push with a message: an
+// empty pushInsteadOf prefix matches every remote URL. (The permission
+// gate denies git push too, and there is no network to push over.)
+var gitPushRefusal = []string{
+	"GIT_CONFIG_COUNT=1",
+	"GIT_CONFIG_KEY_0=url./harness refuses git push inside the sandbox: push from your own terminal/.pushInsteadOf",
+	"GIT_CONFIG_VALUE_0=",
+}
+
+func readFileNoFollow(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("larger than %d bytes", limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit+1))
+}
+
+func copyFileNoFollow(src, dst string) error {
+	data, err := readFileNoFollow(src, maxGitFile)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(dst, data)
+}
+
+// writeFileAtomic replaces path by a new file (never writing through a
+// link planted at path).
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".harness-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	os.Chmod(f.Name(), 0o644)
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// close removes the shadows.
+func (gs *gitSession) close() {
+	if gs != nil {
+		os.RemoveAll(gs.base)
+	}
+}
+
+// filterTampered drops from a tamper report the HEAD files of shadowed
+// git directories: commands may move HEAD, and after() checked and
+// reported what they did to it.
+func (gs *gitSession) filterTampered(paths []string) []string {
+	if gs == nil {
+		return paths
+	}
+	var out []string
+	for _, p := range paths {
+		skip := false
+		for _, sh := range gs.shadows {
+			skip = skip || p == filepath.Join(sh.Dir, "HEAD") && contains(sh.Files, "HEAD")
+		}
+		if !skip {
+			out = append(out, p)
+		}
+	}
+	return out
+}
