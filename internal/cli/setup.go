@@ -441,7 +441,7 @@ func describeSandbox(sb sandbox.Sandbox) string {
 	if sb.Backend() == "none" {
 		return "none: commands run directly on the host (each one is approved by the user)"
 	}
-	return sb.Backend() + ": read anywhere except secrets, write only the project and a private /tmp, no network, .git read-only"
+	return sb.Backend() + ": read anywhere except secrets, write only the project and a private /tmp, no network; git add/commit/branch work, git config and hooks are read-only and git push is refused (the user pushes)"
 }
 
 // findSession returns the log of session id (or a unique id prefix) in
