@@ -2,5 +2,6 @@
 // newXCommand and doing its work in runX(ctx, opts, stdio) so tests call the
 // logic directly and testscript scripts drive the real binary.
 //
-// Exit codes: 0 ok, 1 failure, 2 usage, 124 timeout (sandbox).
+// Exit codes: 0 ok, 1 failure, 2 usage (a UsageError, decided by type),
+// 124 timeout (sandbox), 130 interrupted (SIGINT or SIGTERM).
 package cli

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -68,16 +67,34 @@ func (e *ExitError) Error() string {
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// usageError marks bad command-line usage (exit 2).
+// UsageError is bad command-line usage: an unknown flag or command, a bad
+// flag value, a wrong number of arguments, a missing prompt. Main exits 2
+// for it. Cobra's own flag and argument errors are wrapped into it where
+// cobra reports them (SetFlagErrorFunc, each command's Args), so no error
+// is classified by its text.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// usageError returns a UsageError with a message saying what to do.
 func usageError(format string, args ...any) error {
-	return &ExitError{Code: 2, Err: fmt.Errorf(format, args...)}
+	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
+
+// Exit statuses shared by the commands.
+const (
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130 // 128 + SIGINT, as shells report it; also for SIGTERM
+)
 
 const exitStatusHelp = `
 EXIT STATUS
   0    success
   1    failure (the agent or a provider failed; the message says what to do)
   2    bad usage (unknown flag, missing prompt)
+  130  interrupted (SIGINT or SIGTERM); completed steps are saved
 `
 
 // Main runs harness with args (without the program name) and returns the
@@ -88,32 +105,49 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
-	err := root.ExecuteContext(ctx)
+	return exitCode(root.ExecuteContext(ctx), stdio.Err)
+}
+
+// exitCode prints err (unless already printed) and decides the exit
+// status by its type.
+func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
-			fmt.Fprintln(stdio.Err, "harness:", ee.Err)
+			fmt.Fprintln(stderr, "harness:", ee.Err)
 		}
 		return ee.Code
 	}
-	fmt.Fprintln(stdio.Err, "harness:", err)
-	if isUsage(err) {
-		return 2
+	fmt.Fprintln(stderr, "harness:", err)
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return exitUsage
 	}
-	return 1
+	return exitFailure
 }
 
-// isUsage recognises cobra's own argument and flag errors.
-func isUsage(err error) bool {
-	for _, p := range []string{"unknown flag", "unknown shorthand", "unknown command", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "required flag"} {
-		if strings.Contains(err.Error(), p) {
-			return true
+// markUsage makes every flag and argument error of cmd and its
+// subcommands a UsageError.
+func markUsage(cmd *cobra.Command) {
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				var ue *UsageError
+				if errors.As(err, &ue) {
+					return err
+				}
+				return &UsageError{Err: err}
+			}
+			return nil
 		}
 	}
-	return false
+	for _, c := range cmd.Commands() {
+		markUsage(c)
+	}
 }
 
 func newRootCommand(stdio Stdio) *cobra.Command {
@@ -146,6 +180,7 @@ headless. Configuration lives in ~/.agents/env (see the README).` + exitStatusHe
 		newPermissionsTopic(),
 		newCacheCommand(stdio),
 	)
+	markUsage(root)
 	return root
 }
 

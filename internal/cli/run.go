@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,7 +37,8 @@ PROMPT is the arguments joined by spaces, or -p PROMPT; "-" reads it from stdin.
 
 Output formats:
   text         the final answer on stdout, progress on stderr
-  json         one object: result, session_id, steps, usage, is_error
+  json         one object: result, session_id, steps, usage, cost_usd, is_error,
+               and with is_error a reason (error, max_steps, interrupted) and error
   stream-json  one JSON event a line, ending with the result object
 ` + exitStatusHelp,
 		SilenceUsage: true,
@@ -62,8 +66,16 @@ type runResult struct {
 	Usage     usageJSON `json:"usage"`
 	CostUSD   *float64  `json:"cost_usd,omitempty"` // at list price; absent when the model's price is unknown
 	IsError   bool      `json:"is_error"`
+	Reason    string    `json:"reason,omitempty"` // with is_error: one of the reason* values
 	Error     string    `json:"error,omitempty"`
 }
+
+// Why a run ended in error, for runResult.Reason.
+const (
+	reasonError       = "error"       // the agent or the provider failed
+	reasonMaxSteps    = "max_steps"   // the step limit came first
+	reasonInterrupted = "interrupted" // SIGINT or SIGTERM
+)
 
 type usageJSON struct {
 	Input      int `json:"input_tokens"`
@@ -88,8 +100,23 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	if strings.TrimSpace(o.Prompt) == "" {
 		return usageError("no prompt: harness run PROMPT, harness run -p PROMPT, or harness run - < file")
 	}
+	// SIGINT and SIGTERM cancel the run: the agent stops at the next step
+	// boundary (a running command is killed), the result is written and the
+	// session closed, so nothing is left in /tmp. A second signal, once the
+	// first has cancelled, kills at once as usual.
+	parent := ctx
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }()
+	interrupted := func() bool { return ctx.Err() != nil && parent.Err() == nil }
+
 	s, err := openSession(ctx, g, stdio, sessionSetup{})
 	if err != nil {
+		if interrupted() {
+			out := runResult{IsError: true, Reason: reasonInterrupted, Error: "interrupted before the session started"}
+			writeResult(stdio, o.OutputFormat, out, nil)
+			return &ExitError{Code: exitInterrupted, Err: errors.New(out.Error)}
+		}
 		return err
 	}
 	defer s.Close()
@@ -125,17 +152,19 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 			cost := price.Cost(u)
 			out.CostUSD = &cost
 		}
-		out.IsError = res.HitStepLimit
+		if res.HitStepLimit {
+			out.IsError, out.Reason = true, reasonMaxSteps
+		}
 	}
 	if runErr != nil {
-		out.IsError = true
+		out.IsError, out.Reason = true, reasonError
 		out.Error = runErr.Error()
-		if errors.Is(runErr, agent.ErrInterrupted) {
+		if errors.Is(runErr, agent.ErrInterrupted) || interrupted() {
+			out.Reason = reasonInterrupted
 			out.Error = "interrupted; completed steps are saved: resume with harness run --resume " + s.ID
 		}
 	}
-	switch o.OutputFormat {
-	case "text":
+	if o.OutputFormat == "text" {
 		if out.Result != "" {
 			fmt.Fprintln(stdio.Out, strings.TrimRight(out.Result, "\n"))
 		}
@@ -146,22 +175,38 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 			summary += fmt.Sprintf(" · $%.4f", *out.CostUSD)
 		}
 		fmt.Fprintln(stdio.Err, summary+" · continue with: harness run --resume "+s.ID+" PROMPT")
-	case "json":
-		enc := json.NewEncoder(stdio.Out)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(out)
-	case "stream-json":
-		out.Type = "result"
-		stream.emit(out)
+	} else {
+		writeResult(stdio, o.OutputFormat, out, stream)
 	}
 	if out.IsError {
 		msg := out.Error
 		if msg == "" {
 			msg = "the agent stopped at the step limit (--max-steps) before finishing"
 		}
-		return &ExitError{Code: 1, Err: errors.New(msg)}
+		code := exitFailure
+		if out.Reason == reasonInterrupted {
+			code = exitInterrupted
+		}
+		return &ExitError{Code: code, Err: errors.New(msg)}
 	}
 	return nil
+}
+
+// writeResult writes the result object of the json and stream-json
+// formats (stream nil: not started yet); text has no object.
+func writeResult(stdio Stdio, format string, out runResult, stream *streamObserver) {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(stdio.Out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(out)
+	case "stream-json":
+		if stream == nil {
+			stream = &streamObserver{enc: json.NewEncoder(stdio.Out)}
+		}
+		out.Type = "result"
+		stream.emit(out)
+	}
 }
 
 // progressObserver writes one line per tool call and notice to stderr, so
