@@ -58,6 +58,9 @@ type Agent struct {
 	usage llm.Usage // whole session, sub-agents included
 	last  llm.Usage // the last request's usage
 
+	// outputRaised is set once raiseOutputLimit has raised MaxTokens.
+	outputRaised bool
+
 	// capMu serialises the cap layer: concurrent tool calls (sub-agents)
 	// finish side by side, and History is not safe for concurrent use.
 	capMu sync.Mutex
@@ -108,6 +111,7 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 	}
 	res := &Result{}
 	retriedOverflow := false
+	truncated := 0 // replies of this turn cut in the middle of a tool call
 	for res.Steps < a.o.MaxSteps {
 		for _, e := range a.o.History.Maintain() {
 			if err := a.logEdit(e); err != nil {
@@ -120,7 +124,7 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			}
 		}
 		req := a.Request(ctx)
-		reply, err := a.o.Provider.Stream(ctx, req, obs.OnEvent)
+		reply, err := a.o.Provider.Stream(ctx, req, noticesTo(obs))
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, ErrInterrupted
@@ -149,11 +153,47 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			msg = llm.Text(llm.RoleAssistant, "(no reply)")
 		}
 		calls := msg.ToolCalls()
+		if reply.StopReason == llm.StopRefusal {
+			// The refused reply is not kept: re-sent, it steers every
+			// later request towards refusing again (Anthropic asks
+			// clients to drop it). A placeholder keeps roles alternating.
+			text := msg.PlainText()
+			if err := a.appendMessage(llm.Text(llm.RoleAssistant, refusedPlaceholder)); err != nil {
+				return res, err
+			}
+			obs.OnReply(reply)
+			obs.OnNotice("the model refused this request (stop reason refusal); its reply is not kept in the conversation, so later requests are not affected")
+			res.Text = text
+			if res.Text == "" {
+				res.Text = "The model declined this request."
+			}
+			return res, nil
+		}
+		cut := reply.StopReason == llm.StopMaxTokens && len(calls) > 0
+		if cut {
+			msg = dropCutInput(msg)
+		}
 		msg = storable(msg)
 		if err := a.appendMessage(msg); err != nil {
 			return res, err
 		}
 		obs.OnReply(reply)
+		if cut {
+			truncated++
+			limit := reply.Usage.Output
+			if limit <= 0 {
+				limit = req.MaxTokens
+			}
+			results := cutResults(calls, limit)
+			obs.OnNotice(fmt.Sprintf("the reply was cut at %d output tokens in the middle of a %s call; it was not run, and the model was told to split the work", limit, calls[len(calls)-1].Name))
+			if truncated == 2 {
+				a.raiseOutputLimit(req.MaxTokens, obs)
+			}
+			if err := a.appendMessage(llm.Message{Role: llm.RoleUser, Blocks: results}); err != nil {
+				return res, err
+			}
+			continue
+		}
 
 		if len(calls) == 0 {
 			res.Text = msg.PlainText()

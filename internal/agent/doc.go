@@ -7,4 +7,11 @@
 // edit is appended to the session log before the next step; the per-turn
 // reminder goes at the end of the request and never into history, so the
 // provider's cached prefix survives every turn.
+//
+// Two replies are not taken at their word. One cut by the output limit in
+// the middle of a tool call runs none of its calls: each gets a result
+// saying the reply was cut at N tokens and how to split the work, and a
+// second cut in a turn raises the limit once, within the model's maximum
+// in the catalogue. A refusal is shown with the model's explanation and
+// stored as a placeholder, so it does not steer later requests.
 package agent

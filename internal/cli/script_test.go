@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,12 +76,15 @@ func TestScripts(t *testing.T) {
 //	llm queue FILE          queue replies, one llmtest.Reply JSON a line
 //	llm requests N          assert the fake received N requests
 //	llm request I           print request I (0-based): messages and reminder as JSON
+//	llm body I              print request I's raw body
+//	llm mode NAME...        emulate real servers' behaviours (llmtest.Mode names)
+//	llm error NAME          queue a real server's error (llmtest.ErrorBodies names)
 func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("llm does not support !")
 	}
 	if len(args) < 1 {
-		ts.Fatalf("usage: llm text|tool|queue|requests|request ...")
+		ts.Fatalf("usage: llm text|tool|queue|requests|request|body|mode|error ...")
 	}
 	srv := ts.Value("llm").(*llmtest.Server)
 	switch args[0] {
@@ -127,6 +131,32 @@ func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 			Messages any
 			Reminder string
 		}{reqs[i].Path, reqs[i].Model, reqs[i].Tools, reqs[i].Messages, reqs[i].Reminder}))
+	case "body":
+		// llm body I: print request I's raw body.
+		i, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		reqs := srv.Requests()
+		if i >= len(reqs) {
+			ts.Fatalf("request %d: only %d received", i, len(reqs))
+		}
+		ts.Stdout().Write(append(reqs[i].Body, '\n'))
+	case "mode":
+		// llm mode NAME...: emulate real servers' behaviours (llmtest.Mode).
+		var modes []llmtest.Mode
+		for _, a := range args[1:] {
+			if !slices.Contains(llmtest.AllModes(), llmtest.Mode(a)) {
+				ts.Fatalf("unknown mode %q; modes: %v", a, llmtest.AllModes())
+			}
+			modes = append(modes, llmtest.Mode(a))
+		}
+		srv.SetModes(modes...)
+	case "error":
+		// llm error NAME: queue a real server's error (llmtest.ErrorBodies).
+		r, ok := llmtest.ServerError(args[1])
+		if !ok {
+			ts.Fatalf("unknown server error %q", args[1])
+		}
+		srv.Enqueue(r)
 	default:
 		ts.Fatalf("unknown llm subcommand %q", args[0])
 	}

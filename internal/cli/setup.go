@@ -241,7 +241,9 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		&tools.WriteTodos{List: s.Todos, Record: recordTodos},
 		&tools.ReadSkill{Skills: skillSet})...)
 
-	s.Provider = newProvider(cfg)
+	if s.Provider, err = newProvider(cfg); err != nil {
+		return nil, err
+	}
 
 	spill, err := spillDir(s.ID)
 	if err != nil {
@@ -383,15 +385,19 @@ func (a gateAdapter) Check(ctx context.Context, acc tools.Access) (bool, string)
 	return a.g.Check(ctx, permission.Request{Tool: acc.Tool, Command: acc.Command, Path: acc.Path, Write: acc.Write})
 }
 
-func newProvider(cfg *config.Config) llm.Provider {
+func newProvider(cfg *config.Config) (llm.Provider, error) {
 	var p llm.Provider
 	switch cfg.Provider {
 	case "anthropic":
 		p = anthropic.New(anthropic.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
 	default:
-		p = openai.New(openai.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
+		op, err := openai.NewChecked(openai.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Profile: cfg.OpenAIProfile})
+		if err != nil {
+			return nil, fmt.Errorf("%w (in %s or the environment)", err, cfg.EnvFile)
+		}
+		p = op
 	}
-	return llm.WithRetry(p, llm.RetryOptions{})
+	return llm.WithRetry(p, llm.RetryOptions{}), nil
 }
 
 // secrets are the strings a session log must never contain.

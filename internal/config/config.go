@@ -20,6 +20,10 @@ type Config struct {
 	Model         string
 	ContextWindow int
 	MaxTokens     int
+	// OpenAIProfile forces the OpenAI adapter's server profile
+	// (OPENAI_PROFILE: openai, gemini, groq, mistral, deepseek, openrouter,
+	// ollama…); empty lets it choose by host and model.
+	OpenAIProfile string
 
 	// Reasoning: THINKING is off, adaptive or a budget ("budget 8000" or
 	// just "8000"); empty leaves the model's default. EFFORT is the
@@ -113,6 +117,7 @@ func Load(src Source) (*Config, error) {
 	c.BaseURL = get("BASE_URL")
 	c.APIKey = get("API_KEY")
 	c.Model = get("MODEL")
+	c.OpenAIProfile = get("OPENAI_PROFILE")
 
 	if c.Provider == "" {
 		c.Provider = inferProvider(c.BaseURL, get)
