@@ -69,26 +69,3 @@ func TestSpillFileReadableInSandbox(t *testing.T) {
 		t.Errorf("spill file %s still there after the turn", spill)
 	}
 }
-
-// A cache directory under /tmp would be hidden by the sandbox's private
-// /tmp: spill files then go to a fresh private directory in /var/tmp.
-func TestSpillDirAvoidsTmp(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
-	t.Setenv("HOME", t.TempDir())
-	dir, err := spillDir("abc")
-	if err != nil {
-		t.Skipf("no writable /var/tmp: %v", err)
-	}
-	defer os.RemoveAll(dir)
-	if underTmp(dir) || !strings.HasPrefix(dir, "/var/tmp/harness-spill-abc-") {
-		t.Errorf("spill dir %s", dir)
-	}
-	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("spill dir mode: %v %v", fi.Mode(), err)
-	}
-	t.Setenv("XDG_CACHE_HOME", "/var/tmp/harness-test-cache-"+t.Name())
-	defer os.RemoveAll("/var/tmp/harness-test-cache-" + t.Name())
-	if dir, err := spillDir("abc"); err != nil || dir != "/var/tmp/harness-test-cache-"+t.Name()+"/harness/spill/abc" {
-		t.Errorf("a cache dir outside /tmp is used as is: %s %v", dir, err)
-	}
-}

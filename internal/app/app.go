@@ -1,0 +1,125 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/harness-dev/harness/internal/agent"
+	"github.com/harness-dev/harness/internal/config"
+	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/permission"
+	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/skills"
+	"github.com/harness-dev/harness/internal/tools"
+)
+
+// Options are what a front end decides about a session, and the parts of
+// the host it runs on.
+type Options struct {
+	// Source is the configuration's input: home, environment and the
+	// flags the user set, as the caller read them from the process.
+	Source config.Source
+	// WorkDir is where harness was started: without Project, the
+	// project is its git root, else WorkDir itself.
+	WorkDir string
+	// CacheDir is the user's cache directory (os.UserCacheDir); spill
+	// files go under it unless it is empty or under /tmp.
+	CacheDir string
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+
+	Project  string        // --project; "" finds it from WorkDir
+	AddDirs  []string      // extra writable directories
+	Backend  string        // sandbox backend name; "" is auto
+	Timeout  time.Duration // default timeout of one command; 0 is the sandbox's
+	Continue bool          // resume the latest session of the project
+	Resume   string        // resume this session id (or unique prefix)
+	MaxSteps int           // model calls per turn; 0 is the agent's default
+	Allow    []string      // permission rules for this run
+	Deny     []string
+	Yolo     bool
+	// Prompter asks the user about calls; nil is headless (what would
+	// ask is refused).
+	Prompter permission.Prompter
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// Session is everything one conversation runs on, wired together.
+type Session struct {
+	ID       string
+	Home     string
+	Config   *config.Config
+	Sandbox  sandbox.Sandbox
+	Gate     *permission.Gate
+	Registry *tools.Registry
+	History  *history.History
+	Log      *session.Log
+	Agent    *agent.Agent
+	Provider llm.Provider
+	Resumed  bool
+	Warnings []string
+	Todos    *tools.TodoList // the plan of write_todos, shown in the reminder
+	Skills   *skills.Set
+
+	notify  func(string)                      // where tool notices go; set by the front end
+	subObs  func(label string) agent.Observer // how sub-agents are shown; set by the front end
+	cleanup []func()
+}
+
+// Close releases the sandbox and the log, newest first.
+func (s *Session) Close() {
+	for i := len(s.cleanup) - 1; i >= 0; i-- {
+		s.cleanup[i]()
+	}
+	s.cleanup = nil
+}
+
+// SetNotify routes loud notices (sandbox tampering) to the front end.
+func (s *Session) SetNotify(f func(string)) { s.notify = f }
+
+// SetSubagentObserver routes what sub-agents do to the front end.
+func (s *Session) SetSubagentObserver(f func(label string) agent.Observer) { s.subObs = f }
+
+// subagentObserver is what the task tool calls for each sub-agent.
+func (s *Session) subagentObserver(label string) agent.Observer {
+	if s.subObs == nil {
+		return nil
+	}
+	return s.subObs(label)
+}
+
+// Open builds a Session. It validates the provider configuration, so
+// commands that need no model do not call it. The steps run in order; each
+// says in its name what it adds, and the later ones use what the earlier
+// ones built.
+func Open(ctx context.Context, o Options) (*Session, error) {
+	b := &builder{o: o, s: &Session{Home: o.Source.Home}}
+	steps := []func(context.Context) error{
+		b.loadConfig,
+		b.resolveProject,
+		b.openSandbox,
+		b.openLog,
+		b.newGate,
+		b.buildTools,
+		b.newProvider,
+		b.newHistory,
+		b.buildAgent,
+		b.logPrompt,
+		b.restore,
+	}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			b.s.Close()
+			return nil, err
+		}
+	}
+	return b.s, nil
+}

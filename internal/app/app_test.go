@@ -1,0 +1,201 @@
+package app
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/config"
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/session"
+)
+
+// testOptions is a configured user with a home and a project, nothing
+// read from this process's environment.
+func testOptions(t *testing.T) Options {
+	t.Helper()
+	home := t.TempDir()
+	proj := filepath.Join(t.TempDir(), "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return Options{
+		Source: config.Source{Home: home, Env: map[string]string{
+			"PROVIDER": "anthropic", "MODEL": "fake-model", "API_KEY": "sk-app-test-not-a-key-0123456789",
+			"BASE_URL": "http://127.0.0.1:9", "PATH": os.Getenv("PATH"),
+		}},
+		WorkDir:  proj,
+		CacheDir: cacheDir(t),
+		Now:      func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) },
+		Backend:  sandbox.BackendNone,
+	}
+}
+
+// cacheDir is a cache directory outside /tmp, so spill files go under it.
+func cacheDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "harness-app-test-")
+	if err != nil {
+		t.Fatalf("no writable /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// TestOpenNewSession: a new session is wired from Options alone: the
+// project from the working directory, the clock in the log's name, the
+// key from the given environment redacted, the spill directory under the
+// given cache directory and removed on Close.
+func TestOpenNewSession(t *testing.T) {
+	o := testOptions(t)
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Sandbox.Policy().Project != o.WorkDir || s.Resumed || s.ID == "" {
+		t.Errorf("project %s resumed %v id %q", s.Sandbox.Policy().Project, s.Resumed, s.ID)
+	}
+	if !strings.Contains(filepath.Base(s.Log.Path()), "20260304") {
+		t.Errorf("log %s is not named by the given clock", s.Log.Path())
+	}
+	if !strings.HasPrefix(s.Log.Path(), o.Source.Home) {
+		t.Errorf("log %s is not under the given home", s.Log.Path())
+	}
+	spill := filepath.Join(o.CacheDir, "harness", "spill", s.ID)
+	if _, err := os.Stat(spill); err != nil || s.History.Config().SpillDir != spill {
+		t.Errorf("spill directory %s: %v", s.History.Config().SpillDir, err)
+	}
+	m := llm.Text(llm.RoleUser, "key sk-app-test-not-a-key-0123456789")
+	if err := s.Log.Append(session.Entry{Type: session.TypeMessage, Message: &m}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	raw, _ := os.ReadFile(s.Log.Path())
+	if strings.Contains(string(raw), "sk-app-test") || !strings.Contains(string(raw), "[REDACTED]") {
+		t.Errorf("the key from Options' environment was not redacted:\n%s", raw)
+	}
+	if _, err := os.Stat(spill); !os.IsNotExist(err) {
+		t.Errorf("spill directory left after Close: %v", err)
+	}
+}
+
+// TestOpenFailsUndoes: a step that fails closes what the steps before it
+// opened. Here the last step fails (a resumed log whose history edit does
+// not parse), after the spill directory was made.
+func TestOpenFailsUndoes(t *testing.T) {
+	o := testOptions(t)
+	dir := session.Dir(o.Source.Home, o.WorkDir)
+	os.MkdirAll(dir, 0o700)
+	bad := `{"type":"meta","meta":{"id":"abcdef123456","project":"` + o.WorkDir + `"}}` + "\n" +
+		`{"type":"edit","edit":"not an edit"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, session.FileName(o.now(), "abcdef123456")), []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.Resume = "abcdef123456"
+	if _, err := Open(context.Background(), o); err == nil || !strings.Contains(err.Error(), "bad history edit") {
+		t.Fatalf("Open = %v, want the restore step's error", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(o.CacheDir, "harness", "spill", "*")); len(left) != 0 {
+		t.Errorf("the failed Open left %v", left)
+	}
+
+	o = testOptions(t)
+	o.Source.Env["PROVIDER"], o.Source.Env["MODEL"] = "", ""
+	if _, err := Open(context.Background(), o); err == nil || !strings.Contains(err.Error(), "not configured") {
+		t.Fatalf("unconfigured: %v", err)
+	}
+}
+
+// TestOpenResume: a session written and resumed comes back with its
+// history and id.
+func TestOpenResume(t *testing.T) {
+	o := testOptions(t)
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := llm.Text(llm.RoleUser, "hello")
+	s.History.Append(m)
+	if err := s.Log.Append(session.Entry{Type: session.TypeMessage, Message: &m}); err != nil {
+		t.Fatal(err)
+	}
+	id := s.ID
+	s.Close()
+	o.Continue = true
+	r, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !r.Resumed || r.ID != id || r.History.Len() != 1 {
+		t.Fatalf("resumed %v id %s (want %s) messages %d", r.Resumed, r.ID, id, r.History.Len())
+	}
+}
+
+// TestProjectRoot: the flag, else the git root of the working directory,
+// else the working directory; a relative flag is taken from WorkDir.
+func TestProjectRoot(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "a", "b")
+	os.MkdirAll(sub, 0o755)
+	if got, err := ProjectRoot(context.Background(), "", sub); err != nil || got != sub {
+		t.Errorf("no git: %s %v", got, err)
+	}
+	if got, err := ProjectRoot(context.Background(), "b", filepath.Join(dir, "a")); err != nil || got != sub {
+		t.Errorf("relative flag: %s %v", got, err)
+	}
+	if _, err := ProjectRoot(context.Background(), filepath.Join(dir, "missing"), dir); err == nil {
+		t.Error("a missing project was accepted")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return
+	}
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	if got, err := ProjectRoot(context.Background(), "", sub); err != nil || got != dir {
+		t.Errorf("git root: %s %v, want %s", got, err, dir)
+	}
+}
+
+// TestSpillDirAvoidsTmp: a cache directory under /tmp would be hidden by
+// the sandbox's private /tmp: spill files then go to a fresh private
+// directory in /var/tmp; one outside /tmp is used as is.
+func TestSpillDirAvoidsTmp(t *testing.T) {
+	dir, err := spillDir(filepath.Join(t.TempDir(), "cache"), "abc")
+	if err != nil {
+		t.Fatalf("no writable /var/tmp: %v", err)
+	}
+	defer os.RemoveAll(dir)
+	if underTmp(dir) || !strings.HasPrefix(dir, "/var/tmp/harness-spill-abc-") {
+		t.Errorf("spill dir %s", dir)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("spill dir mode: %v %v", fi.Mode(), err)
+	}
+	cache := "/var/tmp/harness-test-cache-" + t.Name()
+	defer os.RemoveAll(cache)
+	if dir, err := spillDir(cache, "abc"); err != nil || dir != cache+"/harness/spill/abc" {
+		t.Errorf("a cache dir outside /tmp is used as is: %s %v", dir, err)
+	}
+	if dir, err := spillDir("", "abc"); err != nil || !strings.HasPrefix(dir, "/var/tmp/harness-spill-abc-") {
+		t.Errorf("no cache dir: %s %v", dir, err)
+	} else {
+		os.RemoveAll(dir)
+	}
+}
+
+// TestSecretsFromGivenEnv: the keys to redact come from Options'
+// environment, not from this process's.
+func TestSecretsFromGivenEnv(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-process-env-should-not-count")
+	got := secrets(&config.Config{APIKey: "sk-config"}, map[string]string{"ANTHROPIC_API_KEY": "sk-given"})
+	if strings.Join(got, ",") != "sk-config,sk-given" {
+		t.Errorf("secrets = %q", got)
+	}
+}

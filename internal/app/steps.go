@@ -1,0 +1,457 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/harness-dev/harness/internal/agent"
+	"github.com/harness-dev/harness/internal/config"
+	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/instructions"
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/llm/anthropic"
+	"github.com/harness-dev/harness/internal/llm/openai"
+	"github.com/harness-dev/harness/internal/permission"
+	"github.com/harness-dev/harness/internal/reminder"
+	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/skills"
+	"github.com/harness-dev/harness/internal/subagent"
+	"github.com/harness-dev/harness/internal/tools"
+)
+
+// builder carries what the steps of Open have built so far.
+type builder struct {
+	o Options
+	s *Session
+
+	project  string
+	policy   *sandbox.Policy
+	entries  []session.Entry // the resumed log; nil for a new session
+	reminder *reminder.Builder
+	system   string
+}
+
+// loadConfig reads the configuration and checks a provider is set up.
+func (b *builder) loadConfig(context.Context) error {
+	cfg, err := config.Load(b.o.Source)
+	if err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	catalogueWindow(cfg, b.o.Source)
+	b.s.Config = cfg
+	b.s.Warnings = append(b.s.Warnings, cfg.Warnings...)
+	return nil
+}
+
+// resolveProject finds the project directory.
+func (b *builder) resolveProject(ctx context.Context) error {
+	p, err := ProjectRoot(ctx, b.o.Project, b.o.WorkDir)
+	b.project = p
+	return err
+}
+
+// openSandbox computes the policy and opens the backend.
+func (b *builder) openSandbox(ctx context.Context) error {
+	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: b.project, AddDirs: b.o.AddDirs, Home: b.o.Source.Home, Timeout: b.o.Timeout,
+		CacheRoot: sandbox.CacheRoot(b.o.Source.Home, environ(b.o.Source.Env))})
+	if err != nil {
+		return err
+	}
+	backend := b.o.Backend
+	if backend == "" {
+		backend = sandbox.BackendAuto
+	}
+	sb, err := sandbox.Open(ctx, pol, backend)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	b.policy = pol
+	b.s.Sandbox = sb
+	b.s.cleanup = append(b.s.cleanup, func() { sb.Close() })
+	if sb.Backend() == sandbox.BackendNone {
+		b.s.Warnings = append(b.s.Warnings, "no sandbox (--sandbox none): commands run directly on this machine and every one needs your approval")
+	}
+	return nil
+}
+
+// openLog opens the session log: the one being resumed, or a new one.
+func (b *builder) openLog(context.Context) error {
+	s, cfg, home, project := b.s, b.s.Config, b.o.Source.Home, b.policy.Project
+	secrets := secrets(cfg, b.o.Source.Env)
+	if b.o.Resume != "" || b.o.Continue {
+		logPath, err := findSession(home, project, b.o.Resume)
+		if err != nil {
+			return err
+		}
+		entries, err := session.ReadFile(logPath)
+		if errors.Is(err, session.ErrTornLine) {
+			s.Warnings = append(s.Warnings, err.Error())
+		} else if err != nil {
+			return err
+		}
+		if len(entries) == 0 || entries[0].Meta == nil {
+			return fmt.Errorf("%s is not a harness session log", logPath)
+		}
+		s.ID = entries[0].Meta.ID
+		s.Resumed = true
+		if s.Log, err = session.Append(logPath, secrets); err != nil {
+			return err
+		}
+		b.entries = entries
+	} else {
+		s.ID = session.NewID()
+		logPath := filepath.Join(session.Dir(home, project), session.FileName(b.o.now(), s.ID))
+		// Nothing is written before the first message: a session opened
+		// and left leaves no file for --continue to pick.
+		s.Log = session.CreateLazy(logPath, session.Meta{ID: s.ID, Project: project, Model: cfg.Model, Provider: cfg.Provider}, secrets)
+	}
+	s.cleanup = append(s.cleanup, func() { s.Log.Close() })
+	return nil
+}
+
+// newGate builds the permission gate, which records every decision.
+func (b *builder) newGate(context.Context) error {
+	s, pol, home := b.s, b.policy, b.o.Source.Home
+	gate, err := permission.New(permission.Options{
+		Project:     pol.Project,
+		Home:        home,
+		Writable:    pol.Writable,
+		ReadOnly:    pol.ReadOnly,
+		DenyRead:    pol.DenyRead,
+		UserFile:    filepath.Join(home, ".agents", "permissions"),
+		ProjectFile: filepath.Join(pol.Project, ".agents", "permissions"),
+		Allow:       b.o.Allow,
+		Deny:        b.o.Deny,
+		Yolo:        b.o.Yolo,
+		Prompter:    b.o.Prompter,
+		Unsandboxed: s.Sandbox.Backend() == sandbox.BackendNone,
+		Record: func(r permission.Record) {
+			// A record the disk refused stays queued in the log; the agent's
+			// next append meets the same failure and stops the turn.
+			if err := s.Log.Append(session.Entry{Type: session.TypePermission, Permission: &session.Permission{
+				Tool: r.Tool, Command: r.Command, Path: r.Path, Rule: r.Rule, Answer: r.Answer}}); err != nil && s.notify != nil {
+				s.notify("could not record a permission decision: " + err.Error())
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	s.Gate = gate
+	return nil
+}
+
+// buildTools builds the tool registry: the built-in tools inside the
+// sandbox, the plan and the skills, all behind the gate.
+func (b *builder) buildTools(context.Context) error {
+	s, pol := b.s, b.policy
+	b.reminder = reminder.New(pol.Project, b.o.now)
+	env := &tools.Env{Sandbox: s.Sandbox, Wrote: b.reminder.Wrote, Notify: func(msg string) {
+		err := s.Log.Append(session.Entry{Type: session.TypeNotice, Text: msg})
+		if s.notify != nil {
+			s.notify(msg)
+			if err != nil {
+				s.notify("could not record that notice: " + err.Error())
+			}
+		}
+	}}
+	// The plan and the skills are tools of their own; the plan is
+	// logged whole on every change so it survives resume and compaction.
+	s.Todos = &tools.TodoList{}
+	skillSet, skillWarns := skills.Discover(pol.Project, b.o.Source.Home)
+	for _, w := range skillWarns {
+		s.Warnings = append(s.Warnings, w.Error())
+	}
+	s.Skills = skillSet
+	recordTodos := func(items []tools.Todo) error {
+		raw, err := json.Marshal(items)
+		if err != nil {
+			return err
+		}
+		return s.Log.Append(session.Entry{Type: session.TypeTodos, Todos: raw})
+	}
+	s.Registry = tools.NewRegistry(gateAdapter{s.Gate}, append(tools.Builtins(env),
+		&tools.WriteTodos{List: s.Todos, Record: recordTodos},
+		&tools.ReadSkill{Skills: skillSet})...)
+	return nil
+}
+
+// newProvider builds the provider client the configuration names.
+func (b *builder) newProvider(context.Context) error {
+	p, err := NewProvider(b.s.Config)
+	b.s.Provider = p
+	return err
+}
+
+// newHistory builds the history, with its spill directory.
+func (b *builder) newHistory(context.Context) error {
+	s, cfg := b.s, b.s.Config
+	spill, err := spillDir(b.o.CacheDir, s.ID)
+	if err != nil {
+		return err
+	}
+	s.cleanup = append(s.cleanup, func() { os.RemoveAll(spill) })
+	s.History = history.New(history.Config{
+		Cap: cfg.Cap, Stub: cfg.Stub, CompactAt: cfg.CompactAt, CompactTo: cfg.CompactTo,
+		Window: cfg.ContextWindow, SpillDir: spill,
+	})
+	return nil
+}
+
+// buildAgent writes the system prompt and builds the agent, with the
+// sub-agent tool.
+func (b *builder) buildAgent(context.Context) error {
+	s, cfg, pol := b.s, b.s.Config, b.policy
+	// Instructions and skills are static, so they sit in the
+	// cached system prompt; sub-agents share the session but not its
+	// window, and get the read-only tool set.
+	instr, err := instructions.Load(pol.Project, b.o.Source.Home)
+	if err != nil {
+		s.Warnings = append(s.Warnings, err.Error())
+	}
+	info := agent.PromptInfo{
+		Project:      pol.Project,
+		Sandbox:      describeSandbox(s.Sandbox),
+		Instructions: instructions.Render(instr),
+		Skills:       s.Skills.Prompt(),
+	}
+	b.system = agent.SystemPrompt(info)
+	subInfo := info
+	subInfo.SubAgent = true
+	histCfg := s.History.Config()
+	s.Registry = s.Registry.With(subagent.New(subagent.Config{
+		Provider:   s.Provider,
+		Model:      cfg.Model,
+		System:     agent.SystemPrompt(subInfo),
+		Tools:      s.Registry,
+		Gate:       gateAdapter{s.Gate},
+		NewHistory: func() *history.History { return history.New(histCfg) },
+		Log:        s.Log,
+		AddUsage:   func(u llm.Usage) { s.Agent.AddUsage(u) },
+		Observer:   s.subagentObserver,
+		MaxTokens:  cfg.MaxTokens,
+		SessionID:  s.ID,
+	}))
+	s.Agent = agent.New(agent.Options{
+		Provider:  s.Provider,
+		Model:     cfg.Model,
+		System:    b.system,
+		Tools:     s.Registry,
+		History:   s.History,
+		Log:       s.Log,
+		Reminder:  b.reminder,
+		Todos:     s.Todos.Render,
+		MaxSteps:  b.o.MaxSteps,
+		MaxTokens: cfg.MaxTokens,
+		SessionID: s.ID,
+		Thinking:  thinkingOf(cfg),
+	})
+	return nil
+}
+
+// logPrompt records the system prompt and tools when the session starts,
+// and on resume when they changed (AGENTS.md, skills or harness itself):
+// then the provider's cached prefix is gone for one request, and the user
+// is told why the next request costs more.
+func (b *builder) logPrompt(context.Context) error {
+	s := b.s
+	specs := s.Registry.Specs()
+	if s.Resumed {
+		last := session.LastPrompt(b.entries)
+		if last != nil && last.System == b.system && reflect.DeepEqual(last.Tools, specs) {
+			return nil
+		}
+		if last != nil {
+			s.Warnings = append(s.Warnings, "the system prompt or tools changed since this session was saved (AGENTS.md, skills or harness itself): the provider's cache misses once")
+		}
+	}
+	return s.Log.Append(session.Entry{Type: session.TypePrompt, System: b.system, Tools: specs})
+}
+
+// restore replays a resumed log into the history, the usage and the plan;
+// calls that were running when harness died get a result saying so, so
+// the history stays valid.
+func (b *builder) restore(context.Context) error {
+	s := b.s
+	if !s.Resumed {
+		return nil
+	}
+	total, err := agent.Restore(s.History, b.entries)
+	if err != nil {
+		return err
+	}
+	s.Agent.SetUsage(total)
+	if err := s.Todos.Restore(session.LastTodos(b.entries)); err != nil {
+		s.Warnings = append(s.Warnings, err.Error())
+	}
+	if m := session.Unanswered(b.entries); m != nil {
+		s.History.Append(*m)
+		if err := s.Log.Append(session.Entry{Type: session.TypeMessage, Message: m}); err != nil {
+			return err
+		}
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the last session stopped while %d tool call(s) ran; the model is told their results were lost", len(m.Blocks)))
+	}
+	return nil
+}
+
+// ProjectRoot resolves --project: flag, else the git root of workDir,
+// else workDir.
+func ProjectRoot(ctx context.Context, flag, workDir string) (string, error) {
+	dir := flag
+	if dir == "" {
+		dir = workDir
+		// The harness's own git calls never run code planted in a project.
+		cmd := exec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+			"--no-optional-locks", "rev-parse", "--show-toplevel")
+		cmd.Dir = workDir
+		out, err := cmd.Output()
+		if err == nil {
+			if top := strings.TrimSpace(string(out)); top != "" {
+				dir = top
+			}
+		}
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(workDir, dir)
+	}
+	abs := filepath.Clean(dir)
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("project %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("project %s is not a directory", dir)
+	}
+	return abs, nil
+}
+
+// catalogueWindow takes the model's context window from the catalogue when
+// CONTEXT_WINDOW was not set, instead of one default for every model.
+// (A CONTEXT_WINDOW in the env file equal to the default is taken as
+// unset: config does not say where a value came from.)
+func catalogueWindow(cfg *config.Config, src config.Source) {
+	if cfg.ContextWindow != config.DefaultContextWindow || src.Env["CONTEXT_WINDOW"] != "" || src.Flags["CONTEXT_WINDOW"] != "" {
+		return
+	}
+	if m, ok := llm.LookupModel(cfg.Model); ok && m.ContextWindow > 0 {
+		cfg.ContextWindow = m.ContextWindow
+	}
+}
+
+// gateAdapter lets the permission gate guard the tool registry.
+type gateAdapter struct{ g *permission.Gate }
+
+func (a gateAdapter) Check(ctx context.Context, acc tools.Access) (bool, string) {
+	return a.g.Check(ctx, permission.Request{Tool: acc.Tool, Command: acc.Command, Path: acc.Path, Write: acc.Write})
+}
+
+// NewProvider is the provider client cfg names, with retries.
+func NewProvider(cfg *config.Config) (llm.Provider, error) {
+	var p llm.Provider
+	switch cfg.Provider {
+	case "anthropic":
+		p = anthropic.New(anthropic.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
+	default:
+		op, err := openai.NewChecked(openai.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Profile: cfg.OpenAIProfile})
+		if err != nil {
+			return nil, fmt.Errorf("%w (in %s or the environment)", err, cfg.EnvFile)
+		}
+		p = op
+	}
+	return llm.WithRetry(p, llm.RetryOptions{}), nil
+}
+
+// secrets are the strings a session log must never contain.
+func secrets(cfg *config.Config, env map[string]string) []string {
+	var out []string
+	if cfg.APIKey != "" {
+		out = append(out, cfg.APIKey)
+	}
+	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "API_KEY"} {
+		if v := env[k]; v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// environ is env as KEY=VALUE strings, sorted.
+func environ(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// spillDir is where capped tool output goes: a host path outside the project
+// (so it never shows up in git status) that the sandbox can read, since it
+// may read anywhere but secrets. Not under /tmp, which the sandbox replaces
+// with its private one: there, bash could not page the file the marker
+// names, so a cache dir under /tmp (or none) gives way to a fresh private
+// directory in /var/tmp.
+func spillDir(cacheDir, id string) (string, error) {
+	if cacheDir != "" && !underTmp(cacheDir) {
+		dir := filepath.Join(cacheDir, "harness", "spill", id)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", fmt.Errorf("creating the spill directory: %w", err)
+		}
+		return dir, nil
+	}
+	// MkdirTemp makes a new 0700 directory with a random name, so a shared
+	// /var/tmp offers no path to squat on.
+	dir, err := os.MkdirTemp("/var/tmp", "harness-spill-"+id+"-")
+	if err != nil {
+		return "", fmt.Errorf("creating the spill directory: %w", err)
+	}
+	return dir, nil
+}
+
+func underTmp(p string) bool {
+	p = filepath.Clean(p)
+	return p == "/tmp" || strings.HasPrefix(p, "/tmp/")
+}
+
+func describeSandbox(sb sandbox.Sandbox) string {
+	if sb.Backend() == sandbox.BackendNone {
+		return "none: commands run directly on the host (each one is approved by the user)"
+	}
+	return sb.Backend() + ": read anywhere except secrets, write only the project and a private /tmp, no network; git add/commit/branch work, git config and hooks are read-only and git push is refused (the user pushes)"
+}
+
+// findSession returns the log of session id (or a unique id prefix) in
+// this project, or the newest one when id is empty.
+func findSession(home, project, id string) (string, error) {
+	path, err := session.Find(session.Dir(home, project), id)
+	if err != nil && id == "" {
+		return "", fmt.Errorf("no session to continue in %s; start one with harness", project)
+	}
+	return path, err
+}
+
+// thinkingOf is the reasoning setting a session sends. Anthropic models
+// that think by default omit the reasoning text unless asked for a
+// summary, which the UI shows dim between tool calls; drop_block rides
+// along on preserved-thinking models as a safety net only (the history is
+// append-only, see agent.Options.AppendOnly).
+func thinkingOf(cfg *config.Config) llm.Thinking {
+	t := llm.Thinking{Mode: cfg.Thinking, Budget: cfg.ThinkingBudget, Effort: cfg.Effort}
+	if cfg.Provider == "anthropic" && cfg.Thinking != llm.ThinkingOff {
+		t.Summarized = cfg.Thinking != "" || llm.PreservedThinking(cfg.Model)
+		t.DropBlock = llm.PreservedThinking(cfg.Model)
+	}
+	return t
+}
