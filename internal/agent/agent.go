@@ -124,10 +124,20 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			}
 		}
 		req := a.Request(ctx)
-		reply, err := a.o.Provider.Stream(ctx, req, noticesTo(obs))
+		var partial strings.Builder // the reply's text so far, kept if the user interrupts
+		notices := noticesTo(obs)
+		reply, err := a.o.Provider.Stream(ctx, req, func(e llm.Event) {
+			switch e.Type {
+			case llm.EventText:
+				partial.WriteString(e.Text)
+			case llm.EventRetry:
+				partial.Reset()
+			}
+			notices(e)
+		})
 		if err != nil {
 			if ctx.Err() != nil {
-				return res, ErrInterrupted
+				return res, a.keepInterrupted(partial.String())
 			}
 			if llm.KindOf(err) == llm.ErrContextTooLong && !retriedOverflow {
 				retriedOverflow = true
@@ -225,6 +235,25 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 	res.HitStepLimit = true
 	res.Text = fmt.Sprintf("Stopped after %d steps (the step limit) without a final answer. Send a message to continue.", a.o.MaxSteps)
 	return res, nil
+}
+
+// InterruptedReply ends what was kept of a reply the user interrupted, so
+// the model knows its text stops there and why.
+const InterruptedReply = "[the user interrupted this reply here]"
+
+// keepInterrupted records the text a reply had streamed when the user
+// interrupted it (what the user saw stays in the conversation, marked as
+// cut), or a note that it was interrupted before any text, so the model is
+// told either way. It returns ErrInterrupted, or the log's error.
+func (a *Agent) keepInterrupted(text string) error {
+	text = strings.TrimRight(text, " \n")
+	if text == "" {
+		text = "(no text yet)"
+	}
+	if err := a.appendMessage(llm.Text(llm.RoleAssistant, text+"\n\n"+InterruptedReply)); err != nil {
+		return err
+	}
+	return ErrInterrupted
 }
 
 // storable returns m with every tool call's input a JSON object. A model can

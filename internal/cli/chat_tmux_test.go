@@ -67,7 +67,7 @@ func TestChatTmux(t *testing.T) {
 	// 2. A command that needs approval: approve it once, it runs.
 	enqueue(t, srv, "approve.jsonl")
 	tm.typeLine("make a file")
-	tm.waitFor("permission prompt", "allow? [y/n/a]")
+	tm.waitFor("permission prompt", "allow? [y/n/a/s]")
 	if s := tm.screen(); !strings.Contains(s, "touch made-by-harness") || !strings.Contains(s, "rule: ") {
 		t.Errorf("the prompt does not show the command and the rule:\n%s", s)
 	}
@@ -83,14 +83,14 @@ func TestChatTmux(t *testing.T) {
 	// the same command then runs without a prompt.
 	enqueue(t, srv, "always.jsonl")
 	tm.typeLine("make another")
-	tm.waitForCount("prompt for always", "allow? [y/n/a]", 2)
+	tm.waitForCount("prompt for always", "allow? [y/n/a/s]", 2)
 	if s := tm.screen(); !strings.Contains(s, "a always allow touch always-made") {
 		t.Errorf("the prompt does not offer the narrowest pattern:\n%s", s)
 	}
 	tm.answer("a")
 	tm.waitFor("saved rule", "saved: allow touch always-made")
 	tm.waitFor("final text after always", "Made it twice.")
-	if n := strings.Count(tm.screen(), "allow? [y/n/a]"); n != 2 {
+	if n := strings.Count(tm.screen(), "allow? [y/n/a/s]"); n != 2 {
 		t.Errorf("%d permission prompts, want 2: the remembered command asked again", n)
 	}
 	rules, _ := os.ReadFile(filepath.Join(proj, ".agents", "permissions"))
@@ -102,7 +102,7 @@ func TestChatTmux(t *testing.T) {
 	enqueue(t, srv, "interrupt.jsonl")
 	tm.typeLine("wait for it")
 	tm.waitFor("third permission prompt", "sleep 120 && echo never")
-	tm.waitForCount("prompt for sleep", "allow? [y/n/a]", 3)
+	tm.waitForCount("prompt for sleep", "allow? [y/n/a/s]", 3)
 	tm.answer("y")
 	tm.waitFor("spinner while the command runs", "running")
 	tm.keys("C-c")

@@ -75,10 +75,13 @@
 // # Prompts, headless runs, --yolo
 //
 // With a Prompter, Ask shows the command, the rule and the choices yes, no,
-// always, or a typed reason that is passed to the model. "Always" records
-// the narrowest pattern covering the command (the exact words, e.g.
-// "allow bash go test ./..."), appends it to the project file and applies
-// it at once; when no pattern can cover a request (computed command names,
+// always, yes for this session, or a typed reason that is passed to the
+// model. "Always" records the narrowest useful pattern covering the
+// command — the command and its subcommand or options with * for the
+// arguments ("allow bash go test *", "gofmt -w *"), the exact words for
+// commands whose arguments are the point (rm, curl, interpreters; see
+// narrow.go) — appends it to the project file and applies it at once;
+// "session" applies the same pattern until harness exits, saving nothing; when no pattern can cover a request (computed command names,
 // parse errors) "always" is not offered. Without a Prompter (harness run)
 // Ask becomes a refusal telling the model it is not allowed in
 // non-interactive mode and how the user could allow it (--allow 'PATTERN'

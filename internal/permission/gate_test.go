@@ -125,14 +125,14 @@ func TestAlwaysPersists(t *testing.T) {
 	if ok, msg := g.Check(ctx, Request{Tool: "bash", Command: cmd}); !ok {
 		t.Fatalf("Check: refused: %s", msg)
 	}
-	if want := "go generate ./...; npm run build"; fp.patterns[0] != want {
+	if want := "go generate *; npm run build"; fp.patterns[0] != want {
 		t.Errorf("pattern = %q, want %q", fp.patterns[0], want)
 	}
 	data, err := os.ReadFile(pf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"allow bash go generate ./...\n", "allow bash npm run build\n"} {
+	for _, want := range []string{"allow bash go generate *\n", "allow bash npm run build\n"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("project file lacks %q:\n%s", want, data)
 		}
@@ -140,12 +140,18 @@ func TestAlwaysPersists(t *testing.T) {
 	// The next decision allows without prompting, in this gate and in a
 	// fresh one that reads the file.
 	for i, g := range []*Gate{g, mustNew(t, opts)} {
-		if d := g.Decide(Request{Tool: "bash", Command: cmd}); d.Verdict != Allow || d.Rule != "allow bash go generate ./..." {
+		if d := g.Decide(Request{Tool: "bash", Command: cmd}); d.Verdict != Allow || d.Rule != "allow bash go generate *" {
 			t.Errorf("gate %d: after always: %s %q", i, d.Verdict, d.Rule)
 		}
-		// Narrow: other arguments still ask.
-		if d := g.Decide(Request{Tool: "bash", Command: "go generate ./x"}); d.Verdict != Ask {
-			t.Errorf("gate %d: always widened to %s %q", i, d.Verdict, d.Rule)
+		// Useful: the same subcommand with other arguments is covered...
+		if d := g.Decide(Request{Tool: "bash", Command: "go generate ./x"}); d.Verdict != Allow {
+			t.Errorf("gate %d: always did not cover the same subcommand: %s %q", i, d.Verdict, d.Rule)
+		}
+		// ...narrow: another subcommand, or another script, still asks.
+		for _, other := range []string{"go build ./x", "npm run deploy"} {
+			if d := g.Decide(Request{Tool: "bash", Command: other}); d.Verdict != Ask {
+				t.Errorf("gate %d: always widened to %q: %s %q", i, other, d.Verdict, d.Rule)
+			}
 		}
 	}
 	if fp.calls != 1 {
@@ -174,7 +180,7 @@ func TestAlwaysPersists(t *testing.T) {
 	if ok, _ := zero.Check(context.Background(), Request{Tool: "bash", Command: "python3 x"}); ok {
 		t.Error("a zero Answer allowed the call")
 	}
-	if len(recs) != 3 || recs[0].Answer != "always go generate ./...; npm run build" || recs[1].Answer != "allow" || recs[0].Rule != ruleDefault {
+	if len(recs) != 3 || recs[0].Answer != "always go generate *; npm run build" || recs[1].Answer != "allow" || recs[0].Rule != ruleDefault {
 		t.Errorf("records = %+v", recs)
 	}
 }
@@ -386,5 +392,57 @@ func TestFileTools(t *testing.T) {
 	g = mustNew(t, opts)
 	if d := g.Decide(Request{Tool: "write_file", Path: outside + "/x", Write: true}); d.Verdict != Allow {
 		t.Errorf("with --add-dir: %s %q", d.Verdict, d.Rule)
+	}
+}
+
+// "always" offers the command and its subcommand with * for the
+// arguments, so the grant applies again; commands whose arguments are the
+// point keep their exact words.
+func TestNarrowPattern(t *testing.T) {
+	tests := []struct{ cmd, want string }{
+		{"mytool check ./...", "mytool check *"},
+		{"mytool check -run TestX ./pkg", "mytool check -run *"},
+		{"gofmt -w main.go", "gofmt -w *"},
+		{"npm run build", "npm run build"},
+		{"make", "make"},
+		{"cargo build --release", "cargo build --release"},
+		{"touch made-here", "touch made-here"},
+		{"touch a/b.txt", "touch *"},
+		{"rm -rf build", "rm -rf build"},
+		{"python3 x.py", "python3 x.py"},
+		{"git commit -m 'a msg'", "git commit -m *"},
+	}
+	for _, tt := range tests {
+		g := mustNew(t, Options{Project: t.TempDir(), Home: home})
+		d := g.Decide(Request{Tool: "bash", Command: tt.cmd})
+		if d.Verdict != Ask {
+			t.Errorf("%q: %s %q, want ask", tt.cmd, d.Verdict, d.Rule)
+			continue
+		}
+		if got := d.Pattern(); got != tt.want {
+			t.Errorf("%q: pattern %q, want %q", tt.cmd, got, tt.want)
+		}
+	}
+}
+
+// "Yes for this session" allows the pattern until harness exits and saves
+// nothing.
+func TestSessionGrant(t *testing.T) {
+	dir := t.TempDir()
+	pf := filepath.Join(dir, ".agents", "permissions")
+	fp := &fakePrompter{answers: []Answer{{Choice: Session}}}
+	opts := Options{Project: dir, ProjectFile: pf, Home: home, Prompter: fp}
+	g := mustNew(t, opts)
+	if ok, msg := g.Check(context.Background(), Request{Tool: "bash", Command: "mytool check ./..."}); !ok {
+		t.Fatalf("refused: %s", msg)
+	}
+	if d := g.Decide(Request{Tool: "bash", Command: "mytool check ./pkg"}); d.Verdict != Allow || !strings.Contains(d.Rule, "mytool check *") {
+		t.Errorf("after a session grant: %s %q", d.Verdict, d.Rule)
+	}
+	if _, err := os.Stat(pf); !os.IsNotExist(err) {
+		t.Errorf("a session grant wrote the project file: %v", err)
+	}
+	if d := mustNew(t, opts).Decide(Request{Tool: "bash", Command: "mytool check ./pkg"}); d.Verdict != Ask {
+		t.Errorf("a session grant outlived its gate: %s %q", d.Verdict, d.Rule)
 	}
 }

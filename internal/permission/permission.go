@@ -69,6 +69,9 @@ const (
 	Yes Choice = iota + 1
 	No
 	Always
+	// Session allows what Always would, until harness exits, without
+	// saving a rule.
+	Session
 )
 
 // Answer is what a Prompter returns.
@@ -278,9 +281,17 @@ func (g *Gate) Check(ctx context.Context, req Request) (ok bool, msg string) {
 	case Yes:
 		g.record(req, d, "yes")
 		return true, ""
-	case Always:
+	case Always, Session:
 		if pattern == "" {
 			g.record(req, d, "yes")
+			return true, ""
+		}
+		if ans.Choice == Session {
+			if err := g.grant(d, false); err != nil {
+				g.record(req, d, "yes (not remembered: "+err.Error()+")")
+				return true, ""
+			}
+			g.record(req, d, "yes for this session: "+pattern)
 			return true, ""
 		}
 		if err := g.persist(d); err != nil {
@@ -332,7 +343,11 @@ func (g *Gate) record(req Request, d Decision, answer string) {
 // persist appends an allow rule per pattern of d to the project file and
 // to the rules in force. The host process writes it; the sandbox keeps the
 // agent itself out of that file.
-func (g *Gate) persist(d Decision) error {
+func (g *Gate) persist(d Decision) error { return g.grant(d, true) }
+
+// grant adds an allow rule per pattern of d to the rules in force, and
+// with save to the project file too.
+func (g *Gate) grant(d Decision, save bool) error {
 	var lines []string
 	for _, p := range d.patterns {
 		lines = append(lines, "allow "+d.tool+" "+p)
@@ -346,12 +361,17 @@ func (g *Gate) persist(d Decision) error {
 			return fmt.Errorf("pattern %q: %w", d.patterns[i], err)
 		}
 		r.layer, r.origin = layerProject, "always"
+		if !save {
+			r.origin = "this session"
+		}
 		rs.add(r)
 	}
 	var werr error
-	if g.o.ProjectFile == "" {
+	switch {
+	case !save:
+	case g.o.ProjectFile == "":
 		werr = fmt.Errorf("no project permissions file configured; the rule holds for this session only")
-	} else {
+	default:
 		werr = appendRules(g.o.ProjectFile, lines)
 	}
 	g.rules = rs

@@ -394,7 +394,7 @@ func (sc *shellCheck) match(toks []token, base string, system bool) {
 		for _, t := range toks[1:] {
 			ws = append(ws, patternWord(t.s))
 		}
-		pattern = strings.Join(ws, " ")
+		pattern = narrowPattern(ws)
 	}
 	if best == nil {
 		if len(maybe) > 0 {

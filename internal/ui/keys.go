@@ -39,6 +39,8 @@ const (
 	keyCancel // Ctrl-G
 	keyEscape // a lone Esc
 	keyResize // the terminal changed size
+	keyPageUp
+	keyPageDown
 )
 
 type key struct {
@@ -221,6 +223,10 @@ func csiKey(params string, final byte) key {
 			return key{kind: keyEnd}
 		case "3":
 			return key{kind: keyDelete}
+		case "5":
+			return key{kind: keyPageUp}
+		case "6":
+			return key{kind: keyPageDown}
 		case "200":
 			return key{kind: keyPasteStart}
 		case "201":

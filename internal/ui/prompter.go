@@ -25,14 +25,25 @@ type Prompter struct {
 
 var _ permission.Prompter = (*Prompter)(nil)
 
-// Prompt implements permission.Prompter.
+// Prompt implements permission.Prompter. For edit_file and write_file the
+// box shows what would change (the diff, the content), for bash which
+// part of the command needs the approval; v opens the whole diff in a
+// pager when the box shows only part of it.
 func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permission.Decision, pattern string) (permission.Answer, error) {
 	t := p.R.t
 	p.R.Pause()
 	defer p.R.Resume()
-	io.WriteString(t.Out, RenderPermission(t.Style, req, d, pattern, t.Width()))
+	pv := p.preview(req)
+	io.WriteString(t.Out, renderPermission(t.Style, req, d, pattern, t.Width(), pv))
+	keys := "y/n"
+	if pattern != "" {
+		keys += "/a/s"
+	}
+	if pv.Full != nil {
+		keys += "/v"
+	}
 	for {
-		line, err := p.Editor.ReadLine(ctx, t.Style.Bold("allow? ")+t.Style.Dim("[y/n/a] "))
+		line, err := p.Editor.ReadLine(ctx, t.Style.Bold("allow? ")+t.Style.Dim("["+keys+"] "))
 		switch {
 		case errors.Is(err, ErrInterrupt):
 			if p.OnInterrupt != nil {
@@ -42,21 +53,58 @@ func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permiss
 		case err != nil:
 			return permission.Answer{Choice: permission.No}, fmt.Errorf("reading the answer: %w", err)
 		}
+		if v := strings.ToLower(strings.TrimSpace(line)); pv.Full != nil && (v == "v" || v == "view") {
+			if err := Page(ctx, p.Editor.in, t, pv.Full); err != nil {
+				io.WriteString(t.Out, t.Style.Dim("  (the pager failed: "+err.Error()+")")+"\n")
+			}
+			continue
+		}
 		ans, ok := ParseAnswer(line, pattern)
 		if ok {
-			if ans.Choice == permission.Always {
+			switch ans.Choice {
+			case permission.Always:
 				io.WriteString(t.Out, t.Style.Dim("  saved: allow "+pattern+" (in .agents/permissions)")+"\n")
+			case permission.Session:
+				io.WriteString(t.Out, t.Style.Dim("  allowed until harness exits: "+pattern)+"\n")
 			}
 			return ans, nil
 		}
-		io.WriteString(t.Out, t.Style.Dim("  y to allow once, n to refuse, a to always allow, or type why not")+"\n")
+		help := "  y to allow once, n to refuse"
+		if pattern != "" {
+			help += ", a to always allow, s to allow for this session"
+		}
+		if pv.Full != nil {
+			help += ", v to view the whole change"
+		}
+		io.WriteString(t.Out, t.Style.Dim(help+", or type why not")+"\n")
 	}
 }
 
-// ParseAnswer reads a typed answer: y/yes, n/no, a/always (only when a
-// pattern is offered; otherwise it means yes), or any other text, which
-// refuses with that text as the reason given to the model. An empty
-// answer is not accepted (ok false) so a stray Enter decides nothing.
+// previewRows is how many rows of a change the prompt box shows: the rest
+// of the screen, minus the box's own lines and the answer.
+func (p *Prompter) previewRows() int { return max(6, p.R.t.Height()-10) }
+
+// preview shows what the call behind req would do.
+func (p *Prompter) preview(req permission.Request) Preview {
+	t := p.R.t
+	switch req.Tool {
+	case "edit_file", "write_file":
+		call, ok := p.R.RunningCall(req.Tool, req.Path)
+		if !ok {
+			return Preview{}
+		}
+		if req.Tool == "edit_file" {
+			return EditPreview(t.Style, req.Path, call.Input, t.Width()-2, p.previewRows())
+		}
+		return WritePreview(t.Style, req.Path, call.Input, t.Width()-2, p.previewRows())
+	}
+	return Preview{}
+}
+
+// ParseAnswer reads a typed answer: y/yes, n/no, a/always and s/session
+// (only when a pattern is offered; otherwise they mean yes), or any other
+// text, which refuses with that text as the reason given to the model. An
+// empty answer is not accepted (ok false) so a stray Enter decides nothing.
 func ParseAnswer(line, pattern string) (ans permission.Answer, ok bool) {
 	s := strings.TrimSpace(line)
 	switch strings.ToLower(s) {
@@ -69,6 +117,11 @@ func ParseAnswer(line, pattern string) (ans permission.Answer, ok bool) {
 			return permission.Answer{Choice: permission.Yes}, true
 		}
 		return permission.Answer{Choice: permission.Always}, true
+	case "s", "session":
+		if pattern == "" {
+			return permission.Answer{Choice: permission.Yes}, true
+		}
+		return permission.Answer{Choice: permission.Session}, true
 	case "n", "no":
 		return permission.Answer{Choice: permission.No}, true
 	}
@@ -78,12 +131,18 @@ func ParseAnswer(line, pattern string) (ans permission.Answer, ok bool) {
 // RenderPermission is the prompt's box: what would run, why it asks, and
 // the choices.
 func RenderPermission(st Style, req permission.Request, d permission.Decision, pattern string, width int) string {
+	return renderPermission(st, req, d, pattern, width, Preview{})
+}
+
+func renderPermission(st Style, req permission.Request, d permission.Decision, pattern string, width int, pv Preview) string {
 	var b strings.Builder
 	bar := st.Yellow("│ ")
 	title := "permission"
 	switch {
 	case req.Tool == "bash":
 		title += "  run a command"
+	case req.Tool == "edit_file":
+		title += "  edit a file"
 	case req.Write:
 		title += "  write a file"
 	default:
@@ -93,19 +152,51 @@ func RenderPermission(st Style, req permission.Request, d permission.Decision, p
 	switch {
 	case req.Tool == "bash":
 		for _, l := range strings.Split(Highlight(st, "sh", req.Command), "\n") {
-			b.WriteString(bar + l + "\n")
+			for _, r := range cutStyled(l, max(width-2, 8)) {
+				b.WriteString(bar + r + "\n")
+			}
+		}
+		parts := AskingParts(req.Command, d.Pattern())
+		if len(parts) > 0 && (len(parts) > 1 || strings.TrimSpace(parts[0]) != strings.TrimSpace(req.Command)) {
+			// A compound command: say which part asks.
+			for _, part := range parts {
+				b.WriteString(bar + st.Yellow("▲ asks: ") + st.Bold(Truncate(oneLine(Sanitize(part)), max(width-10, 8))) + "\n")
+			}
 		}
 	default:
 		b.WriteString(bar + st.Bold(Sanitize(req.Tool)) + "  " + st.Cyan(Sanitize(req.Path)) + "\n")
+		for _, l := range pv.Short {
+			b.WriteString(bar + l + "\n")
+		}
 	}
 	if d.Rule != "" {
 		b.WriteString(bar + st.Dim("rule: "+Sanitize(d.Rule)) + "\n")
 	}
 	choices := []string{st.Green("y") + " yes, once", st.Red("n") + " no"}
 	if pattern != "" {
-		choices = append(choices, st.Cyan("a")+" always allow "+st.Bold(Sanitize(pattern)))
+		choices = append(choices, st.Cyan("a")+" always allow "+st.Bold(Sanitize(pattern)), st.Cyan("s")+" yes for this session")
+	}
+	if pv.Full != nil {
+		choices = append(choices, st.Cyan("v")+" view all")
 	}
 	choices = append(choices, "or type a reason to refuse")
-	b.WriteString(st.Yellow("╰ ") + strings.Join(choices, st.Dim(" · ")) + "\n")
+	// Whole choices to a row: "s yes for this session" never breaks.
+	sep := st.Dim(" · ")
+	row, rowW := "", 0
+	lead := st.Yellow("╰ ")
+	for _, c := range choices {
+		cw := StringWidth(c)
+		if rowW > 0 && rowW+3+cw > width-2 {
+			b.WriteString(lead + row + "\n")
+			lead, row, rowW = "  ", "", 0
+		}
+		if rowW > 0 {
+			row += sep
+			rowW += 3
+		}
+		row += c
+		rowW += cw
+	}
+	b.WriteString(lead + row + "\n")
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -29,6 +30,9 @@ type Renderer struct {
 	md       mdStream        // how much of seg is rendered, and what is shown raw
 	thinking bool            // a thinking block is open
 	items    []item          // what was shown, for Reflow
+	running  []llm.Block     // calls started and not ended, for the prompt's preview
+	pausedAt time.Time       // when the running Pause began
+	waited   time.Duration   // time spent in prompts since the last tool started
 	spin     spinner
 	tools    int    // tool calls this turn
 	lastTool string // ID of the call whose line was printed last
@@ -125,8 +129,35 @@ func (r *Renderer) Pause() {
 	r.closeBlocks()
 	r.newline()
 	r.paused = true
+	r.pausedAt = time.Now()
 	r.col0 = true
 	r.lastTool = "" // the result will need its call's line again
+}
+
+// RunningCall returns the started call of tool whose input names path
+// (the call a permission prompt is about), or the only running call of
+// that tool.
+func (r *Renderer) RunningCall(tool, path string) (llm.Block, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var found []llm.Block
+	for _, c := range r.running {
+		if c.Name == tool {
+			found = append(found, c)
+		}
+	}
+	for _, c := range found {
+		var in struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(c.Input, &in) == nil && in.Path != "" && (in.Path == path || strings.HasSuffix(path, "/"+strings.TrimPrefix(filepath.Clean(in.Path), "./"))) {
+			return c, true
+		}
+	}
+	if len(found) == 1 {
+		return found[0], true
+	}
+	return llm.Block{}, false
 }
 
 // Resume ends a Pause; the spinner comes back for the running tool.
@@ -134,6 +165,10 @@ func (r *Renderer) Resume() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.paused = false
+	if !r.pausedAt.IsZero() {
+		r.waited += time.Since(r.pausedAt)
+		r.pausedAt = time.Time{}
+	}
 	if r.held.Len() > 0 {
 		io.WriteString(r.t.Out, r.held.String())
 		r.held.Reset()
@@ -456,7 +491,9 @@ func (r *Renderer) Reflow() {
 	if lines := strings.Split(out, "\n"); len(lines) > h {
 		out = "\x1b[H\x1b[2J" + strings.Join(lines[len(lines)-h:], "\n")
 	}
-	r.writeRaw(out)
+	// Called at the prompt, where the terminal is raw: a newline does not
+	// return the carriage by itself.
+	r.writeRaw(strings.ReplaceAll(out, "\n", "\r\n"))
 	r.col0 = true
 }
 
@@ -489,6 +526,10 @@ func (r *Renderer) OnToolStart(call llm.Block) {
 	r.closeBlocks()
 	r.tools++
 	r.lastTool = call.ID
+	r.running = append(r.running, call)
+	if len(r.running) == 1 {
+		r.waited = 0
+	}
 	r.write(ToolLine(r.t.Style, call, r.t.Width()) + "\n")
 	r.spinStart("running")
 }
@@ -500,6 +541,17 @@ func (r *Renderer) OnToolEnd(call, result llm.Block, elapsed time.Duration) {
 	defer r.mu.Unlock()
 	r.spin.stop()
 	r.newline()
+	for i, c := range r.running {
+		if c.ID == call.ID {
+			r.running = append(r.running[:i:i], r.running[i+1:]...)
+			break
+		}
+	}
+	// The time a prompt waited for the user is not the tool's.
+	elapsed = max(0, elapsed-r.waited)
+	if len(r.running) == 0 {
+		r.waited = 0
+	}
 	if call.ID != r.lastTool {
 		// Calls ran concurrently: name the call this result belongs to.
 		r.write(ToolLine(r.t.Style, call, r.t.Width()) + "\n")

@@ -107,6 +107,8 @@ func TestParseAnswer(t *testing.T) {
 		{"n", "", permission.Answer{Choice: permission.No}, true},
 		{"a", "go test ./...", permission.Answer{Choice: permission.Always}, true},
 		{"always", "", permission.Answer{Choice: permission.Yes}, true},
+		{"s", "go test *", permission.Answer{Choice: permission.Session}, true},
+		{"session", "", permission.Answer{Choice: permission.Yes}, true},
 		{"use make test instead", "", permission.Answer{Choice: permission.No, Reason: "use make test instead"}, true},
 		{"", "", permission.Answer{}, false},
 	}
@@ -127,6 +129,7 @@ func TestPrompter(t *testing.T) {
 		interrupted bool
 	}{
 		{"always after a stray enter", "\ra\r", permission.Answer{Choice: permission.Always}, false},
+		{"session", "s\r", permission.Answer{Choice: permission.Session}, false},
 		{"reason", "not yet, run the tests\r", permission.Answer{Choice: permission.No, Reason: "not yet, run the tests"}, false},
 		{"ctrl-c", "\x03", permission.Answer{Choice: permission.No, Reason: "the user interrupted the turn"}, true},
 	}
@@ -147,7 +150,7 @@ func TestPrompter(t *testing.T) {
 				t.Errorf("got %+v (interrupted %v), want %+v (%v)", got, interrupted, tt.want, tt.interrupted)
 			}
 			screen := scr.all()
-			for _, want := range []string{"permission  run a command", "│ git push origin main", "rule: ask bash git push *", "a always allow git push origin main", "allow? [y/n/a]"} {
+			for _, want := range []string{"permission  run a command", "│ git push origin main", "rule: ask bash git push *", "a always allow git push origin main", "s yes for this session", "allow? [y/n/a/s]"} {
 				if !strings.Contains(screen, want) {
 					t.Errorf("screen lacks %q:\n%s", want, screen)
 				}

@@ -1,0 +1,329 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/agent"
+	"github.com/harness-dev/harness/internal/llm/llmtest"
+)
+
+// tmuxEnv is the environment of a harness under test in tmux.
+func tmuxEnv(home, url, provider, model string) []string {
+	return []string{
+		"HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "BASE_URL=" + url,
+		"PROVIDER=" + provider, "MODEL=" + model, "API_KEY=sk-fake-key-for-tests-0123456789",
+		"CONTEXT_WINDOW=200000", "TERM=xterm-256color",
+	}
+}
+
+// longReply is a 60-line Markdown reply whose paragraphs are longer than
+// any terminal row.
+func longReply() (src string, sentences []string) {
+	var b strings.Builder
+	for i := range 12 {
+		s := fmt.Sprintf("Part %d of the plan: it has one package, and the **important** detail is that every paragraph here is long enough to wrap at eighty and at one hundred and twenty columns too.", i)
+		sentences = append(sentences, strings.ReplaceAll(s, "**", ""))
+		fmt.Fprintf(&b, "## Step %d\n\n%s\n\n- first item of step %d\n", i, s, i)
+		if i%4 == 3 {
+			fmt.Fprintf(&b, "\n| file | state |\n|---|---|\n| main%d.go | fine |\n", i)
+		}
+		b.WriteString("\n")
+	}
+	return b.String(), sentences
+}
+
+// visible is the pane's visible rows, as the terminal shows them (no
+// joining of wrapped rows).
+func (tm *tmuxSession) visible() []string {
+	out, err := exec.Command("tmux", "-S", tm.sock, "capture-pane", "-p", "-t", tm.name).Output()
+	if err != nil {
+		tm.t.Fatalf("capture: %v", err)
+	}
+	return strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+}
+
+// checkWrapped asserts that the visible rows show rendered Markdown, no row
+// is wider than width, and the sentences that are on screen are whole when
+// rows are joined with spaces: a word cut by the terminal would read "on e".
+func checkWrapped(t *testing.T, rows []string, width int, sentences []string) (widest int) {
+	t.Helper()
+	for _, r := range rows {
+		w := len([]rune(strings.TrimRight(r, " ")))
+		widest = max(widest, w)
+		if w > width {
+			t.Errorf("row wider than %d: %q", width, r)
+		}
+		for _, raw := range []string{"**", "## ", "|---", "- first item"} {
+			if strings.Contains(r, raw) {
+				t.Errorf("raw Markdown %q on screen: %q", raw, r)
+			}
+		}
+	}
+	joined := strings.Join(strings.Fields(strings.Join(rows, " ")), " ")
+	whole := 0
+	for _, s := range sentences {
+		// Only sentences whose start is on screen can be checked whole.
+		head := s[:20]
+		if !strings.Contains(joined, head) {
+			continue
+		}
+		i := strings.Index(joined, head)
+		if len(joined)-i < len(s) {
+			continue // cut by the bottom of the screen
+		}
+		if !strings.Contains(joined, s) {
+			t.Errorf("a sentence is not whole on screen (cut mid-word?):\n%s\nscreen:\n%s", s, strings.Join(rows, "\n"))
+			continue
+		}
+		whole++
+	}
+	if whole == 0 {
+		t.Errorf("no sentence of the reply whole on screen:\n%s", strings.Join(rows, "\n"))
+	}
+	return widest
+}
+
+// TestChatTmuxLongReply: a reply taller than the window is rendered and
+// word-wrapped at 80 columns, re-wrapped when the window grows to 120 and
+// shrinks back, and a reply streamed at 120 is wrapped at 120.
+func TestChatTmuxLongReply(t *testing.T) {
+	bin := tmuxHarness(t)
+	srv := llmtest.NewServer(t)
+	home, proj := t.TempDir(), t.TempDir()
+	tm := startTmux(t, 80, 30, proj, tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), bin, "--project", proj)
+	tm.waitPrompt()
+	src, sentences := longReply()
+	if n := strings.Count(src, "\n"); n < 60 {
+		t.Fatalf("the reply has %d lines, want 60", n)
+	}
+	srv.Enqueue(llmtest.Reply{Text: src}, llmtest.Reply{Text: src})
+	tm.typeLine("the long plan")
+	tm.waitFor("status line", "─ claude-sonnet-4-5")
+	tm.waitPrompt()
+	all := tm.screen()
+	for i := range 12 {
+		if !strings.Contains(all, fmt.Sprintf("• first item of step %d", i)) {
+			t.Errorf("item %d not rendered in the scrollback", i)
+		}
+	}
+	if strings.Contains(all, "**") || strings.Contains(all, "## Step") {
+		t.Errorf("raw Markdown left in the scrollback:\n%s", all)
+	}
+	checkWrapped(t, tm.visible(), 80, sentences)
+	tm.capture("long-reply-80")
+
+	tm.run("resize-window", "-t", tm.name, "-x", "120", "-y", "30")
+	waitRows(t, tm, func(rows []string) bool { return widest(rows) > 80 && sentencesWhole(rows, sentences) })
+	if w := checkWrapped(t, tm.visible(), 120, sentences); w <= 80 {
+		t.Errorf("after growing to 120 columns the widest row is %d: not re-wrapped", w)
+	}
+	tm.capture("long-reply-resized-120")
+
+	tm.typeLine("again at 120")
+	tm.waitForCount("second status line", "─ claude-sonnet-4-5", 2)
+	tm.waitPrompt()
+	if w := checkWrapped(t, tm.visible(), 120, sentences); w <= 80 {
+		t.Errorf("a reply at 120 columns is only %d wide", w)
+	}
+
+	tm.run("resize-window", "-t", tm.name, "-x", "80", "-y", "30")
+	// tmux re-wraps the rows itself at once (mid-word); harness then
+	// redraws them.
+	waitRows(t, tm, func(rows []string) bool {
+		return widest(rows) <= 80 && strings.TrimSpace(rows[len(rows)-1]) == "›" && sentencesWhole(rows, sentences)
+	})
+	checkWrapped(t, tm.visible(), 80, sentences)
+	// The prompt is drawn once: no stale copies of the input line.
+	tm.keys("-l", "typed line")
+	tm.waitFor("typed text", "› typed line")
+	if n := strings.Count(strings.Join(tm.visible(), "\n"), "typed line"); n != 1 {
+		t.Errorf("the input line is on screen %d times after resizing", n)
+	}
+	tm.keys("C-u")
+	tm.keys("C-d")
+	tm.waitExit()
+}
+
+// sentencesWhole reports whether every sentence that starts on screen and
+// fits below is whole.
+func sentencesWhole(rows, sentences []string) bool {
+	joined := strings.Join(strings.Fields(strings.Join(rows, " ")), " ")
+	for _, s := range sentences {
+		i := strings.Index(joined, s[:20])
+		if i >= 0 && len(joined)-i >= len(s) && !strings.Contains(joined, s) {
+			return false
+		}
+	}
+	return true
+}
+
+func widest(rows []string) int {
+	w := 0
+	for _, r := range rows {
+		w = max(w, len([]rune(strings.TrimRight(r, " "))))
+	}
+	return w
+}
+
+func waitRows(t *testing.T, tm *tmuxSession, ok func([]string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(tmuxDeadline)
+	for time.Now().Before(deadline) {
+		if ok(tm.visible()) {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("the screen never got there:\n%s", strings.Join(tm.visible(), "\n"))
+}
+
+// TestChatTmuxEditPrompt: the edit_file prompt shows the diff, with line
+// numbers, before anything is written; v shows all of a long one in a
+// pager; a refusal leaves the file alone.
+func TestChatTmuxEditPrompt(t *testing.T) {
+	bin := tmuxHarness(t)
+	srv := llmtest.NewServer(t)
+	home, proj := t.TempDir(), t.TempDir()
+	var src strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&src, "line %d\n", i)
+	}
+	os.WriteFile(filepath.Join(proj, "notes.txt"), []byte(src.String()), 0o644)
+	tm := startTmux(t, 100, 40, proj, tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), bin, "--project", proj)
+	tm.waitPrompt()
+	edit, _ := json.Marshal(map[string]string{"path": "notes.txt", "old_string": "line 12\n", "new_string": "line twelve\n"})
+	long := strings.Repeat("a new line\n", 80)
+	write, _ := json.Marshal(map[string]string{"path": "long.txt", "content": long})
+	srv.Enqueue(
+		llmtest.Reply{Text: "Editing.", ToolCalls: []llmtest.ToolCall{{Name: "edit_file", Input: string(edit)}}},
+		llmtest.Reply{Text: "Now a long file.", ToolCalls: []llmtest.ToolCall{{Name: "write_file", Input: string(write)}}},
+		llmtest.Reply{Text: "Done with both."},
+	)
+	tm.typeLine("change line 12")
+	tm.waitFor("edit prompt", "edit a file")
+	tm.waitFor("answer line", "allow? [")
+	screen := tm.screen()
+	for _, want := range []string{"notes.txt", "-1 +1 lines", "10   line 10", "12 - line 12", "12 + line twelve", "14   line 14", "a always allow", "s yes for this session"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the edit prompt lacks %q:\n%s", want, screen)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "notes.txt")); strings.Contains(string(b), "twelve") {
+		t.Error("the file changed before the approval")
+	}
+	tm.capture("edit-prompt")
+	tm.answer("y")
+	tm.waitFor("write prompt", "write a file")
+	tm.waitFor("write preview", "new file · 80 lines")
+	tm.waitForCount("answer line for the write", "allow? [", 2)
+	if s := tm.screen(); !strings.Contains(s, "more rows (v shows the whole of it)") || !strings.Contains(s, "/v]") {
+		t.Errorf("a long write offers no pager:\n%s", s)
+	}
+	tm.answer("v")
+	waitRows(t, tm, func(rows []string) bool { return strings.Contains(strings.Join(rows, "\n"), "q back to the prompt") })
+	tm.keys("q")
+	waitRows(t, tm, func(rows []string) bool { return !strings.Contains(strings.Join(rows, "\n"), "q back to the prompt") })
+	tm.answer("not now")
+	tm.waitFor("final text", "Done with both.")
+	if b, _ := os.ReadFile(filepath.Join(proj, "notes.txt")); !strings.Contains(string(b), "line twelve\n") {
+		t.Errorf("the approved edit was not made:\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "long.txt")); err == nil {
+		t.Error("the refused write happened")
+	}
+	tm.keys("C-d")
+	tm.waitExit()
+}
+
+// TestChatTmuxEscape: Esc interrupts a streaming reply like Ctrl-C, the
+// partial reply stays and the model is told, and the next /cost is a
+// command (the Esc did not swallow its slash).
+func TestChatTmuxEscape(t *testing.T) {
+	bin := tmuxHarness(t)
+	srv := llmtest.NewServer(t)
+	home, proj := t.TempDir(), t.TempDir()
+	tm := startTmux(t, 100, 30, proj, tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), bin, "--project", proj)
+	tm.waitPrompt()
+	slow := "The first words arrive, then many more follow slowly " + strings.Repeat("and on ", 300)
+	srv.Enqueue(llmtest.Reply{Text: slow, Delay: 30 * time.Millisecond}, llmtest.Reply{Text: "After the interrupt."})
+	tm.typeLine("talk slowly")
+	tm.waitFor("streaming", "The first words arrive")
+	tm.keys("Escape")
+	tm.waitFor("interrupt notice", "⏹ interrupted")
+	tm.waitPrompt()
+	tm.capture("escape")
+	tm.typeLine("/cost")
+	tm.waitFor("/cost view", "cache read")
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests after Esc and /cost, want 1: /cost reached the model", n)
+	}
+	tm.typeLine("go on")
+	tm.waitFor("next reply", "After the interrupt.")
+	reqs := srv.Requests()
+	msgs := reqs[len(reqs)-1].Messages
+	var kept string
+	for _, m := range msgs {
+		if m.Role == "assistant" {
+			kept = m.PlainText()
+		}
+	}
+	if !strings.HasPrefix(kept, "The first words arrive") || !strings.HasSuffix(kept, agent.InterruptedReply) {
+		t.Errorf("the interrupted reply was not kept and marked for the model: %q", kept)
+	}
+	tm.keys("C-d")
+	tm.waitExit()
+}
+
+// TestChatTmuxContinue: --continue resumes the conversation last used,
+// not a session opened and left without a message or one started with
+// /clear, and shows where it stood.
+func TestChatTmuxContinue(t *testing.T) {
+	bin := tmuxHarness(t)
+	srv := llmtest.NewServer(t)
+	home, proj := t.TempDir(), t.TempDir()
+	env := tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5")
+
+	srv.Enqueue(llmtest.Reply{Text: "The answer is **forty-two**."})
+	tm := startTmux(t, 100, 30, proj, env, bin, "--project", proj)
+	tm.typeLine("what is the answer?")
+	tm.waitFor("reply", "The answer is forty-two.")
+	tm.typeLine("/clear")
+	tm.waitFor("cleared", "new session ")
+	tm.keys("C-d")
+	tm.waitExit()
+
+	// Opened and quit without a word.
+	tm = startTmux(t, 100, 30, proj, env, bin, "--project", proj)
+	tm.waitPrompt()
+	tm.keys("C-d")
+	tm.waitExit()
+
+	list, _ := os.ReadDir(filepath.Join(home, ".agents", "sessions"))
+	if len(list) != 1 {
+		t.Fatalf("%d project session dirs", len(list))
+	}
+	logs, _ := os.ReadDir(filepath.Join(home, ".agents", "sessions", list[0].Name()))
+	if len(logs) != 1 {
+		t.Errorf("%d session logs on disk, want 1: sessions without a message were written", len(logs))
+	}
+
+	tm = startTmux(t, 100, 30, proj, env, bin, "--project", proj, "--continue")
+	tm.waitFor("banner", "resumed ")
+	tm.waitPrompt()
+	s := tm.screen()
+	for _, want := range []string{"(2 messages)", "› what is the answer?", "The answer is forty-two.", "resumed here"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the resumed session lacks %q:\n%s", want, s)
+		}
+	}
+	tm.capture("continue")
+	tm.keys("C-d")
+	tm.waitExit()
+}
