@@ -71,6 +71,22 @@ func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (
 		}
 		fmt.Fprintf(w, "ESCAPED  %-34s %s%s\n", pr.name, problem, note)
 	}
+	for _, hp := range f.hostProbes(sb, helper) {
+		if hp.skip != "" {
+			fmt.Fprintf(w, "skip     %-34s %s\n", hp.name, hp.skip)
+			continue
+		}
+		problem, note := hp.run(ctx)
+		if problem == "" {
+			if note != "" {
+				note = " (" + note + ")"
+			}
+			fmt.Fprintf(w, "held     %s%s\n", hp.name, note)
+			continue
+		}
+		escaped++
+		fmt.Fprintf(w, "ESCAPED  %-34s %s\n", hp.name, problem)
+	}
 	return escaped, nil
 }
 

@@ -24,46 +24,55 @@ func openBwrap(p *Policy, tmp string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{bw,
-		"--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
-	}
-	if bwrapHas(bw, "--disable-userns") {
-		args = append(args, "--disable-userns")
-	}
-	args = append(args,
-		"--ro-bind", "/", "/",
-		"--dev", "/dev",
-		"--proc", "/proc",
-		"--bind", tmp, "/tmp",
-	)
+	userns := bwrapHas(bw, "--disable-userns")
 	inner := exe
 	if within(exe, "/tmp") {
 		inner = helperInTmp
-		args = append(args, "--ro-bind", exe, inner)
 	}
-	for _, w := range p.writeRoots() {
-		args = append(args, "--bind", w, w)
-	}
-	for _, r := range p.roBinds() {
-		args = append(args, "--ro-bind", r, r)
-	}
+	env := sandboxEnv(p, "/tmp", BackendBwrap)
 	gs, err := openGitShadows(p, tmp)
 	if err != nil {
 		return nil, err
 	}
-	args = append(args, gs.bwrapArgs()...)
-	args = append(args, maskArgs(append(append([]string(nil), p.DenyRead...), p.Sockets...))...)
-	env := sandboxEnv(p, "/tmp", BackendBwrap)
-	args = append(args, "--clearenv")
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		args = append(args, "--setenv", k, v)
+	// outer is bwrap's argv up to the command, built anew for each
+	// sandbox and each launcher, so carve-outs the policy gained since the
+	// last (a repository created mid-session) are mounted read-only.
+	outer := func() []string {
+		args := []string{bw,
+			"--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+			"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+		}
+		if userns {
+			args = append(args, "--disable-userns")
+		}
+		args = append(args,
+			"--ro-bind", "/", "/",
+			"--dev", "/dev",
+			"--proc", "/proc",
+			"--bind", tmp, "/tmp",
+		)
+		if inner != exe {
+			args = append(args, "--ro-bind", exe, inner)
+		}
+		for _, w := range p.writeRoots() {
+			args = append(args, "--bind", w, w)
+		}
+		for _, r := range p.roBinds() {
+			args = append(args, "--ro-bind", r, r)
+		}
+		args = append(args, gs.bwrapArgs()...)
+		args = append(args, maskArgs(p.maskPaths(), p.KeepReadable)...)
+		args = append(args, "--clearenv")
+		for _, kv := range env {
+			k, v, _ := strings.Cut(kv, "=")
+			args = append(args, "--setenv", k, v)
+		}
+		return args
 	}
 	cfg := helperConfig{Write: append(append(p.writeRoots(), "/tmp"), gs.writePaths()...), DenySockets: "unix"}
 	s := &session{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner, git: gs}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
-		argv := append(append([]string(nil), args...), "--chdir", dir, "--")
+		argv := append(outer(), "--chdir", dir, "--")
 		h, err := helperArgv(inner, cfg, "/bin/sh", "-c", script)
 		if err != nil {
 			return nil, nil, err
@@ -74,8 +83,8 @@ func openBwrap(p *Policy, tmp string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.launch = &launcher{backend: BackendBwrap, tree: treeGroup, newCmd: func() *exec.Cmd {
-		argv := append(append([]string(nil), args...), "--chdir", p.Project, "--", inner, launcherArg, string(lcfg))
+	s.launch = &launcher{backend: BackendBwrap, tree: treeGroup, pol: p, newCmd: func() *exec.Cmd {
+		argv := append(outer(), "--chdir", p.Project, "--", inner, launcherArg, string(lcfg))
 		c := exec.Command(argv[0], argv[1:]...)
 		c.Dir, c.Env = p.Project, env
 		return c
@@ -84,15 +93,28 @@ func openBwrap(p *Policy, tmp string) (*session, error) {
 }
 
 // maskArgs hides paths: a directory behind an empty read-only tmpfs, a
-// file or socket behind /dev/null.
-func maskArgs(paths []string) []string {
+// file or socket behind /dev/null. A kept path under a hidden directory
+// (the session's own spill directory) is bound back, read-only, on top.
+func maskArgs(paths, keep []string) []string {
 	var args []string
 	for _, m := range maskTargets(paths) {
-		if m.dir {
-			args = append(args, "--perms", "0000", "--tmpfs", m.path, "--remount-ro", m.path)
-		} else {
+		if !m.dir {
 			args = append(args, "--ro-bind", "/dev/null", m.path)
+			continue
 		}
+		var kept []string
+		for _, k := range keep {
+			if within(k, m.path) && k != m.path && exists(k) {
+				kept = append(kept, "--ro-bind", k, k)
+			}
+		}
+		perms := "0000"
+		if kept != nil {
+			perms = "0111" // searchable, not listable: only the kept path is reached
+		}
+		args = append(args, "--perms", perms, "--tmpfs", m.path)
+		args = append(args, kept...)
+		args = append(args, "--remount-ro", m.path)
 	}
 	return args
 }

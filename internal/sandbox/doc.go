@@ -17,8 +17,17 @@
 // tools' cache variables point there, and the host's Go module cache is
 // offered read-only as a file:// GOPROXY entry. ListCaches and CleanCache
 // serve `harness cache`.
-// Policy.CheckRead and Policy.CheckWrite apply the same rules to the
-// host-side file tools after resolving every symlink.
+// Policy.CheckRead and Policy.CheckWrite answer by path (after resolving
+// every symlink) for the permission gate; the file tools do their I/O
+// through the Policy itself, descriptor-based (OpenRead, ReadFile,
+// WriteFile, Walk): the opened file's real path and type are what is
+// checked, never a path reopened by name. Refresh, run after every command
+// and every file-tool write, finds repositories, gitdir pointers, separate
+// and bare gitdirs and hooks paths that appeared mid-session, protects
+// them from then on and returns them for the caller to report (Findings
+// lists them all). The hidden list is the built-in secrets, the caller's
+// PolicyOptions.Hide and the lines of ~/.agents/hidden; Keep paths beneath
+// a hidden one stay readable.
 //
 // Open starts one session's Sandbox with a backend (auto picks the best and
 // Detect says why) and refuses it unless a self-check write outside the

@@ -132,7 +132,7 @@ func (p *Policy) isGitWrite(dir string) bool {
 // directories that are shadowed instead.
 func (p *Policy) roBinds() []string {
 	var out []string
-	for _, r := range p.ReadOnly {
+	for _, r := range p.ReadOnlyNow() {
 		if !p.isGitWrite(r) {
 			out = append(out, r)
 		}

@@ -38,8 +38,10 @@ type helperConfig struct {
 	// Git are the shadows of git directories commands may write
 	// (gitwrite.go), mounted in that mount namespace.
 	Git []gitMount `json:"git,omitempty"`
-	// Mask are hidden (secrets, host sockets) in that mount namespace.
+	// Mask are hidden (secrets, host sockets) in that mount namespace;
+	// Keep, beneath a hidden directory, are bound back read-only.
 	Mask []string `json:"mask,omitempty"`
+	Keep []string `json:"keep,omitempty"`
 	// Tmp, when set with a mount namespace, is bind-mounted at /tmp; Rebind
 	// are writable roots under /tmp to mount again on top of it.
 	Tmp    string   `json:"tmp,omitempty"`

@@ -156,7 +156,7 @@ func innerMounts(cfg helperConfig) error {
 	for _, m := range maskTargets(cfg.Mask) {
 		var err error
 		if m.dir {
-			err = unix.Mount("tmpfs", m.path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000")
+			err = maskDir(m.path, cfg.Keep)
 		} else {
 			err = unix.Mount("/dev/null", m.path, "", unix.MS_BIND, "")
 		}
@@ -165,6 +165,43 @@ func innerMounts(cfg helperConfig) error {
 		}
 	}
 	return nil
+}
+
+// maskDir hides dir behind an empty read-only tmpfs; a kept path beneath
+// it is bound back, read-only, with the tmpfs searchable but not listable.
+func maskDir(dir string, keep []string) error {
+	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	var kept []string
+	var fds []int
+	for _, k := range keep {
+		if !within(k, dir) || k == dir {
+			continue
+		}
+		fd, err := unix.Open(k, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // gone: nothing to keep
+		}
+		kept, fds = append(kept, k), append(fds, fd)
+	}
+	if len(kept) == 0 {
+		return unix.Mount("tmpfs", dir, "tmpfs", unix.MS_RDONLY|flags, "size=4k,mode=000")
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", flags, "size=64k,mode=111"); err != nil {
+		return err
+	}
+	for i, k := range kept {
+		if err := os.MkdirAll(k, 0o111); err != nil {
+			return err
+		}
+		if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fds[i]), k, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return err
+		}
+		unix.Close(fds[i])
+		if err := unix.Mount("", k, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
+			return err
+		}
+	}
+	return unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, "")
 }
 
 // bindHelper binds the harness binary, open as fd, read-only at

@@ -26,14 +26,14 @@ func openLandlock(p *Policy, tmp string) (*session, error) {
 		s.tree = treeUserPID
 		tmpInside = "/tmp"
 		cfg.Tmp = tmp
-		cfg.ReadOnly = p.roBinds()
 		gs, err := openGitShadows(p, tmp)
 		if err != nil {
 			return nil, err
 		}
 		s.git = gs
 		cfg.Git = gs.mounts()
-		cfg.Mask = append(append([]string(nil), p.DenyRead...), p.Sockets...)
+		cfg.Mask = p.maskPaths()
+		cfg.Keep = p.KeepReadable
 		for _, w := range p.writeRoots() {
 			if within(w, "/tmp") {
 				cfg.Rebind = append(cfg.Rebind, w)
@@ -45,19 +45,25 @@ func openLandlock(p *Policy, tmp string) (*session, error) {
 	}
 	cfg.Write = append(append(p.writeRoots(), tmpInside), s.git.writePaths()...)
 	env := sandboxEnv(p, tmpInside, BackendLandlock)
+	// now is cfg with the carve-outs as they stand (a repository created
+	// mid-session is mounted read-only from the next sandbox on).
+	now := func() helperConfig {
+		c := cfg
+		if s.tree == treeUserPID {
+			c.ReadOnly = p.roBinds()
+		}
+		return c
+	}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
-		h, err := helperArgv(exe, cfg, "/bin/sh", "-c", script)
+		h, err := helperArgv(exe, now(), "/bin/sh", "-c", script)
 		return h, env, err
 	}
 	if s.tree == treeUserPID {
 		// The launcher is the init of the namespaces: it mounts, drops its
 		// capabilities and serves; without them there is no PID namespace
 		// to hold a command's tree, and each command keeps its own helper.
-		lcfg, err := json.Marshal(cfg)
-		if err != nil {
-			return nil, err
-		}
-		s.launch = &launcher{backend: BackendLandlock, tree: treeUserPID, newCmd: func() *exec.Cmd {
+		s.launch = &launcher{backend: BackendLandlock, tree: treeUserPID, pol: p, newCmd: func() *exec.Cmd {
+			lcfg, _ := json.Marshal(now()) // plain strings and bools: cannot fail
 			c := exec.Command(exe, launcherArg, string(lcfg))
 			c.Dir, c.Env = p.Project, env
 			return c

@@ -23,6 +23,10 @@ import (
 type launcher struct {
 	backend string
 	tree    treeMode
+	// pol, when set, is asked for its generation: a launcher started
+	// before the carve-outs last grew is retired, so the next command
+	// gets a launcher that mounts them all.
+	pol *Policy
 	// newCmd builds the unstarted command that runs the launcher inside the
 	// outer walls; start adds its control socket as descriptor 3.
 	newCmd func() *exec.Cmd
@@ -40,6 +44,12 @@ type launcherProc struct {
 	diag *boundedBuffer // the launcher's and its supervisors' stderr
 	done chan struct{}  // closed when the process has exited
 	err  error          // its Wait error, once done
+	gen  int            // the policy generation it mounts
+
+	// inflight counts the commands running through it; a retired
+	// launcher is closed when the last one ends.
+	inflight int
+	retired  bool
 }
 
 // launcherStartTimeout bounds the wait for a new launcher's ready message.
@@ -56,6 +66,10 @@ func (l *launcher) get() (lp *launcherProc, note string, err error) {
 	if l.failed != nil {
 		return nil, "", errNoLauncher
 	}
+	if l.cur != nil && l.pol != nil && l.cur.gen != l.pol.generation() {
+		l.retire(l.cur)
+		l.cur = nil
+	}
 	if l.cur != nil {
 		select {
 		case <-l.cur.done:
@@ -64,16 +78,54 @@ func (l *launcher) get() (lp *launcherProc, note string, err error) {
 			l.cur = nil
 			l.restarts++
 		default:
+			l.cur.inflight++
 			return l.cur, "", nil
 		}
+	}
+	gen := 0
+	if l.pol != nil {
+		gen = l.pol.generation()
 	}
 	lp, err = l.start()
 	if err != nil {
 		l.failed = err
 		return nil, note + fmt.Sprintf("[harness: %v; running each command in a sandbox of its own from now on]\n", err), errNoLauncher
 	}
+	lp.gen = gen
+	lp.inflight++
 	l.cur = lp
 	return lp, note, nil
+}
+
+// retire stops handing commands to lp and closes it once none runs.
+// Called with l.mu held.
+func (l *launcher) retire(lp *launcherProc) {
+	lp.retired = true
+	if lp.inflight == 0 {
+		go stopLauncher(lp, l.tree)
+	}
+}
+
+// release ends one command's use of lp.
+func (l *launcher) release(lp *launcherProc) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lp.inflight--
+	if lp.retired && lp.inflight == 0 {
+		go stopLauncher(lp, l.tree)
+	}
+}
+
+// stopLauncher closes lp's control socket (the launcher then kills what
+// runs inside and exits) and kills it if it lingers.
+func stopLauncher(lp *launcherProc, tree treeMode) {
+	lp.ctrl.Close()
+	select {
+	case <-lp.done:
+	case <-time.After(2 * time.Second):
+		killTree(lp.cmd.Process, tree)
+		<-lp.done
+	}
 }
 
 // discard drops lp after a failed send, so the next get starts another.
@@ -145,13 +197,7 @@ func (l *launcher) close() {
 	if lp == nil {
 		return
 	}
-	lp.ctrl.Close() // the launcher sees the end, kills every command and exits
-	select {
-	case <-lp.done:
-	case <-time.After(2 * time.Second):
-		killTree(lp.cmd.Process, l.tree)
-		<-lp.done
-	}
+	stopLauncher(lp, l.tree) // the launcher sees the end, kills every command and exits
 }
 
 func (l *launcher) run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (int, string, error) {
@@ -160,6 +206,7 @@ func (l *launcher) run(ctx context.Context, script, dir string, stdout, stderr i
 		return 0, note, err
 	}
 	code, err := l.runOn(ctx, lp, script, dir, stdout, stderr)
+	l.release(lp)
 	if errors.Is(err, errLauncherGone) {
 		// It died between commands: start another and try once more.
 		l.discard(lp)
@@ -168,6 +215,7 @@ func (l *launcher) run(ctx context.Context, script, dir string, stdout, stderr i
 			return 0, note + note2, err
 		}
 		code, err = l.runOn(ctx, lp, script, dir, stdout, stderr)
+		l.release(lp)
 		return code, note + note2, err
 	}
 	return code, note, err

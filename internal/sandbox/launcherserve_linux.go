@@ -553,9 +553,39 @@ func scanProcs() []proc {
 			continue
 		}
 		ppid, _ := strconv.Atoi(f[1])
-		out = append(out, proc{pid: pid, ppid: ppid, state: f[0][0]})
+		state := f[0][0]
+		if state == 'Z' && liveThreads(e.Name()) {
+			// A leader that ended only its main thread: a zombie in
+			// stat, yet its other threads run on. Alive, to be killed
+			// (SIGKILL to the process ends every thread).
+			state = 'R'
+		}
+		out = append(out, proc{pid: pid, ppid: ppid, state: state})
 	}
 	return out
+}
+
+// liveThreads reports whether a process shown as a zombie still has a
+// thread that is not one.
+func liveThreads(pid string) bool {
+	tasks, err := os.ReadDir("/proc/" + pid + "/task")
+	if err != nil {
+		return false
+	}
+	for _, t := range tasks {
+		if t.Name() == pid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + pid + "/task/" + t.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X' {
+			return true
+		}
+	}
+	return false
 }
 
 // nsPid is the pid /proc numbers pid by, as seen in this process's own

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -16,19 +17,22 @@ import (
 // host, by NewPolicy; every backend and the host-side file tools read it.
 // Treat it as read-only after NewPolicy returns.
 type Policy struct {
-	Project     string        // canonical project root
-	Writable    []string      // writable roots: Project first, then --add-dir roots
-	ReadOnly    []string      // carve-outs inside writable roots (existing paths, canonical)
-	Protected   []string      // paths watched for tampering: ReadOnly plus carve-outs that do not exist yet
-	DenyRead    []string      // secrets: never readable (as given and, for symlinks, resolved)
-	Sockets     []string      // known host sockets (or their directories) masked inside the sandbox
-	EnvAllow    []string      // names of environment variables passed through
-	Env         []string      // NAME=value pairs passed to commands (allowlisted, never a secret)
-	Home        string        // the user's home directory (may be empty)
-	Timeout     time.Duration // default per-command timeout
-	OutputLimit int           // bytes of output kept per command
-	TempDir     string        // host path of the session's private /tmp; set by Open
-	Notes       []string      // things the policy could not do, said plainly (e.g. a truncated scan)
+	Project   string   // canonical project root
+	Writable  []string // writable roots: Project first, then --add-dir roots
+	ReadOnly  []string // carve-outs inside writable roots (existing paths, canonical)
+	Protected []string // paths watched for tampering: ReadOnly plus carve-outs that do not exist yet
+	DenyRead  []string // secrets: never readable (as given and, for symlinks, resolved)
+	// KeepReadable are paths beneath a DenyRead directory that stay
+	// readable: the session's own spill directory under every session's.
+	KeepReadable []string
+	Sockets      []string      // known host sockets (or their directories) masked inside the sandbox
+	EnvAllow     []string      // names of environment variables passed through
+	Env          []string      // NAME=value pairs passed to commands (allowlisted, never a secret)
+	Home         string        // the user's home directory (may be empty)
+	Timeout      time.Duration // default per-command timeout
+	OutputLimit  int           // bytes of output kept per command
+	TempDir      string        // host path of the session's private /tmp; set by Open
+	Notes        []string      // things the policy could not do, said plainly (e.g. a truncated scan)
 	// Cache is the host path of the project's persistent build cache,
 	// writable inside (see cache.go); "" means caches live in the private
 	// /tmp and die with the session.
@@ -43,6 +47,11 @@ type Policy struct {
 
 	fsys   fileSystem // nil: the real one (see identity.go)
 	idents rootIDs
+
+	// mu guards ReadOnly, Protected and what Refresh found mid-session.
+	mu       sync.RWMutex
+	findings []Finding
+	gen      int
 }
 
 // PolicyOptions are the inputs of NewPolicy.
@@ -56,7 +65,17 @@ type PolicyOptions struct {
 	// CacheRoot, when set, holds the project's persistent build cache
 	// (CacheRoot(home, environ) in production; empty in most tests).
 	CacheRoot string
+	// Hide adds paths to the secrets (the caller's own stores: every
+	// session's spill files); Keep are paths beneath them that stay
+	// readable (this session's spill directory).
+	Hide, Keep []string
 }
+
+// HiddenListFile, under the home directory, lists more paths to hide from
+// commands and the file tools, one a line (~/ for the home directory, #
+// for a comment). Commands cannot change it: the home directory is
+// read-only inside the walls.
+const HiddenListFile = ".agents/hidden"
 
 // DefaultTimeout is the per-command timeout when the options give none.
 const DefaultTimeout = 60 * time.Second
@@ -69,6 +88,10 @@ var secretPaths = []string{
 	".config/op", ".vault-token", ".terraform.d/credentials.tfrc.json",
 	".cargo/credentials", ".cargo/credentials.toml", ".config/anthropic",
 	".config/openai", ".pgpass", ".my.cnf",
+	// other agents' and tools' logins and histories beyond storePaths
+	".config/gemini", ".zhistory", ".histfile", ".viminfo",
+	// every session's log (a secret leaked once would stay readable)
+	".agents/sessions",
 }
 
 // systemDirs may never be a project or a writable root.
@@ -79,9 +102,11 @@ var systemDirs = []string{
 	"/private", "/private/tmp", "/private/var", "/Volumes", "/mnt", "/media",
 }
 
-// envAllow names the variables a command may see; a trailing * is a prefix.
+// envAllow names the variables a command may see, by exact name.
 var envAllow = []string{
-	"PATH", "LANG", "LANGUAGE", "LC_*", "TERM", "COLORTERM", "NO_COLOR", "USER",
+	"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES",
+	"LC_NUMERIC", "LC_TIME", "LC_MONETARY", "LC_PAPER", "LC_NAME", "LC_ADDRESS",
+	"LC_TELEPHONE", "LC_MEASUREMENT", "LC_IDENTIFICATION", "TERM", "COLORTERM", "NO_COLOR", "USER",
 	"LOGNAME", "SHELL", "TZ", "HOME", "EDITOR", "PAGER", "GOROOT", "GOFLAGS",
 	"GOTOOLCHAIN", "GOPRIVATE", "CGO_ENABLED", "CC", "CXX", "JAVA_HOME",
 	"RUSTUP_HOME", "VIRTUAL_ENV", "NODE_PATH",
@@ -130,13 +155,24 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 		}
 		p.Writable = append(p.Writable, r)
 	}
+	hide := append([]string(nil), o.Hide...)
 	if home != "" {
 		for _, s := range append(append([]string(nil), secretPaths...), storePaths...) {
-			path := filepath.Join(home, filepath.FromSlash(s))
-			p.DenyRead = appendUnique(p.DenyRead, path)
-			if r, err := filepath.EvalSymlinks(path); err == nil && r != path {
-				p.DenyRead = appendUnique(p.DenyRead, r)
-			}
+			hide = append(hide, filepath.Join(home, filepath.FromSlash(s)))
+		}
+		hide = append(hide, hiddenList(home)...)
+	}
+	for _, path := range hide {
+		path = filepath.Clean(path)
+		p.DenyRead = appendUnique(p.DenyRead, path)
+		if r, err := filepath.EvalSymlinks(path); err == nil && r != path {
+			p.DenyRead = appendUnique(p.DenyRead, r)
+		}
+	}
+	for _, k := range o.Keep {
+		p.KeepReadable = appendUnique(p.KeepReadable, filepath.Clean(k))
+		if r, err := filepath.EvalSymlinks(k); err == nil {
+			p.KeepReadable = appendUnique(p.KeepReadable, r)
 		}
 	}
 	for _, w := range p.Writable {
@@ -261,8 +297,25 @@ func (p *Policy) scanCarveOuts(root string) error {
 	return err
 }
 
+// protectedNow is a copy of the protected paths as they stand.
+func (p *Policy) protectedNow() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return append([]string(nil), p.Protected...)
+}
+
+// ReadOnlyNow is a copy of the read-only carve-outs as they stand: those
+// found at the start and those Refresh added since.
+func (p *Policy) ReadOnlyNow() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return append([]string(nil), p.ReadOnly...)
+}
+
 // protect adds a carve-out. A symlink there fails closed.
 func (p *Policy) protect(path string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	st, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -323,18 +376,37 @@ func (p *Policy) protectGit(dotgit string) error {
 			}
 		}
 	}
+	return p.protectGitDir(dotgit, gitdir)
+}
+
+// protectGitDir protects gitdir (already protected itself when it is a
+// .git) and the hooks path its config names, relative to dotgit's parent.
+func (p *Policy) protectGitDir(dotgit, gitdir string) error {
+	if dotgit == gitdir && filepath.Base(gitdir) != ".git" {
+		if err := p.protect(gitdir); err != nil {
+			return err
+		}
+	}
 	if hp := hooksPath(filepath.Join(gitdir, "config")); hp != "" {
+		// Relative to where hooks run: the work tree, or a bare gitdir.
+		base := filepath.Dir(dotgit)
+		if dotgit == gitdir && filepath.Base(gitdir) != ".git" {
+			base = gitdir
+		}
 		if !filepath.IsAbs(hp) {
-			hp = filepath.Join(filepath.Dir(dotgit), hp)
+			hp = filepath.Join(base, hp)
 		}
 		hp = filepath.Clean(hp)
 		for _, w := range p.Writable {
 			if within(resolve(hp), w) {
+				p.ensureHooksPath(hp)
 				if err := p.protect(hp); err != nil {
 					return err
 				}
 				if r := resolve(hp); r != hp {
+					p.mu.Lock()
 					p.ReadOnly = appendUnique(p.ReadOnly, r)
+					p.mu.Unlock()
 				}
 			}
 		}
@@ -408,7 +480,7 @@ func envAllowed(name string) bool {
 		}
 	}
 	for _, a := range envAllow {
-		if pre, ok := strings.CutSuffix(a, "*"); ok && strings.HasPrefix(name, pre) || a == name {
+		if a == name {
 			return true
 		}
 	}
@@ -431,6 +503,46 @@ func within(path, root string) bool {
 	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
 }
 
+// hiddenList reads HiddenListFile.
+func hiddenList(home string) []string {
+	b, err := os.ReadFile(filepath.Join(home, filepath.FromSlash(HiddenListFile)))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+			continue
+		case line == "~":
+			continue // never the whole home: nothing would work
+		case strings.HasPrefix(line, "~/"):
+			line = filepath.Join(home, filepath.FromSlash(line[2:]))
+		case !filepath.IsAbs(line):
+			line = filepath.Join(home, filepath.FromSlash(line))
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// maskPaths are what the backends hide: the secrets and host sockets.
+func (p *Policy) maskPaths() []string {
+	return append(append([]string(nil), p.DenyRead...), p.Sockets...)
+}
+
+// kept reports whether l lies beneath a KeepReadable path inside the
+// hidden directory d (the session's own spill directory).
+func (p *Policy) kept(l located, d string) bool {
+	for _, k := range p.KeepReadable {
+		if within(k, d) && k != d && p.under(l, k, false) {
+			return true
+		}
+	}
+	return false
+}
+
 // CheckRead refuses secrets. The path is checked as written and with every
 // symlink resolved, so neither a link to a secret nor ../ gets through, and
 // by identity (identity.go), so neither a case variant nor a firmlink does.
@@ -448,8 +560,8 @@ func (p *Policy) checkRead(name, path string, id *fileID) error {
 	l := p.locate(path, id)
 	l.spellings = appendUnique(l.spellings, abs)
 	for _, d := range p.DenyRead {
-		if p.under(l, d, true) {
-			return fmt.Errorf("%s is a protected secret path (%s); harness never reads it", name, d)
+		if p.under(l, d, true) && !p.kept(l, d) {
+			return denied(name, "%s is a protected secret path (%s); harness never reads it", name, d)
 		}
 	}
 	for _, cand := range l.spellings {
@@ -478,9 +590,12 @@ func (p *Policy) checkWrite(name, path string, id *fileID) error {
 	grant := p.locate(path, id)
 	deny := grant
 	deny.spellings = appendUnique(append([]string(nil), grant.spellings...), abs)
-	for _, r := range append(append([]string(nil), p.Protected...), p.ReadOnly...) {
+	p.mu.RLock()
+	carved := append(append([]string(nil), p.Protected...), p.ReadOnly...)
+	p.mu.RUnlock()
+	for _, r := range carved {
 		if p.under(deny, r, true) {
-			return fmt.Errorf("%s is read-only: %s is protected by the sandbox policy", name, r)
+			return denied(name, "%s is read-only: %s is protected by the sandbox policy", name, r)
 		}
 	}
 	for _, d := range p.DenyRead {

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -63,6 +65,27 @@ func runProbe(args []string) int {
 		}
 	case "tiocsti-pty":
 		err = tiocstiOwnPty()
+	case "flip":
+		// flip A B SECONDS: swap two names with renameat2(RENAME_EXCHANGE)
+		// as fast as possible, racing the host-side file tools.
+		if len(args) < 4 {
+			err = fmt.Errorf("flip A B SECONDS")
+			break
+		}
+		secs, _ := strconv.Atoi(args[3])
+		end := time.Now().Add(time.Duration(secs) * time.Second)
+		n := 0
+		for time.Now().Before(end) {
+			if e := unix.Renameat2(unix.AT_FDCWD, args[1], unix.AT_FDCWD, args[2], unix.RENAME_EXCHANGE); e != nil {
+				fmt.Printf("denied: %v after %d swaps\n", e, n)
+				return 2
+			}
+			n++
+		}
+		fmt.Printf("swapped %d times\n", n)
+		return 0
+	case "zombie-leader":
+		err = fmt.Errorf("zombie-leader runs from init, on the main thread")
 	default:
 		err = fmt.Errorf("unknown probe %q", args[0])
 	}
@@ -165,4 +188,27 @@ func probeSupervisors(kill bool) int {
 		return 0
 	}
 	return 2
+}
+
+// zombieLeader ends its main thread only, with the raw exit(2) of one
+// thread, while another thread runs on: the process then shows as a
+// zombie (state Z) in /proc/<pid>/stat yet keeps running, which a kill
+// scan that skips zombies misses. It never returns.
+func zombieLeader() {
+	go func() {
+		runtime.LockOSThread() // a thread of its own, not the main one
+		for {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	unix.RawSyscall(unix.SYS_EXIT, 0, 0, 0) // this thread only
+}
+
+// init runs on the main thread (the runtime locks it there for init), the
+// one zombieLeader must end; nothing else happens in init.
+func init() {
+	if len(os.Args) > 2 && os.Args[1] == probeArg && os.Args[2] == "zombie-leader" {
+		zombieLeader()
+	}
 }

@@ -83,7 +83,7 @@ func (s *session) Run(ctx context.Context, c Cmd) (*Result, error) {
 	if c.Stdout != nil || c.Stderr != nil {
 		stdout, stderr = orDiscard(c.Stdout), orDiscard(c.Stderr)
 	}
-	before := snapshot(s.pol.Protected)
+	before := snapshot(s.pol.protectedNow())
 	gitBefore := s.git.before()
 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -130,7 +130,8 @@ func (s *session) Run(ctx context.Context, c Cmd) (*Result, error) {
 			r.Output = append(r.Output, gitNote.String()...)
 		}
 	}
-	r.Tampered = s.git.filterTampered(changed(before, snapshot(s.pol.Protected)))
+	r.Tampered = s.git.filterTampered(changed(before, snapshot(s.pol.protectedNow())))
+	r.Found = s.pol.Refresh()
 	return r, nil
 }
 

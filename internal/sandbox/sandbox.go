@@ -37,6 +37,10 @@ type Result struct {
 	// GitMoves are branch heads the command moved off their history or
 	// deleted, each with the commit to return to (also said in Output).
 	GitMoves []RefMove
+	// Found lists repositories, gitdir pointers and hooks paths that
+	// appeared during the command: protected (read-only) from the next
+	// command on; the caller reports each to the user.
+	Found []Finding
 }
 
 // Sandbox is one session's sandbox.

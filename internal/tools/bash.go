@@ -62,6 +62,7 @@ func (b *Bash) Run(ctx context.Context, input json.RawMessage) Result {
 	if len(res.Tampered) > 0 && b.Env.Notify != nil {
 		b.Env.Notify(fmt.Sprintf("SANDBOX WARNING: the command %q changed protected paths: %s", clip(a.Command, 80), strings.Join(res.Tampered, ", ")))
 	}
+	b.Env.found(res.Found)
 	return Result{Content: FormatBash(res), IsError: res.ExitCode != 0}
 }
 
@@ -80,6 +81,9 @@ func FormatBash(res *sandbox.Result) string {
 	}
 	if len(res.Tampered) > 0 {
 		fmt.Fprintf(&sb, "[WARNING: protected paths changed during this command: %s; the user has been told]\n", strings.Join(res.Tampered, ", "))
+	}
+	for _, f := range res.Found {
+		fmt.Fprintf(&sb, "[a %s appeared; it is read-only from now on and the user has been told]\n", f.String())
 	}
 	fmt.Fprintf(&sb, "[exit code: %d]", res.ExitCode)
 	return sb.String()

@@ -1,7 +1,9 @@
 package tools
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/harness-dev/harness/internal/sandbox"
 )
@@ -23,6 +25,30 @@ func (e *Env) wrote(path string) {
 }
 
 func (e *Env) policy() *sandbox.Policy { return e.Sandbox.Policy() }
+
+// write writes a file through the policy and tells the user loudly of
+// protected paths that changed meanwhile and repositories that appeared.
+func (e *Env) write(path string, data []byte) (sandbox.WriteResult, error) {
+	res, err := e.policy().WriteFile(path, data)
+	if err == nil {
+		e.wrote(path)
+	}
+	if len(res.Tampered) > 0 && e.Notify != nil {
+		e.Notify(fmt.Sprintf("SANDBOX WARNING: protected paths changed while harness wrote %s: %s", path, strings.Join(res.Tampered, ", ")))
+	}
+	e.found(res.Found)
+	return res, err
+}
+
+// found reports repositories and hooks paths that appeared mid-session.
+func (e *Env) found(fs []sandbox.Finding) {
+	if e.Notify == nil {
+		return
+	}
+	for _, f := range fs {
+		e.Notify("SANDBOX WARNING: a " + f.String() + " appeared during the session; it is read-only to the agent from now on. Check it before you run git there.")
+	}
+}
 
 // abs resolves a path the model gave relative to the project root.
 func (e *Env) abs(p string) string {

@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/sandbox"
 )
 
 // Limits of read_file.
@@ -61,27 +59,9 @@ func (r *ReadFile) Run(ctx context.Context, input json.RawMessage) Result {
 		return Errorf("%v", err)
 	}
 	path := r.Env.abs(a.Path)
-	if err := r.Env.policy().CheckRead(path); err != nil {
-		return Errorf("%v", err)
-	}
-	f, err := os.Open(path)
+	data, _, err := r.Env.policy().ReadFile(path, maxFileBytes)
 	if err != nil {
-		return Errorf("cannot read %s: %v", a.Path, friendly(err))
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Errorf("cannot read %s: %v", a.Path, err)
-	}
-	if fi.IsDir() {
-		return Errorf("%s is a directory; use glob or bash ls to list it", a.Path)
-	}
-	if fi.Size() > maxFileBytes {
-		return Errorf("%s is %d MB, too large to read here; use bash with head, tail, sed -n or grep", a.Path, fi.Size()>>20)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return Errorf("cannot read %s: %v", a.Path, err)
+		return Errorf("%v", fileError(a.Path, err))
 	}
 	if isBinary(data) {
 		return Errorf("%s looks binary (%d bytes); read_file only shows text. Use bash (file, xxd | head, strings) to inspect it", a.Path, len(data))
@@ -132,6 +112,27 @@ func isBinary(b []byte) bool {
 	return !utf8.Valid(head)
 }
 
+// fileError words a file operation's failure for the model, decided by
+// the error's type.
+func fileError(shown string, err error) error {
+	var se *sandbox.SizeError
+	var de *sandbox.DeniedError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("%s is %d MB, too large to read here; use bash with head, tail, sed -n or grep", shown, se.Size>>20)
+	case errors.As(err, &de):
+		return err
+	case errors.Is(err, sandbox.ErrNotRegular):
+		if strings.Contains(err.Error(), "a directory") {
+			return fmt.Errorf("%s is a directory; use glob or bash ls to list it", shown)
+		}
+		return fmt.Errorf("%s is not a regular file (%v); the file tools read and write regular files only, use bash for devices and pipes", shown, err)
+	case errors.Is(err, sandbox.ErrRaced):
+		return fmt.Errorf("%s changed while it was being opened (something is swapping it); nothing was read or written: %v", shown, err)
+	}
+	return fmt.Errorf("cannot access %s: %v", shown, friendly(err))
+}
+
 func friendly(err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -177,16 +178,12 @@ func (w *WriteFile) Run(ctx context.Context, input json.RawMessage) Result {
 		return Errorf("%v", err)
 	}
 	path := w.Env.abs(a.Path)
-	if err := w.Env.policy().CheckWrite(path); err != nil {
-		return Errorf("%v", err)
+	res, err := w.Env.write(path, []byte(a.Content))
+	if err != nil {
+		return Errorf("%v", fileError(a.Path, err))
 	}
-	_, statErr := os.Stat(path)
-	if err := atomicWrite(path, []byte(a.Content)); err != nil {
-		return Errorf("cannot write %s: %v", a.Path, err)
-	}
-	w.Env.wrote(path)
 	verb := "updated"
-	if errors.Is(statErr, fs.ErrNotExist) {
+	if res.Created {
 		verb = "created"
 	}
 	return Result{Content: fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, w.Env.rel(path), len(a.Content), strings.Count(a.Content, "\n")+boolInt(!strings.HasSuffix(a.Content, "\n") && a.Content != ""))}
@@ -197,36 +194,6 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// atomicWrite writes through a temporary file in the same directory and a
-// rename, so a reader never sees half a file; an existing file keeps its mode.
-func atomicWrite(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(dir, ".harness-write-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // EditFile replaces exact text in a file.
@@ -275,9 +242,9 @@ func (e *EditFile) Run(ctx context.Context, input json.RawMessage) Result {
 	if a.OldString == a.NewString {
 		return Errorf("old_string and new_string are the same; nothing to do")
 	}
-	data, err := os.ReadFile(path)
+	data, real, err := e.Env.policy().ReadFile(path, maxFileBytes)
 	if err != nil {
-		return Errorf("cannot read %s: %v", a.Path, friendly(err))
+		return Errorf("%v", fileError(a.Path, err))
 	}
 	text := string(data)
 	n := strings.Count(text, a.OldString)
@@ -296,9 +263,9 @@ func (e *EditFile) Run(ctx context.Context, input json.RawMessage) Result {
 	} else {
 		text = strings.Replace(text, a.OldString, a.NewString, 1)
 	}
-	if err := atomicWrite(path, []byte(text)); err != nil {
-		return Errorf("cannot write %s: %v", a.Path, err)
+	// The file read is the one written: its real path, checked again.
+	if _, err := e.Env.write(real, []byte(text)); err != nil {
+		return Errorf("%v", fileError(a.Path, err))
 	}
-	e.Env.wrote(path)
 	return Result{Content: fmt.Sprintf("edited %s: %d replacement(s)", e.Env.rel(path), n)}
 }

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/sandbox"
 )
 
 const (
@@ -65,25 +68,16 @@ func (g *Glob) Run(ctx context.Context, input json.RawMessage) Result {
 		return Errorf("%v", err)
 	}
 	root := g.Env.abs(a.Path)
-	if err := g.Env.policy().CheckRead(root); err != nil {
-		return Errorf("%v", err)
-	}
 	re, err := globRegexp(a.Pattern)
 	if err != nil {
 		return Errorf("bad pattern %q: %v", a.Pattern, err)
 	}
 	var found []string
 	more := 0
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable entries are skipped, not fatal
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	err = g.Env.policy().Walk(ctx, root, func(p string, d fs.DirEntry) error {
 		if d.IsDir() {
-			if p != root && (skipDir(d.Name()) || g.Env.policy().CheckRead(p) != nil) {
-				return filepath.SkipDir
+			if skipDir(d.Name()) {
+				return fs.SkipDir
 			}
 			return nil
 		}
@@ -210,36 +204,42 @@ func (g *Grep) Run(ctx context.Context, input json.RawMessage) Result {
 	}
 	root := g.Env.abs(a.Path)
 	pol := g.Env.policy()
-	if err := pol.CheckRead(root); err != nil {
-		return Errorf("%v", err)
-	}
 	var out []string
 	more := 0
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if d.IsDir() {
-			if p != root && (skipDir(d.Name()) || pol.CheckRead(p) != nil) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || pol.CheckRead(p) != nil {
-			return nil
-		}
-		if only != nil {
-			rel, _ := filepath.Rel(root, p)
-			if !only.MatchString(filepath.ToSlash(rel)) && !only.MatchString(d.Name()) {
+	f, _, fi, err := pol.OpenRead(root)
+	switch {
+	case err == nil:
+		// One file: grep it alone.
+		more += grepFile(f, fi, g.Env.rel(root), re, &out)
+		f.Close()
+	case !errors.Is(err, sandbox.ErrNotRegular):
+		return Errorf("%v", fileError(a.Path, err))
+	default:
+		err = pol.Walk(ctx, root, func(p string, d fs.DirEntry) error {
+			if d.IsDir() {
+				if skipDir(d.Name()) {
+					return fs.SkipDir
+				}
 				return nil
 			}
-		}
-		more += grepFile(p, g.Env.rel(p), re, &out)
-		return nil
-	})
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			if only != nil {
+				rel, _ := filepath.Rel(root, p)
+				if !only.MatchString(filepath.ToSlash(rel)) && !only.MatchString(d.Name()) {
+					return nil
+				}
+			}
+			f, _, fi, err := pol.OpenRead(p)
+			if err != nil {
+				return nil // refused or swapped: not searched
+			}
+			more += grepFile(f, fi, g.Env.rel(p), re, &out)
+			f.Close()
+			return nil
+		})
+	}
 	if err != nil {
 		return Errorf("grep stopped: %v", err)
 	}
@@ -255,13 +255,11 @@ func (g *Grep) Run(ctx context.Context, input json.RawMessage) Result {
 
 // grepFile appends matches of re in path to out (up to the limit) and returns
 // how many matches did not fit.
-func grepFile(path, show string, re *regexp.Regexp, out *[]string) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
+func grepFile(f *os.File, fi os.FileInfo, show string, re *regexp.Regexp, out *[]string) int {
+	if fi.Size() > maxFileBytes {
+		return 0 // read_file refuses it too; bash grep reads it inside the walls
 	}
-	defer f.Close()
-	br := bufio.NewReader(f)
+	br := bufio.NewReader(io.LimitReader(f, maxFileBytes))
 	if head, _ := br.Peek(8000); isBinary(head) && len(head) > 0 {
 		return 0
 	}

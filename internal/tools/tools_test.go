@@ -216,3 +216,41 @@ func TestFileToolsReportWrites(t *testing.T) {
 		t.Errorf("writes reported %v, want %v", wrote, want)
 	}
 }
+
+// TestFileToolsRefuseNonRegular: devices, FIFOs, the harness's own
+// descriptors and huge files are refused at once, never read or waited on.
+func TestFileToolsRefuseNonRegular(t *testing.T) {
+	env, proj := newEnv(t)
+	fifo := filepath.Join(proj, "fifo")
+	if err := syscallMkfifo(fifo); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	big := filepath.Join(proj, "big")
+	f, _ := os.Create(big)
+	f.Truncate(2 << 30)
+	f.Close()
+	os.Symlink("/dev/zero", filepath.Join(proj, "zero"))
+	tests := []struct{ path, want string }{
+		{"/dev/zero", "kernel or device view"},
+		{"/dev/stdin", "magic link"},
+		{"/dev/fd/0", "magic link"},
+		{"fifo", "not a regular file"},
+		{"zero", "kernel or device view"},
+		{"big", "too large"},
+		{".", "is a directory"},
+	}
+	for _, tt := range tests {
+		out := run(t, env, "read_file", `{"path":"`+tt.path+`"}`)
+		if !out.IsError || !strings.Contains(out.Content, tt.want) {
+			t.Errorf("read_file %s: %q, want an error saying %q", tt.path, out.Content, tt.want)
+		}
+	}
+	// grep over the project skips them all and finishes.
+	os.WriteFile(filepath.Join(proj, "a.txt"), []byte("needle\n"), 0o644)
+	if out := run(t, env, "grep", `{"pattern":"needle"}`); out.IsError || !strings.Contains(out.Content, "a.txt:1: needle") {
+		t.Errorf("grep: %q", out.Content)
+	}
+	if out := run(t, env, "write_file", `{"path":"fifo","content":"x"}`); !out.IsError {
+		t.Errorf("write_file over a FIFO: %q", out.Content)
+	}
+}

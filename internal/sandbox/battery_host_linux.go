@@ -1,0 +1,250 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// hostProbe is an attack whose harm would land through the harness's own
+// host-side code (the file tools, the kill scan, the protection scan),
+// with a command inside the walls as the accomplice. run returns "" when
+// the walls held, else what escaped, and a note on what it did.
+type hostProbe struct {
+	name string
+	run  func(ctx context.Context) (problem, note string)
+	skip string
+}
+
+// raceAttempts is how many file-tool operations race the flipper.
+const raceAttempts = 400
+
+// hostProbes are the battery's attacks on the host side.
+func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
+	pol := sb.Policy()
+	q := shellQuote
+	race := filepath.Join(f.proj, "race")
+	h := q(helper) + " " + probeArg + " "
+
+	// flipping runs the flipper (A and B swapped by RENAME_EXCHANGE)
+	// inside the sandbox while attempt runs on the host raceAttempts
+	// times; it waits until the swap is seen before starting.
+	flipping := func(ctx context.Context, a, b string, attempt func() bool) (wins, refused int, problem string) {
+		fctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		var out *Result
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, _ = sb.Run(fctx, Cmd{Script: h + "flip " + q(a) + " " + q(b) + " 60", Timeout: 90 * time.Second})
+		}()
+		first, _ := os.Lstat(a)
+		seen := false
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+			if st, err := os.Lstat(a); err == nil && first != nil && !os.SameFile(st, first) {
+				seen = true
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if !seen {
+			cancel()
+			wg.Wait()
+			msg := "the flipper never swapped the names"
+			if out != nil {
+				msg += ": " + firstLine(out.Output)
+			}
+			return 0, 0, msg
+		}
+		for range raceAttempts {
+			if attempt() {
+				wins++
+			} else {
+				refused++
+			}
+		}
+		cancel()
+		wg.Wait()
+		return wins, refused, ""
+	}
+
+	reset := func() {
+		os.RemoveAll(race)
+		os.MkdirAll(race, 0o755)
+	}
+	ps := []hostProbe{
+		{name: "file tools: read vs a symlink flipper", run: func(ctx context.Context) (string, string) {
+			reset()
+			benign, link := filepath.Join(race, "file"), filepath.Join(race, "link")
+			os.WriteFile(benign, []byte("benign"), 0o644)
+			os.Symlink(filepath.Join(f.home, ".ssh", "id_rsa"), link)
+			leaked, ok := 0, 0
+			_, _, problem := flipping(ctx, benign, link, func() bool {
+				b, _, err := pol.ReadFile(benign, 1<<20)
+				if bytes.Contains(b, []byte(f.sshKey)) {
+					leaked++
+				}
+				if err == nil {
+					ok++
+				}
+				return err == nil
+			})
+			if problem != "" {
+				return problem, ""
+			}
+			if leaked > 0 {
+				return fmt.Sprintf("read_file returned the ssh key %d times in %d attempts", leaked, raceAttempts), ""
+			}
+			return "", fmt.Sprintf("%d attempts, %d read the benign file, %d refused, 0 leaked", raceAttempts, ok, raceAttempts-ok)
+		}},
+		{name: "file tools: write vs a symlink flipper", run: func(ctx context.Context) (string, string) {
+			reset()
+			f.resetGit()
+			benign, link := filepath.Join(race, "file"), filepath.Join(race, "link")
+			os.WriteFile(benign, []byte("benign"), 0o644)
+			os.Symlink(filepath.Join(f.proj, ".git", "config"), link)
+			dir, dlink := filepath.Join(race, "dir"), filepath.Join(race, "dlink")
+			os.Mkdir(dir, 0o755)
+			os.Symlink(f.sibling, dlink)
+			ok := 0
+			_, _, problem := flipping(ctx, benign, link, func() bool {
+				_, err := pol.WriteFile(benign, []byte("pwned"))
+				if err == nil {
+					ok++
+				}
+				return err == nil
+			})
+			if problem != "" {
+				return problem, ""
+			}
+			dok := 0
+			_, _, problem = flipping(ctx, dir, dlink, func() bool {
+				_, err := pol.WriteFile(filepath.Join(dir, "keep"), []byte("pwned"))
+				if err == nil {
+					dok++
+				}
+				return err == nil
+			})
+			if problem != "" {
+				return problem, ""
+			}
+			if c := content(filepath.Join(f.proj, ".git", "config")); c != configText {
+				return fmt.Sprintf("write_file replaced .git/config: %q", c), ""
+			}
+			if c := content(filepath.Join(f.sibling, "keep")); c != "original" {
+				return fmt.Sprintf("write_file wrote outside the project: %q", c), ""
+			}
+			ents, _ := os.ReadDir(f.sibling)
+			if len(ents) != 1 {
+				return fmt.Sprintf("write_file left %d entries beside the project", len(ents)-1), ""
+			}
+			return "", fmt.Sprintf("%d+%d attempts, %d+%d wrote inside the project, 0 outside", raceAttempts, raceAttempts, ok, dok)
+		}},
+		{name: "file tools: devices, FIFOs, huge files", run: func(ctx context.Context) (string, string) {
+			reset()
+			fifo := filepath.Join(race, "fifo")
+			if err := unix.Mkfifo(fifo, 0o644); err != nil {
+				return "", "" // no FIFO here: nothing to try
+			}
+			sparse := filepath.Join(race, "sparse")
+			if sf, err := os.Create(sparse); err == nil {
+				sf.Truncate(2 << 30)
+				sf.Close()
+			}
+			os.Symlink("/dev/zero", filepath.Join(race, "zero-link"))
+			if os.Geteuid() == 0 {
+				// Root-run harness: another user's private file, which a
+				// command (no capabilities) cannot read either.
+				other := filepath.Join(race, "others-0600")
+				os.WriteFile(other, []byte("private"), 0o600)
+				os.Chown(other, 65534, 65534)
+			}
+			cases := []string{"/dev/zero", "/dev/stdin", "/dev/fd/0", "/proc/self/environ", "/proc/self/fd/0",
+				"/proc/kallsyms", fifo, sparse, filepath.Join(race, "zero-link"), "/dev/tty"}
+			if os.Geteuid() == 0 {
+				cases = append(cases, filepath.Join(race, "others-0600"))
+			}
+			var bad []string
+			for _, c := range cases {
+				done := make(chan error, 1)
+				go func() {
+					_, _, err := pol.ReadFile(c, 64<<20)
+					done <- err
+				}()
+				select {
+				case err := <-done:
+					if err == nil {
+						bad = append(bad, c+" was read")
+					}
+				case <-time.After(10 * time.Second):
+					bad = append(bad, c+" hung")
+				}
+			}
+			if len(bad) > 0 {
+				return strings.Join(bad, "; "), ""
+			}
+			return "", fmt.Sprintf("%d refused at once", len(cases))
+		}},
+		{name: "kill a leader that ended its main thread", run: func(ctx context.Context) (string, string) {
+			tag := "zl-" + f.tag
+			r, err := sb.Run(ctx, Cmd{Script: "(" + h + "zombie-leader " + tag + " &) ; sleep 0.3"})
+			if err != nil {
+				return err.Error(), ""
+			}
+			if n := threadSurvivors(tag, 3*time.Second); n > 0 {
+				return fmt.Sprintf("%d threads ran on after the command ended (exit %d)", n, r.ExitCode), ""
+			}
+			r, err = sb.Run(ctx, Cmd{Script: h + "zombie-leader " + tag + " & sleep 300", Timeout: time.Second})
+			if err != nil {
+				return err.Error(), ""
+			}
+			if !r.TimedOut {
+				return "the command did not time out", ""
+			}
+			if n := threadSurvivors(tag, 3*time.Second); n > 0 {
+				return fmt.Sprintf("%d threads ran on after the timeout", n), ""
+			}
+			return "", ""
+		}},
+	}
+	if helper == "" {
+		for i := range ps {
+			ps[i].skip = "no helper to run the accomplice"
+		}
+	}
+	return ps
+}
+
+// threadSurvivors counts threads whose command line holds marker, waiting
+// up to grace for them to go. It reads each thread's own cmdline: a
+// zombie leader's /proc/<pid>/cmdline is empty.
+func threadSurvivors(marker string, grace time.Duration) int {
+	deadline := time.Now().Add(grace)
+	for {
+		n := 0
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if strings.Trim(e.Name(), "0123456789") != "" {
+				continue
+			}
+			tasks, _ := os.ReadDir("/proc/" + e.Name() + "/task")
+			for _, t := range tasks {
+				b, err := os.ReadFile("/proc/" + e.Name() + "/task/" + t.Name() + "/cmdline")
+				if err == nil && bytes.Contains(b, []byte(marker)) {
+					n++
+				}
+			}
+		}
+		if n == 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
