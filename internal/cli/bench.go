@@ -17,11 +17,11 @@ import (
 
 // benchContextOptions are the flags of harness bench context.
 type benchContextOptions struct {
-	Policies []string
-	Pricing  string
-	Window   int
-	JSON     bool
-	Paths    []string
+	Strategies []string
+	Pricing    string
+	Window     int
+	JSON       bool
+	Paths      []string
 }
 
 func newBenchCommand() *cobra.Command {
@@ -71,7 +71,7 @@ EXIT STATUS
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&opts.Policies, "policy", replay.Policies, "policies to replay, comma-separated: raw, seed, harness")
+	f.StringSliceVar(&opts.Strategies, "policy", replay.Strategies, "policies to replay, comma-separated: raw, seed, harness")
 	f.StringVar(&opts.Pricing, "pricing", replay.Anthropic, "cache semantics and prices: anthropic or openai")
 	f.IntVar(&opts.Window, "window", history.DefaultWindow, "context window in tokens")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object")
@@ -88,11 +88,11 @@ func validateBenchContext(opts benchContextOptions) error {
 	if opts.Window < 4096 {
 		return usageError("bench context: --window %d is too small: use at least 4096 tokens", opts.Window)
 	}
-	if len(opts.Policies) == 0 {
+	if len(opts.Strategies) == 0 {
 		return usageError("bench context: --policy is empty: use raw, seed and/or harness")
 	}
-	for _, p := range opts.Policies {
-		if !slices.Contains(replay.Policies, p) {
+	for _, p := range opts.Strategies {
+		if !slices.Contains(replay.Strategies, p) {
 			return usageError("bench context: unknown policy %q: use raw, seed or harness", p)
 		}
 	}
@@ -110,7 +110,7 @@ func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Wr
 	if err != nil {
 		return fmt.Errorf("bench context: %w", err)
 	}
-	results, err := replay.RunAll(ctx, trajs, opts.Policies, replay.Options{Pricing: opts.Pricing, Window: opts.Window})
+	results, err := replay.RunAll(ctx, trajs, opts.Strategies, replay.Options{Pricing: opts.Pricing, Window: opts.Window})
 	if err != nil {
 		return fmt.Errorf("bench context: %w", err)
 	}
@@ -118,16 +118,16 @@ func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Wr
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Pricing  string          `json:"pricing"`
-			Window   int             `json:"window"`
-			Policies []replay.Result `json:"policies"`
+			Pricing    string          `json:"pricing"`
+			Window     int             `json:"window"`
+			Strategies []replay.Result `json:"policies"`
 		}{opts.Pricing, opts.Window, results})
 	}
 	fmt.Fprintf(stdout, "pricing %s, window %d, %d trajectories (summaries synthesised: no model is called)\n\n", opts.Pricing, opts.Window, len(trajs))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\ttrajectories\trequests\ttokens sent\tcache read\tcost vs raw\tvisible output\tpeak context\tcompactions\tdrops\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%+.1f%%\t%.0f\t%d\t%d\t%d\t\n", r.Policy, r.Trajectories, r.Requests, r.TokensSent,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%+.1f%%\t%.0f\t%d\t%d\t%d\t\n", r.Strategy, r.Trajectories, r.Requests, r.TokensSent,
 			100*r.CacheReadShare, 100*(r.CostRatio-1), r.VisibleOutputChars, r.PeakContext, r.Compactions, r.Drops)
 	}
 	if err := tw.Flush(); err != nil {

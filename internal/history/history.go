@@ -16,12 +16,12 @@ const (
 	LayerRewind  = "rewind"  // the user took turns back: messages from Keep on are gone
 )
 
-// Policy names. The zero value is the shipped policy; the others exist so
+// Strategy names. The zero value is the shipped strategy; the others exist so
 // the context benchmark can replay the same trajectories through this code.
 const (
-	PolicyHarness = "harness" // batched in-turn strip, strip at turn end, batched drop
-	PolicySeed    = "seed"    // the reference harness: head-only cap, strip every round, drop to just under
-	PolicyRaw     = "raw"     // append-only: cap and nothing else
+	StrategyHarness = "harness" // batched in-turn strip, strip at turn end, batched drop
+	StrategySeed    = "seed"    // the reference harness: head-only cap, strip every round, drop to just under
+	StrategyRaw     = "raw"     // append-only: cap and nothing else
 )
 
 // Config sets the layers' thresholds. Zero fields take the defaults.
@@ -38,10 +38,10 @@ type Config struct {
 	// sandbox). Empty means no spill files: the marker says so.
 	SpillDir string
 
-	// Policy is PolicyHarness (also ""), PolicySeed or PolicyRaw.
-	Policy string
+	// Strategy is StrategyHarness (also ""), StrategySeed or StrategyRaw.
+	Strategy string
 
-	// StripBatch is the in-turn strip threshold of the harness policy: old
+	// StripBatch is the in-turn strip threshold of the harness strategy: old
 	// tool output is stripped once a strip would save this many tokens,
 	// all of it in one batch. Zero means DefaultStripBatch: strip each
 	// result as soon as it leaves the latest two messages, which the
@@ -65,7 +65,7 @@ func DefaultConfig() Config {
 	return Config{
 		Cap: DefaultCap, Stub: DefaultStub,
 		CompactAt: DefaultCompactAt, CompactTo: DefaultCompactTo,
-		Window: DefaultWindow, Policy: PolicyHarness, StripBatch: DefaultStripBatch,
+		Window: DefaultWindow, Strategy: StrategyHarness, StripBatch: DefaultStripBatch,
 	}
 }
 
@@ -86,8 +86,8 @@ func (c Config) withDefaults() Config {
 	if c.Window <= 0 {
 		c.Window = d.Window
 	}
-	if c.Policy == "" {
-		c.Policy = PolicyHarness
+	if c.Strategy == "" {
+		c.Strategy = StrategyHarness
 	}
 	if c.StripBatch <= 0 {
 		c.StripBatch = d.StripBatch
@@ -209,9 +209,9 @@ func (h *History) MessageTokens() int { return h.total }
 func (h *History) budget() int { return int(h.cfg.CompactAt * float64(h.cfg.Window)) }
 
 // NeedsCompact reports whether Tokens is over CompactAt × Window. The raw
-// policy never compacts.
+// strategy never compacts.
 func (h *History) NeedsCompact() bool {
-	return h.cfg.Policy != PolicyRaw && h.Tokens() > h.budget()
+	return h.cfg.Strategy != StrategyRaw && h.Tokens() > h.budget()
 }
 
 // Floor returns the index of the message holding the summary, or -1.

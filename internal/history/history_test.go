@@ -57,7 +57,7 @@ func TestCap(t *testing.T) {
 		{"short output untouched", Config{SpillDir: dir}, "ok\n", "", false, false},
 		{"long output keeps head and tail", Config{SpillDir: dir}, long, LayerCap, true, true},
 		{"no spill dir says so", Config{}, long, LayerCap, true, false},
-		{"seed keeps the head only", Config{SpillDir: dir, Policy: PolicySeed}, long, LayerCap, false, true},
+		{"seed keeps the head only", Config{SpillDir: dir, Strategy: StrategySeed}, long, LayerCap, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -233,7 +233,7 @@ func TestSummaryAndBeforeNeverTouched(t *testing.T) {
 func TestFitDropsInOneBatch(t *testing.T) {
 	// 20 rounds of 4,000-char outputs, window 20,000 tokens: the raw
 	// history is about 21,000 tokens, over 0.85 × 20,000.
-	cfg := Config{Window: 20000, Policy: PolicyHarness}
+	cfg := Config{Window: 20000, Strategy: StrategyHarness}
 	h := New(cfg)
 	h.Append(llm.Text(llm.RoleUser, "go"))
 	for i := range 20 {
@@ -265,11 +265,11 @@ func TestFitDropsInOneBatch(t *testing.T) {
 func (c Config) CompactAt0() float64 { return c.withDefaults().CompactAt }
 
 func TestSeedStripsEveryRound(t *testing.T) {
-	h := session(t, Config{Policy: PolicySeed}, 3, 2000)
+	h := session(t, Config{Strategy: StrategySeed}, 3, 2000)
 	if edits := h.Maintain(); len(edits) != 1 || len(edits[0].Blocks) != 2 {
 		t.Fatalf("seed in-turn edits %+v", edits)
 	}
-	raw := session(t, Config{Policy: PolicyRaw}, 3, 2000)
+	raw := session(t, Config{Strategy: StrategyRaw}, 3, 2000)
 	if edits := append(raw.Maintain(), raw.EndTurn()...); len(edits) != 0 {
 		t.Fatalf("raw edited: %+v", edits)
 	}
@@ -391,20 +391,20 @@ func TestStripInputOfBigCall(t *testing.T) {
 func TestVolatile(t *testing.T) {
 	big := strings.Repeat("y", 5000)
 	tests := []struct {
-		name   string
-		policy string
-		tail   []llm.Message
-		want   int
+		name     string
+		strategy string
+		tail     []llm.Message
+		want     int
 	}{
-		{"long result will be stripped", PolicyHarness, []llm.Message{call("a", "ls"), result("a", big)}, 1},
-		{"short result stays", PolicyHarness, []llm.Message{call("a", "ls"), result("a", "ok")}, 0},
-		{"large input stubbed too", PolicyHarness, []llm.Message{call("a", "cat > f <<EOF\n"+big+"\nEOF"), result("a", "ok")}, 2},
-		{"final text answer", PolicyHarness, []llm.Message{call("a", "ls"), result("a", big), llm.Text(llm.RoleAssistant, "done")}, 2},
-		{"seed does not say", PolicySeed, []llm.Message{call("a", "ls"), result("a", big)}, 0},
+		{"long result will be stripped", StrategyHarness, []llm.Message{call("a", "ls"), result("a", big)}, 1},
+		{"short result stays", StrategyHarness, []llm.Message{call("a", "ls"), result("a", "ok")}, 0},
+		{"large input stubbed too", StrategyHarness, []llm.Message{call("a", "cat > f <<EOF\n"+big+"\nEOF"), result("a", "ok")}, 2},
+		{"final text answer", StrategyHarness, []llm.Message{call("a", "ls"), result("a", big), llm.Text(llm.RoleAssistant, "done")}, 2},
+		{"seed does not say", StrategySeed, []llm.Message{call("a", "ls"), result("a", big)}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := New(Config{Policy: tt.policy, SpillDir: t.TempDir()})
+			h := New(Config{Strategy: tt.strategy, SpillDir: t.TempDir()})
 			h.Append(llm.Text(llm.RoleUser, "go"))
 			for _, m := range tt.tail {
 				h.Append(m)

@@ -7,11 +7,11 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 )
 
-// Maintain runs before each request inside a turn. It applies the policy's
+// Maintain runs before each request inside a turn. It applies the strategy's
 // in-turn strip and, when Tokens is over CompactAt × Window, drops the
 // oldest tool results. It returns the edits applied, for the session log.
 //
-// The harness policy strips in batches: only once the old tool output that
+// The harness strategy strips in batches: only once the old tool output that
 // a strip would remove is worth Config.StripBatch tokens, and then all of it
 // at once. Each strip rewrites the prompt cache from the oldest stripped
 // message on, so one batch every few steps costs one cache write where
@@ -19,12 +19,12 @@ import (
 // meanwhile still sees the recent outputs in full.
 func (h *History) Maintain() []Edit {
 	var edits []Edit
-	switch h.cfg.Policy {
-	case PolicySeed:
+	switch h.cfg.Strategy {
+	case StrategySeed:
 		if e, ok := h.strip(); ok {
 			edits = append(edits, e)
 		}
-	case PolicyHarness:
+	case StrategyHarness:
 		if h.strippable() >= h.cfg.StripBatch {
 			if e, ok := h.strip(); ok {
 				edits = append(edits, e)
@@ -38,11 +38,11 @@ func (h *History) Maintain() []Edit {
 }
 
 // EndTurn runs when the user's turn ends: it strips every old tool result
-// (except under the raw policy) and sweeps the spill files. A failed sweep
+// (except under the raw strategy) and sweeps the spill files. A failed sweep
 // is not an edit; it is retried at the next EndTurn.
 func (h *History) EndTurn() []Edit {
 	var edits []Edit
-	if h.cfg.Policy != PolicyRaw {
+	if h.cfg.Strategy != StrategyRaw {
 		if e, ok := h.strip(); ok {
 			edits = append(edits, e)
 		}
@@ -79,9 +79,9 @@ func (h *History) stripBlock(b llm.Block) (string, bool) {
 // they leave the latest two (llm.Request.Volatile): 2 when the latest
 // assistant message carries a tool input large enough to stub, else 1 when
 // the latest message holds a tool result longer than a stub, else 0. Only
-// the shipped policy says so; the others model harnesses that did not.
+// the shipped strategy says so; the others model harnesses that did not.
 func (h *History) Volatile() int {
-	if h.cfg.Policy != PolicyHarness {
+	if h.cfg.Strategy != StrategyHarness {
 		return 0
 	}
 	n := len(h.msgs)
@@ -155,7 +155,7 @@ func (h *History) strip() (Edit, bool) {
 			if stub, ok := h.stripBlock(b); ok {
 				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: stub})
 			}
-			if in, ok := h.stripInput(b); ok && h.cfg.Policy == PolicyHarness {
+			if in, ok := h.stripInput(b); ok && h.cfg.Strategy == StrategyHarness {
 				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Input: in})
 			}
 		}
@@ -170,14 +170,14 @@ func (h *History) strip() (Edit, bool) {
 }
 
 // fit drops the oldest tool results when Tokens is over the budget. The
-// harness policy drops down to halfway between CompactTo and CompactAt, so
+// harness strategy drops down to halfway between CompactTo and CompactAt, so
 // the cache breaks once for many steps; the reference drops just enough.
 func (h *History) fit() (Edit, bool) {
-	if h.cfg.Policy == PolicyRaw || h.Tokens() <= h.budget() {
+	if h.cfg.Strategy == StrategyRaw || h.Tokens() <= h.budget() {
 		return Edit{}, false
 	}
 	target := h.budget()
-	if h.cfg.Policy == PolicyHarness {
+	if h.cfg.Strategy == StrategyHarness {
 		target = int((h.cfg.CompactAt + h.cfg.CompactTo) / 2 * float64(h.cfg.Window))
 		// When dropping cannot get there (old outputs are stubs already)
 		// and the request still fits, leave it to the compaction after the

@@ -33,29 +33,29 @@ func sharedTrajectories(t testing.TB) string {
 	return p
 }
 
-// TestHarnessPolicyPays replays the shared trajectories and checks the
-// targets the harness policy is tuned to: no dearer than seed under both
+// TestHarnessStrategyPays replays the shared trajectories and checks the
+// targets the harness strategy is tuned to: no dearer than seed under both
 // pricings while showing at least as much tool output, under the window at
 // 32k and 128k, and a cache-read share above 90%.
-func TestHarnessPolicyPays(t *testing.T) {
+func TestHarnessStrategyPays(t *testing.T) {
 	trajs, err := Load([]string{sharedTrajectories(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, pricing := range []string{Anthropic, OpenAI} {
 		for _, window := range []int{32000, 128000} {
-			res, err := RunAll(context.Background(), trajs, Policies, Options{Pricing: pricing, Window: window})
+			res, err := RunAll(context.Background(), trajs, Strategies, Options{Pricing: pricing, Window: window})
 			if err != nil {
 				t.Fatal(err)
 			}
 			by := map[string]Result{}
 			for _, r := range res {
-				by[r.Policy] = r
+				by[r.Strategy] = r
 				t.Logf("%s %d %-8s req %5d sent %9d read %5.1f%% cost %+6.1f%% visible %7.0f peak %6d compact %3d drops %3d",
-					pricing, window, r.Policy, r.Requests, r.TokensSent, 100*r.CacheReadShare, 100*(r.CostRatio-1),
+					pricing, window, r.Strategy, r.Requests, r.TokensSent, 100*r.CacheReadShare, 100*(r.CostRatio-1),
 					r.VisibleOutputChars, r.PeakContext, r.Compactions, r.Drops)
 			}
-			h, s := by[history.PolicyHarness], by[history.PolicySeed]
+			h, s := by[history.StrategyHarness], by[history.StrategySeed]
 			if h.CostRatio > s.CostRatio {
 				t.Errorf("%s %d: harness costs %.3f of raw, seed %.3f", pricing, window, h.CostRatio, s.CostRatio)
 			}

@@ -1,10 +1,10 @@
 // Package replay measures the context layers on recorded sessions: it
 // replays trajectories through the real history, compact and reminder code
-// and an ideal prefix-cache simulator, and reports per policy what was sent,
+// and an ideal prefix-cache simulator, and reports per strategy what was sent,
 // what the cache served and what it cost (harness bench context).
 //
 // No model is called. The assistant messages are the recorded ones, so the
-// policies differ only in what they send; a compaction's summary is
+// strategies differ only in what they send; a compaction's summary is
 // synthesised deterministically from the history (a fixed-size note) and
 // costed like a real summarisation call, input and output.
 //

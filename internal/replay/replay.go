@@ -14,8 +14,8 @@ import (
 	"github.com/harness-dev/harness/internal/reminder"
 )
 
-// Policies the benchmark knows, in report order.
-var Policies = []string{history.PolicyRaw, history.PolicySeed, history.PolicyHarness}
+// Strategies the benchmark knows, in report order.
+var Strategies = []string{history.StrategyRaw, history.StrategySeed, history.StrategyHarness}
 
 // seedSummarySystem stands for the reference harness's summariser, which
 // used a system prompt of its own (and so paid for the whole history).
@@ -25,14 +25,14 @@ const seedSummarySystem = "You are a summarisation assistant. Summarise the codi
 type Options struct {
 	Pricing string // Anthropic or OpenAI
 	Window  int    // context window in tokens
-	// Config is the base history configuration; its Policy and Window are
+	// Config is the base history configuration; its Strategy and Window are
 	// set per run. Zero fields take the defaults.
 	Config history.Config
 }
 
-// Result is one policy's totals over the trajectories.
+// Result is one strategy's totals over the trajectories.
 type Result struct {
-	Policy             string  `json:"policy"`
+	Strategy           string  `json:"policy"` // the key predates the name
 	Trajectories       int     `json:"trajectories"`
 	Requests           int     `json:"requests"`
 	TokensSent         int     `json:"tokens_sent"`
@@ -50,15 +50,15 @@ type Result struct {
 	visible   int
 }
 
-// Run replays every trajectory under policy.
-func Run(ctx context.Context, trajs []Trajectory, policy string, opts Options) (Result, error) {
-	res := Result{Policy: policy}
+// Run replays every trajectory under strategy.
+func Run(ctx context.Context, trajs []Trajectory, strategy string, opts Options) (Result, error) {
+	res := Result{Strategy: strategy}
 	for _, t := range trajs {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		if err := runOne(ctx, t, policy, opts, &res); err != nil {
-			return res, fmt.Errorf("replaying %s under %s: %w", t.Name, policy, err)
+		if err := runOne(ctx, t, strategy, opts, &res); err != nil {
+			return res, fmt.Errorf("replaying %s under %s: %w", t.Name, strategy, err)
 		}
 		res.Trajectories++
 	}
@@ -71,18 +71,18 @@ func Run(ctx context.Context, trajs []Trajectory, policy string, opts Options) (
 	return res, nil
 }
 
-// RunAll replays under each policy and fills CostRatio relative to raw
+// RunAll replays under each strategy and fills CostRatio relative to raw
 // (which is run too when not asked for).
-func RunAll(ctx context.Context, trajs []Trajectory, policies []string, opts Options) ([]Result, error) {
+func RunAll(ctx context.Context, trajs []Trajectory, strategies []string, opts Options) ([]Result, error) {
 	var out []Result
 	var raw *Result
-	for _, p := range policies {
+	for _, p := range strategies {
 		r, err := Run(ctx, trajs, p, opts)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, r)
-		if p == history.PolicyRaw {
+		if p == history.StrategyRaw {
 			raw = &out[len(out)-1]
 		}
 	}
@@ -90,7 +90,7 @@ func RunAll(ctx context.Context, trajs []Trajectory, policies []string, opts Opt
 	if raw != nil {
 		base = raw.Cost
 	} else {
-		r, err := Run(ctx, trajs, history.PolicyRaw, opts)
+		r, err := Run(ctx, trajs, history.StrategyRaw, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -107,9 +107,9 @@ func RunAll(ctx context.Context, trajs []Trajectory, policies []string, opts Opt
 // clock is the replay's deterministic time: one minute a request.
 var epoch = time.Date(2025, 11, 18, 9, 0, 0, 0, time.UTC)
 
-func runOne(ctx context.Context, t Trajectory, policy string, opts Options, res *Result) error {
+func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, res *Result) error {
 	cfg := opts.Config
-	cfg.Policy = policy
+	cfg.Strategy = strategy
 	cfg.Window = opts.Window
 	cfg.SpillDir = "" // nothing is written to disk in a replay
 	h := history.New(cfg)
@@ -141,7 +141,7 @@ func runOne(ctx context.Context, t Trajectory, policy string, opts Options, res 
 			h.Append(m)
 			if h.NeedsCompact() {
 				b := base()
-				if policy == history.PolicySeed {
+				if strategy == history.StrategySeed {
 					b.System, b.Tools = seedSummarySystem, nil
 				}
 				e, reply, err := compact.Compact(ctx, sum, b, h, "")
