@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/config"
@@ -188,11 +189,36 @@ func (b *builder) buildTools(context.Context) error {
 	return nil
 }
 
-// newProvider builds the provider client the configuration names.
-func (b *builder) newProvider(context.Context) error {
+// newProvider builds the provider client the configuration names, and
+// warns when a local server runs the model with less context than
+// CONTEXT_WINDOW.
+func (b *builder) newProvider(ctx context.Context) error {
 	p, err := NewProvider(b.s.Config)
 	b.s.Provider = p
+	if err == nil {
+		if w := localWindowWarning(ctx, b.s.Config); w != "" {
+			b.s.Warnings = append(b.s.Warnings, w)
+		}
+	}
 	return err
+}
+
+// localWindowWarning asks a local OpenAI-compatible server (Ollama,
+// llama.cpp) what context it really runs the model with, and says what to
+// change when CONTEXT_WINDOW is larger: the server would cut the prompt
+// from the front. It waits at most two seconds; a server that does not say
+// gives no warning.
+func localWindowWarning(ctx context.Context, cfg *config.Config) string {
+	if cfg.Provider != "openai" || !openai.IsLocal(cfg.BaseURL) {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	w, ok := openai.ProbeWindow(ctx, nil, cfg.BaseURL, cfg.Model)
+	if !ok {
+		return ""
+	}
+	return openai.WindowWarning(w, cfg.ContextWindow, cfg.Model, cfg.EnvFile)
 }
 
 // newHistory builds the history, with its spill directory.

@@ -79,6 +79,7 @@ func TestScripts(t *testing.T) {
 //	llm body I              print request I's raw body
 //	llm mode NAME...        emulate real servers' behaviours (llmtest.Mode names)
 //	llm error NAME          queue a real server's error (llmtest.ErrorBodies names)
+//	llm local KIND N ...    answer as Ollama's or llama.cpp's own API with an N-token context
 func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("llm does not support !")
@@ -150,6 +151,30 @@ func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 			modes = append(modes, llmtest.Mode(a))
 		}
 		srv.SetModes(modes...)
+	case "local":
+		// llm local KIND CONTEXT [TRAINED] [loaded] [params] [truncate]:
+		// answer as Ollama's or llama.cpp's own API (llmtest.Local).
+		if len(args) < 3 {
+			ts.Fatalf("usage: llm local ollama|llamacpp CONTEXT [TRAINED] [loaded] [params] [truncate]")
+		}
+		l := llmtest.Local{Kind: args[1]}
+		var err error
+		l.Context, err = strconv.Atoi(args[2])
+		ts.Check(err)
+		for _, a := range args[3:] {
+			switch a {
+			case "loaded":
+				l.Loaded = true
+			case "params":
+				l.InParameters = true
+			case "truncate":
+				l.Truncate = true
+			default:
+				l.Trained, err = strconv.Atoi(a)
+				ts.Check(err)
+			}
+		}
+		srv.SetLocal(l)
 	case "error":
 		// llm error NAME: queue a real server's error (llmtest.ErrorBodies).
 		r, ok := llmtest.ServerError(args[1])

@@ -3,6 +3,7 @@ package llmtest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -275,4 +276,68 @@ func Reject(srv *Server, f Format, body []byte) (int, string) {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	return srv.reject(f, body)
+}
+
+// Local makes the server also answer as a local server's own API does:
+// Ollama's /api/show and /api/ps, or llama.cpp's /props, with Context as
+// the context it runs the model with.
+type Local struct {
+	Kind    string // "ollama" or "llamacpp"
+	Context int    // the context the server runs the model with
+	Trained int    // Ollama: model_info's <arch>.context_length
+	// Ollama: where Context shows. InParameters puts "num_ctx N" in
+	// /api/show's parameters (a Modelfile PARAMETER); Loaded lists the
+	// model in /api/ps with context_length. Neither: the default applies.
+	InParameters, Loaded bool
+	// Truncate reports at most Context prompt tokens for a longer request,
+	// as Ollama does when it cuts the front of a prompt to fit.
+	Truncate bool
+}
+
+// SetLocal turns the local-server endpoints on (a zero Local turns them off).
+func (s *Server) SetLocal(l Local) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.local = l
+}
+
+// serveLocal answers a local server's own endpoints; false when path is
+// not one of them or the server is not emulating that kind.
+func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	l := s.local
+	s.mu.Unlock()
+	body, _ := io.ReadAll(r.Body)
+	switch {
+	case l.Kind == "ollama" && r.URL.Path == "/api/show":
+		var req struct {
+			Model string `json:"model"`
+			Name  string `json:"name"`
+		}
+		_ = json.Unmarshal(body, &req)
+		params := "temperature 0.7\nstop \"<|im_end|>\""
+		if l.InParameters {
+			params = fmt.Sprintf("num_ctx %d\n%s", l.Context, params)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, jsonString(obj{"modelfile": "FROM " + req.Model, "parameters": params, "template": "{{ .Prompt }}",
+			"details":      obj{"format": "gguf", "family": "qwen3", "parameter_size": "30.5B", "quantization_level": "Q4_K_M"},
+			"model_info":   obj{"general.architecture": "qwen3moe", "qwen3moe.context_length": l.Trained, "qwen3moe.block_count": 48},
+			"capabilities": []string{"completion", "tools"}}))
+		return true
+	case l.Kind == "ollama" && r.URL.Path == "/api/ps":
+		models := []any{}
+		if l.Loaded {
+			models = append(models, obj{"name": "qwen3-coder:latest", "model": "qwen3-coder:latest", "size": 19000000000, "context_length": l.Context})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, jsonString(obj{"models": models}))
+		return true
+	case l.Kind == "llamacpp" && r.URL.Path == "/props":
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, jsonString(obj{"default_generation_settings": obj{"n_ctx": l.Context, "n_predict": -1, "model": "model.gguf"},
+			"total_slots": 1, "model_path": "/models/model.gguf", "chat_template": "…"}))
+		return true
+	}
+	return false
 }

@@ -131,6 +131,7 @@ type Server struct {
 	details    map[string]json.RawMessage
 	sawMarker  bool
 	served     int
+	local      Local
 }
 
 // NewServer starts a fake server on loopback, closed when t ends.
@@ -219,6 +220,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/chat/completions":
 		f = FormatOpenAI
 	default:
+		if s.serveLocal(w, r) {
+			return
+		}
 		http.Error(w, `{"error":{"type":"not_found_error","message":"llmtest: no such endpoint `+r.URL.Path+`"}}`, http.StatusNotFound)
 		return
 	}
@@ -261,6 +265,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 	default:
 		reply = Reply{Text: DefaultText}
+	}
+	if l := s.local; l.Truncate && l.Context > 0 && f == FormatOpenAI && CountTokens(body) > l.Context {
+		// Ollama keeps the tail that fits and counts only that.
+		reply.Usage = llm.Usage{Input: l.Context - 200, Output: 200}
 	}
 	sm := s.streamModes(f, body, reply.Usage.Input+reply.Usage.CacheRead+reply.Usage.CacheWrite)
 	x := s.issue(&reply, sm)

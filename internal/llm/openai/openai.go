@@ -45,6 +45,11 @@ type Provider struct {
 	// every later request is sent as the server accepts it.
 	mu      sync.Mutex
 	learned map[string]bool // field -> dropped
+
+	// local is set for a server on this machine, which may cut prompts
+	// from the front (see checkTruncation); warnedTruncation once said so.
+	local            bool
+	warnedTruncation bool
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -76,7 +81,7 @@ func NewChecked(cfg Config) (*Provider, error) {
 	if cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
-	p := &Provider{baseURL: base, now: time.Now, learned: map[string]bool{}}
+	p := &Provider{baseURL: base, now: time.Now, learned: map[string]bool{}, local: IsLocal(base)}
 	var err error
 	if cfg.Profile != "" {
 		if prof, ok := ProfileNamed(cfg.Profile); ok {
@@ -134,6 +139,11 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onEvent func(ll
 			return nil, fmt.Errorf("openai: encode request: %w", err)
 		}
 		reply, err := p.x.Do(ctx, body, onEvent)
+		if err == nil && p.local && (prof.Name == "ollama" || prof.Name == "llamacpp") {
+			// Ollama truncates silently; so do llama.cpp builds with
+			// context shift. vLLM and the others answer 400 instead.
+			p.checkTruncation(body, reply, onEvent)
+		}
 		if err == nil || tries >= maxLearn {
 			return reply, err
 		}
