@@ -159,6 +159,13 @@ func (b *builder) newGate(context.Context) error {
 func (b *builder) buildTools(context.Context) error {
 	s, pol := b.s, b.policy
 	b.reminder = reminder.New(pol.Project, b.o.now)
+	if sb := s.Sandbox; sb.Backend() != sandbox.BackendNone {
+		// The per-turn git status runs inside the walls: a filter or
+		// fsmonitor the agent configured never runs on the host.
+		b.reminder.SetGit(func(ctx context.Context, args []string) ([]byte, error) {
+			return sandbox.Git(ctx, sb, pol.Project, args...)
+		})
+	}
 	env := &tools.Env{Sandbox: s.Sandbox, Wrote: b.reminder.Wrote, Notify: func(msg string) {
 		err := s.Log.Append(session.Entry{Type: session.TypeNotice, Text: msg})
 		if s.notify != nil {

@@ -9,7 +9,12 @@
 // changed since the previous request (from git status plus content hashes),
 // with the instruction to read them again before editing.
 //
-// The harness's own git calls run with core.fsmonitor off, hooks pointed at
-// /dev/null and no optional locks, so a project cannot make them run its
-// code or contend with the user's git.
+// The Builder's git runs through a GitRunner: a session's runs inside the
+// sandbox's walls (sandbox.Git), so a filter, fsmonitor or hook the agent
+// configured in a repository runs there if at all, never on the host.
+// HostGit, the default, turns off every program status could run that
+// configuration outside the repository names (fsmonitor, hooks, system
+// and global config, attributes file) and takes no optional locks. The
+// change check opens only regular files, without blocking, and reads at
+// most 64 MiB of each; a symlink counts by its target's name.
 package reminder

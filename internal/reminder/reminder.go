@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -67,6 +68,7 @@ func Format(f Facts) string {
 type Builder struct {
 	project string
 	now     func() time.Time
+	git     GitRunner
 	prev    map[string]entry // nil before the first Build
 
 	mu    sync.Mutex
@@ -78,12 +80,36 @@ type entry struct {
 	hash [32]byte
 }
 
-// New returns a Builder for the project directory. now is the clock.
+// GitRunner runs git with args in the project directory and returns its
+// standard output; an error means git failed or is not there.
+type GitRunner func(ctx context.Context, args []string) ([]byte, error)
+
+// New returns a Builder for the project directory. now is the clock. Its
+// git runs on the host (HostGit) until SetGit says otherwise: a session
+// sets a runner inside the sandbox's walls, so configuration the agent
+// wrote (a filter, an fsmonitor) runs there if anywhere, never on the host.
 func New(project string, now func() time.Time) *Builder {
 	if now == nil {
 		now = time.Now
 	}
-	return &Builder{project: project, now: now}
+	return &Builder{project: project, now: now, git: HostGit(project)}
+}
+
+// SetGit replaces how the Builder runs git. Call it before the first Build.
+func (b *Builder) SetGit(run GitRunner) { b.git = run }
+
+// HostGit runs git on the host in dir, with every program its
+// configuration can name that status would run turned off: no fsmonitor,
+// no hooks, no system or global configuration, no attributes file. A
+// repository's own clean filters can still run on status, which is why a
+// session runs its git inside the walls instead.
+func HostGit(dir string) GitRunner {
+	return func(ctx context.Context, args []string) ([]byte, error) {
+		cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), GitArgs...), args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), GitEnv...)
+		return cmd.Output()
+	}
 }
 
 // Wrote records that the agent's own file tool (write_file, edit_file) just
@@ -149,17 +175,18 @@ func diff(prev, cur map[string]entry) []Change {
 }
 
 // GitArgs are prepended to every git call of the harness: no fsmonitor
-// hook, no hooks, no optional locks.
-var GitArgs = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "--no-optional-locks"}
+// hook, no hooks, no attributes file, no pager, no optional locks.
+var GitArgs = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+	"-c", "core.attributesFile=/dev/null", "-c", "core.pager=cat", "--no-optional-locks"}
+
+// GitEnv is added to the environment of every git call of the harness.
+var GitEnv = []string{"GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1",
+	"GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1", "GIT_PAGER=cat"}
 
 // status runs git status in the project and returns the branch and a
 // snapshot of the changed files, or ok=false outside a git work tree.
 func (b *Builder) status(ctx context.Context) (branch string, snap map[string]entry, ok bool) {
-	args := append(append([]string(nil), GitArgs...), "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = b.project
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.Output()
+	out, err := b.git(ctx, []string{"status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"})
 	if err != nil {
 		return "", nil, false
 	}
@@ -207,18 +234,40 @@ func kindOf(xy string) string {
 	return KindModified
 }
 
-// hashEntry hashes the file's content; a missing file is deleted.
+// maxHashed bounds how much of one file the change check reads.
+const maxHashed = 64 << 20
+
+// hashEntry hashes the file's content (a symlink's target, never what it
+// points to); a missing file is deleted. Only regular files are opened,
+// without blocking, so a link to /dev/zero or a FIFO costs nothing.
 func (b *Builder) hashEntry(rel, kind string) entry {
-	f, err := os.Open(filepath.Join(b.project, filepath.FromSlash(rel)))
+	path := filepath.Join(b.project, filepath.FromSlash(rel))
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return entry{kind: KindDeleted}
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return entry{kind: kind}
-	}
 	e := entry{kind: kind}
+	h := sha256.New()
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		t, _ := os.Readlink(path)
+		io.WriteString(h, "link "+t)
+	case fi.Mode().IsRegular():
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return e
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			return e // swapped for something else since the Lstat
+		}
+		fmt.Fprintf(h, "size %d\n", fi.Size())
+		if _, err := io.Copy(h, io.LimitReader(f, maxHashed)); err != nil {
+			return e
+		}
+	default:
+		fmt.Fprintf(h, "%v", fi.Mode().Type())
+	}
 	copy(e.hash[:], h.Sum(nil))
 	return e
 }

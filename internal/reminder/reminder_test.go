@@ -134,3 +134,41 @@ func TestOwnWritesAreNotReported(t *testing.T) {
 		t.Errorf("a change after the tool's write is not reported:\n%s", got)
 	}
 }
+
+// Untracked entries that are not regular files (a link to /dev/zero, a
+// FIFO) must not hang or exhaust the change check.
+func TestChangeCheckOpensOnlyRegularFiles(t *testing.T) {
+	dir := repo(t)
+	os.Symlink("/dev/zero", filepath.Join(dir, "zero"))
+	if err := mkfifo(filepath.Join(dir, "fifo")); err != nil {
+		t.Log("no FIFO:", err)
+	}
+	b := New(dir, fixed)
+	done := make(chan string, 1)
+	go func() {
+		b.Build(context.Background(), "")
+		os.Symlink("/dev/urandom", filepath.Join(dir, "zero2"))
+		done <- b.Build(context.Background(), "")
+	}()
+	select {
+	case got := <-done:
+		if !strings.Contains(got, "- zero2 (new)") {
+			t.Errorf("the new link is not reported:\n%s", got)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the change check hung on a link to a device or a FIFO")
+	}
+}
+
+// SetGit replaces how git runs: a session's runs inside the walls.
+func TestSetGit(t *testing.T) {
+	b := New(t.TempDir(), fixed)
+	var got []string
+	b.SetGit(func(_ context.Context, args []string) ([]byte, error) {
+		got = args
+		return []byte("# branch.head feature\x00? x\x00"), nil
+	})
+	if out := b.Build(context.Background(), ""); !strings.Contains(out, "git branch: feature") || len(got) == 0 || got[0] != "status" {
+		t.Errorf("SetGit not used: %v\n%s", got, out)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -214,6 +215,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
 			return "", ""
 		}},
 	}
+	ps = append(ps, f.gitProbe(sb))
 	if helper == "" {
 		for i := range ps {
 			ps[i].skip = "no helper to run the accomplice"
@@ -247,4 +249,69 @@ func threadSurvivors(marker string, grace time.Duration) int {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// gitProbe plants a clean filter, an fsmonitor and a hook in a repository
+// created mid-session, each writing a marker outside the project (where
+// only the host can write), then runs harness's own git status the way a
+// session does (Git, inside the walls): no marker may appear, and the
+// repository must be reported with what it would run and be read-only
+// from the next command on.
+func (f *fixture) gitProbe(sb Sandbox) hostProbe {
+	pr := hostProbe{name: "git of the agent's making never runs on the host"}
+	if _, err := exec.LookPath("git"); err != nil {
+		pr.skip = "git is not installed"
+		return pr
+	}
+	pr.run = func(ctx context.Context) (string, string) {
+		repo := filepath.Join(f.proj, "agent-repo")
+		os.RemoveAll(repo)
+		marks := map[string]string{}
+		for _, k := range []string{"filter", "fsmonitor", "hook"} {
+			marks[k] = filepath.Join(f.sibling, "ran-"+k+"-"+f.tag)
+		}
+		q := shellQuote
+		script := "git init -q " + q(repo) + " && cd " + q(repo) +
+			" && git config filter.x.clean " + q("touch "+q(marks["filter"])+"; cat") +
+			" && git config core.fsmonitor " + q("touch "+q(marks["fsmonitor"])) +
+			" && printf '#!/bin/sh\\ntouch %s\\n' " + q(q(marks["hook"])) + " > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit" +
+			" && echo '* filter=x' > .gitattributes && echo a > a && git -c core.fsmonitor= add a .gitattributes && echo b >> a; echo planted"
+		r, err := sb.Run(ctx, Cmd{Script: script})
+		if err != nil {
+			return err.Error(), ""
+		}
+		if !bytes.Contains(r.Output, []byte("planted")) {
+			return "the repository could not be planted: " + firstLine(r.Output), ""
+		}
+		var found *Finding
+		for i, fd := range r.Found {
+			if fd.Path == filepath.Join(repo, ".git") {
+				found = &r.Found[i]
+			}
+		}
+		if found == nil {
+			return fmt.Sprintf("the new repository was not reported (found %v)", r.Found), ""
+		}
+		runs := strings.Join(found.RunsCode, " ")
+		for _, want := range []string{"filter.x.clean", "core.fsmonitor", "hooks/pre-commit"} {
+			if !strings.Contains(runs, want) {
+				return fmt.Sprintf("the report misses %s: %s", want, found), ""
+			}
+		}
+		// What the reminder runs every turn.
+		Git(ctx, sb, repo, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+		Git(ctx, sb, repo, "diff", "--stat")
+		for k, m := range marks {
+			if exists(m) {
+				return "the planted " + k + " ran on the host", ""
+			}
+		}
+		before := content(filepath.Join(repo, ".git", "config"))
+		sb.Run(ctx, Cmd{Script: "echo '[core]' >> " + q(filepath.Join(repo, ".git", "config"))})
+		if content(filepath.Join(repo, ".git", "config")) != before {
+			return "the new repository's config stayed writable after it was reported", ""
+		}
+		return "", "reported: " + runs
+	}
+	return pr
 }
