@@ -40,7 +40,7 @@ func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (
 	defer sb.Close()
 	helper, mode := "", ""
 	var l *launcher
-	if s, ok := sb.(*session); ok {
+	if s, ok := sb.(*instance); ok {
 		helper, mode = s.helper, " (a sandbox per command)"
 		if l, _ = s.launch.(*launcher); l != nil {
 			mode = " (one launcher per session)"

@@ -15,7 +15,7 @@ const helperInTmp = "/tmp/.harness-helper"
 
 // openBwrap builds the bwrap argv once per session; each command then adds
 // its working directory and script.
-func openBwrap(p *Policy, tmp string) (*session, error) {
+func openBwrap(p *Policy, tmp string) (*instance, error) {
 	bw, err := exec.LookPath("bwrap")
 	if err != nil {
 		return nil, fmt.Errorf("%w: bwrap not found in PATH: install bubblewrap (apt-get install bubblewrap)", ErrUnavailable)
@@ -70,7 +70,7 @@ func openBwrap(p *Policy, tmp string) (*session, error) {
 		return args
 	}
 	cfg := helperConfig{Write: append(append(p.writeRoots(), "/tmp"), gs.writePaths()...), DenySockets: "unix"}
-	s := &session{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner, git: gs}
+	s := &instance{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner, git: gs}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
 		argv := append(outer(), "--chdir", dir, "--")
 		h, err := helperArgv(inner, cfg, "/bin/sh", "-c", script)

@@ -22,7 +22,7 @@ func detect() (string, string) {
 }
 
 func openBackend(name string, p *Policy, tmp string) (Sandbox, error) {
-	var s *session
+	var s *instance
 	var err error
 	switch name {
 	case BackendBwrap:

@@ -10,7 +10,7 @@ import (
 // alone, started as the init of fresh user, mount and PID namespaces when
 // the kernel allows them (then carve-outs are read-only bind mounts and
 // /tmp is private), and as a plain process group otherwise.
-func openLandlock(p *Policy, tmp string) (*session, error) {
+func openLandlock(p *Policy, tmp string) (*instance, error) {
 	abi := LandlockABI()
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: this kernel has no Landlock (not built in or not in the lsm= list); install bubblewrap for the bwrap backend", ErrUnavailable)
@@ -20,7 +20,7 @@ func openLandlock(p *Policy, tmp string) (*session, error) {
 		return nil, err
 	}
 	cfg := helperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true}
-	s := &session{name: BackendLandlock, pol: p, tmp: tmp, tree: treeGroup, helper: exe}
+	s := &instance{name: BackendLandlock, pol: p, tmp: tmp, tree: treeGroup, helper: exe}
 	tmpInside := tmp
 	if userNamespaces() {
 		s.tree = treeUserPID

@@ -24,7 +24,7 @@ func (n *None) Close() error { return nil }
 
 // Run implements Sandbox.
 func (n *None) Run(ctx context.Context, c Cmd) (*Result, error) {
-	s := &session{name: BackendNone, pol: n.P, tree: treeGroup, wrap: func(script, _ string) ([]string, []string, error) {
+	s := &instance{name: BackendNone, pol: n.P, tree: treeGroup, wrap: func(script, _ string) ([]string, []string, error) {
 		return []string{shellPath(), "-c", script}, n.P.Env, nil
 	}}
 	return s.Run(ctx, c)

@@ -11,11 +11,11 @@ import (
 	"time"
 )
 
-// session is the shared implementation of every backend: a backend only
+// instance is one open sandbox, the shared implementation of every backend: a backend only
 // says how to wrap a script (argv and environment); running, bounding,
 // killing and the tamper check are the same for all, so the overhead
 // benchmark compares like with like.
-type session struct {
+type instance struct {
 	name string
 	pol  *Policy
 	tmp  string // host path of the private temporary directory ("" for none)
@@ -41,10 +41,10 @@ type launchRunner interface {
 	close()
 }
 
-func (s *session) Backend() string { return s.name }
-func (s *session) Policy() *Policy { return s.pol }
+func (s *instance) Backend() string { return s.name }
+func (s *instance) Policy() *Policy { return s.pol }
 
-func (s *session) Close() error {
+func (s *instance) Close() error {
 	if s.launch != nil {
 		s.launch.close()
 	}
@@ -62,7 +62,7 @@ func timeoutMessage(d time.Duration) string {
 	return fmt.Sprintf("\n[harness: command timed out after %s; it and every process it started were killed (exit %d). Narrow the command: smaller input, an explicit limit, or no long-running servers in the foreground.]\n", d, TimeoutExit)
 }
 
-func (s *session) Run(ctx context.Context, c Cmd) (*Result, error) {
+func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = s.pol.Timeout
@@ -140,7 +140,7 @@ var errNoLauncher = errors.New("no launcher")
 
 // runOwn runs one command in a sandbox of its own (the backend's wrap) and
 // returns its exit code, 128+n when killed by signal n.
-func (s *session) runOwn(runCtx context.Context, script, dir string, stdout, stderr io.Writer) (int, error) {
+func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, stderr io.Writer) (int, error) {
 	argv, env, err := s.wrap(script, dir)
 	if err != nil {
 		return 0, err

@@ -161,7 +161,7 @@ func TestOpen(t *testing.T) {
 		t.Errorf("auto opened %s, Detect said %s", sb.Backend(), name)
 	}
 	tmp := p.TempDir
-	if s, ok := sb.(*session); ok {
+	if s, ok := sb.(*instance); ok {
 		tmp = s.tmp
 	}
 	if _, err := os.Stat(tmp); err != nil {
@@ -257,7 +257,7 @@ func TestLauncherRestart(t *testing.T) {
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
 			sb, _ := openTest(t, backend, nil)
-			l := sb.(*session).launch.(*launcher)
+			l := sb.(*instance).launch.(*launcher)
 			lp, _, err := l.get()
 			if err != nil {
 				t.Fatal(err)
@@ -321,7 +321,7 @@ func TestLauncherCommandsIsolated(t *testing.T) {
 // to a sandbox of its own, and the first one says so.
 func TestLauncherFallback(t *testing.T) {
 	sb, _ := openTest(t, BackendBwrap, nil)
-	l := sb.(*session).launch.(*launcher)
+	l := sb.(*instance).launch.(*launcher)
 	l.close()
 	l.mu.Lock()
 	l.closed = false
@@ -353,7 +353,7 @@ func TestLauncherEnvOff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := sb.(*session).launch != nil; got != tc.want {
+		if got := sb.(*instance).launch != nil; got != tc.want {
 			t.Errorf("%s=0 with %d options: launcher %v, want %v", LauncherEnv, len(tc.opts), got, tc.want)
 		}
 		sb.Close()

@@ -127,7 +127,7 @@ func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandb
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	if s, ok := sb.(*session); ok && o.perCommand {
+	if s, ok := sb.(*instance); ok && o.perCommand {
 		s.launch = nil
 	}
 	if err := selfCheck(ctx, sb); err != nil {

@@ -36,7 +36,7 @@ func openBackend(name string, p *Policy, tmp string) (Sandbox, error) {
 		args = append(args, "-D", kv)
 	}
 	env := sandboxEnv(p, tmp, BackendSeatbelt)
-	s := &session{name: BackendSeatbelt, pol: p, tmp: tmp, tree: treeGroup}
+	s := &instance{name: BackendSeatbelt, pol: p, tmp: tmp, tree: treeGroup}
 	s.wrap = func(script, _ string) ([]string, []string, error) {
 		return append(append([]string(nil), args...), "/bin/sh", "-c", script), env, nil
 	}
