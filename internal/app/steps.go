@@ -126,11 +126,8 @@ func (b *builder) openLog(context.Context) error {
 func (b *builder) newGate(context.Context) error {
 	s, pol, home := b.s, b.policy, b.o.Source.Home
 	gate, err := permission.New(permission.Options{
-		Project:     pol.Project,
+		Policy:      pol,
 		Home:        home,
-		Writable:    pol.Writable,
-		ReadOnly:    pol.ReadOnly,
-		DenyRead:    pol.DenyRead,
 		UserFile:    filepath.Join(home, ".agents", "permissions"),
 		ProjectFile: filepath.Join(pol.Project, ".agents", "permissions"),
 		Allow:       b.o.Allow,

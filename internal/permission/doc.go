@@ -24,12 +24,64 @@
 // a command that cannot be parsed, a name with non-ASCII characters, and a
 // script that sets PATH, LD_*, GIT_* and similar variables. A word computed
 // at run time may match any word of a deny or ask rule, so "rg $X" asks
-// (X could be --pre). Writes by redirection, tee, rm, cp, mv, touch, mkdir,
-// chmod, chown, dd of= and find -delete to a path outside the writable
-// roots (relative paths resolved against the tracked cd, "../" and
-// symlinks resolved) are denied up front; /dev/null and the sandbox's
-// private /tmp are fine. The strictest part of a command decides: deny >
-// ask > allow.
+// (X could be --pre). The strictest part of a command decides: deny >
+// ask > allow; Decision.Parts lists every part and what decided it.
+//
+// # A write is a write
+//
+// Every write a command makes is decided like write_file on that path:
+// redirections (>, >>, >|, &>, &>>, <>, exec's, here-documents into
+// files) and the output options and operands of tools (tee, sort -o, uniq
+// OUT, time -o, tree -o, file -C, find -fprint/-fprintf/-fls, dd of=,
+// sed -i and w, git --output, base64 -o). So the write rules apply ("allow
+// write src/**" covers "echo x > src/x"), a write no rule covers asks, and
+// one outside the walls is denied. /dev/null, /dev/stdout, /dev/stderr
+// and the sandbox's private /tmp are free (a path through a symlink in
+// /tmp asks: it may point anywhere). Commands whose whole job is writing
+// (rm, cp, mv, touch, mkdir, chmod...) meet the walls for their targets
+// and their own bash rule for the rest. Which option writes or runs what
+// is modelled once per tool, from its option grammar (options.go): short
+// options bundled or with attached values, --opt=value and --opt value,
+// and the unique prefixes getopt_long and git accept; a word computed at
+// run time in an option's place asks.
+//
+// Read-only tools stay read-only option by option: rg --pre and
+// --hostname-bin, go vet -vettool/-toolexec, sort --compress-program,
+// find -exec/-ok (their command is checked), sed's e command and s///e
+// ask; sed is allowed when its script (parsed: addresses, s and y with any
+// delimiter, a/i/c text, labels) only prints.
+//
+// # Evaluation contexts are commands
+//
+// Bash evaluates text as arithmetic in $(( )), (( )), let, for (( )),
+// [[ a -eq b ]] and the other arithmetic tests, array subscripts,
+// ${x:off:len} and declare -i values, and a subscript in a name it
+// assigns (printf -v, read, read -a, mapfile, getopts, unset, declare,
+// [[ -v ]], test -v); evaluation runs the command substitutions a quoted
+// 'a[$(touch x)]' contains. Such text is allowed only when it has no $ or
+// backquote and names no variable set at run time (from a command's
+// output, read, a loop over computed words, a positional parameter);
+// otherwise it asks. ${x@P} and ${!x} of such a variable ask too.
+//
+// # Git is read-only only with a protected repository
+//
+// git runs programs its repository's config names (fsmonitor, pagers,
+// diff drivers, filters). A git command whose repository — found as git
+// finds it, from the tracked directory, -C and --git-dir — is not one the
+// sandbox has kept read-only since the session started (Policy.ReadOnly)
+// and is inside a writable root or the private /tmp asks; so do
+// --work-tree, GIT_DIR=, -c with a key that may name a program (only keys
+// known to name none pass), --ext-diff and --textconv. git branch is
+// allowed only for listing.
+//
+// # The walls are the sandbox's
+//
+// Whether a path may be read or written at all is the sandbox Policy's
+// decision (CheckRead, CheckWrite), so the gate refuses exactly the paths
+// the kernel walls refuse: secrets, .git and .agents carve-outs
+// (including ones that do not exist yet), /proc magic links, everything
+// outside the writable roots. Relative paths are resolved against the
+// tracked cd, "../" lexically and symlinks by the policy.
 //
 // # Rules
 //
@@ -67,8 +119,7 @@
 //
 // # Walls no rule moves
 //
-// Reading the sandbox's deny-read paths and writing outside the writable
-// roots (or into .git, .agents and other read-only carve-outs) are refused
+// What the sandbox Policy refuses to let be read or written is refused
 // whatever the rules, answers, --allow or --yolo say; only starting
 // harness with --add-dir widens the writable roots.
 //
@@ -85,7 +136,7 @@
 // parse errors) "always" is not offered. Without a Prompter (harness run)
 // Ask becomes a refusal telling the model it is not allowed in
 // non-interactive mode and how the user could allow it (--allow 'PATTERN'
-// or --yolo). --yolo turns every Ask into Allow; it never lifts a Deny or
+// or --yolo; for a write, --allow 'write PATH'). --yolo turns every Ask into Allow; it never lifts a Deny or
 // the walls, and never turns the sandbox off. Without a sandbox (backend
 // none) no bash command is allowed silently: every one asks unless --yolo.
 package permission

@@ -14,31 +14,25 @@ func (g *Gate) decideFile(rs *ruleSet, req Request) Decision {
 	d := Decision{tool: kind}
 	abs := g.abs(req.Path, g.o.Project)
 	if req.Write {
-		if rule, reason := g.writeProblem(abs, g.writable, nil); rule != "" {
+		if rule, reason := g.writeWall(abs); rule != "" {
 			d.Verdict, d.Rule, d.Reason = Deny, rule, "Not written: "+reason
 			return d
 		}
-	} else if rule, reason := g.readProblem(abs, nil); rule != "" {
+	} else if rule, reason := g.readWall(abs); rule != "" {
 		d.Verdict, d.Rule, d.Reason = Deny, rule, "Not read: "+reason
 		return d
 	}
-	// Rules see the canonical path, so a link cannot borrow another
-	// path's grant.
-	c := canon(abs)
-	best := pick(rs.fileMatches(req.Tool, req.Write, c))
-	if best == nil && c != abs {
-		best = pick(rs.fileMatches(req.Tool, req.Write, abs))
-	}
+	best, c := fileRule(rs, req.Tool, req.Write, abs)
 	switch {
 	case best == nil:
 		d.Verdict, d.Rule = Ask, "default: ask"
-		d.patterns = []string{g.relPattern(c)}
+		d.patterns = []tpat{{kind, g.relPattern(c)}}
 	case best.verdict == Deny:
 		d.Verdict, d.Rule = Deny, best.text()
 		d.Reason = fmt.Sprintf("Not allowed: %s of %s is denied by the rule %q (%s). Do not retry it or work around it; if it is really needed, tell the user.", req.Tool, req.Path, best.text(), best.origin)
 	case best.verdict == Ask:
 		d.Verdict, d.Rule = Ask, best.text()
-		d.patterns = []string{g.relPattern(c)}
+		d.patterns = []tpat{{kind, g.relPattern(c)}}
 	default:
 		d.Verdict, d.Rule = Allow, best.text()
 	}

@@ -67,7 +67,7 @@ func TestRuleFileErrors(t *testing.T) {
 			if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := New(Options{Project: proj, ProjectFile: f})
+			_, err := New(Options{Policy: testPol, ProjectFile: f})
 			if err == nil || !strings.Contains(err.Error(), f+":") {
 				t.Fatalf("New: error %v, want one naming %s and the line", err, f)
 			}
@@ -80,13 +80,13 @@ func TestRuleFileErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(Options{Project: proj, UserFile: "testdata/bad.rules"}); err == nil || !strings.Contains(err.Error(), "testdata/bad.rules:3") {
+	if _, err := New(Options{Policy: testPol, UserFile: "testdata/bad.rules"}); err == nil || !strings.Contains(err.Error(), "testdata/bad.rules:3") {
 		t.Errorf("bad.rules: %v", err)
 	}
-	if _, err := New(Options{Project: proj, UserFile: filepath.Join(dir, "missing")}); err != nil {
+	if _, err := New(Options{Policy: testPol, UserFile: filepath.Join(dir, "missing")}); err != nil {
 		t.Errorf("a missing file must be fine: %v", err)
 	}
-	if _, err := New(Options{Project: proj, Allow: []string{"bash 'x"}}); err == nil || !strings.Contains(err.Error(), "--allow") {
+	if _, err := New(Options{Policy: testPol, Allow: []string{"bash 'x"}}); err == nil || !strings.Contains(err.Error(), "--allow") {
 		t.Errorf("bad --allow: %v", err)
 	}
 }
@@ -115,7 +115,7 @@ func TestAlwaysPersists(t *testing.T) {
 	pf := filepath.Join(dir, ".agents", "permissions")
 	fp := &fakePrompter{answers: []Answer{{Choice: Always}, {Choice: Always}}}
 	var recs []Record
-	opts := Options{Project: dir, ProjectFile: pf, Home: home, Prompter: fp, Record: func(r Record) { recs = append(recs, r) }}
+	opts := Options{Policy: testPolicy(t, dir, home), ProjectFile: pf, Prompter: fp, Record: func(r Record) { recs = append(recs, r) }}
 	g, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestAlwaysPersists(t *testing.T) {
 	if d := g.Decide(Request{Tool: "write_file", Write: true}); d.Verdict != Deny {
 		t.Errorf("write without a path: %s", d.Verdict)
 	}
-	zero := mustNew(t, Options{Project: proj, Prompter: &fakePrompter{answers: []Answer{{}}}})
+	zero := mustNew(t, Options{Policy: testPol, Prompter: &fakePrompter{answers: []Answer{{}}}})
 	if ok, _ := zero.Check(context.Background(), Request{Tool: "bash", Command: "python3 x"}); ok {
 		t.Error("a zero Answer allowed the call")
 	}
@@ -198,7 +198,7 @@ func TestAlwaysNotOfferedForComputedCommands(t *testing.T) {
 	for _, cmd := range []string{"$X run", "ls 'x", "python3 $(cat f)", "eval \"$C\""} {
 		fp := &fakePrompter{answers: []Answer{{Choice: Always}}}
 		dir := t.TempDir()
-		g := mustNew(t, Options{Project: dir, ProjectFile: filepath.Join(dir, ".agents/permissions"), Prompter: fp})
+		g := mustNew(t, Options{Policy: testPolicy(t, dir, home), ProjectFile: filepath.Join(dir, ".agents/permissions"), Prompter: fp})
 		if ok, _ := g.Check(context.Background(), Request{Tool: "bash", Command: cmd}); !ok {
 			t.Errorf("%q: always should still allow once", cmd)
 		}
@@ -229,7 +229,7 @@ func TestPromptAnswers(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var rec Record
-			g := mustNew(t, Options{Project: proj, Prompter: tt.fp, Record: func(r Record) { rec = r }})
+			g := mustNew(t, Options{Policy: testPol, Prompter: tt.fp, Record: func(r Record) { rec = r }})
 			ok, msg := g.Check(ctx, req)
 			if ok != tt.ok || !strings.Contains(msg, tt.msg) {
 				t.Errorf("Check = %v %q, want %v containing %q", ok, msg, tt.ok, tt.msg)
@@ -332,10 +332,7 @@ func TestFileTools(t *testing.T) {
 	}
 	fp := &fakePrompter{answers: []Answer{{Choice: Always}, {Choice: Yes}}}
 	opts := Options{
-		Project:     project,
-		Writable:    []string{project},
-		DenyRead:    []string{filepath.Join(dir, "home/.ssh")},
-		Home:        filepath.Join(dir, "home"),
+		Policy:      testPolicy(t, project, filepath.Join(dir, "home")),
 		ProjectFile: filepath.Join(project, ".agents/permissions"),
 		Allow:       []string{"write " + outside + "/**"},
 		Yolo:        true,
@@ -349,16 +346,16 @@ func TestFileTools(t *testing.T) {
 	}{
 		{Request{Tool: "read_file", Path: "main.go"}, Allow, "allow read /**"},
 		{Request{Tool: "read_file", Path: "/etc/hosts"}, Allow, "allow read /**"},
-		{Request{Tool: "read_file", Path: "~/.ssh/id_rsa"}, Deny, "sandbox: deny-read " + filepath.Join(dir, "home/.ssh")},
-		{Request{Tool: "grep", Path: "keys/id_rsa"}, Deny, "sandbox: deny-read…"},
+		{Request{Tool: "read_file", Path: "~/.ssh/id_rsa"}, Deny, "sandbox: never read …"},
+		{Request{Tool: "grep", Path: "keys/id_rsa"}, Deny, "sandbox: never read …"},
 		{Request{Tool: "write_file", Path: "main.go", Write: true}, Allow, "yolo (was: default: ask)"},
 		// Outside the writable roots: denied even with --yolo, --allow and "always".
 		{Request{Tool: "write_file", Path: outside + "/x", Write: true}, Deny, ruleOutside},
 		{Request{Tool: "edit_file", Path: "../outside/x", Write: true}, Deny, ruleOutside},
 		{Request{Tool: "edit_file", Path: "escape/x", Write: true}, Deny, ruleOutside},
 		{Request{Tool: "write_file", Path: "/etc/passwd", Write: true}, Deny, ruleOutside},
-		{Request{Tool: "write_file", Path: ".agents/permissions", Write: true}, Deny, "sandbox: read-only…"},
-		{Request{Tool: "edit_file", Path: ".git/config", Write: true}, Deny, "sandbox: read-only…"},
+		{Request{Tool: "write_file", Path: ".agents/permissions", Write: true}, Deny, "sandbox: never write …"},
+		{Request{Tool: "edit_file", Path: ".git/config", Write: true}, Deny, "sandbox: never write …"},
 		{Request{Tool: "todos"}, Allow, "default: allow…"},
 	}
 	for _, tt := range tests {
@@ -388,7 +385,7 @@ func TestFileTools(t *testing.T) {
 		t.Errorf("after always: %s %q", d.Verdict, d.Rule)
 	}
 	// --add-dir is the only way out.
-	opts.Writable = []string{project, outside}
+	opts.Policy = testPolicy(t, project, filepath.Join(dir, "home"), outside)
 	g = mustNew(t, opts)
 	if d := g.Decide(Request{Tool: "write_file", Path: outside + "/x", Write: true}); d.Verdict != Allow {
 		t.Errorf("with --add-dir: %s %q", d.Verdict, d.Rule)

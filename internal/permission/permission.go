@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/harness-dev/harness/internal/sandbox"
 )
 
 // Request is one tool call that needs a decision.
@@ -50,16 +52,51 @@ type Decision struct {
 	// Reason is the message for the model when the call is not allowed.
 	Reason string
 
-	// patterns are the narrowest bash/file patterns that "always" records;
-	// empty when the decision cannot be covered by a rule (computed
-	// command names, no sandbox, parse errors...).
-	patterns []string
-	tool     string // rule tool for patterns: "bash", "read" or "write"
+	// Parts are the parts of a bash command that were decided on their
+	// own (each command, each write), in the order of the script; the
+	// strictest decided. Empty for file tools.
+	Parts []Part
+
+	// patterns are the narrowest patterns that "always" records; empty
+	// when the decision cannot be covered by a rule (computed command
+	// names, no sandbox, parse errors...).
+	patterns []tpat
+	tool     string // the request's rule tool: "bash", "read" or "write"
 }
 
+// Part is one decided part of a bash command.
+type Part struct {
+	What    string // e.g. "git status", "redirect > main.go"
+	Verdict Verdict
+	Rule    string
+}
+
+// tpat is a pattern for one rule tool.
+type tpat struct{ tool, pat string }
+
 // Pattern is the pattern "always" would record ("" when "always" is not
-// offered). Several commands in one script are joined with "; ".
-func (d Decision) Pattern() string { return strings.Join(d.patterns, "; ") }
+// offered). Several are joined with "; "; one for another rule tool than
+// the request's (a bash command's write) is prefixed with its tool.
+func (d Decision) Pattern() string {
+	var ss []string
+	for _, p := range d.patterns {
+		if p.tool == d.tool {
+			ss = append(ss, p.pat)
+		} else {
+			ss = append(ss, p.tool+" "+p.pat)
+		}
+	}
+	return strings.Join(ss, "; ")
+}
+
+// alwaysRules are the rule bodies (TOOL PATTERN) "always" records.
+func (d Decision) alwaysRules() []string {
+	var out []string
+	for _, p := range d.patterns {
+		out = append(out, p.tool+" "+p.pat)
+	}
+	return out
+}
 
 // Choice is a human's answer to a prompt.
 type Choice int
@@ -92,11 +129,11 @@ type Record struct{ Tool, Command, Path, Rule, Answer string }
 
 // Options configure a Gate.
 type Options struct {
-	Project     string   // canonical project root
-	Writable    []string // writable roots (project first, then --add-dir)
-	DenyRead    []string // the sandbox's deny-read paths (secrets)
-	ReadOnly    []string // carve-outs inside writable roots; <project>/.git and <project>/.agents are always added
-	Home        string   // home directory for ~ in commands and rules; empty means os.UserHomeDir
+	// Policy is the session's sandbox policy: the walls. Every question of
+	// whether a path may be read or written at all is its to answer.
+	Policy      *sandbox.Policy
+	Project     string   // project root; empty means Policy.Project
+	Home        string   // home directory for ~ in commands and rules; empty means Policy.Home, then os.UserHomeDir
 	UserFile    string   // e.g. ~/.agents/permissions; may not exist
 	ProjectFile string   // <project>/.agents/permissions; may not exist
 	Allow, Deny []string // --allow / --deny patterns for this run (headless)
@@ -111,12 +148,9 @@ type Options struct {
 // Gate decides tool calls. It is safe for concurrent use; prompts are
 // serialised.
 type Gate struct {
-	o        Options
-	home     string
-	writable []string // canonical writable roots for file tools
-	shellW   []string // writable roots as seen by sandboxed commands (adds /tmp)
-	readOnly []string
-	denyRead []string
+	o    Options
+	pol  *sandbox.Policy
+	home string
 
 	mu    sync.RWMutex
 	rules *ruleSet
@@ -127,36 +161,20 @@ type Gate struct {
 // New builds a Gate, loading both rule files. A malformed file is an error
 // naming the file and line.
 func New(o Options) (*Gate, error) {
-	if o.Project == "" {
-		return nil, fmt.Errorf("permission: no project root given")
+	if o.Policy == nil {
+		return nil, fmt.Errorf("permission: no sandbox policy given")
 	}
-	g := &Gate{o: o, home: o.Home}
+	g := &Gate{o: o, pol: o.Policy, home: o.Home}
+	if g.home == "" {
+		g.home = o.Policy.Home
+	}
 	if g.home == "" {
 		g.home, _ = os.UserHomeDir()
 	}
-	g.o.Project = canon(o.Project)
-	writable := o.Writable
-	if len(writable) == 0 {
-		writable = []string{g.o.Project}
+	if g.o.Project == "" {
+		g.o.Project = o.Policy.Project
 	}
-	for _, w := range writable {
-		g.writable = append(g.writable, canon(g.abs(w, g.o.Project)))
-	}
-	g.shellW = append([]string(nil), g.writable...)
-	if !o.Unsandboxed {
-		// Sandboxed commands see a private tmpfs at /tmp.
-		g.shellW = append(g.shellW, "/tmp")
-	}
-	for _, p := range o.DenyRead {
-		g.denyRead = append(g.denyRead, canonPair(g.abs(p, g.o.Project))...)
-	}
-	ro := append([]string{filepath.Join(g.o.Project, ".git"), filepath.Join(g.o.Project, ".agents")}, o.ReadOnly...)
-	if o.ProjectFile != "" {
-		ro = append(ro, filepath.Dir(g.abs(o.ProjectFile, g.o.Project)))
-	}
-	for _, p := range ro {
-		g.readOnly = append(g.readOnly, canonPair(g.abs(p, g.o.Project))...)
-	}
+	g.o.Project = canon(g.o.Project)
 
 	rs := &ruleSet{}
 	if err := rs.addLines(layerDefault, "default", defaultRules, g); err != nil {
@@ -208,7 +226,7 @@ func (g *Gate) Rules() []string {
 		out = append(out, fmt.Sprintf("%s  (%s)", r.text(), r.origin))
 	}
 	out = append(out, "ask bash * / ask write *  (default for everything else)")
-	out = append(out, "walls: write only under "+strings.Join(g.writable, ", ")+"; never read "+strings.Join(g.denyRead, ", ")+"  (sandbox; no rule moves them)")
+	out = append(out, "walls: write only under "+strings.Join(g.pol.Writable, ", ")+" (not "+strings.Join(g.pol.Protected, ", ")+"); never read "+strings.Join(g.pol.DenyRead, ", ")+"  (sandbox; no rule moves them)")
 	if g.o.Unsandboxed {
 		out = append(out, "no sandbox: every bash command asks")
 	}
@@ -314,8 +332,8 @@ func (g *Gate) headlessMessage(req Request, d Decision) string {
 	allow := "--yolo"
 	if len(d.patterns) > 0 {
 		var flags []string
-		for _, p := range d.patterns {
-			flags = append(flags, "--allow "+shellQuote(d.tool+" "+p))
+		for _, r := range d.alwaysRules() {
+			flags = append(flags, "--allow "+shellQuote(r))
 		}
 		allow = strings.Join(flags, " ") + " or --yolo"
 	}
@@ -349,8 +367,8 @@ func (g *Gate) persist(d Decision) error { return g.grant(d, true) }
 // with save to the project file too.
 func (g *Gate) grant(d Decision, save bool) error {
 	var lines []string
-	for _, p := range d.patterns {
-		lines = append(lines, "allow "+d.tool+" "+p)
+	for _, r := range d.alwaysRules() {
+		lines = append(lines, "allow "+r)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -358,7 +376,7 @@ func (g *Gate) grant(d Decision, save bool) error {
 	for i, l := range lines {
 		r, err := parseRuleLine(l, g)
 		if err != nil {
-			return fmt.Errorf("pattern %q: %w", d.patterns[i], err)
+			return fmt.Errorf("pattern %q: %w", d.alwaysRules()[i], err)
 		}
 		r.layer, r.origin = layerProject, "always"
 		if !save {

@@ -80,7 +80,11 @@ func (t *TerminalPrompter) Prompt(ctx context.Context, req Request, d Decision, 
 		if pattern == "" {
 			return Answer{Choice: Yes}, nil
 		}
-		fmt.Fprintf(t.Out, "%salways: allow %s %s%s\n", dim, d.tool, pattern, reset)
+		rules := d.alwaysRules()
+		if len(rules) == 0 {
+			rules = []string{d.tool + " " + pattern}
+		}
+		fmt.Fprintf(t.Out, "%salways: allow %s%s\n", dim, strings.Join(rules, "; allow "), reset)
 		return Answer{Choice: Always}, nil
 	case "", "n", "no":
 		return Answer{Choice: No}, nil

@@ -16,19 +16,23 @@ type part struct {
 	v       Verdict
 	rule    string
 	reason  string
-	pattern string // narrowest allow pattern; "" when no rule could cover it
+	what    string
+	pattern tpat // narrowest allow pattern; zero when no rule could cover it
 }
 
 // shellCheck walks one bash command. Every simple command anywhere in the
 // tree is checked; strings that are run later (eval, sh -c, aliases, traps,
 // find -exec, xargs) are parsed and checked the same way.
 type shellCheck struct {
-	g     *Gate
-	rs    *ruleSet
-	cwd   string // "" once unknown (cd to a computed directory)
-	parts []part
-	depth int
-	cc    canonCache
+	g        *Gate
+	rs       *ruleSet
+	cwd      string // "" once unknown (cd to a computed directory)
+	parts    []part
+	depth    int
+	what     string          // the command being checked, for Parts
+	taint    map[string]bool // variables set to text computed at run time
+	taintAll bool            // a nameref: any name may be any variable
+	repos    map[string]repoResult
 }
 
 const maxDepth = 8
@@ -52,13 +56,18 @@ func (g *Gate) decideBash(rs *ruleSet, cmd string) Decision {
 		d.Verdict, d.Rule = Allow, "empty command"
 		return d
 	}
-	sc := &shellCheck{g: g, rs: rs, cwd: g.o.Project, cc: canonCache{}}
+	sc := &shellCheck{g: g, rs: rs, cwd: g.o.Project, taint: map[string]bool{}, repos: map[string]repoResult{}}
 	sc.script(cmd, false)
 	d.Verdict, d.Rule = Allow, "no command runs"
+	weak := true // d.Rule says nothing of a command: "no command runs", a free write
 	for _, p := range sc.parts {
-		if p.v > d.Verdict || (p.v == d.Verdict && d.Rule == "no command runs") {
+		if p.v > d.Verdict || (p.v == d.Verdict && weak && !strings.HasPrefix(p.rule, "free: ")) {
 			d.Verdict, d.Rule, d.Reason = p.v, p.rule, p.reason
+			weak = false
+		} else if p.v == d.Verdict && d.Rule == "no command runs" {
+			d.Rule = p.rule
 		}
+		d.Parts = append(d.Parts, Part{What: p.what, Verdict: p.v, Rule: p.rule})
 	}
 	if g.o.Unsandboxed && d.Verdict != Deny {
 		if d.Verdict == Allow {
@@ -72,7 +81,7 @@ func (g *Gate) decideBash(rs *ruleSet, cmd string) Decision {
 			if p.v != Ask {
 				continue
 			}
-			if p.pattern == "" {
+			if p.pattern.pat == "" {
 				d.patterns = nil
 				break
 			}
@@ -84,11 +93,11 @@ func (g *Gate) decideBash(rs *ruleSet, cmd string) Decision {
 	return d
 }
 
-func (sc *shellCheck) add(v Verdict, rule, reason, pattern string) {
-	sc.parts = append(sc.parts, part{v: v, rule: rule, reason: reason, pattern: pattern})
+func (sc *shellCheck) add(v Verdict, rule, reason string, pattern tpat) {
+	sc.parts = append(sc.parts, part{v: v, rule: rule, reason: reason, what: sc.what, pattern: pattern})
 }
 
-func (sc *shellCheck) ask(rule string) { sc.add(Ask, rule, "", "") }
+func (sc *shellCheck) ask(rule string) { sc.add(Ask, rule, "", tpat{}) }
 
 // script parses and checks src. extra marks commands that get more words
 // appended at run time (an alias's arguments).
@@ -104,8 +113,28 @@ func (sc *shellCheck) script(src string, extra bool) {
 		sc.ask("ask: the command could not be parsed (" + err.Error() + ")")
 		return
 	}
+	sc.taints(f)
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.ArithmExp:
+			sc.arith(n.X, "$(( ))")
+		case *syntax.ArithmCmd:
+			sc.arith(n.X, "(( ))")
+		case *syntax.LetClause:
+			for _, x := range n.Exprs {
+				sc.arith(x, "let")
+			}
+		case *syntax.CStyleLoop:
+			sc.arith(n.Init, "for (( ))")
+			sc.arith(n.Cond, "for (( ))")
+			sc.arith(n.Post, "for (( ))")
+		case *syntax.TestClause:
+			sc.what = "[[ ]]"
+			sc.testExpr(n.X)
+		case *syntax.ParamExp:
+			sc.paramExp(n)
+		case *syntax.DeclClause:
+			sc.decl(n)
 		case *syntax.CallExpr:
 			if len(n.Args) > 0 {
 				toks := make([]token, 0, len(n.Args)+1)
@@ -137,6 +166,16 @@ func (sc *shellCheck) assign(a *syntax.Assign) {
 		t := sc.tok(a.Value)
 		name, _, _ = strings.Cut(t.s, "=")
 	}
+	if a.Index != nil {
+		sc.arith(a.Index, "an array subscript")
+	}
+	if a.Name == nil && a.Value != nil {
+		t := sc.tok(a.Value)
+		if !strings.HasPrefix(t.s, "-") && !strings.HasPrefix(t.s, "+") {
+			target, _, _ := strings.Cut(t.s, "=")
+			sc.evalName(token{s: target, dyn: t.dyn && !strings.Contains(t.s, "=")}, "declare")
+		}
+	}
 	if isRiskyVar(name) {
 		sc.ask("ask: sets " + name + ", which changes what later commands run")
 		return
@@ -153,10 +192,15 @@ func (sc *shellCheck) redirect(r *syntax.Redirect) {
 	if r.Word == nil {
 		return
 	}
+	if len(r.Word.Parts) == 1 {
+		if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
+			return // > >(cmd) writes to cmd, which is checked as a command
+		}
+	}
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll,
 		syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
-		sc.write(sc.tok(r.Word), "redirect")
+		sc.writeAs(sc.tok(r.Word), "redirect "+r.Op.String())
 		if r.Op == syntax.RdrInOut {
 			sc.read(sc.tok(r.Word))
 		}
@@ -164,7 +208,7 @@ func (sc *shellCheck) redirect(r *syntax.Redirect) {
 		t := sc.tok(r.Word)
 		if t.dyn || !isFD(t.s) {
 			if r.Op == syntax.DplOut {
-				sc.write(t, "redirect")
+				sc.writeAs(t, "redirect "+r.Op.String())
 			} else {
 				sc.read(t)
 			}
@@ -196,38 +240,71 @@ func (sc *shellCheck) path(s string) (string, bool) {
 	return sc.g.abs(s, sc.cwd), true
 }
 
-// write checks a write target of a command or redirection.
-func (sc *shellCheck) write(t token, what string) {
+// write checks a target of a command whose whole job is writing (rm, cp,
+// mv, touch...): the walls decide here, and the command's own rule the rest.
+func (sc *shellCheck) write(t token, what string) { sc.target(t, what, false) }
+
+// writeAs checks a write by a redirection or an output option, decided
+// like write_file on that path: the walls, then the write rules.
+func (sc *shellCheck) writeAs(t token, what string) { sc.target(t, what, true) }
+
+func (sc *shellCheck) target(t token, via string, rules bool) {
 	g := sc.g
+	saved := sc.what
+	sc.what = via + " " + render([]token{t})
+	defer func() { sc.what = saved }()
 	if t.dyn || t.glob {
 		prefix := t.s
 		if i := strings.IndexAny(prefix, "*?["); t.glob && i >= 0 {
 			prefix = prefix[:i]
 		}
-		if dir, ok := sc.path(prefix + "x"); ok && (filepath.IsAbs(prefix) || strings.HasPrefix(prefix, "~")) {
-			dir = filepath.Dir(dir)
-			rule, reason := g.writeProblem(dir, g.shellW, sc.cc)
-			covers := false
-			for _, r := range g.shellW {
-				if within(r, dir) {
-					covers = true
+		if filepath.IsAbs(prefix) || strings.HasPrefix(prefix, "~") {
+			dir := filepath.Dir(g.abs(prefix+"x", sc.cwd))
+			if free, _ := g.privateTmp(dir); !free && !within(dir, "/dev") {
+				if rule, reason := g.writeWall(dir); rule != "" {
+					sc.add(Deny, rule, "Not run: "+reason, tpat{})
+					return
 				}
 			}
-			if rule != "" && !covers && !devWritable(dir) {
-				sc.add(Deny, rule, reason, "")
-				return
-			}
 		}
-		sc.ask("ask: " + what + " target is computed at run time")
+		sc.ask("ask: " + via + " target is computed at run time")
 		return
 	}
 	abs, ok := sc.path(t.s)
 	if !ok {
-		sc.ask("ask: " + what + " target is relative to a directory computed at run time")
+		sc.ask("ask: " + via + " target is relative to a directory computed at run time")
 		return
 	}
-	if rule, reason := g.writeProblem(abs, g.shellW, sc.cc); rule != "" {
-		sc.add(Deny, rule, reason, "")
+	if freeDevice(abs) {
+		sc.add(Allow, "free: "+abs+" keeps nothing", "", tpat{})
+		return
+	}
+	switch free, ask := g.privateTmp(abs); {
+	case free:
+		sc.add(Allow, "free: the sandbox's private /tmp", "", tpat{})
+		return
+	case ask:
+		sc.ask("ask: " + abs + " goes through a symlink in the private /tmp, which may point anywhere")
+		return
+	}
+	if rule, reason := g.writeWall(abs); rule != "" {
+		sc.add(Deny, rule, "Not run: "+reason, tpat{})
+		return
+	}
+	if !rules {
+		return
+	}
+	best, c := fileRule(sc.rs, "bash", true, abs)
+	pat := tpat{"write", g.relPattern(c)}
+	switch {
+	case best == nil:
+		sc.add(Ask, "default: ask (no write rule covers "+g.relPattern(c)+")", "", pat)
+	case best.verdict == Deny:
+		sc.add(Deny, best.text(), fmt.Sprintf("Not run: it writes %s, which is denied by the rule %q (%s). Do not retry it or work around it; if it is really needed, tell the user.", abs, best.text(), best.origin), tpat{})
+	case best.verdict == Ask:
+		sc.add(Ask, best.text(), "", pat)
+	default:
+		sc.add(Allow, best.text(), "", tpat{})
 	}
 }
 
@@ -240,8 +317,11 @@ func (sc *shellCheck) read(t token) {
 	if !ok {
 		return
 	}
-	if rule, reason := sc.g.readProblem(abs, sc.cc); rule != "" {
-		sc.add(Deny, rule, reason, "")
+	if rule, reason := sc.g.readWall(abs); rule != "" {
+		saved := sc.what
+		sc.what = "read " + t.s
+		sc.add(Deny, rule, "Not run: "+reason, tpat{})
+		sc.what = saved
 	}
 }
 
@@ -264,6 +344,7 @@ func (sc *shellCheck) argv(toks []token) {
 		return
 	}
 	name := toks[0]
+	sc.what = render(toks)
 	if name.dyn || name.glob {
 		sc.ask("ask: the command name is computed at run time")
 		return
@@ -297,7 +378,7 @@ func (sc *shellCheck) argv(toks []token) {
 	case "ionice":
 		sc.wrapper(toks, skipOpts(args, "-c", "-n", "--class", "--classdata"))
 	case "time":
-		sc.wrapper(toks, skipOpts(args, "-f", "--format", "-o", "--output"))
+		sc.wrapper(toks, sc.applySpec("time", specTime, args))
 	case "timeout":
 		rest := skipOpts(args, "-s", "--signal", "-k", "--kill-after")
 		if len(rest) > 0 {
@@ -328,13 +409,13 @@ func (sc *shellCheck) argv(toks []token) {
 		if len(args) > 1 && !args[0].dyn && !strings.HasPrefix(args[0].s, "-") {
 			sc.eval(toks[:2], "trap")
 		}
-		sc.add(Allow, "trap: its command is checked", "", "")
+		sc.add(Allow, "trap: its command is checked", "", tpat{})
 	case "alias":
 		sc.alias(args)
 	case "cd", "pushd", "popd":
 		sc.cd(base, args)
 		sc.match(toks, base, true)
-	case "tee", "rm", "rmdir", "unlink", "touch", "mkdir", "truncate", "shred":
+	case "rm", "rmdir", "unlink", "touch", "mkdir", "truncate", "shred":
 		for _, t := range operands(args) {
 			sc.write(t, base)
 		}
@@ -355,11 +436,73 @@ func (sc *shellCheck) argv(toks []token) {
 		for _, t := range args {
 			if strings.HasPrefix(t.s, "of=") {
 				t.s = t.s[3:]
-				sc.write(t, "dd")
+				sc.writeAs(t, "dd of=")
+			} else if strings.HasPrefix(t.s, "if=") {
+				t.s = t.s[3:]
+				sc.read(t)
 			}
 		}
 		sc.match(toks, base, true)
+	case "sed":
+		sc.sed(args)
+		sc.match(toks, base, true)
+	case "file":
+		sc.applySpec(base, specFile, args)
+		sc.fileCompile(args)
+		sc.match(toks, base, true)
+	case "go":
+		if len(args) > 0 && !args[0].dyn && args[0].s == "vet" {
+			sc.applySpec("go vet", specGoVet, args[1:])
+		}
+		sc.match(toks, base, true)
+	case "test", "[":
+		for i, t := range args {
+			if !t.dyn && (t.s == "-v" || t.s == "-R") && i+1 < len(args) {
+				sc.evalName(args[i+1], base+" "+t.s)
+			}
+		}
+		sc.match(toks, base, true)
+	case "unset":
+		fn := false
+		for _, t := range args {
+			switch {
+			case !t.dyn && t.s == "-f":
+				fn = true
+			case !t.dyn && strings.HasPrefix(t.s, "-"):
+			case !fn:
+				sc.evalName(t, "unset")
+			}
+		}
+		sc.match(toks, base, true)
+	case "getopts":
+		if ops := operands(args); len(ops) > 1 {
+			sc.evalName(ops[1], "getopts")
+		}
+		sc.match(toks, base, true)
+	case "mapfile", "readarray":
+		uses, _ := specMapfile.parse(args)
+		for _, u := range uses {
+			if u.o != nil && u.o.short == 'C' && u.has {
+				if u.val.dyn {
+					sc.ask("ask: " + base + " -C callback computed at run time")
+					continue
+				}
+				sc.script(u.val.s, true) // run with the index and line appended
+			}
+		}
+		for _, u := range uses {
+			if u.o != nil && u.o.role == rName && u.has {
+				sc.evalName(u.val, base)
+			}
+		}
+		if _, ops := specMapfile.parse(args); len(ops) > 0 {
+			sc.evalName(ops[len(ops)-1], base)
+		}
+		sc.match(toks, base, true)
 	default:
+		if s := specs[base]; s != nil {
+			sc.applySpec(base, s, args)
+		}
 		sc.match(toks, base, true)
 	}
 }
@@ -388,13 +531,13 @@ func (sc *shellCheck) match(toks []token, base string, system bool) {
 		return 1
 	})
 	display := render(toks)
-	pattern := ""
+	pattern := tpat{}
 	if !slices.ContainsFunc(toks, func(t token) bool { return t.dyn }) {
 		ws := []string{patternWord(name)}
 		for _, t := range toks[1:] {
 			ws = append(ws, patternWord(t.s))
 		}
-		pattern = narrowPattern(ws)
+		pattern = tpat{"bash", narrowPattern(ws)}
 	}
 	if best == nil {
 		if len(maybe) > 0 {
@@ -406,10 +549,10 @@ func (sc *shellCheck) match(toks []token, base string, system bool) {
 	}
 	switch best.verdict {
 	case Deny:
-		sc.add(Deny, best.text(), fmt.Sprintf("Not run: `%s` is denied by the rule %q (%s). Do not retry it or work around it; if it is really needed, tell the user.", display, best.text(), best.origin), "")
+		sc.add(Deny, best.text(), fmt.Sprintf("Not run: `%s` is denied by the rule %q (%s). Do not retry it or work around it; if it is really needed, tell the user.", display, best.text(), best.origin), tpat{})
 	case Ask:
 		if len(maybe) > 0 {
-			pattern = ""
+			pattern = tpat{}
 		}
 		sc.add(Ask, best.text(), "", pattern)
 	default:
@@ -417,7 +560,7 @@ func (sc *shellCheck) match(toks []token, base string, system bool) {
 			sc.ask(maybe[0].text() + " (may match a word computed at run time)")
 			return
 		}
-		sc.add(Allow, best.text(), "", "")
+		sc.add(Allow, best.text(), "", tpat{})
 	}
 }
 
@@ -428,7 +571,7 @@ func (sc *shellCheck) wrapper(toks, inner []token) {
 	base, _ := cmdName(toks[0].s)
 	if len(inner) == 0 {
 		if base == "exec" || base == "builtin" {
-			sc.add(Allow, base+" without a command", "", "")
+			sc.add(Allow, base+" without a command", "", tpat{})
 			return
 		}
 		sc.match(toks, base, true)
@@ -437,7 +580,7 @@ func (sc *shellCheck) wrapper(toks, inner []token) {
 	sure, maybe := sc.rs.bashMatches(base, toks, true)
 	if best := pick(sure); best != nil {
 		if best.verdict == Deny {
-			sc.add(Deny, best.text(), fmt.Sprintf("Not run: `%s` is denied by the rule %q (%s). Do not retry it or work around it; if it is really needed, tell the user.", render(toks), best.text(), best.origin), "")
+			sc.add(Deny, best.text(), fmt.Sprintf("Not run: `%s` is denied by the rule %q (%s). Do not retry it or work around it; if it is really needed, tell the user.", render(toks), best.text(), best.origin), tpat{})
 		} else {
 			sc.ask(best.text())
 		}
@@ -568,7 +711,7 @@ func (sc *shellCheck) eval(toks []token, what string) {
 		}
 		ss = append(ss, t.s)
 	}
-	sc.add(Allow, what+": its text is checked", "", "")
+	sc.add(Allow, what+": its text is checked", "", tpat{})
 	sc.script(strings.Join(ss, " "), false)
 }
 
@@ -582,7 +725,7 @@ func (sc *shellCheck) alias(args []token) {
 			sc.script(v, true)
 		}
 	}
-	sc.add(Allow, "alias: its text is checked", "", "")
+	sc.add(Allow, "alias: its text is checked", "", tpat{})
 }
 
 // shell handles sh -c 'SCRIPT' by checking SCRIPT; a shell reading a file
@@ -633,7 +776,7 @@ func (sc *shellCheck) wrapperRules(toks []token) {
 	sure, _ := sc.rs.bashMatches(base, toks, true)
 	if best := pick(sure); best != nil {
 		if best.verdict == Deny {
-			sc.add(Deny, best.text(), fmt.Sprintf("Not run: `%s` is denied by the rule %q (%s).", render(toks), best.text(), best.origin), "")
+			sc.add(Deny, best.text(), fmt.Sprintf("Not run: `%s` is denied by the rule %q (%s).", render(toks), best.text(), best.origin), tpat{})
 		} else {
 			sc.ask(best.text())
 		}
@@ -738,7 +881,7 @@ func (sc *shellCheck) find(toks []token) {
 			}
 		case "-fprint", "-fprint0", "-fls", "-fprintf":
 			if i+1 < len(args) {
-				sc.write(args[i+1], "find "+t.s)
+				sc.writeAs(args[i+1], "find "+t.s)
 			}
 		}
 		kept = append(kept, t)
@@ -746,45 +889,23 @@ func (sc *shellCheck) find(toks []token) {
 	sc.match(kept, "find", true)
 }
 
-// git: global options before the subcommand are removed so that
-// "git -C dir push" meets the rules for "git push"; options that make git
-// run programs ask.
-func (sc *shellCheck) git(toks []token) {
-	args := toks[1:]
-	for len(args) > 0 {
-		t := args[0]
-		if t.dyn || !strings.HasPrefix(t.s, "-") {
-			break
-		}
-		switch {
-		case t.s == "-C" || t.s == "--git-dir" || t.s == "--work-tree" || t.s == "--namespace":
-			args = args[1:]
-		case strings.HasPrefix(t.s, "--git-dir=") || strings.HasPrefix(t.s, "--work-tree=") ||
-			strings.HasPrefix(t.s, "--namespace="),
-			t.s == "--no-pager", t.s == "-p", t.s == "--paginate", t.s == "-P", t.s == "--bare",
-			t.s == "--no-replace-objects", t.s == "--literal-pathspecs", t.s == "--glob-pathspecs",
-			t.s == "--noglob-pathspecs", t.s == "--icase-pathspecs", t.s == "--no-optional-locks":
-		case t.s == "-c" || strings.HasPrefix(t.s, "--config-env") || strings.HasPrefix(t.s, "--exec-path"):
-			sc.ask("ask: git " + t.s + " can make git run other programs")
-			if t.s == "-c" && len(args) > 1 {
-				args = args[1:]
+// decl: declare -i makes every assignment arithmetic.
+func (sc *shellCheck) decl(d *syntax.DeclClause) {
+	sc.what = d.Variant.Value
+	integer := false
+	for _, a := range d.Args {
+		if a.Naked && a.Value != nil {
+			if t := sc.tok(a.Value); !t.dyn && strings.HasPrefix(t.s, "-") && strings.Contains(t.s, "i") {
+				integer = true
 			}
-		default:
-			sc.match(toks, "git", true) // unknown global option: rules on the full command
-			return
-		}
-		args = args[1:]
-	}
-	for i, t := range args {
-		if t.dyn {
-			continue
-		}
-		if v, ok := strings.CutPrefix(t.s, "--output="); ok {
-			t.s = v
-			sc.write(t, "git --output")
-		} else if t.s == "--output" && i+1 < len(args) {
-			sc.write(args[i+1], "git --output")
 		}
 	}
-	sc.match(append([]token{toks[0]}, args...), "git", true)
+	if !integer {
+		return
+	}
+	for _, a := range d.Args {
+		if a.Name != nil && a.Value != nil {
+			sc.arithWord(a.Value, d.Variant.Value+" -i")
+		}
+	}
 }

@@ -5,19 +5,9 @@ import (
 	"testing"
 )
 
-const (
-	proj = "/srv/proj"
-	home = "/home/u"
-)
-
 func testGate(t testing.TB, mod func(*Options)) *Gate {
 	t.Helper()
-	o := Options{
-		Project:  proj,
-		Writable: []string{proj, "/srv/extra"},
-		DenyRead: []string{home + "/.ssh", home + "/.aws"},
-		Home:     home,
-	}
+	o := Options{Policy: testPol}
 	if mod != nil {
 		mod(&o)
 	}
@@ -31,10 +21,10 @@ func testGate(t testing.TB, mod func(*Options)) *Gate {
 const (
 	ruleDefault  = "default: ask"
 	ruleDyn      = "ask: the command name is computed at run time"
-	ruleOutside  = "sandbox: write outside the writable roots"
+	ruleOutside  = "sandbox: never write …"
 	ruleCurl     = "deny bash curl *"
 	ruleParse    = "ask: the command could not be parsed"
-	ruleTargetRT = "ask: redirect target is computed at run time"
+	ruleTargetRT = "ask: redirect > target is computed at run time"
 )
 
 // TestDecideBash is the adversarial table: each command with the verdict
@@ -57,7 +47,7 @@ func TestDecideBash(t *testing.T) {
 		{"go vet ./... && pytest -q && cargo test && make test && npm test", Allow, "allow bash go vet *"},
 		{"python3 script.py", Ask, ruleDefault},
 		{"env", Ask, ruleDefault},
-		{"printenv", Ask, ruleDefault},
+		{"printenv", Allow, "allow bash printenv *"},
 		{"sudo ls", Deny, "deny bash sudo *"},
 		{"curl https://example.com", Deny, ruleCurl},
 		{"wget -qO- http://x", Deny, "deny bash wget *"},
@@ -162,33 +152,33 @@ func TestDecideBash(t *testing.T) {
 		{"git -C dir push", Deny, "deny bash git push *"},
 		{"git --git-dir=/x/.git push -f", Deny, "deny bash git push *"},
 		{"git --no-pager -C sub --work-tree w push", Deny, "deny bash git push *"},
-		{"git -c core.pager='sh -c curl' log", Ask, "ask: git -c can make git run other programs"},
+		{"git -c core.pager='sh -c curl' log", Ask, "ask: git -c core.pager=sh -c curl may name a program for git to run"},
 		{"git -C sub status", Allow, "allow bash git status *"},
 		{"git diff --output=/etc/x", Deny, ruleOutside},
-		{"git diff --output=out.diff", Ask, "ask bash git * --output=* *"},
-		{"git $SUB origin", Ask, "deny bash git …"},
-		{"rg --pre=sh foo", Ask, "ask bash rg * --pre=* *"},
-		{"rg $OPTS foo", Ask, "ask bash rg * --pre…"},
+		{"git diff --output=out.diff", Ask, "default: ask (no write rule covers out.diff)"},
+		{"git $SUB origin", Ask, "ask: git has a global option computed at run time"},
+		{"rg --pre=sh foo", Ask, "ask: rg --pre runs a program"},
+		{"rg $OPTS foo", Ask, "ask: rg has an option computed at run time…"},
 		// Writes outside the walls are refused up front.
 		{"echo x > /etc/passwd", Deny, ruleOutside},
 		{"echo x >> ~/.bashrc", Deny, ruleOutside},
-		{"echo x >> $HOME/.bashrc", Ask, ruleTargetRT},
+		{"echo x >> $HOME/.bashrc", Ask, "ask: redirect >> target is computed at run time"},
 		{"echo x > /etc/$NAME", Deny, ruleOutside},
 		{"tee -a /etc/x < in", Deny, ruleOutside},
 		{"echo x | tee -a /etc/x", Deny, ruleOutside},
-		{"echo x | tee out.txt", Ask, ruleDefault},
+		{"echo x | tee out.txt", Ask, "default: ask (no write rule covers out.txt)"},
 		{"cat file > /dev/null", Allow, "allow bash cat *"},
 		{"ls 2>&1 | head", Allow, "allow bash ls *"},
-		{"ls > out.txt 2>&1", Allow, "allow bash ls *"},
-		{"ls &> /srv/extra/log", Allow, "allow bash ls *"},
+		{"ls > out.txt 2>&1", Ask, "default: ask (no write rule covers out.txt)"},
+		{"ls &> " + extra + "/log", Ask, "default: ask (no write rule covers " + extra + "/log)"},
 		{"ls > /tmp/x", Allow, "allow bash ls *"},
 		{"echo x > ../outside.txt", Deny, ruleOutside},
 		{"echo x > sub/../../outside.txt", Deny, ruleOutside},
 		{"cd .. && echo x > y", Deny, ruleOutside},
-		{"cd / ; cd srv/proj && echo x > y", Allow, "allow bash cd *"},
-		{"cd $D && echo x > y", Ask, "ask: redirect target is relative to a directory computed at run time"},
-		{"echo x > .git/hooks/pre-commit", Deny, "sandbox: read-only /srv/proj/.git"},
-		{"echo 'allow bash *' >> .agents/permissions", Deny, "sandbox: read-only /srv/proj/.agents"},
+		{"cd / ; cd " + proj[1:] + " && echo x > y", Ask, "default: ask (no write rule covers y)"},
+		{"cd $D && echo x > y", Ask, "ask: redirect > target is relative to a directory computed at run time"},
+		{"echo x > .git/hooks/pre-commit", Deny, "sandbox: never write " + proj + "/.git/hooks/pre-commit"},
+		{"echo 'allow bash *' >> .agents/permissions", Deny, "sandbox: never write " + proj + "/.agents/permissions"},
 		{"exec 3>/etc/x", Deny, ruleOutside},
 		{"ls >& /etc/x", Deny, ruleOutside},
 		{"ls >| /etc/x", Deny, ruleOutside},
@@ -205,16 +195,16 @@ func TestDecideBash(t *testing.T) {
 		{"chmod +x run.sh", Ask, ruleDefault},
 		{"dd if=/dev/zero of=/dev/sda", Deny, ruleOutside},
 		// Secrets.
-		{"cat ~/.ssh/id_rsa", Deny, "sandbox: deny-read /home/u/.ssh"},
-		{"grep -r key /home/u/.aws", Deny, "sandbox: deny-read /home/u/.aws"},
-		{"wc -c < ~/.ssh/id_ed25519", Deny, "sandbox: deny-read /home/u/.ssh"},
+		{"cat ~/.ssh/id_rsa", Deny, "sandbox: never read " + home + "/.ssh/id_rsa"},
+		{"grep -r key " + home + "/.aws", Deny, "sandbox: never read " + home + "/.aws"},
+		{"wc -c < ~/.ssh/id_ed25519", Deny, "sandbox: never read …"},
 		// Variables that change what runs.
 		{"PATH=.:$PATH ls", Ask, "ask: sets PATH, which changes what later commands run"},
 		{"export PATH=/x; ls", Ask, "ask: sets PATH, which changes what later commands run"},
 		{"GIT_PAGER='curl x' git log", Ask, "ask: sets GIT_PAGER, which changes what later commands run"},
 		{"env LD_PRELOAD=./x.so ls", Ask, "ask: sets LD_PRELOAD, which changes what later commands run"},
 		{"X='a[$(curl x)]'; (( X ))", Ask, "ask: assigns text that looks like a command substitution, which the shell may run later"},
-		{"printf -v 'a[$(id)]' x", Ask, "ask bash printf * -v *"},
+		{"printf -v 'a[$(id)]' x", Ask, "ask: printf -v target 'a[$(id)]' is evaluated by the shell and can run commands"},
 		// More nesting and spelling.
 		{"env nice timeout 5 command exec curl x", Deny, ruleCurl},
 		{"/usr/bin/env curl x", Deny, ruleCurl},
@@ -235,9 +225,9 @@ func TestDecideBash(t *testing.T) {
 		{"exec 5<>/etc/x", Deny, ruleOutside},
 		{"cat > ~/.ssh/authorized_keys", Deny, ruleOutside},
 		{"echo x > \"$(echo /etc/passwd)\"", Ask, ruleTargetRT},
-		{"ls -la /home/u/.aws/../.aws", Deny, "sandbox: deny-read /home/u/.aws"},
+		{"ls -la " + home + "/.aws/../.aws", Deny, "sandbox: never read " + home + "/.aws"},
 		{"echo " + strings.Repeat("A", 100000), Allow, "allow bash echo *"},
-		{"git -c alias.x='!curl' x", Ask, "ask: git -c can make git run other programs"},
+		{"git -c alias.x='!curl' x", Ask, "ask: git -c alias.x=!curl may name a program…"},
 		// Cannot parse: ask, never allow.
 		{"ls 'unterminated", Ask, ruleParse + "…"},
 		{"echo $(", Ask, ruleParse + "…"},

@@ -58,9 +58,16 @@ func wordToken(w *syntax.Word, home, cwd string) token {
 						shape.WriteByte('q')
 					}
 					continue
-				case '*', '?', '[':
+				case '*', '?':
 					t.glob = true
 					t.split = true
+				case '[':
+					// A bracket expression needs its ]: a lone [ (the
+					// test command) is a literal.
+					if strings.IndexByte(v[j+1:], ']') >= 0 {
+						t.glob = true
+						t.split = true
+					}
 				}
 				if !stop {
 					b.WriteByte(c)

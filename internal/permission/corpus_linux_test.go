@@ -1,0 +1,288 @@
+package permission
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox"
+)
+
+// corpusCase is one line of testdata/corpus.txt.
+type corpusCase struct {
+	line    int
+	source  string
+	verdict Verdict
+	runner  bool
+	rule    string
+	cmd     string
+}
+
+func readCorpus(t *testing.T) []corpusCase {
+	t.Helper()
+	f, err := os.Open("testdata/corpus.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []corpusCase
+	source := ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if s, ok := strings.CutPrefix(line, "## source: "); ok {
+			source = s
+			continue
+		}
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		parts := strings.SplitN(line, " | ", 3)
+		if len(parts) != 3 {
+			t.Fatalf("corpus.txt:%d: want VERDICT | RULE | COMMAND", n)
+		}
+		c := corpusCase{line: n, source: source, rule: parts[1], cmd: parts[2]}
+		v, runner := strings.CutSuffix(parts[0], " runner")
+		c.runner = runner
+		switch v {
+		case "allow":
+			c.verdict = Allow
+		case "ask":
+			c.verdict = Ask
+		case "deny":
+			c.verdict = Deny
+		default:
+			t.Fatalf("corpus.txt:%d: verdict %q", n, parts[0])
+		}
+		if strings.HasPrefix(c.cmd, `"`) {
+			if c.cmd, err = strconv.Unquote(c.cmd); err != nil {
+				t.Fatalf("corpus.txt:%d: %v", n, err)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// corpusProject makes the throwaway project the corpus describes and
+// returns its policy (session start is now) and its files.
+func corpusProject(t *testing.T) (pol *sandbox.Policy, proj string, tmpl map[string]string, mkLate func()) {
+	t.Helper()
+	base, err := os.MkdirTemp(outsideTmp(), "harness-corpus-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	base, _ = filepath.EvalSymlinks(base)
+	proj, home := filepath.Join(base, "proj"), filepath.Join(base, "home")
+	tmpl = map[string]string{
+		"main.go":   "package main\n\nfunc main() {}\n",
+		"go.mod":    "module example.com/corpus\n\ngo 1.22\n",
+		"go.sum":    "",
+		"README.md": "# corpus\n",
+		"notes.txt": "a\nb\nstart\nx\nend\n3\n",
+		"data.csv":  "a,b\n1,2\n",
+		"src/a.go":  "package main\n",
+		"sub/b.txt": "b\n",
+	}
+	for rel, body := range tmpl {
+		writeFile(t, filepath.Join(proj, rel), body)
+	}
+	writeFile(t, filepath.Join(home, ".ssh/id_rsa"), "secret\n")
+	writeFile(t, filepath.Join(proj, ".agents/permissions"), "allow write src/**\ndeny write go.sum\n")
+	if err := os.Symlink("../main.go", filepath.Join(proj, "src/tomain.go")); err != nil {
+		t.Fatal(err)
+	}
+	git := func(dir string, args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git(proj, "init", "-q")
+	git(proj, "add", "main.go", "go.mod", "README.md", "notes.txt")
+	git(proj, "commit", "-q", "-m", "start")
+	os.MkdirAll(filepath.Join(proj, "nested"), 0o755)
+	git(filepath.Join(proj, "nested"), "init", "-q")
+	pol, err = sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: home, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Made after the session started: not protected.
+	mkLate = func() {
+		os.MkdirAll(filepath.Join(proj, "late"), 0o755)
+		git(filepath.Join(proj, "late"), "init", "-q")
+	}
+	mkLate()
+	return pol, proj, tmpl, mkLate
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshot is every entry of the tree: type, mode, content or link target.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out[rel] = "link " + target
+		case d.IsDir():
+			out[rel] = fmt.Sprintf("dir %v", info.Mode())
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(b)
+			out[rel] = fmt.Sprintf("file %v %s", info.Mode(), hex.EncodeToString(sum[:8]))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func diffSnap(a, b map[string]string) []string {
+	var d []string
+	for k, v := range a {
+		if w, ok := b[k]; !ok {
+			d = append(d, "removed "+k)
+		} else if w != v {
+			d = append(d, "changed "+k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			d = append(d, "added "+k)
+		}
+	}
+	return d
+}
+
+// restore puts the project back as the template had it (outside .git and
+// .agents, which the sandbox keeps read-only anyway).
+func restore(t *testing.T, proj string, tmpl map[string]string, want map[string]string, mkLate func()) {
+	t.Helper()
+	got := snapshot(t, proj)
+	for _, d := range diffSnap(want, got) {
+		rel := d[strings.IndexByte(d, ' ')+1:]
+		if strings.HasPrefix(rel, ".git") || strings.HasPrefix(rel, ".agents") || strings.HasPrefix(rel, "nested/.git") {
+			continue
+		}
+		if _, ok := want[rel]; !ok {
+			os.RemoveAll(filepath.Join(proj, rel))
+		} else if strings.HasPrefix(rel, "late") {
+			os.RemoveAll(filepath.Join(proj, "late"))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(proj, "late/.git")); err != nil {
+		mkLate()
+	}
+	for rel, body := range tmpl {
+		writeFile(t, filepath.Join(proj, rel), body)
+	}
+	os.Remove(filepath.Join(proj, "src/tomain.go"))
+	os.Symlink("../main.go", filepath.Join(proj, "src/tomain.go"))
+	if d := diffSnap(want, snapshot(t, proj)); len(d) > 0 {
+		t.Fatalf("could not restore the project: %v", d)
+	}
+}
+
+// TestCorpus decides every corpus case and checks the verdict and the
+// deciding rule; then it runs the command in the real bwrap sandbox, as
+// the bash tool does (and under bash too, whose evaluation contexts are
+// the stricter case), and checks that an allowed command left the project
+// as it was — but for paths the project's write rules allow, and test
+// runners, which are allowed by design.
+func TestCorpus(t *testing.T) {
+	cases := readCorpus(t)
+	if len(cases) < 150 {
+		t.Fatalf("corpus has %d cases, want at least 150", len(cases))
+	}
+	sources := map[string]int{}
+	for _, c := range cases {
+		sources[c.source]++
+	}
+	if len(sources) < 4 {
+		t.Fatalf("corpus cites %d sources, want the two peers' and harness's", len(sources))
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Fatal("bwrap is not installed (apt-get install bubblewrap): the corpus must run in the real sandbox")
+	}
+	pol, proj, tmpl, mkLate := corpusProject(t)
+	ctx := context.Background()
+	sb, err := sandbox.Open(ctx, pol, sandbox.BackendBwrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	g, err := New(Options{Policy: pol, ProjectFile: filepath.Join(proj, ".agents/permissions")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := snapshot(t, proj)
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%d", c.line), func(t *testing.T) {
+			d := g.Decide(Request{Tool: "bash", Command: c.cmd})
+			if d.Verdict != c.verdict || !ruleIs(d.Rule, c.rule) {
+				t.Errorf("corpus.txt:%d %q = %s %q, want %s %q", c.line, c.cmd, d.Verdict, d.Rule, c.verdict, c.rule)
+			}
+			for _, script := range []string{c.cmd, "exec bash -c " + shellQuote(c.cmd)} {
+				r, err := sb.Run(ctx, sandbox.Cmd{Script: script, Timeout: 20 * time.Second})
+				if err != nil {
+					t.Fatalf("corpus.txt:%d: sandbox: %v", c.line, err)
+				}
+				if len(r.Tampered) > 0 {
+					t.Errorf("corpus.txt:%d %q tampered with %v", c.line, c.cmd, r.Tampered)
+				}
+				changed := diffSnap(want, snapshot(t, proj))
+				if d.Verdict == Allow && !c.runner {
+					// Allowed means read-only, but for what the project's
+					// write rules grant (allow write src/**).
+					for _, ch := range changed {
+						rel := ch[strings.IndexByte(ch, ' ')+1:]
+						if wd := g.Decide(Request{Tool: "write_file", Path: rel, Write: true}); wd.Verdict != Allow {
+							t.Errorf("corpus.txt:%d %q was allowed (%s) but %s, which no write rule allows (%s %s)\n%s", c.line, c.cmd, d.Rule, ch, wd.Verdict, wd.Rule, r.Output)
+						}
+					}
+				}
+				if len(changed) > 0 {
+					restore(t, proj, tmpl, want, mkLate)
+				}
+			}
+		})
+	}
+}
