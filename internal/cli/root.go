@@ -177,7 +177,7 @@ headless. Configuration lives in ~/.agents/env (see the README).` + exitStatusHe
 		newBenchCommand(),
 		newSessionsCommand(g, stdio),
 		newModelsCommand(stdio),
-		newPermissionsTopic(),
+		newPermissionsTopic(stdio),
 		newCacheCommand(stdio),
 	)
 	markUsage(root)
