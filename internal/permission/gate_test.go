@@ -410,7 +410,7 @@ func TestNarrowPattern(t *testing.T) {
 		{"git commit -m 'a msg'", "git commit -m *"},
 	}
 	for _, tt := range tests {
-		g := mustNew(t, Options{Project: t.TempDir(), Home: home})
+		g := mustNew(t, Options{Policy: testPolicy(t, t.TempDir(), home)})
 		d := g.Decide(Request{Tool: "bash", Command: tt.cmd})
 		if d.Verdict != Ask {
 			t.Errorf("%q: %s %q, want ask", tt.cmd, d.Verdict, d.Rule)
@@ -428,7 +428,7 @@ func TestSessionGrant(t *testing.T) {
 	dir := t.TempDir()
 	pf := filepath.Join(dir, ".agents", "permissions")
 	fp := &fakePrompter{answers: []Answer{{Choice: Session}}}
-	opts := Options{Project: dir, ProjectFile: pf, Home: home, Prompter: fp}
+	opts := Options{Policy: testPolicy(t, dir, home), ProjectFile: pf, Prompter: fp}
 	g := mustNew(t, opts)
 	if ok, msg := g.Check(context.Background(), Request{Tool: "bash", Command: "mytool check ./..."}); !ok {
 		t.Fatalf("refused: %s", msg)

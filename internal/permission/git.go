@@ -11,8 +11,9 @@ import (
 // have written: git status, diff and log run programs the config names
 // (core.fsmonitor, diff.external, core.pager, filters, textconv). The
 // project's own .git, and any other repository found when the session
-// started, is mounted read-only and is in Policy.ReadOnly; a repository
-// out of every writable root is out of the agent's reach too. Anything
+// started, has its config mounted read-only (Policy.ReadOnlyNow, less
+// the Findings of repositories that appeared later); a repository out of
+// every writable root is out of the agent's reach too. Anything
 // else — a repository the agent made, one in the private /tmp, one named
 // by -C, --git-dir, --work-tree or GIT_DIR — asks.
 
@@ -240,10 +241,18 @@ func isGitDir(d string) bool {
 }
 
 // repoProtected: mounted read-only since the session started, or outside
-// every place a command can write.
+// every place a command can write. The sandbox also protects repositories
+// that appear during the session (Policy.Refresh), but their config was
+// written before that, maybe by the agent: those are its Findings, and
+// they do not count.
 func (g *Gate) repoProtected(repo string) bool {
 	c := canon(repo)
-	if slices.Contains(g.pol.ReadOnly, c) || slices.Contains(g.pol.ReadOnly, repo) {
+	if ro := g.pol.ReadOnlyNow(); slices.Contains(ro, c) || slices.Contains(ro, repo) {
+		for _, f := range g.pol.Findings() {
+			if f.Path == c || f.Path == repo {
+				return false
+			}
+		}
 		return true
 	}
 	for _, w := range g.pol.Writable {

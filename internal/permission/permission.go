@@ -226,7 +226,7 @@ func (g *Gate) Rules() []string {
 		out = append(out, fmt.Sprintf("%s  (%s)", r.text(), r.origin))
 	}
 	out = append(out, "ask bash * / ask write *  (default for everything else)")
-	out = append(out, "walls: write only under "+strings.Join(g.pol.Writable, ", ")+" (not "+strings.Join(g.pol.Protected, ", ")+"); never read "+strings.Join(g.pol.DenyRead, ", ")+"  (sandbox; no rule moves them)")
+	out = append(out, "walls: write only under "+strings.Join(g.pol.Writable, ", ")+" (not "+strings.Join(g.pol.ReadOnlyNow(), ", ")+"); never read "+strings.Join(g.pol.DenyRead, ", ")+"  (sandbox; no rule moves them)")
 	if g.o.Unsandboxed {
 		out = append(out, "no sandbox: every bash command asks")
 	}
