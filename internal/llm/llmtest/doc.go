@@ -18,5 +18,16 @@
 // ContextLimit refuses prompts over a token limit with each API's own
 // "context too long" body and reports the counted prompt as usage.
 //
+// SetModes makes it behave as particular OpenAI-compatible servers do, one
+// Mode per behaviour, with each server's real error body: rejecting
+// prompt_cache_key (Gemini, Groq), stream_options (Mistral) or max_tokens
+// (gpt-5 deployments); requiring DeepSeek's reasoning_content, Gemini's
+// thought signatures or OpenRouter's reasoning_details back; caching only
+// marked requests (Claude on OpenRouter); repeating tool names or sending
+// arguments as objects; rejecting whitespace-only Anthropic text blocks.
+// ErrorBodies holds real context-too-long and Cloudflare 52x answers, and
+// SetLocal answers Ollama's /api/show and /api/ps or llama.cpp's /props,
+// optionally truncating long prompts the way Ollama does.
+//
 // Nothing here touches the network beyond 127.0.0.1.
 package llmtest

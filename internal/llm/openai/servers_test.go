@@ -97,6 +97,11 @@ func TestServerBehaviours(t *testing.T) {
 			if second.Message.PlainText() != "It is package a." {
 				t.Errorf("second reply = %q", second.Message.PlainText())
 			}
+			// Usage in each server's own fields (DeepSeek's
+			// prompt_cache_hit_tokens included) comes out the same.
+			if want := (llm.Usage{Input: 100, CacheRead: 900, Output: 5}); second.Usage != want {
+				t.Errorf("usage %+v, want %+v", second.Usage, want)
+			}
 			reqs := srv.Requests()
 			if len(reqs) != tt.requests {
 				t.Errorf("%d requests, want %d", len(reqs), tt.requests)

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -32,23 +34,43 @@ func main() {
 	script := flag.String("script", "", "JSON-lines file of replies (empty: always the default reply)")
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	logPath := flag.String("log", "", "append each request as a JSON line to this file")
+	modes := flag.String("modes", "", "comma-separated server behaviours to emulate, of: "+modeList())
 	flag.Parse()
-	if err := run(*script, *addr, *logPath); err != nil {
+	if err := run(*script, *addr, *logPath, *modes); err != nil {
 		fmt.Fprintln(os.Stderr, "fakellm:", err)
 		os.Exit(1)
 	}
 }
 
-func run(script, addr, logPath string) error {
+func modeList() string {
+	var names []string
+	for _, m := range llmtest.AllModes() {
+		names = append(names, string(m))
+	}
+	return strings.Join(names, ", ")
+}
+
+func run(script, addr, logPath, modes string) error {
 	replies, err := readScript(script)
 	if err != nil {
 		return err
+	}
+	var ms []llmtest.Mode
+	for _, m := range strings.Split(modes, ",") {
+		if m = strings.TrimSpace(m); m == "" {
+			continue
+		}
+		if !slices.Contains(llmtest.AllModes(), llmtest.Mode(m)) {
+			return fmt.Errorf("unknown mode %q: use %s", m, modeList())
+		}
+		ms = append(ms, llmtest.Mode(m))
 	}
 	srv, err := llmtest.Listen(addr)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
+	srv.SetModes(ms...)
 	srv.Enqueue(replies...)
 	if logPath != "" {
 		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
