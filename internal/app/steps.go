@@ -66,7 +66,7 @@ func (b *builder) resolveProject(ctx context.Context) error {
 // openSandbox computes the policy and opens the backend.
 func (b *builder) openSandbox(ctx context.Context) error {
 	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: b.project, AddDirs: b.o.AddDirs, Home: b.o.Source.Home, Timeout: b.o.Timeout,
-		CacheRoot: sandbox.CacheRoot(b.o.Source.Home, environ(b.o.Source.Env))})
+		CacheRoot: sandbox.CacheRoot(b.o.Source.Home, environ(b.o.Source.Env)), Hide: spillDirs(b.o.CacheDir)})
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (b *builder) buildTools(context.Context) error {
 	// The plan and the skills are tools of their own; the plan is
 	// logged whole on every change so it survives resume and compaction.
 	s.Todos = &tools.TodoList{}
-	skillSet, skillWarns := skills.Discover(pol.Project, b.o.Source.Home)
+	skillSet, skillWarns := skills.Discover(pol.Project, b.o.Source.Home, policyOpener(pol))
 	for _, w := range skillWarns {
 		s.Warnings = append(s.Warnings, w.Error())
 	}
@@ -233,6 +233,7 @@ func (b *builder) newHistory(context.Context) error {
 		return err
 	}
 	s.cleanup = append(s.cleanup, func() { os.RemoveAll(spill) })
+	b.policy.Keep(spill) // every other session's stays hidden
 	s.History = history.New(history.Config{
 		Cap: cfg.Cap, Stub: cfg.Stub, CompactAt: cfg.CompactAt, CompactTo: cfg.CompactTo,
 		Window: cfg.ContextWindow, SpillDir: spill,
@@ -247,7 +248,7 @@ func (b *builder) buildAgent(context.Context) error {
 	// Instructions and skills are static, so they sit in the
 	// cached system prompt; sub-agents share the session but not its
 	// window, and get the read-only tool set.
-	instr, err := instructions.Load(pol.Project, b.o.Source.Home)
+	instr, err := instructions.Load(pol.Project, b.o.Source.Home, policyOpener(pol))
 	if err != nil {
 		s.Warnings = append(s.Warnings, err.Error())
 	}
@@ -450,6 +451,22 @@ func spillDir(cacheDir, id string) (string, error) {
 	return dir, nil
 }
 
+// spillDirs are every session's spill directories, hidden from commands
+// and the file tools (a secret spilled once must not stay readable by every
+// later session); the session's own is kept readable once made. The base
+// is made now so it can be hidden from the first command.
+func spillDirs(cacheDir string) []string {
+	var out []string
+	if cacheDir != "" && !underTmp(cacheDir) {
+		base := filepath.Join(cacheDir, "harness", "spill")
+		if os.MkdirAll(base, 0o700) == nil {
+			out = append(out, base)
+		}
+	}
+	old, _ := filepath.Glob("/var/tmp/harness-spill-*")
+	return append(out, old...)
+}
+
 func underTmp(p string) bool {
 	p = filepath.Clean(p)
 	return p == "/tmp" || strings.HasPrefix(p, "/tmp/")
@@ -484,4 +501,14 @@ func thinkingOf(cfg *config.Config) llm.Thinking {
 		t.DropBlock = llm.PreservedThinking(cfg.Model)
 	}
 	return t
+}
+
+// policyOpener opens what harness feeds the model (instructions, skills)
+// through the sandbox policy: links resolved, secrets refused, regular
+// files only, the opened file checked.
+func policyOpener(pol *sandbox.Policy) func(string) (*os.File, error) {
+	return func(path string) (*os.File, error) {
+		f, _, _, err := pol.OpenRead(path)
+		return f, err
+	}
 }

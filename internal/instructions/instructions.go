@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"io"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // MaxBytes bounds one instruction file: it is sent with every request.
@@ -24,12 +26,36 @@ type File struct {
 // is used.
 var ProjectNames = []string{"AGENTS.md", "CLAUDE.md"}
 
+// Opener opens a file for reading. A session passes its sandbox policy's
+// (sandbox.Policy.OpenRead): it resolves every link, refuses secrets and
+// anything but a regular file, and checks what it opened, so an AGENTS.md
+// that links to ~/.agents/env puts nothing into the prompt.
+type Opener func(path string) (*os.File, error)
+
+// OpenRegular is the Opener without a policy: regular files only, opened
+// without blocking.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return f, nil
+}
+
 // Load reads the user's and the project's instruction files (either dir may
-// be ""). A missing file is not an error; an unreadable one is.
-func Load(project, home string) ([]File, error) {
+// be "") through open (nil means OpenRegular). A missing file is not an
+// error; an unreadable or refused one is.
+func Load(project, home string, open Opener) ([]File, error) {
+	if open == nil {
+		open = OpenRegular
+	}
 	var out []File
 	if home != "" {
-		f, ok, err := read(filepath.Join(home, ".agents", "AGENTS.md"), "user")
+		f, ok, err := read(open, filepath.Join(home, ".agents", "AGENTS.md"), "user")
 		if err != nil {
 			return nil, err
 		}
@@ -39,7 +65,7 @@ func Load(project, home string) ([]File, error) {
 	}
 	if project != "" {
 		for _, name := range ProjectNames {
-			f, ok, err := read(filepath.Join(project, name), "project")
+			f, ok, err := read(open, filepath.Join(project, name), "project")
 			if err != nil {
 				return nil, err
 			}
@@ -52,8 +78,14 @@ func Load(project, home string) ([]File, error) {
 	return out, nil
 }
 
-func read(path, scope string) (File, bool, error) {
-	data, err := os.ReadFile(path)
+func read(open Opener, path, scope string) (File, bool, error) {
+	var data []byte
+	fh, err := open(path)
+	if err == nil {
+		// One byte past the bound says it was cut.
+		data, err = io.ReadAll(io.LimitReader(fh, MaxBytes+1))
+		fh.Close()
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return File{}, false, nil
 	}

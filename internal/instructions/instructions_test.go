@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/sandbox"
 )
 
 func put(t *testing.T, path, text string) {
@@ -37,7 +39,7 @@ func TestLoad(t *testing.T) {
 			for p, text := range tt.files {
 				put(t, filepath.Join(root, p), text)
 			}
-			files, err := Load(filepath.Join(root, "proj"), filepath.Join(root, "home"))
+			files, err := Load(filepath.Join(root, "proj"), filepath.Join(root, "home"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +64,7 @@ func TestLoad(t *testing.T) {
 func TestLoadCutsLongFiles(t *testing.T) {
 	proj := t.TempDir()
 	put(t, filepath.Join(proj, "AGENTS.md"), strings.Repeat("x", MaxBytes+100))
-	files, err := Load(proj, "")
+	files, err := Load(proj, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestLoadUnreadableIsAnError(t *testing.T) {
 		if err := os.Mkdir(filepath.Join(proj, "AGENTS.md"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Load(proj, ""); err == nil || !strings.Contains(err.Error(), "AGENTS.md") {
+		if _, err := Load(proj, "", nil); err == nil || !strings.Contains(err.Error(), "AGENTS.md") {
 			t.Fatalf("err = %v", err)
 		}
 		return
@@ -91,7 +93,40 @@ func TestLoadUnreadableIsAnError(t *testing.T) {
 	if err := os.Chmod(filepath.Join(proj, "AGENTS.md"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(proj, ""); err == nil {
+	if _, err := Load(proj, "", nil); err == nil {
 		t.Fatal("an unreadable AGENTS.md was ignored")
+	}
+}
+
+// An instruction file that links to a secret, or is not a regular file,
+// puts nothing into the prompt when read through the sandbox policy.
+func TestLoadThroughPolicyRefusesLinksToSecrets(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
+	os.MkdirAll(filepath.Join(home, ".agents"), 0o755)
+	os.MkdirAll(proj, 0o755)
+	os.WriteFile(filepath.Join(home, ".agents", "env"), []byte("ANTHROPIC_API_KEY=sk-canary"), 0o600)
+	os.Symlink(filepath.Join(home, ".agents", "env"), filepath.Join(proj, "AGENTS.md"))
+	os.Symlink("/dev/zero", filepath.Join(home, ".agents", "AGENTS.md"))
+	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(p string) (*os.File, error) {
+		f, _, _, err := pol.OpenRead(p)
+		return f, err
+	}
+	files, err := Load(proj, home, open)
+	if err == nil {
+		t.Errorf("no error for refused instruction files")
+	}
+	for _, f := range files {
+		if strings.Contains(f.Text, "sk-canary") {
+			t.Fatalf("the secret reached the instructions: %+v", f)
+		}
+	}
+	// Without a policy the /dev/zero link is still refused, at once.
+	if _, err := Load("", home, nil); err == nil {
+		t.Error("a link to /dev/zero was read as instructions")
 	}
 }

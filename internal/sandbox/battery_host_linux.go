@@ -215,7 +215,30 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
 			return "", ""
 		}},
 	}
-	ps = append(ps, f.gitProbe(sb))
+	ps = append(ps, f.gitProbe(sb), hostProbe{name: "other sessions' spill files hidden, this one's kept", run: func(ctx context.Context) (string, string) {
+		base := filepath.Join(f.home, ".cache", "harness", "spill")
+		other, mine := filepath.Join(base, "other", "1.txt"), filepath.Join(base, "mine", "1.txt")
+		os.MkdirAll(filepath.Dir(mine), 0o700)
+		os.WriteFile(mine, []byte("mine-"+f.tag), 0o600)
+		pol.Keep(filepath.Dir(mine))
+		r, err := sb.Run(ctx, Cmd{Script: "cat " + q(other) + " " + q(mine) + "; ls " + q(base)})
+		if err != nil {
+			return err.Error(), ""
+		}
+		if bytes.Contains(r.Output, []byte("spill-canary-"+f.tag)) {
+			return "a command read another session's spill file", ""
+		}
+		if b, _, err := pol.ReadFile(other, 1<<20); err == nil || bytes.Contains(b, []byte("spill-canary")) {
+			return "read_file read another session's spill file", ""
+		}
+		if !bytes.Contains(r.Output, []byte("mine-"+f.tag)) {
+			return "this session's spill file is not readable: " + firstLine(r.Output), ""
+		}
+		if _, _, err := pol.ReadFile(mine, 1<<20); err != nil {
+			return "read_file cannot read this session's spill file: " + err.Error(), ""
+		}
+		return "", ""
+	}})
 	if helper == "" {
 		for i := range ps {
 			ps[i].skip = "no helper to run the accomplice"

@@ -29,7 +29,8 @@ func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (
 		return 0, err
 	}
 	defer f.close()
-	pol, err := NewPolicy(PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second})
+	pol, err := NewPolicy(PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second,
+		Hide: []string{filepath.Join(f.home, ".cache", "harness", "spill")}})
 	if err != nil {
 		return 0, err
 	}
@@ -132,8 +133,9 @@ func newFixture() (*fixture, error) {
 		agentsEnv: "env-canary-" + tag,
 	}
 	files := map[string]string{
-		filepath.Join(f.home, ".ssh", "id_rsa"):  f.sshKey,
-		filepath.Join(f.home, ".agents", "env"):  "ANTHROPIC_API_KEY=" + f.agentsEnv,
+		filepath.Join(f.home, ".ssh", "id_rsa"):                               f.sshKey,
+		filepath.Join(f.home, ".agents", "env"):                               "ANTHROPIC_API_KEY=" + f.agentsEnv,
+		filepath.Join(f.home, ".cache", "harness", "spill", "other", "1.txt"): "spill-canary-" + tag,
 		f.outside:                                "original",
 		filepath.Join(f.sibling, "keep"):         "original",
 		filepath.Join(f.proj, "README"):          "project",

@@ -61,7 +61,7 @@ func openBwrap(p *Policy, tmp string) (*instance, error) {
 			args = append(args, "--ro-bind", r, r)
 		}
 		args = append(args, gs.bwrapArgs()...)
-		args = append(args, maskArgs(p.maskPaths(), p.KeepReadable)...)
+		args = append(args, maskArgs(p.maskPaths(), p.keepNow())...)
 		args = append(args, "--clearenv")
 		for _, kv := range env {
 			k, v, _ := strings.Cut(kv, "=")

@@ -33,7 +33,6 @@ func openLandlock(p *Policy, tmp string) (*instance, error) {
 		s.git = gs
 		cfg.Git = gs.mounts()
 		cfg.Mask = p.maskPaths()
-		cfg.Keep = p.KeepReadable
 		for _, w := range p.writeRoots() {
 			if within(w, "/tmp") {
 				cfg.Rebind = append(cfg.Rebind, w)
@@ -51,6 +50,7 @@ func openLandlock(p *Policy, tmp string) (*instance, error) {
 		c := cfg
 		if s.tree == treeUserPID {
 			c.ReadOnly = p.roBinds()
+			c.Keep = p.keepNow()
 		}
 		return c
 	}

@@ -535,7 +535,7 @@ func (p *Policy) maskPaths() []string {
 // kept reports whether l lies beneath a KeepReadable path inside the
 // hidden directory d (the session's own spill directory).
 func (p *Policy) kept(l located, d string) bool {
-	for _, k := range p.KeepReadable {
+	for _, k := range p.keepNow() {
 		if within(k, d) && k != d && p.under(l, k, false) {
 			return true
 		}

@@ -247,3 +247,23 @@ func (p *Policy) ensureHooksPath(hp string) {
 	}
 	_ = os.MkdirAll(hp, 0o755)
 }
+
+// Keep makes path, beneath a hidden directory, readable again (the
+// session's own spill directory, made after the sandbox opened): commands
+// see it from the next launcher on, the file tools at once.
+func (p *Policy) Keep(path string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.KeepReadable = appendUnique(p.KeepReadable, filepath.Clean(path))
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		p.KeepReadable = appendUnique(p.KeepReadable, r)
+	}
+	p.gen++
+}
+
+// keepNow is a copy of KeepReadable as it stands.
+func (p *Policy) keepNow() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return append([]string(nil), p.KeepReadable...)
+}

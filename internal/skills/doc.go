@@ -14,4 +14,8 @@
 // read_skill tool when the model decides it needs it. A project skill wins
 // over a user skill of the same name, so a repository can override a
 // personal habit.
+//
+// SKILL.md files are read through an Opener (a session's is its sandbox
+// policy's OpenRead: links resolved, secrets refused, regular files only,
+// at most 256 KB), at discovery and again when read_skill loads one.
 package skills

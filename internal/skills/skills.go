@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"gopkg.in/yaml.v3"
 )
@@ -31,6 +33,7 @@ type Skill struct {
 	Description string
 	Path        string // absolute path of the SKILL.md
 	Scope       string // ScopeProject or ScopeUser
+	open        Opener // how it was read (nil: OpenRegular)
 }
 
 // FrontMatter is the YAML header of a SKILL.md.
@@ -98,22 +101,30 @@ func NewSet(list ...Skill) *Set {
 // home (either may be ""). A SKILL.md that cannot be used is skipped and
 // reported in the returned warnings; a missing skills directory is not a
 // problem.
-func Discover(project, home string) (*Set, []error) {
+//
+// Files are read through open (nil means OpenRegular): a session passes
+// its sandbox policy's, which refuses secrets and anything but a regular
+// file after resolving links, so a SKILL.md that links to a credential is
+// skipped with a warning.
+func Discover(project, home string, open Opener) (*Set, []error) {
+	if open == nil {
+		open = OpenRegular
+	}
 	var found []Skill
 	var warns []error
 	if project != "" {
-		s, w := scan(filepath.Join(project, ".agents", "skills"), ScopeProject)
+		s, w := scan(open, filepath.Join(project, ".agents", "skills"), ScopeProject)
 		found, warns = append(found, s...), append(warns, w...)
 	}
 	if home != "" {
-		s, w := scan(filepath.Join(home, ".agents", "skills"), ScopeUser)
+		s, w := scan(open, filepath.Join(home, ".agents", "skills"), ScopeUser)
 		found, warns = append(found, s...), append(warns, w...)
 	}
 	return NewSet(found...), warns // project entries come first, so they win
 }
 
 // scan reads dir/*/SKILL.md.
-func scan(dir, scope string) ([]Skill, []error) {
+func scan(open Opener, dir, scope string) ([]Skill, []error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -128,7 +139,7 @@ func scan(dir, scope string) ([]Skill, []error) {
 			continue // a stray file, or a broken link
 		}
 		path := filepath.Join(dir, e.Name(), FileName)
-		data, err := os.ReadFile(path)
+		data, err := readAll(open, path)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				warns = append(warns, fmt.Errorf("skills: %s: %w", path, err))
@@ -150,7 +161,7 @@ func scan(dir, scope string) ([]Skill, []error) {
 		if len(fm.Description) > maxDescription {
 			fm.Description = fm.Description[:maxDescription] + "…"
 		}
-		out = append(out, Skill{Name: fm.Name, Description: fm.Description, Path: path, Scope: scope})
+		out = append(out, Skill{Name: fm.Name, Description: fm.Description, Path: path, Scope: scope, open: open})
 	}
 	return out, warns
 }
@@ -192,11 +203,49 @@ func (s *Set) Prompt() string {
 	return sb.String()
 }
 
-// Read returns the whole SKILL.md of a skill.
+// Read returns the whole SKILL.md of a skill, through the Opener it was
+// found with (checked again: the file may have changed since).
 func (sk Skill) Read() (string, error) {
-	data, err := os.ReadFile(sk.Path)
+	open := sk.open
+	if open == nil {
+		open = OpenRegular
+	}
+	data, err := readAll(open, sk.Path)
 	if err != nil {
 		return "", fmt.Errorf("reading skill %s: %w", sk.Name, err)
 	}
 	return string(data), nil
+}
+
+// Opener opens a file for reading (see Discover).
+type Opener func(path string) (*os.File, error)
+
+// maxSkillBytes bounds one SKILL.md.
+const maxSkillBytes = 256 << 10
+
+// OpenRegular is the Opener without a policy: regular files only, opened
+// without blocking.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return f, nil
+}
+
+func readAll(open Opener, path string) ([]byte, error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSkillBytes+1))
+	if err == nil && len(data) > maxSkillBytes {
+		return nil, fmt.Errorf("%s is over %d KB", path, maxSkillBytes>>10)
+	}
+	return data, err
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/sandbox"
 )
 
 func write(t *testing.T, path, text string) {
@@ -64,7 +66,7 @@ func TestDiscoverProjectWinsAndWarns(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	set, warns := Discover(proj, home)
+	set, warns := Discover(proj, home, nil)
 	if got := strings.Join(set.Names(), ","); got != "release,review" {
 		t.Fatalf("names = %s", got)
 	}
@@ -90,12 +92,45 @@ func TestDiscoverProjectWinsAndWarns(t *testing.T) {
 }
 
 func TestDiscoverNothing(t *testing.T) {
-	set, warns := Discover(t.TempDir(), "")
+	set, warns := Discover(t.TempDir(), "", nil)
 	if set.Prompt() != "" || len(warns) != 0 {
 		t.Fatalf("prompt %q, warnings %v", set.Prompt(), warns)
 	}
 	var nilSet *Set
 	if _, ok := nilSet.Lookup("x"); ok {
 		t.Fatal("nil set found a skill")
+	}
+}
+
+// A SKILL.md that links to a secret is skipped when read through the
+// sandbox policy, at discovery and at load.
+func TestDiscoverThroughPolicy(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
+	write(t, filepath.Join(home, ".ssh", "id_rsa"), "---\nname: key\ndescription: ssh-canary\n---\n")
+	write(t, filepath.Join(proj, ".agents", "skills", "ok", FileName), "---\ndescription: fine\n---\nbody\n")
+	os.MkdirAll(filepath.Join(proj, ".agents", "skills", "evil"), 0o755)
+	os.Symlink(filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(proj, ".agents", "skills", "evil", FileName))
+	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(p string) (*os.File, error) {
+		f, _, _, err := pol.OpenRead(p)
+		return f, err
+	}
+	set, warns := Discover(proj, home, open)
+	if names := strings.Join(set.Names(), ","); names != "ok" || len(warns) != 1 {
+		t.Fatalf("skills %q, warnings %v", names, warns)
+	}
+	if strings.Contains(set.Prompt(), "ssh-canary") {
+		t.Fatal("the secret reached the prompt")
+	}
+	sk, _ := set.Lookup("ok")
+	// Swapped for a link to the secret after discovery: refused at load.
+	os.Remove(sk.Path)
+	os.Symlink(filepath.Join(home, ".ssh", "id_rsa"), sk.Path)
+	if text, err := sk.Read(); err == nil || strings.Contains(text, "ssh-canary") {
+		t.Fatalf("read_skill read through a swapped link: %q %v", text, err)
 	}
 }
