@@ -3,9 +3,9 @@ package instructions
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"io"
 	"path/filepath"
 	"strings"
 	"syscall"
