@@ -179,6 +179,7 @@ headless. Configuration lives in ~/.agents/env (see the README).` + exitStatusHe
 		newModelsCommand(stdio),
 		newPermissionsTopic(stdio),
 		newCacheCommand(stdio),
+		newBatchCommand(stdio),
 	)
 	markUsage(root)
 	return root

@@ -22,6 +22,7 @@ import (
 type runOptions struct {
 	Prompt       string
 	OutputFormat string
+	MaxCost      float64 // USD at list price; zero: no limit
 }
 
 func newRunCommand(g *globalOptions, stdio Stdio) *cobra.Command {
@@ -38,7 +39,11 @@ PROMPT is the arguments joined by spaces, or -p PROMPT; "-" reads it from stdin.
 Output formats:
   text         the final answer on stdout, progress on stderr
   json         one object: result, session_id, steps, usage, cost_usd, is_error,
-               and with is_error a reason (error, max_steps, interrupted) and error
+               and with is_error a reason (error, max_steps, interrupted, budget) and error
+
+--max-cost USD stops the run after the first model reply that brings its cost
+at list price (or the PRICE_* settings) to USD or more; the model's price must
+be known.
   stream-json  one JSON event a line, ending with the result object
 ` + exitStatusHelp,
 		SilenceUsage: true,
@@ -54,6 +59,7 @@ Output formats:
 	g.register(cmd)
 	cmd.Flags().StringVarP(&o.Prompt, "prompt", "p", "", "the task (\"-\" reads it from stdin)")
 	cmd.Flags().StringVar(&o.OutputFormat, "output-format", "text", "text, json or stream-json")
+	cmd.Flags().Float64Var(&o.MaxCost, "max-cost", 0, "stop once the run has cost this many USD at list price")
 	return cmd
 }
 
@@ -75,6 +81,7 @@ const (
 	reasonError       = "error"       // the agent or the provider failed
 	reasonMaxSteps    = "max_steps"   // the step limit came first
 	reasonInterrupted = "interrupted" // SIGINT or SIGTERM
+	reasonBudget      = "budget"      // --max-cost was reached
 )
 
 type usageJSON struct {
@@ -142,7 +149,23 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		return &subagentLines{label: label, print: func(line string) { fmt.Fprintln(stdio.Err, line) }}
 	})
 
-	res, runErr := s.Agent.Run(ctx, o.Prompt, obs)
+	runCtx := ctx
+	var budget *budgetObserver
+	if o.MaxCost < 0 {
+		return usageError("--max-cost cannot be negative")
+	}
+	if o.MaxCost > 0 {
+		price, ok := priceFor(s.Config, s.Config.Model)
+		if !ok {
+			return usageError("--max-cost needs the price of %s: it is not in the catalogue (harness models); set PRICE_INPUT, PRICE_OUTPUT, PRICE_CACHE_READ and PRICE_CACHE_WRITE", s.Config.Model)
+		}
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		budget = &budgetObserver{Observer: obs, price: price, max: o.MaxCost, stop: cancel}
+		obs = budget
+	}
+	res, runErr := s.Agent.Run(runCtx, o.Prompt, obs)
 	out := runResult{SessionID: s.ID}
 	if res != nil {
 		out.Result, out.Steps = res.Text, res.Steps
@@ -162,6 +185,10 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		if errors.Is(runErr, agent.ErrInterrupted) || interrupted() {
 			out.Reason = reasonInterrupted
 			out.Error = "interrupted; completed steps are saved: resume with harness run --resume " + s.ID
+		}
+		if budget != nil && budget.reached() && !interrupted() {
+			out.Reason = reasonBudget
+			out.Error = fmt.Sprintf("stopped at $%.6f, over --max-cost $%.6f; completed steps are saved: resume with harness run --resume %s", budget.spent(), o.MaxCost, s.ID)
 		}
 	}
 	if o.OutputFormat == "text" {
@@ -191,6 +218,34 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	}
 	return nil
 }
+
+// budgetObserver adds up each reply's cost and stops the run once it
+// reaches max. The check is after a reply, so a run can pass max by the
+// cost of one reply, never more.
+type budgetObserver struct {
+	agent.Observer
+	price llm.Price
+	max   float64
+	stop  context.CancelFunc
+
+	mu   sync.Mutex
+	cost float64
+	hit  bool
+}
+
+func (b *budgetObserver) OnReply(r *llm.Reply) {
+	b.Observer.OnReply(r)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cost += b.price.Cost(r.Usage)
+	if b.cost >= b.max && !b.hit {
+		b.hit = true
+		b.stop()
+	}
+}
+
+func (b *budgetObserver) reached() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.hit }
+func (b *budgetObserver) spent() float64 { b.mu.Lock(); defer b.mu.Unlock(); return b.cost }
 
 // writeResult writes the result object of the json and stream-json
 // formats (stream nil: not started yet); text has no object.

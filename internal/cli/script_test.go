@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 	"github.com/harness-dev/harness/internal/sandbox"
 )
@@ -80,6 +82,7 @@ func TestScripts(t *testing.T) {
 //	llm mode NAME...        emulate real servers' behaviours (llmtest.Mode names)
 //	llm error NAME          queue a real server's error (llmtest.ErrorBodies names)
 //	llm local KIND N ...    answer as Ollama's or llama.cpp's own API with an N-token context
+//	llm agent               answer every request as a scripted agent (see scriptedAgent)
 func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("llm does not support !")
@@ -182,7 +185,61 @@ func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("unknown server error %q", args[1])
 		}
 		srv.Enqueue(r)
+	case "agent":
+		srv.Handle(scriptedAgent)
 	default:
 		ts.Fatalf("unknown llm subcommand %q", args[0])
 	}
+}
+
+// scriptedAgent answers like a model that follows its prompt literally, so
+// concurrent sessions on one fake server each get their own conversation
+// (a queue would hand replies out in arrival order). The first user
+// message is read as directives, one a line:
+//
+//	write PATH TEXT   the first reply writes TEXT (and a newline) to PATH
+//	slow DURATION     every reply streams slowly (Delay per chunk)
+//	hang FILE         while FILE exists, replies stall (an hour per chunk)
+//
+// The first request gets the writes as write_file calls; once tool results
+// are in, the reply is the text "done". Every reply reports 1,000 input and
+// 100 output tokens, so PRICE_* settings give each task a known cost.
+func scriptedAgent(r llmtest.Request) llmtest.Reply {
+	usage := llm.Usage{Input: 1000, Output: 100}
+	if len(r.Messages) == 0 {
+		return llmtest.Reply{Text: "no messages", Usage: usage}
+	}
+	var prompt string
+	for _, b := range r.Messages[0].Blocks {
+		if b.Type == llm.BlockText {
+			prompt += b.Text + "\n"
+		}
+	}
+	reply := llmtest.Reply{Usage: usage}
+	var calls []llmtest.ToolCall
+	for _, line := range strings.Split(prompt, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "write":
+			in, _ := json.Marshal(map[string]string{"path": f[1], "content": strings.Join(f[2:], " ") + "\n"})
+			calls = append(calls, llmtest.ToolCall{Name: "write_file", Input: string(in)})
+		case len(f) == 2 && f[0] == "hang":
+			if _, err := os.Stat(f[1]); err == nil {
+				reply.Delay = time.Hour
+			}
+		case len(f) == 2 && f[0] == "slow":
+			d, err := time.ParseDuration(f[1])
+			if err == nil {
+				reply.Delay = d
+			}
+		}
+	}
+	last := r.Messages[len(r.Messages)-1]
+	answered := slices.ContainsFunc(last.Blocks, func(b llm.Block) bool { return b.Type == llm.BlockToolResult })
+	if answered || len(calls) == 0 {
+		reply.Text = "done"
+		return reply
+	}
+	reply.ToolCalls = calls
+	return reply
 }

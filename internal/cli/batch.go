@@ -1,0 +1,289 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/harness-dev/harness/internal/batch"
+)
+
+type batchOptions struct {
+	Out         string
+	Workdir     string
+	Jobs        int
+	Budget      float64
+	TaskTimeout time.Duration
+	SummaryJSON bool
+
+	// passed to each harness run
+	Model, Provider, BaseURL, Sandbox string
+	Allow, Deny                       []string
+	Yolo                              bool
+	MaxSteps                          int
+}
+
+func newBatchCommand(stdio Stdio) *cobra.Command {
+	o := &batchOptions{}
+	cmd := &cobra.Command{
+		Use:   "batch [flags] TASKS.jsonl",
+		Short: "Run many tasks, each in its own checkout and session",
+		Long: `Run the tasks of a JSONL file, each headless in a fresh clone of its repository
+with its own session, N at once, and write one result line per task.
+
+A task line:
+  {"id": "fix-1", "repo": "path/or/git-url", "ref": "main", "prompt": "…",
+   "setup": "npm ci", "check": "go test ./...", "timeout": "20m", "budget_usd": 0.5}
+
+id, repo and prompt are required. setup runs on the host before the agent (it is
+your command and may need the network); the check runs inside the sandbox after
+the agent, and its exit status decides solved (0) or failed. Each result line has
+the status, steps, usage, cost, the final answer, the diff against the ref, the
+check's exit status and output, the session id and the workspace.
+
+Interrupting (Ctrl-C) stops the running tasks, keeps what finished, and running
+the same command again runs only what is unfinished. --budget bounds the whole
+batch, earlier runs included: no new task starts once it is spent, and running
+tasks share what is left.
+
+Tasks run headless, where nothing can be approved: give --yolo (the sandbox stays
+on) or --allow rules so the agent can edit files and run commands.
+` + exitStatusHelp,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError("give one task file: harness batch TASKS.jsonl")
+			}
+			return nil
+		},
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBatch(cmd.Context(), o, args[0], stdio)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Out, "out", "", "results file, appended to and read back on a re-run (default: TASKS.results.jsonl)")
+	f.StringVar(&o.Workdir, "workdir", "", "where the tasks' checkouts go (default: TASKS.work beside the results)")
+	f.IntVarP(&o.Jobs, "jobs", "j", 2, "tasks at once")
+	f.Float64Var(&o.Budget, "budget", 0, "total USD at list price for the batch, earlier runs included (0: none)")
+	f.DurationVar(&o.TaskTimeout, "task-timeout", 30*time.Minute, "a task's time limit when it sets none")
+	f.BoolVar(&o.SummaryJSON, "summary-json", false, "print the summary as one JSON object on stdout")
+	f.StringVar(&o.Model, "model", "", "model name for every task (overrides MODEL)")
+	f.StringVar(&o.Provider, "provider", "", "wire format: anthropic or openai (overrides PROVIDER)")
+	f.StringVar(&o.BaseURL, "base-url", "", "provider endpoint (overrides BASE_URL)")
+	f.StringVar(&o.Sandbox, "sandbox", "", "sandbox backend for every task")
+	f.StringArrayVar(&o.Allow, "allow", nil, "allow tool calls matching PATTERN (repeatable)")
+	f.StringArrayVar(&o.Deny, "deny", nil, "deny tool calls matching PATTERN (repeatable)")
+	f.BoolVar(&o.Yolo, "yolo", false, "allow every call that no rule denies (the sandbox stays on)")
+	f.IntVar(&o.MaxSteps, "max-steps", 0, "model calls per task before stopping")
+	return cmd
+}
+
+// runArgs are the harness run flags every task gets.
+func (o *batchOptions) runArgs() []string {
+	var a []string
+	add := func(flag, v string) {
+		if v != "" {
+			a = append(a, flag, v)
+		}
+	}
+	add("--model", o.Model)
+	add("--provider", o.Provider)
+	add("--base-url", o.BaseURL)
+	add("--sandbox", o.Sandbox)
+	for _, p := range o.Allow {
+		add("--allow", p)
+	}
+	for _, p := range o.Deny {
+		add("--deny", p)
+	}
+	if o.Yolo {
+		a = append(a, "--yolo")
+	}
+	if o.MaxSteps > 0 {
+		add("--max-steps", strconv.Itoa(o.MaxSteps))
+	}
+	return a
+}
+
+func runBatch(ctx context.Context, o *batchOptions, taskFile string, stdio Stdio) error {
+	if o.Jobs < 1 {
+		return usageError("--jobs must be at least 1")
+	}
+	if o.Budget < 0 {
+		return usageError("--budget cannot be negative")
+	}
+	f, err := os.Open(taskFile)
+	if err != nil {
+		return fmt.Errorf("opening the task file: %w", err)
+	}
+	tasks, err := batch.ReadTasks(f)
+	f.Close()
+	if err != nil {
+		var te *batch.TaskError
+		if errors.As(err, &te) {
+			return usageError("%s: %v", taskFile, err)
+		}
+		return err
+	}
+	base := strings.TrimSuffix(taskFile, filepath.Ext(taskFile))
+	if o.Out == "" {
+		o.Out = base + ".results.jsonl"
+	}
+	if o.Workdir == "" {
+		o.Workdir = strings.TrimSuffix(o.Out, filepath.Ext(o.Out)) + ".work"
+	}
+	workdir, err := filepath.Abs(o.Workdir)
+	if err != nil {
+		return err
+	}
+	prev := map[string]batch.Result{}
+	if b, err := os.Open(o.Out); err == nil {
+		prev, err = batch.ReadResults(b)
+		b.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.Out, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	out, err := os.OpenFile(o.Out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("opening the results file: %w", err)
+	}
+	defer out.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the harness binary: %w", err)
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }()
+
+	prog := newBatchProgress(stdio.Err, len(tasks))
+	r := &batch.Runner{
+		Exec:      &batch.Local{Harness: exe, Root: workdir, Args: o.runArgs()},
+		Jobs:      o.Jobs,
+		BudgetUSD: o.Budget,
+		Timeout:   o.TaskTimeout,
+		Results:   out,
+		OnStart:   prog.start,
+		OnResult:  prog.result,
+	}
+	done := 0
+	for _, t := range tasks {
+		if res, ok := prev[t.ID]; ok && res.Status.Final() {
+			done++
+		}
+	}
+	if done > 0 {
+		fmt.Fprintf(stdio.Err, "harness: %d of %d task(s) already finished in %s; running the rest\n", done, len(tasks), o.Out)
+	}
+	prog.finished = done
+	all, runErr := r.Run(ctx, tasks, prev)
+	prog.end()
+	sum := batch.Summarize(tasks, all)
+	if o.SummaryJSON {
+		enc := json.NewEncoder(stdio.Out)
+		_ = enc.Encode(struct {
+			batch.Summary
+			P50 float64 `json:"p50_s"`
+			P95 float64 `json:"p95_s"`
+		}{sum, sum.P50, sum.P95})
+	}
+	sum.WriteTable(stdio.Err)
+	fmt.Fprintf(stdio.Err, "results: %s · checkouts: %s\n", o.Out, workdir)
+	switch {
+	case errors.Is(runErr, context.Canceled):
+		fmt.Fprintln(stdio.Err, "harness: interrupted; run the same command again to finish the rest")
+		return &ExitError{Code: exitInterrupted}
+	case runErr != nil:
+		return runErr
+	case sum.Unfinished > 0:
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("%d task(s) unfinished (budget spent or interrupted)", sum.Unfinished)}
+	}
+	return nil
+}
+
+// batchProgress shows a bar on a terminal and a line per result elsewhere.
+type batchProgress struct {
+	w        io.Writer
+	tty      bool
+	total    int
+	finished int
+	solved   int
+	cost     float64
+	running  map[string]bool
+	mu       sync.Mutex
+}
+
+func newBatchProgress(w io.Writer, total int) *batchProgress {
+	p := &batchProgress{w: w, total: total, running: map[string]bool{}}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.tty = true
+	}
+	return p
+}
+
+func (p *batchProgress) start(t batch.Task) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running[t.ID] = true
+	p.draw()
+}
+
+func (p *batchProgress) result(r batch.Result, finished, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.running, r.ID)
+	p.finished = finished
+	if r.Status == batch.Solved {
+		p.solved++
+	}
+	cost := "cost unknown"
+	if r.CostUSD != nil {
+		p.cost += *r.CostUSD
+		cost = fmt.Sprintf("$%.4f", *r.CostUSD)
+	}
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	line := fmt.Sprintf("%-12s %s · %d step(s) · %.1fs · %s", r.Status, r.ID, r.Steps, r.Seconds, cost)
+	if r.Error != "" && r.Status != batch.Solved {
+		line += " · " + firstLine(r.Error)
+	}
+	fmt.Fprintln(p.w, line)
+	p.draw()
+}
+
+func (p *batchProgress) draw() {
+	if !p.tty {
+		return
+	}
+	const width = 24
+	n := 0
+	if p.total > 0 {
+		n = p.finished * width / p.total
+	}
+	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d · solved %d · $%.4f · running %d",
+		strings.Repeat("#", n), strings.Repeat("-", width-n), p.finished, p.total, p.solved, p.cost, len(p.running))
+}
+
+func (p *batchProgress) end() {
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
