@@ -244,7 +244,7 @@ func (b *budgetObserver) OnReply(r *llm.Reply) {
 	}
 }
 
-func (b *budgetObserver) reached() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.hit }
+func (b *budgetObserver) reached() bool  { b.mu.Lock(); defer b.mu.Unlock(); return b.hit }
 func (b *budgetObserver) spent() float64 { b.mu.Lock(); defer b.mu.Unlock(); return b.cost }
 
 // writeResult writes the result object of the json and stream-json
