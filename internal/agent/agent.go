@@ -13,6 +13,7 @@ import (
 	"github.com/harness-dev/harness/internal/compact"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/reminder"
 	"github.com/harness-dev/harness/internal/session"
 	"github.com/harness-dev/harness/internal/tools"
@@ -28,7 +29,7 @@ type Observer interface {
 	OnToolStart(call llm.Block)
 	OnToolEnd(call llm.Block, result llm.Block, elapsed time.Duration)
 	OnReply(r *llm.Reply)
-	OnNotice(msg string)
+	OnNotice(n notice.Notice)
 }
 
 // Options configure an Agent.
@@ -120,7 +121,7 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			// Stripping is routine (every step of a long turn); a drop
 			// breaks the cache and is worth a word.
 			if e.Layer != history.LayerStrip {
-				obs.OnNotice(describeEdit(e))
+				obs.OnNotice(editNotice(e))
 			}
 		}
 		req := a.Request(ctx)
@@ -141,7 +142,7 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			}
 			if llm.KindOf(err) == llm.ErrContextTooLong && !retriedOverflow {
 				retriedOverflow = true
-				obs.OnNotice("the provider says the context is too long: dropping old tool output and compacting, then retrying once")
+				obs.OnNotice(notice.Info(notice.Overflow, "the provider says the context is too long: dropping old tool output and compacting, then retrying once"))
 				if cerr := a.recoverOverflow(ctx, obs); cerr != nil {
 					return res, fmt.Errorf("%w (and compaction failed: %v)", err, cerr)
 				}
@@ -150,7 +151,9 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			return res, err
 		}
 		res.Steps++
-		a.noteDropped(reply, obs)
+		if err := a.noteDropped(reply, obs); err != nil {
+			return res, err
+		}
 		a.o.History.Observe(reply.Usage)
 		a.addUsage(reply.Usage, true)
 		if err := a.logUsage(reply.Usage); err != nil {
@@ -172,7 +175,7 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 				return res, err
 			}
 			obs.OnReply(reply)
-			obs.OnNotice("the model refused this request (stop reason refusal); its reply is not kept in the conversation, so later requests are not affected")
+			obs.OnNotice(notice.Info(notice.Refusal, "the model refused this request (stop reason refusal); its reply is not kept in the conversation, so later requests are not affected"))
 			res.Text = text
 			if res.Text == "" {
 				res.Text = "The model declined this request."
@@ -195,7 +198,9 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 				limit = req.MaxTokens
 			}
 			results := cutResults(calls, limit)
-			obs.OnNotice(fmt.Sprintf("the reply was cut at %d output tokens in the middle of a %s call; it was not run, and the model was told to split the work", limit, calls[len(calls)-1].Name))
+			n := notice.Info(notice.CutToolCall, fmt.Sprintf("the reply was cut at %d output tokens in the middle of a %s call; it was not run, and the model was told to split the work", limit, calls[len(calls)-1].Name))
+			n.Tool, n.Limit = calls[len(calls)-1].Name, limit
+			obs.OnNotice(n)
 			if truncated == 2 {
 				a.raiseOutputLimit(req.MaxTokens, obs)
 			}
@@ -208,13 +213,13 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 		if len(calls) == 0 {
 			res.Text = msg.PlainText()
 			if reply.StopReason == llm.StopMaxTokens {
-				obs.OnNotice("the reply was cut at MAX_TOKENS; raise MAX_TOKENS or ask the model to continue")
+				obs.OnNotice(notice.Info(notice.MaxTokens, "the reply was cut at MAX_TOKENS; raise MAX_TOKENS or ask the model to continue"))
 			}
 			if err := a.maybeCompact(ctx, obs, ""); err != nil {
 				if logFailed(err) {
 					return res, err
 				}
-				obs.OnNotice("compaction failed: " + err.Error())
+				obs.OnNotice(compactFailed(err))
 			}
 			return res, nil
 		}
@@ -229,7 +234,7 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			if logFailed(err) {
 				return res, err
 			}
-			obs.OnNotice("compaction failed: " + err.Error())
+			obs.OnNotice(compactFailed(err))
 		}
 	}
 	res.HitStepLimit = true
@@ -337,7 +342,9 @@ func (a *Agent) runTool(ctx context.Context, call llm.Block, obs Observer) llm.B
 	err := a.o.History.Cap(&res)
 	a.capMu.Unlock()
 	if err != nil {
-		obs.OnNotice("could not spill a long tool result: " + err.Error())
+		n := notice.Warning(notice.SpillFailed, "could not spill a long tool result: "+err.Error())
+		n.Err = err.Error()
+		obs.OnNotice(n)
 	}
 	obs.OnToolEnd(call, res, time.Since(start))
 	return res
@@ -402,7 +409,9 @@ func (a *Agent) compact(ctx context.Context, obs Observer, focus string) error {
 	if err := a.logEdit(edit); err != nil {
 		return err
 	}
-	obs.OnNotice(fmt.Sprintf("compacted the conversation: about %d → %d tokens", before, a.o.History.Tokens()))
+	n := notice.Info(notice.Compacted, fmt.Sprintf("compacted the conversation: about %d → %d tokens", before, a.o.History.Tokens()))
+	n.TokensBefore, n.TokensAfter = before, a.o.History.Tokens()
+	obs.OnNotice(n)
 	return nil
 }
 
@@ -431,7 +440,7 @@ func (a *Agent) recoverOverflow(ctx context.Context, obs Observer) error {
 		if err := a.logEdit(e); err != nil {
 			return err
 		}
-		obs.OnNotice(describeEdit(e))
+		obs.OnNotice(editNotice(e))
 	}
 	return a.compact(ctx, obs, "")
 }
@@ -439,13 +448,13 @@ func (a *Agent) recoverOverflow(ctx context.Context, obs Observer) error {
 // noteDropped records every reasoning block the provider reports it
 // dropped (drop_block, the safety net): in the session log and on screen,
 // never silently. With an append-only history there are none.
-func (a *Agent) noteDropped(r *llm.Reply, obs Observer) {
+func (a *Agent) noteDropped(r *llm.Reply, obs Observer) error {
 	if r == nil || len(r.Dropped) == 0 {
-		return
+		return nil
 	}
 	msg := fmt.Sprintf("the provider dropped %d earlier reasoning block(s) whose prefix changed: %s", len(r.Dropped), strings.Join(r.Dropped, ", "))
-	_ = a.o.Log.Append(session.Entry{Type: session.TypeNotice, Text: msg, Agent: a.o.Label})
-	obs.OnNotice(msg)
+	obs.OnNotice(notice.Warning(notice.Provider, msg))
+	return a.record(session.Entry{Type: session.TypeNotice, Text: msg, Agent: a.o.Label})
 }
 
 func (a *Agent) appendMessage(m llm.Message) error {
@@ -526,6 +535,21 @@ func diff(a, b llm.Usage) llm.Usage {
 	return llm.Usage{Input: a.Input - b.Input, CacheRead: a.CacheRead - b.CacheRead, CacheWrite: a.CacheWrite - b.CacheWrite, Output: a.Output - b.Output, Reasoning: a.Reasoning - b.Reasoning}
 }
 
+// editNotice tells what a context layer did.
+func editNotice(e history.Edit) notice.Notice {
+	n := notice.Info(notice.ContextEdit, describeEdit(e))
+	n.Layer, n.Blocks = e.Layer, len(e.Blocks)
+	return n
+}
+
+// compactFailed is the notice of a compaction that failed (the turn goes
+// on uncompacted).
+func compactFailed(err error) notice.Notice {
+	n := notice.Warning(notice.CompactFailed, "compaction failed: "+err.Error())
+	n.Err = err.Error()
+	return n
+}
+
 // describeEdit says in one line what a context layer did.
 func describeEdit(e history.Edit) string {
 	switch e.Layer {
@@ -547,7 +571,7 @@ func (nopObserver) OnEvent(llm.Event)                             {}
 func (nopObserver) OnToolStart(llm.Block)                         {}
 func (nopObserver) OnToolEnd(llm.Block, llm.Block, time.Duration) {}
 func (nopObserver) OnReply(*llm.Reply)                            {}
-func (nopObserver) OnNotice(string)                               {}
+func (nopObserver) OnNotice(notice.Notice)                        {}
 
 // guarded shields the loop from its observer: a display bug must not end a
 // turn half-recorded. The first panic is reported once as a notice (itself
@@ -560,7 +584,9 @@ type guarded struct {
 func (g *guarded) catch() {
 	if p := recover(); p != nil && g.reported.CompareAndSwap(false, true) {
 		defer func() { _ = recover() }()
-		g.obs.OnNotice(fmt.Sprintf("display error (a harness bug; the session goes on): %v", p))
+		n := notice.Warning(notice.DisplayError, fmt.Sprintf("display error (a harness bug; the session goes on): %v", p))
+		n.Err = fmt.Sprint(p)
+		g.obs.OnNotice(n)
 	}
 }
 
@@ -584,7 +610,7 @@ func (g *guarded) OnReply(r *llm.Reply) {
 	g.obs.OnReply(r)
 }
 
-func (g *guarded) OnNotice(msg string) {
+func (g *guarded) OnNotice(n notice.Notice) {
 	defer g.catch()
-	g.obs.OnNotice(msg)
+	g.obs.OnNotice(n)
 }

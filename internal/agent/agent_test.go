@@ -13,6 +13,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/session"
 	"github.com/harness-dev/harness/internal/tools"
@@ -284,8 +285,8 @@ type brokenDisplay struct {
 	notices []string
 }
 
-func (b *brokenDisplay) OnToolStart(llm.Block) { panic("renderer bug") }
-func (b *brokenDisplay) OnNotice(m string)     { b.notices = append(b.notices, m) }
+func (b *brokenDisplay) OnToolStart(llm.Block)    { panic("renderer bug") }
+func (b *brokenDisplay) OnNotice(n notice.Notice) { b.notices = append(b.notices, n.Text) }
 
 // A display bug must not end a turn half-recorded: the turn completes, the
 // user is told once.

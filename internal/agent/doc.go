@@ -6,7 +6,10 @@
 // a reply is recorded only once it arrived whole; every message and history
 // edit is appended to the session log before the next step; the per-turn
 // reminder goes at the end of the request and never into history, so the
-// provider's cached prefix survives every turn.
+// provider's cached prefix survives every turn. A log write that fails
+// stops the turn (the log keeps the entry for its next write), so a resume
+// never rebuilds different bytes. What the user is told beside the
+// conversation reaches the Observer as typed notices (package notice).
 //
 // Two replies are not taken at their word. One cut by the output limit in
 // the middle of a tool call runs none of its calls: each gets a result

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/notice"
 )
 
 // refusedPlaceholder stands for a refused reply in the history.
@@ -15,7 +16,7 @@ const refusedPlaceholder = "(I declined the previous request; my reply is not ke
 func noticesTo(obs Observer) func(llm.Event) {
 	return func(e llm.Event) {
 		if e.Type == llm.EventNotice {
-			obs.OnNotice(e.Text)
+			obs.OnNotice(notice.Info(notice.Provider, e.Text))
 			return
 		}
 		obs.OnEvent(e)
@@ -63,5 +64,7 @@ func (a *Agent) raiseOutputLimit(current int, obs Observer) {
 	a.outputRaised = true
 	next := min(2*current, m.MaxOutput)
 	a.o.MaxTokens = next
-	obs.OnNotice(fmt.Sprintf("replies keep being cut at %d tokens: raised the output limit to %d for this session (MAX_TOKENS sets it)", current, next))
+	n := notice.Info(notice.OutputRaised, fmt.Sprintf("replies keep being cut at %d tokens: raised the output limit to %d for this session (MAX_TOKENS sets it)", current, next))
+	n.Limit = next
+	obs.OnNotice(n)
 }

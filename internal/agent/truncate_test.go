@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/notice"
 )
 
 type notices struct{ got []string }
@@ -17,7 +18,7 @@ func (n *notices) OnEvent(llm.Event)                             {}
 func (n *notices) OnToolStart(llm.Block)                         {}
 func (n *notices) OnToolEnd(llm.Block, llm.Block, time.Duration) {}
 func (n *notices) OnReply(*llm.Reply)                            {}
-func (n *notices) OnNotice(m string)                             { n.got = append(n.got, m) }
+func (n *notices) OnNotice(m notice.Notice)                      { n.got = append(n.got, m.Text) }
 
 func cut(calls ...llm.Block) func(*llm.Request) (*llm.Reply, error) {
 	return func(*llm.Request) (*llm.Reply, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/session"
@@ -69,7 +70,7 @@ type Session struct {
 	Todos    *tools.TodoList // the plan of write_todos, shown in the reminder
 	Skills   *skills.Set
 
-	notify  func(string)                      // where tool notices go; set by the front end
+	notify  func(notice.Notice)               // where tool notices go; set by the front end
 	subObs  func(label string) agent.Observer // how sub-agents are shown; set by the front end
 	cleanup []func()
 }
@@ -82,8 +83,15 @@ func (s *Session) Close() {
 	s.cleanup = nil
 }
 
-// SetNotify routes loud notices (sandbox tampering) to the front end.
-func (s *Session) SetNotify(f func(string)) { s.notify = f }
+// SetNotify routes the notices of tools and the log (sandbox tampering,
+// a record the disk refused) to the front end.
+func (s *Session) SetNotify(f func(notice.Notice)) { s.notify = f }
+
+func (s *Session) tell(n notice.Notice) {
+	if s.notify != nil {
+		s.notify(n)
+	}
+}
 
 // SetSubagentObserver routes what sub-agents do to the front end.
 func (s *Session) SetSubagentObserver(f func(label string) agent.Observer) { s.subObs = f }

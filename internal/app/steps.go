@@ -20,6 +20,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/anthropic"
 	"github.com/harness-dev/harness/internal/llm/openai"
+	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/reminder"
 	"github.com/harness-dev/harness/internal/sandbox"
@@ -139,8 +140,8 @@ func (b *builder) newGate(context.Context) error {
 			// A record the disk refused stays queued in the log; the agent's
 			// next append meets the same failure and stops the turn.
 			if err := s.Log.Append(session.Entry{Type: session.TypePermission, Permission: &session.Permission{
-				Tool: r.Tool, Command: r.Command, Path: r.Path, Rule: r.Rule, Answer: r.Answer}}); err != nil && s.notify != nil {
-				s.notify("could not record a permission decision: " + err.Error())
+				Tool: r.Tool, Command: r.Command, Path: r.Path, Rule: r.Rule, Answer: r.Answer}}); err != nil {
+				s.tell(logFailed("could not record a permission decision", err))
 			}
 		},
 	})
@@ -163,13 +164,11 @@ func (b *builder) buildTools(context.Context) error {
 			return sandbox.Git(ctx, sb, pol.Project, args...)
 		})
 	}
-	env := &tools.Env{Sandbox: s.Sandbox, Wrote: b.reminder.Wrote, Notify: func(msg string) {
-		err := s.Log.Append(session.Entry{Type: session.TypeNotice, Text: msg})
-		if s.notify != nil {
-			s.notify(msg)
-			if err != nil {
-				s.notify("could not record that notice: " + err.Error())
-			}
+	env := &tools.Env{Sandbox: s.Sandbox, Wrote: b.reminder.Wrote, Notify: func(n notice.Notice) {
+		err := s.Log.Append(session.Entry{Type: session.TypeNotice, Text: n.Text})
+		s.tell(n)
+		if err != nil {
+			s.tell(logFailed("could not record that notice", err))
 		}
 	}}
 	// The plan and the skills are tools of their own; the plan is
@@ -335,6 +334,14 @@ func (b *builder) restore(context.Context) error {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the last session stopped while %d tool call(s) ran; the model is told their results were lost", len(m.Blocks)))
 	}
 	return nil
+}
+
+// logFailed is the notice of an entry the log could not take; it is kept
+// and written with the next one.
+func logFailed(what string, err error) notice.Notice {
+	n := notice.Warning(notice.LogFailed, what+": "+err.Error())
+	n.Err = err.Error()
+	return n
 }
 
 // ProjectRoot resolves --project: flag, else the git root of workDir,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/notice"
 )
 
 type runOptions struct {
@@ -141,7 +142,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	default:
 		obs = &progressObserver{w: stdio.Err}
 	}
-	s.SetNotify(func(msg string) { obs.OnNotice(msg) })
+	s.SetNotify(obs.OnNotice)
 	s.SetSubagentObserver(func(label string) agent.Observer {
 		if stream != nil {
 			return &subagentStream{label: label, s: stream}
@@ -283,8 +284,8 @@ func (p *progressObserver) OnToolEnd(call, res llm.Block, d time.Duration) {
 		fmt.Fprintf(p.w, "  ✗ %s\n", firstLine(res.Content))
 	}
 }
-func (p *progressObserver) OnReply(*llm.Reply)  {}
-func (p *progressObserver) OnNotice(msg string) { fmt.Fprintln(p.w, "harness:", msg) }
+func (p *progressObserver) OnReply(*llm.Reply)       {}
+func (p *progressObserver) OnNotice(n notice.Notice) { fmt.Fprintln(p.w, "harness:", n.Text) }
 
 // streamObserver writes every event as one JSON line.
 type streamObserver struct {
@@ -317,7 +318,17 @@ func (s *streamObserver) OnToolEnd(call, res llm.Block, d time.Duration) {
 func (s *streamObserver) OnReply(r *llm.Reply) {
 	s.emit(map[string]any{"type": "reply", "stop_reason": r.StopReason, "usage": usageJSON{r.Usage.Input, r.Usage.CacheRead, r.Usage.CacheWrite, r.Usage.Output}})
 }
-func (s *streamObserver) OnNotice(msg string) { s.emit(map[string]any{"type": "notice", "text": msg}) }
+
+// OnNotice writes the notice whole: consumers read its kind and fields
+// rather than parse its text.
+func (s *streamObserver) OnNotice(n notice.Notice) { s.emit(noticeEvent{Type: "notice", Notice: n}) }
+
+// noticeEvent is a notice as a stream-json line; Agent names a sub-agent.
+type noticeEvent struct {
+	Type  string `json:"type"`
+	Agent string `json:"agent,omitempty"`
+	notice.Notice
+}
 
 // summarizeInput shows a tool call's main argument in one line.
 func summarizeInput(call llm.Block) string {
@@ -355,7 +366,7 @@ type subagentLines struct {
 func (s *subagentLines) OnEvent(llm.Event)                             {}
 func (s *subagentLines) OnToolEnd(llm.Block, llm.Block, time.Duration) {}
 func (s *subagentLines) OnReply(*llm.Reply)                            {}
-func (s *subagentLines) OnNotice(msg string)                           { s.print("  " + s.label + "  " + msg) }
+func (s *subagentLines) OnNotice(n notice.Notice)                      { s.print("  " + s.label + "  " + n.Text) }
 func (s *subagentLines) OnToolStart(call llm.Block) {
 	s.print(fmt.Sprintf("  %s  ⚙ %s  %s", s.label, call.Name, summarizeInput(call)))
 }
@@ -369,8 +380,8 @@ type subagentStream struct {
 
 func (a *subagentStream) OnEvent(llm.Event)  {}
 func (a *subagentStream) OnReply(*llm.Reply) {}
-func (a *subagentStream) OnNotice(msg string) {
-	a.s.emit(map[string]any{"type": "notice", "agent": a.label, "text": msg})
+func (a *subagentStream) OnNotice(n notice.Notice) {
+	a.s.emit(noticeEvent{Type: "notice", Agent: a.label, Notice: n})
 }
 func (a *subagentStream) OnToolStart(call llm.Block) {
 	a.s.emit(map[string]any{"type": "tool_use", "agent": a.label, "id": call.ID, "name": call.Name, "input": call.Input})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/sandbox"
 )
 
@@ -60,7 +61,9 @@ func (b *Bash) Run(ctx context.Context, input json.RawMessage) Result {
 		return Errorf("the command could not be started: %v", err)
 	}
 	if len(res.Tampered) > 0 && b.Env.Notify != nil {
-		b.Env.Notify(fmt.Sprintf("SANDBOX WARNING: the command %q changed protected paths: %s", clip(a.Command, 80), strings.Join(res.Tampered, ", ")))
+		n := notice.Warning(notice.SandboxTamper, fmt.Sprintf("SANDBOX WARNING: the command %q changed protected paths: %s", clip(a.Command, 80), strings.Join(res.Tampered, ", ")))
+		n.Paths = res.Tampered
+		b.Env.Notify(n)
 	}
 	b.Env.found(res.Found)
 	return Result{Content: FormatBash(res), IsError: res.ExitCode != 0}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/sandbox"
 )
 
@@ -12,7 +13,7 @@ import (
 type Env struct {
 	Sandbox sandbox.Sandbox
 	// Notify reports something the user must see (a sandbox tamper warning).
-	Notify func(msg string)
+	Notify func(notice.Notice)
 	// Wrote, when set, is told of every file write_file or edit_file wrote,
 	// so the reminder does not send the model back to re-read its own work.
 	Wrote func(path string)
@@ -34,7 +35,9 @@ func (e *Env) write(path string, data []byte) (sandbox.WriteResult, error) {
 		e.wrote(path)
 	}
 	if len(res.Tampered) > 0 && e.Notify != nil {
-		e.Notify(fmt.Sprintf("SANDBOX WARNING: protected paths changed while harness wrote %s: %s", path, strings.Join(res.Tampered, ", ")))
+		n := notice.Warning(notice.SandboxTamper, fmt.Sprintf("SANDBOX WARNING: protected paths changed while harness wrote %s: %s", path, strings.Join(res.Tampered, ", ")))
+		n.Paths = res.Tampered
+		e.Notify(n)
 	}
 	e.found(res.Found)
 	return res, err
@@ -46,7 +49,9 @@ func (e *Env) found(fs []sandbox.Finding) {
 		return
 	}
 	for _, f := range fs {
-		e.Notify("SANDBOX WARNING: a " + f.String() + " appeared during the session; it is read-only to the agent from now on. Check it before you run git there.")
+		n := notice.Warning(notice.SandboxFinding, "SANDBOX WARNING: a "+f.String()+" appeared during the session; it is read-only to the agent from now on. Check it before you run git there.")
+		n.Paths = []string{f.Path}
+		e.Notify(n)
 	}
 }
 

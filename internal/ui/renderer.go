@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/notice"
 )
 
 // Renderer shows one session's activity: it satisfies the agent's Observer
@@ -576,16 +577,16 @@ func (r *Renderer) OnReply(reply *llm.Reply) {
 	}
 }
 
-// OnNotice prints a message from the harness (compaction, retries, sandbox
-// warnings). Sandbox warnings are shown in bold red.
-func (r *Renderer) OnNotice(msg string) {
+// OnNotice prints a notice from the harness (compaction, retries, sandbox
+// warnings). Warnings are shown in bold red.
+func (r *Renderer) OnNotice(n notice.Notice) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	label, spinning := r.spin.running()
 	r.spin.stop()
 	r.closeBlocks()
-	msg = Sanitize(msg)
-	if strings.Contains(strings.ToUpper(msg), "SANDBOX WARNING") || strings.Contains(strings.ToLower(msg), "tamper") {
+	msg := Sanitize(n.Text)
+	if n.Level == notice.LevelWarning {
 		r.write(r.t.Style.BoldRed("‼ "+msg) + "\n")
 	} else {
 		r.write(r.t.Style.Yellow("• "+msg) + "\n")

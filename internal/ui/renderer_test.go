@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/notice"
 )
 
 func testRenderer(w, h int, color bool) (*Renderer, *screen) {
@@ -137,7 +138,7 @@ func TestRendererNotTerminal(t *testing.T) {
 	r.OnEvent(llm.Event{Type: llm.EventRetry, Err: errors.New("stream cut")})
 	stream(r, "again")
 	r.OnReply(reply("", llm.Usage{}))
-	r.OnNotice("compacted: 120k -> 40k tokens")
+	r.OnNotice(notice.Info(notice.Compacted, "compacted: 120k -> 40k tokens"))
 	r.EndTurn(true)
 	r.Close()
 	got := b.String()
@@ -155,7 +156,7 @@ func TestRendererThinkingAndSanitize(t *testing.T) {
 	r := NewRenderer(&Term{Out: &b, Size: func() (int, int) { return 80, 24 }}, nil)
 	r.OnEvent(llm.Event{Type: llm.EventThinking, Text: "hmm\x1b]0;x\x07"})
 	r.OnEvent(llm.Event{Type: llm.EventText, Text: "answer\x1b[2J"})
-	r.OnNotice("SANDBOX WARNING: .git/hooks changed")
+	r.OnNotice(notice.Warning(notice.SandboxTamper, "SANDBOX WARNING: .git/hooks changed"))
 	r.Close()
 	if got, want := b.String(), "✻ hmm\nanswer\n‼ SANDBOX WARNING: .git/hooks changed\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
@@ -237,7 +238,7 @@ func TestRendererHoldsOutputDuringPrompt(t *testing.T) {
 	r := NewRenderer(&Term{Out: &b, Size: func() (int, int) { return 80, 24 }}, nil)
 	defer r.Close()
 	r.Pause()
-	r.OnNotice("from a concurrent tool")
+	r.OnNotice(notice.Info(notice.Provider, "from a concurrent tool"))
 	if strings.Contains(b.String(), "concurrent") {
 		t.Fatalf("output written while a prompt owns the terminal: %q", b.String())
 	}

@@ -1,0 +1,61 @@
+// Package notice is what the harness tells the user beside the
+// conversation (a context edit, a compaction, a sandbox warning) as a
+// typed value: the terminal shows Text, loudly for a Warning, and
+// stream-json writes the whole object, so no front end or consumer parses
+// sentences to learn what happened.
+package notice
+
+// Kind says what happened; the fields a kind fills are listed with it.
+type Kind string
+
+const (
+	ContextEdit    Kind = "context_edit"        // a context layer edited the history: Layer, Blocks
+	Compacted      Kind = "compacted"           // the history was summarised: TokensBefore, TokensAfter
+	CompactFailed  Kind = "compact_failed"      // Err
+	Overflow       Kind = "context_overflow"    // the provider said the context is too long
+	MaxTokens      Kind = "max_tokens"          // a reply was cut at the output limit
+	OutputRaised   Kind = "output_limit_raised" // Limit is the new output limit
+	CutToolCall    Kind = "cut_tool_call"       // a reply was cut inside a tool call: Tool, Limit
+	Refusal        Kind = "refusal"             // the model refused; its reply is not kept
+	SpillFailed    Kind = "spill_failed"        // a long tool result could not be spilled: Err
+	DisplayError   Kind = "display_error"       // an observer panicked: Err
+	Provider       Kind = "provider"            // something the provider adapter noticed (a field the server rejected)
+	SandboxTamper  Kind = "sandbox_tamper"      // protected paths changed: Paths
+	SandboxFinding Kind = "sandbox_finding"     // a repository or hooks path appeared: Paths
+	LogFailed      Kind = "log_failed"          // the session log could not record something: Err
+)
+
+// Level is how loud a notice is.
+type Level string
+
+const (
+	LevelInfo    Level = "info"
+	LevelWarning Level = "warning" // a wall was tested or something was lost: shown loud
+)
+
+// Notice is one thing the user is told.
+type Notice struct {
+	Kind  Kind   `json:"kind"`
+	Level Level  `json:"level"`
+	Text  string `json:"text"` // one line for people
+
+	Layer        string   `json:"layer,omitempty"`
+	Blocks       int      `json:"blocks,omitempty"`
+	TokensBefore int      `json:"tokens_before,omitempty"`
+	TokensAfter  int      `json:"tokens_after,omitempty"`
+	Limit        int      `json:"limit,omitempty"`
+	Tool         string   `json:"tool,omitempty"`
+	Paths        []string `json:"paths,omitempty"`
+	Err          string   `json:"error,omitempty"`
+}
+
+// Info is a notice of kind at LevelInfo.
+func Info(kind Kind, text string) Notice { return Notice{Kind: kind, Level: LevelInfo, Text: text} }
+
+// Warning is a notice of kind at LevelWarning.
+func Warning(kind Kind, text string) Notice {
+	return Notice{Kind: kind, Level: LevelWarning, Text: text}
+}
+
+// String is the text, so a notice prints as what people read.
+func (n Notice) String() string { return n.Text }
