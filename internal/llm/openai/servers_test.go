@@ -283,3 +283,44 @@ func TestChooseProfile(t *testing.T) {
 		}
 	}
 }
+
+// Each server's own way of naming a field it rejects is understood; a 400
+// about something else is not taken for one.
+func TestLearnsFromEachServersWords(t *testing.T) {
+	tests := []struct {
+		name, body, field string
+		status            int
+	}{
+		{"vLLM pydantic (python repr)", `{"object":"error","message":"[{'type': 'extra_forbidden', 'loc': ('body', 'prompt_cache_key'), 'msg': 'Extra inputs are not permitted', 'input': 'sess-1'}]","type":"BadRequestError","param":null,"code":400}`, "prompt_cache_key", 400},
+		{"Azure unrecognized argument", `{"error":{"message":"Unrecognized request argument supplied: stream_options","type":"invalid_request_error","param":null,"code":null}}`, "stream_options", 400},
+		{"OpenAI unknown parameter", `{"error":{"message":"Unknown parameter: 'prompt_cache_key'.","type":"invalid_request_error","param":"prompt_cache_key","code":"unknown_parameter"}}`, "prompt_cache_key", 400},
+		{"Mistral max_completion_tokens", `{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","max_completion_tokens"],"msg":"Extra inputs are not permitted","input":32000}]},"type":"invalid_request_error","param":null,"code":null}`, "max_completion_tokens", 422},
+		{"Groq limit is not an unknown field", `{"error":{"message":"max_completion_tokens must be less than or equal to 40960, the maximum value for max_completion_tokens is less than the context_window for this model","type":"invalid_request_error","param":"max_completion_tokens"}}`, "", 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t)
+			srv.Enqueue(llmtest.Reply{Status: tt.status, ErrorBody: tt.body}, llmtest.Reply{Text: "ok"})
+			p, _ := openai.NewChecked(openai.Config{BaseURL: srv.URL, Profile: "openai"})
+			var notices int
+			_, err := p.Stream(context.Background(), &llm.Request{Model: "m", SessionID: "sess-1", MaxTokens: 100, Messages: []llm.Message{llm.Text(llm.RoleUser, "hi")}},
+				func(e llm.Event) {
+					if e.Type == llm.EventNotice {
+						notices++
+					}
+				})
+			if tt.field == "" {
+				if llm.KindOf(err) != llm.ErrBadRequest || notices != 0 || len(srv.Requests()) != 1 {
+					t.Fatalf("err %v, %d notices, %d requests; want the 400 as is", err, notices, len(srv.Requests()))
+				}
+				return
+			}
+			if err != nil || notices != 1 {
+				t.Fatalf("err %v, %d notices", err, notices)
+			}
+			if body := string(srv.Requests()[1].Body); strings.Contains(body, `"`+tt.field+`"`) {
+				t.Errorf("retry still sends %s: %s", tt.field, body)
+			}
+		})
+	}
+}
