@@ -314,7 +314,7 @@ func (sc *shellCheck) read(t token) {
 		return
 	}
 	abs, ok := sc.path(t.s)
-	if !ok {
+	if !ok || stdStream(abs) {
 		return
 	}
 	if rule, reason := sc.g.readWall(abs); rule != "" {
@@ -366,7 +366,9 @@ func (sc *shellCheck) argv(toks []token) {
 	args := toks[1:]
 	switch base {
 	case "env":
-		sc.wrapper(toks, sc.skipEnv(args))
+		saved := sc.cwd
+		sc.wrapper(toks, sc.skipEnv(args)) // env -C DIR moves sc.cwd for its command
+		sc.cwd = saved
 	case "nice":
 		sc.wrapper(toks, skipOpts(args, "-n", "--adjustment"))
 	case "nohup", "builtin":
@@ -619,9 +621,14 @@ func (sc *shellCheck) skipEnv(args []token) []token {
 		case t.s == "-u" || t.s == "--unset" || t.s == "-C" || t.s == "--chdir":
 			args = args[1:]
 			if len(args) > 0 {
+				if t.s == "-C" || t.s == "--chdir" {
+					sc.chdir(args[0])
+				}
 				args = args[1:]
 			}
 			continue
+		case strings.HasPrefix(t.s, "--chdir="):
+			sc.chdir(token{s: strings.TrimPrefix(t.s, "--chdir="), dyn: t.dyn})
 		case t.s == "-S" || strings.HasPrefix(t.s, "--split-string"):
 			sc.ask("ask: env -S splits a string into a command")
 			return nil
@@ -680,6 +687,15 @@ func (sc *shellCheck) copyLike(base string, args []token) {
 		for _, t := range ops[:len(ops)-1] {
 			sc.write(t, base) // mv removes its sources
 		}
+	}
+}
+
+// chdir moves the tracked directory to t (unknown when computed).
+func (sc *shellCheck) chdir(t token) {
+	if p, ok := sc.path(t.s); ok && !t.dyn && !t.glob {
+		sc.cwd = p
+	} else {
+		sc.cwd = ""
 	}
 }
 
@@ -872,7 +888,12 @@ func (sc *shellCheck) find(toks []token) {
 					inner[k] = token{s: inner[k].s[:strings.Index(inner[k].s, "{}")], dyn: true}
 				}
 			}
+			saved := sc.cwd
+			if t.s == "-execdir" || t.s == "-okdir" {
+				sc.cwd = "" // each match's own directory
+			}
 			sc.argv(inner)
+			sc.cwd = saved
 			i = j
 			continue
 		case "-delete":

@@ -62,6 +62,17 @@ func freeDevice(p string) bool {
 	return false
 }
 
+// stdStream names a command's own standard streams (links into
+// /proc/self/fd, which the policy never lets be read by path): naming one
+// reads no file.
+func stdStream(p string) bool {
+	switch p {
+	case "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/null", "/dev/zero", "/dev/tty":
+		return true
+	}
+	return false
+}
+
 // privateTmp reports whether abs is in the sandbox's private /tmp, which
 // commands may write freely: it is the session's own scratch space, not
 // the host's. ask is set when the path goes through a symlink there,
