@@ -33,7 +33,10 @@ type shellCheck struct {
 	taint    map[string]bool // variables set to text computed at run time
 	taintAll bool            // a nameref: any name may be any variable
 	repos    map[string]repoResult
+	reads    map[string]wall // readWall per path, for this decision
 }
+
+type wall struct{ rule, reason string }
 
 const maxDepth = 8
 
@@ -56,7 +59,7 @@ func (g *Gate) decideBash(rs *ruleSet, cmd string) Decision {
 		d.Verdict, d.Rule = Allow, "empty command"
 		return d
 	}
-	sc := &shellCheck{g: g, rs: rs, cwd: g.o.Project, taint: map[string]bool{}, repos: map[string]repoResult{}}
+	sc := &shellCheck{g: g, rs: rs, cwd: g.o.Project, taint: map[string]bool{}, repos: map[string]repoResult{}, reads: map[string]wall{}}
 	sc.script(cmd, false)
 	d.Verdict, d.Rule = Allow, "no command runs"
 	weak := true // d.Rule says nothing of a command: "no command runs", a free write
@@ -317,7 +320,12 @@ func (sc *shellCheck) read(t token) {
 	if !ok || stdStream(abs) {
 		return
 	}
-	if rule, reason := sc.g.readWall(abs); rule != "" {
+	w, seen := sc.reads[abs]
+	if !seen {
+		w.rule, w.reason = sc.g.readWall(abs)
+		sc.reads[abs] = w // a long script names the same paths many times
+	}
+	if rule, reason := w.rule, w.reason; rule != "" {
 		saved := sc.what
 		sc.what = "read " + t.s
 		sc.add(Deny, rule, "Not run: "+reason, tpat{})
