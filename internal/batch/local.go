@@ -18,7 +18,7 @@ import (
 )
 
 // Local runs each task in its own clone under Root with its own harness
-// process.
+// process on this machine.
 type Local struct {
 	Harness      string        // the harness binary (os.Executable() for the running one)
 	Root         string        // workspaces go to Root/<task id>
@@ -29,13 +29,15 @@ type Local struct {
 
 // diffScript prints what the agent changed against BASE, new files
 // included, without touching the checkout's index: it works on a copy in
-// the sandbox's private /tmp. External diff drivers and textconv are off,
-// so no configuration in the checkout runs a program.
+// the sandbox's own temporary directory. External diff drivers and
+// textconv are off, so no configuration in the checkout runs a program.
 const diffScript = `set -e
-export GIT_INDEX_FILE=/tmp/harness-batch-index
+GIT_INDEX_FILE=$(mktemp)
+export GIT_INDEX_FILE
 cp .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"
 git -c core.fsmonitor=false -c core.hooksPath=/dev/null add -A
 git -c core.fsmonitor=false diff --cached --binary --no-ext-diff --no-textconv --no-color "$1"
+rm -f "$GIT_INDEX_FILE"
 `
 
 // maxLog bounds what a result keeps of a command's output: the tail,
@@ -43,6 +45,20 @@ git -c core.fsmonitor=false diff --cached --binary --no-ext-diff --no-textconv -
 const maxLog = 16 << 10
 
 func (l *Local) Run(ctx context.Context, t Task, lim Limits) Result {
+	return l.run(ctx, t, lim, hostMachine{env: l.Env}, l.Harness, l.Args)
+}
+
+// machine is where a task's commands run: this host, or a container.
+type machine interface {
+	// exec runs argv in dir and returns its exit code; err means it could
+	// not run. Cancelling ctx interrupts it (SIGINT) and kills it if it has
+	// not ended after a grace period.
+	exec(ctx context.Context, argv []string, dir string, stdout, stderr io.Writer) (int, error)
+}
+
+// run is a task's life, wherever its commands run: checkout (on the host,
+// into Root), setup, the agent, the diff and the check (inside the walls).
+func (l *Local) run(ctx context.Context, t Task, lim Limits, m machine, harness string, runArgs []string) Result {
 	start := time.Now()
 	ws := filepath.Join(l.Root, t.ID)
 	res := Result{ID: t.ID, Workspace: ws}
@@ -65,7 +81,7 @@ func (l *Local) Run(ctx context.Context, t Task, lim Limits) Result {
 		return done(SetupFailed, err)
 	}
 	if t.Setup != "" {
-		out, code, err := l.hostShell(ctx, ws, t.Setup)
+		out, code, err := l.shell(ctx, m, ws, t.Setup)
 		if err != nil || code != 0 {
 			if ctx.Err() != nil {
 				return done(Interrupted, ctx.Err())
@@ -74,12 +90,12 @@ func (l *Local) Run(ctx context.Context, t Task, lim Limits) Result {
 		}
 	}
 
-	st, agentErr := l.agent(ctx, t, ws, lim, &res)
+	st, agentErr := l.agent(ctx, m, harness, runArgs, t, ws, lim, &res)
 	if st == Interrupted {
 		return done(st, agentErr)
 	}
 	// What the agent changed, read inside the walls.
-	if out, code, err := l.sandboxed(context.WithoutCancel(ctx), ws, l.checkTimeout(), diffScript, base); err == nil && code == 0 {
+	if out, code, err := l.sandboxed(context.WithoutCancel(ctx), m, harness, ws, diffScript, base); err == nil && code == 0 {
 		res.Diff = string(out)
 	} else if agentErr == nil {
 		agentErr = fmt.Errorf("could not read the diff (exit %d): %s", code, tail(out, 500))
@@ -90,11 +106,11 @@ func (l *Local) Run(ctx context.Context, t Task, lim Limits) Result {
 	if t.Check == "" {
 		return done(Done, agentErr)
 	}
-	out, code, err := l.sandboxed(ctx, ws, l.checkTimeout(), t.Check)
-	if err != nil {
-		if ctx.Err() != nil {
-			return done(Interrupted, ctx.Err())
-		}
+	out, code, err := l.sandboxed(ctx, m, harness, ws, t.Check)
+	switch {
+	case ctx.Err() != nil:
+		return done(Interrupted, ctx.Err())
+	case err != nil:
 		return done(AgentError, fmt.Errorf("running the check: %w", err))
 	}
 	res.CheckExit, res.CheckLog = &code, tail(out, maxLog)
@@ -154,52 +170,43 @@ func (l *Local) checkout(ctx context.Context, t Task, ws string) (string, error)
 }
 
 // agent runs `harness run` on the task and fills res from its stream.
-func (l *Local) agent(ctx context.Context, t Task, ws string, lim Limits, res *Result) (Status, error) {
-	args := []string{"run", "--project", ws, "--output-format", "stream-json"}
+func (l *Local) agent(ctx context.Context, m machine, harness string, runArgs []string, t Task, ws string, lim Limits, res *Result) (Status, error) {
+	args := []string{harness, "run", "--project", ws, "--output-format", "stream-json"}
 	if lim.BudgetUSD > 0 {
 		args = append(args, "--max-cost", strconv.FormatFloat(lim.BudgetUSD, 'f', -1, 64))
 	}
-	args = append(args, l.Args...)
+	args = append(args, runArgs...)
 	args = append(args, "-p", t.Prompt)
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	if lim.Timeout > 0 {
 		runCtx, cancel = context.WithTimeout(ctx, lim.Timeout)
 	}
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, l.Harness, args...)
-	cmd.Dir = ws
-	cmd.Env = l.Env
-	// Stopping is an interrupt: harness saves the session, writes its
-	// result and cleans up; only if it does not within the delay is it
-	// killed.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
-	cmd.WaitDelay = 20 * time.Second
 	var stderr bytes.Buffer
-	cmd.Stderr = &limitedTail{buf: &stderr, max: maxLog}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return AgentError, err
-	}
-	if err := cmd.Start(); err != nil {
-		return AgentError, fmt.Errorf("starting harness: %w", err)
-	}
+	pr, pw := io.Pipe()
 	var final *runResult
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
-	for sc.Scan() {
-		var ev runResult
-		if json.Unmarshal(sc.Bytes(), &ev) != nil {
-			continue
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+		for sc.Scan() {
+			var ev runResult
+			if json.Unmarshal(sc.Bytes(), &ev) != nil {
+				continue
+			}
+			switch ev.Type {
+			case "system":
+				res.SessionID = ev.SessionID
+			case "result":
+				final = &ev
+			}
 		}
-		switch ev.Type {
-		case "system":
-			res.SessionID = ev.SessionID
-		case "result":
-			final = &ev
-		}
-	}
-	_, _ = io.Copy(io.Discard, stdout)
-	waitErr := cmd.Wait()
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	_, runErr := m.exec(runCtx, args, ws, pw, &limitedTail{buf: &stderr, max: maxLog})
+	pw.Close()
+	<-scanned
 
 	if final != nil {
 		res.SessionID = final.SessionID
@@ -211,7 +218,7 @@ func (l *Local) agent(ctx context.Context, t Task, ws string, lim Limits, res *R
 	case runCtx.Err() != nil:
 		return TimedOut, fmt.Errorf("the agent ran past the task's timeout of %s", lim.Timeout)
 	case final == nil:
-		return AgentError, fmt.Errorf("harness run ended without a result (%v): %s", waitErr, tail(stderr.Bytes(), 1000))
+		return AgentError, fmt.Errorf("harness run ended without a result (%v): %s", runErr, tail(stderr.Bytes(), 1000))
 	case !final.IsError:
 		return Done, nil
 	case final.Reason == "budget":
@@ -237,38 +244,53 @@ type runResult struct {
 
 // sandboxed runs script (sh -c, with args as $1…) inside the project's
 // walls through `harness sandbox`, returning its combined output.
-func (l *Local) sandboxed(ctx context.Context, ws string, timeout time.Duration, script string, args ...string) ([]byte, int, error) {
-	argv := append([]string{"sandbox", "--project", ws, "--timeout", timeout.String(), "--", "sh", "-c", script, "sh"}, args...)
-	cmd := exec.CommandContext(ctx, l.Harness, argv...)
-	cmd.Dir = ws
-	cmd.Env = l.Env
-	return combined(cmd)
+func (l *Local) sandboxed(ctx context.Context, m machine, harness, ws, script string, args ...string) ([]byte, int, error) {
+	argv := append([]string{harness, "sandbox", "--project", ws, "--timeout", l.checkTimeout().String(), "--", "sh", "-c", script, "sh"}, args...)
+	return combined(ctx, m, argv, ws, 0)
 }
 
-// hostShell runs the task's own setup command on the host.
-func (l *Local) hostShell(ctx context.Context, ws, script string) ([]byte, int, error) {
-	ctx, cancel := context.WithTimeout(ctx, l.checkTimeout())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", script)
-	cmd.Dir = ws
-	cmd.Env = l.Env
-	return combined(cmd)
+// shell runs the task's own setup command, outside the walls.
+func (l *Local) shell(ctx context.Context, m machine, ws, script string) ([]byte, int, error) {
+	return combined(ctx, m, []string{"sh", "-c", script}, ws, l.checkTimeout())
 }
 
-func combined(cmd *exec.Cmd) ([]byte, int, error) {
+func combined(ctx context.Context, m machine, argv []string, dir string, timeout time.Duration) ([]byte, int, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	var out bytes.Buffer
 	w := &limitedTail{buf: &out, max: 4 * maxLog}
-	cmd.Stdout, cmd.Stderr = w, w
+	code, err := m.exec(ctx, argv, dir, w, w)
+	return out.Bytes(), code, err
+}
+
+// hostMachine runs commands on this machine.
+type hostMachine struct{ env []string }
+
+func (h hostMachine) exec(ctx context.Context, argv []string, dir string, stdout, stderr io.Writer) (int, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, h.env
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// Stopping is an interrupt: harness saves the session, writes its
+	// result and cleans up; only if it does not within the delay is it
+	// killed.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = interruptGrace
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return out.Bytes(), ee.ExitCode(), nil
+		return ee.ExitCode(), nil
 	}
 	if err != nil {
-		return out.Bytes(), -1, err
+		return -1, err
 	}
-	return out.Bytes(), 0, nil
+	return 0, nil
 }
+
+// interruptGrace is how long an interrupted command has to end by itself.
+const interruptGrace = 20 * time.Second
 
 // limitedTail keeps the last max bytes written (roughly: it trims in
 // halves, so it holds between max/2 and max).

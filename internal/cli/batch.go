@@ -28,6 +28,9 @@ type batchOptions struct {
 	Budget      float64
 	TaskTimeout time.Duration
 	SummaryJSON bool
+	Executor    string
+	Image       string
+	Network     string
 
 	// passed to each harness run
 	Model, Provider, BaseURL, Sandbox string
@@ -61,6 +64,11 @@ tasks share what is left.
 
 Tasks run headless, where nothing can be approved: give --yolo (the sandbox stays
 on) or --allow rules so the agent can edit files and run commands.
+
+--executor docker runs each task in a container of its own (--image, or
+$HARNESS_IMAGE: any image with sh, git and the project's toolchain; the harness
+binary is mounted in): all capabilities dropped, a read-only root, pids and
+memory limits, and harness's own walls around every command inside.
 ` + exitStatusHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -80,6 +88,9 @@ on) or --allow rules so the agent can edit files and run commands.
 	f.Float64Var(&o.Budget, "budget", 0, "total USD at list price for the batch, earlier runs included (0: none)")
 	f.DurationVar(&o.TaskTimeout, "task-timeout", 30*time.Minute, "a task's time limit when it sets none")
 	f.BoolVar(&o.SummaryJSON, "summary-json", false, "print the summary as one JSON object on stdout")
+	f.StringVar(&o.Executor, "executor", "local", "where tasks run: local (a process each) or docker (a container each)")
+	f.StringVar(&o.Image, "image", os.Getenv("HARNESS_IMAGE"), "docker: the image tasks run in (default $HARNESS_IMAGE)")
+	f.StringVar(&o.Network, "docker-network", "bridge", "docker: the container's network mode, so the agent reaches the model (host for a model on this machine's loopback)")
 	f.StringVar(&o.Model, "model", "", "model name for every task (overrides MODEL)")
 	f.StringVar(&o.Provider, "provider", "", "wire format: anthropic or openai (overrides PROVIDER)")
 	f.StringVar(&o.BaseURL, "base-url", "", "provider endpoint (overrides BASE_URL)")
@@ -173,9 +184,29 @@ func runBatch(ctx context.Context, o *batchOptions, taskFile string, stdio Stdio
 	defer stop()
 	go func() { <-ctx.Done(); stop() }()
 
+	var ex batch.Executor
+	local := batch.Local{Harness: exe, Root: workdir, Args: o.runArgs()}
+	switch o.Executor {
+	case "local":
+		ex = &local
+	case "docker":
+		if o.Image == "" {
+			return usageError("--executor docker needs an image: --image NAME or HARNESS_IMAGE")
+		}
+		d := &batch.Docker{Local: local, Image: o.Image, Network: o.Network, Env: settingsEnv(os.Environ())}
+		if home, err := os.UserHomeDir(); err == nil {
+			d.EnvFile = filepath.Join(home, ".agents", "env")
+		}
+		if err := d.Connect(ctx); err != nil {
+			return err
+		}
+		ex = d
+	default:
+		return usageError("--executor must be local or docker, not %q", o.Executor)
+	}
 	prog := newBatchProgress(stdio.Err, len(tasks))
 	r := &batch.Runner{
-		Exec:      &batch.Local{Harness: exe, Root: workdir, Args: o.runArgs()},
+		Exec:      ex,
 		Jobs:      o.Jobs,
 		BudgetUSD: o.Budget,
 		Timeout:   o.TaskTimeout,
@@ -216,6 +247,27 @@ func runBatch(ctx context.Context, o *batchOptions, taskFile string, stdio Stdio
 		return &ExitError{Code: exitFailure, Err: fmt.Errorf("%d task(s) unfinished (budget spent or interrupted)", sum.Unfinished)}
 	}
 	return nil
+}
+
+// settingsEnv picks from env the settings a harness inside a container
+// needs (model, provider, endpoint, key, prices, limits): the
+// configuration keys, which all are upper-case names without lower-case
+// letters, and nothing else of this process's environment.
+func settingsEnv(env []string) []string {
+	keys := map[string]bool{}
+	for _, k := range []string{"PROVIDER", "MODEL", "BASE_URL", "API_KEY", "OPENAI_PROFILE",
+		"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY",
+		"CONTEXT_WINDOW", "COMPACT_AT", "COMPACT_TO", "MAX_TOKENS", "THINKING", "EFFORT",
+		"PRICE_INPUT", "PRICE_OUTPUT", "PRICE_CACHE_READ", "PRICE_CACHE_WRITE", "NO_COLOR"} {
+		keys[k] = true
+	}
+	var out []string
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); ok && keys[k] {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // batchProgress shows a bar on a terminal and a line per result elsewhere.

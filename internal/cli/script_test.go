@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -55,6 +58,11 @@ func TestScripts(t *testing.T) {
 			env.Setenv("MODEL", "fake-model")
 			env.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
 			env.Setenv("NO_COLOR", "1")
+			// The Docker scripts find the engine and their image as the
+			// developer or CI set them.
+			for _, k := range []string{"HARNESS_TEST_IMAGE", "DOCKER_HOST"} {
+				env.Setenv(k, os.Getenv(k))
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -65,10 +73,33 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "landlock":
 				return sandbox.LandlockABI() > 0, nil
+			case "docker":
+				// A script that needs the engine skips without one, unless
+				// HARNESS_REQUIRE names docker: then it is a failure.
+				err := dockerReady()
+				if err != nil && testenv.Required(testenv.Docker) {
+					return false, fmt.Errorf("docker is required (%s) but unavailable: %v", testenv.RequireEnv, err)
+				}
+				return err == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
+}
+
+// dockerReady says why the Docker scripts cannot run here, if they
+// cannot: the engine must answer and HARNESS_TEST_IMAGE name an image it
+// has (.ci/run builds one offline from Debian's packages).
+func dockerReady() error {
+	img := os.Getenv("HARNESS_TEST_IMAGE")
+	if img == "" {
+		return errors.New("HARNESS_TEST_IMAGE is not set")
+	}
+	out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", img).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("docker image inspect %s: %v: %s", img, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // cmdLLM drives the fake provider:

@@ -27,7 +27,8 @@ const (
 	Tmux     = "tmux"
 	Setpriv  = "setpriv" // util-linux's setpriv, to run tests unprivileged
 	Git      = "git"
-	Root     = "root" // running as uid 0 (mounts, setpriv)
+	Root     = "root"   // running as uid 0 (mounts, setpriv)
+	Docker   = "docker" // a Docker engine that answers, and HARNESS_TEST_IMAGE built (see .ci/run)
 )
 
 // Required reports whether HARNESS_REQUIRE names feature.
@@ -62,7 +63,7 @@ func NeedRoot(t testing.TB) {
 }
 
 // Features is every feature name, for checking HARNESS_REQUIRE's spelling.
-var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Root}
+var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Root, Docker}
 
 // Unknown returns the names in HARNESS_REQUIRE that are no feature, so a
 // typo cannot turn a requirement into nothing.
