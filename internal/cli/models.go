@@ -96,7 +96,7 @@ func runModels(cat *llm.Catalogue, name string, w io.Writer) error {
 		return err
 	}
 	if name == "" && cat.Checked != "" {
-		fmt.Fprintf(w, "\nPrices are dollars per million tokens, checked %s; run harness models NAME for an entry's source.\n", cat.Checked)
+		fmt.Fprintf(w, "\nPrices are list prices in dollars per million tokens, compiled %s from the sources cited; harness models NAME shows an entry's source.\n", cat.Checked)
 	}
 	if name != "" && models[0].Source != "" {
 		fmt.Fprintf(w, "\nsource: %s\n", models[0].Source)

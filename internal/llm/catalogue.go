@@ -60,7 +60,7 @@ type wireCatalogue struct {
 // Catalogue is a set of models matched by name. The zero value is empty;
 // DefaultCatalogue is the one built into harness.
 type Catalogue struct {
-	Checked string // when the prices were last checked
+	Checked string // when the entries were compiled from their sources
 	Note    string
 	Models  []Model
 }
