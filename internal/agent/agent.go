@@ -334,7 +334,11 @@ func (a *Agent) runTool(ctx context.Context, call llm.Block, obs Observer) llm.B
 	}
 	obs.OnToolStart(call)
 	start := time.Now()
-	res := a.o.Tools.Run(ctx, call)
+	tctx := ctx
+	if g, ok := obs.(*guarded); ok {
+		tctx = g.withOutput(ctx, call)
+	}
+	res := a.o.Tools.Run(tctx, call)
 	if ctx.Err() != nil && !res.IsError {
 		res.Content += "\n[the user interrupted the turn]"
 	}
@@ -613,4 +617,23 @@ func (g *guarded) OnReply(r *llm.Reply) {
 func (g *guarded) OnNotice(n notice.Notice) {
 	defer g.catch()
 	g.obs.OnNotice(n)
+}
+
+// OutputObserver is implemented by observers that show a running tool's
+// output as it comes (the last lines of a long command).
+type OutputObserver interface {
+	OnToolOutput(call llm.Block, chunk string)
+}
+
+// withOutput gives ctx the tools' progress hook when the observer shows
+// live output.
+func (g *guarded) withOutput(ctx context.Context, call llm.Block) context.Context {
+	o, ok := g.obs.(OutputObserver)
+	if !ok {
+		return ctx
+	}
+	return tools.WithProgress(ctx, func(chunk string) {
+		defer g.catch()
+		o.OnToolOutput(call, chunk)
+	})
 }

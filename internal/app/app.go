@@ -44,6 +44,9 @@ type Options struct {
 	// Prompter asks the user about calls; nil is headless (what would
 	// ask is refused).
 	Prompter permission.Prompter
+	// OnDecision, when set, is told every permission decision once it is
+	// logged (harness run tallies what was refused).
+	OnDecision func(permission.Record)
 }
 
 func (o Options) now() time.Time {

@@ -143,6 +143,9 @@ func (b *builder) newGate(context.Context) error {
 				Tool: r.Tool, Command: r.Command, Path: r.Path, Rule: r.Rule, Answer: r.Answer}}); err != nil {
 				s.tell(logFailed("could not record a permission decision", err))
 			}
+			if b.o.OnDecision != nil {
+				b.o.OnDecision(r)
+			}
 		},
 	})
 	if err != nil {

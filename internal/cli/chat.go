@@ -418,6 +418,25 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 			note = st.Dim(" (price unknown: set PRICE_INPUT and PRICE_OUTPUT to see costs)")
 		}
 		c.r.Print("model " + st.Bold(arg) + " from the next turn on" + note)
+	case "/expand":
+		n := 1
+		if arg != "" {
+			v, err := strconv.Atoi(arg)
+			if err != nil || v < 1 {
+				return false, fmt.Errorf("/expand takes how many results back (1 is the last), not %q", arg)
+			}
+			n = v
+		}
+		call, res, ok := c.r.LastResult(n)
+		if !ok {
+			return false, fmt.Errorf("/expand: no tool result %d back in this session", n)
+		}
+		head := ui.ToolLine(st, call, c.t.Width())
+		body := strings.Split(strings.TrimRight(ui.Sanitize(res.Content), "\n"), "\n")
+		if c.in.IsTerminal() && c.t.TTY && len(body) > c.t.Height()-4 {
+			return false, ui.Page(ctx, c.in, c.t, append([]string{head, ""}, body...))
+		}
+		c.r.Print(head + "\n" + strings.Join(body, "\n"))
 	case "/sandbox":
 		c.r.Print(c.describePolicy())
 	case "/permissions":

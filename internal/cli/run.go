@@ -40,13 +40,18 @@ PROMPT is the arguments joined by spaces, or -p PROMPT; "-" reads it from stdin.
 Output formats:
   text         the final answer on stdout, progress on stderr
   json         one object: result, session_id, steps, usage, cost_usd, is_error,
-               and with is_error a reason (error, max_steps, interrupted, budget) and error
+               and with is_error a reason (error, max_steps, interrupted, budget,
+               nothing_written) and error
+  stream-json  one JSON event a line, ending with the result object
 
 --max-cost USD stops the run after the first model reply that brings its cost
 at list price (or the PRICE_* settings) to USD or more; the model's price must
 be known.
-  stream-json  one JSON event a line, ending with the result object
-` + exitStatusHelp,
+` + exitStatusHelp + `  3    nothing was written: the project is unchanged and calls were refused
+       for want of an approval, which a headless run cannot ask for; the
+       message names the --allow flags (or rules for .agents/permissions)
+       that would admit them
+`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Prompt == "" {
@@ -79,10 +84,11 @@ type runResult struct {
 
 // Why a run ended in error, for runResult.Reason.
 const (
-	reasonError       = "error"       // the agent or the provider failed
-	reasonMaxSteps    = "max_steps"   // the step limit came first
-	reasonInterrupted = "interrupted" // SIGINT or SIGTERM
-	reasonBudget      = "budget"      // --max-cost was reached
+	reasonError       = "error"           // the agent or the provider failed
+	reasonMaxSteps    = "max_steps"       // the step limit came first
+	reasonInterrupted = "interrupted"     // SIGINT or SIGTERM
+	reasonBudget      = "budget"          // --max-cost was reached
+	reasonBlocked     = "nothing_written" // every write needed an approval
 )
 
 type usageJSON struct {
@@ -118,7 +124,8 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	go func() { <-ctx.Done(); stop() }()
 	interrupted := func() bool { return ctx.Err() != nil && parent.Err() == nil }
 
-	s, err := openSession(ctx, g, stdio, sessionSetup{})
+	var tally refusals
+	s, err := openSession(ctx, g, stdio, sessionSetup{OnDecision: tally.note})
 	if err != nil {
 		if interrupted() {
 			out := runResult{IsError: true, Reason: reasonInterrupted, Error: "interrupted before the session started"}
@@ -166,7 +173,9 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		budget = &budgetObserver{Observer: obs, price: price, max: o.MaxCost, stop: cancel}
 		obs = budget
 	}
-	res, runErr := s.Agent.Run(runCtx, o.Prompt, obs)
+	watch := &refusalWatch{Observer: obs}
+	before, _ := projectStamp(s.Sandbox.Policy().Project)
+	res, runErr := s.Agent.Run(runCtx, o.Prompt, watch)
 	out := runResult{SessionID: s.ID}
 	if res != nil {
 		out.Result, out.Steps = res.Text, res.Steps
@@ -192,6 +201,12 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 			out.Error = fmt.Sprintf("stopped at $%.6f, over --max-cost $%.6f; completed steps are saved: resume with harness run --resume %s", budget.spent(), o.MaxCost, s.ID)
 		}
 	}
+	if !out.IsError && before != "" {
+		after, _ := projectStamp(s.Sandbox.Policy().Project)
+		if why := tally.blocked(s.Sandbox.Policy().Project, before, after, watch.messages()); why != "" {
+			out.IsError, out.Reason, out.Error = true, reasonBlocked, why
+		}
+	}
 	if o.OutputFormat == "text" {
 		if out.Result != "" {
 			fmt.Fprintln(stdio.Out, strings.TrimRight(out.Result, "\n"))
@@ -212,8 +227,11 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 			msg = "the agent stopped at the step limit (--max-steps) before finishing"
 		}
 		code := exitFailure
-		if out.Reason == reasonInterrupted {
+		switch out.Reason {
+		case reasonInterrupted:
 			code = exitInterrupted
+		case reasonBlocked:
+			code = exitNothingWritten
 		}
 		return &ExitError{Code: code, Err: errors.New(msg)}
 	}

@@ -17,7 +17,8 @@ type Session = app.Session
 
 // sessionSetup are the choices a front end makes about a session.
 type sessionSetup struct {
-	Prompter permission.Prompter // nil: headless
+	Prompter   permission.Prompter // nil: headless
+	OnDecision func(permission.Record)
 }
 
 // projectRoot resolves --project against the working directory.
@@ -47,7 +48,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		Project: g.Project, AddDirs: g.AddDirs, Backend: g.Backend, Timeout: g.Timeout,
 		Continue: g.Continue, Resume: g.Resume, MaxSteps: g.MaxSteps,
 		Allow: g.Allow, Deny: g.Deny, Yolo: g.Yolo,
-		Prompter: su.Prompter,
+		Prompter: su.Prompter, OnDecision: su.OnDecision,
 	})
 }
 

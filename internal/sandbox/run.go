@@ -83,6 +83,9 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	if c.Stdout != nil || c.Stderr != nil {
 		stdout, stderr = orDiscard(c.Stdout), orDiscard(c.Stderr)
 	}
+	if c.Progress != nil {
+		stdout, stderr = io.MultiWriter(stdout, c.Progress), io.MultiWriter(stderr, c.Progress)
+	}
 	before := snapshot(s.pol.protectedNow())
 	gitBefore := s.git.before()
 

@@ -21,6 +21,9 @@ type Cmd struct {
 	// (used by `harness sandbox`); Result.Output is then empty. When nil,
 	// both streams go, interleaved, to the bounded Result.Output.
 	Stdout, Stderr io.Writer
+	// Progress, when set, also receives both streams as they come, for a
+	// live view; it must be safe for concurrent writes.
+	Progress io.Writer
 }
 
 // Result is what a command did.

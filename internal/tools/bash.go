@@ -56,7 +56,7 @@ func (b *Bash) Run(ctx context.Context, input json.RawMessage) Result {
 	if timeout > 600*time.Second {
 		timeout = 600 * time.Second
 	}
-	res, err := b.Env.Sandbox.Run(ctx, sandbox.Cmd{Script: a.Command, Timeout: timeout})
+	res, err := b.Env.Sandbox.Run(ctx, sandbox.Cmd{Script: a.Command, Timeout: timeout, Progress: progressWriter(ctx)})
 	if err != nil {
 		return Errorf("the command could not be started: %v", err)
 	}

@@ -132,6 +132,8 @@ type lineState struct {
 	pos          int
 	rows         int // rows between the prompt's first row and the cursor, as last drawn
 	paste        bool
+	pasted       []rune   // the paste streaming in, until its end
+	pastes       []string // long pastes, shown collapsed: pasteRune+i stands for pastes[i]
 	yank         []rune
 	hidx         int    // index into history; len(history) is the line being edited
 	saved        []rune // the line being edited while browsing history
@@ -183,12 +185,13 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 		switch k.kind {
 		case keyPasteEnd:
 			s.paste = false
+			s.endPaste()
 		case keyEnter, keyNewline:
-			s.insert('\n')
+			s.pasted = append(s.pasted, '\n')
 		case keyTab:
-			s.insert('\t')
+			s.pasted = append(s.pasted, '\t')
 		case keyRune:
-			s.insert(k.r)
+			s.pasted = append(s.pasted, k.r)
 		}
 		return false, "", nil
 	}
@@ -204,7 +207,7 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 			return false, "", nil
 		}
 		e.finish(s)
-		return true, string(s.buf), nil
+		return true, s.text(), nil
 	case keyResize:
 		if e.opts.OnResize != nil {
 			// The screen is redrawn from the top: the input starts on a
@@ -360,6 +363,55 @@ func (e *Editor) searchFrom(s *lineState, from int) {
 		label = "no match" // the last match stays on the line
 	}
 	s.prompt = s.searchStyle.Dim("("+label+") ") + q + s.searchStyle.Dim(": ")
+}
+
+// pasteRune is the first of the private-use runes that stand for a
+// collapsed paste in the buffer.
+const pasteRune = 0xF0000
+
+// collapseLines is how many lines a paste needs to be shown collapsed.
+const collapseLines = 6
+
+// endPaste inserts the paste that just ended: a long one as one
+// placeholder, shown "[pasted 60 lines]", so it takes one row and the
+// screen never holds two copies of it.
+func (s *lineState) endPaste() {
+	p := s.pasted
+	s.pasted = nil
+	if strings.Count(string(p), "\n") < collapseLines-1 || len(s.pastes) >= 0xFFFD {
+		for _, r := range p {
+			s.insert(r)
+		}
+		return
+	}
+	s.pastes = append(s.pastes, string(p))
+	s.insert(rune(pasteRune + len(s.pastes) - 1))
+}
+
+// pasteLabel is how a collapsed paste shows, or "" when r is not one.
+func (s *lineState) pasteLabel(r rune) string {
+	i := int(r) - pasteRune
+	if i < 0 || i >= len(s.pastes) {
+		return ""
+	}
+	n := strings.Count(strings.TrimSuffix(s.pastes[i], "\n"), "\n") + 1
+	return fmt.Sprintf("[pasted %d lines]", n)
+}
+
+// text is the buffer with collapsed pastes put back.
+func (s *lineState) text() string {
+	if len(s.pastes) == 0 {
+		return string(s.buf)
+	}
+	var b strings.Builder
+	for _, r := range s.buf {
+		if i := int(r) - pasteRune; i >= 0 && i < len(s.pastes) {
+			b.WriteString(s.pastes[i])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func (s *lineState) insert(r rune) {
@@ -548,7 +600,12 @@ func (s *lineState) layout(w int) (out string, crow, ccol, erow int) {
 			continue
 		}
 		text, rw := string(r), RuneWidth(r)
-		if r == '\t' {
+		if l := s.pasteLabel(r); l != "" {
+			text, rw = s.searchStyle.Dim(l), StringWidth(l)
+			if rw > w {
+				text, rw = Truncate(l, w), w
+			}
+		} else if r == '\t' {
 			text, rw = "    ", 4
 		} else if rw == 0 && unicode.IsControl(r) {
 			text, rw = "^"+string(rune('@'+r%32)), 2

@@ -291,3 +291,77 @@ func TestEditorPlainMode(t *testing.T) {
 		t.Fatalf("err = %v, want io.EOF", err)
 	}
 }
+
+// A long paste shows as one placeholder row, once, and is submitted whole.
+func TestEditorCollapsesLongPaste(t *testing.T) {
+	var paste strings.Builder
+	for i := 1; i <= 60; i++ {
+		paste.WriteString("pasted line\n")
+	}
+	e, scr := testEditor(t, "look: \x1b[200~"+paste.String()+"\x1b[201~ ok\r", 80, EditorOptions{NoHistory: true})
+	got, err := e.ReadLine(context.Background(), "> ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "look: "+paste.String()+" ok" {
+		t.Errorf("submitted %q", got)
+	}
+	screen := scr.all()
+	if !strings.Contains(screen, "> look: [pasted 60 lines] ok") || strings.Contains(screen, "pasted line") {
+		t.Errorf("the paste is not collapsed on screen:\n%s", screen)
+	}
+	// A short paste is inserted as it is.
+	e, _ = testEditor(t, "\x1b[200~a\nb\x1b[201~\r", 80, EditorOptions{NoHistory: true})
+	if got, _ := e.ReadLine(context.Background(), "> "); got != "a\nb" {
+		t.Errorf("short paste = %q", got)
+	}
+}
+
+// Ctrl-G in a Ctrl-R search gives up: the line comes back as it was.
+func TestEditorSearchCancel(t *testing.T) {
+	e, _ := testEditor(t, "alpha\rbeta\rdraft\x12al\x07\r", 80, EditorOptions{})
+	for range 2 {
+		e.ReadLine(context.Background(), "> ")
+	}
+	got, err := e.ReadLine(context.Background(), "> ")
+	if err != nil || got != "draft" {
+		t.Errorf("after Ctrl-G: %q, %v; want the line as it was (draft)", got, err)
+	}
+}
+
+// gatedReader gives its chunks one at a time, each when released.
+type gatedReader struct {
+	chunks []string
+	next   chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	<-g.next
+	if len(g.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, g.chunks[0])
+	g.chunks = g.chunks[1:]
+	return n, nil
+}
+
+// A lone Esc is a key of its own: the key typed after it is not eaten
+// (it used to turn "/cost" into "cost").
+func TestLoneEscapeKeepsNextKey(t *testing.T) {
+	g := &gatedReader{chunks: []string{"\x1b", "/"}, next: make(chan struct{}, 2)}
+	in := NewInput(g)
+	g.next <- struct{}{} // the Esc arrives; "/" only after it was decoded
+	k, err := readKey(context.Background(), in)
+	if err != nil || k.kind != keyEscape {
+		t.Fatalf("lone Esc = %+v, %v", k, err)
+	}
+	g.next <- struct{}{}
+	if k, err := readKey(context.Background(), in); err != nil || k.kind != keyRune || k.r != '/' {
+		t.Fatalf("the key after Esc = %+v, %v; want '/'", k, err)
+	}
+	// Esc and a key in one burst are still a sequence (Alt-Enter).
+	in = NewInput(strings.NewReader("\x1b\r"))
+	if k, _ := readKey(context.Background(), in); k.kind != keyNewline {
+		t.Errorf("Esc-Enter = %+v, want a newline", k)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,8 @@ type Renderer struct {
 	running  []llm.Block     // calls started and not ended, for the prompt's preview
 	pausedAt time.Time       // when the running Pause began
 	waited   time.Duration   // time spent in prompts since the last tool started
+	live     string          // the tail of the running command's output
+	results  []toolResult    // the last results, for /expand
 	spin     spinner
 	tools    int    // tool calls this turn
 	lastTool string // ID of the call whose line was printed last
@@ -535,13 +538,62 @@ func (r *Renderer) OnToolStart(call llm.Block) {
 	r.spinStart("running")
 }
 
+// liveRows is how many of a running command's last lines are shown.
+const liveRows = 4
+
+// OnToolOutput shows a running command's last lines above its spinner,
+// updated as output comes (drawn by the spinner's next tick).
+func (r *Renderer) OnToolOutput(call llm.Block, chunk string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live += chunk
+	if len(r.live) > 8192 {
+		r.live = r.live[len(r.live)-4096:]
+	}
+	if !r.t.TTY {
+		return
+	}
+	lines := strings.Split(strings.TrimRight(Sanitize(r.live), "\n"), "\n")
+	if len(lines) > liveRows {
+		lines = lines[len(lines)-liveRows:]
+	}
+	w := r.t.Width()
+	above := make([]string, 0, len(lines))
+	for _, l := range lines {
+		above = append(above, "    "+r.t.Style.Dim(Truncate(l, w-6)))
+	}
+	r.spin.above = above
+}
+
+// toolResult is a result kept for /expand.
+type toolResult struct {
+	call, result llm.Block
+}
+
+// LastResult returns the n-th last tool result (1 is the last) as shown
+// under its call, whole; ok is false when there is none.
+func (r *Renderer) LastResult(n int) (call, result llm.Block, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n < 1 || n > len(r.results) {
+		return llm.Block{}, llm.Block{}, false
+	}
+	tr := r.results[len(r.results)-n]
+	return tr.call, tr.result, true
+}
+
 // OnToolEnd shows a short result under the tool's line, then waits for the
 // model again.
 func (r *Renderer) OnToolEnd(call, result llm.Block, elapsed time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.spin.stop()
+	r.spin.above, r.live = nil, ""
 	r.newline()
+	r.results = append(r.results, toolResult{call, result})
+	if len(r.results) > 20 {
+		r.results = r.results[1:]
+	}
 	for i, c := range r.running {
 		if c.ID == call.ID {
 			r.running = append(r.running[:i:i], r.running[i+1:]...)
@@ -668,6 +720,7 @@ func firstLine(s string) string {
 var (
 	exitRe   = regexp.MustCompile(`\[exit code: (-?\d+)\]\s*$`)
 	markerRe = regexp.MustCompile(`^\[(output limit|timed out|WARNING|harness[: ]|the user interrupted)`)
+	capRe    = regexp.MustCompile(`\[harness cap: \d+ of \d+ chars cut here \(lines (\d+)-(\d+) of \d+\)`)
 )
 
 // resultPreviewLines is how many lines of output are shown under a call.
@@ -704,8 +757,19 @@ func ToolResult(st Style, call, result llm.Block, elapsed time.Duration, width i
 		lines = lines[1:]
 	}
 	meta := []string{status}
-	if n := len(lines); n > 0 {
+	// A capped result holds the head and tail; its marker says how many
+	// lines were cut between them, so the count is the command's own.
+	cut := 0
+	if m := capRe.FindStringSubmatch(content); m != nil {
+		a, _ := strconv.Atoi(m[1])
+		b, _ := strconv.Atoi(m[2])
+		cut = max(0, b-a)
+	}
+	if n := len(lines) + cut; n > 0 {
 		meta = append(meta, plural(n, "line"))
+	}
+	if cut > 0 {
+		meta = append(meta, st.Yellow(fmt.Sprintf("%d cut in the middle", cut)))
 	}
 	meta = append(meta, formatElapsed(elapsed))
 	var b strings.Builder
@@ -725,8 +789,8 @@ func ToolResult(st Style, call, result llm.Block, elapsed time.Duration, width i
 	for _, l := range shown {
 		b.WriteString("    " + st.Dim(Truncate(l, width-4)) + "\n")
 	}
-	if cut := len(lines) - resultPreviewLines; cut > 0 {
-		b.WriteString("    " + st.Dim(fmt.Sprintf("… %d more %s", cut, strings.TrimPrefix(plural(cut, "line"), fmt.Sprint(cut)+" "))) + "\n")
+	if more := len(lines) - resultPreviewLines; more > 0 {
+		b.WriteString("    " + st.Dim(fmt.Sprintf("… %d more %s (/expand)", more, strings.TrimPrefix(plural(more, "line"), fmt.Sprint(more)+" "))) + "\n")
 	}
 	for _, n := range notes {
 		b.WriteString("    " + st.Yellow(Truncate(n, width-4)) + "\n")

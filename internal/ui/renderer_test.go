@@ -118,7 +118,7 @@ func TestRendererToolCalls(t *testing.T) {
 	r.EndTurn(false)
 	got := scr.all()
 	for _, want := range []string{
-		"Let me check.\n⚙ bash  go test ./...\n  ↳ exit 1 · 7 lines · 1s\n    ok  pkg\n    ok  pkg\n    ok  pkg\n    … 4 more lines\n",
+		"Let me check.\n⚙ bash  go test ./...\n  ↳ exit 1 · 7 lines · 1s\n    ok  pkg\n    ok  pkg\n    ok  pkg\n    … 4 more lines (/expand)\n",
 		"⚙ read_file  internal/x.go\n  ↳ error · 1 line · 0.0s\n    no such file: internal/x.go",
 	} {
 		if !strings.Contains(got, want) {
@@ -227,7 +227,7 @@ func TestToolResultMarkers(t *testing.T) {
 func TestToolResultCapMarker(t *testing.T) {
 	content := "1\n2\n\n[harness cap: 90 of 100 chars cut here (lines 3-9 of 10). The whole output is in /s/f.txt.]\n10\n[exit code: 0]"
 	got := ToolResult(Style{}, llm.Block{Name: "bash"}, llm.Block{Content: content}, 0, 200)
-	want := "  ↳ exit 0 · 4 lines · 0.0s\n    1\n    2\n    \n    … 1 more line\n    [harness cap: 90 of 100 chars cut here (lines 3-9 of 10). The whole output is in /s/f.txt.]\n"
+	want := "  ↳ exit 0 · 10 lines · 6 cut in the middle · 0.0s\n    1\n    2\n    \n    … 1 more line (/expand)\n    [harness cap: 90 of 100 chars cut here (lines 3-9 of 10). The whole output is in /s/f.txt.]\n"
 	if got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
@@ -295,5 +295,38 @@ func TestToolResultEditPreview(t *testing.T) {
 	want := "  ↳ ok · 1 line · 0.0s\n    - x := 1\n    - y := 2\n    + x := 10\n    + y := 20\n    + z := 30\n      … 2 more\n    edited a.go\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A tool's time excludes the time its permission prompt waited for the
+// user; a running command's last lines show above the spinner.
+func TestRendererToolTimeAndLiveOutput(t *testing.T) {
+	r, scr := testRenderer(60, 20, false)
+	defer r.Close()
+	call := llm.Block{Type: llm.BlockToolUse, ID: "c1", Name: "bash", Input: json.RawMessage(`{"command":"make"}`)}
+	r.OnToolStart(call)
+	r.Pause()
+	r.mu.Lock()
+	r.pausedAt = r.pausedAt.Add(-10 * time.Second) // the user took 10s to answer
+	r.mu.Unlock()
+	r.Resume()
+	r.OnToolOutput(call, "compiling a\ncompiling b\n")
+	r.OnToolOutput(call, "compiling c\nlinking\ndone soon\n")
+	r.mu.Lock()
+	r.spin.draw()
+	r.mu.Unlock()
+	if got := scr.text(); !strings.Contains(got, "    compiling b\n    compiling c\n    linking\n    done soon\n") || strings.Contains(got, "compiling a") {
+		t.Errorf("live output not the last %d lines above the spinner:\n%s", liveRows, got)
+	}
+	r.OnToolEnd(call, llm.Block{Content: "done\n[exit code: 0]"}, 12500*time.Millisecond)
+	got := scr.all()
+	if !strings.Contains(got, "exit 0 · 1 line · 2s") {
+		t.Errorf("elapsed time includes the approval wait:\n%s", got)
+	}
+	if strings.Contains(got, "linking") {
+		t.Errorf("live output left on screen after the result:\n%s", got)
+	}
+	if c, res, ok := r.LastResult(1); !ok || c.ID != "c1" || !strings.HasPrefix(res.Content, "done") {
+		t.Errorf("LastResult = %v %v %v", c, res, ok)
 	}
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -20,6 +21,9 @@ type spinner struct {
 	tick  time.Duration
 	hint  string     // shown after the time when it fits, e.g. "· Ctrl-C interrupts"
 	width func() int // the terminal's width: a spinner line must never wrap
+
+	above      []string // rows shown above the spinner (a command's last lines), each narrower than the width
+	aboveDrawn int      // how many of them are on screen
 
 	gen     int
 	label   string
@@ -60,7 +64,17 @@ func (s *spinner) draw() {
 	if s.hint != "" && s.width != nil && StringWidth(line)+1+StringWidth(s.hint) < s.width() {
 		line += " " + s.hint
 	}
-	s.write("\r\x1b[K" + line)
+	var b strings.Builder
+	if s.aboveDrawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", s.aboveDrawn)
+	}
+	b.WriteString("\r\x1b[J")
+	for _, l := range s.above {
+		b.WriteString(l + "\r\n")
+	}
+	b.WriteString(line)
+	s.aboveDrawn = len(s.above)
+	s.write(b.String())
 	s.drawn = true
 }
 
@@ -72,8 +86,12 @@ func (s *spinner) stop() {
 	s.gen++
 	s.label = ""
 	if s.drawn {
-		s.write("\r\x1b[K")
+		if s.aboveDrawn > 0 {
+			s.write(fmt.Sprintf("\x1b[%dA", s.aboveDrawn))
+		}
+		s.write("\r\x1b[J")
 		s.drawn = false
+		s.aboveDrawn = 0
 	}
 }
 
