@@ -274,6 +274,11 @@ func (c *chat) cancelTurn() {
 
 // turn runs one agent turn and shows the status line after it.
 func (c *chat) turn(ctx context.Context, prompt string) {
+	pol := c.s.Sandbox.Policy()
+	prompt, notes := expandMentions(prompt, pol.Project, pol.DenyRead)
+	for _, n := range notes {
+		c.r.Print(c.t.Style.Dim("@ " + n))
+	}
 	c.r.StartTurn()
 	var res *agent.Result
 	interrupted, err := c.withTurn(ctx, func(ctx context.Context) error {

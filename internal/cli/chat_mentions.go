@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// mentionRe finds @path mentions: an @ at a word start, then a path.
+var mentionRe = regexp.MustCompile(`(?:^|\s)@([^\s@]+)`)
+
+// mentionLimit bounds one attached file.
+const mentionLimit = 100 << 10
+
+// expandMentions attaches the files a prompt mentions as @path (relative
+// to the project, or absolute inside it): each one's content follows the
+// prompt in a <file path="…"> block, so the model has it without a read.
+// Only regular files inside the project, outside the sandbox's hidden
+// paths and under mentionLimit, are attached; notes say what was attached
+// or why not.
+func expandMentions(prompt, project string, hidden []string) (string, []string) {
+	var b strings.Builder
+	var notes []string
+	seen := map[string]bool{}
+	root, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		return prompt, nil
+	}
+	for _, m := range mentionRe.FindAllStringSubmatch(prompt, -1) {
+		name := strings.TrimRight(m[1], ".,;:!?)")
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(project, p)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue // not a file: an @ in prose
+		}
+		rel, err := filepath.Rel(root, real)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			notes = append(notes, fmt.Sprintf("@%s is outside the project: not attached", name))
+			continue
+		}
+		if isHidden(real, hidden) {
+			notes = append(notes, fmt.Sprintf("@%s is hidden by the sandbox: not attached", name))
+			continue
+		}
+		fi, err := os.Stat(real)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if fi.Size() > mentionLimit {
+			notes = append(notes, fmt.Sprintf("@%s is %d KB, over %d KB: not attached (the model can read it)", name, fi.Size()>>10, mentionLimit>>10))
+			continue
+		}
+		data, err := os.ReadFile(real)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("@%s: %v", name, err))
+			continue
+		}
+		fmt.Fprintf(&b, "\n\n<file path=%q>\n%s", rel, data)
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+		b.WriteString("</file>")
+		notes = append(notes, fmt.Sprintf("attached %s (%d lines)", rel, strings.Count(string(data), "\n")))
+	}
+	if b.Len() == 0 {
+		return prompt, notes
+	}
+	return prompt + b.String(), notes
+}
+
+// isHidden reports whether path is one of the sandbox's hidden paths or
+// under one.
+func isHidden(path string, hidden []string) bool {
+	for _, h := range hidden {
+		if path == h || strings.HasPrefix(path, strings.TrimSuffix(h, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
