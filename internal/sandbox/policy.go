@@ -43,7 +43,8 @@ type Policy struct {
 	hostGoProxy  string // the host's GOPROXY, kept behind the read-only file:// entry
 	// GitWrite are the project's own git directories whose data (objects,
 	// refs, logs, index, HEAD) commands may write; see gitwrite.go.
-	GitWrite []GitDir
+	GitWrite    []GitDir
+	LoopbackTCP bool // macOS: commands may use TCP on localhost (Linux always has a private loopback)
 
 	fsys   fileSystem // nil: the real one (see identity.go)
 	idents rootIDs
@@ -69,6 +70,9 @@ type PolicyOptions struct {
 	// session's spill files); Keep are paths beneath them that stay
 	// readable (this session's spill directory).
 	Hide, Keep []string
+	// LoopbackTCP lets commands use TCP on localhost where the loopback is
+	// the host's (macOS); also set by HARNESS_SANDBOX_LOOPBACK=1 in Environ.
+	LoopbackTCP bool
 }
 
 // HiddenListFile, under the home directory, lists more paths to hide from
@@ -188,6 +192,7 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 	p.hideLinkTargets()
 	p.GitWrite = p.gitWrites()
 	p.Sockets = hostSockets(o.Environ)
+	p.LoopbackTCP = o.LoopbackTCP || hasEnv(environ(o.Environ), LoopbackEnv+"=1")
 	p.Env = filterEnv(environ(o.Environ))
 	p.HostModCache, p.hostGoProxy = hostGo(p, environ(o.Environ))
 	if o.CacheRoot != "" {

@@ -27,6 +27,12 @@ type instance struct {
 	helper string
 	// git, when set, lets commands write the project's git data (gitwrite.go).
 	git *gitSession
+	// track, when set, follows every process a command starts from the
+	// moment it starts (macOS: kqueue, proc_darwin.go) and returns what
+	// kills them all; runOwn calls it on exit, timeout and cancel.
+	track func(pid int) (killAll func())
+	// closed, when set, is called by Close (kills what is still tracked).
+	closed func()
 	// launch, when set, runs commands through the session's long-lived
 	// launcher instead of a fresh sandbox each (Linux; see launcher_linux.go).
 	launch launchRunner
@@ -45,6 +51,9 @@ func (s *instance) Backend() string { return s.name }
 func (s *instance) Policy() *Policy { return s.pol }
 
 func (s *instance) Close() error {
+	if s.closed != nil {
+		s.closed()
+	}
 	if s.launch != nil {
 		s.launch.close()
 	}
@@ -158,14 +167,20 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("starting the %s sandbox: %w", s.name, err)
 	}
+	killAll := func() {}
+	if s.track != nil {
+		killAll = s.track(cmd.Process.Pid)
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err = <-done:
 	case <-runCtx.Done():
 		killTree(cmd.Process, s.tree)
+		killAll()
 		err = <-done
 	}
+	killAll() // what it left running dies with it
 	var ee *exec.ExitError
 	switch {
 	case runCtx.Err() != nil:

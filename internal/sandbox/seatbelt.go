@@ -7,64 +7,269 @@ import (
 	"strings"
 )
 
-// seatbeltProfile generates the macOS sandbox-exec profile for p. Paths
-// never appear in the profile text: each is a -D parameter (returned as
-// KEY=value), so a path holding quotes or parentheses cannot change the
-// profile. tmp is the session's private temporary directory (canonical, so
-// /tmp is already /private/tmp there).
+// The macOS profile is built the way Codex's is (codex-rs sandboxing
+// seatbelt_base_policy.sbpl, itself after Chromium's common.sb): deny by
+// default, no (import "system.sb"), and every grant named with the tool
+// that needs it. Paths never appear in the profile text: each is a -D
+// parameter, and so is every regular expression built from a path, so a
+// path holding quotes or parentheses cannot change the profile.
+
+// seatbeltSysctls are the sysctls a command may read. Not kern.procargs2
+// (any process's arguments and environment: harness's API keys) nor
+// anything else unnamed.
+var seatbeltSysctls = []struct{ name, why string }{
+	{"hw.activecpu", "runtime.NumCPU, make -j, Node os.cpus"},
+	{"hw.ncpu", "nproc, sysconf(_SC_NPROCESSORS_CONF)"},
+	{"hw.logicalcpu", "Python os.cpu_count"},
+	{"hw.logicalcpu_max", "Python os.cpu_count"},
+	{"hw.physicalcpu", "Rust num_cpus"},
+	{"hw.physicalcpu_max", "Rust num_cpus"},
+	{"hw.perflevel", "the Go runtime and Rust on Apple silicon (a prefix)"},
+	{"hw.nperflevels", "the Go runtime on Apple silicon"},
+	{"hw.memsize", "the JVM and Node size their heaps"},
+	{"hw.pagesize", "malloc, the Go runtime"},
+	{"hw.pagesize_compat", "malloc"},
+	{"hw.cachelinesize", "libc memcpy, the Go runtime"},
+	{"hw.cachelinesize_compat", "libc memcpy"},
+	{"hw.l1dcachesize", "BLAS, the JVM"},
+	{"hw.l2cachesize", "BLAS, the JVM"},
+	{"hw.l3cachesize", "BLAS, the JVM"},
+	{"hw.l1icachesize_compat", "the JVM"},
+	{"hw.l1dcachesize_compat", "the JVM"},
+	{"hw.l2cachesize_compat", "the JVM"},
+	{"hw.l3cachesize_compat", "the JVM"},
+	{"hw.cacheconfig", "OpenMP, the JVM"},
+	{"hw.packages", "OpenMP"},
+	{"hw.byteorder", "Perl, Python configure checks"},
+	{"hw.cputype", "uname -m, clang, Rosetta checks"},
+	{"hw.cpusubtype", "clang, the Go toolchain"},
+	{"hw.cpufamily", "Accelerate, numpy"},
+	{"hw.cpufrequency", "the JVM"},
+	{"hw.cpufrequency_compat", "the JVM"},
+	{"hw.busfrequency_compat", "the JVM"},
+	{"hw.tbfrequency_compat", "mach_absolute_time users"},
+	{"hw.machine", "uname -m"},
+	{"hw.model", "system_profiler-free hardware checks"},
+	{"hw.vectorunit", "Accelerate"},
+	{"hw.optional.", "CPU feature detection: the Go runtime, Rust std_detect, numpy (a prefix)"},
+	{"machdep.cpu.", "CPU feature detection on Intel Macs, brand strings (a prefix)"},
+	{"kern.argmax", "xargs, find -exec +, the Go toolchain"},
+	{"kern.hostname", "hostname, uname -n"},
+	{"kern.maxfilesperproc", "ulimit -n, Node, the JVM"},
+	{"kern.maxproc", "the JVM"},
+	{"kern.osproductversion", "sw_vers, Python platform"},
+	{"kern.osrelease", "uname -r"},
+	{"kern.ostype", "uname -s"},
+	{"kern.osversion", "sw_vers, uname -v"},
+	{"kern.version", "uname -v"},
+	{"kern.osvariant_status", "libSystem's os_variant checks"},
+	{"kern.secure_kernel", "libSystem start-up"},
+	{"kern.usrstack64", "the JVM, debuggers"},
+	{"kern.boottime", "uptime, Python psutil"},
+	{"kern.clockrate", "the JVM"},
+	{"kern.proc.pid.", "the sandbox's own process info: ps, Go os/exec, Python psutil (a prefix; kinfo_proc only, never arguments)"},
+	{"kern.proc.pgrp.", "job control in sh and make (a prefix)"},
+	{"sysctl.proc_cputype", "Rosetta checks in clang and Homebrew scripts"},
+	{"vm.loadavg", "uptime, make -l"},
+	{"vm.swapusage", "top, psutil"},
+}
+
+// seatbeltPrefixSysctl reports the names above matched as a prefix.
+func seatbeltPrefixSysctl(name string) bool {
+	return strings.HasSuffix(name, ".") || name == "hw.perflevel"
+}
+
+// firmlinkData is where the firmlinked half of the system volume lives:
+// /Users/me is also /System/Volumes/Data/Users/me. Denials name both.
+const firmlinkData = "/System/Volumes/Data"
+
+// seatbeltProfile generates the macOS sandbox-exec profile for p. tmp is
+// the session's private temporary directory (canonical, so under
+// /private/var/folders there).
 func seatbeltProfile(p *Policy, tmp string) (profile string, params []string) {
 	var b strings.Builder
-	param := func(prefix string, i int, path string) string {
-		k := fmt.Sprintf("%s_%d", prefix, i)
-		params = append(params, k+"="+path)
+	n := map[string]int{}
+	param := func(prefix, value string) string {
+		k := fmt.Sprintf("%s_%d", prefix, n[prefix])
+		n[prefix]++
+		params = append(params, k+"="+value)
 		return fmt.Sprintf("(param %q)", k)
 	}
-	b.WriteString(`(version 1)
+	denyVariants := func(paths []string) []string {
+		var out []string
+		for _, d := range paths {
+			out = appendUnique(out, d)
+			if !within(d, firmlinkData) {
+				out = appendUnique(out, firmlinkData+d)
+			}
+		}
+		return out
+	}
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+
+	w(`(version 1)
 ; Generated by harness from the session policy. Paths are -D parameters.
 (deny default)
-(import "system.sb")
+
+; Commands run commands; signals stay inside.
 (allow process-exec process-fork)
 (allow signal (target same-sandbox))
-(allow sysctl-read)
-(allow ipc-posix-shm-read-data ipc-posix-shm-read-metadata)
+; The sandbox's own process info (ps, psutil, Go os/exec); harness and the
+; user's other processes stay unseen.
+(allow process-info* (target same-sandbox))
+; host_processor_info: Node os.cpus() (libuv).
+(allow mach-host*)
+; getpwuid, getgrgid: whoami, id, git, ssh, Python pwd.
+(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo"))
+; CFPreferences reads: defaults, xcrun, swift, Foundation tools.
+(allow user-preference-read)
+(allow ipc-posix-shm-read* (ipc-posix-name-prefix "apple.cfprefs."))
 (allow mach-lookup
-  (global-name "com.apple.system.opendirectoryd.libinfo")
-  (global-name "com.apple.system.logger")
-  (global-name "com.apple.trustd.agent"))
-; Read anywhere...
+  (global-name "com.apple.cfprefsd.daemon")
+  (global-name "com.apple.cfprefsd.agent")
+  (local-name "com.apple.cfprefsd.agent"))
+; POSIX semaphores: Python multiprocessing (SemLock), PostgreSQL initdb.
+(allow ipc-posix-sem)
+; OpenMP's registration segment (libomp: numpy, PyTorch, scikit-learn).
+(allow ipc-posix-shm-read-data ipc-posix-shm-write-create ipc-posix-shm-write-unlink
+  (ipc-posix-name-regex #"^/__KMP_REGISTERED_LIB_[0-9]+$"))
+; Java reads the CPU type through a sysctl "write" of a buffer.
+(allow sysctl-write (sysctl-name "kern.grade_cputype"))
+; Named sysctls only: never kern.procargs2 (harness's environment).
+(allow sysctl-read`)
+	for _, s := range seatbeltSysctls {
+		if seatbeltPrefixSysctl(s.name) {
+			w("\n  (sysctl-name-prefix %q) ; %s", s.name, s.why)
+		} else {
+			w("\n  (sysctl-name %q) ; %s", s.name, s.why)
+		}
+	}
+	w(`
+  )
+
+; Read anywhere but the secrets and the terminals (below).
 (allow file-read*)
 `)
-	if len(p.DenyRead) > 0 {
-		b.WriteString("; ...except secrets.\n(deny file-read*")
-		for i, d := range p.DenyRead {
-			b.WriteString("\n  (subpath " + param("DENY", i, d) + ")")
+	if deny := denyVariants(p.DenyRead); len(deny) > 0 {
+		w("(deny file-read* file-write*")
+		for _, d := range deny {
+			w("\n  (subpath %s)", param("DENY", d))
 		}
-		b.WriteString(")\n")
+		w(")\n")
 	}
-	b.WriteString("; Write only the writable roots, the private temporary directory and the usual devices.\n(allow file-write*")
-	for i, w := range p.writeRoots() {
-		b.WriteString("\n  (subpath " + param("WRITE", i, w) + ")")
+	w("\n; Write only the writable roots (the project's build cache among them)\n; and the private temporary directory.\n(allow file-write*")
+	for _, root := range p.writeRoots() {
+		w("\n  (subpath %s)", param("WRITE", root))
 	}
-	b.WriteString("\n  (subpath " + param("TMP", 0, tmp) + ")")
-	b.WriteString("\n  (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\") (regex #\"^/dev/ttys[0-9]+$\"))\n")
-	ro := append(append([]string(nil), p.ReadOnly...), p.Protected...)
-	ro = dedupe(ro)
+	w("\n  (subpath %s))\n", param("TMP", tmp))
+	w(`; Devices every tool writes: the null device and its own descriptors.
+(allow file-write-data
+  (require-all (literal "/dev/null") (vnode-type CHARACTER-DEVICE))
+  (literal "/dev/zero") (literal "/dev/stdout") (literal "/dev/stderr") (regex #"^/dev/fd/[0-9]+$"))
+
+; No terminal but the pseudo-terminals a command makes itself (script,
+; expect, Python pty, node-pty): never /dev/tty or the user's open tabs.
+(deny file-read* file-write* file-ioctl
+  (literal "/dev/tty") (literal "/dev/console") (regex #"^/dev/tty") (regex #"^/dev/cu\.") (regex #"^/dev/pty"))
+(allow pseudo-tty)
+(allow file-read* file-write* file-ioctl (literal "/dev/ptmx"))
+(allow file-read* file-write* file-ioctl
+  (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))
+`)
+	ro := dedupe(append(append([]string(nil), p.ReadOnly...), p.Protected...))
 	if len(ro) > 0 {
-		b.WriteString("; Carve-outs: .git, hooks, the harness's project config.\n(deny file-write*")
-		for i, r := range ro {
-			b.WriteString("\n  (subpath " + param("RO", i, r) + ")")
+		w("\n; Carve-outs: .git, hooks, the harness's project config.\n(deny file-write*")
+		for _, r := range denyVariants(ro) {
+			w("\n  (subpath %s)", param("RO", r))
 		}
-		b.WriteString(")\n")
+		w(")\n")
 	}
+	w("; Carve-outs by name, any case, existing or not: a .git anywhere under a\n; writable root (a new repository), and each protected path still missing.\n(deny file-write*")
+	for _, root := range p.Writable {
+		w("\n  (regex %s)", param("RE", gitNameRegex(root)))
+	}
+	for _, r := range p.Protected {
+		if !contains(p.ReadOnly, r) {
+			w("\n  (regex %s)", param("RE", pathRegex(r)))
+		}
+	}
+	w(")\n")
 	if anc := ancestors(ro, p.Writable); len(anc) > 0 {
-		b.WriteString("; Renaming or removing a parent would carry a carve-out away.\n(deny file-write-unlink")
-		for i, a := range anc {
-			b.WriteString("\n  (literal " + param("ANC", i, a) + ")")
+		w("; Renaming or removing a parent would carry a carve-out away.\n(deny file-write-unlink")
+		for _, a := range anc {
+			w("\n  (literal %s)", param("ANC", a))
 		}
-		b.WriteString(")\n")
+		w(")\n")
 	}
-	b.WriteString("; No network rules: with (deny default) every socket operation is refused.\n")
+	w(`
+; A private loopback: unix sockets inside the session's temporary directory
+; (test servers, databases, language servers); nothing else on the network,
+; and no trustd or other daemon that would fetch on a command's behalf.
+(allow system-socket (socket-domain AF_UNIX))
+(allow network-bind (local unix-socket (subpath %s)))
+(allow network-outbound (remote unix-socket (subpath %s)))
+`, param("SOCK", tmp), param("SOCK", tmp))
+	if p.LoopbackTCP {
+		w(`; Loopback TCP, asked for by the user (HARNESS_SANDBOX_LOOPBACK=1): dev
+; servers and httptest. Every command of the session shares it.
+(allow network-bind (local ip "localhost:*"))
+(allow network-inbound (local ip "localhost:*"))
+(allow network-outbound (remote ip "localhost:*"))
+`)
+	}
 	return b.String(), params
+}
+
+// regexQuote escapes s for the sandbox's regular expressions and folds
+// ASCII letters into [xX] classes: APFS ignores case, and a name that does
+// not exist yet is matched as the command spells it.
+func regexQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
+			b.WriteString("[" + strings.ToLower(string(r)) + strings.ToUpper(string(r)) + "]")
+		case strings.ContainsRune(`\.+*?()|[]{}^$`, r): // the value is a -D parameter: no string quoting
+			b.WriteString(`\` + string(r))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// gitNameRegex matches a .git (directory or pointer file, any case) at any
+// depth under root, and everything beneath it.
+func gitNameRegex(root string) string {
+	return "^" + regexQuote(strings.TrimSuffix(root, "/")) + "/(.*/)?" + regexQuote(".git") + "(/.*)?$"
+}
+
+// pathRegex matches path (any case) and everything beneath it.
+func pathRegex(path string) string { return "^" + regexQuote(path) + "(/.*)?$" }
+
+// seatbeltEnv adds to the environment what darwin's toolchains need beyond
+// sandboxEnv: their caches default to ~/Library/Caches (os.UserCacheDir
+// ignores XDG_CACHE_HOME there), which is read-only inside.
+func seatbeltEnv(p *Policy, env []string, tmp string) []string {
+	cache := tmp + "/.cache"
+	if p.Cache != "" {
+		cache = p.Cache // the project's persistent cache (cache.go)
+	}
+	for _, kv := range []string{
+		"GOLANGCI_LINT_CACHE=" + cache + "/golangci-lint",
+		"STATICCHECK_CACHE=" + cache + "/staticcheck",
+		"CLANG_MODULE_CACHE_PATH=" + cache + "/clang/ModuleCache", // clang -fmodules, swiftc
+		"YARN_CACHE_FOLDER=" + cache + "/yarn",
+		"HOMEBREW_CACHE=" + cache + "/Homebrew",
+		"SWIFTPM_CACHE_DIR=" + cache + "/swiftpm",
+		"PYTHONPYCACHEPREFIX=" + cache + "/pycache", // system Python's site-packages are read-only
+	} {
+		k, _, _ := strings.Cut(kv, "=")
+		if !hasEnv(env, k) {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 func dedupe(in []string) []string {
@@ -94,4 +299,20 @@ func ancestors(protected, roots []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// LoopbackEnv, set to 1, lets sandboxed commands use TCP on localhost on
+// macOS, where there is no private loopback: every process of the user
+// listening there is then reachable.
+const LoopbackEnv = "HARNESS_SANDBOX_LOOPBACK"
+
+// seatbeltArgs is the sandbox-exec command line (before the command) and
+// the environment for p, with tmp the session's private directory.
+func seatbeltArgs(p *Policy, tmp string) (argv, env []string) {
+	profile, params := seatbeltProfile(p, tmp)
+	argv = []string{"/usr/bin/sandbox-exec", "-p", profile}
+	for _, kv := range params {
+		argv = append(argv, "-D", kv)
+	}
+	return append(argv, "--"), seatbeltEnv(p, sandboxEnv(p, tmp, BackendSeatbelt), tmp)
 }

@@ -3,8 +3,8 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"sync"
 )
 
 const sandboxExec = "/usr/bin/sandbox-exec"
@@ -24,21 +24,45 @@ func openBackend(name string, p *Policy, tmp string) (Sandbox, error) {
 	default:
 		return nil, fmt.Errorf("unknown sandbox backend %q: use auto, bwrap, landlock, seatbelt or none", name)
 	}
-	if _, err := exec.LookPath(sandboxExec); err != nil {
+	// Only /usr/bin's: one earlier on PATH could be anything.
+	if _, err := os.Stat(sandboxExec); err != nil {
 		return nil, fmt.Errorf("%w: %s not found", ErrUnavailable, sandboxExec)
 	}
 	if r, err := filepath.EvalSymlinks(tmp); err == nil {
 		tmp = r // /tmp and /var are symlinks into /private
 	}
-	profile, params := seatbeltProfile(p, tmp)
-	args := []string{sandboxExec, "-p", profile}
-	for _, kv := range params {
-		args = append(args, "-D", kv)
+	argv, env := seatbeltArgs(p, tmp)
+	s := &instance{name: BackendSeatbelt, pol: p, tmp: tmp, tree: treeSession}
+	if exe, err := os.Executable(); err == nil {
+		s.helper = exe // the battery's probes re-execute harness inside
 	}
-	env := sandboxEnv(p, tmp, BackendSeatbelt)
-	s := &instance{name: BackendSeatbelt, pol: p, tmp: tmp, tree: treeGroup}
+	var mu sync.Mutex
+	live := map[*kqTracker]bool{}
+	s.track = func(pid int) func() {
+		t := trackProcesses(pid)
+		mu.Lock()
+		live[t] = true
+		mu.Unlock()
+		return func() {
+			t.kill()
+			mu.Lock()
+			delete(live, t)
+			mu.Unlock()
+		}
+	}
+	s.closed = func() {
+		mu.Lock()
+		ts := make([]*kqTracker, 0, len(live))
+		for t := range live {
+			ts = append(ts, t)
+		}
+		mu.Unlock()
+		for _, t := range ts {
+			t.killAll() // the command's own Run finishes the rest
+		}
+	}
 	s.wrap = func(script, _ string) ([]string, []string, error) {
-		return append(append([]string(nil), args...), "/bin/sh", "-c", script), env, nil
+		return append(append([]string(nil), argv...), "/bin/sh", "-c", script), env, nil
 	}
 	return s, nil
 }
