@@ -454,3 +454,57 @@ func TestSeatbeltInvariantsCatch(t *testing.T) {
 		})
 	}
 }
+
+// TestSeatbeltArgs: the sandbox-exec command line passes the profile and
+// every path as -D, ends its options with --, and the environment points
+// darwin's caches (which ignore XDG_CACHE_HOME) at writable places.
+func TestSeatbeltArgs(t *testing.T) {
+	pol := testPolicies()[0].pol
+	pol.Env = []string{"PATH=/usr/bin:/bin", "HOME=/Users/me"}
+	tmp := "/private/var/folders/xy/T/harness-session-1"
+	argv, env := seatbeltArgs(pol, tmp)
+	if argv[0] != "/usr/bin/sandbox-exec" || argv[1] != "-p" || argv[len(argv)-1] != "--" {
+		t.Fatalf("argv = %q", argv[:2])
+	}
+	profile, params := seatbeltProfile(pol, tmp)
+	if argv[2] != profile {
+		t.Error("argv[2] is not the profile")
+	}
+	rest := argv[3 : len(argv)-1]
+	if len(rest) != 2*len(params) {
+		t.Fatalf("%d -D arguments for %d parameters", len(rest)/2, len(params))
+	}
+	for i, kv := range params {
+		if rest[2*i] != "-D" || rest[2*i+1] != kv {
+			t.Errorf("argument %d = %q %q, want -D %q", i, rest[2*i], rest[2*i+1], kv)
+		}
+	}
+	get := func(env []string, k string) string {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	for _, k := range []string{"TMPDIR", "GOCACHE", "CLANG_MODULE_CACHE_PATH", "GOLANGCI_LINT_CACHE", "STATICCHECK_CACHE", "YARN_CACHE_FOLDER"} {
+		if v := get(env, k); !strings.HasPrefix(v, tmp) {
+			t.Errorf("%s=%q, want it under the session's directory", k, v)
+		}
+	}
+	if get(env, "HARNESS_SANDBOX") != BackendSeatbelt {
+		t.Error("HARNESS_SANDBOX is not seatbelt")
+	}
+	pol.Cache = "/Users/me/.cache/harness/proj-1"
+	_, env = seatbeltArgs(pol, tmp)
+	if v := get(env, "CLANG_MODULE_CACHE_PATH"); !strings.HasPrefix(v, pol.Cache) {
+		t.Errorf("with a project cache, CLANG_MODULE_CACHE_PATH=%q", v)
+	}
+	profile, params = seatbeltProfile(pol, tmp)
+	if !contains(params, "WRITE_1="+pol.Cache) {
+		t.Errorf("the project's cache is not writable: %q", params)
+	}
+	if problems := profileProblems(profile, params, pol); len(problems) > 0 {
+		t.Errorf("with a cache: %q", problems)
+	}
+}
