@@ -51,7 +51,7 @@ func runDoctor(ctx context.Context, opts doctorOptions, stdio Stdio) error {
 	case backend == "" || backend == sandbox.BackendAuto:
 		if name == "" {
 			fmt.Fprintf(stdio.Out, "sandbox: none available (%s)\n", reason)
-			return &ExitError{Code: 1, Err: fmt.Errorf("no sandbox backend works here: install bubblewrap, or run with --sandbox none and approve every command")}
+			return &ExitError{Code: 1, Err: fmt.Errorf("no sandbox backend works here: %srun with --sandbox none and approve every command", installHint())}
 		}
 		backend = name
 		fmt.Fprintf(stdio.Out, "sandbox: %s (auto: %s)\n", backend, reason)
@@ -67,7 +67,7 @@ func runDoctor(ctx context.Context, opts doctorOptions, stdio Stdio) error {
 		return &ExitError{Code: 1, Err: fmt.Errorf("escape battery: %w", err)}
 	}
 	if escaped > 0 {
-		return &ExitError{Code: 1, Err: fmt.Errorf("%d probes escaped the %s sandbox: do not rely on it; install bubblewrap or report the failing probes", escaped, backend)}
+		return &ExitError{Code: 1, Err: fmt.Errorf("%d probes escaped the %s sandbox: do not rely on it; %sreport the failing probes", escaped, backend, installHint())}
 	}
 	fmt.Fprintln(stdio.Out, "all probes held")
 	reportConfig(stdio)
@@ -104,4 +104,13 @@ func reportConfig(stdio Stdio) {
 		key = "no key (a local server)"
 	}
 	fmt.Fprintf(stdio.Out, "config: %s %s via %s, %s (from %s and the environment); run harness in your project\n", cfg.Provider, cfg.Model, endpoint, key, cfg.EnvFile)
+}
+
+// installHint is what to install for a better sandbox: bubblewrap on Linux;
+// macOS's sandbox-exec is part of the system.
+func installHint() string {
+	if runtime.GOOS == "linux" {
+		return "install bubblewrap, or "
+	}
+	return ""
 }

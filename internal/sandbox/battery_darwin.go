@@ -354,7 +354,7 @@ func (f *darwinFixture) probes(helper string) []probe {
 			return gitIntact(r)
 		}},
 		{name: "new repository (.git, .GIT, git init) by name pattern",
-			script: "mkdir -p new1/.git new2/.GIT; echo 'gitdir: /tmp' > new3.git; mkdir new4 && echo 'gitdir: ../x' > new4/.Git; git init -q new5 2>/dev/null",
+			script: "mkdir -p new1/.git new2/.GIT; echo 'gitdir: /tmp' > new3.git; mkdir new4 && echo 'gitdir: ../x' > new4/.Git; if xcode-select -p >/dev/null 2>&1; then git init -q new5 2>/dev/null; fi",
 			check:  absent(f.proj+"/new1/.git", f.proj+"/new2/.GIT", f.proj+"/new4/.Git", f.proj+"/new5/.git")},
 		{name: "missing hooksPath target (.githooks, .GITHOOKS)",
 			script: "mkdir -p .githooks; echo evil > .githooks/pre-commit; mkdir -p .GITHOOKS; echo evil > .GITHOOKS/pre-commit",

@@ -143,6 +143,32 @@
 //     descriptors stay closed (sibling Landlock domains).
 //   - Exhausting memory through output (yes): a bounded buffer.
 //
+// # macOS (seatbelt)
+//
+// The profile (seatbelt.go) is built as Codex's is: (deny default), no
+// system.sb, every grant named with the tool that needs it. Threats and the
+// rule that answers each there:
+//
+//   - Another spelling of a protected path (case, /System/Volumes/Data):
+//     host-side checks compare device and inode (identity.go); the profile
+//     denies both spellings, and a case-folded name pattern (a -D
+//     parameter, never profile text) denies a .git anywhere under a
+//     writable root and each protected path that does not exist yet.
+//   - Reading other processes' environments (KERN_PROCARGS2, ps -E): only
+//     named sysctls; process info of the sandbox's own processes only.
+//   - The user's terminals: none but the ptys a command opens itself (the
+//     pty extension), and commands start in a new session.
+//   - A channel out while there is no network: no trustd or other daemon
+//     that fetches; unix sockets only inside the session's $TMPDIR.
+//   - Secrets behind a symlink in a hidden directory: the link's target is
+//     hidden too (secrets.go); macOS's stores (keychains, browser profiles,
+//     cookies) are on the list.
+//   - Outliving the command: a kqueue tracker (proc_darwin.go) follows every
+//     fork from the start and kills the tree on exit, timeout and Close.
+//   - A sandbox that did not start passing for one that holds: the
+//     self-check (selfcheck.go) needs a write inside to work and one outside
+//     to be denied, and names sandbox-exec's exit 65 (no compile).
+//
 // What a backend cannot hold on the machine at hand, Limits says plainly
 // (and `harness doctor` prints it).
 package sandbox

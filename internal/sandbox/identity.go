@@ -48,12 +48,13 @@ func identify(fi fs.FileInfo) (fileID, bool) {
 	return sysFileID(fi)
 }
 
-// rootIDs caches the identities of the policy's roots, taken the first
-// time a path is checked (roots are fixed for the session; one that did not
-// exist then is matched by spelling).
+// rootIDs caches the identities of the policy's roots, each taken the
+// first time it is asked for (roots added mid-session, as protection follows
+// the tree, are taken when first asked). A root missing then is matched by
+// spelling only: a secret store the user creates mid-session, say.
 type rootIDs struct {
-	once sync.Once
-	ids  map[string]fileID // root path -> identity, existing roots only
+	mu  sync.Mutex
+	ids map[string]*fileID // nil: no identity
 }
 
 func (p *Policy) fileSys() fileSystem {
@@ -74,18 +75,25 @@ func (p *Policy) roots() []string {
 }
 
 func (p *Policy) rootID(root string) (fileID, bool) {
-	p.idents.once.Do(func() {
-		p.idents.ids = make(map[string]fileID)
-		for _, r := range p.roots() {
-			if fi, err := p.fileSys().Stat(r); err == nil {
-				if id, ok := identify(fi); ok {
-					p.idents.ids[r] = id
-				}
-			}
+	p.idents.mu.Lock()
+	defer p.idents.mu.Unlock()
+	if id, ok := p.idents.ids[root]; ok {
+		if id == nil {
+			return fileID{}, false
 		}
-	})
-	id, ok := p.idents.ids[root]
-	return id, ok
+		return *id, true
+	}
+	if p.idents.ids == nil {
+		p.idents.ids = make(map[string]*fileID)
+	}
+	p.idents.ids[root] = nil
+	if fi, err := p.fileSys().Stat(root); err == nil {
+		if id, ok := identify(fi); ok {
+			p.idents.ids[root] = &id
+			return id, true
+		}
+	}
+	return fileID{}, false
 }
 
 // located is one path as the policy sees it: the identities of every
@@ -107,12 +115,18 @@ func (p *Policy) locate(path string, extra *fileID) located {
 	if extra != nil {
 		l.ids[*extra] = true
 	}
+	byID := map[fileID][]string{}
+	for _, r := range p.roots() {
+		if id, ok := p.rootID(r); ok {
+			byID[id] = append(byID[id], r)
+		}
+	}
 	for d := real; ; d = filepath.Dir(d) {
 		if fi, err := fsys.Stat(d); err == nil {
 			if id, ok := identify(fi); ok && !l.ids[id] {
 				l.ids[id] = true
-				for _, r := range p.roots() {
-					if rid, ok := p.rootID(r); ok && rid == id && r != d {
+				for _, r := range byID[id] {
+					if r != d {
 						l.spellings = appendUnique(l.spellings, filepath.Join(r, strings.TrimPrefix(real[len(d):], string(filepath.Separator))))
 					}
 				}
