@@ -47,8 +47,9 @@
 //
 // Read-only tools stay read-only option by option: rg --pre and
 // --hostname-bin, go vet -vettool/-toolexec, sort --compress-program,
-// find -exec/-ok (their command is checked), sed's e command and s///e
-// ask; sed is allowed when its script (parsed: addresses, s and y with any
+// find -exec/-ok (their command is checked), sed's e command and s///e,
+// man -P/-H and less +CMD/-k ask (less -o writes) even where a rule allows
+// the pager; sed is allowed when its script (parsed: addresses, s and y with any
 // delimiter, a/i/c text, labels) only prints.
 //
 // # Evaluation contexts are commands

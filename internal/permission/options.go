@@ -303,10 +303,38 @@ var specBase64 = &spec{abbrev: true, opts: []opt{
 	{long: "input", arg: needArg, role: rRead},
 }}
 
+// Pagers: not allowed by default, but a user's "allow bash less *" or
+// "allow bash man *" must not cover the options that run or write.
+var (
+	specLess = &spec{opts: []opt{
+		{short: 'o', long: "log-file", arg: needArg, role: rWrite},
+		{short: 'O', long: "LOG-FILE", arg: needArg, role: rWrite},
+		{short: 'k', long: "lesskey-file", arg: needArg, role: rAsk, why: "reads key bindings that can run commands"},
+		{long: "lesskey-src", arg: needArg, role: rAsk, why: "reads key bindings that can run commands"},
+		{long: "lesskey-content", arg: needArg, role: rAsk, why: "sets key bindings that can run commands"},
+		{short: 'b', arg: needArg}, {short: 'h', arg: needArg}, {short: 'j', arg: needArg},
+		{short: 'p', long: "pattern", arg: needArg}, {short: 'P', long: "prompt", arg: needArg},
+		{short: 't', long: "tag", arg: needArg}, {short: 'T', long: "tag-file", arg: needArg, role: rRead},
+		{short: 'x', long: "tabs", arg: needArg}, {short: 'y', arg: needArg}, {short: 'z', arg: needArg},
+		{short: '#', arg: needArg},
+	}}
+	specMan = &spec{abbrev: true, opts: []opt{
+		{short: 'P', long: "pager", arg: needArg, role: rRun},
+		{short: 'H', long: "html", arg: optArg, role: rRun},
+		{short: 'X', long: "gxditview", arg: optArg, role: rRun},
+		{short: 'C', long: "config-file", arg: needArg, role: rRead},
+		{short: 'M', long: "manpath", arg: needArg}, {short: 'S', long: "sections", arg: needArg},
+		{short: 's', arg: needArg}, {short: 'L', long: "locale", arg: needArg},
+		{short: 'm', long: "systems", arg: needArg}, {short: 'p', long: "preprocessor", arg: needArg},
+		{short: 'E', long: "encoding", arg: needArg}, {short: 'R', long: "recode", arg: needArg},
+		{short: 'T', long: "troff-device", arg: optArg},
+	}}
+)
+
 // specs are the tools checked by their option grammar wherever they run.
 var specs = map[string]*spec{
-	"base64": specBase64,
-	"tee":    specTee, "sort": specSort, "uniq": specUniq, "tree": specTree, "file": specFile,
+	"base64": specBase64, "less": specLess, "man": specMan,
+	"tee": specTee, "sort": specSort, "uniq": specUniq, "tree": specTree, "file": specFile,
 	"rg": specRg, "printf": specPrintf, "read": specRead, "mapfile": specMapfile,
 	"readarray": specMapfile,
 }

@@ -167,3 +167,26 @@ func TestScanSed(t *testing.T) {
 		}
 	}
 }
+
+// Pagers a user allowed still ask for the options that run or write.
+func TestPagerOptions(t *testing.T) {
+	g := testGate(t, func(o *Options) { o.Allow = []string{"bash less *", "bash man *"} })
+	for cmd, want := range map[string]Verdict{
+		"less README":               Allow,
+		"man ls":                    Allow,
+		"man -P 'sh -c x' ls":       Ask,
+		"man --pager=cat ls":        Ask,
+		"man --pag=cat ls":          Ask,
+		"man -Hfirefox ls":          Ask,
+		"less '+!touch x' README":   Ask,
+		"less -o main.go README":    Ask,
+		"less --log-file=/etc/x R":  Deny,
+		"less -k keys README":       Ask,
+		"LESSOPEN='|x %s' less R":   Ask,
+		"MANPAGER='sh -c x' man ls": Ask,
+	} {
+		if d := g.Decide(Request{Tool: "bash", Command: cmd}); d.Verdict != want {
+			t.Errorf("%q = %s %q, want %s", cmd, d.Verdict, d.Rule, want)
+		}
+	}
+}
