@@ -169,8 +169,11 @@ func writeLine(w io.Writer, res Result) error {
 	if _, err := w.Write(append(b, '\n')); err != nil {
 		return err
 	}
+	// Sync a results file; a pipe or a terminal (a pod's log) cannot be.
 	if f, ok := w.(*os.File); ok {
-		return f.Sync()
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return f.Sync()
+		}
 	}
 	return nil
 }

@@ -31,6 +31,11 @@ type batchOptions struct {
 	Executor    string
 	Image       string
 	Network     string
+	Emit        string
+	Index       string
+	KubeName    string
+	KubeSecret  string
+	KubeMemory  string
 
 	// passed to each harness run
 	Model, Provider, BaseURL, Sandbox string
@@ -65,6 +70,12 @@ tasks share what is left.
 Tasks run headless, where nothing can be approved: give --yolo (the sandbox stays
 on) or --allow rules so the agent can edit files and run commands.
 
+--emit kubernetes prints an Indexed Job (a completion index per task) and a
+ConfigMap holding the task file; each pod runs "harness batch --index I --out -"
+in --image with the settings of a Secret (kubectl create secret generic
+harness-model --from-env-file ~/.agents/env) and prints its result line, which
+"harness batch collect TASKS.jsonl LOGS..." merges from the pods' logs.
+
 --executor docker runs each task in a container of its own (--image, or
 $HARNESS_IMAGE: any image with sh, git and the project's toolchain; the harness
 binary is mounted in): all capabilities dropped, a read-only root, pids and
@@ -81,6 +92,7 @@ memory limits, and harness's own walls around every command inside.
 			return runBatch(cmd.Context(), o, args[0], stdio)
 		},
 	}
+	cmd.AddCommand(newBatchCollectCommand(stdio))
 	f := cmd.Flags()
 	f.StringVar(&o.Out, "out", "", "results file, appended to and read back on a re-run (default: TASKS.results.jsonl)")
 	f.StringVar(&o.Workdir, "workdir", "", "where the tasks' checkouts go (default: TASKS.work beside the results)")
@@ -90,6 +102,11 @@ memory limits, and harness's own walls around every command inside.
 	f.BoolVar(&o.SummaryJSON, "summary-json", false, "print the summary as one JSON object on stdout")
 	f.StringVar(&o.Executor, "executor", "local", "where tasks run: local (a process each) or docker (a container each)")
 	f.StringVar(&o.Image, "image", os.Getenv("HARNESS_IMAGE"), "docker: the image tasks run in (default $HARNESS_IMAGE)")
+	f.StringVar(&o.Emit, "emit", "", "print the batch as manifests instead of running it: kubernetes")
+	f.StringVar(&o.Index, "index", "", "run only the task at this 0-based index (a Kubernetes completion index)")
+	f.StringVar(&o.KubeName, "kube-name", "harness-batch", "kubernetes: the Job's and ConfigMap's name")
+	f.StringVar(&o.KubeSecret, "kube-secret", "harness-model", "kubernetes: the Secret holding the model settings")
+	f.StringVar(&o.KubeMemory, "kube-memory", "4Gi", "kubernetes: memory limit per pod")
 	f.StringVar(&o.Network, "docker-network", "bridge", "docker: the container's network mode, so the agent reaches the model (host for a model on this machine's loopback)")
 	f.StringVar(&o.Model, "model", "", "model name for every task (overrides MODEL)")
 	f.StringVar(&o.Provider, "provider", "", "wire format: anthropic or openai (overrides PROVIDER)")
@@ -149,16 +166,42 @@ func runBatch(ctx context.Context, o *batchOptions, taskFile string, stdio Stdio
 		}
 		return err
 	}
+	if o.Emit != "" {
+		if o.Emit != "kubernetes" {
+			return usageError("--emit takes kubernetes, not %q", o.Emit)
+		}
+		raw, err := os.ReadFile(taskFile)
+		if err != nil {
+			return err
+		}
+		k := batch.KubeJob{Name: o.KubeName, Image: o.Image, Secret: o.KubeSecret, Jobs: o.Jobs, RunArgs: o.runArgs(), Memory: o.KubeMemory}
+		y, err := k.Manifests(tasks, raw)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		_, err = stdio.Out.Write(y)
+		return err
+	}
+	if o.Index != "" {
+		i, err := batch.ParseIndex(o.Index, len(tasks))
+		if err != nil {
+			return usageError("--index: %v", err)
+		}
+		tasks = tasks[i : i+1]
+	}
 	base := strings.TrimSuffix(taskFile, filepath.Ext(taskFile))
+	if o.Out == "-" {
+		// Results to standard output (a pod's log), nothing read back.
+		if o.Workdir == "" {
+			o.Workdir = base + ".work"
+		}
+		return runBatchTasks(ctx, o, tasks, nil, stdio.Out, stdio)
+	}
 	if o.Out == "" {
 		o.Out = base + ".results.jsonl"
 	}
 	if o.Workdir == "" {
 		o.Workdir = strings.TrimSuffix(o.Out, filepath.Ext(o.Out)) + ".work"
-	}
-	workdir, err := filepath.Abs(o.Workdir)
-	if err != nil {
-		return err
 	}
 	prev := map[string]batch.Result{}
 	if b, err := os.Open(o.Out); err == nil {
@@ -175,6 +218,15 @@ func runBatch(ctx context.Context, o *batchOptions, taskFile string, stdio Stdio
 		return fmt.Errorf("opening the results file: %w", err)
 	}
 	defer out.Close()
+	return runBatchTasks(ctx, o, tasks, prev, out, stdio)
+}
+
+// runBatchTasks runs what prev does not have finished, results to out.
+func runBatchTasks(ctx context.Context, o *batchOptions, tasks []batch.Task, prev map[string]batch.Result, out io.Writer, stdio Stdio) error {
+	workdir, err := filepath.Abs(o.Workdir)
+	if err != nil {
+		return err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the harness binary: %w", err)
@@ -236,7 +288,9 @@ func runBatch(ctx context.Context, o *batchOptions, taskFile string, stdio Stdio
 		}{sum, sum.P50, sum.P95})
 	}
 	sum.WriteTable(stdio.Err)
-	fmt.Fprintf(stdio.Err, "results: %s · checkouts: %s\n", o.Out, workdir)
+	if o.Out != "-" {
+		fmt.Fprintf(stdio.Err, "results: %s · checkouts: %s\n", o.Out, workdir)
+	}
 	switch {
 	case errors.Is(runErr, context.Canceled):
 		fmt.Fprintln(stdio.Err, "harness: interrupted; run the same command again to finish the rest")
@@ -245,6 +299,95 @@ func runBatch(ctx context.Context, o *batchOptions, taskFile string, stdio Stdio
 		return runErr
 	case sum.Unfinished > 0:
 		return &ExitError{Code: exitFailure, Err: fmt.Errorf("%d task(s) unfinished (budget spent or interrupted)", sum.Unfinished)}
+	}
+	return nil
+}
+
+func newBatchCollectCommand(stdio Stdio) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "collect [--out FILE] TASKS.jsonl LOG...",
+		Short: "Merge result lines from pods' logs into the results file",
+		Long: `Read the result lines that "harness batch --index I --out -" printed (for
+example each pod's "kubectl logs" saved to a file, or all of them in one), keep
+those of the task file's tasks, append them to the results file and print the
+summary. Other lines in the logs are ignored.
+` + exitStatusHelp,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usageError("give the task file and at least one log: harness batch collect TASKS.jsonl LOG...")
+			}
+			return nil
+		},
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBatchCollect(args[0], args[1:], out, stdio)
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "results file (default: TASKS.results.jsonl)")
+	return cmd
+}
+
+func runBatchCollect(taskFile string, logs []string, outPath string, stdio Stdio) error {
+	f, err := os.Open(taskFile)
+	if err != nil {
+		return fmt.Errorf("opening the task file: %w", err)
+	}
+	tasks, err := batch.ReadTasks(f)
+	f.Close()
+	if err != nil {
+		return usageError("%s: %v", taskFile, err)
+	}
+	if outPath == "" {
+		outPath = strings.TrimSuffix(taskFile, filepath.Ext(taskFile)) + ".results.jsonl"
+	}
+	known := map[string]bool{}
+	for _, t := range tasks {
+		known[t.ID] = true
+	}
+	all := map[string]batch.Result{}
+	if b, err := os.Open(outPath); err == nil {
+		all, err = batch.ReadResults(b)
+		b.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", outPath, err)
+		}
+	}
+	found := map[string]batch.Result{}
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			var r batch.Result
+			if json.Unmarshal([]byte(strings.TrimSpace(line)), &r) == nil && known[r.ID] && r.Status != "" {
+				found[r.ID] = r
+			}
+		}
+	}
+	out, err := os.OpenFile(outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	for _, t := range tasks {
+		if r, ok := found[t.ID]; ok {
+			b, _ := json.Marshal(r)
+			if _, err := out.Write(append(b, '\n')); err != nil {
+				return fmt.Errorf("writing %s: %w", outPath, err)
+			}
+			all[r.ID] = r
+		}
+	}
+	if err := out.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", outPath, err)
+	}
+	fmt.Fprintf(stdio.Err, "harness: %d result(s) found in %d log(s)\n", len(found), len(logs))
+	sum := batch.Summarize(tasks, all)
+	sum.WriteTable(stdio.Err)
+	if sum.Unfinished > 0 {
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("%d task(s) have no final result yet", sum.Unfinished)}
 	}
 	return nil
 }

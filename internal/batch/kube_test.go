@@ -1,0 +1,75 @@
+package batch
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// TestKubeManifests decodes the emitted manifests strictly into the
+// official API types (an unknown or misspelt field fails) and checks what
+// the batch relies on. No API server runs here, so admission and
+// server-side validation are not exercised.
+func TestKubeManifests(t *testing.T) {
+	file := []byte(`{"id":"a","repo":"https://git.example.com/a.git","prompt":"p","timeout":"10m"}
+{"id":"b","repo":"git@example.com:b.git","prompt":"q"}
+`)
+	tasks, err := ReadTasks(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := KubeJob{Name: "nightly", Image: "tasks:go", Jobs: 3, RunArgs: []string{"--yolo"}, Memory: "2Gi"}.Manifests(tasks, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(y), "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("%d documents, want a ConfigMap and a Job:\n%s", len(docs), y)
+	}
+	var cm corev1.ConfigMap
+	if err := yaml.UnmarshalStrict([]byte(docs[0]), &cm); err != nil {
+		t.Fatalf("ConfigMap: %v", err)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(docs[1]), &job); err != nil {
+		t.Fatalf("Job: %v", err)
+	}
+	if cm.Kind != "ConfigMap" || cm.Name != "nightly" || cm.Data["tasks.jsonl"] != string(file) {
+		t.Errorf("ConfigMap %+v", cm)
+	}
+	s := job.Spec
+	if job.Kind != "Job" || job.APIVersion != "batch/v1" || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 2 || *s.Parallelism != 3 {
+		t.Errorf("Job spec: kind %s, mode %v, completions %d, parallelism %d", job.Kind, *s.CompletionMode, *s.Completions, *s.Parallelism)
+	}
+	pod := s.Template.Spec
+	c := pod.Containers[0]
+	if c.Image != "tasks:go" || !slices.Contains(c.Args, "$(JOB_COMPLETION_INDEX)") || !slices.Contains(c.Args, "--yolo") || c.Args[len(c.Args)-1] != "/tasks/tasks.jsonl" {
+		t.Errorf("container %s %v", c.Image, c.Args)
+	}
+	if pod.RestartPolicy != corev1.RestartPolicyNever || *pod.AutomountServiceAccountToken || !*pod.SecurityContext.RunAsNonRoot {
+		t.Errorf("pod security: %+v", pod)
+	}
+	if sc := c.SecurityContext; *sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem || !slices.Contains(sc.Capabilities.Drop, "ALL") {
+		t.Errorf("container security: %+v", sc)
+	}
+	if c.EnvFrom[0].SecretRef.Name != "harness-model" {
+		t.Errorf("settings from %+v", c.EnvFrom)
+	}
+	if q := c.Resources.Limits[corev1.ResourceMemory]; q.String() != "2Gi" {
+		t.Errorf("memory limit %s", q.String())
+	}
+
+	// A repository that is a path on this machine cannot be cloned by a pod.
+	local := []Task{{ID: "x", Repo: "../repo", Prompt: "p"}}
+	if _, err := (KubeJob{Image: "i"}).Manifests(local, nil); err == nil || !strings.Contains(err.Error(), "path on this machine") {
+		t.Errorf("a local path was accepted: %v", err)
+	}
+	if _, err := (KubeJob{}).Manifests(tasks, file); err == nil {
+		t.Error("no image was accepted")
+	}
+}
