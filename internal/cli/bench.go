@@ -21,6 +21,7 @@ type benchContextOptions struct {
 	Pricing    string
 	Window     int
 	JSON       bool
+	Decompose  bool
 	Paths      []string
 }
 
@@ -50,6 +51,15 @@ trajectories, requests, tokens sent, cache-read share, input cost relative to
 raw (summary calls included), mean visible tool-output chars per request, peak
 context, compactions and drops.
 
+With --decompose, also each policy's cost split by cache tier (cache reads,
+cache writes, uncached input, summary calls) and by content (old assistant
+text, the latest tool result, the latest assistant message, the task prompt,
+old results and their stubs, old tool-call inputs, system+tools+reminder,
+other user text, summary calls), and the floor: what the model minimally
+needs (system, tools, reminder, task, the last two messages, old results as
+300-char stubs, old calls bare), costed through the same cache simulator,
+with how much of each policy's gap above it each content kind holds.
+
 Policies: raw (append-only, cap only), seed (the reference harness: head-only
 cap, strip after every tool round, drop to just under the budget, compaction
 with its own system prompt), harness (what ships).
@@ -64,7 +74,8 @@ EXIT STATUS
   1  a trajectory could not be read or replayed
   2  bad flags or arguments`,
 		Example: `  harness bench context ../shared/data/trajectories/mini-swe-agent
-  harness bench context --pricing openai --window 32000 --json trajs/`,
+  harness bench context --pricing openai --window 32000 --json trajs/
+  harness bench context --decompose ../shared/data/trajectories/mini-swe-agent`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			return runBenchContext(cmd.Context(), opts, cmd.OutOrStdout())
@@ -75,6 +86,7 @@ EXIT STATUS
 	f.StringVar(&opts.Pricing, "pricing", replay.Anthropic, "cache semantics and prices: anthropic or openai")
 	f.IntVar(&opts.Window, "window", history.DefaultWindow, "context window in tokens")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object")
+	f.BoolVar(&opts.Decompose, "decompose", false, "also split each policy's cost by cache tier and by content, and cost the floor")
 	return cmd
 }
 
@@ -110,18 +122,29 @@ func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Wr
 	if err != nil {
 		return fmt.Errorf("bench context: %w", err)
 	}
-	results, err := replay.RunAll(ctx, trajs, opts.Strategies, replay.Options{Pricing: opts.Pricing, Window: opts.Window})
+	results, err := replay.RunAll(ctx, trajs, opts.Strategies, replay.Options{Pricing: opts.Pricing, Window: opts.Window, Decompose: opts.Decompose})
 	if err != nil {
 		return fmt.Errorf("bench context: %w", err)
 	}
+	var floor *replay.Decomposition
+	if opts.Decompose {
+		if floor, err = replay.Floor(ctx, trajs, opts.Pricing); err != nil {
+			return fmt.Errorf("bench context: %w", err)
+		}
+	}
 	if opts.JSON {
+		var dec *decomposeReport
+		if floor != nil {
+			dec = &decomposeReport{Floor: floor, FloorRatio: share(floor.Total, rawCost(results))}
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Pricing    string          `json:"pricing"`
-			Window     int             `json:"window"`
-			Strategies []replay.Result `json:"policies"`
-		}{opts.Pricing, opts.Window, results})
+			Pricing    string           `json:"pricing"`
+			Window     int              `json:"window"`
+			Strategies []replay.Result  `json:"policies"`
+			Decompose  *decomposeReport `json:"decompose,omitempty"`
+		}{opts.Pricing, opts.Window, results, dec})
 	}
 	fmt.Fprintf(stdout, "pricing %s, window %d, %d trajectories (summaries synthesised: no model is called)\n\n", opts.Pricing, opts.Window, len(trajs))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -135,5 +158,8 @@ func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Wr
 	}
 	fmt.Fprintln(stdout, "\ncost: input, cache reads and writes of every request plus summary calls (input and output);")
 	fmt.Fprintln(stdout, "visible output: tool-result chars per request; tokens counted at "+strings.TrimRight(fmt.Sprintf("%.2f", replay.CharsPerToken), "0")+" chars a token.")
+	if floor != nil {
+		return printDecomposition(stdout, results, floor)
+	}
 	return nil
 }

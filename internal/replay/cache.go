@@ -111,6 +111,7 @@ func boolStr(b bool) string {
 type Cache struct {
 	pricing string
 	entries map[uint64]bool
+	last    []block // the latest request's blocks, for the decomposition
 }
 
 // NewCache returns an empty cache with the pricing's semantics and the
@@ -123,6 +124,7 @@ func NewCache(pricing string) *Cache {
 // report (Output is left zero).
 func (c *Cache) Request(req *llm.Request) llm.Usage {
 	blocks := flatten(req)
+	c.last = blocks
 	cum := make([]int, len(blocks)+1) // cum[k]: tokens of blocks[:k]
 	for i, b := range blocks {
 		cum[i+1] = cum[i] + b.tokens

@@ -1,7 +1,10 @@
 // Package replay measures the context layers on recorded sessions: it
 // replays trajectories through the real history, compact and reminder code
 // and an ideal prefix-cache simulator, and reports per strategy what was sent,
-// what the cache served and what it cost (harness bench context).
+// what the cache served and what it cost (harness bench context). With
+// Options.Decompose it also splits each strategy's cost by cache tier and by
+// content (Decomposition), and Floor costs the minimal request sequence
+// through the same simulator, so a change is judged against what is left.
 //
 // No model is called. The assistant messages are the recorded ones, so the
 // strategies differ only in what they send; a compaction's summary is

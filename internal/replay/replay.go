@@ -28,6 +28,8 @@ type Options struct {
 	// Config is the base history configuration; its Strategy and Window are
 	// set per run. Zero fields take the defaults.
 	Config history.Config
+	// Decompose fills Result.Decomposition.
+	Decompose bool
 }
 
 // Result is one strategy's totals over the trajectories.
@@ -42,6 +44,8 @@ type Result struct {
 	PeakContext        int     `json:"peak_context"`
 	Compactions        int     `json:"compactions"`
 	Drops              int     `json:"drops"`
+	// Decomposition is set when Options.Decompose is.
+	Decomposition *Decomposition `json:"decomposition,omitempty"`
 
 	// Cost is the input-plus-summary cost in dollars (not in the JSON
 	// report, which gives the ratio to raw).
@@ -53,6 +57,9 @@ type Result struct {
 // Run replays every trajectory under strategy.
 func Run(ctx context.Context, trajs []Trajectory, strategy string, opts Options) (Result, error) {
 	res := Result{Strategy: strategy}
+	if opts.Decompose {
+		res.Decomposition = newDecomposition()
+	}
 	for _, t := range trajs {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -116,6 +123,7 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 	cache := NewCache(opts.Pricing)
 	sum := &summariser{cache: cache, pricing: opts.Pricing}
 	step := 0
+	task := taskText(t)
 	base := func() llm.Request {
 		return llm.Request{
 			System: t.System, Tools: t.Tools, Messages: h.Messages(), Volatile: h.Volatile(),
@@ -136,6 +144,9 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 			res.cacheRead += u.CacheRead
 			res.PeakContext = max(res.PeakContext, u.Prompt())
 			res.Cost += Cost(opts.Pricing, u)
+			if d := res.Decomposition; d != nil {
+				d.addRequest(opts.Pricing, &req, cache.last, u, task)
+			}
 			res.visible += visibleOutput(req.Messages)
 			h.Observe(u)
 			h.Append(m)
@@ -156,6 +167,9 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 				res.cacheRead += reply.Usage.CacheRead
 				res.PeakContext = max(res.PeakContext, reply.Usage.Prompt())
 				res.Cost += Cost(opts.Pricing, reply.Usage)
+				if d := res.Decomposition; d != nil {
+					d.addSummary(opts.Pricing, reply.Usage)
+				}
 			}
 		case hasToolResult(m):
 			m.Blocks = append([]llm.Block(nil), m.Blocks...)
