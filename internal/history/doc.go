@@ -12,6 +12,8 @@
 //     the prompt cache, not the token count, decides the bill: rewriting one
 //     message per step rewrites the cache every step, rewriting many at once
 //     breaks it once.
+//     The shipped strategy stubs a result only when the stub saves at least
+//     40% of it: a smaller saving hides output for next to nothing.
 //   - Drop empties the oldest tool results when the count is over
 //     CompactAt × Window, enough at once to get well under it.
 //

@@ -72,8 +72,17 @@ func (h *History) stripBlock(b llm.Block) (string, bool) {
 	}
 	head := cutAt(b.Content, h.cfg.Stub, false)
 	stub := head + fmt.Sprintf("\n[harness strip: %d more chars of this old output removed; run the tool again to see them]", len(b.Content)-len(head))
+	if h.cfg.Strategy == StrategyHarness {
+		// A stub that saves little hides output for next to nothing:
+		// stub only when it saves at least stubMinSaving of the result.
+		return stub, float64(len(stub)) <= (1-stubMinSaving)*float64(len(b.Content))
+	}
 	return stub, len(stub) < len(b.Content)
 }
+
+// stubMinSaving is the least share of a result its stub must save under
+// the harness strategy (issue 19: 30–50% costs nothing and shows more).
+const stubMinSaving = 0.4
 
 // Volatile reports how many trailing messages the strip will rewrite once
 // they leave the latest two (llm.Request.Volatile): 2 when the latest
