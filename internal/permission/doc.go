@@ -118,6 +118,26 @@
 // allowed. The built-in defaults are in defaults.go and listed by
 // Gate.Rules.
 //
+// # Network rules
+//
+// The same files hold rules for the sandbox's network proxy:
+//
+//	allow net *.example.com        any name below example.com, ports 443 and 80
+//	allow net db.internal:5432     one host and port (private addresses need this form)
+//	allow net @go                  a shipped preset: @go, @npm, @pypi, @crates
+//	deny  net tracker.example.com
+//
+// HOST is a name, *.suffix, * or an IP address, which only a rule naming
+// it matches; PORT is a number or *, and without one the rule covers 443
+// and 80. Gate.CheckNet decides a connection with the same specificity
+// and layering as other rules; nothing matched asks, and the connection
+// waits for the answer. "Always" saves "allow net HOST" (HOST:PORT off
+// the web ports) in the project file. Headless, an ask is refused with a
+// message naming --allow-net HOST (Options.AllowNet). The verdict says
+// whether the rule names host and port exactly: only such a rule, never
+// an answer to a prompt, lets the proxy reach a loopback, private or
+// link-local address.
+//
 // # Walls no rule moves
 //
 // What the sandbox Policy refuses to let be read or written is refused

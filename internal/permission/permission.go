@@ -137,6 +137,7 @@ type Options struct {
 	UserFile    string   // e.g. ~/.agents/permissions; may not exist
 	ProjectFile string   // <project>/.agents/permissions; may not exist
 	Allow, Deny []string // --allow / --deny patterns for this run (headless)
+	AllowNet    []string // --allow-net HOST[:PORT] or @PRESET for this run (see net.go)
 	Yolo        bool     // allow everything not denied
 	Prompter    Prompter // nil = headless: "ask" becomes a denial
 	Record      func(Record)
@@ -211,6 +212,14 @@ func New(o Options) (*Gate, error) {
 			r.layer, r.origin = layerFlag, fl.flag
 			rs.add(r)
 		}
+	}
+	for _, h := range o.AllowNet {
+		r, err := parseRuleLine("allow net "+strings.TrimSpace(h), g)
+		if err != nil {
+			return nil, fmt.Errorf("permission: --allow-net %q: %w", h, err)
+		}
+		r.layer, r.origin = layerFlag, "--allow-net"
+		rs.add(r)
 	}
 	g.rules = rs
 	return g, nil

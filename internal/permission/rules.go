@@ -19,10 +19,11 @@ const (
 // rule is one allow / ask / deny line.
 type rule struct {
 	verdict Verdict
-	tool    string   // "bash", "read", "write" or a tool name
-	src     string   // the pattern as written
-	words   []string // bash: glob words; "*" alone matches any run of words
-	path    string   // file tools: absolute glob path
+	tool    string     // "bash", "read", "write" or a tool name
+	src     string     // the pattern as written
+	words   []string   // bash: glob words; "*" alone matches any run of words
+	path    string     // file tools: absolute glob path
+	hosts   []hostPort // net: host patterns and ports (several for a preset)
 	layer   int
 	origin  string // "default", "path:line", "--allow", "always"
 
@@ -38,6 +39,7 @@ type ruleSet struct {
 	byName map[string][]*rule // bash rules by literal first word
 	wild   []*rule            // bash rules whose first word is a glob
 	files  []*rule
+	net    []*rule
 }
 
 func (rs *ruleSet) clone() *ruleSet {
@@ -50,6 +52,10 @@ func (rs *ruleSet) clone() *ruleSet {
 
 func (rs *ruleSet) add(r *rule) {
 	rs.all = append(rs.all, r)
+	if r.tool == "net" {
+		rs.net = append(rs.net, r)
+		return
+	}
 	if !r.isBash() {
 		rs.files = append(rs.files, r)
 		return
@@ -127,7 +133,7 @@ func parseFlagRule(v Verdict, s string, g *Gate) (*rule, error) {
 }
 
 func isToolWord(s string) bool {
-	return s == "bash" || s == "read" || s == "write" || strings.HasSuffix(s, "_file")
+	return s == "bash" || s == "read" || s == "write" || s == "net" || strings.HasSuffix(s, "_file")
 }
 
 func newRule(v Verdict, tool, pat string, g *Gate) (*rule, error) {
@@ -155,6 +161,9 @@ func newRule(v Verdict, tool, pat string, g *Gate) (*rule, error) {
 			r.litChars += literalChars(w)
 		}
 		return r, nil
+	}
+	if tool == "net" {
+		return newNetRule(r, pat)
 	}
 	if strings.ContainsAny(tool, " \t*") {
 		return nil, fmt.Errorf("bad tool %q", tool)

@@ -1,0 +1,143 @@
+package permission
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func netGate(t *testing.T, user, project string, o Options) *Gate {
+	t.Helper()
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "proj")
+	os.MkdirAll(filepath.Join(proj, ".agents"), 0o755)
+	o.Project, o.Home = proj, filepath.Join(dir, "home")
+	if user != "" {
+		o.UserFile = filepath.Join(dir, "user-permissions")
+		os.WriteFile(o.UserFile, []byte(user), 0o644)
+	}
+	o.ProjectFile = filepath.Join(proj, ".agents", "permissions")
+	if project != "" {
+		os.WriteFile(o.ProjectFile, []byte(project), 0o644)
+	}
+	g, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestDecideNet(t *testing.T) {
+	user := `allow net *.example.com
+allow net db.internal:5432
+deny net evil.example.com
+allow net 10.1.2.3:8080
+allow net @go
+ask net *.ask.test:*
+deny net blocked.test
+`
+	project := "allow net blocked.test\nallow net proj.test:8443\n"
+	g := netGate(t, user, project, Options{AllowNet: []string{"flag.test", "@npm"}})
+	for _, tc := range []struct {
+		host  string
+		port  int
+		want  Verdict
+		exact bool
+	}{
+		{"api.example.com", 443, Allow, false},
+		{"API.Example.COM.", 80, Allow, false},
+		{"a.b.example.com", 443, Allow, false},
+		{"example.com", 443, Ask, false},       // *.x is below x only
+		{"api.example.com", 22, Ask, false},    // no port: 80 and 443 only
+		{"evil.example.com", 443, Deny, false}, // the named host beats the pattern
+		{"db.internal", 5432, Allow, true},     // names host and port: exact
+		{"db.internal", 5433, Ask, false},
+		{"10.1.2.3", 8080, Allow, true},        // an IP literal by its own rule
+		{"10.1.2.4", 443, Ask, false},          // no pattern reaches an IP literal
+		{"proxy.golang.org", 443, Allow, true}, // preset entries name their port
+		{"sum.golang.org", 443, Allow, true},
+		{"registry.npmjs.org", 443, Allow, true}, // preset from --allow-net
+		{"flag.test", 443, Allow, false},
+		{"x.ask.test", 9999, Ask, false},
+		{"blocked.test", 443, Deny, false}, // the project file cannot loosen a user deny
+		{"proj.test", 8443, Allow, true},
+		{"unknown.test", 443, Ask, false},
+	} {
+		d, exact := g.DecideNet(NetRequest{Host: tc.host, Port: tc.port})
+		if d.Verdict != tc.want || exact != tc.exact {
+			t.Errorf("%s:%d = %v exact %v (%s), want %v exact %v", tc.host, tc.port, d.Verdict, exact, d.Rule, tc.want, tc.exact)
+		}
+	}
+	// Even * does not reach an IP literal.
+	g = netGate(t, "allow net *:*\n", "", Options{})
+	if d, _ := g.DecideNet(NetRequest{Host: "169.254.169.254", Port: 80}); d.Verdict != Ask {
+		t.Errorf("allow net *:* reached an IP literal: %v", d.Verdict)
+	}
+}
+
+func TestNetRuleErrors(t *testing.T) {
+	for _, bad := range []string{"allow net @nosuch", "allow net ex*ample.com", "allow net *example.com", "allow net host:99999", "allow net a/b", "allow net"} {
+		dir := t.TempDir()
+		f := filepath.Join(dir, "p")
+		os.WriteFile(f, []byte(bad+"\n"), 0o644)
+		if _, err := New(Options{Project: dir, UserFile: f}); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestCheckNetHeadless(t *testing.T) {
+	var recs []Record
+	g := netGate(t, "", "", Options{Record: func(r Record) { recs = append(recs, r) }})
+	v := g.CheckNet(context.Background(), NetRequest{Host: "unlisted.test", Port: 443, Command: "curl https://unlisted.test"})
+	if v.Allowed || !strings.Contains(v.Reason, "--allow-net unlisted.test") {
+		t.Errorf("headless: %+v", v)
+	}
+	if len(recs) != 1 || recs[0].Tool != "net" || !strings.Contains(recs[0].Command, "unlisted.test:443") || recs[0].Answer != "deny (non-interactive)" {
+		t.Errorf("records %+v", recs)
+	}
+}
+
+type fixedPrompter struct {
+	ans   Answer
+	asked []Request
+	pats  []string
+}
+
+func (p *fixedPrompter) Prompt(_ context.Context, req Request, _ Decision, pattern string) (Answer, error) {
+	p.asked = append(p.asked, req)
+	p.pats = append(p.pats, pattern)
+	return p.ans, nil
+}
+
+func TestCheckNetAlwaysPersists(t *testing.T) {
+	pr := &fixedPrompter{ans: Answer{Choice: Always}}
+	g := netGate(t, "", "", Options{Prompter: pr})
+	v := g.CheckNet(context.Background(), NetRequest{Host: "New.Test", Port: 443, Command: "npm install"})
+	if !v.Allowed || v.Exact {
+		t.Errorf("always: %+v (an answer never grants private addresses)", v)
+	}
+	if len(pr.asked) != 1 || !strings.Contains(pr.asked[0].Command, "new.test:443") || !strings.Contains(pr.asked[0].Command, "npm install") || pr.pats[0] != "new.test" {
+		t.Errorf("asked %+v patterns %q", pr.asked, pr.pats)
+	}
+	b, _ := os.ReadFile(g.o.ProjectFile)
+	if !strings.Contains(string(b), "allow net new.test\n") {
+		t.Errorf("project file:\n%s", b)
+	}
+	// Applied at once: no second prompt.
+	if v := g.CheckNet(context.Background(), NetRequest{Host: "new.test", Port: 443}); !v.Allowed || len(pr.asked) != 1 {
+		t.Errorf("second connection: %+v, asked %d times", v, len(pr.asked))
+	}
+	// A non-web port is saved with its port.
+	g.CheckNet(context.Background(), NetRequest{Host: "db.test", Port: 5432})
+	if b, _ := os.ReadFile(g.o.ProjectFile); !strings.Contains(string(b), "allow net db.test:5432\n") {
+		t.Errorf("project file:\n%s", b)
+	}
+	// And a refusal is a refusal.
+	pr.ans = Answer{Choice: No, Reason: "not that one"}
+	if v := g.CheckNet(context.Background(), NetRequest{Host: "other.test", Port: 443}); v.Allowed || !strings.Contains(v.Reason, "not that one") {
+		t.Errorf("no: %+v", v)
+	}
+}
