@@ -39,6 +39,7 @@ type Options struct {
 	Resume   string        // resume this session id (or unique prefix)
 	MaxSteps int           // model calls per turn; 0 is the agent's default
 	Allow    []string      // permission rules for this run
+	AllowNet []string      // hosts (or @presets) commands may reach for this run
 	Deny     []string
 	Yolo     bool
 	// Prompter asks the user about calls; nil is headless (what would
@@ -62,6 +63,7 @@ type Session struct {
 	Home     string
 	Config   *config.Config
 	Sandbox  sandbox.Sandbox
+	Proxy    *sandbox.Proxy // the commands' way out, decided by Gate's net rules
 	Gate     *permission.Gate
 	Registry *tools.Registry
 	History  *history.History

@@ -75,7 +75,21 @@ func (b *builder) openSandbox(ctx context.Context) error {
 	if backend == "" {
 		backend = sandbox.BackendAuto
 	}
-	sb, err := sandbox.Open(ctx, pol, backend)
+	// The proxy asks the gate (built by a later step, before any command
+	// runs) and logs every connection.
+	s := b.s
+	s.Proxy = &sandbox.Proxy{
+		Decide: func(ctx context.Context, host string, port int) sandbox.ConnVerdict {
+			v := s.Gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port})
+			return sandbox.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
+		},
+		Record: func(r sandbox.ConnRecord) {
+			if s.Log != nil {
+				_ = s.Log.Append(session.Entry{Type: session.TypeNotice, Text: "network: " + r.String()})
+			}
+		},
+	}
+	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(s.Proxy))
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
@@ -132,6 +146,7 @@ func (b *builder) newGate(context.Context) error {
 		UserFile:    filepath.Join(home, ".agents", "permissions"),
 		ProjectFile: filepath.Join(pol.Project, ".agents", "permissions"),
 		Allow:       b.o.Allow,
+		AllowNet:    b.o.AllowNet,
 		Deny:        b.o.Deny,
 		Yolo:        b.o.Yolo,
 		Prompter:    b.o.Prompter,
@@ -486,7 +501,7 @@ func describeSandbox(sb sandbox.Sandbox) string {
 	if sb.Backend() == sandbox.BackendNone {
 		return "none: commands run directly on the host (each one is approved by the user)"
 	}
-	return sb.Backend() + ": read anywhere except secrets, write only the project and a private /tmp, no network; git add/commit/branch work, git config and hooks are read-only and git push is refused (the user pushes)"
+	return sb.Backend() + ": read anywhere except secrets, write only the project and a private /tmp, network only through harness's proxy (HTTPS_PROXY is set; a host no rule allows is refused with a message saying how the user can allow it); git add/commit/branch work, git config and hooks are read-only and git push is refused (the user pushes)"
 }
 
 // findSession returns the log of session id (or a unique id prefix) in

@@ -40,6 +40,7 @@ var chatCommands = []struct{ name, args, help string }{
 	{"/model", "NAME", "use another model from the next turn on (!NAME: one the catalogue lacks)"},
 	{"/expand", "", "the last tool result, whole"},
 	{"/sandbox", "", "the walls in force"},
+	{"/network", "", "the connections commands made through the proxy, and the network rules"},
 	{"/permissions", "", "the permission rules in force"},
 	{"/exit", "", "quit (also Ctrl-D, or Ctrl-C twice)"},
 }
@@ -444,6 +445,8 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		c.r.Print(head + "\n" + strings.Join(body, "\n"))
 	case "/sandbox":
 		c.r.Print(c.describePolicy())
+	case "/network":
+		c.r.Print(c.describeNetwork())
 	case "/permissions":
 		c.r.Print(c.describeRules(arg == "all"))
 	default:
@@ -519,6 +522,7 @@ func (c *chat) describePolicy() string {
 	list("read-only", home(p.ReadOnly))
 	list("hidden", ui.Wrap(strings.Join(home(p.DenyRead), "  "), c.t.Width()-13))
 	list("env", ui.Wrap(strings.Join(p.EnvAllow, " "), c.t.Width()-13))
+	list("network", c.s.Gate.NetRules())
 	fmt.Fprintf(&b, "  %-10s %s per command, %d bytes of output kept", "limits", p.Timeout, p.OutputLimit)
 	return b.String()
 }

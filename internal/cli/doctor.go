@@ -69,6 +69,15 @@ func runDoctor(ctx context.Context, opts doctorOptions, stdio Stdio) error {
 	if escaped > 0 {
 		return &ExitError{Code: 1, Err: fmt.Errorf("%d probes escaped the %s sandbox: do not rely on it; %sreport the failing probes", escaped, backend, installHint())}
 	}
+	if backend == sandbox.BackendBwrap || backend == sandbox.BackendLandlock {
+		failed, err := sandbox.ProbeNetwork(ctx, backend, stdio.Out)
+		if err != nil {
+			return &ExitError{Code: 1, Err: fmt.Errorf("network probe: %w", err)}
+		}
+		if failed > 0 {
+			return &ExitError{Code: 1, Err: fmt.Errorf("%d network probes failed: commands will not reach allowed hosts through the proxy", failed)}
+		}
+	}
 	fmt.Fprintln(stdio.Out, "all probes held")
 	reportConfig(stdio)
 	return nil

@@ -19,6 +19,7 @@ type globalOptions struct {
 	Resume    string
 	MaxSteps  int
 	Allow     []string
+	AllowNet  []string
 	Deny      []string
 	Yolo      bool
 	Timeout   time.Duration
@@ -42,6 +43,7 @@ func (g *globalOptions) register(cmd *cobra.Command) {
 	f.StringVar(&g.Resume, "resume", "", "resume the session with this id")
 	f.IntVar(&g.MaxSteps, "max-steps", 0, "model calls per turn before stopping (default 200)")
 	f.StringArrayVar(&g.Allow, "allow", nil, "allow tool calls matching PATTERN for this run (repeatable), e.g. 'bash go test *'")
+	f.StringArrayVar(&g.AllowNet, "allow-net", nil, "let sandboxed commands reach HOST[:PORT] (or a preset: @go, @npm, @pypi, @crates) through the proxy for this run (repeatable); see harness help network")
 	f.StringArrayVar(&g.Deny, "deny", nil, "deny tool calls matching PATTERN for this run (repeatable)")
 	f.BoolVar(&g.Yolo, "yolo", false, "allow every call that no rule denies (the sandbox stays on)")
 	f.DurationVar(&g.Timeout, "timeout", 0, "default timeout of one shell command (default 60s)")

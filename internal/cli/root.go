@@ -180,6 +180,7 @@ headless. Configuration lives in ~/.agents/env (see the README).` + exitStatusHe
 		newPermissionsTopic(stdio),
 		newCacheCommand(stdio),
 		newBatchCommand(stdio),
+		newNetworkTopic(),
 	)
 	markUsage(root)
 	return root

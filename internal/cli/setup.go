@@ -47,7 +47,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		Source: src, WorkDir: wd, CacheDir: cache,
 		Project: g.Project, AddDirs: g.AddDirs, Backend: g.Backend, Timeout: g.Timeout,
 		Continue: g.Continue, Resume: g.Resume, MaxSteps: g.MaxSteps,
-		Allow: g.Allow, Deny: g.Deny, Yolo: g.Yolo,
+		Allow: g.Allow, AllowNet: g.AllowNet, Deny: g.Deny, Yolo: g.Yolo,
 		Prompter: su.Prompter, OnDecision: su.OnDecision,
 	})
 }

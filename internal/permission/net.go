@@ -195,7 +195,7 @@ func (g *Gate) DecideNet(req NetRequest) (Decision, bool) {
 			pat = "[" + host + "]"
 		}
 	}
-	d := Decision{tool: "net", patterns: []string{pat}}
+	d := Decision{tool: "net", patterns: []tpat{{"net", pat}}}
 	best := pick(matches)
 	switch {
 	case best == nil:

@@ -14,6 +14,8 @@ func netGate(t *testing.T, user, project string, o Options) *Gate {
 	proj := filepath.Join(dir, "proj")
 	os.MkdirAll(filepath.Join(proj, ".agents"), 0o755)
 	o.Project, o.Home = proj, filepath.Join(dir, "home")
+	os.MkdirAll(o.Home, 0o755)
+	o.Policy = testPolicy(t, proj, o.Home)
 	if user != "" {
 		o.UserFile = filepath.Join(dir, "user-permissions")
 		os.WriteFile(o.UserFile, []byte(user), 0o644)
@@ -82,7 +84,7 @@ func TestNetRuleErrors(t *testing.T) {
 		dir := t.TempDir()
 		f := filepath.Join(dir, "p")
 		os.WriteFile(f, []byte(bad+"\n"), 0o644)
-		if _, err := New(Options{Project: dir, UserFile: f}); err == nil {
+		if _, err := New(Options{Policy: testPolicy(t, dir, ""), Project: dir, UserFile: f}); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}

@@ -15,7 +15,7 @@ const helperInTmp = "/tmp/.harness-helper"
 
 // openBwrap builds the bwrap argv once per session; each command then adds
 // its working directory and script.
-func openBwrap(p *Policy, tmp string) (*instance, error) {
+func openBwrap(p *Policy, tmp string, o openOptions) (*instance, error) {
 	bw, err := exec.LookPath("bwrap")
 	if err != nil {
 		return nil, fmt.Errorf("%w: bwrap not found in PATH: install bubblewrap (apt-get install bubblewrap)", ErrUnavailable)
@@ -30,6 +30,9 @@ func openBwrap(p *Policy, tmp string) (*instance, error) {
 		inner = helperInTmp
 	}
 	env := sandboxEnv(p, "/tmp", BackendBwrap)
+	if o.proxy != nil {
+		env = append(env, proxyEnv()...)
+	}
 	gs, err := openGitShadows(p, tmp)
 	if err != nil {
 		return nil, err
@@ -70,7 +73,10 @@ func openBwrap(p *Policy, tmp string) (*instance, error) {
 		return args
 	}
 	cfg := helperConfig{Write: append(append(p.writeRoots(), "/tmp"), gs.writePaths()...), DenySockets: "unix"}
-	s := &instance{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner, git: gs}
+	if o.proxy != nil {
+		cfg.ProxyPort = ProxyPort
+	}
+	s := &instance{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner, git: gs, proxy: o.proxy}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
 		argv := append(outer(), "--chdir", dir, "--")
 		h, err := helperArgv(inner, cfg, "/bin/sh", "-c", script)
@@ -83,7 +89,7 @@ func openBwrap(p *Policy, tmp string) (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.launch = &launcher{backend: BackendBwrap, tree: treeGroup, pol: p, newCmd: func() *exec.Cmd {
+	s.launch = &launcher{backend: BackendBwrap, tree: treeGroup, pol: p, proxy: o.proxy, newCmd: func() *exec.Cmd {
 		argv := append(outer(), "--chdir", p.Project, "--", inner, launcherArg, string(lcfg))
 		c := exec.Command(argv[0], argv[1:]...)
 		c.Dir, c.Env = p.Project, env

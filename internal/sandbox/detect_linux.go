@@ -21,14 +21,14 @@ func detect() (string, string) {
 	return "", why + ", and this kernel has no Landlock"
 }
 
-func openBackend(name string, p *Policy, tmp string) (Sandbox, error) {
+func openBackend(name string, p *Policy, tmp string, o openOptions) (Sandbox, error) {
 	var s *instance
 	var err error
 	switch name {
 	case BackendBwrap:
-		s, err = openBwrap(p, tmp)
+		s, err = openBwrap(p, tmp, o)
 	case BackendLandlock:
-		s, err = openLandlock(p, tmp)
+		s, err = openLandlock(p, tmp, o)
 	case BackendSeatbelt:
 		return nil, fmt.Errorf("%w: seatbelt is macOS only; use bwrap or landlock on Linux", ErrUnavailable)
 	default:

@@ -101,6 +101,16 @@
 //   - The network (exfiltration, downloads): a network namespace with only
 //     loopback. The landlock backend has none, so its seccomp filter denies
 //     socket() for every family and Landlock denies TCP bind and connect.
+//     The way out, with WithProxy (proxy.go), is the host's Proxy: the
+//     launcher listens on ProxyPort on the namespace's loopback and passes
+//     each accepted connection to the host over its control channel (no
+//     unix socket a command could open); the landlock backend's launcher
+//     then gets a network namespace of its own, commands may create TCP
+//     sockets there, and Landlock (ABI 4) lets them connect to that port
+//     only and bind none. The proxy resolves names on the host, dials the
+//     address it checked, refuses private addresses without an exact rule,
+//     checks a tunnel's TLS server name, and records every connection; a
+//     command's output says which connections were refused and why.
 //   - Typing into the user's terminal (TIOCSTI, TIOCLINUX): a new session
 //     without a controlling terminal, and seccomp denies both ioctls.
 //   - Kernel attack surface that has produced sandbox escapes: io_uring_*

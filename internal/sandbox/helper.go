@@ -52,6 +52,12 @@ type helperConfig struct {
 	// RequireLandlock fails closed when the kernel has no Landlock (the
 	// landlock backend has no other wall against writes).
 	RequireLandlock bool `json:"require_landlock,omitempty"`
+	// ProxyPort, for the launcher: listen there on loopback and hand each
+	// connection to the host (proxy_linux.go).
+	ProxyPort int `json:"proxy_port,omitempty"`
+	// ConnectPort, with NoNet, is the one TCP port Landlock lets commands
+	// connect to (the proxy's, in the launcher's network namespace).
+	ConnectPort int `json:"connect_port,omitempty"`
 	// SeccompInherited is set only by the launcher, for the supervisors it
 	// starts after installing this same filter on all its threads: the
 	// command then does not stack a second copy.

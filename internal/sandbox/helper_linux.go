@@ -47,7 +47,7 @@ func restrictThread(cfg helperConfig) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
-	abi, err := applyLandlock(cfg.Write, cfg.NoNet)
+	abi, err := applyLandlock(cfg.Write, cfg.NoNet, cfg.ConnectPort)
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,15 @@ type landlockPathBeneath struct {
 	parentFd int32
 }
 
+// landlockRuleNetPort is LANDLOCK_RULE_NET_PORT, which x/sys lacks.
+const landlockRuleNetPort = 2
+
+// landlockNetPort is struct landlock_net_port_attr (ABI 4).
+type landlockNetPort struct {
+	allowed uint64
+	port    uint64
+}
+
 // LandlockABI returns the kernel's Landlock ABI version, or 0 when Landlock
 // is missing or disabled.
 func LandlockABI() int {
@@ -62,7 +71,7 @@ func LandlockABI() int {
 // (reads stay open), and, with noNet, no TCP bind or connect. It returns
 // the ABI used, 0 when Landlock is unavailable (the caller decides whether
 // that is fatal).
-func applyLandlock(write []string, noNet bool) (int, error) {
+func applyLandlock(write []string, noNet bool, connectPort int) (int, error) {
 	abi := LandlockABI()
 	if abi < 1 {
 		return 0, nil
@@ -107,6 +116,12 @@ func applyLandlock(write []string, noNet bool) (int, error) {
 		unix.Close(pfd)
 		if e != 0 {
 			return abi, fmt.Errorf("landlock_add_rule %s: %w", p, e)
+		}
+	}
+	if noNet && abi >= 4 && connectPort > 0 {
+		rule := landlockNetPort{allowed: llNetConnTCP, port: uint64(connectPort)}
+		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, landlockRuleNetPort, uintptr(unsafe.Pointer(&rule)), 0, 0, 0); e != 0 {
+			return abi, fmt.Errorf("landlock_add_rule port %d: %w", connectPort, e)
 		}
 	}
 	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {

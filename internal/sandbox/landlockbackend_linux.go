@@ -10,7 +10,7 @@ import (
 // alone, started as the init of fresh user, mount and PID namespaces when
 // the kernel allows them (then carve-outs are read-only bind mounts and
 // /tmp is private), and as a plain process group otherwise.
-func openLandlock(p *Policy, tmp string) (*instance, error) {
+func openLandlock(p *Policy, tmp string, o openOptions) (*instance, error) {
 	abi := LandlockABI()
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: this kernel has no Landlock (not built in or not in the lsm= list); install bubblewrap for the bwrap backend", ErrUnavailable)
@@ -62,10 +62,25 @@ func openLandlock(p *Policy, tmp string) (*instance, error) {
 		// The launcher is the init of the namespaces: it mounts, drops its
 		// capabilities and serves; without them there is no PID namespace
 		// to hold a command's tree, and each command keeps its own helper.
-		s.launch = &launcher{backend: BackendLandlock, tree: treeUserPID, pol: p, newCmd: func() *exec.Cmd {
-			lcfg, _ := json.Marshal(now()) // plain strings and bools: cannot fail
+		lenv := env
+		netns := false
+		if o.proxy != nil {
+			// A network namespace of the launcher's own, holding only
+			// loopback, where it listens for the proxy: commands may make
+			// TCP sockets there, and Landlock lets them connect to that
+			// one port only. The per-command fallback keeps no sockets.
+			netns = true
+			lenv = append(append([]string(nil), env...), proxyEnv()...)
+			s.proxy = o.proxy
+		}
+		s.launch = &launcher{backend: BackendLandlock, tree: treeUserPID, pol: p, proxy: o.proxy, netns: netns, newCmd: func() *exec.Cmd {
+			lc := now()
+			if netns {
+				lc.ProxyPort, lc.ConnectPort, lc.DenySockets = ProxyPort, ProxyPort, "unix"
+			}
+			lcfg, _ := json.Marshal(lc) // plain strings, bools and numbers: cannot fail
 			c := exec.Command(exe, launcherArg, string(lcfg))
-			c.Dir, c.Env = p.Project, env
+			c.Dir, c.Env = p.Project, lenv
 			return c
 		}}
 	}

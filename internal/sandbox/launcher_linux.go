@@ -30,6 +30,10 @@ type launcher struct {
 	// newCmd builds the unstarted command that runs the launcher inside the
 	// outer walls; start adds its control socket as descriptor 3.
 	newCmd func() *exec.Cmd
+	// proxy, when set, serves the connections the launcher passes on;
+	// netns starts the launcher in a network namespace of its own.
+	proxy *Proxy
+	netns bool
 
 	mu       sync.Mutex
 	cur      *launcherProc
@@ -160,9 +164,22 @@ func (l *launcher) start() (*launcherProc, error) {
 	ctrl := conn.(*net.UnixConn)
 	c := l.newCmd()
 	c.ExtraFiles = []*os.File{remote}
+	if l.proxy != nil {
+		pl, pr, err := proxyChannel()
+		if err != nil {
+			ctrl.Close()
+			return nil, err
+		}
+		defer pr.Close()
+		c.ExtraFiles = append(c.ExtraFiles, pr) // proxyFD
+		go serveProxyChannel(pl, l.proxy)
+	}
 	diag := &boundedBuffer{limit: 8192}
 	c.Stderr = diag
 	c.SysProcAttr = procAttr(l.tree)
+	if l.netns {
+		c.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
+	}
 	c.WaitDelay = time.Second
 	err = c.Start()
 	remote.Close() // the launcher holds its end: its death ends ours

@@ -84,6 +84,11 @@ func serveLauncher(cfg helperConfig) error {
 			// from ptracing what they see there.
 			_ = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 		}
+		if cfg.ProxyPort != 0 {
+			if err := loopbackUp(); err != nil {
+				return err
+			}
+		}
 		if cfg.DropCaps {
 			if err := dropCapabilities(); err != nil {
 				return err
@@ -113,6 +118,11 @@ func serveLauncher(cfg helperConfig) error {
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return err
+	}
+	if cfg.ProxyPort != 0 {
+		if err := forwardProxy(cfg.ProxyPort); err != nil {
+			return err
+		}
 	}
 	l := &launcherState{cfgJSON: string(b), live: map[int]bool{}, idle: make(chan int, maxIdle)}
 	go l.reap()

@@ -25,6 +25,8 @@ type instance struct {
 	tree treeMode
 	// helper is the harness executable's path as seen inside (probes use it).
 	helper string
+	// proxy, when set, is the commands' way out (proxy.go).
+	proxy *Proxy
 	// git, when set, lets commands write the project's git data (gitwrite.go).
 	git *gitSession
 	// track, when set, follows every process a command starts from the
@@ -97,6 +99,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	}
 	before := snapshot(s.pol.protectedNow())
 	gitBefore := s.git.before()
+	netMark := s.proxy.mark()
 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -132,6 +135,11 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	}
 	for _, m := range moves {
 		gitNote.WriteString("\n[harness: git: " + m.String() + "]\n")
+	}
+	for _, rec := range s.proxy.since(netMark) {
+		if rec.Verdict != "allowed" {
+			gitNote.WriteString("\n[harness: network: " + rec.String() + "]\n")
+		}
 	}
 	r.Output, r.Truncated = buf.result()
 	if gitNote.Len() > 0 {

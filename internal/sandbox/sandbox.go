@@ -85,6 +85,16 @@ type Option func(*openOptions)
 
 type openOptions struct {
 	perCommand bool
+	proxy      *Proxy
+}
+
+// WithProxy gives commands a way out through px (see Proxy): the
+// launcher listens on ProxyPort inside the sandbox's network namespace
+// and HTTPS_PROXY, HTTP_PROXY, ALL_PROXY (and their lower-case forms)
+// point there. Only the bwrap backend's launcher offers it; elsewhere
+// commands stay without a network.
+func WithProxy(px *Proxy) Option {
+	return func(o *openOptions) { o.proxy = px }
 }
 
 // LauncherEnv, set to 0 in the environment, turns the launcher off (see
@@ -131,7 +141,7 @@ func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandb
 	if err != nil {
 		return nil, fmt.Errorf("creating the session's private temporary directory: %w", err)
 	}
-	sb, err := openBackend(backend, p, tmp)
+	sb, err := openBackend(backend, p, tmp, o)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err

@@ -16,7 +16,7 @@ func detect() (string, string) {
 	return "", sandboxExec + " is missing"
 }
 
-func openBackend(name string, p *Policy, tmp string) (Sandbox, error) {
+func openBackend(name string, p *Policy, tmp string, _ openOptions) (Sandbox, error) {
 	switch name {
 	case BackendSeatbelt:
 	case BackendBwrap, BackendLandlock:

@@ -143,6 +143,8 @@ func renderPermission(st Style, req permission.Request, d permission.Decision, p
 		title += "  run a command"
 	case req.Tool == "edit_file":
 		title += "  edit a file"
+	case req.Tool == "net":
+		title += "  connect to the network (the command waits)"
 	case req.Write:
 		title += "  write a file"
 	default:
@@ -163,6 +165,8 @@ func renderPermission(st Style, req permission.Request, d permission.Decision, p
 				b.WriteString(bar + st.Yellow("▲ asks: ") + st.Bold(Truncate(oneLine(Sanitize(part)), max(width-10, 8))) + "\n")
 			}
 		}
+	case req.Tool == "net":
+		b.WriteString(bar + st.Bold(Sanitize(req.Command)) + "\n")
 	default:
 		b.WriteString(bar + st.Bold(Sanitize(req.Tool)) + "  " + st.Cyan(Sanitize(req.Path)) + "\n")
 		for _, l := range pv.Short {

@@ -1,0 +1,128 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProxyInsideSandbox reaches a TLS origin on the host from inside the
+// real sandbox, through the launcher's loopback port and the host's proxy,
+// with a host-pattern rule; an unlisted host is refused and the command's
+// output says how to allow it; every connection is recorded.
+func TestProxyInsideSandbox(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	for _, backend := range proxyBackends {
+		t.Run(backend, func(t *testing.T) {
+			requireBackend(t, backend)
+			origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(w, "origin says hi to %s", r.Host)
+			}))
+			defer origin.Close()
+			port := origin.Listener.Addr().(*net.TCPAddr).Port
+			rec := &records{}
+			loop := netip.MustParseAddr("127.0.0.1")
+			px := &Proxy{
+				Decide: func(_ context.Context, host string, _ int) ConnVerdict {
+					if strings.HasSuffix(host, ".example.com") {
+						return ConnVerdict{Allowed: true, Rule: "allow net *.example.com"}
+					}
+					return ConnVerdict{Reason: "no rule allows " + host + ": re-run with --allow-net " + host}
+				},
+				Record: rec.add,
+				// The test's origin listens on the host's loopback; to the
+				// proxy it stands for a public server (the refusal of
+				// private addresses is TestProxy's).
+				LookupIP: func(_ context.Context, h string) ([]netip.Addr, error) {
+					return []netip.Addr{loop}, nil
+				},
+				Reachable: func(a netip.Addr) bool { return a == loop },
+			}
+			base, err := os.MkdirTemp(outsideBase(), "harness-proxy-test-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(base)
+			proj := filepath.Join(base, "proj")
+			os.MkdirAll(proj, 0o755)
+			ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: origin.Certificate().Raw})
+			os.WriteFile(filepath.Join(proj, "ca.pem"), ca, 0o644)
+			p, err := NewPolicy(PolicyOptions{Project: proj, Home: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, err := Open(context.Background(), p, backend, WithProxy(px))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sb.Close()
+			r, err := sb.Run(context.Background(), Cmd{Script: fmt.Sprintf("curl -sS --max-time 20 --cacert ca.pem https://www.example.com:%d/x", port), Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.ExitCode != 0 || !strings.Contains(string(r.Output), fmt.Sprintf("origin says hi to www.example.com:%d", port)) {
+				t.Fatalf("through the proxy: exit %d\n%s", r.ExitCode, r.Output)
+			}
+			got := rec.last(t)
+			if got.Verdict != "allowed" || got.Host != "www.example.com" || got.Up == 0 || got.Down == 0 {
+				t.Errorf("record %+v", got)
+			}
+			r, err = sb.Run(context.Background(), Cmd{Script: "curl -sS --max-time 20 https://unlisted.test/", Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.ExitCode == 0 || !strings.Contains(string(r.Output), "[harness: network: refused CONNECT unlisted.test:443") || !strings.Contains(string(r.Output), "--allow-net unlisted.test") {
+				t.Errorf("unlisted: exit %d\n%s", r.ExitCode, r.Output)
+			}
+			if backend == BackendLandlock && LandlockABI() >= 4 {
+				// Landlock lets commands connect to the proxy's port only,
+				// and bind none.
+				r, _ = sb.Run(context.Background(), Cmd{Script: `/usr/bin/python3 -c '
+import socket
+for what, f in (("bind", lambda s: s.bind(("127.0.0.1", 0))), ("connect", lambda s: s.connect(("127.0.0.1", 3129)))):
+    try:
+        f(socket.socket()); print(what, "ok")
+    except OSError as e:
+        print(what, e.strerror)
+'`})
+				if out := string(r.Output); !strings.Contains(out, "bind Permission denied") || !strings.Contains(out, "connect Permission denied") {
+					t.Errorf("landlock network rules:\n%s", out)
+				}
+			}
+			// Without the proxy there is still no network: a direct
+			// connection to the host's origin fails.
+			r, _ = sb.Run(context.Background(), Cmd{Script: fmt.Sprintf("curl -sS --noproxy '*' --max-time 5 -k https://127.0.0.1:%d/ && echo DIRECT-REACHED", port), Timeout: 30 * time.Second})
+			if strings.Contains(string(r.Output), "DIRECT-REACHED") {
+				t.Errorf("a direct connection reached the host:\n%s", r.Output)
+			}
+		})
+	}
+}
+
+var proxyBackends = []string{BackendBwrap, BackendLandlock}
+
+func TestProbeNetwork(t *testing.T) {
+	for _, backend := range proxyBackends {
+		t.Run(backend, func(t *testing.T) {
+			requireBackend(t, backend)
+			var out strings.Builder
+			n, err := ProbeNetwork(context.Background(), backend, &out)
+			if err != nil || n != 0 {
+				t.Errorf("%d failed, %v:\n%s", n, err, out.String())
+			}
+			t.Log(out.String())
+		})
+	}
+}

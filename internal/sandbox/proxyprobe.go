@@ -1,0 +1,100 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ProbeNetwork checks the proxy path end to end for `harness doctor`: a
+// loopback origin on the host, reached from inside a sandbox of the named
+// backend through the launcher and a proxy whose only rule names it; an
+// unlisted host refused; no direct connection. It prints one line per
+// probe and returns how many failed.
+func ProbeNetwork(ctx context.Context, backend string, out io.Writer) (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	token := fmt.Sprintf("harness-probe-%d", time.Now().UnixNano())
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, token+"\n")
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	const probeHost = "harness-doctor.invalid"
+	px := &Proxy{
+		Decide: func(_ context.Context, host string, p int) ConnVerdict {
+			if host == probeHost && p == port {
+				return ConnVerdict{Allowed: true, Exact: true, Rule: fmt.Sprintf("allow net %s:%d", probeHost, port)}
+			}
+			return ConnVerdict{Reason: "no rule allows " + host}
+		},
+		LookupIP: func(context.Context, string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		},
+	}
+	base, err := os.MkdirTemp(outsideBase(), "harness-netprobe-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(base)
+	proj := filepath.Join(base, "proj")
+	if err := os.Mkdir(proj, 0o755); err != nil {
+		return 0, err
+	}
+	p, err := NewPolicy(PolicyOptions{Project: proj, Home: base})
+	if err != nil {
+		return 0, err
+	}
+	sb, err := Open(ctx, p, backend, WithProxy(px))
+	if err != nil {
+		return 0, err
+	}
+	defer sb.Close()
+	connect := func(target string) string {
+		// bash's /dev/tcp, so the probe needs no client installed.
+		script := fmt.Sprintf(`exec bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d || exit 3; printf "CONNECT %s HTTP/1.1\r\n\r\n" >&3; timeout 10 head -c 300 <&3'`, ProxyPort, target)
+		r, err := sb.Run(ctx, Cmd{Script: script, Timeout: 20 * time.Second})
+		if err != nil {
+			return err.Error()
+		}
+		return string(r.Output)
+	}
+	failed := 0
+	line := func(ok bool, name, detail string) {
+		word := "ok      "
+		if !ok {
+			word, failed = "FAILED  ", failed+1
+		}
+		fmt.Fprintf(out, "  %s %-44s %s\n", word, name, detail)
+	}
+	fmt.Fprintf(out, "network proxy: backend %s, launcher port %d inside, host proxy in this process\n", backend, ProxyPort)
+	got := connect(fmt.Sprintf("%s:%d", probeHost, port))
+	line(strings.Contains(got, "200 Connection established") && strings.Contains(got, token), "a loopback origin through the proxy", firstLine([]byte(got)))
+	got = connect("unlisted.invalid:443")
+	line(strings.Contains(got, " 403 "), "an unlisted host refused", firstLine([]byte(got)))
+	r, err := sb.Run(ctx, Cmd{Script: fmt.Sprintf(`exec bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo DIRECT' 2>&1`, port), Timeout: 10 * time.Second})
+	direct := err == nil && !strings.Contains(string(r.Output), "DIRECT")
+	line(direct, "no direct connection to the host", "")
+	recs := px.Recent()
+	for i := 0; i < 100 && len(recs) < 2; i++ { // the first is recorded when its tunnel is over
+		time.Sleep(20 * time.Millisecond)
+		recs = px.Recent()
+	}
+	line(len(recs) == 2 && recs[0].Verdict == "allowed" && recs[0].Down > 0 && recs[1].Verdict == "refused", "each connection recorded", fmt.Sprintf("%d records", len(recs)))
+	return failed, nil
+}
