@@ -80,7 +80,7 @@ func (b *builder) openSandbox(ctx context.Context) error {
 	s := b.s
 	s.Proxy = &sandbox.Proxy{
 		Decide: func(ctx context.Context, host string, port int) sandbox.ConnVerdict {
-			v := s.Gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port})
+			v := s.Gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: sandbox.AskedBy(ctx)})
 			return sandbox.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
 		},
 		Record: func(r sandbox.ConnRecord) {

@@ -76,7 +76,10 @@ which --allow-net HOST would allow it. --allow-net HOST[:PORT] or --allow-net @P
 for one run.
 
 Presets:
-` + pl.String() + `
+` + pl.String() + `  @lockfiles the registries the project's lockfiles name outright (package-lock.json and
+             yarn.lock https URLs, Cargo.lock and uv.lock registries), read at session start;
+             the agent can edit lockfiles, so enable it for projects whose lockfiles you trust
+
 Safe by construction: names are resolved by harness, and the connection goes to the address that
 was checked; loopback, private, link-local and cloud-metadata addresses are refused unless a rule
 names that host and port; an HTTPS tunnel must ask for the same server name (TLS SNI) as the host

@@ -125,6 +125,7 @@
 //	allow net *.example.com        any name below example.com, ports 443 and 80
 //	allow net db.internal:5432     one host and port (private addresses need this form)
 //	allow net @go                  a shipped preset: @go, @npm, @pypi, @crates
+//	allow net @lockfiles           the registries the project's lockfiles name (lockfiles.go)
 //	deny  net tracker.example.com
 //
 // HOST is a name, *.suffix, * or an IP address, which only a rule naming

@@ -39,9 +39,16 @@ func NetPresets() map[string][]string {
 	return out
 }
 
-func newNetRule(r *rule, pat string) (*rule, error) {
+func newNetRule(r *rule, pat, project string) (*rule, error) {
 	var specs []string
-	if name, ok := strings.CutPrefix(pat, "@"); ok {
+	if pat == "@lockfiles" {
+		specs = LockfileHosts(project)
+		if len(specs) == 0 {
+			// Nothing to allow; the rule stays, matching nothing.
+			r.hosts = []hostPort{{host: "lockfiles.invalid", port: 443}}
+			return r, nil
+		}
+	} else if name, ok := strings.CutPrefix(pat, "@"); ok {
 		hosts, ok := netPresets[name]
 		if !ok {
 			names := make([]string, 0, len(netPresets))
@@ -49,7 +56,7 @@ func newNetRule(r *rule, pat string) (*rule, error) {
 				names = append(names, "@"+k)
 			}
 			sort.Strings(names)
-			return nil, fmt.Errorf("unknown network preset %q (known: %s)", pat, strings.Join(names, ", "))
+			return nil, fmt.Errorf("unknown network preset %q (known: %s, @lockfiles)", pat, strings.Join(names, ", "))
 		}
 		specs = hosts
 	} else {

@@ -143,3 +143,30 @@ func TestCheckNetAlwaysPersists(t *testing.T) {
 		t.Errorf("no: %+v", v)
 	}
 }
+
+func TestLockfileHosts(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(`{"packages":{"":{},"node_modules/a":{"resolved":"https://registry.npmjs.org/a/-/a-1.0.0.tgz"},
+"node_modules/b":{"resolved":"https://npm.example.com/b.tgz"},"node_modules/c":{"resolved":"file:../c"},
+"node_modules/d":{"resolved":"http://plain.example.com/d.tgz"},"node_modules/e":{"resolved":"https://odd.example.com:8443/e.tgz"}}}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "yarn.lock"), []byte("a@^1:\n  version \"1.0.0\"\n  resolved \"https://registry.yarnpkg.com/a/-/a-1.0.0.tgz#abc\"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "Cargo.lock"), []byte("[[package]]\nname = \"x\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n[[package]]\nname = \"y\"\nsource = \"sparse+https://crates.example.com/index/\"\n[[package]]\nname = \"z\"\nsource = \"git+https://github.com/z/z\"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "uv.lock"), []byte("[[package]]\nname = \"p\"\nsource = { registry = \"https://pypi.org/simple\" }\n"), 0o644)
+	got := strings.Join(LockfileHosts(dir), " ")
+	want := "crates.example.com:443 crates.io:443 files.pythonhosted.org:443 index.crates.io:443 npm.example.com:443 pypi.org:443 registry.npmjs.org:443 registry.yarnpkg.com:443 static.crates.io:443"
+	if got != want {
+		t.Errorf("LockfileHosts =\n%s\nwant\n%s", got, want)
+	}
+	// As a rule.
+	os.MkdirAll(filepath.Join(dir, ".agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".agents", "permissions"), []byte("allow net @lockfiles\n"), 0o644)
+	g, err := New(Options{Project: dir, ProjectFile: filepath.Join(dir, ".agents", "permissions")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]Verdict{"npm.example.com": Allow, "plain.example.com": Ask, "github.com": Ask, "odd.example.com": Ask} {
+		if d, _ := g.DecideNet(NetRequest{Host: host, Port: 443}); d.Verdict != want {
+			t.Errorf("%s: %v, want %v", host, d.Verdict, want)
+		}
+	}
+}

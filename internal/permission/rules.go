@@ -163,7 +163,7 @@ func newRule(v Verdict, tool, pat string, g *Gate) (*rule, error) {
 		return r, nil
 	}
 	if tool == "net" {
-		return newNetRule(r, pat)
+		return newNetRule(r, pat, g.o.Project)
 	}
 	if strings.ContainsAny(tool, " \t*") {
 		return nil, fmt.Errorf("bad tool %q", tool)

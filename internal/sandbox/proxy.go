@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +36,8 @@ import (
 // number and closed when idle. Every connection is recorded.
 type Proxy struct {
 	// Decide is asked once per connection, before any name is resolved;
-	// it may ask the user, and the connection waits.
+	// it may ask the user, and the connection waits. AskedBy(ctx) names
+	// the commands running when the connection came.
 	Decide func(ctx context.Context, host string, port int) ConnVerdict
 	// Record, when set, receives every connection once it is over.
 	Record func(ConnRecord)
@@ -54,9 +56,52 @@ type Proxy struct {
 	once sync.Once
 	sem  chan struct{}
 
-	mu     sync.Mutex
-	recent []ConnRecord // the last maxRecent, for /network
-	seq    int          // connections finished so far
+	mu      sync.Mutex
+	recent  []ConnRecord // the last maxRecent, for /network
+	seq     int          // connections finished so far
+	running map[*int]string
+}
+
+type askedByKey struct{}
+
+// AskedBy names the command (or commands, when several run at once) that
+// were running when the connection Decide is deciding came in.
+func AskedBy(ctx context.Context) string {
+	s, _ := ctx.Value(askedByKey{}).(string)
+	return s
+}
+
+// started notes a running command for AskedBy; the returned func ends it.
+func (p *Proxy) started(script string) func() {
+	if p == nil {
+		return func() {}
+	}
+	if len(script) > 200 {
+		script = script[:200] + "…"
+	}
+	id := new(int)
+	p.mu.Lock()
+	if p.running == nil {
+		p.running = map[*int]string{}
+	}
+	p.running[id] = script
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		delete(p.running, id)
+		p.mu.Unlock()
+	}
+}
+
+func (p *Proxy) askedBy() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, s := range p.running {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return strings.Join(out, " | ")
 }
 
 // ConnVerdict is Decide's answer.
@@ -241,7 +286,7 @@ func (p *Proxy) serve(ctx context.Context, c net.Conn, br *bufio.Reader, req *ht
 	if !validHostName(host) {
 		return refuse(http.StatusBadRequest, "bad host name %q", host)
 	}
-	v := p.Decide(ctx, host, port)
+	v := p.Decide(context.WithValue(ctx, askedByKey{}, p.askedBy()), host, port)
 	rec.Rule = v.Rule
 	if !v.Allowed {
 		return refuse(http.StatusForbidden, "%s", v.Reason)

@@ -35,7 +35,10 @@ func TestProxyInsideSandbox(t *testing.T) {
 			rec := &records{}
 			loop := netip.MustParseAddr("127.0.0.1")
 			px := &Proxy{
-				Decide: func(_ context.Context, host string, _ int) ConnVerdict {
+				Decide: func(ctx context.Context, host string, _ int) ConnVerdict {
+					if !strings.Contains(AskedBy(ctx), "curl -sS") {
+						return ConnVerdict{Reason: "asked by " + AskedBy(ctx) + ", not the curl that ran"}
+					}
 					if strings.HasSuffix(host, ".example.com") {
 						return ConnVerdict{Allowed: true, Rule: "allow net *.example.com"}
 					}

@@ -100,6 +100,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	before := snapshot(s.pol.protectedNow())
 	gitBefore := s.git.before()
 	netMark := s.proxy.mark()
+	defer s.proxy.started(c.Script)()
 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/llm/llmtest"
+)
+
+// TestChatTmuxNetwork: in a real terminal, a command's first connection to
+// a host no rule covers asks while the connection waits, showing the host
+// and the command; "always" saves the rule and the next connection does
+// not ask. localhost is the host, so nothing leaves the machine, and the
+// proxy then still refuses it: a saved answer never opens loopback.
+func TestChatTmuxNetwork(t *testing.T) {
+	bin := tmuxHarness(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap is not installed")
+	}
+	srv := llmtest.NewServer(t)
+	home := t.TempDir()
+	proj := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	os.MkdirAll(filepath.Join(home, ".agents"), 0o755)
+	os.WriteFile(filepath.Join(home, ".agents", "permissions"), []byte("allow bash curl *\n"), 0o644)
+	tm := startTmux(t, 120, 40, proj, []string{
+		"HOME=" + home,
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"BASE_URL=" + srv.URL,
+		"PROVIDER=anthropic",
+		"MODEL=claude-sonnet-4-5",
+		"API_KEY=sk-fake-key-for-tests-0123456789",
+		"CONTEXT_WINDOW=200000",
+		"TERM=xterm-256color",
+	}, bin, "--project", proj, "--sandbox", "bwrap")
+	tm.waitFor("banner", "/help for commands")
+	tm.waitPrompt()
+
+	enqueue(t, srv, "network.jsonl")
+	tm.typeLine("fetch it")
+	tm.waitFor("network prompt", "allow? [y/n/a]")
+	s := tm.screen()
+	for _, want := range []string{"connect to the network", "localhost:80", "asked by: curl -sS", "always allow localhost"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, s)
+		}
+	}
+	tm.capture("network-prompt")
+	tm.answer("a")
+	tm.waitFor("final text", "The proxy refused loopback.")
+	s = tm.screen()
+	if n := strings.Count(s, "allow? [y/n/a]"); n != 1 {
+		t.Errorf("%d prompts, want 1: the saved rule did not cover the second connection:\n%s", n, s)
+	}
+	rules, _ := os.ReadFile(filepath.Join(proj, ".agents", "permissions"))
+	if !strings.Contains(string(rules), "allow net localhost\n") {
+		t.Errorf("the project rules lack the saved host:\n%s", rules)
+	}
+	tm.typeLine("/network")
+	tm.waitFor("/network view", "connections")
+	s = tm.screen()
+	if !strings.Contains(s, "refused GET localhost:80") || !strings.Contains(s, "loopback") {
+		t.Errorf("/network does not show the refused connections:\n%s", s)
+	}
+	tm.capture("network-list")
+}
