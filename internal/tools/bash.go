@@ -25,8 +25,8 @@ func (b *Bash) Spec() llm.Tool {
 	return llm.Tool{
 		Name: "bash",
 		Description: "Run a shell command (/bin/sh -c) in the project directory, inside a sandbox: it can read the filesystem " +
-			"(except secrets), write only inside the project and /tmp (private to this session), has no network, and " +
-			"cannot change .git. stdin is empty, so interactive commands fail; pass flags like -y. Returns stdout and " +
+			"(except secrets), write only inside the project and /tmp (private to this session), reaches the network only through harness's proxy " +
+			"(allowed hosts; others are refused with a message), can commit but not change git config or hooks, and cannot push. stdin is empty, so interactive commands fail; pass flags like -y. Returns stdout and " +
 			"stderr interleaved, then the exit code. Default timeout 60 seconds (timeout argument in seconds, at most 600); " +
 			"on timeout the whole process tree is killed and the exit code is 124. Prefer read_file, edit_file, glob and " +
 			"grep for files; use bash to build, test, and run programs.",
