@@ -267,6 +267,13 @@ func (g *Gate) CheckNet(ctx context.Context, req NetRequest) NetVerdict {
 	case Yes:
 		g.record(preq, d, "yes")
 		return NetVerdict{Allowed: true, Rule: d.Rule + " (answered yes)"}
+	case Session:
+		ans := "yes for this session: " + pattern
+		if err := g.grant(d, false); err != nil {
+			ans = "yes (not remembered: " + err.Error() + ")"
+		}
+		g.record(preq, d, ans)
+		return NetVerdict{Allowed: true, Rule: "allow net " + pattern + " (this session)"}
 	case Always:
 		ans := "always " + pattern
 		if err := g.persist(d); err != nil {

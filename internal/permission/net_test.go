@@ -137,6 +137,18 @@ func TestCheckNetAlwaysPersists(t *testing.T) {
 	if b, _ := os.ReadFile(g.o.ProjectFile); !strings.Contains(string(b), "allow net db.test:5432\n") {
 		t.Errorf("project file:\n%s", b)
 	}
+	// "Yes for this session" remembers without saving.
+	pr.ans = Answer{Choice: Session}
+	if v := g.CheckNet(context.Background(), NetRequest{Host: "sess.test", Port: 443}); !v.Allowed {
+		t.Errorf("session: %+v", v)
+	}
+	asked := len(pr.asked)
+	if v := g.CheckNet(context.Background(), NetRequest{Host: "sess.test", Port: 443}); !v.Allowed || len(pr.asked) != asked {
+		t.Errorf("session answer not remembered: %+v", v)
+	}
+	if b, _ := os.ReadFile(g.o.ProjectFile); strings.Contains(string(b), "sess.test") {
+		t.Errorf("a session answer was saved:\n%s", b)
+	}
 	// And a refusal is a refusal.
 	pr.ans = Answer{Choice: No, Reason: "not that one"}
 	if v := g.CheckNet(context.Background(), NetRequest{Host: "other.test", Port: 443}); v.Allowed || !strings.Contains(v.Reason, "not that one") {
