@@ -156,7 +156,44 @@ const (
 	dialTimeout     = 15 * time.Second
 	maxClientHello  = 1 << 14
 	defaultMaxConns = 64
+	maxHeader       = 64 << 10
 )
+
+// capReader fails once n bytes are read, until off is called.
+type capReader struct {
+	mu  sync.Mutex
+	r   io.Reader
+	n   int64
+	free bool
+}
+
+func (c *capReader) off() {
+	c.mu.Lock()
+	c.free = true
+	c.mu.Unlock()
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	limited := !c.free
+	n := c.n
+	c.mu.Unlock()
+	if limited {
+		if n <= 0 {
+			return 0, errors.New("request head larger than 64 KiB")
+		}
+		if int64(len(p)) > n {
+			p = p[:n]
+		}
+	}
+	k, err := c.r.Read(p)
+	if limited {
+		c.mu.Lock()
+		c.n -= int64(k)
+		c.mu.Unlock()
+	}
+	return k, err
+}
 
 // proxyEnv points every common client at the proxy.
 func proxyEnv() []string {
@@ -239,8 +276,12 @@ func (p *Proxy) Serve(ctx context.Context, c net.Conn) {
 		p.record(rec)
 	}()
 	c.SetReadDeadline(time.Now().Add(headerTimeout))
-	br := bufio.NewReader(c)
+	// The request head is bounded (ReadRequest alone would take a header
+	// line of any length); the body and the tunnel are not.
+	capped := &capReader{r: c, n: maxHeader}
+	br := bufio.NewReader(capped)
 	req, err := http.ReadRequest(br)
+	capped.off()
 	if err != nil {
 		rec.Method, rec.Reason = "?", "not an HTTP proxy request: "+err.Error()
 		writeStatus(c, http.StatusBadRequest, "harness proxy: "+rec.Reason)

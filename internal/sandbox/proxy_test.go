@@ -233,6 +233,30 @@ func TestProxy(t *testing.T) {
 			t.Errorf("record %+v", r)
 		}
 	})
+	t.Run("a huge request head is refused", func(t *testing.T) {
+		px := mk(allowLoop, map[string]ConnVerdict{"www.example.com": pattern})
+		conn, err := net.Dial("tcp", strings.TrimPrefix(px, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		go func() {
+			fmt.Fprintf(conn, "CONNECT www.example.com:%d HTTP/1.1\r\nX-Big: ", oport)
+			chunk := []byte(strings.Repeat("a", 1<<16))
+			for i := 0; i < 64; i++ { // 4 MiB of one header line
+				if _, err := conn.Write(chunk); err != nil {
+					return
+				}
+			}
+		}()
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil || resp.StatusCode != 400 {
+			t.Fatalf("%v %v", resp, err)
+		}
+		if r := rec.last(t); r.Verdict != "refused" || !strings.Contains(r.Reason, "64 KiB") {
+			t.Errorf("record %+v", r)
+		}
+	})
 	t.Run("bounded connections", func(t *testing.T) {
 		blocker := make(chan struct{})
 		p := &Proxy{Decide: func(context.Context, string, int) ConnVerdict { <-blocker; return ConnVerdict{} }, MaxConns: 1}
