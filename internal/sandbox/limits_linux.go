@@ -14,7 +14,7 @@ func Limits(backend string) []string {
 		}
 		return l
 	case BackendLandlock:
-		l := []string{"no network namespace, so no private loopback either: socket() is denied for every address family (socketpair still works)"}
+		l := []string{"without the launcher (HARNESS_SANDBOX_LAUNCHER=0, or no user namespaces) there is no network namespace: socket() is denied for every address family (socketpair still works) and the network proxy is not offered"}
 		if LandlockABI() < 6 {
 			l = append(l, "Landlock below ABI 6: signals to processes outside the sandbox are not scoped, so a command can kill the session's launcher or a command running beside it (a denial of service; the next command restarts the launcher)")
 		}
@@ -23,7 +23,8 @@ func Limits(backend string) []string {
 				".git, .agents and hooks inside the project cannot be carved out of a Landlock grant without a mount namespace: changes are detected after each command, not prevented",
 				"secrets under $HOME stay readable: Landlock here restricts writes only",
 				"/tmp is not private: TMPDIR points at the session's own directory instead",
-				"no PID namespace: a process that calls setsid can outlive a timeout")
+				"no PID namespace: a process that calls setsid can outlive a timeout",
+				"the git directory is not a shadow: commits do not work inside")
 		}
 		return l
 	case BackendNone:

@@ -9,6 +9,8 @@ func Limits(backend string) []string {
 		return []string{
 			"no PID namespace: a process that detaches (setsid, a daemon) can outlive a timeout",
 			"no seccomp: terminal ioctls are refused by the profile's default deny, not filtered one by one",
+			"no network proxy: every socket is refused, so commands stay offline",
+			"no git shadow: .git stays read-only, so commits do not work inside",
 		}
 	case BackendNone:
 		return []string{"nothing is walled: every command runs directly on this machine"}
