@@ -23,8 +23,7 @@ func Limits(backend string) []string {
 				".git, .agents and hooks inside the project cannot be carved out of a Landlock grant without a mount namespace: changes are detected after each command, not prevented",
 				"secrets under $HOME stay readable: Landlock here restricts writes only",
 				"/tmp is not private: TMPDIR points at the session's own directory instead",
-				"no PID namespace: a process that calls setsid can outlive a timeout",
-				"the git directory is not a shadow: commits do not work inside")
+				"no PID namespace: a process that calls setsid can outlive a timeout")
 		}
 		return l
 	case BackendNone:
