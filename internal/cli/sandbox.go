@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
 )
 
@@ -18,6 +20,9 @@ type sandboxOptions struct {
 	AddDirs []string
 	Timeout time.Duration
 	Backend string
+	// AllowNet are hosts the command may reach through the proxy, on top
+	// of the net rules in the permission files; nothing asks here.
+	AllowNet []string
 }
 
 func newSandboxCommand() *cobra.Command {
@@ -58,12 +63,13 @@ EXIT STATUS
 	f.StringVar(&opts.Backend, "backend", sandbox.BackendAuto, "auto, bwrap, landlock, seatbelt or none")
 	f.StringVar(&opts.Backend, "sandbox", sandbox.BackendAuto, "same as --backend")
 	_ = f.MarkHidden("sandbox")
+	f.StringArrayVar(&opts.AllowNet, "allow-net", nil, "let the command reach HOST[:PORT] or @PRESET through the proxy (repeatable); net rules in the permission files apply too, and anything else is refused")
 	return cmd
 }
 
 // runSandbox runs argv, quoted for /bin/sh, under the project's policy.
 func runSandbox(ctx context.Context, opts sandboxOptions, argv []string, stdio Stdio) error {
-	sb, err := openSandbox(ctx, opts.Project, opts.AddDirs, opts.Timeout, opts.Backend)
+	sb, err := openSandbox(ctx, opts.Project, opts.AddDirs, opts.Timeout, opts.Backend, opts.AllowNet...)
 	if err != nil {
 		return err
 	}
@@ -88,15 +94,30 @@ func runSandbox(ctx context.Context, opts sandboxOptions, argv []string, stdio S
 	return nil
 }
 
-// openSandbox computes the policy for project and opens backend.
-func openSandbox(ctx context.Context, project string, addDirs []string, timeout time.Duration, backend string) (sandbox.Sandbox, error) {
+// openSandbox computes the policy for project and opens backend, with the
+// network proxy deciding by the permission files' net rules and allowNet,
+// headless: a connection no rule allows is refused.
+func openSandbox(ctx context.Context, project string, addDirs []string, timeout time.Duration, backend string, allowNet ...string) (sandbox.Sandbox, error) {
 	home, _ := os.UserHomeDir()
 	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: project, AddDirs: addDirs, Home: home, Timeout: timeout,
 		CacheRoot: sandbox.CacheRoot(home, os.Environ())})
 	if err != nil {
 		return nil, err
 	}
-	sb, err := sandbox.Open(ctx, pol, backend)
+	gate, err := permission.New(permission.Options{
+		Project: pol.Project, Home: home, Writable: pol.Writable, ReadOnly: pol.ReadOnly, DenyRead: pol.DenyRead,
+		UserFile:    filepath.Join(home, ".agents", "permissions"),
+		ProjectFile: filepath.Join(pol.Project, ".agents", "permissions"),
+		AllowNet:    allowNet,
+	})
+	if err != nil {
+		return nil, err
+	}
+	px := &sandbox.Proxy{Decide: func(ctx context.Context, host string, port int) sandbox.ConnVerdict {
+		v := gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: sandbox.AskedBy(ctx)})
+		return sandbox.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
+	}}
+	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(px))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
