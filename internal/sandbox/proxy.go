@@ -161,9 +161,9 @@ const (
 
 // capReader fails once n bytes are read, until off is called.
 type capReader struct {
-	mu  sync.Mutex
-	r   io.Reader
-	n   int64
+	mu   sync.Mutex
+	r    io.Reader
+	n    int64
 	free bool
 }
 
