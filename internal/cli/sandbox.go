@@ -105,7 +105,7 @@ func openSandbox(ctx context.Context, project string, addDirs []string, timeout 
 		return nil, err
 	}
 	gate, err := permission.New(permission.Options{
-		Project: pol.Project, Home: home, Writable: pol.Writable, ReadOnly: pol.ReadOnly, DenyRead: pol.DenyRead,
+		Policy: pol, Home: home,
 		UserFile:    filepath.Join(home, ".agents", "permissions"),
 		ProjectFile: filepath.Join(pol.Project, ".agents", "permissions"),
 		AllowNet:    allowNet,
