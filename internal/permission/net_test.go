@@ -172,7 +172,7 @@ func TestLockfileHosts(t *testing.T) {
 	// As a rule.
 	os.MkdirAll(filepath.Join(dir, ".agents"), 0o755)
 	os.WriteFile(filepath.Join(dir, ".agents", "permissions"), []byte("allow net @lockfiles\n"), 0o644)
-	g, err := New(Options{Project: dir, ProjectFile: filepath.Join(dir, ".agents", "permissions")})
+	g, err := New(Options{Policy: testPolicy(t, dir, ""), Project: dir, ProjectFile: filepath.Join(dir, ".agents", "permissions")})
 	if err != nil {
 		t.Fatal(err)
 	}
