@@ -350,22 +350,21 @@ func (p *Proxy) serve(ctx context.Context, c net.Conn, br *bufio.Reader, req *ht
 		return refuse(http.StatusForbidden, "%s resolves to %s, a loopback, private, link-local or metadata address, which only a rule naming %s exactly reaches (allow net %s)",
 			host, addrs[0], net.JoinHostPort(host, portStr), net.JoinHostPort(host, portStr))
 	}
-	upstream, addr, err := p.dial(ctx, ok, port)
-	if err != nil {
-		return refuse(http.StatusBadGateway, "cannot connect to %s: %v", net.JoinHostPort(host, portStr), err)
-	}
-	defer upstream.Close()
-	rec.Addr = addr.String()
-
-	if req.Method == http.MethodConnect {
-		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-			return nil
+	connect := func() (net.Conn, error) {
+		upstream, addr, err := p.dial(ctx, ok, port)
+		if err != nil {
+			return nil, refuse(http.StatusBadGateway, "cannot connect to %s: %v", net.JoinHostPort(host, portStr), err)
 		}
-		if v.Exact {
-			// A rule naming host and port: any protocol (a database
-			// speaks first, TLS or not), no server name to check.
-			rec.Verdict = "allowed"
-			p.splice(c, br, upstream, rec)
+		rec.Addr = addr.String()
+		return upstream, nil
+	}
+
+	if req.Method == http.MethodConnect && !v.Exact {
+		// A tunnel allowed by a pattern: the ClientHello must name the
+		// host asked for before anything reaches it. (The 200 comes
+		// first, as the client sends nothing before it; a failure after
+		// it can only close the tunnel.)
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 			return nil
 		}
 		c.SetReadDeadline(time.Now().Add(headerTimeout))
@@ -374,16 +373,37 @@ func (p *Proxy) serve(ctx context.Context, c net.Conn, br *bufio.Reader, req *ht
 		switch {
 		case err != nil:
 			rec.Verdict, rec.Reason = "refused", "the tunnel did not start with a TLS ClientHello ("+err.Error()+"); a tunnel of another protocol needs a rule naming the host and port (allow net "+net.JoinHostPort(host, portStr)+")"
-			return nil // the 200 is sent: closing is all that is left
-		case err == nil && sni != host && !(sni == "" && isIPLiteral(host)):
+			return nil
+		case sni != host && !(sni == "" && isIPLiteral(host)):
 			rec.Verdict, rec.Reason = "refused", fmt.Sprintf("the TLS server name %q is not the host asked for (%s)", sni, host)
 			return nil
 		}
+		upstream, err := connect()
+		if err != nil {
+			rec.Verdict, rec.Reason = "refused", err.Error()
+			return nil
+		}
+		defer upstream.Close()
 		rec.Verdict = "allowed"
 		if _, err := upstream.Write(hello); err != nil {
 			return nil
 		}
 		rec.Up += int64(len(hello))
+		p.splice(c, br, upstream, rec)
+		return nil
+	}
+	upstream, err := connect()
+	if err != nil {
+		return err
+	}
+	defer upstream.Close()
+	if req.Method == http.MethodConnect {
+		// A rule naming host and port: any protocol (a database speaks
+		// first, TLS or not), no server name to check.
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			return nil
+		}
+		rec.Verdict = "allowed"
 		p.splice(c, br, upstream, rec)
 		return nil
 	}

@@ -36,8 +36,8 @@ func TestProxyInsideSandbox(t *testing.T) {
 			loop := netip.MustParseAddr("127.0.0.1")
 			px := &Proxy{
 				Decide: func(ctx context.Context, host string, _ int) ConnVerdict {
-					if !strings.Contains(AskedBy(ctx), "curl -sS") {
-						return ConnVerdict{Reason: "asked by " + AskedBy(ctx) + ", not the curl that ran"}
+					if asker := AskedBy(ctx); !strings.Contains(asker, "curl -sS") && !strings.Contains(asker, "python3") {
+						return ConnVerdict{Reason: "asked by " + asker + ", not the command that ran"}
 					}
 					if strings.HasSuffix(host, ".example.com") {
 						return ConnVerdict{Allowed: true, Rule: "allow net *.example.com"}
@@ -81,6 +81,24 @@ func TestProxyInsideSandbox(t *testing.T) {
 			got := rec.last(t)
 			if got.Verdict != "allowed" || got.Host != "www.example.com" || got.Up == 0 || got.Down == 0 {
 				t.Errorf("record %+v", got)
+			}
+			// A tunnel for www.example.com whose TLS names another host.
+			r, err = sb.Run(context.Background(), Cmd{Script: fmt.Sprintf(`/usr/bin/python3 -c '
+import socket, ssl
+s = socket.create_connection(("127.0.0.1", %d))
+s.sendall(b"CONNECT www.example.com:%d HTTP/1.1\r\n\r\n")
+print(s.recv(200).split(b"\r\n")[0].decode())
+ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE
+try:
+    ctx.wrap_socket(s, server_hostname="other.test").sendall(b"GET / HTTP/1.0\r\n\r\n"); print("TLS-THROUGH")
+except OSError as e:
+    print("refused:", e)
+'`, ProxyPort, port), Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out := string(r.Output); strings.Contains(out, "TLS-THROUGH") || !strings.Contains(out, `the TLS server name "other.test" is not the host asked for`) {
+				t.Errorf("SNI mismatch inside the sandbox:\n%s", out)
 			}
 			r, err = sb.Run(context.Background(), Cmd{Script: "curl -sS --max-time 20 https://unlisted.test/", Timeout: 30 * time.Second})
 			if err != nil {

@@ -208,7 +208,7 @@ func TestProxy(t *testing.T) {
 		if _, err := get(c, fmt.Sprintf("https://www.example.com:%d/", oport)); err == nil {
 			t.Fatal("an SNI mismatch went through")
 		}
-		if r := rec.last(t); r.Verdict != "refused" || !strings.Contains(r.Reason, `"other.test"`) || r.Down != 0 {
+		if r := rec.last(t); r.Verdict != "refused" || !strings.Contains(r.Reason, `"other.test"`) || r.Down != 0 || r.Addr != "" {
 			t.Errorf("record %+v", r)
 		}
 	})
