@@ -64,8 +64,8 @@ func (r *records) last(t *testing.T) ConnRecord {
 	return ConnRecord{}
 }
 
-// rules is a Decide from a table: host:port → verdict.
-func rules(m map[string]ConnVerdict) func(context.Context, string, int) ConnVerdict {
+// netTable is a Decide from a table: host:port → verdict.
+func netTable(m map[string]ConnVerdict) func(context.Context, string, int) ConnVerdict {
 	return func(_ context.Context, host string, port int) ConnVerdict {
 		if v, ok := m[net.JoinHostPort(host, fmt.Sprint(port))]; ok {
 			return v
@@ -100,7 +100,7 @@ func TestProxy(t *testing.T) {
 	mk := func(reach func(netip.Addr) bool, m map[string]ConnVerdict) string {
 		rec = &records{}
 		return proxyFixture(t, &Proxy{
-			Decide: rules(m), Record: rec.add, Reachable: reach,
+			Decide: netTable(m), Record: rec.add, Reachable: reach,
 			LookupIP: func(_ context.Context, h string) ([]netip.Addr, error) {
 				if a, ok := names[h]; ok {
 					return a, nil
