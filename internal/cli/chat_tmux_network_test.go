@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestChatTmuxNetwork: in a real terminal, a command's first connection to
@@ -18,10 +20,10 @@ import (
 func TestChatTmuxNetwork(t *testing.T) {
 	bin := tmuxHarness(t)
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed")
+		testenv.Missing(t, testenv.Curl, "curl is not installed (CI installs it; apt install curl)")
 	}
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed")
+		testenv.Missing(t, testenv.Bwrap, "bubblewrap is not installed (CI installs it)")
 	}
 	srv := llmtest.NewServer(t)
 	home := t.TempDir()

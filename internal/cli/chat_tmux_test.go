@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestChatTmux drives the interactive session in a real terminal: the
@@ -145,7 +147,7 @@ func TestChatTmux(t *testing.T) {
 func tmuxHarness(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed: the terminal tests need it (CI installs it; apt install tmux)")
+		testenv.Missing(t, testenv.Tmux, "tmux is not installed: the terminal tests need it (CI installs it; apt install tmux)")
 	}
 	if testing.Short() {
 		t.Skip("builds the harness binary and runs it in tmux; skipped with -short")

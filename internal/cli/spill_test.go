@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestSpillFileReadableInSandbox: a capped tool result names a spill file,
@@ -19,7 +21,7 @@ import (
 // as on a user's machine: the sandbox's /tmp is private.
 func TestSpillFileReadableInSandbox(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bwrap is not installed (CI installs it)")
+		testenv.Missing(t, testenv.Bwrap, "bwrap is not installed (CI installs it)")
 	}
 	home, err := os.MkdirTemp("/var/tmp", "harness-home-")
 	if err != nil {

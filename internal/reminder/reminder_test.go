@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 func git(t *testing.T, dir string, args ...string) {
@@ -23,7 +25,7 @@ func git(t *testing.T, dir string, args ...string) {
 func repo(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testenv.Missing(t, testenv.Git, "git is not installed")
 	}
 	dir := t.TempDir()
 	git(t, dir, "init", "-q", "-b", "main")

@@ -27,6 +27,7 @@ const (
 	Tmux     = "tmux"
 	Setpriv  = "setpriv" // util-linux's setpriv, to run tests unprivileged
 	Git      = "git"
+	Curl     = "curl"   // the network tests fetch through the proxy with it
 	Root     = "root"   // running as uid 0 (mounts, setpriv)
 	Docker   = "docker" // a Docker engine that answers, and HARNESS_TEST_IMAGE built (see .ci/run)
 )
@@ -63,7 +64,7 @@ func NeedRoot(t testing.TB) {
 }
 
 // Features is every feature name, for checking HARNESS_REQUIRE's spelling.
-var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Root, Docker}
+var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Curl, Root, Docker}
 
 // Unknown returns the names in HARNESS_REQUIRE that are no feature, so a
 // typo cannot turn a requirement into nothing.
