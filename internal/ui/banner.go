@@ -75,7 +75,7 @@ func (b Banner) Render(st Style, width int) string {
 			}
 		}
 	}
-	help := "/help for commands · Esc-Enter for a new line · Ctrl-C interrupts · Ctrl-D quits"
+	help := "/help for commands · \\-Enter or Ctrl-J for a new line · Esc interrupts · Ctrl-D quits"
 	if StringWidth(help)+2 > width {
 		help = "/help for commands · Ctrl-D quits"
 	}
