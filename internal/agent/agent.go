@@ -49,6 +49,19 @@ type Options struct {
 
 	// Thinking is sent with every request (THINKING, EFFORT).
 	Thinking llm.Thinking
+
+	// AppendOnly is the contract for models that check what they are sent
+	// (llm.AppendOnly: preserved-thinking models, DeepSeek): every
+	// assistant turn goes back as received, system and tools are built
+	// once, and the reminder is the persisted Delta form, stored at the
+	// end of the user's message and never changed. History should use
+	// history.StrategyAppend so its layers edit only at turn boundaries.
+	AppendOnly bool
+
+	// OnReminder, when set, is called with the reminder's committed state
+	// each time the files it knows change, so the session log can carry
+	// it across a resume.
+	OnReminder func(reminder.State)
 }
 
 // Agent runs turns of one conversation. It is not safe for concurrent Runs.
@@ -65,7 +78,28 @@ type Agent struct {
 	// capMu serialises the cap layer: concurrent tool calls (sub-agents)
 	// finish side by side, and History is not safe for concurrent use.
 	capMu sync.Mutex
+
+	specs []llm.Tool // AppendOnly: the tools as first sent
+
+	// Compaction backoff: after a failure, the next attempts wait
+	// compactWait steps (doubling up to maxCompactWait).
+	compactWait, compactSkip int
+
+	toldWindow bool            // the lowered window was announced
+	lastFiles  map[string]bool // reminder files last reported to OnReminder
 }
+
+// maxCompactWait bounds the backoff of a failing compaction, in steps.
+const maxCompactWait = 32
+
+// maxOverflows bounds the context-too-long recoveries in a row without a
+// reply: each one lowers the window or shrinks the history, so a few
+// suffice; a server that refuses everything must still end the turn.
+const maxOverflows = 6
+
+// minWindow is the least a window is lowered to from a failing request's
+// size alone.
+const minWindow = 4096
 
 // New returns an Agent.
 func New(o Options) *Agent {
@@ -107,11 +141,13 @@ func (a *Agent) Run(ctx context.Context, prompt string, obs Observer) (*Result, 
 }
 
 func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, error) {
-	if err := a.appendMessage(llm.Text(llm.RoleUser, prompt)); err != nil {
+	user := llm.Text(llm.RoleUser, prompt)
+	a.persistReminder(ctx, &user, true)
+	if err := a.appendMessage(user); err != nil {
 		return nil, err
 	}
 	res := &Result{}
-	retriedOverflow := false
+	overflows := 0
 	truncated := 0 // replies of this turn cut in the middle of a tool call
 	for res.Steps < a.o.MaxSteps {
 		for _, e := range a.o.History.Maintain() {
@@ -124,7 +160,7 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 				obs.OnNotice(editNotice(e))
 			}
 		}
-		req := a.Request(ctx)
+		req, pending := a.request(ctx)
 		var partial strings.Builder // the reply's text so far, kept if the user interrupts
 		notices := noticesTo(obs)
 		reply, err := a.o.Provider.Stream(ctx, req, func(e llm.Event) {
@@ -140,16 +176,22 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			if ctx.Err() != nil {
 				return res, a.keepInterrupted(partial.String())
 			}
-			if llm.KindOf(err) == llm.ErrContextTooLong && !retriedOverflow {
-				retriedOverflow = true
-				obs.OnNotice(notice.Info(notice.Overflow, "the provider says the context is too long: dropping old tool output and compacting, then retrying once"))
-				if cerr := a.recoverOverflow(ctx, obs); cerr != nil {
-					return res, fmt.Errorf("%w (and compaction failed: %v)", err, cerr)
+			if llm.KindOf(err) == llm.ErrContextTooLong && overflows < maxOverflows {
+				// Every overflow is recoverable: learn the real limit,
+				// shrink by what overflowed, retry.
+				overflows++
+				if cerr := a.recoverOverflow(ctx, obs, err); cerr != nil {
+					if logFailed(cerr) {
+						return res, cerr
+					}
+					return res, fmt.Errorf("%w (and shrinking the history failed: %v)", err, cerr)
 				}
 				continue
 			}
 			return res, err
 		}
+		overflows = 0
+		a.commitReminder(pending)
 		res.Steps++
 		if err := a.noteDropped(reply, obs); err != nil {
 			return res, err
@@ -215,7 +257,7 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			if reply.StopReason == llm.StopMaxTokens {
 				obs.OnNotice(notice.Info(notice.MaxTokens, "the reply was cut at MAX_TOKENS; raise MAX_TOKENS or ask the model to continue"))
 			}
-			if err := a.maybeCompact(ctx, obs, ""); err != nil {
+			if err := a.maybeCompact(ctx, obs, true); err != nil {
 				if logFailed(err) {
 					return res, err
 				}
@@ -223,14 +265,15 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			}
 			return res, nil
 		}
-		results := a.runTools(ctx, calls, obs)
-		if err := a.appendMessage(llm.Message{Role: llm.RoleUser, Blocks: results}); err != nil {
+		results := llm.Message{Role: llm.RoleUser, Blocks: a.runTools(ctx, calls, obs)}
+		a.persistReminder(ctx, &results, false)
+		if err := a.appendMessage(results); err != nil {
 			return res, err
 		}
 		if ctx.Err() != nil {
 			return res, ErrInterrupted
 		}
-		if err := a.maybeCompact(ctx, obs, ""); err != nil {
+		if err := a.maybeCompact(ctx, obs, false); err != nil {
 			if logFailed(err) {
 				return res, err
 			}
@@ -259,6 +302,53 @@ func (a *Agent) keepInterrupted(text string) error {
 		return err
 	}
 	return ErrInterrupted
+}
+
+// persistReminder adds the Delta reminder to a user message about to be
+// stored (AppendOnly): a text block after the prompt or the tool results,
+// marked as harness's, committed at once because the stored block is what
+// the model will see. Nothing changed: no block.
+func (a *Agent) persistReminder(ctx context.Context, m *llm.Message, turnStart bool) {
+	if !a.o.AppendOnly || a.o.Reminder == nil {
+		return
+	}
+	p := a.o.Reminder.Prepare(ctx, a.todos(), reminder.Delta, turnStart)
+	if p.Text != "" {
+		m.Blocks = append(m.Blocks, llm.Block{Type: llm.BlockText, Text: p.Text, Layer: history.LayerReminder})
+	}
+	a.commitReminder(p)
+}
+
+// commitReminder commits a reminder that reached the model and reports
+// the state when the files it knows changed.
+func (a *Agent) commitReminder(p *reminder.Pending) {
+	if p == nil {
+		return
+	}
+	p.Commit()
+	if a.o.OnReminder == nil {
+		return
+	}
+	st := a.o.Reminder.State()
+	files := make(map[string]bool, len(st.Files))
+	same := len(st.Files) == len(a.lastFiles)
+	for k, v := range st.Files {
+		files[k+"\x00"+v] = true
+		if !a.lastFiles[k+"\x00"+v] {
+			same = false
+		}
+	}
+	if !same {
+		a.lastFiles = files
+		a.o.OnReminder(st)
+	}
+}
+
+func (a *Agent) todos() string {
+	if a.o.Todos == nil {
+		return ""
+	}
+	return a.o.Todos()
 }
 
 // storable returns m with every tool call's input a JSON object. A model can
@@ -355,26 +445,41 @@ func (a *Agent) runTool(ctx context.Context, call llm.Block, obs Observer) llm.B
 }
 
 // Request builds the next request: the static prefix (system, tools), the
-// stored history, and the reminder last.
+// stored history, and the reminder last. It has no side effects (the
+// reminder it carries is not committed), so /context may call it.
 func (a *Agent) Request(ctx context.Context) *llm.Request {
+	req, _ := a.request(ctx)
+	return req
+}
+
+// request builds the next request and the reminder to commit once it is
+// sent (nil when it carries none).
+func (a *Agent) request(ctx context.Context) (*llm.Request, *reminder.Pending) {
+	tools := a.o.Tools.Specs()
+	if a.o.AppendOnly {
+		// Built once: a tool list that changed under a preserved-thinking
+		// model would invalidate every thinking block sent back.
+		if a.specs == nil {
+			a.specs = tools
+		}
+		tools = a.specs
+	}
 	req := &llm.Request{
 		Model:     a.o.Model,
 		System:    a.o.System,
-		Tools:     a.o.Tools.Specs(),
+		Tools:     tools,
 		Messages:  a.o.History.Messages(),
 		Volatile:  a.o.History.Volatile(),
 		MaxTokens: a.o.MaxTokens,
 		SessionID: a.o.SessionID,
 		Thinking:  a.o.Thinking,
 	}
-	if a.o.Reminder != nil {
-		todos := ""
-		if a.o.Todos != nil {
-			todos = a.o.Todos()
-		}
-		req.Reminder = a.o.Reminder.Build(ctx, todos)
+	if a.o.Reminder == nil || a.o.AppendOnly {
+		return req, nil
 	}
-	return req
+	p := a.o.Reminder.Prepare(ctx, a.todos(), reminder.Full, false)
+	req.Reminder = p.Text
+	return req, p
 }
 
 // Compact summarises the history now (the /compact command).
@@ -386,16 +491,33 @@ func (a *Agent) Compact(ctx context.Context, focus string, obs Observer) error {
 	return a.compact(ctx, obs, focus)
 }
 
-func (a *Agent) maybeCompact(ctx context.Context, obs Observer, focus string) error {
-	if !a.o.History.NeedsCompact() {
+// maybeCompact compacts when the history is due (under the append policy,
+// only at a turn's end unless the next request would not fit). After a
+// failure it backs off: the next attempts wait 1, 2, 4… steps, so a
+// provider that cannot summarise is not asked again every step.
+func (a *Agent) maybeCompact(ctx context.Context, obs Observer, atTurnEnd bool) error {
+	if a.compactSkip > 0 {
+		a.compactSkip-- // the backoff counts steps, due or not
 		return nil
 	}
-	return a.compact(ctx, obs, focus)
+	if !a.o.History.CompactDue(atTurnEnd) {
+		return nil
+	}
+	err := a.compact(ctx, obs, "")
+	if err != nil && !logFailed(err) {
+		a.compactWait = min(max(1, a.compactWait*2), maxCompactWait)
+		a.compactSkip = a.compactWait
+		return fmt.Errorf("%w (trying again in %d step(s))", err, a.compactWait)
+	}
+	if err == nil {
+		a.compactWait, a.compactSkip = 0, 0
+	}
+	return err
 }
 
 func (a *Agent) compact(ctx context.Context, obs Observer, focus string) error {
 	before := a.o.History.Tokens()
-	base := a.Request(ctx)
+	base, _ := a.request(ctx)
 	base.Reminder = ""
 	edit, reply, err := compact.Compact(ctx, a.o.Provider, *base, a.o.History, focus)
 	if reply != nil {
@@ -412,6 +534,11 @@ func (a *Agent) compact(ctx context.Context, obs Observer, focus string) error {
 	}
 	if err := a.logEdit(edit); err != nil {
 		return err
+	}
+	if a.o.Reminder != nil {
+		// The reminders the summary replaced are gone: state the facts
+		// again next time.
+		a.o.Reminder.Resay()
 	}
 	n := notice.Info(notice.Compacted, fmt.Sprintf("compacted the conversation: about %d → %d tokens", before, a.o.History.Tokens()))
 	n.TokensBefore, n.TokensAfter = before, a.o.History.Tokens()
@@ -434,19 +561,70 @@ func (a *Agent) Rewind(n int) (prompt string, taken int, err error) {
 	if err := a.logEdit(e); err != nil {
 		return "", 0, err
 	}
+	if a.o.Reminder != nil {
+		a.o.Reminder.Resay()
+	}
 	return prompt, taken, nil
 }
 
-// recoverOverflow handles a provider's "context too long": drop old tool
-// output at once, then compact.
-func (a *Agent) recoverOverflow(ctx context.Context, obs Observer) error {
-	for _, e := range a.o.History.ForceDrop() {
+// recoverOverflow handles a provider's "context too long": the count was
+// wrong or the window is smaller than configured. It learns the real limit
+// (from the error's text where it states one, else from the failing
+// request's size), lowers the session's working window and says so once,
+// then drops old tool output in one batch and compacts when that is not
+// enough, with a summary request made to fit the lowered window.
+func (a *Agent) recoverOverflow(ctx context.Context, obs Observer, cause error) error {
+	h := a.o.History
+	prompt, limit := llm.ContextLimit(cause)
+	if prompt > 0 {
+		h.ObservePrompt(prompt)
+	}
+	failing := max(prompt, h.Tokens())
+	win := h.Config().Window
+	switch {
+	case limit > 0:
+		win = min(win, limit)
+	case failing*9/10 >= minWindow:
+		// No stated limit: it is below what just failed (a smaller
+		// request failing is a misread count, not a window to learn).
+		win = min(win, failing*9/10)
+	}
+	if limit > 0 {
+		obs.OnNotice(notice.Info(notice.Overflow, fmt.Sprintf("the provider says the context is too long (%d tokens, limit %d): shrinking the history and retrying", prompt, limit)))
+	} else {
+		obs.OnNotice(notice.Info(notice.Overflow, "the provider says the context is too long: shrinking the history and retrying"))
+	}
+	if win < h.Config().Window {
+		h.SetWindow(win)
+		if !a.toldWindow {
+			a.toldWindow = true
+			obs.OnNotice(notice.Warning(notice.Overflow, fmt.Sprintf("the provider's context limit is below CONTEXT_WINDOW: working with %d tokens for the rest of this session (set CONTEXT_WINDOW to match the model)", win)))
+		}
+	}
+	edits := h.ForceDrop()
+	for _, e := range edits {
 		if err := a.logEdit(e); err != nil {
 			return err
 		}
 		obs.OnNotice(editNotice(e))
 	}
-	return a.compact(ctx, obs, "")
+	var cerr error
+	if len(edits) == 0 || h.NeedsCompact() {
+		cerr = a.compact(ctx, obs, "")
+		if logFailed(cerr) {
+			return cerr
+		}
+	}
+	// What overflowed may be the latest tool output itself, which neither
+	// a drop nor a summary touches: cut it to fit.
+	for _, e := range h.Squeeze(h.Config().Window * 9 / 10) {
+		if err := a.logEdit(e); err != nil {
+			return err
+		}
+		obs.OnNotice(notice.Info(notice.ContextEdit, fmt.Sprintf("context: cut %d latest tool result(s) to fit the provider's window", len(e.Blocks))))
+		cerr = nil
+	}
+	return cerr
 }
 
 // noteDropped records every reasoning block the provider reports it

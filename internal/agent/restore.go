@@ -6,6 +6,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/reminder"
 	"github.com/harness-dev/harness/internal/session"
 )
 
@@ -44,4 +45,20 @@ func Restore(h *history.History, entries []session.Entry) (llm.Usage, error) {
 		}
 	}
 	return total, nil
+}
+
+// LastReminder returns the reminder state the session last logged, so a
+// resumed session reports the files changed while harness was not running.
+func LastReminder(entries []session.Entry) (reminder.State, bool) {
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Type != session.TypeReminder || e.Agent != "" {
+			continue
+		}
+		var st reminder.State
+		if json.Unmarshal(e.Reminder, &st) == nil {
+			return st, true
+		}
+	}
+	return reminder.State{}, false
 }

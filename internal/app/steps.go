@@ -251,9 +251,15 @@ func (b *builder) newHistory(context.Context) error {
 	}
 	s.cleanup = append(s.cleanup, func() { os.RemoveAll(spill) })
 	b.policy.Keep(spill) // every other session's stays hidden
+	// Models that check what they are sent get an append-only history
+	// (see agent.Options.AppendOnly).
+	strategy := history.StrategyHarness
+	if llm.AppendOnly(cfg.Model, cfg.BaseURL) {
+		strategy = history.StrategyAppend
+	}
 	s.History = history.New(history.Config{
 		Cap: cfg.Cap, Stub: cfg.Stub, CompactAt: cfg.CompactAt, CompactTo: cfg.CompactTo,
-		Window: cfg.ContextWindow, SpillDir: spill,
+		Window: cfg.ContextWindow, SpillDir: spill, Strategy: strategy,
 	})
 	return nil
 }
@@ -293,18 +299,24 @@ func (b *builder) buildAgent(context.Context) error {
 		SessionID:  s.ID,
 	}))
 	s.Agent = agent.New(agent.Options{
-		Provider:  s.Provider,
-		Model:     cfg.Model,
-		System:    b.system,
-		Tools:     s.Registry,
-		History:   s.History,
-		Log:       s.Log,
-		Reminder:  b.reminder,
-		Todos:     s.Todos.Render,
-		MaxSteps:  b.o.MaxSteps,
-		MaxTokens: cfg.MaxTokens,
-		SessionID: s.ID,
-		Thinking:  thinkingOf(cfg),
+		Provider:   s.Provider,
+		Model:      cfg.Model,
+		System:     b.system,
+		Tools:      s.Registry,
+		History:    s.History,
+		Log:        s.Log,
+		Reminder:   b.reminder,
+		Todos:      s.Todos.Render,
+		MaxSteps:   b.o.MaxSteps,
+		MaxTokens:  cfg.MaxTokens,
+		SessionID:  s.ID,
+		Thinking:   thinkingOf(cfg),
+		AppendOnly: llm.AppendOnly(cfg.Model, cfg.BaseURL),
+		OnReminder: func(st reminder.State) {
+			if raw, err := json.Marshal(st); err == nil {
+				_ = s.Log.Append(session.Entry{Type: session.TypeReminder, Reminder: raw})
+			}
+		},
 	})
 	return nil
 }
@@ -341,6 +353,10 @@ func (b *builder) restore(context.Context) error {
 		return err
 	}
 	s.Agent.SetUsage(total)
+	// Files changed while harness was not running are reported next.
+	if st, ok := agent.LastReminder(b.entries); ok {
+		b.reminder.Restore(st)
+	}
 	if err := s.Todos.Restore(session.LastTodos(b.entries)); err != nil {
 		s.Warnings = append(s.Warnings, err.Error())
 	}

@@ -23,6 +23,10 @@ type benchContextOptions struct {
 	JSON       bool
 	Decompose  bool
 	Paths      []string
+	// Thinking models preserved thinking: tokens of reasoning per
+	// recorded assistant turn, and what happens to old reasoning.
+	ThinkingTokens int
+	OldThinking    string
 }
 
 func newBenchCommand() *cobra.Command {
@@ -62,7 +66,16 @@ with how much of each policy's gap above it each content kind holds.
 
 Policies: raw (append-only, cap only), seed (the reference harness: head-only
 cap, strip after every tool round, drop to just under the budget, compaction
-with its own system prompt), harness (what ships).
+with its own system prompt), harness (what ships for most models), append (the
+append-only contract of preserved-thinking models and DeepSeek: edits only at a
+turn's start, each removing the reasoning after it, and the reminder persisted
+as deltas instead of sent whole every request).
+
+--thinking-tokens N models preserved thinking, which recorded trajectories
+lack: a reasoning block of N tokens heads every recorded assistant turn;
+--old-thinking keep sends them all back, clear removes earlier turns' at each
+turn's start (what clear_thinking with keep 1 does server-side: the same
+prompt, so the same cost here).
 
 A PATH is a mini-swe-agent *.traj.json(.gz) file, a harness session log
 (*.jsonl), or a directory holding them. No model is called: the recorded
@@ -82,11 +95,13 @@ EXIT STATUS
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&opts.Strategies, "policy", replay.Strategies, "policies to replay, comma-separated: raw, seed, harness")
+	f.StringSliceVar(&opts.Strategies, "policy", replay.Strategies, "policies to replay, comma-separated: raw, seed, harness, append")
 	f.StringVar(&opts.Pricing, "pricing", replay.Anthropic, "cache semantics and prices: anthropic or openai")
 	f.IntVar(&opts.Window, "window", history.DefaultWindow, "context window in tokens")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object")
 	f.BoolVar(&opts.Decompose, "decompose", false, "also split each policy's cost by cache tier and by content, and cost the floor")
+	f.IntVar(&opts.ThinkingTokens, "thinking-tokens", 0, "model preserved thinking: a reasoning block of this many tokens heads every recorded assistant turn")
+	f.StringVar(&opts.OldThinking, "old-thinking", replay.ThinkingKeep, "with --thinking-tokens: keep (sent back, billed as input) or clear (earlier turns' reasoning removed at each turn's start, client- or server-side)")
 	return cmd
 }
 
@@ -100,12 +115,18 @@ func validateBenchContext(opts benchContextOptions) error {
 	if opts.Window < 4096 {
 		return usageError("bench context: --window %d is too small: use at least 4096 tokens", opts.Window)
 	}
+	if opts.ThinkingTokens < 0 {
+		return usageError("bench context: --thinking-tokens %d must not be negative", opts.ThinkingTokens)
+	}
+	if opts.OldThinking != replay.ThinkingKeep && opts.OldThinking != replay.ThinkingClear {
+		return usageError("bench context: unknown --old-thinking %q: use keep or clear", opts.OldThinking)
+	}
 	if len(opts.Strategies) == 0 {
-		return usageError("bench context: --policy is empty: use raw, seed and/or harness")
+		return usageError("bench context: --policy is empty: use raw, seed, harness and/or append")
 	}
 	for _, p := range opts.Strategies {
 		if !slices.Contains(replay.Strategies, p) {
-			return usageError("bench context: unknown policy %q: use raw, seed or harness", p)
+			return usageError("bench context: unknown policy %q: use raw, seed, harness or append", p)
 		}
 	}
 	return nil
@@ -122,7 +143,8 @@ func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Wr
 	if err != nil {
 		return fmt.Errorf("bench context: %w", err)
 	}
-	results, err := replay.RunAll(ctx, trajs, opts.Strategies, replay.Options{Pricing: opts.Pricing, Window: opts.Window, Decompose: opts.Decompose})
+	results, err := replay.RunAll(ctx, trajs, opts.Strategies, replay.Options{Pricing: opts.Pricing, Window: opts.Window, Decompose: opts.Decompose,
+		ThinkingTokens: opts.ThinkingTokens, OldThinking: opts.OldThinking})
 	if err != nil {
 		return fmt.Errorf("bench context: %w", err)
 	}
@@ -140,18 +162,24 @@ func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Wr
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Pricing    string           `json:"pricing"`
-			Window     int              `json:"window"`
-			Strategies []replay.Result  `json:"policies"`
-			Decompose  *decomposeReport `json:"decompose,omitempty"`
-		}{opts.Pricing, opts.Window, results, dec})
+			Pricing        string           `json:"pricing"`
+			Window         int              `json:"window"`
+			ThinkingTokens int              `json:"thinking_tokens,omitempty"`
+			OldThinking    string           `json:"old_thinking,omitempty"`
+			Strategies     []replay.Result  `json:"policies"`
+			Decompose      *decomposeReport `json:"decompose,omitempty"`
+		}{opts.Pricing, opts.Window, opts.ThinkingTokens, thinkingLabel(opts), results, dec})
 	}
-	fmt.Fprintf(stdout, "pricing %s, window %d, %d trajectories (summaries synthesised: no model is called)\n\n", opts.Pricing, opts.Window, len(trajs))
+	fmt.Fprintf(stdout, "pricing %s, window %d, %d trajectories (summaries synthesised: no model is called)\n", opts.Pricing, opts.Window, len(trajs))
+	if opts.ThinkingTokens > 0 {
+		fmt.Fprintf(stdout, "modelled thinking: %d tokens per assistant turn, old thinking %s\n", opts.ThinkingTokens, opts.OldThinking)
+	}
+	fmt.Fprintln(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\ttrajectories\trequests\ttokens sent\tcache read\tcost vs raw\tvisible output\tpeak context\tcompactions\tdrops\t")
+	fmt.Fprintln(tw, "policy\ttrajectories\trequests\ttokens sent\tcache read\tcost vs raw\tvisible output\tpeak context\tcompactions\tdrops\treminder/req\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%+.1f%%\t%.0f\t%d\t%d\t%d\t\n", r.Strategy, r.Trajectories, r.Requests, r.TokensSent,
-			100*r.CacheReadShare, 100*(r.CostRatio-1), r.VisibleOutputChars, r.PeakContext, r.Compactions, r.Drops)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%+.1f%%\t%.0f\t%d\t%d\t%d\t%.1f\t\n", r.Strategy, r.Trajectories, r.Requests, r.TokensSent,
+			100*r.CacheReadShare, 100*(r.CostRatio-1), r.VisibleOutputChars, r.PeakContext, r.Compactions, r.Drops, r.ReminderTokens)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -162,4 +190,11 @@ func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Wr
 		return printDecomposition(stdout, results, floor)
 	}
 	return nil
+}
+
+func thinkingLabel(o benchContextOptions) string {
+	if o.ThinkingTokens == 0 {
+		return ""
+	}
+	return o.OldThinking
 }

@@ -59,41 +59,204 @@ func Request(base llm.Request, focus string) llm.Request {
 // Compact asks the model for a handoff summary. base is the exact request
 // the agent would send next, built from h.Messages(), so the provider reads
 // the cached prefix. It returns the edit for the agent to Apply to h and
-// log (h must not change in between), and the reply for usage and cost.
+// log (h must not change in between), and the reply for usage and cost (a
+// chunked summary's usage is the sum of its calls).
 //
-// When the history is too long even for this call (llm.ErrContextTooLong),
-// the agent calls h.ForceDrop, logs its edits, rebuilds base and calls
-// Compact again.
+// The summarisation request is made to fit h's working window: the whole
+// history when it fits with the instruction and the note, else only the
+// part being replaced (still a prefix of what was sent, so still cached),
+// else — or when the provider refuses even that as too long — the part
+// being replaced is summarised in chunks, each a request of its own well
+// inside the window. The user's own messages in the part replaced are
+// quoted verbatim in the summary block by harness, not left to the model.
 func Compact(ctx context.Context, p llm.Provider, base llm.Request, h *history.History, focus string) (history.Edit, *llm.Reply, error) {
 	cfg := h.Config()
 	// Keep recent messages worth COMPACT_TO of the window, but never more
 	// than half of the messages there are: a /compact the user asks for
 	// early must still shrink the conversation.
 	keep := h.KeepFrom(min(int(cfg.CompactTo*float64(cfg.Window)), h.MessageTokens()/2))
-	if h.Tokens()+history.EstimateText(Instruction)+min(noteReserve, cfg.Window/10) > cfg.Window && keep > 0 && keep <= len(base.Messages) {
-		// The whole history would not fit with the note (a huge last
-		// reply): summarise only what is replaced. It is still a prefix
-		// of what was sent, so the cache still serves it.
+	room := cfg.Window - history.EstimateText(Instruction) - min(noteReserve, cfg.Window/10)
+	msgs := base.Messages
+	var reply *llm.Reply
+	var err error
+	if h.Tokens() > room && keep > 0 && keep <= len(base.Messages) {
+		// The whole history would not fit with the note: summarise only
+		// what is replaced.
 		base.Messages = base.Messages[:keep]
 	}
-	req := Request(base, focus)
-	reply, err := p.Stream(ctx, &req, nil)
+	replaced := msgs[min(h.Floor()+1, keep):keep]
+	if h.Tokens()-h.TokensFrom(len(base.Messages)) <= room || len(replaced) == 0 {
+		req := Request(base, focus)
+		reply, err = p.Stream(ctx, &req, nil)
+	} else {
+		err = &llm.Error{Kind: llm.ErrContextTooLong, Message: "the part to summarise is over the working window"}
+	}
+	if llm.KindOf(err) == llm.ErrContextTooLong && len(replaced) > 0 {
+		var used llm.Usage
+		var note string
+		note, used, err = chunked(ctx, p, base, replaced, cfg.Window, focus)
+		if err == nil {
+			reply = &llm.Reply{Message: llm.Text(llm.RoleAssistant, "<summary>"+note+"</summary>"), Usage: used, StopReason: llm.StopEnd}
+		}
+	}
 	if err != nil {
-		return history.Edit{}, nil, fmt.Errorf("compacting the conversation: %w", err)
+		return history.Edit{}, reply, fmt.Errorf("compacting the conversation: %w", err)
 	}
 	note := Extract(reply.Message.PlainText())
 	if note == "" {
 		return history.Edit{}, reply, errors.New("compacting the conversation: the model returned an empty summary; try /compact again")
+	}
+	text := Wrap(note)
+	if q := quoteUser(msgs, h.Floor(), keep, cfg.Window); q != "" {
+		text += "\n" + q
 	}
 	return history.Edit{
 		Layer: history.LayerSummary,
 		Keep:  keep,
 		Summary: &llm.Block{
 			Type:  llm.BlockText,
-			Text:  Wrap(note),
+			Text:  text,
 			Layer: history.LayerSummary,
 		},
+		Unthink: cfg.Strategy == history.StrategyAppend,
 	}, reply, nil
+}
+
+// chunkInstruction heads each request of a chunked summary.
+const chunkInstruction = "You are summarising a long coding session in parts, because it does not fit in one request. " +
+	"Below are the handoff note so far (empty for the first part) and the next part of the transcript. " +
+	"Write the updated handoff note covering everything up to the end of this part.\n\n"
+
+// chunked summarises msgs in parts, each request at most a third of the
+// window by estimate (a tokenizer denser than the estimate still fits),
+// halving the part when the provider still says it is too long.
+func chunked(ctx context.Context, p llm.Provider, base llm.Request, msgs []llm.Message, window int, focus string) (string, llm.Usage, error) {
+	var used llm.Usage
+	budget := max(window/3-history.EstimateText(Instruction+chunkInstruction)-noteReserve/2, 256)
+	note := ""
+	for i := 0; i < len(msgs); {
+		text, n := transcript(msgs[i:], budget*4)
+		req := llm.Request{Model: base.Model, MaxTokens: base.MaxTokens, SessionID: base.SessionID,
+			Messages: []llm.Message{llm.Text(llm.RoleUser, chunkInstruction+"<note>\n"+note+"\n</note>\n<transcript>\n"+text+"</transcript>\n\n"+Instruction+focusLine(focus))}}
+		reply, err := p.Stream(ctx, &req, nil)
+		if llm.KindOf(err) == llm.ErrContextTooLong && budget > 256 {
+			budget /= 2
+			continue
+		}
+		if err != nil {
+			return "", used, err
+		}
+		used = used.Add(reply.Usage)
+		if got := Extract(reply.Message.PlainText()); got != "" {
+			note = got
+		}
+		i += n
+	}
+	return note, used, nil
+}
+
+func focusLine(focus string) string {
+	if focus = strings.TrimSpace(focus); focus != "" {
+		return "\n\nThe user asks the note to focus on: " + focus
+	}
+	return ""
+}
+
+// transcript renders the first messages of msgs as plain text, at most
+// limit chars, and says how many it took (at least one: a message too long
+// alone is cut in the middle).
+func transcript(msgs []llm.Message, limit int) (string, int) {
+	var sb strings.Builder
+	n := 0
+	for _, m := range msgs {
+		var mb strings.Builder
+		for _, b := range m.Blocks {
+			switch b.Type {
+			case llm.BlockText:
+				fmt.Fprintf(&mb, "[%s] %s\n", m.Role, b.Text)
+			case llm.BlockToolUse:
+				fmt.Fprintf(&mb, "[tool call %s] %s\n", b.Name, b.Input)
+			case llm.BlockToolResult:
+				fmt.Fprintf(&mb, "[tool result] %s\n", b.Content)
+			}
+		}
+		t := mb.String()
+		if sb.Len()+len(t) > limit {
+			if n > 0 {
+				break
+			}
+			half := limit / 2
+			t = t[:half] + "\n[… cut to fit …]\n" + t[len(t)-half:]
+		}
+		sb.WriteString(t)
+		n++
+	}
+	return sb.String(), max(n, 1)
+}
+
+// quoteOpen and quoteClose delimit the user's messages in a summary block.
+const (
+	quoteOpen  = "<user_messages>\nThe user's messages in the part of the session this note replaces, verbatim, oldest first:\n"
+	quoteClose = "</user_messages>"
+	quoteSep   = "\n---\n"
+)
+
+// quoteUser returns the user's prompts in msgs[floor:keep] — those quoted
+// in the previous summary first — verbatim, at most a tenth of the window
+// by estimate: the first and the latest are kept, the middle elided.
+func quoteUser(msgs []llm.Message, floor, keep, window int) string {
+	var quotes []string
+	if floor >= 0 && floor < len(msgs) {
+		for _, b := range msgs[floor].Blocks {
+			if b.Layer != history.LayerSummary {
+				continue
+			}
+			if i := strings.Index(b.Text, quoteOpen); i >= 0 {
+				rest := b.Text[i+len(quoteOpen):]
+				if j := strings.LastIndex(rest, quoteClose); j >= 0 {
+					quotes = append(quotes, strings.Split(strings.TrimSuffix(rest[:j], "\n"), quoteSep)...)
+				}
+			}
+		}
+		// A prompt sharing the summary's message is the user's too.
+		if t := history.PromptText(msgs[floor]); t != "" {
+			quotes = append(quotes, t)
+		}
+	}
+	for i := floor + 1; i < keep && i < len(msgs); i++ {
+		m := msgs[i]
+		if m.Role != llm.RoleUser {
+			continue
+		}
+		if t := history.PromptText(m); t != "" && !hasResult(m) {
+			quotes = append(quotes, t)
+		}
+	}
+	if len(quotes) == 0 {
+		return ""
+	}
+	limit := window / 10 * 4
+	for total(quotes) > limit && len(quotes) > 2 {
+		quotes = append(quotes[:1], quotes[2:]...)
+	}
+	return quoteOpen + strings.Join(quotes, quoteSep) + "\n" + quoteClose
+}
+
+func total(qs []string) int {
+	n := 0
+	for _, q := range qs {
+		n += len(q) + len(quoteSep)
+	}
+	return n
+}
+
+func hasResult(m llm.Message) bool {
+	for _, b := range m.Blocks {
+		if b.Type == llm.BlockToolResult {
+			return true
+		}
+	}
+	return false
 }
 
 // Extract returns the note inside the last <summary></summary> of text, or

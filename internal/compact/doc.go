@@ -9,4 +9,13 @@
 // history.Edit: the summary (Goal / What happened / Files / State / Next),
 // then the most recent messages worth about CompactTo × Window, never
 // separating a tool call from its result. The agent applies and logs it.
+//
+// The request is made to fit the session's working window (lowered after a
+// provider's context error): the whole history, else only the part being
+// replaced, else — or when the provider still refuses it as too long — the
+// part being replaced summarised in chunks, each its own request well
+// inside the window. The user's own messages in the part replaced are quoted
+// verbatim in the summary block by harness (<user_messages>), carried from
+// one compaction to the next. Under the append strategy the edit also
+// removes the reasoning of the kept messages, whose prefix it changed.
 package compact

@@ -27,6 +27,17 @@
 // session rebuilds the same request bytes. Messages returned by Messages are
 // never mutated afterwards (layers copy a message before rewriting it).
 //
+// The append strategy (StrategyAppend) is the contract for models that check
+// what they are sent (preserved thinking, DeepSeek): nothing is edited inside
+// a turn unless the next request would not fit; at the start of a user turn
+// a count over the budget is dropped in one batch and old output stripped;
+// and every edit removes the reasoning of the assistant messages after it
+// (Edit.Unthink), so no thinking block is ever sent with a changed prefix.
+// Stubs of failed results keep the head and the tail (the error and the exit
+// code). After a provider's context error the agent lowers the working
+// window (SetWindow, ObservePrompt) and, when dropping and compacting leave
+// the latest output itself too big, Squeeze cuts it to fit.
+//
 // Token accounting: the provider's usage for the last request is the truth;
 // only what changed since is estimated (Estimate, about 4 chars a token).
 package history

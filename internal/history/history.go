@@ -14,6 +14,9 @@ const (
 	LayerDrop    = "drop"    // emptied to fit the window
 	LayerSummary = "summary" // the handoff summary written by package compact
 	LayerRewind  = "rewind"  // the user took turns back: messages from Keep on are gone
+	// LayerReminder marks a persisted reminder block (package reminder's
+	// Delta form): harness's words in a user message, never the user's.
+	LayerReminder = "reminder"
 )
 
 // Strategy names. The zero value is the shipped strategy; the others exist so
@@ -21,7 +24,15 @@ const (
 const (
 	StrategyHarness = "harness" // batched in-turn strip, strip at turn end, batched drop
 	StrategySeed    = "seed"    // the reference harness: head-only cap, strip every round, drop to just under
-	StrategyRaw     = "raw"     // append-only: cap and nothing else
+	StrategyRaw     = "raw"     // cap and nothing else, never edits
+	// StrategyAppend is the contract for preserved-thinking models and
+	// DeepSeek: history changes only at the start of a user turn (strip
+	// at turn end, drop and compaction at a turn boundary, all in one
+	// batch), and every edit removes the reasoning of the turns after it,
+	// whose prefix it changed (the docs' remedy), so no thinking block
+	// ever fails the prefix check. Mid-turn, only a request that would not
+	// fit the window is edited.
+	StrategyAppend = "append"
 )
 
 // Config sets the layers' thresholds. Zero fields take the defaults.
@@ -110,6 +121,11 @@ type Edit struct {
 	// messages (merged into the first kept message when that is a user
 	// message, so roles still alternate).
 	Summary *llm.Block `json:"summary,omitempty"`
+	// Unthink removes the reasoning blocks of every assistant message
+	// after the first one edited (for a compaction: of every kept
+	// message): their prefix changed, so a preserved-thinking model would
+	// reject or drop them.
+	Unthink bool `json:"unthink,omitempty"`
 }
 
 // BlockEdit replaces the content of one tool result, or the input of one
@@ -147,6 +163,7 @@ type History struct {
 // Stats counts what the layers did.
 type Stats struct {
 	Caps, Strips, Drops, Compactions int // edits applied (Strips and Drops count batches)
+	Unthought                        int // assistant messages whose reasoning an edit removed
 }
 
 // New returns an empty history.
@@ -201,6 +218,16 @@ func (h *History) Tokens() int {
 	return max(0, h.prompt+h.total-h.estAtUsage)
 }
 
+// TokensFrom is the estimate of the stored messages from index i on: what
+// a request cut before message i leaves out.
+func (h *History) TokensFrom(i int) int {
+	n := 0
+	for _, e := range h.est[max(i, 0):] {
+		n += e
+	}
+	return n
+}
+
 // MessageTokens is the estimate of the stored messages alone (no system
 // prompt or tools): what a compaction can shrink.
 func (h *History) MessageTokens() int { return h.total }
@@ -252,8 +279,13 @@ func (h *History) Apply(e Edit) error {
 				return fmt.Errorf("history edit: message %d has no %s at block %d", be.Message, want, be.Block)
 			}
 		}
+		first := len(h.msgs)
 		for _, be := range e.Blocks {
 			h.setBlock(be, e.Layer)
+			first = min(first, be.Message)
+		}
+		if e.Unthink {
+			h.unthinkFrom(first + 1)
 		}
 		if e.Layer == LayerStrip {
 			h.stats.Strips++
@@ -278,10 +310,50 @@ func (h *History) Apply(e Edit) error {
 			return fmt.Errorf("history edit: compaction keeps from message %d of %d", e.Keep, len(h.msgs))
 		}
 		h.compact(e.Keep, *e.Summary)
+		if e.Unthink {
+			h.unthinkFrom(0)
+		}
 		h.stats.Compactions++
 		return nil
 	}
 	return fmt.Errorf("history edit: unknown layer %q", e.Layer)
+}
+
+// unthinkFrom removes the reasoning blocks of the messages from index i on.
+func (h *History) unthinkFrom(i int) {
+	for ; i < len(h.msgs); i++ {
+		if !h.msgs[i].HasThinking() {
+			continue
+		}
+		m := h.msgs[i].WithoutThinking()
+		h.msgs[i] = m
+		e := Estimate(m)
+		h.total += e - h.est[i]
+		h.est[i] = e
+		h.stats.Unthought++
+	}
+}
+
+// appendOnly reports whether edits must remove the reasoning after them.
+func (h *History) appendOnly() bool { return h.cfg.Strategy == StrategyAppend }
+
+// SetWindow lowers the working window to tokens for the rest of the
+// session (a provider's real limit, learned from an overflow). It never
+// raises it.
+func (h *History) SetWindow(tokens int) {
+	if tokens > 0 && tokens < h.cfg.Window {
+		h.cfg.Window = tokens
+	}
+}
+
+// ObservePrompt records a prompt size the provider stated for the request
+// built from the current Messages (as a "prompt is too long: N tokens"
+// error does): like Observe, it corrects the estimate.
+func (h *History) ObservePrompt(tokens int) {
+	if tokens <= 0 {
+		return
+	}
+	h.observed, h.prompt, h.estAtUsage = true, tokens, h.total
 }
 
 func (h *History) compact(keep int, summary llm.Block) {

@@ -457,3 +457,68 @@ func TestRewind(t *testing.T) {
 		t.Error("rewound past the summary")
 	}
 }
+
+// A failed command's stub keeps the head and the tail: the error text and
+// the exit code, which the model needs after the output leaves the latest
+// messages.
+func TestStripKeepsTailOfFailures(t *testing.T) {
+	h := New(Config{Stub: 100})
+	long := strings.Repeat("building package line\n", 60)
+	for _, c := range []struct {
+		content string
+		isErr   bool
+	}{
+		{long + "main.go:3: undefined: foo\n[exit code: 1]", false},
+		{long + "tool failed: permission denied", true},
+		{long + "[exit code: 0]", false},
+	} {
+		h.Append(llm.Text(llm.RoleUser, "go"))
+		h.Append(llm.Message{Role: llm.RoleAssistant, Blocks: []llm.Block{{Type: llm.BlockToolUse, ID: "1", Name: "bash", Input: []byte(`{}`)}}})
+		h.Append(llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "1", Content: c.content, IsError: c.isErr}}})
+	}
+	h.Append(llm.Text(llm.RoleAssistant, "done"))
+	h.Append(llm.Text(llm.RoleUser, "next"))
+	h.EndTurn()
+	msgs := h.Messages()
+	for i, want := range []string{"[exit code: 1]", "permission denied"} {
+		got := msgs[2+3*i].Blocks[0]
+		if got.Layer != LayerStrip || !strings.HasSuffix(got.Content, want) || !strings.HasPrefix(got.Content, "building package line") {
+			t.Errorf("failure %d stub lost its head or tail:\n%s", i, got.Content)
+		}
+	}
+	if ok := msgs[8].Blocks[0]; ok.Layer != LayerStrip || strings.HasSuffix(ok.Content, "[exit code: 0]") {
+		t.Errorf("a success keeps the head only:\n%s", ok.Content)
+	}
+}
+
+// Under the append strategy an edit removes the reasoning of every later
+// assistant message (its prefix changed) and none before it, and nothing
+// is edited inside a turn unless the request would not fit.
+func TestAppendStrategy(t *testing.T) {
+	h := New(Config{Strategy: StrategyAppend, Stub: 100, Window: 100000})
+	think := func(s string) llm.Block { return llm.Block{Type: llm.BlockThinking, Thinking: s, Signature: "sig-" + s} }
+	h.Append(llm.Text(llm.RoleUser, "go"))
+	h.Append(llm.Message{Role: llm.RoleAssistant, Blocks: []llm.Block{think("a"), {Type: llm.BlockToolUse, ID: "1", Name: "bash", Input: []byte(`{}`)}}})
+	h.Append(llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "1", Content: strings.Repeat("x", 1000)}}})
+	h.Append(llm.Message{Role: llm.RoleAssistant, Blocks: []llm.Block{think("b"), {Type: llm.BlockToolUse, ID: "2", Name: "bash", Input: []byte(`{}`)}}})
+	h.Append(llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "2", Content: strings.Repeat("y", 1000)}}})
+	if edits := h.Maintain(); len(edits) != 0 {
+		t.Fatalf("mid-turn edits under the append strategy: %+v", edits)
+	}
+	h.Append(llm.Message{Role: llm.RoleAssistant, Blocks: []llm.Block{think("c"), {Type: llm.BlockText, Text: "done"}}})
+	if edits := h.EndTurn(); len(edits) != 0 {
+		t.Fatalf("turn-end edits under the append strategy: %+v", edits)
+	}
+	h.Append(llm.Text(llm.RoleUser, "next"))
+	edits := h.Maintain()
+	if len(edits) != 1 || !edits[0].Unthink {
+		t.Fatalf("boundary edits %+v", edits)
+	}
+	msgs := h.Messages()
+	if !msgs[1].HasThinking() {
+		t.Error("the reasoning before the edit was removed")
+	}
+	if msgs[3].HasThinking() || msgs[5].HasThinking() {
+		t.Error("the reasoning after the edit is still sent")
+	}
+}

@@ -3,6 +3,7 @@ package history
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/harness-dev/harness/internal/llm"
 )
@@ -20,6 +21,26 @@ import (
 func (h *History) Maintain() []Edit {
 	var edits []Edit
 	switch h.cfg.Strategy {
+	case StrategyAppend:
+		if !h.AtBoundary() {
+			// Mid-turn, an edit would invalidate the reasoning of the
+			// turn in progress: only a request that cannot fit is edited.
+			if h.Tokens() > h.hardLimit() {
+				if e, ok := h.dropTo(h.fitTarget(), len(h.msgs)-1); ok {
+					edits = append(edits, e)
+				}
+			}
+			return edits
+		}
+		// At a boundary over the budget (the compaction at the turn's end
+		// failed or is backing off), drop first, in one batch: that is
+		// the layer for a count over COMPACT_AT.
+		if e, ok := h.fit(); ok {
+			edits = append(edits, e)
+		}
+		if e, ok := h.strip(); ok {
+			edits = append(edits, e)
+		}
 	case StrategySeed:
 		if e, ok := h.strip(); ok {
 			edits = append(edits, e)
@@ -42,13 +63,48 @@ func (h *History) Maintain() []Edit {
 // is not an edit; it is retried at the next EndTurn.
 func (h *History) EndTurn() []Edit {
 	var edits []Edit
-	if h.cfg.Strategy != StrategyRaw {
+	// The append strategy strips at the next turn's start instead, with
+	// everything else it edits, so the cache breaks once.
+	if h.cfg.Strategy != StrategyRaw && h.cfg.Strategy != StrategyAppend {
 		if e, ok := h.strip(); ok {
 			edits = append(edits, e)
 		}
 	}
 	_ = h.Sweep()
 	return edits
+}
+
+// AtBoundary reports whether the next request opens a user turn: the last
+// message is the user's prompt, not tool results. Under the append policy
+// that is the only time history is edited without need, because the turn
+// about to start has no reasoning yet to invalidate.
+func (h *History) AtBoundary() bool {
+	n := len(h.msgs)
+	return n > 0 && h.msgs[n-1].Role == llm.RoleUser && !hasToolResult(h.msgs[n-1])
+}
+
+// hardLimit is the count above which the next request may not fit:
+// 95% of the window.
+func (h *History) hardLimit() int { return h.cfg.Window * 19 / 20 }
+
+// CompactDue reports whether the agent should compact now. Under the
+// append policy a compaction waits for the turn's end (atTurnEnd) unless
+// the next request would not fit; the other policies compact as soon as
+// NeedsCompact.
+func (h *History) CompactDue(atTurnEnd bool) bool {
+	if !h.NeedsCompact() {
+		return false
+	}
+	return h.cfg.Strategy != StrategyAppend || atTurnEnd || h.Tokens() > h.hardLimit()
+}
+
+// fitTarget is where a drop aims: halfway between CompactTo and CompactAt
+// for the harness and append policies, just under the budget for the seed.
+func (h *History) fitTarget() int {
+	if h.cfg.Strategy == StrategySeed {
+		return h.budget()
+	}
+	return int((h.cfg.CompactAt + h.cfg.CompactTo) / 2 * float64(h.cfg.Window))
 }
 
 // ForceDrop is for a provider's "context too long" error, when the count
@@ -63,12 +119,68 @@ func (h *History) ForceDrop() []Edit {
 	return nil
 }
 
+// Squeeze is the last resort of an overflow, when dropping and compacting
+// left a request still over target because the latest tool results alone
+// are too big: it cuts every tool result after the summary that is not
+// stubbed yet to a head and a tail, sized so the count fits target, in one
+// edit. The whole outputs stay in their spill files when they were capped.
+func (h *History) Squeeze(target int) []Edit {
+	over := h.Tokens() - target
+	if over <= 0 {
+		return nil
+	}
+	var cand []BlockEdit
+	total := 0
+	for i := h.floor + 1; i < len(h.msgs); i++ {
+		for j, b := range h.msgs[i].Blocks {
+			if b.Type == llm.BlockToolResult && b.Layer != LayerStrip && b.Layer != LayerDrop && len(b.Content) > 2*h.cfg.Stub {
+				cand = append(cand, BlockEdit{Message: i, Block: j})
+				total += len(b.Content)
+			}
+		}
+	}
+	if len(cand) == 0 {
+		return nil
+	}
+	// Keep the same fraction of every result, never under a stub.
+	keep := max(0.0, 1-float64(over*charsPerToken)*1.1/float64(total))
+	e := Edit{Layer: LayerStrip, Unthink: h.appendOnly()}
+	for _, c := range cand {
+		b := h.msgs[c.Message].Blocks[c.Block]
+		n := max(int(float64(len(b.Content))*keep), h.cfg.Stub)
+		head := cutAt(b.Content, n/2, false)
+		tail := cutAt(b.Content, n/2, true)
+		if len(head)+len(tail) >= len(b.Content) {
+			continue
+		}
+		c.Content = head + fmt.Sprintf("\n[harness: %d chars of this output were cut here to fit the provider's context window; re-run it with narrower output]\n", len(b.Content)-len(head)-len(tail)) + tail
+		e.Blocks = append(e.Blocks, c)
+	}
+	if len(e.Blocks) == 0 {
+		return nil
+	}
+	if err := h.Apply(e); err != nil {
+		panic("history: own squeeze edit rejected: " + err.Error())
+	}
+	return []Edit{e}
+}
+
 // stripBlock returns the stub of a tool result's content, and whether it is
 // worth writing: only results not yet stripped or dropped, and only when the
 // stub is shorter than what it replaces.
 func (h *History) stripBlock(b llm.Block) (string, bool) {
 	if b.Type != llm.BlockToolResult || (b.Layer != "" && b.Layer != LayerCap) || len(b.Content) <= h.cfg.Stub {
 		return "", false
+	}
+	if failed(b) {
+		// A failure's error text and exit code are at the end: keep the
+		// head and the tail, so the model still knows why it failed.
+		head := cutAt(b.Content, h.cfg.Stub/2, false)
+		tail := cutAt(b.Content, h.cfg.Stub/2, true)
+		if len(head)+len(tail) < len(b.Content) {
+			stub := head + fmt.Sprintf("\n[harness strip: %d chars of this old output removed here; run the tool again to see them]\n", len(b.Content)-len(head)-len(tail)) + tail
+			return stub, len(stub) < len(b.Content)
+		}
 	}
 	head := cutAt(b.Content, h.cfg.Stub, false)
 	stub := head + fmt.Sprintf("\n[harness strip: %d more chars of this old output removed; run the tool again to see them]", len(b.Content)-len(head))
@@ -83,6 +195,17 @@ func (h *History) stripBlock(b llm.Block) (string, bool) {
 // stubMinSaving is the least share of a result its stub must save under
 // the harness strategy (issue 19: 30–50% costs nothing and shows more).
 const stubMinSaving = 0.4
+
+// failed reports whether a tool result is a failure: marked as an error,
+// or a command that ended with a non-zero exit code.
+func failed(b llm.Block) bool {
+	if b.IsError {
+		return true
+	}
+	c := strings.TrimRight(b.Content, "\n ")
+	i := strings.LastIndex(c, "[exit code: ")
+	return i >= 0 && strings.HasSuffix(c, "]") && c[i:] != "[exit code: 0]"
+}
 
 // Volatile reports how many trailing messages the strip will rewrite once
 // they leave the latest two (llm.Request.Volatile): 2 when the latest
@@ -158,13 +281,13 @@ func (h *History) strippable() int {
 // strip stubs every eligible tool result older than the latest two
 // messages and after the summary.
 func (h *History) strip() (Edit, bool) {
-	e := Edit{Layer: LayerStrip}
+	e := Edit{Layer: LayerStrip, Unthink: h.appendOnly()}
 	for i := h.floor + 1; i < len(h.msgs)-2; i++ {
 		for j, b := range h.msgs[i].Blocks {
 			if stub, ok := h.stripBlock(b); ok {
 				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: stub})
 			}
-			if in, ok := h.stripInput(b); ok && h.cfg.Strategy == StrategyHarness {
+			if in, ok := h.stripInput(b); ok && (h.cfg.Strategy == StrategyHarness || h.appendOnly()) {
 				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Input: in})
 			}
 		}
@@ -185,9 +308,8 @@ func (h *History) fit() (Edit, bool) {
 	if h.cfg.Strategy == StrategyRaw || h.Tokens() <= h.budget() {
 		return Edit{}, false
 	}
-	target := h.budget()
-	if h.cfg.Strategy == StrategyHarness {
-		target = int((h.cfg.CompactAt + h.cfg.CompactTo) / 2 * float64(h.cfg.Window))
+	target := h.fitTarget()
+	if h.cfg.Strategy != StrategySeed {
 		// When dropping cannot get there (old outputs are stubs already)
 		// and the request still fits, leave it to the compaction after the
 		// reply: a drop would break the cache for little.
@@ -228,7 +350,7 @@ func dropMarker(b llm.Block) string {
 // dropTo empties the oldest tool results in messages before end until
 // Tokens is at most target.
 func (h *History) dropTo(target, end int) (Edit, bool) {
-	e := Edit{Layer: LayerDrop}
+	e := Edit{Layer: LayerDrop, Unthink: h.appendOnly()}
 	tokens := h.Tokens()
 	for i := h.floor + 1; i < end && tokens > target; i++ {
 		for j, b := range h.msgs[i].Blocks {
@@ -293,8 +415,8 @@ func (h *History) RewindTo(n int) (e Edit, prompt string, taken int, err error) 
 	keep := -1
 	for i := len(h.msgs) - 1; i > h.floor && taken < n; i-- {
 		m := h.msgs[i]
-		if m.Role == llm.RoleUser && !hasToolResult(m) && m.PlainText() != "" {
-			keep, prompt = i, m.PlainText()
+		if m.Role == llm.RoleUser && !hasToolResult(m) && PromptText(m) != "" {
+			keep, prompt = i, PromptText(m)
 			taken++
 		}
 	}
@@ -302,4 +424,16 @@ func (h *History) RewindTo(n int) (e Edit, prompt string, taken int, err error) 
 		return Edit{}, "", 0, fmt.Errorf("nothing to take back since the start or the last compaction")
 	}
 	return Edit{Layer: LayerRewind, Keep: keep}, prompt, taken, nil
+}
+
+// PromptText returns what the user wrote in m: its text blocks, without
+// persisted reminders or a compaction's summary.
+func PromptText(m llm.Message) string {
+	var s string
+	for _, b := range m.Blocks {
+		if b.Type == llm.BlockText && b.Layer != LayerReminder && b.Layer != LayerSummary {
+			s += b.Text
+		}
+	}
+	return s
 }

@@ -162,3 +162,24 @@ func TestWithRetryStopsOnCancelDuringWait(t *testing.T) {
 		t.Errorf("calls = %d, want 1 (no attempt after cancel)", inner.calls)
 	}
 }
+
+func TestContextLimit(t *testing.T) {
+	for _, tc := range []struct {
+		msg           string
+		prompt, limit int
+	}{
+		{"prompt is too long: 209353 tokens > 199999 maximum", 209353, 199999},
+		{"This model's maximum context length is 4097 tokens. However, you requested 4431 tokens (3431 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.", 3431, 3097},
+		{"This model's maximum context length is 32000 tokens. However, your messages resulted in 40000 tokens. Please reduce the length of the messages.", 40000, 32000},
+		{"the request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it", 5000, 4096},
+		{"context_length_exceeded", 0, 0},
+	} {
+		p, l := llm.ContextLimit(&llm.Error{Kind: llm.ErrContextTooLong, Message: tc.msg})
+		if p != tc.prompt || l != tc.limit {
+			t.Errorf("%q: got %d, %d; want %d, %d", tc.msg, p, l, tc.prompt, tc.limit)
+		}
+	}
+	if p, l := llm.ContextLimit(&llm.Error{Kind: llm.ErrBadRequest, Message: "prompt is too long: 5 tokens > 4 maximum"}); p != 0 || l != 0 {
+		t.Error("read sizes from an error of another kind")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -54,30 +54,55 @@ func Format(f Facts) string {
 		sb.WriteString("\n<todos>\n" + t + "\n</todos>")
 	}
 	if len(f.Changes) > 0 {
-		sb.WriteString("\n<file_changes>\nThese files changed since your previous request (by the user, a tool or a command); read them again before editing them:\n")
-		for _, c := range f.Changes {
-			fmt.Fprintf(&sb, "- %s (%s)\n", c.Path, c.Kind)
-		}
-		sb.WriteString("</file_changes>")
+		sb.WriteByte('\n')
+		writeChanges(&sb, f.Changes)
 	}
 	return sb.String()
 }
 
-// Builder builds one reminder per request. It remembers the previous
-// request's snapshot of changed files and their hashes.
+// Mode says what a reminder carries.
+type Mode int
+
+const (
+	// Full is the ephemeral reminder: every fact, every request, sent after
+	// the cached prefix and never stored.
+	Full Mode = iota
+	// Delta is the persisted reminder of an append-only history: only what
+	// changed since the last one the model was sent (the time at the start
+	// of a user turn or when the hour changes, the branch when it changes,
+	// the plan when it changes, file changes when there are any), stored
+	// as a block that then stays. Nothing changed: no reminder at all.
+	Delta
+)
+
+// State is what the model was last told: the committed snapshot a reminder
+// is compared with. It is logged so a resumed session reports the edits
+// made while harness was not running.
+type State struct {
+	Told   bool              `json:"told"`             // a reminder was committed
+	Hour   time.Time         `json:"hour,omitzero"`    // the hour of the last time sent
+	Git    bool              `json:"git,omitempty"`    // the project was a git work tree
+	Branch string            `json:"branch,omitempty"` // the branch last sent
+	Todos  string            `json:"todos,omitempty"`  // the plan last sent
+	Files  map[string]string `json:"files,omitempty"`  // changed files: path -> kind:hash
+}
+
+// Builder builds reminders. Building one has no effect: the Pending it
+// returns must be committed once the request carrying it is really sent (or
+// the block stored), so a request built for display (/context), or one that
+// failed and is rebuilt, loses no file change.
 type Builder struct {
 	project string
 	now     func() time.Time
 	git     GitRunner
-	prev    map[string]entry // nil before the first Build
 
 	mu    sync.Mutex
-	wrote map[string][32]byte // files the agent's file tools wrote since the last Build, by content hash
-}
-
-type entry struct {
-	kind string
-	hash [32]byte
+	state State
+	wrote map[string][32]byte // files the agent's file tools wrote since the last commit, by content hash
+	files map[string]fileSum  // stat-keyed hash cache
+	// Hashed counts the files read to hash them (for tests and the
+	// benchmark); only files whose size, time or inode changed are read.
+	hashed int
 }
 
 // GitRunner runs git with args in the project directory and returns its
@@ -121,38 +146,198 @@ func (b *Builder) Wrote(path string) {
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return
 	}
-	e := b.hashEntry(filepath.ToSlash(rel), KindModified)
+	rel = filepath.ToSlash(rel)
+	e := b.hashEntry(rel, KindModified)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.wrote == nil {
 		b.wrote = map[string][32]byte{}
 	}
-	b.wrote[filepath.ToSlash(rel)] = e.hash
+	b.wrote[rel] = e.hash
 }
 
-// Build returns a fresh reminder. Git failures are not errors: the
-// reminder says what it knows. The first Build lists no file changes (there
-// is no previous request to compare with).
-func (b *Builder) Build(ctx context.Context, todos string) string {
-	f := Facts{Time: b.now().Truncate(time.Minute), Todos: todos}
-	branch, snap, ok := b.status(ctx)
-	f.Git, f.Branch = ok, branch
+// Pending is a built reminder not yet sent.
+type Pending struct {
+	b     *Builder
+	Text  string // "" when a Delta reminder has nothing to say
+	next  State
+	wrote map[string][32]byte
+}
+
+// Commit records that the reminder reached the model: later reminders are
+// compared with it. Committing twice, or a nil Pending, does nothing.
+func (p *Pending) Commit() {
+	if p == nil || p.b == nil {
+		return
+	}
+	b := p.b
+	p.b = nil
 	b.mu.Lock()
-	wrote := b.wrote
-	b.wrote = nil
+	defer b.mu.Unlock()
+	b.state = p.next
+	for path, h := range p.wrote {
+		if b.wrote[path] == h {
+			delete(b.wrote, path)
+		}
+	}
+}
+
+// State returns the committed snapshot.
+func (b *Builder) State() State {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state
+}
+
+// Restore sets the committed snapshot, from a resumed session's log.
+func (b *Builder) Restore(s State) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.state = s
+}
+
+// Resay makes the next Delta reminder state the time, the branch and the
+// plan again (the history that carried them was compacted or rewound);
+// file changes keep being compared with what was committed.
+func (b *Builder) Resay() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.state.Hour, b.state.Branch, b.state.Git = time.Time{}, "\x00", false
+	b.state.Todos = "\x00"
+}
+
+// Build returns a Full reminder and commits it at once, for callers that
+// send what they build.
+func (b *Builder) Build(ctx context.Context, todos string) string {
+	p := b.Prepare(ctx, todos, Full, false)
+	p.Commit()
+	return p.Text
+}
+
+// Prepare builds a reminder without committing it. turnStart says the
+// request opens a user turn (a Delta reminder then states the time). Git
+// failures are not errors: the reminder says what it knows. The first
+// reminder lists no file changes (there is nothing to compare with).
+func (b *Builder) Prepare(ctx context.Context, todos string, mode Mode, turnStart bool) *Pending {
+	now := b.now().Truncate(time.Minute)
+	branch, snap, ok := b.status(ctx)
+	b.mu.Lock()
+	prev := b.state
+	wrote := make(map[string][32]byte, len(b.wrote))
+	for k, v := range b.wrote {
+		wrote[k] = v
+	}
 	b.mu.Unlock()
+
+	f := Facts{Time: now, Todos: todos, Git: ok, Branch: branch}
+	next := State{Told: true, Hour: now.Truncate(time.Hour), Git: ok, Branch: branch, Todos: strings.TrimSpace(todos), Files: prev.Files}
 	if ok {
-		if b.prev != nil {
-			for _, c := range diff(b.prev, snap) {
+		cur := encode(snap)
+		if prev.Told {
+			for _, c := range diff(decode(prev.Files), snap) {
 				if h, own := wrote[c.Path]; own && c.Kind != KindDeleted && snap[c.Path].hash == h {
 					continue // the agent's own write, unchanged since
 				}
 				f.Changes = append(f.Changes, c)
 			}
 		}
-		b.prev = snap
+		next.Files = cur
 	}
-	return Format(f)
+	p := &Pending{b: b, next: next, wrote: wrote}
+	if mode == Full {
+		p.Text = Format(f)
+		return p
+	}
+	d := delta{Facts: f}
+	d.time = !prev.Told || turnStart || !next.Hour.Equal(prev.Hour)
+	d.branch = !prev.Told || ok != prev.Git || branch != prev.Branch
+	d.todos = next.Todos != prev.Todos
+	p.Text = d.format()
+	return p
+}
+
+// FormatDelta renders a Delta reminder stating only the facts flagged, as
+// the agent stores it (for the context benchmark's model of it).
+func FormatDelta(f Facts, time, branch, todos bool) string {
+	return delta{Facts: f, time: time, branch: branch, todos: todos}.format()
+}
+
+// delta is a Delta reminder: the facts and which of them to state.
+type delta struct {
+	Facts
+	time, branch, todos bool
+}
+
+func (d delta) format() string {
+	var sb strings.Builder
+	if d.time || d.branch {
+		sb.WriteString("<context>\n")
+		if d.time {
+			fmt.Fprintf(&sb, "time: %s\n", d.Time.Format("2006-01-02 15:04 MST (Monday)"))
+		}
+		if d.branch {
+			if d.Git {
+				fmt.Fprintf(&sb, "git branch: %s\n", d.Branch)
+			} else {
+				sb.WriteString("git: the project is not a git repository\n")
+			}
+		}
+		sb.WriteString("</context>")
+	}
+	if d.todos {
+		t := strings.TrimSpace(d.Todos)
+		if t == "" {
+			t = "(the plan is empty)"
+		}
+		sep(&sb)
+		sb.WriteString("<todos>\n" + t + "\n</todos>")
+	}
+	if len(d.Changes) > 0 {
+		sep(&sb)
+		writeChanges(&sb, d.Changes)
+	}
+	return sb.String()
+}
+
+func sep(sb *strings.Builder) {
+	if sb.Len() > 0 {
+		sb.WriteByte('\n')
+	}
+}
+
+func writeChanges(sb *strings.Builder, cs []Change) {
+	sb.WriteString("<file_changes>\nThese files changed since your previous request (by the user, a tool or a command); read them again before editing them:\n")
+	for _, c := range cs {
+		fmt.Fprintf(sb, "- %s (%s)\n", c.Path, c.Kind)
+	}
+	sb.WriteString("</file_changes>")
+}
+
+type entry struct {
+	kind string
+	hash [32]byte
+}
+
+// encode and decode turn a snapshot into State.Files and back.
+func encode(snap map[string]entry) map[string]string {
+	out := make(map[string]string, len(snap))
+	for p, e := range snap {
+		out[p] = e.kind + ":" + hex.EncodeToString(e.hash[:])
+	}
+	return out
+}
+
+func decode(files map[string]string) map[string]entry {
+	out := make(map[string]entry, len(files))
+	for p, v := range files {
+		kind, h, _ := strings.Cut(v, ":")
+		e := entry{kind: kind}
+		if raw, err := hex.DecodeString(h); err == nil {
+			copy(e.hash[:], raw)
+		}
+		out[p] = e
+	}
+	return out
 }
 
 // diff lists the paths whose kind or content differs between two
@@ -234,40 +419,68 @@ func kindOf(xy string) string {
 	return KindModified
 }
 
-// maxHashed bounds how much of one file the change check reads.
-const maxHashed = 64 << 20
+// MaxHashSize bounds the files whose content is hashed: a bigger one is
+// known by its size and modification time, so a 300 MB untracked file costs
+// a stat per request, not a read.
+const MaxHashSize = 8 << 20
 
-// hashEntry hashes the file's content (a symlink's target, never what it
-// points to); a missing file is deleted. Only regular files are opened,
-// without blocking, so a link to /dev/zero or a FIFO costs nothing.
+// fileSum is a cached hash and the stat it was taken at.
+type fileSum struct {
+	size  int64
+	mtime time.Time
+	ino   uint64
+	mode  os.FileMode
+	hash  [32]byte
+}
+
+// hashEntry returns the file's entry: its content hash, re-read only when
+// its stat changed since the last hash. A missing file is deleted; anything
+// not a regular file (a FIFO, a device, a directory) and files above
+// MaxHashSize are never opened: their stat stands for the content.
 func (b *Builder) hashEntry(rel, kind string) entry {
 	path := filepath.Join(b.project, filepath.FromSlash(rel))
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return entry{kind: KindDeleted}
 	}
-	e := entry{kind: kind}
-	h := sha256.New()
+	sum := fileSum{size: fi.Size(), mtime: fi.ModTime(), ino: inode(fi), mode: fi.Mode()}
+	b.mu.Lock()
+	if c, ok := b.files[rel]; ok && c.size == sum.size && c.mtime.Equal(sum.mtime) && c.ino == sum.ino && c.mode == sum.mode {
+		b.mu.Unlock()
+		return entry{kind: kind, hash: c.hash}
+	}
+	b.mu.Unlock()
 	switch {
 	case fi.Mode()&os.ModeSymlink != 0:
-		t, _ := os.Readlink(path)
-		io.WriteString(h, "link "+t)
-	case fi.Mode().IsRegular():
-		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		target, _ := os.Readlink(path)
+		sum.hash = sha256.Sum256([]byte("symlink\x00" + target))
+	case !fi.Mode().IsRegular() || fi.Size() > MaxHashSize:
+		sum.hash = sha256.Sum256([]byte(fmt.Sprintf("stat\x00%v\x00%d\x00%d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())))
+	default:
+		// O_NONBLOCK: a file swapped for a FIFO after the Lstat must not
+		// hang the open; the descriptor is checked again.
+		f, err := os.OpenFile(path, os.O_RDONLY|syscallNonblock, 0)
 		if err != nil {
-			return e
+			return entry{kind: KindDeleted}
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-			return e // swapped for something else since the Lstat
+			return entry{kind: kind}
 		}
-		fmt.Fprintf(h, "size %d\n", fi.Size())
-		if _, err := io.Copy(h, io.LimitReader(f, maxHashed)); err != nil {
-			return e
+		h := sha256.New()
+		if _, err := io.Copy(h, io.LimitReader(f, MaxHashSize+1)); err != nil {
+			return entry{kind: kind}
 		}
-	default:
-		fmt.Fprintf(h, "%v", fi.Mode().Type())
+		copy(sum.hash[:], h.Sum(nil))
+		b.mu.Lock()
+		b.hashed++
+		b.mu.Unlock()
 	}
-	copy(e.hash[:], h.Sum(nil))
-	return e
+	b.mu.Lock()
+	if b.files == nil {
+		b.files = map[string]fileSum{}
+	}
+	b.files[rel] = sum
+	b.mu.Unlock()
+	return entry{kind: kind, hash: sum.hash}
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -54,5 +55,32 @@ func TestEstimatorError(t *testing.T) {
 	t.Logf("whole-prompt estimate alone: %+.2f%% mean, %.2f%% mean absolute", 100*sumNaive/float64(n), 100*sumAbsNaive/float64(n))
 	if meanAbs > 5 {
 		t.Errorf("accounting is off by %.2f%% on average; the usage-anchored count should be within a few percent", meanAbs)
+	}
+}
+
+// The append strategy and modelled thinking replay: the persisted reminder
+// costs a fraction of the ephemeral one per request, modelled reasoning
+// makes every request larger, and clearing old reasoning sends less.
+func TestAppendStrategyAndThinking(t *testing.T) {
+	all, err := Load([]string{sharedTrajectories(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trajs := all[:min(5, len(all))]
+	ctx := context.Background()
+	run := func(strategy string, tokens int, old string) Result {
+		r, err := Run(ctx, trajs, strategy, Options{Pricing: Anthropic, Window: 128000, ThinkingTokens: tokens, OldThinking: old})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	harness, appendOnly := run(history.StrategyHarness, 0, ""), run(history.StrategyAppend, 0, "")
+	if appendOnly.ReminderTokens <= 0 || appendOnly.ReminderTokens >= harness.ReminderTokens/4 {
+		t.Errorf("reminder per request: append %.1f, harness %.1f tokens", appendOnly.ReminderTokens, harness.ReminderTokens)
+	}
+	keep, clear := run(history.StrategyAppend, 1000, ThinkingKeep), run(history.StrategyAppend, 1000, ThinkingClear)
+	if keep.TokensSent <= appendOnly.TokensSent || clear.TokensSent >= keep.TokensSent {
+		t.Errorf("tokens sent: none %d, keep %d, clear %d", appendOnly.TokensSent, keep.TokensSent, clear.TokensSent)
 	}
 }

@@ -15,7 +15,13 @@ import (
 )
 
 // Strategies the benchmark knows, in report order.
-var Strategies = []string{history.StrategyRaw, history.StrategySeed, history.StrategyHarness}
+var Strategies = []string{history.StrategyRaw, history.StrategySeed, history.StrategyHarness, history.StrategyAppend}
+
+// Old-thinking handling the benchmark models (Options.OldThinking).
+const (
+	ThinkingKeep  = "keep"  // every turn's reasoning stays (preserved-thinking models bill it as input)
+	ThinkingClear = "clear" // reasoning of earlier turns removed at each turn's start (client-side, or clear_thinking keep 1 server-side: the same prompt)
+)
 
 // seedSummarySystem stands for the reference harness's summariser, which
 // used a system prompt of its own (and so paid for the whole history).
@@ -30,6 +36,13 @@ type Options struct {
 	Config history.Config
 	// Decompose fills Result.Decomposition.
 	Decompose bool
+
+	// ThinkingTokens models preserved thinking, which the recorded
+	// trajectories carry none of: a reasoning block of about this many
+	// tokens heads every recorded assistant turn. 0 models none.
+	ThinkingTokens int
+	// OldThinking is ThinkingKeep (also "") or ThinkingClear.
+	OldThinking string
 }
 
 // Result is one strategy's totals over the trajectories.
@@ -46,12 +59,17 @@ type Result struct {
 	Drops              int     `json:"drops"`
 	// Decomposition is set when Options.Decompose is.
 	Decomposition *Decomposition `json:"decomposition,omitempty"`
+	// ReminderTokens is the reminder's mean cost per request in tokens:
+	// the whole ephemeral reminder on every request, or the persisted
+	// deltas (append strategy) spread over the requests.
+	ReminderTokens float64 `json:"reminder_tokens_per_request"`
 
 	// Cost is the input-plus-summary cost in dollars (not in the JSON
 	// report, which gives the ratio to raw).
 	Cost      float64 `json:"-"`
 	cacheRead int
 	visible   int
+	reminder  int
 }
 
 // Run replays every trajectory under strategy.
@@ -74,6 +92,7 @@ func Run(ctx context.Context, trajs []Trajectory, strategy string, opts Options)
 	}
 	if res.Requests > 0 {
 		res.VisibleOutputChars = float64(res.visible) / float64(res.Requests)
+		res.ReminderTokens = float64(res.reminder) / float64(res.Requests)
 	}
 	return res, nil
 }
@@ -124,12 +143,37 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 	sum := &summariser{cache: cache, pricing: opts.Pricing}
 	step := 0
 	task := taskText(t)
+	persisted := strategy == history.StrategyAppend
+	now := func() time.Time { return epoch.Add(time.Duration(step) * time.Minute) }
 	base := func() llm.Request {
-		return llm.Request{
+		r := llm.Request{
 			System: t.System, Tools: t.Tools, Messages: h.Messages(), Volatile: h.Volatile(),
-			Reminder:  reminder.Format(reminder.Facts{Time: epoch.Add(time.Duration(step) * time.Minute), Git: true, Branch: "main"}),
 			SessionID: t.Name,
 		}
+		if opts.OldThinking == ThinkingClear {
+			r.Messages = clearOldThinking(r.Messages)
+		}
+		if !persisted {
+			r.Reminder = reminder.Format(reminder.Facts{Time: now(), Git: true, Branch: "main"})
+		}
+		return r
+	}
+	// The persisted reminder: the time at a turn's start and when the hour
+	// changes, the branch once; nothing else changes in a replay.
+	told, lastHour := false, time.Time{}
+	withDelta := func(m llm.Message, turnStart bool) llm.Message {
+		if !persisted {
+			return m
+		}
+		hour := now().Truncate(time.Hour)
+		if !turnStart && told && hour.Equal(lastHour) {
+			return m
+		}
+		text := reminder.FormatDelta(reminder.Facts{Time: now(), Git: true, Branch: "main"}, true, !told, false)
+		told, lastHour = true, hour
+		res.reminder += Tokens(len(text))
+		m.Blocks = append(append([]llm.Block(nil), m.Blocks...), llm.Block{Type: llm.BlockText, Text: text, Layer: history.LayerReminder})
+		return m
 	}
 	started := false
 	for _, m := range t.Messages {
@@ -137,6 +181,9 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 		case m.Role == llm.RoleAssistant:
 			count(res, h.Maintain())
 			req := base()
+			if req.Reminder != "" {
+				res.reminder += Tokens(len(req.Reminder))
+			}
 			u := cache.Request(&req)
 			step++
 			res.Requests++
@@ -149,8 +196,8 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 			}
 			res.visible += visibleOutput(req.Messages)
 			h.Observe(u)
-			h.Append(m)
-			if h.NeedsCompact() {
+			h.Append(withThinking(m, opts.ThinkingTokens, step))
+			if h.CompactDue(true) {
 				b := base()
 				if strategy == history.StrategySeed {
 					b.System, b.Tools = seedSummarySystem, nil
@@ -176,13 +223,13 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 			for i := range m.Blocks {
 				_ = h.Cap(&m.Blocks[i]) // no SpillDir: nothing to fail
 			}
-			h.Append(m)
+			h.Append(withDelta(m, false))
 		default: // the user speaks: a new turn
 			if started {
 				count(res, h.EndTurn())
 			}
 			started = true
-			h.Append(m)
+			h.Append(withDelta(m, true))
 		}
 	}
 	count(res, h.EndTurn())
@@ -287,4 +334,34 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// withThinking returns m headed by a modelled reasoning block of about
+// tokens tokens (distinct per step, so the cache cannot share it).
+func withThinking(m llm.Message, tokens, step int) llm.Message {
+	if tokens <= 0 {
+		return m
+	}
+	text := fmt.Sprintf("reasoning of step %d: ", step)
+	text += strings.Repeat("weighing the next command. ", max(0, int(float64(tokens)*CharsPerToken)-len(text))/27+1)
+	m.Blocks = append([]llm.Block{{Type: llm.BlockThinking, Thinking: text, Signature: fmt.Sprintf("sig-%d", step)}}, m.Blocks...)
+	return m
+}
+
+// clearOldThinking removes the reasoning of assistant messages before the
+// latest user prompt, as clearing at each turn's start does.
+func clearOldThinking(msgs []llm.Message) []llm.Message {
+	last := -1
+	for i, m := range msgs {
+		if m.Role == llm.RoleUser && !hasToolResult(m) {
+			last = i
+		}
+	}
+	out := append([]llm.Message(nil), msgs...)
+	for i := 0; i < last; i++ {
+		if out[i].Role == llm.RoleAssistant && out[i].HasThinking() {
+			out[i] = out[i].WithoutThinking()
+		}
+	}
+	return out
 }

@@ -26,6 +26,7 @@ const (
 	TypeTodos      = "todos"      // the whole todo list after a change
 	TypeNotice     = "notice"     // something the user was told (tamper, errors)
 	TypePrompt     = "prompt"     // the system prompt and tools in force from here on
+	TypeReminder   = "reminder"   // what the reminder last told the model (package reminder's State)
 )
 
 // Meta describes a session.
@@ -63,6 +64,10 @@ type Entry struct {
 	// the provider was sent.
 	System string     `json:"system,omitempty"`
 	Tools  []llm.Tool `json:"tools,omitempty"`
+	// Reminder is a TypeReminder entry's state, logged when the files the
+	// reminder knows change, so a resumed session reports the edits made
+	// in between.
+	Reminder json.RawMessage `json:"reminder,omitempty"`
 }
 
 // UsageCompact is the Text of a usage entry for a summarisation call: it
