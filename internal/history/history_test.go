@@ -496,7 +496,9 @@ func TestStripKeepsTailOfFailures(t *testing.T) {
 // is edited inside a turn unless the request would not fit.
 func TestAppendStrategy(t *testing.T) {
 	h := New(Config{Strategy: StrategyAppend, Stub: 100, Window: 100000})
-	think := func(s string) llm.Block { return llm.Block{Type: llm.BlockThinking, Thinking: s, Signature: "sig-" + s} }
+	think := func(s string) llm.Block {
+		return llm.Block{Type: llm.BlockThinking, Thinking: s, Signature: "sig-" + s}
+	}
 	h.Append(llm.Text(llm.RoleUser, "go"))
 	h.Append(llm.Message{Role: llm.RoleAssistant, Blocks: []llm.Block{think("a"), {Type: llm.BlockToolUse, ID: "1", Name: "bash", Input: []byte(`{}`)}}})
 	h.Append(llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "1", Content: strings.Repeat("x", 1000)}}})
