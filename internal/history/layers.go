@@ -179,17 +179,22 @@ func (h *History) stripBlock(b llm.Block) (string, bool) {
 		tail := cutAt(b.Content, h.cfg.Stub/2, true)
 		if len(head)+len(tail) < len(b.Content) {
 			stub := head + fmt.Sprintf("\n[harness strip: %d chars of this old output removed here; run the tool again to see them]\n", len(b.Content)-len(head)-len(tail)) + tail
-			return stub, len(stub) < len(b.Content)
+			return stub, h.stubWorth(stub, b.Content)
 		}
 	}
 	head := cutAt(b.Content, h.cfg.Stub, false)
 	stub := head + fmt.Sprintf("\n[harness strip: %d more chars of this old output removed; run the tool again to see them]", len(b.Content)-len(head))
+	return stub, h.stubWorth(stub, b.Content)
+}
+
+// stubWorth reports whether stub is worth writing in place of content.
+func (h *History) stubWorth(stub, content string) bool {
 	if h.cfg.Strategy == StrategyHarness {
 		// A stub that saves little hides output for next to nothing:
 		// stub only when it saves at least stubMinSaving of the result.
-		return stub, float64(len(stub)) <= (1-stubMinSaving)*float64(len(b.Content))
+		return float64(len(stub)) <= (1-stubMinSaving)*float64(len(content))
 	}
-	return stub, len(stub) < len(b.Content)
+	return len(stub) < len(content)
 }
 
 // stubMinSaving is the least share of a result its stub must save under
