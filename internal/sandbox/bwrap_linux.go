@@ -16,6 +16,20 @@ const helperInTmp = "/tmp/.harness-helper"
 // openBwrap builds the bwrap argv once per session; each command then adds
 // its working directory and script.
 func openBwrap(p *Policy, tmp string, o openOptions) (*instance, error) {
+	s, err := buildBwrap(p, tmp, o, false)
+	if err != nil {
+		return nil, err
+	}
+	if s.ro, err = buildBwrap(p, tmp, o, true); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// buildBwrap builds the bwrap backend; ro is the read-only variant
+// (Cmd.ReadOnly): the writable roots bound read-only, only the private
+// /tmp and the build cache writable, no git writes.
+func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error) {
 	bw, err := exec.LookPath("bwrap")
 	if err != nil {
 		return nil, fmt.Errorf("%w: bwrap not found in PATH: install bubblewrap (apt-get install bubblewrap)", ErrUnavailable)
@@ -33,9 +47,11 @@ func openBwrap(p *Policy, tmp string, o openOptions) (*instance, error) {
 	if o.proxy != nil {
 		env = append(env, proxyEnv()...)
 	}
-	gs, err := openGitShadows(p, tmp)
-	if err != nil {
-		return nil, err
+	var gs *gitSession
+	if !ro {
+		if gs, err = openGitShadows(p, tmp); err != nil {
+			return nil, err
+		}
 	}
 	// outer is bwrap's argv up to the command, built anew for each
 	// sandbox and each launcher, so carve-outs the policy gained since the
@@ -58,6 +74,10 @@ func openBwrap(p *Policy, tmp string, o openOptions) (*instance, error) {
 			args = append(args, "--ro-bind", exe, inner)
 		}
 		for _, w := range p.writeRoots() {
+			if ro && p.isWritableRoot(w) {
+				args = append(args, "--ro-bind", w, w)
+				continue
+			}
 			args = append(args, "--bind", w, w)
 		}
 		for _, r := range p.roBinds() {
@@ -72,7 +92,7 @@ func openBwrap(p *Policy, tmp string, o openOptions) (*instance, error) {
 		}
 		return args
 	}
-	cfg := helperConfig{Write: append(append(p.writeRoots(), "/tmp"), gs.writePaths()...), DenySockets: "unix"}
+	cfg := helperConfig{Write: append(append(p.writeRootsFor(ro), "/tmp"), gs.writePaths()...), DenySockets: "unix"}
 	if o.proxy != nil {
 		cfg.ProxyPort = ProxyPort
 	}

@@ -11,6 +11,19 @@ import (
 // the kernel allows them (then carve-outs are read-only bind mounts and
 // /tmp is private), and as a plain process group otherwise.
 func openLandlock(p *Policy, tmp string, o openOptions) (*instance, error) {
+	s, err := buildLandlock(p, tmp, o, false)
+	if err != nil {
+		return nil, err
+	}
+	if s.ro, err = buildLandlock(p, tmp, o, true); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// buildLandlock builds the landlock backend; ro is its read-only variant
+// (see buildBwrap).
+func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, error) {
 	abi := LandlockABI()
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: this kernel has no Landlock (not built in or not in the lsm= list); install bubblewrap for the bwrap backend", ErrUnavailable)
@@ -26,12 +39,14 @@ func openLandlock(p *Policy, tmp string, o openOptions) (*instance, error) {
 		s.tree = treeUserPID
 		tmpInside = "/tmp"
 		cfg.Tmp = tmp
-		gs, err := openGitShadows(p, tmp)
-		if err != nil {
-			return nil, err
+		if !ro {
+			gs, err := openGitShadows(p, tmp)
+			if err != nil {
+				return nil, err
+			}
+			s.git = gs
+			cfg.Git = gs.mounts()
 		}
-		s.git = gs
-		cfg.Git = gs.mounts()
 		cfg.Mask = p.maskPaths()
 		for _, w := range p.writeRoots() {
 			if within(w, "/tmp") {
@@ -42,7 +57,7 @@ func openLandlock(p *Policy, tmp string, o openOptions) (*instance, error) {
 			cfg.Helper, s.helper = exe, helperInTmp
 		}
 	}
-	cfg.Write = append(append(p.writeRoots(), tmpInside), s.git.writePaths()...)
+	cfg.Write = append(append(p.writeRootsFor(ro), tmpInside), s.git.writePaths()...)
 	env := sandboxEnv(p, tmpInside, BackendLandlock)
 	// now is cfg with the carve-outs as they stand (a repository created
 	// mid-session is mounted read-only from the next sandbox on).
@@ -50,6 +65,9 @@ func openLandlock(p *Policy, tmp string, o openOptions) (*instance, error) {
 		c := cfg
 		if s.tree == treeUserPID {
 			c.ReadOnly = p.roBinds()
+			if ro {
+				c.ReadOnly = append(c.ReadOnly, p.Writable...)
+			}
 			c.Keep = p.keepNow()
 		}
 		return c

@@ -267,3 +267,28 @@ func (p *Policy) keepNow() []string {
 	defer p.mu.RUnlock()
 	return append([]string(nil), p.KeepReadable...)
 }
+
+// isWritableRoot reports whether w is the project or an --add-dir root.
+func (p *Policy) isWritableRoot(w string) bool {
+	for _, r := range p.Writable {
+		if r == w {
+			return true
+		}
+	}
+	return false
+}
+
+// writeRootsFor is writeRoots, without the project and --add-dir roots
+// for the read-only variant (the build cache stays writable).
+func (p *Policy) writeRootsFor(ro bool) []string {
+	if !ro {
+		return p.writeRoots()
+	}
+	var out []string
+	for _, w := range p.writeRoots() {
+		if !p.isWritableRoot(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}

@@ -38,6 +38,9 @@ type instance struct {
 	// launch, when set, runs commands through the session's long-lived
 	// launcher instead of a fresh sandbox each (Linux; see launcher_linux.go).
 	launch launchRunner
+	// ro, when set, is the read-only variant that runs Cmd.ReadOnly
+	// commands: same walls, the writable roots read-only. It shares tmp.
+	ro *instance
 }
 
 // launchRunner runs one command through a session's launcher. run returns
@@ -59,6 +62,9 @@ func (s *instance) Close() error {
 	if s.launch != nil {
 		s.launch.close()
 	}
+	if s.ro != nil && s.ro.launch != nil {
+		s.ro.launch.close()
+	}
 	s.git.close()
 	if s.tmp == "" {
 		return nil
@@ -74,6 +80,13 @@ func timeoutMessage(d time.Duration) string {
 }
 
 func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
+	if c.ReadOnly {
+		if s.ro == nil {
+			return nil, fmt.Errorf("%w: the %s backend has no read-only variant", ErrNoReadOnly, s.name)
+		}
+		c.ReadOnly = false
+		return s.ro.Run(ctx, c)
+	}
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = s.pol.Timeout
@@ -214,4 +227,14 @@ func orDiscard(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
+}
+
+// ErrNoReadOnly is returned (wrapped) by Run for a Cmd.ReadOnly command on
+// a backend that cannot hold the project read-only.
+var ErrNoReadOnly = errors.New("no read-only sandbox")
+
+// CanReadOnly reports whether sb runs Cmd.ReadOnly commands.
+func CanReadOnly(sb Sandbox) bool {
+	s, ok := sb.(*instance)
+	return ok && s.ro != nil
 }

@@ -18,6 +18,11 @@ type Cmd struct {
 	Dir string
 	// Timeout overrides the policy's timeout when non-zero.
 	Timeout time.Duration
+	// ReadOnly runs the command under the read-only variant of the walls:
+	// the project and every --add-dir root read-only, the private /tmp
+	// (shared with the session's other commands) writable. Backends that
+	// have none (CanReadOnly false) refuse it with ErrNoReadOnly.
+	ReadOnly bool
 	// Stdout and Stderr, when set, receive the command's output as it comes
 	// (used by `harness sandbox`); Result.Output is then empty. When nil,
 	// both streams go, interleaved, to the bounded Result.Output.
@@ -148,6 +153,9 @@ func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandb
 	}
 	if s, ok := sb.(*instance); ok && o.perCommand {
 		s.launch = nil
+		if s.ro != nil {
+			s.ro.launch = nil
+		}
 	}
 	if err := selfCheck(ctx, sb); err != nil {
 		sb.Close()

@@ -9,7 +9,11 @@
 // run even if the model names it, and a sub-agent cannot start another.
 // When the main gate is given, it is also wrapped to refuse any call that
 // declares a write, so a write tool added later is refused by default.
-// bash stays, inside the same sandbox and behind the same rules.
+// bash is replaced by its read-only variant: the same walls with the
+// project and every --add-dir root mounted read-only and only the private
+// /tmp (and the build cache) writable, asserted by the sandbox's tests; on
+// a backend without that variant (none, seatbelt) sub-agents get no bash,
+// and the task tool's description says which.
 //
 // Its messages go to the session log under a label, so a resumed session
 // does not replay them into the main history; its usage is counted into

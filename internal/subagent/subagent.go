@@ -72,17 +72,41 @@ func New(c Config) *Task {
 
 // ReadOnly returns r without the Forbidden tools. With a non-nil gate the
 // result runs behind that gate, refusing every call that declares a write.
+//
+// A tool with a read-only variant (bash: the project mounted read-only, a
+// private /tmp writable) is replaced by it; one whose variant is nil (the
+// sandbox has none) is left out, so a sub-agent never writes through it.
 func ReadOnly(r *tools.Registry, gate tools.Gate) *tools.Registry {
 	ro := r.Without(Forbidden...)
-	if gate == nil {
+	var ts []tools.Tool
+	changed := false
+	for _, s := range ro.Specs() {
+		t := ro.Lookup(s.Name)
+		if v, ok := t.(readOnlyVariant); ok {
+			changed = true
+			if t = v.ReadOnlyVariant(); t == nil {
+				continue
+			}
+		}
+		ts = append(ts, t)
+	}
+	if gate == nil && !changed {
 		return ro
 	}
-	var ts []tools.Tool
-	for _, s := range ro.Specs() {
-		ts = append(ts, ro.Lookup(s.Name))
+	if gate == nil {
+		return tools.NewRegistry(nil, ts...)
 	}
 	return tools.NewRegistry(readOnlyGate{gate}, ts...)
 }
+
+// readOnlyVariant is a tool that can run under read-only walls.
+type readOnlyVariant interface {
+	ReadOnlyVariant() tools.Tool
+}
+
+// HasBash reports whether the sub-agents' tool set has bash (its
+// read-only variant).
+func (t *Task) HasBash() bool { return t.tools.Lookup("bash") != nil }
 
 type readOnlyGate struct{ next tools.Gate }
 
@@ -106,11 +130,16 @@ type taskArgs struct {
 
 // Spec implements tools.Tool.
 func (t *Task) Spec() llm.Tool {
+	can := "It can read and search files, and run sandboxed commands that cannot write the project (only a private /tmp), " +
+		"but cannot write or edit files."
+	if !t.HasBash() {
+		can = "It can read and search files but has no bash (this sandbox cannot hold the project read-only) and cannot " +
+			"write or edit files."
+	}
 	return llm.Tool{
 		Name: Name,
 		Description: "Start a read-only sub-agent with a fresh context window to research one question: find where " +
-			"something is defined or used, understand how a part works, survey many files. It can read, search and " +
-			"run sandboxed commands, but cannot write or edit files. Only its final report comes back, which keeps " +
+			"something is defined or used, understand how a part works, survey many files. " + can + " Only its final report comes back, which keeps " +
 			"your own context small. The prompt must be self-contained (the sub-agent sees nothing of this " +
 			"conversation) and say exactly what to report. Several task calls in one reply run in parallel.",
 		Schema: json.RawMessage(`{"type":"object","properties":{"description":{"type":"string","description":"A short (3-6 word) label for the task."},"prompt":{"type":"string","description":"The complete, self-contained task and what to report."}},"required":["description","prompt"]}`),

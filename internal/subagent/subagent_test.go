@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -103,8 +104,12 @@ func TestReadOnlyToolSet(t *testing.T) {
 	e := newEnv(t)
 	task := New(Config{Tools: e.main})
 	got := strings.Join(task.Tools().Names(), ",")
-	if got != "bash,glob,grep,read_file" {
+	// The none backend cannot hold the project read-only: no bash.
+	if got != "glob,grep,read_file" {
 		t.Fatalf("sub-agent tools = %s", got)
+	}
+	if d := task.Spec().Description; !strings.Contains(d, "has no bash") {
+		t.Errorf("the description does not say there is no bash: %s", d)
 	}
 	for _, name := range Forbidden {
 		if task.Tools().Lookup(name) != nil {
@@ -292,5 +297,52 @@ func TestParallelTasks(t *testing.T) {
 	results := msgs[2].Blocks
 	if len(results) != 2 || results[0].Content != "report for A" || results[1].Content != "report for B" {
 		t.Fatalf("results = %+v", results)
+	}
+}
+
+// TestSubAgentBashIsReadOnly: under real walls a sub-agent's bash reads the
+// project and cannot write it (asserted on the host); the description says so.
+func TestSubAgentBashIsReadOnly(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap is not installed")
+	}
+	base, err := os.MkdirTemp("/var/tmp", "harness-subagent-")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	proj := filepath.Join(base, "proj")
+	os.MkdirAll(proj, 0o755)
+	os.WriteFile(filepath.Join(proj, "keep.txt"), []byte("original"), 0o644)
+	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.Open(context.Background(), pol, sandbox.BackendBwrap)
+	if err != nil {
+		t.Skip("bwrap cannot run here:", err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	te := &tools.Env{Sandbox: sb}
+	main := tools.NewRegistry(nil, tools.Builtins(te)...)
+	task := New(Config{Tools: main})
+	if !task.HasBash() || !strings.Contains(task.Spec().Description, "cannot write the project") {
+		t.Fatalf("no read-only bash: %v / %s", task.Tools().Names(), task.Spec().Description)
+	}
+	res := task.Tools().Run(context.Background(), llm.Block{Type: llm.BlockToolUse, ID: "1", Name: "bash",
+		Input: json.RawMessage(`{"command":"cat keep.txt; echo pwned > keep.txt; echo pwned > new.txt; echo tmp > /tmp/x && cat /tmp/x"}`)})
+	if !strings.Contains(res.Content, "original") || !strings.Contains(res.Content, "tmp") {
+		t.Errorf("the sub-agent's bash could not read the project or write /tmp: %s", res.Content)
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "keep.txt")); string(b) != "original" {
+		t.Errorf("the sub-agent's bash wrote the project: %s", res.Content)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "new.txt")); err == nil {
+		t.Errorf("the sub-agent's bash created a file in the project")
+	}
+	// The main agent's bash still writes.
+	res = main.Run(context.Background(), llm.Block{Type: llm.BlockToolUse, ID: "2", Name: "bash", Input: json.RawMessage(`{"command":"echo ok > new.txt"}`)})
+	if b, _ := os.ReadFile(filepath.Join(proj, "new.txt")); string(b) != "ok\n" {
+		t.Errorf("the main bash cannot write: %s", res.Content)
 	}
 }

@@ -13,7 +13,21 @@ import (
 )
 
 // Bash runs a shell command in the sandbox.
-type Bash struct{ Env *Env }
+type Bash struct {
+	Env *Env
+	// ReadOnly runs commands under the read-only variant of the walls
+	// (sub-agents): the project cannot be written, /tmp can.
+	ReadOnly bool
+}
+
+// ReadOnlyVariant returns bash under the read-only walls, or nil when the
+// sandbox has no such variant (then a read-only caller gets no bash).
+func (b *Bash) ReadOnlyVariant() Tool {
+	if b.Env == nil || b.Env.Sandbox == nil || !sandbox.CanReadOnly(b.Env.Sandbox) {
+		return nil
+	}
+	return &Bash{Env: b.Env, ReadOnly: true}
+}
 
 type bashArgs struct {
 	Command string `json:"command"`
@@ -22,11 +36,16 @@ type bashArgs struct {
 
 // Spec implements Tool.
 func (b *Bash) Spec() llm.Tool {
+	where := "write only inside the project and /tmp (private to this session), reaches the network only through harness's proxy " +
+		"(allowed hosts; others are refused with a message), can commit but not change git config or hooks, and cannot push"
+	if b.ReadOnly {
+		where = "write only /tmp (private to this session): the project is read-only here, so build outputs and " +
+			"test caches must go to /tmp; it reaches the network only through harness's proxy (allowed hosts; others are refused with a message)"
+	}
 	return llm.Tool{
 		Name: "bash",
 		Description: "Run a shell command (/bin/sh -c) in the project directory, inside a sandbox: it can read the filesystem " +
-			"(except secrets), write only inside the project and /tmp (private to this session), reaches the network only through harness's proxy " +
-			"(allowed hosts; others are refused with a message), can commit but not change git config or hooks, and cannot push. stdin is empty, so interactive commands fail; pass flags like -y. Returns stdout and " +
+			"(except secrets), " + where + ". stdin is empty, so interactive commands fail; pass flags like -y. Returns stdout and " +
 			"stderr interleaved, then the exit code. Default timeout 60 seconds (timeout argument in seconds, at most 600); " +
 			"on timeout the whole process tree is killed and the exit code is 124. Prefer read_file, edit_file, glob and " +
 			"grep for files; use bash to build, test, and run programs.",
@@ -56,7 +75,7 @@ func (b *Bash) Run(ctx context.Context, input json.RawMessage) Result {
 	if timeout > 600*time.Second {
 		timeout = 600 * time.Second
 	}
-	res, err := b.Env.Sandbox.Run(ctx, sandbox.Cmd{Script: a.Command, Timeout: timeout, Progress: progressWriter(ctx)})
+	res, err := b.Env.Sandbox.Run(ctx, sandbox.Cmd{Script: a.Command, Timeout: timeout, ReadOnly: b.ReadOnly, Progress: progressWriter(ctx)})
 	if err != nil {
 		return Errorf("the command could not be started: %v", err)
 	}
