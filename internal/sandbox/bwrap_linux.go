@@ -92,7 +92,7 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		}
 		return args
 	}
-	cfg := helperConfig{Write: append(append(p.writeRootsFor(ro), "/tmp"), gs.writePaths()...), DenySockets: "unix"}
+	cfg := helperConfig{Write: append(append(p.writeRootsFor(ro), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
 	if o.proxy != nil {
 		cfg.ProxyPort = ProxyPort
 	}

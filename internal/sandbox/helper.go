@@ -58,6 +58,10 @@ type helperConfig struct {
 	// ConnectPort, with NoNet, is the one TCP port Landlock lets commands
 	// connect to (the proxy's, in the launcher's network namespace).
 	ConnectPort int `json:"connect_port,omitempty"`
+	// MaxProcs and MaxData are the resource bounds (Policy.MaxProcs,
+	// MaxMemory), set as RLIMIT_NPROC and RLIMIT_DATA; 0 is none.
+	MaxProcs int   `json:"max_procs,omitempty"`
+	MaxData  int64 `json:"max_data,omitempty"`
 	// SeccompInherited is set only by the launcher, for the supervisors it
 	// starts after installing this same filter on all its threads: the
 	// command then does not stack a second copy.

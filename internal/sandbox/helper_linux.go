@@ -24,6 +24,9 @@ func execInner(cfg helperConfig, argv []string) error {
 	if err := restrictThread(cfg); err != nil {
 		return err
 	}
+	if err := applyBounds(cfg); err != nil {
+		return err
+	}
 	if err := sealDescriptors(); err != nil {
 		return err
 	}
@@ -219,6 +222,26 @@ func bindHelper(fd int) error {
 	}
 	if err := unix.Mount("", helperInTmp, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
 		return fmt.Errorf("placing the helper in the private /tmp: %w", err)
+	}
+	return nil
+}
+
+// applyBounds sets the resource bounds on this process, inherited by all
+// it starts: RLIMIT_NPROC (counted per user in this user namespace, so
+// the user's processes outside do not count; the kernel exempts root,
+// whose commands the supervisor counts instead) and RLIMIT_DATA.
+func applyBounds(cfg helperConfig) error {
+	if cfg.MaxProcs > 0 {
+		n := uint64(cfg.MaxProcs)
+		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: n, Max: n}); err != nil {
+			return fmt.Errorf("setting the process limit: %w", err)
+		}
+	}
+	if cfg.MaxData > 0 {
+		n := uint64(cfg.MaxData)
+		if err := unix.Setrlimit(unix.RLIMIT_DATA, &unix.Rlimit{Cur: n, Max: n}); err != nil {
+			return fmt.Errorf("setting the memory limit: %w", err)
+		}
 	}
 	return nil
 }

@@ -353,6 +353,9 @@ wait:
 
 	switch {
 	case final != nil:
+		if final.Procs > 0 {
+			fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", final.Procs, MaxProcsEnv)
+		}
 		return final.Code, nil
 	case ctx.Err() != nil:
 		return 0, nil // the caller reports the timeout or interruption

@@ -64,6 +64,9 @@ type report struct {
 	Done   bool `json:"done,omitempty"`
 	Code   int  `json:"code"`             // exit code, with Done
 	Signal int  `json:"signal,omitempty"` // killing signal, with Done
+	// Procs, with Done, is the process bound the command went past and
+	// was killed for.
+	Procs int `json:"procs,omitempty"`
 }
 
 // serveLauncher runs the launcher until the host closes its socket.
@@ -346,6 +349,9 @@ func serveSupervisor(cfg helperConfig) error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("becoming a child subreaper: %w", err)
 	}
+	if err := applyBounds(cfg); err != nil {
+		return err
+	}
 	buf := make([]byte, 16)
 	oob := make([]byte, unix.CmsgSpace(3*4))
 	for {
@@ -363,7 +369,7 @@ func serveSupervisor(cfg helperConfig) error {
 			close(next.jobs)
 			return fmt.Errorf("want 3 descriptors, got %d", len(fds))
 		}
-		superviseOne(next, fds)
+		superviseOne(next, fds, cfg.MaxProcs)
 		// Reusable only once nothing of that command is left.
 		killDescendants(selfPid())
 		if err := sendAll(ctrlFD, []byte("idle"), nil); err != nil {
@@ -431,7 +437,7 @@ func prepareThread(cfg helperConfig) commandThread {
 
 // superviseOne runs the command whose descriptors the host sent (control
 // socket, stdout, stderr) on the prepared thread t and reports to the host.
-func superviseOne(t commandThread, fds []int) {
+func superviseOne(t commandThread, fds []int, maxProcs int) {
 	unix.SetNonblock(fds[0], true) // through the poller, so closing it ends a pending read
 	ctrl := os.NewFile(uintptr(fds[0]), "command control")
 	defer ctrl.Close()
@@ -495,7 +501,29 @@ func superviseOne(t commandThread, fds []int) {
 			}
 		}
 	}()
+	// The kernel exempts root from RLIMIT_NPROC: count the tree and kill
+	// it past the bound (the rlimit already holds everyone else).
+	over := make(chan struct{})
+	stopWatch := make(chan struct{})
+	if maxProcs > 0 && os.Geteuid() == 0 {
+		go func() {
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stopWatch:
+					return
+				case <-tick.C:
+					if len(descendants(selfPid())) > maxProcs {
+						close(over)
+						return
+					}
+				}
+			}
+		}()
+	}
 	var ws unix.WaitStatus
+	limit := 0
 	select {
 	case ws = <-exited:
 		// Whatever it left running dies with it, as when a PID namespace's
@@ -503,12 +531,17 @@ func superviseOne(t commandThread, fds []int) {
 	case <-kill:
 		killDescendants(selfPid())
 		ws = <-exited
+	case <-over:
+		limit = maxProcs
+		killDescendants(selfPid())
+		ws = <-exited
 	}
+	close(stopWatch)
 	if !reapAll() {
 		killDescendants(selfPid())
 		reapAll()
 	}
-	r := report{Done: true, Code: ws.ExitStatus()}
+	r := report{Done: true, Code: ws.ExitStatus(), Procs: limit}
 	if ws.Signaled() {
 		r.Code, r.Signal = 128+int(ws.Signal()), int(ws.Signal())
 	}

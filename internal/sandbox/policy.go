@@ -33,6 +33,9 @@ type Policy struct {
 	OutputLimit  int           // bytes of output kept per command
 	TempDir      string        // host path of the session's private /tmp; set by Open
 	Notes        []string      // things the policy could not do, said plainly (e.g. a truncated scan)
+	// MaxProcs and MaxMemory bound the commands (0: no bound); see bounds.go.
+	MaxProcs  int
+	MaxMemory int64
 	// Cache is the host path of the project's persistent build cache,
 	// writable inside (see cache.go); "" means caches live in the private
 	// /tmp and die with the session.
@@ -191,6 +194,9 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 	}
 	p.hideLinkTargets()
 	p.GitWrite = p.gitWrites()
+	if p.MaxProcs, p.MaxMemory, err = bounds(environ(o.Environ)); err != nil {
+		return nil, err
+	}
 	p.Sockets = hostSockets(o.Environ)
 	p.LoopbackTCP = o.LoopbackTCP || hasEnv(environ(o.Environ), LoopbackEnv+"=1")
 	p.Env = filterEnv(environ(o.Environ))

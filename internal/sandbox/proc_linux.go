@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 // treeUserPID: the helper is started as the init of new user and PID
@@ -25,4 +26,30 @@ func procAttr(m treeMode) *syscall.SysProcAttr {
 		a.GidMappingsEnableSetgroups = false
 	}
 	return a
+}
+
+// watchProcs closes the returned channel when root-run pid's tree holds
+// more than max processes: the kernel exempts root from RLIMIT_NPROC, so
+// for a root harness the bound is counted (nil channel otherwise).
+func watchProcs(pid, max int, stop <-chan struct{}) <-chan struct{} {
+	if max <= 0 || os.Geteuid() != 0 {
+		return nil
+	}
+	over := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if len(descendants(pid)) > max {
+					close(over)
+					return
+				}
+			}
+		}
+	}()
+	return over
 }

@@ -155,6 +155,11 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 			gitNote.WriteString("\n[harness: network: " + rec.String() + "]\n")
 		}
 	}
+	if code != 0 && s.name != BackendNone && c.Stdout == nil && c.Stderr == nil {
+		if out, _ := buf.result(); len(out) > 0 {
+			io.WriteString(stderr, s.pol.limitNote(out))
+		}
+	}
 	r.Output, r.Truncated = buf.result()
 	if gitNote.Len() > 0 {
 		// Past the output bound: the way back must not be cut off.
@@ -195,12 +200,24 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	stop := make(chan struct{})
+	defer close(stop)
+	var over <-chan struct{}
+	if s.name != BackendNone {
+		over = watchProcs(cmd.Process.Pid, s.pol.MaxProcs, stop)
+	}
 	select {
 	case err = <-done:
 	case <-runCtx.Done():
 		killTree(cmd.Process, s.tree)
 		killAll()
 		err = <-done
+	case <-over:
+		killTree(cmd.Process, s.tree)
+		killAll()
+		<-done
+		fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", s.pol.MaxProcs, MaxProcsEnv)
+		return 128 + 9, nil
 	}
 	killAll() // what it left running dies with it
 	var ee *exec.ExitError
