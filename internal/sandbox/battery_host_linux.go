@@ -215,6 +215,31 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
 			return "", ""
 		}},
 	}
+	ps = append(ps, hostProbe{name: "resource bounds in force inside", run: func(ctx context.Context) (string, string) {
+		r, err := sb.Run(ctx, Cmd{Script: "cat /proc/self/limits"})
+		if err != nil {
+			return err.Error(), ""
+		}
+		var bad []string
+		for name, want := range map[string]int64{"Max processes": int64(pol.MaxProcs), "Max data size": pol.MaxMemory} {
+			if want <= 0 {
+				continue
+			}
+			line := ""
+			for _, l := range strings.Split(string(r.Output), "\n") {
+				if strings.HasPrefix(l, name) {
+					line = l
+				}
+			}
+			if f := strings.Fields(strings.TrimPrefix(line, name)); len(f) < 1 || f[0] != fmt.Sprint(want) {
+				bad = append(bad, fmt.Sprintf("%s is %q, want %d", name, strings.TrimSpace(strings.TrimPrefix(line, name)), want))
+			}
+		}
+		if len(bad) > 0 {
+			return strings.Join(bad, "; "), ""
+		}
+		return "", fmt.Sprintf("%d processes, %d MiB data", pol.MaxProcs, pol.MaxMemory>>20)
+	}})
 	ps = append(ps, f.gitProbe(sb), hostProbe{name: "other sessions' spill files hidden, this one's kept", run: func(ctx context.Context) (string, string) {
 		base := filepath.Join(f.home, ".cache", "harness", "spill")
 		other, mine := filepath.Join(base, "other", "1.txt"), filepath.Join(base, "mine", "1.txt")

@@ -48,6 +48,7 @@ func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (
 		}
 	}
 	fmt.Fprintf(w, "escape battery: backend %s%s, project %q\n", sb.Backend(), mode, f.proj)
+	fmt.Fprintf(w, "resource bounds: %s\n", pol.LimitsText())
 	for _, pr := range append(f.probes(helper), f.launcherProbes(helper, l)...) {
 		if pr.skip != "" {
 			fmt.Fprintf(w, "skip     %-34s %s\n", pr.name, pr.skip)

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 )
@@ -53,4 +54,46 @@ func openBench(b *testing.B, backend string, opts ...Option) Sandbox {
 	}
 	b.Cleanup(func() { sb.Close() })
 	return sb
+}
+
+// BenchmarkFileTools measures the file tools' descriptor-based I/O against
+// plain os calls on the same small file: ns per read or write.
+func BenchmarkFileTools(b *testing.B) {
+	p, err := NewPolicy(PolicyOptions{Project: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := p.Project + "/src/file.go"
+	data := []byte("package main\n\nfunc main() {}\n")
+	if _, err := p.WriteFile(path, data); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("read-policy", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := p.ReadFile(path, 1<<20); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("read-os", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := os.ReadFile(path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("write-policy", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := p.WriteFile(path, data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("write-os", func(b *testing.B) {
+		for b.Loop() {
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -152,6 +152,50 @@
 //     lines); with a sandbox per command they do not. Their memory and
 //     descriptors stay closed (sibling Landlock domains).
 //   - Exhausting memory through output (yes): a bounded buffer.
+//   - A fork bomb or a runaway build: RLIMIT_NPROC (counted inside the
+//     sandbox's user namespace) and RLIMIT_DATA on every command, 1024
+//     processes and 8 GiB of data per process by default
+//     (HARNESS_SANDBOX_PIDS, HARNESS_SANDBOX_MEMORY); the kernel exempts
+//     root from RLIMIT_NPROC, so for a root harness the supervisor (or the
+//     host, per command) counts the tree and kills it past the bound. The
+//     result says which bound was hit. No cgroup is used yet.
+//   - Racing the host-side file tools (a symlink swapped between check and
+//     use with renameat2 RENAME_EXCHANGE, by a test command or a parallel
+//     sub-agent): the tools never check a path and reopen it; OpenRead opens
+//     O_PATH with RESOLVE_NO_MAGICLINKS and checks the opened descriptor's
+//     real path (/proc/self/fd) and identity, WriteFile walks directory
+//     descriptors beneath the writable root and renames relative to the
+//     last, Walk opens each directory relative to its parent without
+//     following links. The tamper check runs around file-tool writes too.
+//   - Making the file tools block or exhaust memory (/dev/zero, a FIFO,
+//     /dev/stdin, /dev/fd/N, a 2 GB sparse file, /proc/kallsyms): regular
+//     files only, nothing under /proc, /sys or /dev, the size bound checked
+//     before a byte is read; a root harness is held to the mode bits a
+//     command (no capabilities) faces.
+//   - Outliving the command as a leader whose main thread exited while
+//     others run (a zombie in /proc/<pid>/stat): the kill scan counts such a
+//     process alive by its threads and kills it.
+//   - Code of the agent's making run by harness on the host (a clean
+//     filter, fsmonitor or hook in a repository made mid-session, run by
+//     the per-turn git status): harness's git runs inside the walls (Git).
+//   - Repositories, gitdir pointers, separate or bare gitdirs and hooks
+//     paths created mid-session, to run code on the user's next git
+//     command: Refresh after every command and file-tool write protects
+//     them read-only (a new launcher mounts them), the file tools refuse
+//     writes there and into git-shaped directories, each is reported with
+//     what it would run.
+//   - Instructions and skills as links to secrets: read through OpenRead.
+//   - Secrets of other tools and sessions: other agents' credentials,
+//     git's XDG store, the Hugging Face token, shell histories, the session
+//     store and other sessions' spill files are hidden (Policy.Keep keeps
+//     this session's spill directory readable); ~/.agents/hidden adds
+//     paths; variables pass by exact name only.
+//   - Sub-agents writing through bash: their bash runs with Cmd.ReadOnly
+//     (the project and --add-dir roots read-only, /tmp writable), or they
+//     get none where the backend has no such variant.
+//   - chmod, utime and xattr changes outside the project under the
+//     landlock backend (Landlock does not mediate them): NOT yet answered;
+//     Limits says so.
 //
 // # macOS (seatbelt)
 //

@@ -14,7 +14,8 @@ func Limits(backend string) []string {
 		}
 		return l
 	case BackendLandlock:
-		l := []string{"without the launcher (HARNESS_SANDBOX_LAUNCHER=0, or no user namespaces) there is no network namespace: socket() is denied for every address family (socketpair still works) and the network proxy is not offered"}
+		l := []string{"without the launcher (HARNESS_SANDBOX_LAUNCHER=0, or no user namespaces) there is no network namespace: socket() is denied for every address family (socketpair still works) and the network proxy is not offered",
+			"chmod, utime and extended-attribute changes outside the project are not mediated by Landlock and are not yet denied (the bwrap backend's read-only / holds them)"}
 		if LandlockABI() < 6 {
 			l = append(l, "Landlock below ABI 6: signals to processes outside the sandbox are not scoped, so a command can kill the session's launcher or a command running beside it (a denial of service; the next command restarts the launcher)")
 		}

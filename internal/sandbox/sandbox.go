@@ -142,7 +142,9 @@ func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandb
 	if backend == BackendNone {
 		return &None{P: p}, nil
 	}
-	tmp, err := os.MkdirTemp("", "harness-session-")
+	removeStale()
+	// The harness's pid in the name says whose it is (see removeStale).
+	tmp, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", sessionPrefix, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("creating the session's private temporary directory: %w", err)
 	}

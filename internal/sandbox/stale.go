@@ -1,0 +1,39 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// sessionPrefix names a session's private temporary directory, followed by
+// the harness's pid and a random part.
+const sessionPrefix = "harness-session-"
+
+// removeStale removes the private temporary directories (and their git
+// shadows) that harness processes which are gone left behind: a crashed or
+// killed harness cannot clean up after itself. A directory whose pid is
+// alive, or that names none (an older harness), is left alone.
+func removeStale() {
+	ents, err := os.ReadDir(os.TempDir())
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), sessionPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		path := filepath.Join(os.TempDir(), e.Name())
+		if fi, err := os.Lstat(path); err != nil || !ownedByMe(fi) {
+			continue
+		}
+		os.RemoveAll(path)
+	}
+}
