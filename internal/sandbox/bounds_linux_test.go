@@ -16,6 +16,21 @@ import (
 // TestResourceBounds' checks for the named variant.
 const boundsEnv = "HARNESS_SANDBOX_TEST_BOUNDS"
 
+// boundsMode is TestMain's hook: with boundsEnv set, the binary checks
+// the bounds and exits.
+func boundsMode() {
+	v := os.Getenv(boundsEnv)
+	if v == "" {
+		return
+	}
+	if p := checkBounds(v); p != "" {
+		fmt.Println("bounds escaped:", p)
+		os.Exit(1)
+	}
+	fmt.Println("bounds held")
+	os.Exit(0)
+}
+
 // checkBounds runs a command past each bound under tight limits and
 // returns what went wrong ("" when both held).
 func checkBounds(variant string) string {

@@ -27,14 +27,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(n)
 	}
-	if v := os.Getenv(boundsEnv); v != "" {
-		if p := checkBounds(v); p != "" {
-			fmt.Println("bounds escaped:", p)
-			os.Exit(1)
-		}
-		fmt.Println("bounds held")
-		os.Exit(0)
-	}
+	boundsMode()
 	os.Exit(m.Run())
 }
 
