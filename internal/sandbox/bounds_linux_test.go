@@ -42,7 +42,7 @@ func checkBounds(variant string) string {
 	defer os.RemoveAll(base)
 	proj := filepath.Join(base, "proj")
 	os.MkdirAll(proj, 0o755)
-	p, err := NewPolicy(PolicyOptions{Project: proj, Environ: []string{"PATH=/usr/bin:/bin", MaxProcsEnv + "=64", MaxMemoryEnv + "=256M"}})
+	p, err := NewPolicy(PolicyOptions{Project: proj, Environ: []string{"PATH=/usr/bin:/bin", MaxProcsEnv + "=64", MaxMemoryEnv + "=1G"}})
 	if err != nil {
 		return err.Error()
 	}
@@ -68,13 +68,14 @@ func checkBounds(variant string) string {
 	if n := survivors(tag, 3*time.Second); n > 0 {
 		problems = append(problems, fmt.Sprintf("%d of its processes survived", n))
 	}
-	// 512 MiB in one process: past the memory bound.
-	r, err = sb.Run(ctx, Cmd{Script: "head -c 536870912 /dev/zero | tr '\\0' x | { v=$(cat); echo got ${#v}; }", Timeout: 60 * time.Second})
+	// 1.5 GiB in one process: past the memory bound (1 GiB, not less: the
+	// supervisor itself lives under it, and a -race build needs more).
+	r, err = sb.Run(ctx, Cmd{Script: "head -c 1610612736 /dev/zero | tr '\\0' x | { v=$(cat); echo got ${#v}; }", Timeout: 60 * time.Second})
 	if err != nil {
 		return err.Error()
 	}
-	if bytes.Contains(r.Output, []byte("got 536870912")) {
-		problems = append(problems, "a shell held 512 MiB under a bound of 256 MiB")
+	if bytes.Contains(r.Output, []byte("got 1610612736")) {
+		problems = append(problems, "a shell held 1.5 GiB under a bound of 1 GiB")
 	}
 	// Ordinary work still runs.
 	if r, err := sb.Run(ctx, Cmd{Script: "echo fine"}); err != nil || !bytes.Contains(r.Output, []byte("fine")) {
