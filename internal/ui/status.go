@@ -149,6 +149,10 @@ func (m *Meter) CostReport(st Style) string {
 	row("cache read", total.CacheRead, m.Price.CacheRead)
 	row("cache write", total.CacheWrite, m.Price.CacheWrite)
 	row("output", total.Output, m.Price.Output)
+	if total.Reasoning > 0 {
+		// A breakdown of output, billed inside it: not added to the total.
+		fmt.Fprintf(&b, "  %-12s %9s  %s\n", "  reasoning", Tokens(total.Reasoning), st.Dim("(part of output)"))
+	}
 	if m.PriceKnown {
 		fmt.Fprintf(&b, "  %-12s %9s  %s\n", "total", Tokens(total.Prompt()+total.Output), st.Bold(formatDollars(m.Price.Cost(total))))
 		fmt.Fprintf(&b, "  %s\n", st.Dim(fmt.Sprintf("prices per million tokens: input $%g, output $%g, cache read $%g, cache write $%g",

@@ -212,3 +212,22 @@ func TestStatusLineContext(t *testing.T) {
 		t.Errorf("from the layers' count: %s", got)
 	}
 }
+
+// /cost shows the reasoning share of output where the provider reports it,
+// and prices output once (reasoning is inside it).
+func TestCostReportReasoning(t *testing.T) {
+	m := &Meter{Model: "gpt-5", Price: llm.Price{Input: 1, Output: 10}, PriceKnown: true}
+	m.Add(&llm.Reply{Usage: llm.Usage{Input: 1_000_000, Output: 100_000, Reasoning: 80_000}})
+	c := StripANSI(m.CostReport(Style{}))
+	if !strings.Contains(c, "reasoning") || !strings.Contains(c, "80k") || !strings.Contains(c, "(part of output)") {
+		t.Errorf("no reasoning row:\n%s", c)
+	}
+	if !strings.Contains(c, "$2.00") { // 1M×$1 + 100k×$10, reasoning not added again
+		t.Errorf("total not $2.00:\n%s", c)
+	}
+	m.Reset()
+	m.Add(&llm.Reply{Usage: llm.Usage{Input: 10, Output: 5}})
+	if c := StripANSI(m.CostReport(Style{})); strings.Contains(c, "reasoning") {
+		t.Errorf("reasoning row without reasoning:\n%s", c)
+	}
+}

@@ -12,5 +12,7 @@
 //     API's 20-block look-back; never more than 4.
 //   - Request.Reminder is sent as a last text block after the final
 //     breakpoint, so it never enters the cached prefix.
+//   - Usage: output_tokens_details.thinking_tokens, where the model reports
+//     it, is Usage.Reasoning, the share of Output spent thinking.
 //   - Failures are *llm.Error values; the API key never appears in them.
 package anthropic

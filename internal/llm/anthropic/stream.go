@@ -16,6 +16,11 @@ type wireUsage struct {
 	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
 	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
 	OutputTokens             *int `json:"output_tokens"`
+	// OutputTokensDetails splits output where the model reports it:
+	// thinking_tokens, the reasoning billed inside output_tokens.
+	OutputTokensDetails *struct {
+		ThinkingTokens *int `json:"thinking_tokens"`
+	} `json:"output_tokens_details"`
 }
 
 // apply copies the fields present in w into u: message_delta repeats or
@@ -33,6 +38,12 @@ func (w *wireUsage) apply(u *llm.Usage) {
 	set(&u.CacheRead, w.CacheReadInputTokens)
 	set(&u.CacheWrite, w.CacheCreationInputTokens)
 	set(&u.Output, w.OutputTokens)
+	if d := w.OutputTokensDetails; d != nil {
+		set(&u.Reasoning, d.ThinkingTokens)
+	}
+	if u.Reasoning > u.Output {
+		u.Reasoning = 0 // not a breakdown of output: ignore it
+	}
 }
 
 type wireError struct {

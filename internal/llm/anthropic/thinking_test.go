@@ -10,6 +10,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/anthropic"
+	"github.com/harness-dev/harness/internal/llm/llmtest"
 )
 
 // A reply's reasoning blocks, an empty one (display "omitted") and a
@@ -132,5 +133,23 @@ func TestDropBlockBetaHeader(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, []string{anthropic.BetaThinkingBinding, ""}) {
 		t.Errorf("anthropic-beta headers %q", got)
+	}
+}
+
+// The thinking share of output (usage.output_tokens_details.thinking_tokens,
+// reported by Claude 5 models) arrives as Usage.Reasoning, inside Output,
+// in a stream and in a whole JSON reply.
+func TestThinkingTokensInUsage(t *testing.T) {
+	for _, asJSON := range []bool{false, true} {
+		srv := llmtest.NewServer(t)
+		srv.Enqueue(llmtest.Reply{Thinking: "plan", Text: "ok", JSON: asJSON, Usage: llm.Usage{Input: 10, Output: 900, Reasoning: 700}})
+		p := anthropic.New(anthropic.Config{BaseURL: srv.URL})
+		reply, err := p.Stream(context.Background(), &llm.Request{Model: "claude-sonnet-5-5", MaxTokens: 2000, Messages: []llm.Message{llm.Text(llm.RoleUser, "go")}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reply.Usage.Reasoning != 700 || reply.Usage.Output != 900 {
+			t.Errorf("json %v: usage %+v, want 700 reasoning of 900 output", asJSON, reply.Usage)
+		}
 	}
 }

@@ -53,6 +53,12 @@ const (
 	// ObjectArguments sends a tool call's arguments as a JSON object
 	// instead of a string, in one delta.
 	ObjectArguments Mode = "object-arguments"
+	// OpenAIEffortLevels takes reasoning_effort only as low, medium or
+	// high (o3, gpt-5 before 5.1) and answers any other value with
+	// OpenAI's 400 unsupported_value (body as Kilo-Org/cloud#3807 quotes
+	// it). (Any reply's Usage.Reasoning is sent as
+	// completion_tokens_details.reasoning_tokens, in every mode.)
+	OpenAIEffortLevels Mode = "openai-effort-levels"
 	// AnthropicRejectsBlank answers a request holding a whitespace-only
 	// text block as the Messages API does (400 invalid_request_error).
 	AnthropicRejectsBlank Mode = "anthropic-blank-text"
@@ -62,7 +68,7 @@ const (
 func AllModes() []Mode {
 	m := []Mode{GeminiRejectsUnknown, GroqRejectsUnknown, MistralRejectsExtra, RejectsMaxTokens,
 		GeminiThoughtSignatures, DeepSeekThinking, OpenRouterReasoning, OpenRouterCache,
-		RepeatToolNames, ObjectArguments, AnthropicRejectsBlank}
+		RepeatToolNames, ObjectArguments, AnthropicRejectsBlank, OpenAIEffortLevels}
 	sort.Slice(m, func(i, j int) bool { return m[i] < m[j] })
 	return m
 }
@@ -77,6 +83,7 @@ const (
 	geminiSignature    = `[{"error":{"code":400,"message":"Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call ` + "`default_api:%s`" + ` , position %d. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.","status":"INVALID_ARGUMENT"}}]`
 	deepseekReasoning  = `{"error":{"message":"Missing ` + "`reasoning_content`" + ` field in the assistant message at message index %d. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`
 	openrouterUpstream = `{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":%s,"provider_name":"Google AI Studio"}}}`
+	openaiEffortValue  = `{"error":{"message":"Unsupported value: 'reasoning_effort' does not support %s with this model. Supported values are: 'low', 'medium', and 'high'.","type":"invalid_request_error","param":"reasoning_effort","code":"unsupported_value"}}`
 	anthropicBlank     = `{"type":"error","error":{"type":"invalid_request_error","message":"messages: text content blocks must contain non-whitespace text"},"request_id":"req_011CXqXVfVqMJd8rzkVKPZDM"}`
 )
 
@@ -159,6 +166,13 @@ func (s *Server) reject(f Format, body []byte) (int, string) {
 			if v, ok := m["reasoning_content"]; ok {
 				return 422, fmt.Sprintf(mistralExtra, fmt.Sprintf(`"messages",%d,"assistant","reasoning_content"`, i), string(v))
 			}
+		}
+	}
+	if v, ok := raw.Fields["reasoning_effort"]; ok && s.has(OpenAIEffortLevels) {
+		switch string(v) {
+		case `"low"`, `"medium"`, `"high"`:
+		default:
+			return 400, fmt.Sprintf(openaiEffortValue, strings.ReplaceAll(string(v), `"`, "'"))
 		}
 	}
 	if _, ok := raw.Fields["max_tokens"]; ok && s.has(RejectsMaxTokens) {

@@ -117,7 +117,7 @@ func anthropicStream(r Reply) []string {
 		return append(out, ev("error", obj{"type": "error", "error": obj{"type": "overloaded_error", "message": r.StreamError}}))
 	}
 	out = append(out, ev("message_delta", obj{"type": "message_delta",
-		"delta": obj{"stop_reason": stopReason(r), "stop_sequence": nil}, "usage": obj{"output_tokens": r.Usage.Output}}))
+		"delta": obj{"stop_reason": stopReason(r), "stop_sequence": nil}, "usage": anthropicOutput(r.Usage)}))
 	return append(out, ev("message_stop", obj{"type": "message_stop"}))
 }
 
@@ -157,6 +157,9 @@ func anthropicJSON(r Reply) []byte {
 		"content": content, "stop_reason": stopReason(r), "stop_sequence": nil,
 		"usage": obj{"input_tokens": r.Usage.Input, "cache_read_input_tokens": r.Usage.CacheRead,
 			"cache_creation_input_tokens": r.Usage.CacheWrite, "output_tokens": r.Usage.Output}}
+	if r.Usage.Reasoning > 0 {
+		msg["usage"].(obj)["output_tokens_details"] = obj{"thinking_tokens": r.Usage.Reasoning}
+	}
 	if len(r.dropped) > 0 {
 		msg["input_transformations"] = transformations(r.dropped)
 	}
@@ -178,6 +181,17 @@ func openaiFinish(r Reply) string {
 	}
 }
 
+// anthropicOutput is message_delta's usage: the output count, and the
+// thinking share of it (output_tokens_details.thinking_tokens) when there is
+// one.
+func anthropicOutput(u llm.Usage) obj {
+	o := obj{"output_tokens": u.Output}
+	if u.Reasoning > 0 {
+		o["output_tokens_details"] = obj{"thinking_tokens": u.Reasoning}
+	}
+	return o
+}
+
 func openaiUsage(u llm.Usage, m streamModes) obj {
 	if m.cached >= 0 {
 		u.Input += u.CacheRead - m.cached
@@ -189,8 +203,12 @@ func openaiUsage(u llm.Usage, m streamModes) obj {
 		return obj{"prompt_tokens": prompt, "completion_tokens": u.Output, "total_tokens": prompt + u.Output,
 			"prompt_cache_hit_tokens": u.CacheRead, "prompt_cache_miss_tokens": prompt - u.CacheRead}
 	}
-	return obj{"prompt_tokens": prompt, "completion_tokens": u.Output, "total_tokens": prompt + u.Output,
+	o := obj{"prompt_tokens": prompt, "completion_tokens": u.Output, "total_tokens": prompt + u.Output,
 		"prompt_tokens_details": obj{"cached_tokens": u.CacheRead}}
+	if u.Reasoning > 0 {
+		o["completion_tokens_details"] = obj{"reasoning_tokens": u.Reasoning}
+	}
+	return o
 }
 
 // openaiExtras are what the modes add to one reply: the thought signature

@@ -9,8 +9,10 @@
 //     passed back (DeepSeek's reasoning_content, Gemini's thought
 //     signatures, OpenRouter's reasoning_details) and cache_control
 //     markers (Claude behind OpenRouter, placed where the Anthropic adapter
-//     puts its breakpoints). It is chosen by host, then by model family,
-//     or forced by name (Config.Profile, OPENAI_PROFILE).
+//     puts its breakpoints), and reasoning_effort (EFFORT, for OpenAI's
+//     reasoning models and OpenRouter; max is sent as OpenAI's xhigh). It is
+//     chosen by host, then by model family, or forced by name
+//     (Config.Profile, OPENAI_PROFILE).
 //   - A 400 or 422 that names a field the server does not accept drops the
 //     field for the rest of the session, sends the request again at once
 //     and says so in one llm.EventNotice. Nothing else is retried here.
@@ -29,6 +31,7 @@
 //     and a whole JSON response where a stream was asked for. A refusal
 //     (finish_reason content_filter, or a refusal delta) is StopRefusal; a
 //     reply cut by the limit is StopMaxTokens, tool calls and all.
-//   - Usage is normalised so Input excludes cached tokens.
+//   - Usage is normalised so Input excludes cached tokens; reasoning_tokens
+//     (completion_tokens_details) is Usage.Reasoning, a share of Output.
 //   - Failures are *llm.Error values; the API key never appears in them.
 package openai

@@ -41,6 +41,11 @@ type Profile struct {
 	// parts, where the Anthropic adapter would put them: OpenRouter caches
 	// Claude only when asked.
 	CacheControl bool
+	// ReasoningEffort sends EFFORT as reasoning_effort: OpenAI's reasoning
+	// models (gpt-5, the o-series; none, minimal, low, medium, high,
+	// xhigh) and OpenRouter, which takes the same shorthand for every
+	// reasoning model it routes (and "max").
+	ReasoningEffort bool
 }
 
 // Profile names a user can force with OPENAI_PROFILE.
@@ -56,7 +61,7 @@ var profiles = map[string]Profile{
 	"deepseek": {StreamOptions: true, ReasoningContent: true},
 	// OpenRouter passes prompt_cache_key to OpenAI models and ignores it
 	// elsewhere; cache_control is switched on per model family.
-	"openrouter": {CacheKey: true, StreamOptions: true, ReasoningDetails: true, ThoughtSignatures: true},
+	"openrouter": {CacheKey: true, StreamOptions: true, ReasoningDetails: true, ThoughtSignatures: true, ReasoningEffort: true},
 	"xai":        {CacheKey: true, StreamOptions: true},
 	"ollama":     {StreamOptions: true},
 	"llamacpp":   {StreamOptions: true},
@@ -139,9 +144,12 @@ func ChooseProfile(baseURL, model string) Profile {
 func forModel(p Profile, model string) Profile {
 	m := llm.Normalize(model)
 	switch p.Name {
+	case "openai":
+		p.ReasoningEffort = reasoningModel.MatchString(m)
 	case "generic", "azure", "ollama", "llamacpp", "vllm":
 		if reasoningModel.MatchString(m) {
 			p.MaxCompletionTokens = true
+			p.ReasoningEffort = true
 		}
 		if strings.HasPrefix(m, "deepseek") {
 			p.ReasoningContent = true
@@ -180,6 +188,7 @@ var learnable = map[string]func(p *Profile) (changed bool){
 	"extra_content":     func(p *Profile) bool { return flip(&p.ThoughtSignatures) },
 	"reasoning_details": func(p *Profile) bool { return flip(&p.ReasoningDetails) },
 	"cache_control":     func(p *Profile) bool { return flip(&p.CacheControl) },
+	"reasoning_effort":  func(p *Profile) bool { return flip(&p.ReasoningEffort) },
 }
 
 // flip turns an on setting off and reports whether it was on.
@@ -201,6 +210,7 @@ func flip(b *bool) bool {
 //	OpenAI   Unrecognized request argument supplied: stream_options (Azure's older API versions)
 //	OpenAI   Unknown parameter: 'prompt_cache_key'.
 //	OpenAI   Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.
+//	OpenAI   Unsupported value: 'reasoning_effort' does not support 'xhigh' with this model. Supported values are: 'low', 'medium', and 'high'.
 var rejections = []*regexp.Regexp{
 	regexp.MustCompile(`Unknown name \\?"([a-z_]+)\\?"`),
 	regexp.MustCompile(`property '([a-z_]+)' is unsupported`),
@@ -209,6 +219,7 @@ var rejections = []*regexp.Regexp{
 	regexp.MustCompile(`Unrecognized request argument supplied: ([a-z_]+)`),
 	regexp.MustCompile(`Unknown parameter: '([a-z_.\[\]0-9]+)'`),
 	regexp.MustCompile(`Unsupported parameter: '([a-z_]+)'`),
+	regexp.MustCompile(`Unsupported value: '([a-z_]+)'`),
 	regexp.MustCompile(`Extra inputs are not permitted.{0,80}?([a-z]+_[a-z_]+)`),
 }
 
@@ -255,6 +266,7 @@ func describeLearned(field string) string {
 		"extra_content":         "thought signatures (extra_content)",
 		"reasoning_details":     "reasoning_details",
 		"cache_control":         "cache_control markers",
+		"reasoning_effort":      "reasoning_effort (EFFORT is not applied; the model's default effort is used)",
 	}[field]
 	return fmt.Sprintf("the server rejected %s; harness sent the request again without it and will for the rest of the session (set OPENAI_PROFILE to choose a server profile)", what)
 }

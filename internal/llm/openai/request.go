@@ -19,6 +19,7 @@ type wireRequest struct {
 	Stream              bool           `json:"stream"`
 	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
 	PromptCacheKey      string         `json:"prompt_cache_key,omitempty"`
+	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
 	Tools               []wireTool     `json:"tools,omitempty"`
 	Messages            []wireMessage  `json:"messages"`
 }
@@ -128,6 +129,9 @@ func buildRequest(req *llm.Request, p Profile) wireRequest {
 	if p.CacheKey {
 		w.PromptCacheKey = req.SessionID
 	}
+	if p.ReasoningEffort {
+		w.ReasoningEffort = reasoningEffort(req.Thinking, p)
+	}
 	if p.MaxCompletionTokens {
 		w.MaxCompletionTokens = req.MaxTokens
 	} else {
@@ -154,6 +158,20 @@ func buildRequest(req *llm.Request, p Profile) wireRequest {
 		markCache(&w, req)
 	}
 	return w
+}
+
+// reasoningEffort is EFFORT as reasoning_effort ("" sends none). OpenAI's
+// top level is xhigh, so max asks for that; OpenRouter takes max itself.
+// THINKING=off sends nothing here: "none" exists only from gpt-5.1 on, and
+// a model that cannot stop reasoning would refuse the request.
+func reasoningEffort(t llm.Thinking, p Profile) string {
+	if t.Mode == llm.ThinkingOff || t.Effort == "" {
+		return ""
+	}
+	if t.Effort == "max" && p.Name != "openrouter" {
+		return "xhigh"
+	}
+	return t.Effort
 }
 
 // mergeUsers joins adjacent user messages into one. Many chat templates
