@@ -49,6 +49,7 @@ func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (
 	}
 	fmt.Fprintf(w, "escape battery: backend %s%s, project %q\n", sb.Backend(), mode, f.proj)
 	fmt.Fprintf(w, "resource bounds: %s\n", pol.LimitsText())
+	fmt.Fprintf(w, "chmod, chown, utime, xattr outside the project: %s\n", MetadataWall(sb.Backend()))
 	for _, pr := range append(f.probes(helper), f.launcherProbes(helper, l)...) {
 		if pr.skip != "" {
 			fmt.Fprintf(w, "skip     %-34s %s\n", pr.name, pr.skip)
@@ -420,6 +421,7 @@ func (f *fixture) probes(helper string) []probe {
 		}
 		return pr
 	}
+	ps = append(ps, probe{name: "chmod, utime, xattr outside the project", script: h + "meta " + q(f.outside), check: ran(f.metaSame)})
 	ps = append(ps,
 		sockProbe("host unix socket (pathname)", f.unixLn, filepath.Join(f.base, "host.sock")),
 		sockProbe("host unix socket (abstract)", f.abstractLn, "@harness-battery-"+f.tag),
@@ -534,4 +536,32 @@ func survivors(marker string, grace time.Duration) int {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// metaSame checks, on the host, that the file outside the project kept its
+// mode, modification time and extended attributes (probeMeta's targets).
+func (f *fixture) metaSame(*Result) string {
+	var st unix.Stat_t
+	if err := unix.Stat(f.outside, &st); err != nil {
+		return "cannot stat " + f.outside + ": " + err.Error()
+	}
+	var bad []string
+	if st.Mode&0o7777 != 0o600 {
+		bad = append(bad, fmt.Sprintf("mode %o", st.Mode&0o7777))
+	}
+	if st.Mtim.Sec == 1 {
+		bad = append(bad, "mtime set to 1970")
+	}
+	if n, err := unix.Getxattr(f.outside, "user.harness", nil); err == nil && n >= 0 {
+		bad = append(bad, "xattr user.harness set")
+	}
+	if bad != nil {
+		// Put it back, so later probes start from the same file.
+		os.Chmod(f.outside, 0o600)
+		unix.Removexattr(f.outside, "user.harness")
+		now := time.Now()
+		os.Chtimes(f.outside, now, now)
+		return f.outside + ": " + strings.Join(bad, ", ")
+	}
+	return ""
 }

@@ -49,6 +49,14 @@ type helperConfig struct {
 	// Helper, the harness binary's host path when it lies under /tmp, is
 	// bound read-only at helperInTmp in the private /tmp, as bwrap does.
 	Helper string `json:"helper,omitempty"`
+	// RORoot, in that mount namespace, makes every mount read-only but
+	// those of Write, after the other mounts: chmod, chown, utime and
+	// xattr changes, which Landlock does not mediate, then fail with EROFS
+	// outside the writable roots. DenyMeta denies those calls outright by
+	// seccomp, where no mount namespace holds them (or the kernel has no
+	// mount_setattr).
+	RORoot   bool `json:"ro_root,omitempty"`
+	DenyMeta bool `json:"deny_meta,omitempty"`
 	// RequireLandlock fails closed when the kernel has no Landlock (the
 	// landlock backend has no other wall against writes).
 	RequireLandlock bool `json:"require_landlock,omitempty"`

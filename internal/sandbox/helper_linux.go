@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,8 +17,8 @@ import (
 func execInner(cfg helperConfig, argv []string) error {
 	// Everything below is per thread and must be on the thread that execs.
 	runtime.LockOSThread()
-	if len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || len(cfg.Git) > 0 || cfg.Tmp != "" {
-		if err := innerMounts(cfg); err != nil {
+	if len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || len(cfg.Git) > 0 || cfg.Tmp != "" || cfg.RORoot {
+		if err := innerMounts(&cfg); err != nil {
 			return err
 		}
 	}
@@ -60,7 +61,7 @@ func restrictThread(cfg helperConfig) error {
 	if cfg.SeccompInherited {
 		return nil // the launcher installed this very filter on every thread before starting us
 	}
-	return applySeccomp(cfg.DenySockets == "all")
+	return applySeccomp(filterFor(cfg))
 }
 
 // dropCapabilities empties the bounding, ambient, inheritable, permitted
@@ -90,10 +91,12 @@ func dropCapabilities() error {
 }
 
 // innerMounts runs in the helper's own mount namespace (landlock backend
-// with user namespaces): the carve-outs become read-only bind mounts and
-// the private temporary directory appears at /tmp. The seccomp filter
-// then denies mount and umount, so the command cannot undo them.
-func innerMounts(cfg helperConfig) error {
+// with user namespaces): the carve-outs become read-only bind mounts, the
+// private temporary directory appears at /tmp and, with RORoot, every
+// mount but the writable roots is read-only. The seccomp filter then
+// denies mount, umount and mount_setattr, so the command cannot undo
+// them. A kernel without mount_setattr gets DenyMeta set instead.
+func innerMounts(cfg *helperConfig) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making mounts private: %w", err)
 	}
@@ -167,7 +170,60 @@ func innerMounts(cfg helperConfig) error {
 			return fmt.Errorf("hiding %s: %w", m.path, err)
 		}
 	}
+	if cfg.RORoot {
+		err := readOnlyRoot(cfg.Write)
+		if errors.Is(err, unix.ENOSYS) {
+			cfg.DenyMeta = true
+			return nil
+		}
+		return err
+	}
 	return nil
+}
+
+// readOnlyRoot makes every mount in this namespace read-only except the
+// writable roots, so the calls Landlock does not mediate (chmod, chown,
+// utime, xattr) fail with EROFS outside them, as under bwrap's read-only
+// bind of /. Each root is first bound over itself, so it is a mount of
+// its own (carrying along, by MS_REC, the carve-outs beneath it); the
+// whole tree is then made read-only and each root's own mount, alone,
+// writable again: carve-outs and masks beneath a root stay read-only.
+// Writes the kernel refuses here Landlock refused already; device nodes
+// (/dev/null) are written through a read-only mount as before.
+func readOnlyRoot(write []string) error {
+	var roots []string
+	for _, w := range write {
+		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue // nothing there to write
+			}
+			return fmt.Errorf("holding %s writable: %w", w, err)
+		}
+		roots = append(roots, w)
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("making / read-only: %w", err)
+	}
+	for _, w := range roots {
+		if err := unix.MountSetattr(unix.AT_FDCWD, w, 0, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}); err != nil {
+			return fmt.Errorf("making %s writable again: %w", w, err)
+		}
+	}
+	// The working directory still names the mount beneath the new binds,
+	// read-only now: enter it again by name.
+	if wd, err := os.Getwd(); err == nil {
+		if err := unix.Chdir(wd); err != nil {
+			return fmt.Errorf("entering %s again: %w", wd, err)
+		}
+	}
+	return nil
+}
+
+// mountSetattrWorks reports whether this kernel has mount_setattr(2)
+// (5.12 and later), which readOnlyRoot needs.
+func mountSetattrWorks() bool {
+	err := unix.MountSetattr(-1, "", 0, &unix.MountAttr{})
+	return !errors.Is(err, unix.ENOSYS)
 }
 
 // maskDir hides dir behind an empty read-only tmpfs; a kept path beneath

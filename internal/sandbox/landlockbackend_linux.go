@@ -39,6 +39,7 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 		s.tree = treeUserPID
 		tmpInside = "/tmp"
 		cfg.Tmp = tmp
+		cfg.RORoot = true
 		if !ro {
 			gs, err := openGitShadows(p, tmp)
 			if err != nil {
@@ -57,6 +58,9 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 			cfg.Helper, s.helper = exe, helperInTmp
 		}
 	}
+	// Without a mount namespace nothing holds chmod, chown, utime and
+	// xattr changes outside the writable roots: seccomp denies them all.
+	cfg.DenyMeta = s.tree != treeUserPID
 	cfg.Write = append(append(p.writeRootsFor(ro), tmpInside), s.git.writePaths()...)
 	env := sandboxEnv(p, tmpInside, BackendLandlock)
 	// now is cfg with the carve-outs as they stand (a repository created
@@ -105,9 +109,16 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 	return s, nil
 }
 
+// noUserNamespaces, set only by tests, makes the landlock backend behave
+// as on a kernel that forbids user namespaces.
+var noUserNamespaces bool
+
 // userNamespaces reports whether this process may create user, mount and
 // PID namespaces (some distributions forbid it to unprivileged users).
 func userNamespaces() bool {
+	if noUserNamespaces {
+		return false
+	}
 	cmd := exec.Command("/bin/true")
 	cmd.SysProcAttr = procAttr(treeUserPID)
 	return cmd.Run() == nil

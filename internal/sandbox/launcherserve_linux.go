@@ -77,8 +77,8 @@ func serveLauncher(cfg helperConfig) error {
 		// thread, securebits locked, and re-execute from it, so that no
 		// thread of the serving launcher holds any.
 		runtime.LockOSThread()
-		if cfg.Tmp != "" || len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || len(cfg.Git) > 0 {
-			if err := innerMounts(cfg); err != nil {
+		if cfg.Tmp != "" || len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || len(cfg.Git) > 0 || cfg.RORoot {
+			if err := innerMounts(&cfg); err != nil {
 				return err
 			}
 			// A /proc of this PID namespace: commands see only the
@@ -98,7 +98,7 @@ func serveLauncher(cfg helperConfig) error {
 			}
 		}
 		next := cfg
-		next.Tmp, next.ReadOnly, next.Mask, next.Rebind, next.Git, next.DropCaps = "", nil, nil, nil, nil, false
+		next.Tmp, next.ReadOnly, next.Mask, next.Rebind, next.Git, next.DropCaps, next.RORoot = "", nil, nil, nil, nil, false, false
 		b, err := json.Marshal(next)
 		if err != nil {
 			return err
@@ -114,7 +114,7 @@ func serveLauncher(cfg helperConfig) error {
 			return fmt.Errorf("becoming a child subreaper: %w", err)
 		}
 	}
-	if err := applySeccompAllThreads(cfg.DenySockets == "all"); err != nil {
+	if err := applySeccompAllThreads(filterFor(cfg)); err != nil {
 		return err
 	}
 	cfg.SeccompInherited = true

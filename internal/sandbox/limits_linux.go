@@ -14,8 +14,10 @@ func Limits(backend string) []string {
 		}
 		return l
 	case BackendLandlock:
-		l := []string{"without the launcher (HARNESS_SANDBOX_LAUNCHER=0, or no user namespaces) there is no network namespace: socket() is denied for every address family (socketpair still works) and the network proxy is not offered",
-			"chmod, utime and extended-attribute changes outside the project are not mediated by Landlock and are not yet denied (the bwrap backend's read-only / holds them)"}
+		l := []string{"without the launcher (HARNESS_SANDBOX_LAUNCHER=0, or no user namespaces) there is no network namespace: socket() is denied for every address family (socketpair still works) and the network proxy is not offered"}
+		if !userNamespaces() || !mountSetattrWorks() {
+			l = append(l, "no read-only mount view of / (no user namespaces, or no mount_setattr): chmod, chown, utime and extended-attribute changes, which Landlock does not mediate, are denied by seccomp everywhere, inside the project too (chmod +x, touch of an existing file and cp -p fail there)")
+		}
 		if LandlockABI() < 6 {
 			l = append(l, "Landlock below ABI 6: signals to processes outside the sandbox are not scoped, so a command can kill the session's launcher or a command running beside it (a denial of service; the next command restarts the launcher)")
 		}
@@ -31,4 +33,22 @@ func Limits(backend string) []string {
 		return []string{"nothing is walled: every command runs directly on this machine"}
 	}
 	return nil
+}
+
+// MetadataWall says what holds chmod, chown, utime and xattr changes
+// outside the writable roots under backend (Landlock does not mediate
+// them), for doctor.
+func MetadataWall(backend string) string {
+	switch backend {
+	case BackendBwrap:
+		return "read-only bind of / (EROFS outside the writable roots)"
+	case BackendLandlock:
+		if userNamespaces() && mountSetattrWorks() {
+			return "read-only view of / in the sandbox's mount namespace (EROFS outside the writable roots)"
+		}
+		return "seccomp denies every form (EPERM), inside the project too: there is no mount namespace to hold / read-only"
+	case BackendNone:
+		return "nothing"
+	}
+	return ""
 }

@@ -65,6 +65,14 @@ func runProbe(args []string) int {
 		}
 	case "tiocsti-pty":
 		err = tiocstiOwnPty()
+	case "meta":
+		// meta PATH: change PATH's mode, times and extended attributes,
+		// by path and through a descriptor opened for reading.
+		if len(args) < 2 {
+			err = fmt.Errorf("meta PATH")
+			break
+		}
+		return probeMeta(args[1])
 	case "flip":
 		// flip A B SECONDS: swap two names with renameat2(RENAME_EXCHANGE)
 		// as fast as possible, racing the host-side file tools.
@@ -211,4 +219,32 @@ func init() {
 	if len(os.Args) > 2 && os.Args[1] == probeArg && os.Args[2] == "zombie-leader" {
 		zombieLeader()
 	}
+}
+
+// probeMeta tries every form of the metadata changes Landlock does not
+// mediate on path; it reports each that the kernel let through.
+func probeMeta(path string) int {
+	var won []string
+	try := func(name string, err error) {
+		if err == nil {
+			won = append(won, name)
+		}
+	}
+	old := []unix.Timespec{{Sec: 1}, {Sec: 1}}
+	try("chmod", unix.Fchmodat(unix.AT_FDCWD, path, 0o777, 0))
+	try("utimensat", unix.UtimesNanoAt(unix.AT_FDCWD, path, old, 0))
+	try("setxattr", unix.Setxattr(path, "user.harness", []byte("x"), 0))
+	try("lsetxattr", unix.Lsetxattr(path, "user.harness", []byte("x"), 0))
+	if fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		try("fchmod", unix.Fchmod(fd, 0o777))
+		try("futimens", unix.UtimesNanoAt(fd, "", old, unix.AT_EMPTY_PATH))
+		try("fsetxattr", unix.Fsetxattr(fd, "user.harness", []byte("x"), 0))
+		unix.Close(fd)
+	}
+	if len(won) > 0 {
+		fmt.Printf("ESCAPED: %s changed %s\n", strings.Join(won, ", "), path)
+		return 0
+	}
+	fmt.Println("denied: no mode, time or xattr change")
+	return 2
 }

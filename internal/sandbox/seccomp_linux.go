@@ -48,10 +48,23 @@ func jeq(k uint32, jt, jf uint8) bpf {
 func load(off uint32) bpf { return stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, off) }
 func ret(k uint32) bpf    { return stmt(unix.BPF_RET|unix.BPF_K, k) }
 
-// seccompProgram builds the filter. denyAllSockets also denies socket()
-// for every address family (the landlock backend has no network
-// namespace); socketpair(2) stays allowed either way.
-func seccompProgram(denyAllSockets bool) []bpf {
+// filterOptions are what differs between the filters harness installs.
+type filterOptions struct {
+	// denyAllSockets also denies socket() for every address family (the
+	// landlock backend without a network namespace); socketpair(2) stays
+	// allowed either way.
+	denyAllSockets bool
+	// denyMeta denies metaSyscalls (the landlock backend without a mount
+	// namespace, where nothing else holds them outside the project).
+	denyMeta bool
+}
+
+func filterFor(cfg helperConfig) filterOptions {
+	return filterOptions{denyAllSockets: cfg.DenySockets == "all", denyMeta: cfg.DenyMeta}
+}
+
+// seccompProgram builds the filter.
+func seccompProgram(o filterOptions) []bpf {
 	p := []bpf{
 		load(offArch),
 		jeq(auditArch, 1, 0),
@@ -61,7 +74,7 @@ func seccompProgram(denyAllSockets bool) []bpf {
 	p = append(p, archPrologue()...)
 	// socket(family, …)
 	var sock []bpf
-	if denyAllSockets {
+	if o.denyAllSockets {
 		sock = []bpf{ret(retEPERM)}
 	} else {
 		sock = []bpf{
@@ -98,16 +111,21 @@ func seccompProgram(denyAllSockets bool) []bpf {
 	for _, nr := range deniedSyscalls {
 		p = append(p, jeq(nr, 0, 1), ret(retEPERM))
 	}
+	if o.denyMeta {
+		for _, nr := range metaSyscalls {
+			p = append(p, jeq(nr, 0, 1), ret(retEPERM))
+		}
+	}
 	return append(p, ret(retAllow))
 }
 
 // applySeccomp installs the filter on the calling thread (which then execs).
 // no_new_privs must already be set.
-func applySeccomp(denyAllSockets bool) error {
+func applySeccomp(o filterOptions) error {
 	if auditArch == 0 {
 		return fmt.Errorf("no seccomp filter for this architecture; use the bwrap backend on amd64 or arm64")
 	}
-	prog := seccompProgram(denyAllSockets)
+	prog := seccompProgram(o)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
 		return fmt.Errorf("installing the seccomp filter: %w", err)
@@ -120,14 +138,14 @@ func applySeccomp(denyAllSockets bool) error {
 // no_new_privs on them all: the launcher's Go runtime has many threads,
 // and every process it starts must inherit the filter whichever thread
 // forks it.
-func applySeccompAllThreads(denyAllSockets bool) error {
+func applySeccompAllThreads(o filterOptions) error {
 	if auditArch == 0 {
 		return fmt.Errorf("no seccomp filter for this architecture; use the bwrap backend on amd64 or arm64")
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
-	prog := seccompProgram(denyAllSockets)
+	prog := seccompProgram(o)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	r, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
 	if e != 0 {

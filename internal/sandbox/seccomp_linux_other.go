@@ -7,3 +7,5 @@ package sandbox
 const auditArch = 0
 
 func archPrologue() []bpf { return nil }
+
+var metaSyscalls []uint32
