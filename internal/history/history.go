@@ -17,6 +17,11 @@ const (
 	// LayerReminder marks a persisted reminder block (package reminder's
 	// Delta form): harness's words in a user message, never the user's.
 	LayerReminder = "reminder"
+
+	// Per-block layers of a strip edit (BlockEdit.Layer).
+	LayerFeedback = llm.LayerFeedback // the harness's own feedback on a malformed reply, as written
+	LayerFold     = "fold"            // a repeat of earlier feedback, folded to a reference
+	LayerTrim     = "trim"            // old assistant text cut to a head (Config.TrimText)
 )
 
 // Strategy names. The zero value is the shipped strategy; the others exist so
@@ -59,6 +64,16 @@ type Config struct {
 	// context benchmark shows is cheapest (a later batch rewrites the
 	// cached assistant messages in between).
 	StripBatch int
+
+	// Disk says what files hold now, for the input strip: a body a tool
+	// call wrote is stubbed only while its file holds exactly it. Nil:
+	// no input is stubbed.
+	Disk Disk
+
+	// TrimText cuts old assistant text over 900 chars to about 500 (off
+	// by default: no published evaluation supports dropping in-loop
+	// reasoning; see TRIM_OLD_TEXT).
+	TrimText bool
 }
 
 // Defaults, the reference harness's.
@@ -128,13 +143,28 @@ type Edit struct {
 	Unthink bool `json:"unthink,omitempty"`
 }
 
-// BlockEdit replaces the content of one tool result, or the input of one
-// tool call.
+// BlockEdit replaces the content of one tool result, the input of one
+// tool call, or the text of one text block.
 type BlockEdit struct {
 	Message int             `json:"message"`
 	Block   int             `json:"block"`
 	Content string          `json:"content,omitempty"`
 	Input   json.RawMessage `json:"input,omitempty"` // a tool call's stubbed input
+	Text    string          `json:"text,omitempty"`  // a folded or trimmed text block
+	// Layer, when set, is recorded on the block instead of the edit's
+	// (a fold or a trim inside a strip).
+	Layer string `json:"block_layer,omitempty"`
+}
+
+// want is the block type an edit applies to.
+func (be BlockEdit) want() llm.BlockType {
+	switch {
+	case be.Input != nil:
+		return llm.BlockToolUse
+	case be.Text != "":
+		return llm.BlockText
+	}
+	return llm.BlockToolResult
 }
 
 // History is the stored conversation of one session. It is not safe for
@@ -250,10 +280,16 @@ func (h *History) setBlock(be BlockEdit, layer string) {
 	mi := be.Message
 	m := h.msgs[mi]
 	m.Blocks = append([]llm.Block(nil), m.Blocks...)
-	if be.Input != nil {
+	switch be.want() {
+	case llm.BlockToolUse:
 		m.Blocks[be.Block].Input = be.Input
-	} else {
+	case llm.BlockText:
+		m.Blocks[be.Block].Text = be.Text
+	default:
 		m.Blocks[be.Block].Content = be.Content
+	}
+	if be.Layer != "" {
+		layer = be.Layer
 	}
 	m.Blocks[be.Block].Layer = layer
 	h.msgs[mi] = m
@@ -271,10 +307,7 @@ func (h *History) Apply(e Edit) error {
 				return fmt.Errorf("history edit: message %d out of range (have %d, summary at %d)", be.Message, len(h.msgs), h.floor)
 			}
 			m := h.msgs[be.Message]
-			want := llm.BlockToolResult
-			if be.Input != nil {
-				want = llm.BlockToolUse
-			}
+			want := be.want()
 			if be.Block < 0 || be.Block >= len(m.Blocks) || m.Blocks[be.Block].Type != want {
 				return fmt.Errorf("history edit: message %d has no %s at block %d", be.Message, want, be.Block)
 			}
@@ -358,7 +391,8 @@ func (h *History) ObservePrompt(tokens int) {
 
 func (h *History) compact(keep int, summary llm.Block) {
 	summary.Layer = LayerSummary
-	kept := h.msgs[keep:]
+	kept := append([]llm.Message(nil), h.msgs[keep:]...)
+	unfold(h.msgs[min(h.floor+1, keep):keep], kept)
 	var msgs []llm.Message
 	if len(kept) > 0 && kept[0].Role == llm.RoleUser {
 		first := kept[0]

@@ -366,7 +366,7 @@ func TestKeepFromNeverSplitsACall(t *testing.T) {
 }
 
 func TestStripInputOfBigCall(t *testing.T) {
-	h := New(Config{})
+	h := New(Config{Disk: mapDisk{"f.py": strings.Repeat("print(1)\n", 1000)}})
 	h.Append(llm.Text(llm.RoleUser, "go"))
 	big := call("a", "cat > f.py <<'EOF'\n"+strings.Repeat("print(1)\n", 1000)+"EOF")
 	h.Append(big)
@@ -399,12 +399,13 @@ func TestVolatile(t *testing.T) {
 		{"long result will be stripped", StrategyHarness, []llm.Message{call("a", "ls"), result("a", big)}, 1},
 		{"short result stays", StrategyHarness, []llm.Message{call("a", "ls"), result("a", "ok")}, 0},
 		{"large input stubbed too", StrategyHarness, []llm.Message{call("a", "cat > f <<EOF\n"+big+"\nEOF"), result("a", "ok")}, 2},
+		{"large input not on disk stays", StrategyHarness, []llm.Message{call("a", "cat > g <<EOF\n"+big+"\nEOF"), result("a", "ok")}, 0},
 		{"final text answer", StrategyHarness, []llm.Message{call("a", "ls"), result("a", big), llm.Text(llm.RoleAssistant, "done")}, 2},
 		{"seed does not say", StrategySeed, []llm.Message{call("a", "ls"), result("a", big)}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := New(Config{Strategy: tt.strategy, SpillDir: t.TempDir()})
+			h := New(Config{Strategy: tt.strategy, SpillDir: t.TempDir(), Disk: mapDisk{"f": big + "\n"}})
 			h.Append(llm.Text(llm.RoleUser, "go"))
 			for _, m := range tt.tail {
 				h.Append(m)

@@ -1,7 +1,6 @@
 package history
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -222,15 +221,18 @@ func (h *History) Volatile() int {
 		return 0
 	}
 	n := len(h.msgs)
+	folds := h.folds()
 	for back := 2; back >= 1; back-- {
 		i := n - back
 		if i <= h.floor || i < 0 {
 			continue
 		}
-		for _, b := range h.msgs[i].Blocks {
+		for j, b := range h.msgs[i].Blocks {
 			_, okR := h.stripBlock(b)
 			_, okI := h.stripInput(b)
-			if okR || okI {
+			_, okT := h.trimBlock(i, b)
+			_, okF := folds[[2]int{i, j}]
+			if okR || okI || okT || okF {
 				return back
 			}
 		}
@@ -238,45 +240,23 @@ func (h *History) Volatile() int {
 	return 0
 }
 
-// inputStubMin is the least a tool call's input must shrink by to be
-// stripped: rewriting the call's message costs a cache write of all of it,
-// which only a large input repays (file contents written by a command).
-const inputStubMin = 2000
-
-// stripInput returns the stub of a tool call's input: every string value
-// over Stub chars cut to Stub with a marker. It stays a JSON object so the
-// adapters send it as is.
-func (h *History) stripInput(b llm.Block) (json.RawMessage, bool) {
-	if b.Type != llm.BlockToolUse || b.Layer != "" || len(b.Input) < inputStubMin {
-		return nil, false
-	}
-	var in map[string]any
-	if json.Unmarshal(b.Input, &in) != nil {
-		return nil, false
-	}
-	for k, v := range in {
-		if s, ok := v.(string); ok && len(s) > h.cfg.Stub {
-			head := cutAt(s, h.cfg.Stub, false)
-			in[k] = head + fmt.Sprintf("\n[harness strip: %d more chars of this old tool input were removed]", len(s)-len(head))
-		}
-	}
-	out, err := json.Marshal(in)
-	if err != nil || len(b.Input)-len(out) < inputStubMin {
-		return nil, false
-	}
-	return out, true
-}
-
 // strippable returns the tokens a strip would save now.
 func (h *History) strippable() int {
 	saved := 0
+	folds := h.folds()
 	for i := h.floor + 1; i < len(h.msgs)-2; i++ {
-		for _, b := range h.msgs[i].Blocks {
+		for j, b := range h.msgs[i].Blocks {
 			if stub, ok := h.stripBlock(b); ok {
 				saved += (len(b.Content) - len(stub)) / charsPerToken
 			}
 			if in, ok := h.stripInput(b); ok {
 				saved += (len(b.Input) - len(in)) / charsPerToken
+			}
+			if t, ok := h.trimBlock(i, b); ok {
+				saved += (len(b.Text) - len(t)) / charsPerToken
+			}
+			if f, ok := folds[[2]int{i, j}]; ok {
+				saved += (len(blockText(b)) - len(f)) / charsPerToken
 			}
 		}
 	}
@@ -287,6 +267,7 @@ func (h *History) strippable() int {
 // messages and after the summary.
 func (h *History) strip() (Edit, bool) {
 	e := Edit{Layer: LayerStrip, Unthink: h.appendOnly()}
+	folds := h.folds()
 	for i := h.floor + 1; i < len(h.msgs)-2; i++ {
 		for j, b := range h.msgs[i].Blocks {
 			if stub, ok := h.stripBlock(b); ok {
@@ -294,6 +275,12 @@ func (h *History) strip() (Edit, bool) {
 			}
 			if in, ok := h.stripInput(b); ok && (h.cfg.Strategy == StrategyHarness || h.appendOnly()) {
 				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Input: in})
+			}
+			if f, ok := folds[[2]int{i, j}]; ok {
+				e.Blocks = append(e.Blocks, h.foldEdit(i, j, f))
+			}
+			if t, ok := h.trimBlock(i, b); ok {
+				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Text: t, Layer: LayerTrim})
 			}
 		}
 	}
@@ -342,8 +329,8 @@ func (h *History) droppable(end int) int {
 // dropMarker returns what a tool result becomes when dropped, or "" when
 // it is not a tool result, already dropped, or too short to gain.
 func dropMarker(b llm.Block) string {
-	if b.Type != llm.BlockToolResult || b.Layer == LayerDrop {
-		return ""
+	if b.Type != llm.BlockToolResult || b.Layer == LayerDrop || b.Layer == LayerFeedback {
+		return "" // feedback is short, and folds of it point at it
 	}
 	d := fmt.Sprintf("[harness drop: this %d-char output was removed to fit the context window.]", len(b.Content))
 	if len(d) >= len(b.Content) {

@@ -74,6 +74,12 @@ type Block struct {
 	Layer string `json:"layer,omitempty"`
 }
 
+// LayerFeedback is the Layer of a block the harness wrote as feedback on a
+// malformed reply (an unknown tool, arguments that do not parse, a reply
+// cut at the output limit): the harness's own words, so package history
+// may fold a repeat of them. It is set where the feedback is written.
+const LayerFeedback = "feedback"
+
 // Blank reports whether b is a text block with nothing but white space.
 // Such blocks are never sent: Anthropic answers a request holding one with
 // 400 "text content blocks must contain non-whitespace text", and would
