@@ -39,7 +39,7 @@ func TestOverflowAlwaysRecovers(t *testing.T) {
 	const window = 40000
 	for _, format := range []string{"anthropic", "openai"} {
 		t.Run(format, func(t *testing.T) {
-			s := newSession40(t, format, history.Config{Window: window}, false, func(r llmtest.Request) llmtest.Reply {
+			s := newSession40(t, format, history.Config{Window: window, Cap: history.SeedCap}, false, func(r llmtest.Request) llmtest.Reply {
 				if isCompaction(r) {
 					return llmtest.Reply{Text: "<summary>## Goal\ncount\n## State\nhalf way</summary>"}
 				}
@@ -57,6 +57,8 @@ func TestOverflowAlwaysRecovers(t *testing.T) {
 				}
 				return llmtest.Reply{ToolCalls: tc}
 			})
+			// (the cap is 10,000 so the outputs reach the history whole and
+			// the burst at step 8 overflows)
 			s.srv.ContextLimit(window/4, nil)
 			obs := noteObs{&s.notes}
 			res, err := s.agent.Run(context.Background(), "count a lot, in steps", obs)

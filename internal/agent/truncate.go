@@ -48,7 +48,7 @@ func cutResults(calls []llm.Block, limit int) []llm.Block {
 		if i < len(calls)-1 {
 			msg = fmt.Sprintf("not run: your reply was cut off at the output limit (%d tokens) in a later call, so none of its calls were run; send this one again if it is still needed.", limit)
 		}
-		out[i] = llm.Block{Type: llm.BlockToolResult, ToolUseID: c.ID, Content: msg, IsError: true}
+		out[i] = llm.Block{Type: llm.BlockToolResult, ToolUseID: c.ID, Content: msg, IsError: true, Layer: llm.LayerFeedback}
 	}
 	return out
 }

@@ -260,6 +260,7 @@ func (b *builder) newHistory(context.Context) error {
 	s.History = history.New(history.Config{
 		Cap: cfg.Cap, Stub: cfg.Stub, CompactAt: cfg.CompactAt, CompactTo: cfg.CompactTo,
 		Window: cfg.ContextWindow, SpillDir: spill, Strategy: strategy,
+		TrimText: cfg.TrimOldText, Disk: projectDisk{b.policy},
 	})
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/harness-dev/harness/internal/batch"
+	"github.com/harness-dev/harness/internal/config"
 )
 
 type batchOptions struct {
@@ -402,6 +403,9 @@ func settingsEnv(env []string) []string {
 		"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY",
 		"CONTEXT_WINDOW", "COMPACT_AT", "COMPACT_TO", "MAX_TOKENS", "THINKING", "EFFORT",
 		"PRICE_INPUT", "PRICE_OUTPUT", "PRICE_CACHE_READ", "PRICE_CACHE_WRITE", "NO_COLOR"} {
+		keys[k] = true
+	}
+	for _, k := range config.LayerKeys {
 		keys[k] = true
 	}
 	var out []string

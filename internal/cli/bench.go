@@ -27,6 +27,10 @@ type benchContextOptions struct {
 	// recorded assistant turn, and what happens to old reasoning.
 	ThinkingTokens int
 	OldThinking    string
+	// Cap and TrimText set the shipped policies' layers (harness,
+	// append); raw and seed stay the references.
+	Cap      int
+	TrimText bool
 }
 
 func newBenchCommand() *cobra.Command {
@@ -100,6 +104,8 @@ EXIT STATUS
 	f.IntVar(&opts.Window, "window", history.DefaultWindow, "context window in tokens")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object")
 	f.BoolVar(&opts.Decompose, "decompose", false, "also split each policy's cost by cache tier and by content, and cost the floor")
+	f.IntVar(&opts.Cap, "cap", history.DefaultCap, "harness and append policies: chars of a tool result kept inline (CAP); raw and seed keep the reference's 10000")
+	f.BoolVar(&opts.TrimText, "trim-old-text", false, "harness and append policies: cut old assistant text over 900 chars to about 500 (TRIM_OLD_TEXT)")
 	f.IntVar(&opts.ThinkingTokens, "thinking-tokens", 0, "model preserved thinking: a reasoning block of this many tokens heads every recorded assistant turn")
 	f.StringVar(&opts.OldThinking, "old-thinking", replay.ThinkingKeep, "with --thinking-tokens: keep (sent back, billed as input) or clear (earlier turns' reasoning removed at each turn's start, client- or server-side)")
 	return cmd
@@ -114,6 +120,9 @@ func validateBenchContext(opts benchContextOptions) error {
 	}
 	if opts.Window < 4096 {
 		return usageError("bench context: --window %d is too small: use at least 4096 tokens", opts.Window)
+	}
+	if opts.Cap < 1000 {
+		return usageError("bench context: --cap %d is too small: use at least 1000 chars", opts.Cap)
 	}
 	if opts.ThinkingTokens < 0 {
 		return usageError("bench context: --thinking-tokens %d must not be negative", opts.ThinkingTokens)
@@ -144,6 +153,7 @@ func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Wr
 		return fmt.Errorf("bench context: %w", err)
 	}
 	results, err := replay.RunAll(ctx, trajs, opts.Strategies, replay.Options{Pricing: opts.Pricing, Window: opts.Window, Decompose: opts.Decompose,
+		Config:         history.Config{Cap: opts.Cap, TrimText: opts.TrimText},
 		ThinkingTokens: opts.ThinkingTokens, OldThinking: opts.OldThinking})
 	if err != nil {
 		return fmt.Errorf("bench context: %w", err)

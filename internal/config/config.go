@@ -37,6 +37,10 @@ type Config struct {
 	Stub      int
 	CompactAt float64
 	CompactTo float64
+	// TrimOldText (TRIM_OLD_TEXT) cuts old assistant text over 900 chars
+	// to about 500. Off by default: it saves 0.13 of raw in the replay,
+	// but no published evaluation supports dropping in-loop reasoning.
+	TrimOldText bool
 
 	// Prices per million tokens; negative means "use the built-in table".
 	PriceInput, PriceOutput, PriceCacheRead, PriceCacheWrite float64
@@ -51,11 +55,15 @@ type Config struct {
 const (
 	DefaultContextWindow = 128000
 	DefaultMaxTokens     = 16384
-	DefaultCap           = 10000
+	DefaultCap           = 5000
 	DefaultStub          = 300
 	DefaultCompactAt     = 0.85
 	DefaultCompactTo     = 0.35
 )
+
+// LayerKeys are the settings of the context layers: what an A/B run of
+// harness batch may vary between its arms.
+var LayerKeys = []string{"CAP", "STUB", "COMPACT_AT", "COMPACT_TO", "CONTEXT_WINDOW", "TRIM_OLD_TEXT"}
 
 // Source is where configuration comes from; tests build one by hand.
 type Source struct {
@@ -184,6 +192,13 @@ func Load(src Source) (*Config, error) {
 			}
 			*it.dst = x
 		}
+	}
+	switch v := strings.ToLower(strings.TrimSpace(get("TRIM_OLD_TEXT"))); v {
+	case "", "0", "off", "false", "no":
+	case "1", "on", "true", "yes":
+		c.TrimOldText = true
+	default:
+		return nil, fmt.Errorf("TRIM_OLD_TEXT=%q must be on or off: fix it in %s or the environment", v, c.EnvFile)
 	}
 	if err := c.parseThinking(get("THINKING"), get("EFFORT")); err != nil {
 		return nil, err

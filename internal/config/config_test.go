@@ -130,6 +130,7 @@ func TestBadValues(t *testing.T) {
 		{"THINKING": "budget 512"},                        // below the API's 1024
 		{"THINKING": "budget 8000", "MAX_TOKENS": "8000"}, // must stay below max_tokens
 		{"EFFORT": "extreme"},
+		{"TRIM_OLD_TEXT": "sometimes"},
 	} {
 		if _, err := Load(Source{Home: t.TempDir(), Env: env}); err == nil {
 			t.Errorf("%v: no error", env)
@@ -169,6 +170,23 @@ func TestThinking(t *testing.T) {
 		}
 		if c.Thinking != tc.mode || c.ThinkingBudget != tc.budget || c.Effort != tc.effort {
 			t.Errorf("%v: got %q %d %q", tc.env, c.Thinking, c.ThinkingBudget, c.Effort)
+		}
+	}
+}
+
+// Trimming old assistant text is off unless asked for; the cap is 5,000.
+func TestLayerDefaults(t *testing.T) {
+	c, err := Load(Source{Home: t.TempDir(), Env: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TrimOldText || c.Cap != 5000 {
+		t.Errorf("defaults: trim %v, cap %d", c.TrimOldText, c.Cap)
+	}
+	for v, want := range map[string]bool{"on": true, "1": true, "TRUE": true, "off": false, "0": false} {
+		c, err := Load(Source{Home: t.TempDir(), Env: map[string]string{"TRIM_OLD_TEXT": v}})
+		if err != nil || c.TrimOldText != want {
+			t.Errorf("TRIM_OLD_TEXT=%s: %v, %v", v, c.TrimOldText, err)
 		}
 	}
 }

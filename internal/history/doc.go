@@ -13,7 +13,19 @@
 //     message per step rewrites the cache every step, rewriting many at once
 //     breaks it once.
 //     The shipped strategy stubs a result only when the stub saves at least
-//     40% of it: a smaller saving hides output for next to nothing.
+//     40% of it: a smaller saving hides output for next to nothing. It
+//     also stubs old tool-call inputs, but only the bodies they wrote (a
+//     `cat > f <<EOF` here-document, write_file's content) of 200 chars
+//     or more, and only while the file holds exactly that body, checked
+//     by hash through Config.Disk: a body whose file has changed since
+//     keeps its text, so a stub never hides what is not on disk. It folds
+//     a repeat of the harness's own feedback on a malformed reply (blocks
+//     marked LayerFeedback where they are written) to a reference to the
+//     first copy, which is never folded, stubbed or dropped; a compaction
+//     that cuts the first copy gives the next its text back. With
+//     Config.TrimText (off by default) it cuts old assistant text over
+//     900 chars to about 500, never the answer that ended a user's turn.
+//     Each block is rewritten at most once.
 //   - Drop empties the oldest tool results when the count is over
 //     CompactAt × Window, enough at once to get well under it.
 //

@@ -79,7 +79,18 @@ func (h *History) EndTurn() []Edit {
 // about to start has no reasoning yet to invalidate.
 func (h *History) AtBoundary() bool {
 	n := len(h.msgs)
-	return n > 0 && h.msgs[n-1].Role == llm.RoleUser && !hasToolResult(h.msgs[n-1])
+	return n > 0 && h.msgs[n-1].Role == llm.RoleUser && !hasToolResult(h.msgs[n-1]) && !onlyFeedback(h.msgs[n-1])
+}
+
+// onlyFeedback reports whether m holds nothing but the harness's feedback
+// on a malformed reply: the turn goes on.
+func onlyFeedback(m llm.Message) bool {
+	for _, b := range m.Blocks {
+		if b.Layer != LayerFeedback {
+			return false
+		}
+	}
+	return len(m.Blocks) > 0
 }
 
 // hardLimit is the count above which the next request may not fit:

@@ -43,8 +43,11 @@ func TestDecompositionSumsToCost(t *testing.T) {
 					t.Errorf("%s %d %s: cost %.9f, total %.9f, tiers %.9f, contents %.9f", pricing, window, r.Strategy, r.Cost, d.Total, tiers, contents)
 				}
 				want := []string{ContentOldAssistantText, ContentLatestResult, ContentLatestAssistant, ContentLatestCall, ContentTask, ContentOldCalls, ContentFixed}
-				if r.Strategy != history.StrategyRaw {
-					want = append(want, ContentOldResults) // raw never stubs
+				// Raw never stubs; append edits a single-turn trajectory
+				// (a format error's feedback is no new turn) only when it
+				// would not fit.
+				if r.Strategy != history.StrategyRaw && (r.Strategy != history.StrategyAppend || window < 32000) {
+					want = append(want, ContentOldResults)
 				}
 				for _, k := range want {
 					if d.Content[k] <= 0 {

@@ -6,6 +6,12 @@
 // content (Decomposition), and Floor costs the minimal request sequence
 // through the same simulator, so a change is judged against what is left.
 //
+// The input strip asks a simulated disk (simDisk) whether a written body
+// is still on disk: a file holds what the trajectory's last whole-file
+// write put there until a later command names it other than to read it.
+// mini-swe-agent's format-error messages load as the harness's feedback
+// (history.LayerFeedback), within the turn.
+//
 // No model is called. The assistant messages are the recorded ones, so the
 // strategies differ only in what they send; a compaction's summary is
 // synthesised deterministically from the history (a fixed-size note) and

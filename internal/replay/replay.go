@@ -137,7 +137,17 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 	cfg := opts.Config
 	cfg.Strategy = strategy
 	cfg.Window = opts.Window
+	if strategy == history.StrategySeed || strategy == history.StrategyRaw {
+		// The references keep their own layers whatever the shipped
+		// policy is set to.
+		cfg.Cap, cfg.TrimText = history.SeedCap, false
+	}
 	cfg.SpillDir = "" // nothing is written to disk in a replay
+	disk := newSimDisk()
+	if cfg.Disk == nil {
+		cfg.Disk = disk
+	}
+	var calls []llm.Block // of the latest assistant message
 	h := history.New(cfg)
 	cache := NewCache(opts.Pricing)
 	sum := &summariser{cache: cache, pricing: opts.Pricing}
@@ -197,6 +207,12 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 			res.visible += visibleOutput(req.Messages)
 			h.Observe(u)
 			h.Append(withThinking(m, opts.ThinkingTokens, step))
+			calls = calls[:0]
+			for _, b := range m.Blocks {
+				if b.Type == llm.BlockToolUse {
+					calls = append(calls, b)
+				}
+			}
 			if h.CompactDue(true) {
 				b := base()
 				if strategy == history.StrategySeed {
@@ -219,10 +235,16 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 				}
 			}
 		case hasToolResult(m):
+			for _, c := range calls { // they ran: their writes are on disk
+				disk.run(c)
+			}
+			calls = calls[:0]
 			m.Blocks = append([]llm.Block(nil), m.Blocks...)
 			for i := range m.Blocks {
 				_ = h.Cap(&m.Blocks[i]) // no SpillDir: nothing to fail
 			}
+			h.Append(withDelta(m, false))
+		case isFeedback(m): // the harness answers a malformed reply: same turn
 			h.Append(withDelta(m, false))
 		default: // the user speaks: a new turn
 			if started {
@@ -242,6 +264,17 @@ func count(res *Result, edits []history.Edit) {
 			res.Drops++
 		}
 	}
+}
+
+// isFeedback reports whether m is only the harness's feedback on a
+// malformed reply.
+func isFeedback(m llm.Message) bool {
+	for _, b := range m.Blocks {
+		if b.Layer != history.LayerFeedback {
+			return false
+		}
+	}
+	return len(m.Blocks) > 0
 }
 
 func hasToolResult(m llm.Message) bool {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/session"
 )
@@ -175,7 +176,13 @@ func parseMiniSWE(r io.Reader) (Trajectory, error) {
 				pending = ""
 				continue
 			}
-			t.Messages = append(t.Messages, llm.Text(llm.RoleUser, text))
+			msg := llm.Text(llm.RoleUser, text)
+			if n := len(t.Messages); n > 0 && t.Messages[n-1].Role == llm.RoleAssistant {
+				// A user message after a reply with no call is
+				// mini-swe-agent's own feedback (a format error).
+				msg.Blocks[0].Layer = history.LayerFeedback
+			}
+			t.Messages = append(t.Messages, msg)
 		case "assistant":
 			if pending != "" { // a call never answered: answer it empty
 				t.Messages = append(t.Messages, llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: pending}}})

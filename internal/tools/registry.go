@@ -34,6 +34,8 @@ func (f GateFunc) Check(ctx context.Context, a Access) (bool, string) { return f
 type Result struct {
 	Content string
 	IsError bool
+
+	malformed bool // the call itself was malformed: the harness's feedback
 }
 
 // Errorf builds an error result.
@@ -130,13 +132,24 @@ func (r *Registry) Names() []string {
 // panics and never returns an error: every failure is a result for the model.
 func (r *Registry) Run(ctx context.Context, call llm.Block) (out llm.Block) {
 	res := r.run(ctx, call)
-	return llm.Block{Type: llm.BlockToolResult, ToolUseID: call.ID, Content: res.Content, IsError: res.IsError}
+	b := llm.Block{Type: llm.BlockToolResult, ToolUseID: call.ID, Content: res.Content, IsError: res.IsError}
+	if res.malformed {
+		b.Layer = llm.LayerFeedback // the harness's words on a malformed call
+	}
+	return b
+}
+
+// malformedf is the answer to a call the tools could not take as sent.
+func malformedf(format string, args ...any) Result {
+	r := Errorf(format, args...)
+	r.malformed = true
+	return r
 }
 
 func (r *Registry) run(ctx context.Context, call llm.Block) (res Result) {
 	t, ok := r.byName[call.Name]
 	if !ok {
-		return Errorf("unknown tool %q; the tools that exist are: %s", call.Name, strings.Join(r.Names(), ", "))
+		return malformedf("unknown tool %q; the tools that exist are: %s", call.Name, strings.Join(r.Names(), ", "))
 	}
 	input := call.Input
 	if len(input) == 0 {
@@ -149,7 +162,7 @@ func (r *Registry) run(ctx context.Context, call llm.Block) (res Result) {
 		input = json.RawMessage(raw)
 	}
 	if !json.Valid(input) {
-		return Errorf("the arguments for %s are not valid JSON (%s); send a JSON object matching the tool's schema", call.Name, clip(string(input), 200))
+		return malformedf("the arguments for %s are not valid JSON (%s); send a JSON object matching the tool's schema", call.Name, clip(string(input), 200))
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -158,7 +171,7 @@ func (r *Registry) run(ctx context.Context, call llm.Block) (res Result) {
 	}()
 	acc, err := t.Access(input)
 	if err != nil {
-		return Errorf("bad arguments for %s: %v", call.Name, err)
+		return malformedf("bad arguments for %s: %v", call.Name, err)
 	}
 	if r.gate != nil {
 		if ok, msg := r.gate.Check(ctx, acc); !ok {

@@ -70,6 +70,13 @@ func TestRegistryBadCalls(t *testing.T) {
 			if res.ToolUseID != "t1" || res.Type != llm.BlockToolResult {
 				t.Errorf("result not tied to the call: %+v", res)
 			}
+			// The harness's own words on a malformed call are marked so
+			// the history may fold their repeats; a crash or a refusal is
+			// not a malformed call.
+			malformed := !strings.Contains(tt.name, "panic") && !strings.Contains(tt.name, "gate")
+			if got := res.Layer == llm.LayerFeedback; got != malformed {
+				t.Errorf("marked as feedback %v, want %v", got, malformed)
+			}
 		})
 	}
 }
