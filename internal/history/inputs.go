@@ -140,7 +140,7 @@ func heredocWrite(src, name string, args []*syntax.Word, redirs []*syntax.Redire
 				return Write{}, false
 			}
 			doc = r
-		case syntax.RdrOut, syntax.ClbOut:
+		case syntax.RdrOut, syntax.RdrClob:
 			if r.N != nil && r.N.Value != "1" {
 				continue // 2>file: not the body
 			}

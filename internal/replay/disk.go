@@ -116,7 +116,7 @@ func (d *simDisk) touched(cmd string) map[string]bool {
 		}
 		for _, r := range s.Redirs {
 			switch r.Op {
-			case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.RdrAll, syntax.AppAll:
+			case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
 				if heredoc && r.Op != syntax.AppOut {
 					continue // the whole-file write itself
 				}
