@@ -100,7 +100,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 	if err := c.open(ctx); err != nil {
 		return err
 	}
-	defer func() { c.s.Close() }()
+	defer func() { c.closing(c.s); c.s.Close() }()
 	var names []string
 	help := map[string]string{}
 	for _, cmd := range chatCommands {
@@ -308,6 +308,17 @@ func (c *chat) sync() {
 }
 
 // status prints the status line, then a blank line before the prompt.
+// closing warns, before a session ends, of repositories that appeared in it
+// and configure code to run (their notices went by as they appeared).
+func (c *chat) closing(s *Session) {
+	if s == nil || s.Sandbox == nil {
+		return
+	}
+	if w := findingsWarning(s.Sandbox.Policy().Findings()); w != "" {
+		c.r.Print(c.t.Style.Red(strings.TrimRight(w, "\n")))
+	}
+}
+
 func (c *chat) status() {
 	c.sync()
 	c.r.Print(c.meter.StatusLine(c.t.Style, c.t.Width()) + "\n\n")
@@ -354,6 +365,7 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 			c.s = old
 			return false, err
 		}
+		c.closing(old)
 		old.Close()
 		kept := "; the previous one is kept (/sessions lists it, harness -c resumes it)"
 		if !old.Log.Written() {
@@ -397,6 +409,7 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 			c.s, c.g = old, prev
 			return false, err
 		}
+		c.closing(old)
 		old.Close()
 		c.r.Print(st.Dim(fmt.Sprintf("resumed %s (%d messages)", c.s.ID, c.s.History.Len())))
 		c.r.Print(c.transcript())

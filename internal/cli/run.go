@@ -80,6 +80,9 @@ type runResult struct {
 	IsError   bool      `json:"is_error"`
 	Reason    string    `json:"reason,omitempty"` // with is_error: one of the reason* values
 	Error     string    `json:"error,omitempty"`
+	// SandboxFindings are the repositories, gitdirs and hooks paths that
+	// appeared during the run, each with what it configures to run.
+	SandboxFindings []findingJSON `json:"sandbox_findings,omitempty"`
 }
 
 // Why a run ended in error, for runResult.Reason.
@@ -206,6 +209,11 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		if why := tally.blocked(s.Sandbox.Policy().Project, before, after, watch.messages()); why != "" {
 			out.IsError, out.Reason, out.Error = true, reasonBlocked, why
 		}
+	}
+	found := s.Sandbox.Policy().Findings()
+	out.SandboxFindings = findingsJSON(found)
+	if w := findingsWarning(found); w != "" {
+		fmt.Fprint(stdio.Err, "harness: "+w)
 	}
 	if o.OutputFormat == "text" {
 		if out.Result != "" {

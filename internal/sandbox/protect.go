@@ -82,11 +82,18 @@ func (p *Policy) Refresh() []Finding {
 	return found
 }
 
-// Findings lists everything Refresh found this session.
+// Findings lists everything Refresh found this session, with RunsCode
+// read again now: what the user's next git command there would run.
 func (p *Policy) Findings() []Finding {
 	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return append([]Finding(nil), p.findings...)
+	out := append([]Finding(nil), p.findings...)
+	p.mu.RUnlock()
+	for i, f := range out {
+		if st, err := os.Lstat(f.Path); err == nil && st.IsDir() {
+			out[i].RunsCode = runsCode(f.Path)
+		}
+	}
+	return out
 }
 
 // generation counts the times the carve-outs grew; a launcher started at

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/harness-dev/harness/internal/sandbox"
+)
+
+// findingJSON is one repository, gitdir or hooks path that appeared during
+// a run (sandbox.Finding), in run's json output.
+type findingJSON struct {
+	Path     string   `json:"path"`
+	Kind     string   `json:"kind"`
+	RunsCode []string `json:"runs_code,omitempty"`
+}
+
+func findingsJSON(fs []sandbox.Finding) []findingJSON {
+	var out []findingJSON
+	for _, f := range fs {
+		out = append(out, findingJSON{Path: f.Path, Kind: f.Kind, RunsCode: f.RunsCode})
+	}
+	return out
+}
+
+// findingsWarning is the closing warning of a session in which
+// repositories or hooks paths appeared: each that configures code to run
+// (a filter, fsmonitor, hook…) by path, loudly, since the user's next git
+// command there runs it; "" when none does.
+func findingsWarning(fs []sandbox.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		if len(f.RunsCode) == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("SANDBOX WARNING: repositories created during this session configure code that git runs on YOUR machine; inspect them before you run git there:\n")
+		}
+		fmt.Fprintf(&b, "  %s (%s): %s\n", f.Path, f.Kind, strings.Join(f.RunsCode, ", "))
+	}
+	return b.String()
+}
