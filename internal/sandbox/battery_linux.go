@@ -49,6 +49,11 @@ func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (
 	}
 	fmt.Fprintf(w, "escape battery: backend %s%s, project %q\n", sb.Backend(), mode, f.proj)
 	fmt.Fprintf(w, "resource bounds: %s\n", pol.LimitsText())
+	if s, ok := sb.(*instance); ok && s.cg != nil {
+		fmt.Fprintf(w, "  and %s\n", s.cg.text())
+	} else {
+		fmt.Fprintf(w, "  and no writable cgroup v2 here: no pids.max or memory.max; the kill scan ends each command's processes\n")
+	}
 	fmt.Fprintf(w, "chmod, chown, utime, xattr outside the project: %s\n", MetadataWall(sb.Backend()))
 	for _, pr := range append(f.probes(helper), f.launcherProbes(helper, l)...) {
 		if pr.skip != "" {

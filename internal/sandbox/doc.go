@@ -158,7 +158,15 @@
 //     (HARNESS_SANDBOX_PIDS, HARNESS_SANDBOX_MEMORY); the kernel exempts
 //     root from RLIMIT_NPROC, so for a root harness the supervisor (or the
 //     host, per command) counts the tree and kills it past the bound. The
-//     result says which bound was hit. No cgroup is used yet.
+//     result says which bound was hit. Where a cgroup v2 is writable (root,
+//     or a delegated subtree; cgroup_linux.go) each command, or the
+//     launcher with all it runs, starts inside a child cgroup of the
+//     session's (CLONE_INTO_CGROUP, so nothing it forks is ever outside),
+//     which cgroup.kill ends whole at the command's end, the launcher's
+//     and Close, with pids.max and memory.max where those controllers can
+//     be enabled there; the battery (doctor) says which bounds are in
+//     force. A dead harness's cgroup is killed and removed at the next
+//     start, as its temporary directory is.
 //   - Racing the host-side file tools (a symlink swapped between check and
 //     use with renameat2 RENAME_EXCHANGE, by a test command or a parallel
 //     sub-agent): the tools never check a path and reopen it; OpenRead opens
@@ -183,7 +191,9 @@
 //     command: Refresh after every command and file-tool write protects
 //     them read-only (a new launcher mounts them), the file tools refuse
 //     writes there and into git-shaped directories, each is reported with
-//     what it would run.
+//     what it would run; Findings, read again at the session's end, lists
+//     them for the closing warning (harness run's stderr and its json
+//     sandbox_findings, chat before a session closes).
 //   - Instructions and skills as links to secrets: read through OpenRead.
 //   - Secrets of other tools and sessions: other agents' credentials,
 //     git's XDG store, the Hugging Face token, shell histories, the session
@@ -193,9 +203,13 @@
 //   - Sub-agents writing through bash: their bash runs with Cmd.ReadOnly
 //     (the project and --add-dir roots read-only, /tmp writable), or they
 //     get none where the backend has no such variant.
-//   - chmod, utime and xattr changes outside the project under the
-//     landlock backend (Landlock does not mediate them): NOT yet answered;
-//     Limits says so.
+//   - chmod, chown, utime and xattr changes outside the project (Landlock
+//     does not mediate them): bwrap's read-only bind of /; the landlock
+//     backend, in its mount namespace, makes every mount read-only but the
+//     writable roots' (helperConfig.RORoot, mount_setattr), so they fail
+//     with EROFS; without a mount namespace seccomp denies every form of
+//     them (path and descriptor: seccomp sees neither the path nor how a
+//     descriptor was opened), inside the project too, and Limits says so.
 //
 // # macOS (seatbelt)
 //

@@ -30,6 +30,9 @@ type launcher struct {
 	// newCmd builds the unstarted command that runs the launcher inside the
 	// outer walls; start adds its control socket as descriptor 3.
 	newCmd func() *exec.Cmd
+	// cg, when set, is the session's cgroup: each launcher starts in a
+	// child of it, killed whole when the launcher is done.
+	cg *cgroupSession
 	// proxy, when set, serves the connections the launcher passes on;
 	// netns starts the launcher in a network namespace of its own.
 	proxy *Proxy
@@ -49,6 +52,7 @@ type launcherProc struct {
 	done chan struct{}  // closed when the process has exited
 	err  error          // its Wait error, once done
 	gen  int            // the policy generation it mounts
+	cg   *cgroupChild   // its cgroup, nil without one
 
 	// inflight counts the commands running through it; a retired
 	// launcher is closed when the last one ends.
@@ -130,12 +134,14 @@ func stopLauncher(lp *launcherProc, tree treeMode) {
 		killTree(lp.cmd.Process, tree)
 		<-lp.done
 	}
+	lp.cg.kill()
 }
 
 // discard drops lp after a failed send, so the next get starts another.
 func (l *launcher) discard(lp *launcherProc) {
 	killTree(lp.cmd.Process, l.tree)
 	<-lp.done
+	lp.cg.kill()
 }
 
 func (lp *launcherProc) exitText() string {
@@ -180,14 +186,17 @@ func (l *launcher) start() (*launcherProc, error) {
 	if l.netns {
 		c.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
 	}
+	cg := l.cg.attach(c, "launcher")
 	c.WaitDelay = time.Second
 	err = c.Start()
 	remote.Close() // the launcher holds its end: its death ends ours
 	if err != nil {
+		cg.kill()
 		ctrl.Close()
 		return nil, fmt.Errorf("starting the %s sandbox's launcher: %w", l.backend, err)
 	}
-	lp := &launcherProc{cmd: c, ctrl: ctrl, diag: diag, done: make(chan struct{})}
+	cg.started()
+	lp := &launcherProc{cmd: c, ctrl: ctrl, diag: diag, done: make(chan struct{}), cg: cg}
 	go func() {
 		lp.err = c.Wait()
 		close(lp.done)
@@ -199,6 +208,7 @@ func (l *launcher) start() (*launcherProc, error) {
 	if err != nil || !bytes.HasPrefix(msg[:n], []byte("ready ")) {
 		killTree(c.Process, l.tree)
 		<-lp.done
+		cg.kill()
 		ctrl.Close()
 		return nil, fmt.Errorf("the %s sandbox's launcher did not start (%s)", l.backend, lp.exitText())
 	}

@@ -26,7 +26,7 @@ func Limits(backend string) []string {
 				".git, .agents and hooks inside the project cannot be carved out of a Landlock grant without a mount namespace: changes are detected after each command, not prevented",
 				"secrets under $HOME stay readable: Landlock here restricts writes only",
 				"/tmp is not private: TMPDIR points at the session's own directory instead",
-				"no PID namespace: a process that calls setsid can outlive a timeout")
+				"no PID namespace: a process that calls setsid can outlive a timeout"+setsidHold())
 		}
 		return l
 	case BackendNone:
@@ -51,4 +51,12 @@ func MetadataWall(backend string) string {
 		return "nothing"
 	}
 	return ""
+}
+
+// setsidHold says whether a cgroup catches what leaves the process group.
+func setsidHold() string {
+	if cgroupWritable() {
+		return " (here a cgroup v2 holds each command and cgroup.kill ends it)"
+	}
+	return " (no writable cgroup v2 here to hold it)"
 }

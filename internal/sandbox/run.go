@@ -38,6 +38,9 @@ type instance struct {
 	// launch, when set, runs commands through the session's long-lived
 	// launcher instead of a fresh sandbox each (Linux; see launcher_linux.go).
 	launch launchRunner
+	// cg, when set, is the session's cgroup (cgroup_linux.go): each
+	// command run here starts in a child of it, killed whole at its end.
+	cg *cgroupSession
 	// ro, when set, is the read-only variant that runs Cmd.ReadOnly
 	// commands: same walls, the writable roots read-only. It shares tmp.
 	ro *instance
@@ -65,6 +68,7 @@ func (s *instance) Close() error {
 	if s.ro != nil && s.ro.launch != nil {
 		s.ro.launch.close()
 	}
+	s.cg.close()
 	s.git.close()
 	if s.tmp == "" {
 		return nil
@@ -189,11 +193,15 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = procAttr(s.tree)
+	cg := s.cg.attach(cmd, "command")
 	// A grandchild that escaped the kill cannot hold the output pipe open.
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
+		cg.kill()
 		return 0, fmt.Errorf("starting the %s sandbox: %w", s.name, err)
 	}
+	cg.started()
+	defer cg.kill() // whatever it left, wherever it went
 	killAll := func() {}
 	if s.track != nil {
 		killAll = s.track(cmd.Process.Pid)

@@ -159,6 +159,9 @@ func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandb
 			s.ro.launch = nil
 		}
 	}
+	if s, ok := sb.(*instance); ok {
+		attachCgroup(s)
+	}
 	if err := selfCheck(ctx, sb); err != nil {
 		sb.Close()
 		return nil, err
