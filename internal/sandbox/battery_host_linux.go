@@ -264,6 +264,47 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
 		}
 		return "", ""
 	}})
+	ps = append(ps, hostProbe{name: "file tools and loaders refuse secrets, by link too", run: func(ctx context.Context) (string, string) {
+		// What instructions (AGENTS.md), skills and read_file go through.
+		link := filepath.Join(f.proj, "AGENTS.md")
+		os.Remove(link)
+		if err := os.Symlink(filepath.Join(f.home, ".agents", "env"), link); err != nil {
+			return err.Error(), ""
+		}
+		defer os.Remove(link)
+		paths := []string{link, filepath.Join(f.home, ".ssh", "id_rsa")}
+		for _, rel := range otherSecrets {
+			paths = append(paths, filepath.Join(f.home, rel))
+		}
+		for _, p := range paths {
+			if b, _, err := pol.ReadFile(p, 1<<20); err == nil || bytes.Contains(b, []byte("canary")) {
+				return "read through the policy: " + p, ""
+			}
+			if fh, _, _, err := pol.OpenRead(p); err == nil {
+				fh.Close()
+				return "opened through the policy: " + p, ""
+			}
+		}
+		return "", fmt.Sprintf("%d refused", len(paths))
+	}}, hostProbe{name: "sub-agents' bash (read-only walls) writes nothing", run: func(ctx context.Context) (string, string) {
+		if !CanReadOnly(sb) {
+			return "", "no read-only variant: sub-agents get no bash"
+		}
+		readme := filepath.Join(f.proj, "README")
+		r, err := sb.Run(ctx, Cmd{ReadOnly: true, Script: "cat README; echo evil > README; echo evil > ro-new; echo evil >> .git/config; echo ok > \"${TMPDIR:-/tmp}/ro\" && echo tmp-ok"})
+		if err != nil {
+			return err.Error(), ""
+		}
+		if content(readme) != "project" || exists(filepath.Join(f.proj, "ro-new")) || content(filepath.Join(f.proj, ".git", "config")) != configText {
+			os.WriteFile(readme, []byte("project"), 0o600)
+			os.Remove(filepath.Join(f.proj, "ro-new"))
+			return "a read-only command wrote the project: " + firstLine(r.Output), ""
+		}
+		if !bytes.Contains(r.Output, []byte("tmp-ok")) {
+			return "a read-only command could not write /tmp: " + firstLine(r.Output), ""
+		}
+		return "", ""
+	}})
 	if helper == "" {
 		for i := range ps {
 			ps[i].skip = "no helper to run the accomplice"

@@ -98,6 +98,15 @@ func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (
 	return escaped, nil
 }
 
+// otherSecrets are canaries beneath the fixture's home for the secrets of
+// other tools (class 7 of the threats): other agents' credentials, git's
+// XDG store, the Hugging Face token, a shell history, the session store.
+var otherSecrets = []string{
+	".claude/.credentials.json", ".codex/auth.json", ".config/github-copilot/hosts.json",
+	".cache/huggingface/token", ".config/git/credentials", ".bash_history",
+	".agents/sessions/other-project/1.jsonl",
+}
+
 type probe struct {
 	name    string
 	script  string
@@ -147,6 +156,9 @@ func newFixture() (*fixture, error) {
 		filepath.Join(f.sibling, "keep"):         "original",
 		filepath.Join(f.proj, "README"):          "project",
 		filepath.Join(f.proj, ".agents", "conf"): "original",
+	}
+	for _, rel := range otherSecrets {
+		files[filepath.Join(f.home, rel)] = "secret-canary-" + tag
 	}
 	for p, c := range files {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -369,8 +381,8 @@ func (f *fixture) probes(helper string) []probe {
 				return outputLacks(f.sshKey)(r)
 			}},
 		{name: "environment holds no API key", script: "env; cat /proc/self/environ", check: outputLacks(f.key)},
-		{name: "secrets unreadable (~/.ssh, ~/.agents/env)", script: "cat " + q(f.home+"/.ssh/id_rsa") + " " + q(f.home+"/.agents/env") + "; grep -r canary " + q(f.home),
-			check: outputLacks(f.sshKey, f.agentsEnv)},
+		{name: "secrets unreadable (~/.ssh, ~/.agents/env, other tools')", script: "cat " + q(f.home+"/.ssh/id_rsa") + " " + q(f.home+"/.agents/env") + "; grep -r canary " + q(f.home),
+			check: outputLacks(f.sshKey, f.agentsEnv, "secret-canary-"+f.tag)},
 		{name: "/tmp writable and private", script: "echo private-" + f.tag + " > \"${TMPDIR:-/tmp}/battery-" + f.tag + "\" && cat \"${TMPDIR:-/tmp}/battery-" + f.tag + "\"",
 			check: func(r *Result) string {
 				if !bytes.Contains(r.Output, []byte("private-"+f.tag)) {
