@@ -43,6 +43,10 @@ type batchOptions struct {
 	Allow, Deny                       []string
 	Yolo                              bool
 	MaxSteps                          int
+
+	// Env is KEY=VALUE settings added to every harness run's environment
+	// (an A/B arm's layer settings).
+	Env []string
 }
 
 func newBatchCommand(stdio Stdio) *cobra.Command {
@@ -93,7 +97,7 @@ memory limits, and harness's own walls around every command inside.
 			return runBatch(cmd.Context(), o, args[0], stdio)
 		},
 	}
-	cmd.AddCommand(newBatchCollectCommand(stdio))
+	cmd.AddCommand(newBatchCollectCommand(stdio), newBatchABCommand(stdio))
 	f := cmd.Flags()
 	f.StringVar(&o.Out, "out", "", "results file, appended to and read back on a re-run (default: TASKS.results.jsonl)")
 	f.StringVar(&o.Workdir, "workdir", "", "where the tasks' checkouts go (default: TASKS.work beside the results)")
@@ -239,6 +243,9 @@ func runBatchTasks(ctx context.Context, o *batchOptions, tasks []batch.Task, pre
 
 	var ex batch.Executor
 	local := batch.Local{Harness: exe, Root: workdir, Args: o.runArgs()}
+	if len(o.Env) > 0 {
+		local.Env = append(os.Environ(), o.Env...)
+	}
 	switch o.Executor {
 	case "local":
 		ex = &local
@@ -246,7 +253,7 @@ func runBatchTasks(ctx context.Context, o *batchOptions, tasks []batch.Task, pre
 		if o.Image == "" {
 			return usageError("--executor docker needs an image: --image NAME or HARNESS_IMAGE")
 		}
-		d := &batch.Docker{Local: local, Image: o.Image, Network: o.Network, Env: settingsEnv(os.Environ())}
+		d := &batch.Docker{Local: local, Image: o.Image, Network: o.Network, Env: settingsEnv(append(os.Environ(), o.Env...))}
 		if home, err := os.UserHomeDir(); err == nil {
 			d.EnvFile = filepath.Join(home, ".agents", "env")
 		}

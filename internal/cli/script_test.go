@@ -231,9 +231,13 @@ func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 //	write PATH TEXT   the first reply writes TEXT (and a newline) to PATH
 //	slow DURATION     every reply streams slowly (Delay per chunk)
 //	hang FILE         while FILE exists, replies stall (an hour per chunk)
+//	run CMD           the first reply also runs CMD with bash
+//	needle WORD PATH TEXT  once results are in, if a tool result the
+//	                  request shows holds WORD, write TEXT to PATH (so a
+//	                  context layer that hides WORD fails the task)
 //
 // The first request gets the writes as write_file calls; once tool results
-// are in, the reply is the text "done". Every reply reports 1,000 input and
+// are in, the reply is the text "done" (after the needle's write, if any). Every reply reports 1,000 input and
 // 100 output tokens, so PRICE_* settings give each task a known cost.
 func scriptedAgent(r llmtest.Request) llmtest.Reply {
 	usage := llm.Usage{Input: 1000, Output: 100}
@@ -247,13 +251,19 @@ func scriptedAgent(r llmtest.Request) llmtest.Reply {
 		}
 	}
 	reply := llmtest.Reply{Usage: usage}
-	var calls []llmtest.ToolCall
+	var calls, needle []llmtest.ToolCall
 	for _, line := range strings.Split(prompt, "\n") {
 		f := strings.Fields(line)
 		switch {
 		case len(f) >= 3 && f[0] == "write":
 			in, _ := json.Marshal(map[string]string{"path": f[1], "content": strings.Join(f[2:], " ") + "\n"})
 			calls = append(calls, llmtest.ToolCall{Name: "write_file", Input: string(in)})
+		case len(f) >= 2 && f[0] == "run":
+			in, _ := json.Marshal(map[string]string{"command": strings.Join(f[1:], " ")})
+			calls = append(calls, llmtest.ToolCall{Name: "bash", Input: string(in)})
+		case len(f) >= 4 && f[0] == "needle" && requestShows(r, f[1]):
+			in, _ := json.Marshal(map[string]string{"path": f[2], "content": strings.Join(f[3:], " ") + "\n"})
+			needle = append(needle, llmtest.ToolCall{Name: "write_file", Input: string(in)})
 		case len(f) == 2 && f[0] == "hang":
 			if _, err := os.Stat(f[1]); err == nil {
 				reply.Delay = time.Hour
@@ -265,12 +275,33 @@ func scriptedAgent(r llmtest.Request) llmtest.Reply {
 			}
 		}
 	}
+	steps := 0
+	for _, m := range r.Messages {
+		if m.Role == llm.RoleAssistant {
+			steps++
+		}
+	}
 	last := r.Messages[len(r.Messages)-1]
 	answered := slices.ContainsFunc(last.Blocks, func(b llm.Block) bool { return b.Type == llm.BlockToolResult })
-	if answered || len(calls) == 0 {
+	switch {
+	case answered && steps == 1 && len(needle) > 0:
+		reply.ToolCalls = needle
+	case answered || len(calls) == 0:
 		reply.Text = "done"
-		return reply
+	default:
+		reply.ToolCalls = calls
 	}
-	reply.ToolCalls = calls
 	return reply
+}
+
+// requestShows reports whether a tool result in r holds word.
+func requestShows(r llmtest.Request, word string) bool {
+	for _, m := range r.Messages {
+		for _, b := range m.Blocks {
+			if b.Type == llm.BlockToolResult && strings.Contains(b.Content, word) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/harness-dev/harness/internal/batch"
+	"github.com/harness-dev/harness/internal/config"
+)
+
+// batchABOptions are the flags of harness batch ab.
+type batchABOptions struct {
+	batchOptions
+	A, B []string // KEY=VALUE layer settings of each arm
+	Dir  string
+}
+
+func newBatchABCommand(stdio Stdio) *cobra.Command {
+	o := &batchABOptions{}
+	cmd := &cobra.Command{
+		Use:   "ab [flags] --b KEY=VALUE... TASKS.jsonl",
+		Short: "Run the same tasks under two context-layer settings and compare",
+		Long: `Run every task of TASKS.jsonl twice, as harness batch does, once per arm: arm A
+with the settings of --a (none: the defaults) and arm B with those of --b, and
+print how they compare: solve rate by the tasks' checks (tasks without a check
+and unfinished tasks count in neither), mean steps per finished task, the
+arm's cost at list price and dollars per solved task, then the tasks solved in
+one arm only.
+
+A setting is KEY=VALUE as in ~/.agents/env, one of the context layers':
+` + strings.Join(config.LayerKeys, ", ") + `. It is added to the environment
+of each task's harness run, so it wins over ~/.agents/env.
+
+Each arm has its own results file and checkouts (TASKS.ab-A.results.jsonl,
+TASKS.ab-A.work, and the same for B, or under --dir); running the same
+command again finishes what is unfinished in either arm and compares again.
+--budget bounds each arm. --summary-json prints the comparison as one JSON
+object on stdout.
+
+Example: is trimming old assistant text worth it on these tasks?
+  harness batch ab --yolo --b TRIM_OLD_TEXT=on tasks.jsonl
+` + exitStatusHelp,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError("give one task file: harness batch ab --b KEY=VALUE TASKS.jsonl")
+			}
+			return nil
+		},
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBatchAB(cmd.Context(), o, args[0], stdio)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.A, "a", nil, "a setting of arm A, KEY=VALUE (repeatable; none: the defaults)")
+	f.StringArrayVar(&o.B, "b", nil, "a setting of arm B, KEY=VALUE (repeatable)")
+	f.StringVar(&o.Dir, "dir", "", "where the arms' results and checkouts go (default: beside TASKS)")
+	f.IntVarP(&o.Jobs, "jobs", "j", 2, "tasks at once")
+	f.Float64Var(&o.Budget, "budget", 0, "USD at list price for each arm, earlier runs included (0: none)")
+	f.DurationVar(&o.TaskTimeout, "task-timeout", 30*time.Minute, "a task's time limit when it sets none")
+	f.BoolVar(&o.SummaryJSON, "summary-json", false, "print the comparison as one JSON object on stdout")
+	f.StringVar(&o.Executor, "executor", "local", "where tasks run: local (a process each) or docker (a container each)")
+	f.StringVar(&o.Image, "image", os.Getenv("HARNESS_IMAGE"), "docker: the image tasks run in (default $HARNESS_IMAGE)")
+	f.StringVar(&o.Network, "docker-network", "bridge", "docker: the container's network mode")
+	f.StringVar(&o.Model, "model", "", "model name for every task (overrides MODEL)")
+	f.StringVar(&o.Provider, "provider", "", "wire format: anthropic or openai (overrides PROVIDER)")
+	f.StringVar(&o.BaseURL, "base-url", "", "provider endpoint (overrides BASE_URL)")
+	f.StringVar(&o.Sandbox, "sandbox", "", "sandbox backend for every task")
+	f.StringArrayVar(&o.Allow, "allow", nil, "allow tool calls matching PATTERN (repeatable)")
+	f.StringArrayVar(&o.Deny, "deny", nil, "deny tool calls matching PATTERN (repeatable)")
+	f.BoolVar(&o.Yolo, "yolo", false, "allow every call that no rule denies (the sandbox stays on)")
+	f.IntVar(&o.MaxSteps, "max-steps", 0, "model calls per task before stopping")
+	return cmd
+}
+
+// armSettings checks an arm's settings: known layer keys, each once, and
+// values the configuration accepts.
+func armSettings(name string, kvs []string) ([]string, error) {
+	seen := map[string]bool{}
+	env := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !slices.Contains(config.LayerKeys, k) {
+			return nil, usageError("--%s %q: give KEY=VALUE with KEY one of %s", strings.ToLower(name), kv, strings.Join(config.LayerKeys, ", "))
+		}
+		if seen[k] {
+			return nil, usageError("--%s sets %s twice", strings.ToLower(name), k)
+		}
+		seen[k] = true
+		env[k] = v
+	}
+	// The configuration's own checks, with no env file to read.
+	home := filepath.Join(os.TempDir(), "harness-ab-no-home")
+	if _, err := config.Load(config.Source{Home: home, Env: env}); err != nil {
+		msg := strings.ReplaceAll(err.Error(), config.EnvPath(home), "--"+strings.ToLower(name))
+		return nil, usageError("arm %s: %s", name, msg)
+	}
+	return kvs, nil
+}
+
+func runBatchAB(ctx context.Context, o *batchABOptions, taskFile string, stdio Stdio) error {
+	if o.Jobs < 1 {
+		return usageError("--jobs must be at least 1")
+	}
+	if o.Budget < 0 {
+		return usageError("--budget cannot be negative")
+	}
+	a, err := armSettings("A", o.A)
+	if err != nil {
+		return err
+	}
+	b, err := armSettings("B", o.B)
+	if err != nil {
+		return err
+	}
+	if len(b) == 0 && len(a) == 0 {
+		return usageError("the arms are the same: give --b (and --a) settings, such as --b TRIM_OLD_TEXT=on")
+	}
+	f, err := os.Open(taskFile)
+	if err != nil {
+		return fmt.Errorf("opening the task file: %w", err)
+	}
+	tasks, err := batch.ReadTasks(f)
+	f.Close()
+	if err != nil {
+		return usageError("%s: %v", taskFile, err)
+	}
+	base := strings.TrimSuffix(taskFile, filepath.Ext(taskFile))
+	if o.Dir != "" {
+		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+			return err
+		}
+		base = filepath.Join(o.Dir, filepath.Base(base))
+	}
+	arms := []batch.Arm{{Name: "A", Settings: a}, {Name: "B", Settings: b}}
+	var unfinished error
+	for i := range arms {
+		arm := &arms[i]
+		ao := o.batchOptions
+		ao.Env = arm.Settings
+		ao.SummaryJSON = false
+		ao.Out = base + ".ab-" + arm.Name + ".results.jsonl"
+		ao.Workdir = base + ".ab-" + arm.Name + ".work"
+		fmt.Fprintf(stdio.Err, "harness: arm %s (%s)\n", arm.Name, settingsText(arm.Settings))
+		prev, out, err := openResults(ao.Out)
+		if err != nil {
+			return err
+		}
+		err = runBatchTasks(ctx, &ao, tasks, prev, out, stdio)
+		out.Close()
+		var ee *ExitError
+		switch {
+		case errors.As(err, &ee) && ee.Code == exitInterrupted:
+			return err
+		case errors.As(err, &ee) && ee.Code == exitFailure:
+			unfinished = err // budget spent: compare what finished
+		case err != nil:
+			return err
+		}
+		if arm.Results, err = readResults(ao.Out); err != nil {
+			return err
+		}
+	}
+	rep := batch.CompareAB(tasks, arms[0], arms[1])
+	fmt.Fprintln(stdio.Err)
+	if err := rep.WriteTable(stdio.Err); err != nil {
+		return err
+	}
+	if o.SummaryJSON {
+		if err := json.NewEncoder(stdio.Out).Encode(rep); err != nil {
+			return err
+		}
+	}
+	return unfinished
+}
+
+func settingsText(s []string) string {
+	if len(s) == 0 {
+		return "defaults"
+	}
+	return strings.Join(s, " ")
+}
+
+// readResults reads a results file; none yet is no results.
+func readResults(path string) (map[string]batch.Result, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]batch.Result{}, nil
+	} else if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	res, err := batch.ReadResults(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return res, nil
+}
+
+// openResults reads a results file and opens it for appending.
+func openResults(path string) (map[string]batch.Result, *os.File, error) {
+	prev, err := readResults(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the results file: %w", err)
+	}
+	return prev, out, nil
+}
