@@ -18,4 +18,9 @@
 // network; everything that runs after the agent has touched the checkout
 // (the diff, the check) runs inside the sandbox, since the checkout may
 // now hold code or git configuration of the agent's making.
+//
+// CompareAB sums up two arms of the same task set run under different
+// settings (harness batch ab): solve rate by the tasks' checks, mean steps,
+// cost and dollars per solved task, and the tasks solved in one arm only,
+// in a fixed format (ABReport.WriteTable, golden-tested).
 package batch
