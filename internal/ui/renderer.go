@@ -719,8 +719,10 @@ func firstLine(s string) string {
 
 var (
 	exitRe   = regexp.MustCompile(`\[exit code: (-?\d+)\]\s*$`)
-	markerRe = regexp.MustCompile(`^\[(output limit|timed out|WARNING|harness[: ]|the user interrupted)`)
-	capRe    = regexp.MustCompile(`\[harness cap: \d+ of \d+ chars cut here \(lines (\d+)-(\d+) of \d+\)`)
+	markerRe = regexp.MustCompile(`^\[(output limit|timed out|WARNING|harness[: ]|the user interrupted|lines \d+-\d+ of \d+;|\d+ more matches|a .* appeared;)`)
+	capRe    = regexp.MustCompile(`\[harness cap: \d+ of \d+ chars cut here \(lines (\d+)-(\d+) of (\d+)\)`)
+	rangeRe  = regexp.MustCompile(`(?m)^\[lines (\d+)-(\d+) of (\d+);`)
+	limitRe  = regexp.MustCompile(`(?m)^\[output limit reached: (\d+) more bytes`)
 )
 
 // resultPreviewLines is how many lines of output are shown under a call.
@@ -756,21 +758,10 @@ func ToolResult(st Style, call, result llm.Block, elapsed time.Duration, width i
 	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
 		lines = lines[1:]
 	}
-	meta := []string{status}
-	// A capped result holds the head and tail; its marker says how many
-	// lines were cut between them, so the count is the command's own.
-	cut := 0
-	if m := capRe.FindStringSubmatch(content); m != nil {
-		a, _ := strconv.Atoi(m[1])
-		b, _ := strconv.Atoi(m[2])
-		cut = max(0, b-a)
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
 	}
-	if n := len(lines) + cut; n > 0 {
-		meta = append(meta, plural(n, "line"))
-	}
-	if cut > 0 {
-		meta = append(meta, st.Yellow(fmt.Sprintf("%d cut in the middle", cut)))
-	}
+	meta := append([]string{status}, resultSize(st, call, content, lines)...)
 	meta = append(meta, formatElapsed(elapsed))
 	var b strings.Builder
 	b.WriteString("  " + st.Dim("↳ ") + strings.Join(meta, st.Dim(" · ")) + "\n")
@@ -796,6 +787,72 @@ func ToolResult(st Style, call, result llm.Block, elapsed time.Duration, width i
 		b.WriteString("    " + st.Yellow(Truncate(n, width-4)) + "\n")
 	}
 	return b.String()
+}
+
+// resultSize is the size part of a result's summary, counted as the tool
+// saw it, not as the capped text shows it: a capped output's marker gives
+// its whole line count (the exit-code line and the harness's own notes in
+// its tail are not output); a read of part of a file says "188 of 300
+// lines"; output the sandbox dropped is named in bytes, since its lines
+// were never seen. A one-line answer of a file tool has no size.
+func resultSize(st Style, call llm.Block, content string, lines []string) []string {
+	var out []string
+	n := len(lines)
+	cut := 0
+	if m := capRe.FindStringSubmatchIndex(content); m != nil {
+		a, _ := strconv.Atoi(content[m[2]:m[3]])
+		b, _ := strconv.Atoi(content[m[4]:m[5]])
+		total, _ := strconv.Atoi(content[m[6]:m[7]])
+		cut = max(0, b-a)
+		// The marker counts the original text's lines, a line after its
+		// last newline included: take off that empty line and the lines
+		// after the cut (all in the tail) that are not output.
+		tail := content[m[1]:]
+		if i := strings.IndexByte(tail, '\n'); i >= 0 {
+			tail = tail[i+1:] // the rest of the marker's line
+		}
+		if strings.HasSuffix(tail, "\n") {
+			total--
+		}
+		for _, l := range strings.Split(tail, "\n") {
+			if markerRe.MatchString(l) || exitRe.MatchString(l) {
+				total--
+			}
+		}
+		n = max(total, 0)
+	}
+	switch m := rangeRe.FindStringSubmatch(content); {
+	case m != nil:
+		a, _ := strconv.Atoi(m[1])
+		b, _ := strconv.Atoi(m[2])
+		out = append(out, fmt.Sprintf("%d of %s", b-a+1, plural(atoi(m[3]), "line")))
+	case n == 1 && call.Name != "bash":
+	case n > 0:
+		out = append(out, plural(n, "line"))
+	}
+	if cut > 0 {
+		out = append(out, st.Yellow(fmt.Sprintf("%d cut in the middle", cut)))
+	}
+	if m := limitRe.FindStringSubmatch(content); m != nil {
+		out = append(out, st.Yellow(formatBytes(atoi(m[1]))+" more dropped"))
+	}
+	return out
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// formatBytes is a byte count for people: 512 B, 3.4 kB, 12 MB.
+func formatBytes(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
 
 // editPreview shows an edit as a few removed and added lines.

@@ -119,7 +119,7 @@ func TestRendererToolCalls(t *testing.T) {
 	got := scr.all()
 	for _, want := range []string{
 		"Let me check.\n⚙ bash  go test ./...\n  ↳ exit 1 · 7 lines · 1s\n    ok  pkg\n    ok  pkg\n    ok  pkg\n    … 4 more lines (/expand)\n",
-		"⚙ read_file  internal/x.go\n  ↳ error · 1 line · 0.0s\n    no such file: internal/x.go",
+		"⚙ read_file  internal/x.go\n  ↳ error · 0.0s\n    no such file: internal/x.go",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("screen lacks\n%s\ngot:\n%s", want, got)
@@ -227,7 +227,7 @@ func TestToolResultMarkers(t *testing.T) {
 func TestToolResultCapMarker(t *testing.T) {
 	content := "1\n2\n\n[harness cap: 90 of 100 chars cut here (lines 3-9 of 10). The whole output is in /s/f.txt.]\n10\n[exit code: 0]"
 	got := ToolResult(Style{}, llm.Block{Name: "bash"}, llm.Block{Content: content}, 0, 200)
-	want := "  ↳ exit 0 · 10 lines · 6 cut in the middle · 0.0s\n    1\n    2\n    \n    … 1 more line (/expand)\n    [harness cap: 90 of 100 chars cut here (lines 3-9 of 10). The whole output is in /s/f.txt.]\n"
+	want := "  ↳ exit 0 · 9 lines · 6 cut in the middle · 0.0s\n    1\n    2\n    \n    … 1 more line (/expand)\n    [harness cap: 90 of 100 chars cut here (lines 3-9 of 10). The whole output is in /s/f.txt.]\n"
 	if got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
@@ -292,7 +292,7 @@ func TestSpinnerTicks(t *testing.T) {
 func TestToolResultEditPreview(t *testing.T) {
 	call := llm.Block{Name: "edit_file", Input: json.RawMessage(`{"path":"a.go","old_string":"x := 1\ny := 2","new_string":"x := 10\ny := 20\nz := 30\nw := 40\nv := 50"}`)}
 	got := ToolResult(Style{}, call, llm.Block{Content: "edited a.go"}, 0, 80)
-	want := "  ↳ ok · 1 line · 0.0s\n    - x := 1\n    - y := 2\n    + x := 10\n    + y := 20\n    + z := 30\n      … 2 more\n    edited a.go\n"
+	want := "  ↳ ok · 0.0s\n    - x := 1\n    - y := 2\n    + x := 10\n    + y := 20\n    + z := 30\n      … 2 more\n    edited a.go\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
