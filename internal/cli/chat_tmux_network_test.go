@@ -26,23 +26,10 @@ func TestChatTmuxNetwork(t *testing.T) {
 		testenv.Missing(t, testenv.Bwrap, "bubblewrap is not installed (CI installs it)")
 	}
 	srv := llmtest.NewServer(t)
-	home := t.TempDir()
-	proj := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
+	home, proj := tmuxProject(t)
 	os.MkdirAll(filepath.Join(home, ".agents"), 0o755)
 	os.WriteFile(filepath.Join(home, ".agents", "permissions"), []byte("allow bash curl *\n"), 0o644)
-	tm := startTmux(t, 120, 40, proj, []string{
-		"HOME=" + home,
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"BASE_URL=" + srv.URL,
-		"PROVIDER=anthropic",
-		"MODEL=claude-sonnet-4-5",
-		"API_KEY=sk-fake-key-for-tests-0123456789",
-		"CONTEXT_WINDOW=200000",
-		"TERM=xterm-256color",
-	}, bin, "--project", proj, "--sandbox", "bwrap")
+	tm := startTmux(t, 120, 40, proj, tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), bin, "--project", proj, "--sandbox", "bwrap")
 	tm.waitFor("banner", "/help for commands")
 	tm.waitPrompt()
 

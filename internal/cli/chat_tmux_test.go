@@ -28,21 +28,8 @@ import (
 func TestChatTmux(t *testing.T) {
 	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
-	home := t.TempDir()
-	proj := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	tm := startTmux(t, 100, 32, proj, []string{
-		"HOME=" + home,
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"BASE_URL=" + srv.URL,
-		"PROVIDER=anthropic",
-		"MODEL=claude-sonnet-4-5",
-		"API_KEY=sk-fake-key-for-tests-0123456789",
-		"CONTEXT_WINDOW=200000",
-		"TERM=xterm-256color",
-	}, bin, "--project", proj)
+	home, proj := tmuxProject(t)
+	tm := startTmux(t, 100, 32, proj, tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), bin, "--project", proj)
 
 	tm.waitFor("banner", "/help for commands")
 	tm.waitPrompt()
@@ -160,12 +147,8 @@ func tmuxHarness(t *testing.T) string {
 func TestChatTmuxEditor(t *testing.T) {
 	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
-	home := t.TempDir()
-	proj := t.TempDir()
-	tm := startTmux(t, 60, 20, proj, []string{
-		"HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "BASE_URL=" + srv.URL,
-		"PROVIDER=openai", "MODEL=gpt-4.1-mini", "API_KEY=sk-fake-key-for-tests-0123456789", "TERM=xterm-256color",
-	}, bin, "--project", proj)
+	home, proj := t.TempDir(), t.TempDir()
+	tm := startTmux(t, 60, 20, proj, tmuxEnv(home, srv.URL, "openai", "gpt-4.1-mini"), bin, "--project", proj)
 	tm.waitPrompt()
 
 	srv.Enqueue(llmtest.Reply{Text: "got two lines"}, llmtest.Reply{Text: "got it again"})
@@ -204,6 +187,27 @@ func TestChatTmuxEditor(t *testing.T) {
 	tm.waitPrompt()
 	tm.keys("C-d")
 	tm.waitExit()
+}
+
+// tmuxEnv is the environment of a harness under test in tmux: a private
+// home, the fake provider at url, a fake key, a known window.
+func tmuxEnv(home, url, provider, model string) []string {
+	return []string{
+		"HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "BASE_URL=" + url,
+		"PROVIDER=" + provider, "MODEL=" + model, "API_KEY=sk-fake-key-for-tests-0123456789",
+		"CONTEXT_WINDOW=200000", "TERM=xterm-256color",
+	}
+}
+
+// tmuxProject returns a private home and a project that is a git
+// repository (what the sandbox and the status line show for one).
+func tmuxProject(t *testing.T) (home, proj string) {
+	t.Helper()
+	home, proj = t.TempDir(), t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return home, proj
 }
 
 // buildHarness builds the harness binary once per test into a temporary

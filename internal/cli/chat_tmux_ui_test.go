@@ -14,15 +14,6 @@ import (
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 )
 
-// tmuxEnv is the environment of a harness under test in tmux.
-func tmuxEnv(home, url, provider, model string) []string {
-	return []string{
-		"HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "BASE_URL=" + url,
-		"PROVIDER=" + provider, "MODEL=" + model, "API_KEY=sk-fake-key-for-tests-0123456789",
-		"CONTEXT_WINDOW=200000", "TERM=xterm-256color",
-	}
-}
-
 // longReply is a 60-line Markdown reply whose paragraphs are longer than
 // any terminal row.
 func longReply() (src string, sentences []string) {

@@ -67,27 +67,7 @@ func (in *Input) start() {
 // Next returns the next byte, or ctx's error when ctx ends first, or
 // the reader's error (io.EOF) once the input is exhausted.
 func (in *Input) Next(ctx context.Context) (byte, error) {
-	in.mu.Lock()
-	if len(in.buf) > 0 {
-		b := in.buf[0]
-		in.buf = in.buf[1:]
-		in.mu.Unlock()
-		return b, nil
-	}
-	in.mu.Unlock()
-	in.start()
-	select {
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	case p, ok := <-in.ch:
-		if !ok {
-			return 0, in.err
-		}
-		in.mu.Lock()
-		in.buf = append(in.buf, p[1:]...)
-		in.mu.Unlock()
-		return p[0], nil
-	}
+	return in.next(ctx, nil)
 }
 
 // ErrResized is returned by NextKey when the terminal was resized: the
@@ -105,6 +85,12 @@ func (in *Input) Resized() {
 
 // NextKey is Next that also returns ErrResized after Resized.
 func (in *Input) NextKey(ctx context.Context) (byte, error) {
+	return in.next(ctx, in.resized)
+}
+
+// next is Next, also ending with ErrResized when resized (nil: never)
+// delivers.
+func (in *Input) next(ctx context.Context, resized <-chan struct{}) (byte, error) {
 	in.mu.Lock()
 	if len(in.buf) > 0 {
 		b := in.buf[0]
@@ -115,7 +101,7 @@ func (in *Input) NextKey(ctx context.Context) (byte, error) {
 	in.mu.Unlock()
 	in.start()
 	select {
-	case <-in.resized:
+	case <-resized:
 		return 0, ErrResized
 	case <-ctx.Done():
 		return 0, ctx.Err()

@@ -234,14 +234,7 @@ func renderItem(st Style, lines []string, width int) []string {
 		m := bulletRe.FindStringSubmatch(head)
 		var prefix, body string
 		if m != nil {
-			mark := "•"
-			switch strings.ToLower(strings.TrimSpace(m[2])) {
-			case "[ ]":
-				mark = "☐"
-			case "[x]":
-				mark = "☑"
-			}
-			prefix, body = m[1]+st.Cyan(mark)+" ", m[3]
+			prefix, body = m[1]+st.Cyan(bulletMark(m[2]))+" ", m[3]
 		} else if m = orderedRe.FindStringSubmatch(head); m != nil {
 			prefix, body = m[1]+st.Cyan(m[2])+" ", m[3]
 		} else {
@@ -284,71 +277,103 @@ func wrapStyled(s string, width int) []string {
 }
 
 func wrapLine(s string, width int) []string {
-	var rows []string
-	var row, word strings.Builder
-	rowW, wordW := 0, 0
-	active := ""   // SGR codes in force after what was read
-	sgrStart := "" // ... at the start of the current word
-	breakRow := func() {
-		r := row.String()
-		if sgrStart != "" {
-			r += "\x1b[0m"
-		}
-		rows = append(rows, r)
-		row.Reset()
-		row.WriteString(sgrStart)
-		rowW = 0
-	}
+	var out styledRows
+	var word strings.Builder
+	wordW := 0
+	sgrStart := "" // the attributes in force at the start of the current word
 	putWord := func() {
 		if word.Len() == 0 {
 			return
 		}
 		switch {
-		case rowW > 0 && rowW+1+wordW > width:
-			breakRow()
-		case rowW > 0:
-			row.WriteString(" ")
-			rowW++
+		case out.w > 0 && out.w+1+wordW > width:
+			out.brk(sgrStart)
+		case out.w > 0:
+			out.row.WriteString(" ")
+			out.w++
 		}
-		if wordW > width-rowW {
+		if wordW > width-out.w {
 			// Wider than a row: cut it.
 			pieces := cutStyled(word.String(), width)
 			for i, p := range pieces {
 				if i > 0 {
-					rows = append(rows, row.String())
-					row.Reset()
+					out.rows = append(out.rows, out.row.String())
+					out.row.Reset()
 				}
-				row.WriteString(p)
-				rowW = StringWidth(p)
+				out.row.WriteString(p)
+				out.w = StringWidth(p)
 			}
 		} else {
-			row.WriteString(word.String())
-			rowW += wordW
+			out.row.WriteString(word.String())
+			out.w += wordW
 		}
 		word.Reset()
 		wordW = 0
 	}
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		c := rs[i]
-		if c == 0x1b {
-			j := skipEscape(rs, i)
-			seq := string(rs[i : j+1])
-			word.WriteString(seq)
-			active = applySGR(active, seq)
-			i = j
-			continue
-		}
+	walkStyled(s, func(seq, _ string) { word.WriteString(seq) }, func(c rune, active string) {
 		if c == ' ' {
 			putWord()
 			sgrStart = active
-			continue
+			return
 		}
 		word.WriteRune(c)
 		wordW += RuneWidth(c)
-	}
+	})
 	putWord()
-	return append(rows, row.String())
+	return out.done()
+}
+
+// styledRows collects rows of styled text. A row broken while attributes
+// are open is closed with a reset and the next row opens them again.
+type styledRows struct {
+	rows []string
+	row  strings.Builder
+	w    int // columns on row
+}
+
+// brk ends the row; active is the attributes in force at the break.
+func (sr *styledRows) brk(active string) {
+	r := sr.row.String()
+	if active != "" {
+		r += "\x1b[0m"
+	}
+	sr.rows = append(sr.rows, r)
+	sr.row.Reset()
+	sr.row.WriteString(active)
+	sr.w = 0
+}
+
+func (sr *styledRows) done() []string { return append(sr.rows, sr.row.String()) }
+
+// walkStyled goes through styled text: esc gets each escape sequence,
+// char each other character; both get the SGR attributes in force after
+// what was read.
+func walkStyled(s string, esc func(seq, active string), char func(c rune, active string)) {
+	active := ""
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		if rs[i] == 0x1b {
+			j := skipEscape(rs, i)
+			seq := string(rs[i : j+1])
+			active = applySGR(active, seq)
+			esc(seq, active)
+			i = j
+			continue
+		}
+		char(rs[i], active)
+	}
+}
+
+// bulletMark is the mark of a list item, given its task box ("[ ]",
+// "[x]") or "" for a plain item.
+func bulletMark(box string) string {
+	switch strings.ToLower(strings.TrimSpace(box)) {
+	case "[ ]":
+		return "☐"
+	case "[x]":
+		return "☑"
+	}
+	return "•"
 }
 
 // applySGR is the attributes in force after seq, given those before.
@@ -366,36 +391,16 @@ func applySGR(active, seq string) string {
 // character, reopening the attributes in force on each new row.
 func cutStyled(s string, width int) []string {
 	width = max(width, 1)
-	var rows []string
-	var row strings.Builder
-	w := 0
-	active := ""
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		c := rs[i]
-		if c == 0x1b {
-			j := skipEscape(rs, i)
-			seq := string(rs[i : j+1])
-			row.WriteString(seq)
-			active = applySGR(active, seq)
-			i = j
-			continue
-		}
+	var out styledRows
+	walkStyled(s, func(seq, _ string) { out.row.WriteString(seq) }, func(c rune, active string) {
 		cw := RuneWidth(c)
-		if w+cw > width && w > 0 {
-			r := row.String()
-			if active != "" {
-				r += "\x1b[0m"
-			}
-			rows = append(rows, r)
-			row.Reset()
-			row.WriteString(active)
-			w = 0
+		if out.w+cw > width && out.w > 0 {
+			out.brk(active)
 		}
-		row.WriteRune(c)
-		w += cw
-	}
-	return append(rows, row.String())
+		out.row.WriteRune(c)
+		out.w += cw
+	})
+	return out.done()
 }
 
 var (
@@ -422,14 +427,7 @@ func renderLine(st Style, line string, width int) string {
 		return st.Dim(strings.Repeat("─", min(width, 60)))
 	}
 	if m := bulletRe.FindStringSubmatch(line); m != nil {
-		mark := "•"
-		switch strings.ToLower(strings.TrimSpace(m[2])) {
-		case "[ ]":
-			mark = "☐"
-		case "[x]":
-			mark = "☑"
-		}
-		return m[1] + st.Cyan(mark) + " " + renderInline(st, m[3])
+		return m[1] + st.Cyan(bulletMark(m[2])) + " " + renderInline(st, m[3])
 	}
 	if m := orderedRe.FindStringSubmatch(line); m != nil {
 		return m[1] + st.Cyan(m[2]) + " " + renderInline(st, m[3])
