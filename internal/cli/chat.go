@@ -184,7 +184,7 @@ func (c *chat) banner(ctx context.Context) {
 	s := c.s
 	sess := s.ID
 	if s.Resumed {
-		sess = "resumed " + s.ID + fmt.Sprintf(" (%d messages)", s.History.Len())
+		sess = resumedLine(s.ID, s.Log.Path(), s.History.Len())
 	}
 	b := ui.Banner{
 		Version:  Version,
@@ -411,7 +411,7 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		}
 		c.closing(old)
 		old.Close()
-		c.r.Print(st.Dim(fmt.Sprintf("resumed %s (%d messages)", c.s.ID, c.s.History.Len())))
+		c.r.Print(st.Dim(resumedLine(c.s.ID, c.s.Log.Path(), c.s.History.Len())))
 		c.r.Print(c.transcript())
 		c.status()
 	case "/model":
@@ -651,6 +651,23 @@ func (c *chat) tilde(x string) string {
 	return x
 }
 
+// resumedLine names a resumed session in the units of the session lists
+// (steps: the model's replies, cost at list price), then how many
+// messages the model is given from it.
+func resumedLine(id, path string, messages int) string {
+	line := "resumed " + id
+	entries, err := session.ReadFile(path)
+	if err != nil && !errors.Is(err, session.ErrTornLine) {
+		return line + fmt.Sprintf(" (%s in context)", plural(messages, "message"))
+	}
+	sum := session.Summarize(path, entries)
+	line += fmt.Sprintf(" (%s, %s tok", plural(sum.Steps, "step"), humanTokens(tokens(sum.Usage)))
+	if v, ok := cost(sum); ok {
+		line += ", " + usd(v)
+	}
+	return line + fmt.Sprintf("; %s in context)", plural(messages, "message"))
+}
+
 // StringWidthOf is ui.StringWidth, named for the layout code here.
 func StringWidthOf(s string) int { return ui.StringWidth(s) }
 
@@ -687,4 +704,11 @@ func (c *chat) listSessions() error {
 	}
 	c.r.Print(b.String())
 	return nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -309,7 +309,7 @@ func TestChatTmuxContinue(t *testing.T) {
 	tm.waitFor("banner", "resumed ")
 	tm.waitPrompt()
 	s := tm.screen()
-	for _, want := range []string{"(2 messages)", "› what is the answer?", "The answer is forty-two.", "resumed here"} {
+	for _, want := range []string{"(1 step, ", "; 2 messages in context)", "› what is the answer?", "The answer is forty-two.", "resumed here"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the resumed session lacks %q:\n%s", want, s)
 		}
