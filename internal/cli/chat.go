@@ -592,8 +592,15 @@ func (c *chat) describeRules(all bool) string {
 		case "deny":
 			colour = st.Red
 		}
-		line := fmt.Sprintf("  %s %s", colour(fmt.Sprintf("%-5s", verdict)), ui.Truncate(rest, max(10, w-StringWidthOf(origin)-12)))
-		if origin != "" {
+		// The rule is the point of the row: its origin is named short
+		// (~/… or relative to the project) and gives way first.
+		origin = c.shortPath(origin)
+		originW := min(StringWidthOf(origin), max(0, w-10-40))
+		if originW > 0 && originW < StringWidthOf(origin) {
+			origin = "…" + ui.TruncateLeft(origin, originW-1)
+		}
+		line := fmt.Sprintf("  %s %s", colour(fmt.Sprintf("%-5s", verdict)), truncateMiddle(rest, max(10, w-originW-10)))
+		if origin != "" && originW > 0 {
 			line += "  " + st.Dim(origin)
 		}
 		return line
@@ -636,11 +643,34 @@ func (c *chat) describeWalls() string {
 	p := c.s.Sandbox.Policy()
 	var wr []string
 	for _, x := range p.Writable {
+		if x == p.Project {
+			wr = append(wr, "the project")
+			continue
+		}
 		wr = append(wr, c.tilde(x))
 	}
 	return "  " + st.Bold("walls") + " " + st.Dim("(no rule moves them)") + "\n" +
 		"    write only under " + ui.Truncate(strings.Join(wr, ", "), max(10, c.t.Width()-22)) + "\n" +
 		"    " + fmt.Sprintf("never read %d secret paths", len(p.DenyRead)) + st.Dim(" (/sandbox lists them)")
+}
+
+// truncateMiddle shortens s to w columns by cutting its middle: a rule's
+// verdict-bearing start and its command's end both stay.
+func truncateMiddle(s string, w int) string {
+	if ui.StringWidth(s) <= w {
+		return s
+	}
+	return ui.Truncate(s, w/2) + ui.TruncateLeft(s, w-w/2)
+}
+
+// shortPath writes a path (possibly with a ":LINE" suffix) under the
+// project relative to it, else under the home directory as ~/….
+func (c *chat) shortPath(x string) string {
+	proj := c.s.Sandbox.Policy().Project
+	if rel, err := filepath.Rel(proj, x); err == nil && filepath.IsAbs(x) && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return c.tilde(x)
 }
 
 // tilde writes a path under the home directory as ~/….

@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/ui"
 )
 
 // TestChatPiped runs the interactive loop with piped input, as a script or
@@ -115,5 +117,69 @@ func TestChatEOFQuits(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "some-local-model") {
 		t.Errorf("no banner:\n%s", out.String())
+	}
+}
+
+// TestChatCommandsCheck: commands that would waste a call or mislead
+// refuse plainly. /compact on an empty session does not call the model;
+// /model takes only a catalogue name (or !NAME); /permissions fits the
+// terminal's 80 columns, a long rule shortened, never wrapped.
+func TestChatCommandsCheck(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	home := t.TempDir()
+	proj := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	t.Setenv("BASE_URL", srv.URL)
+	t.Setenv("PROVIDER", "anthropic")
+	t.Setenv("MODEL", "claude-haiku-4-5")
+	t.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
+	long := "allow bash " + filepath.Join(proj, strings.Repeat("very-long-directory-name/", 6), "build.sh") + " *\n"
+	if err := os.MkdirAll(filepath.Join(proj, ".agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, ".agents", "permissions"), []byte(long), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(llmtest.Reply{Text: "still the first model"})
+	in := strings.Join([]string{
+		"/compact",
+		"/model claude-sonet-4-5", // a typo
+		"hello",
+		"/model !my-local-model",
+		"/permissions",
+		"/exit",
+	}, "\n") + "\n"
+	var out, errb bytes.Buffer
+	g := &globalOptions{Project: proj, Backend: "auto"}
+	if err := runChat(context.Background(), g, Stdio{In: strings.NewReader(in), Out: &out, Err: &errb}); err != nil {
+		t.Fatalf("runChat: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	got := out.String() + errb.String()
+	for _, want := range []string{
+		"nothing to compact yet: the session has no messages",
+		`"claude-sonet-4-5" is not in the model catalogue`,
+		"model my-local-model from the next turn on",
+		"allow bash " + proj[:12], "-name/build.sh *", "…",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1: /compact on an empty session called the model", len(reqs))
+	}
+	if reqs[0].Model != "claude-haiku-4-5" {
+		t.Errorf("the unknown model name was taken: the turn went to %q", reqs[0].Model)
+	}
+	if !strings.Contains(got, "  .agents/permissions:1") || !strings.Contains(got, "write only under the project") {
+		t.Errorf("/permissions names the project's paths in full:\n%s", got)
+	}
+	perms := out.String()[strings.Index(out.String(), "from the next turn on"):]
+	for _, l := range strings.Split(perms, "\n")[1:] {
+		if w := ui.StringWidth(l); w > 80 {
+			t.Errorf("a /permissions row is %d columns wide (the terminal has 80): %q", w, l)
+		}
 	}
 }

@@ -252,6 +252,18 @@ func Truncate(s string, w int) string {
 	return b.String() + "…"
 }
 
+// TruncateLeft keeps the last w columns of s (the end of a path is what
+// names it).
+func TruncateLeft(s string, w int) string {
+	rs := []rune(s)
+	n, i := 0, len(rs)
+	for i > 0 && n+RuneWidth(rs[i-1]) <= w {
+		i--
+		n += RuneWidth(rs[i])
+	}
+	return string(rs[i:])
+}
+
 // Wrap breaks plain text into lines of at most width columns at spaces; a
 // word longer than width gets a line of its own.
 func Wrap(text string, width int) []string {
