@@ -185,8 +185,64 @@ func TestChatTmuxEditor(t *testing.T) {
 	}
 	tm.keys("C-u")
 	tm.waitPrompt()
+
+	// Keys typed while the model is still thinking are echoed after the
+	// spinner, and wait at the prompt after an interrupt.
+	srv.Enqueue(llmtest.Reply{Text: "never shown", Delay: time.Minute}, llmtest.Reply{Text: "two ways"}, llmtest.Reply{Text: "pasted ok"})
+	tm.typeLine("think long")
+	tm.waitFor("spinner", "thinking")
+	tm.keys("-l", "next one")
+	tm.waitFor("queued text echoed", "queued: next one")
+	tm.keys("Escape")
+	tm.waitFor("interrupted", "⏹ interrupted")
+	tm.waitFor("queued text at the prompt", "› next one")
+	tm.keys("C-u")
+
+	// Ctrl-J and \ then Enter insert a newline; Enter alone sends.
+	tm.waitPrompt()
+	tm.keys("-l", "one")
+	tm.keys("C-j")
+	tm.keys("-l", "two\\")
+	tm.keys("Enter")
+	tm.keys("-l", "three")
+	tm.keys("Enter")
+	tm.waitFor("reply to three lines", "two ways")
+	if got := lastUser(srv); got != "one\ntwo\nthree" {
+		t.Errorf("Ctrl-J and \\-Enter: the prompt arrived as %q", got)
+	}
+
+	// A 60-line paste (bracketed, as terminals send it) is one row on
+	// screen, in the scrollback once, and whole in the request.
+	var paste strings.Builder
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&paste, "pasted row %d\n", i)
+	}
+	tm.waitPrompt()
+	tm.run("set-buffer", "-b", "p", paste.String())
+	tm.run("paste-buffer", "-p", "-d", "-b", "p", "-t", tm.name)
+	tm.waitFor("collapsed paste", "[pasted 60 lines]")
+	tm.keys("Enter")
+	tm.waitFor("reply to the paste", "pasted ok")
+	if s := tm.screen(); strings.Contains(s, "pasted row 2") || strings.Count(s, "[pasted 60 lines]") != 1 {
+		t.Errorf("the paste is shown expanded or twice:\n%s", s)
+	}
+	if got := lastUser(srv); !strings.Contains(got, "pasted row 1\n") || !strings.Contains(got, "pasted row 60") {
+		t.Errorf("the paste did not reach the model whole: %q", got)
+	}
 	tm.keys("C-d")
 	tm.waitExit()
+}
+
+// lastUser is the text of the last user message the fake provider got.
+func lastUser(srv *llmtest.Server) string {
+	reqs := srv.Requests()
+	msgs := reqs[len(reqs)-1].Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return msgs[i].PlainText()
+		}
+	}
+	return ""
 }
 
 // tmuxEnv is the environment of a harness under test in tmux: a private
