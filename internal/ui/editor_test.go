@@ -217,6 +217,21 @@ func TestEditorCompletion(t *testing.T) {
 			}
 		}
 	})
+	t.Run("slash commands listed with what they do", func(t *testing.T) {
+		help := map[string]string{"/compact": "summarise the conversation now", "/cost": "tokens and money so far"}
+		e, scr := testEditor(t, "/co\t", 80, EditorOptions{NoHistory: true, Completer: comp, Describe: func(c string) string { return help[c] }})
+		e.ReadLine(context.Background(), "> ")
+		for _, want := range []string{"/compact", "summarise the conversation now", "/cost", "tokens and money so far"} {
+			if !strings.Contains(scr.text(), want) {
+				t.Errorf("the list lacks %q:\n%s", want, scr.text())
+			}
+		}
+		for _, l := range strings.Split(scr.text(), "\n") {
+			if strings.Contains(l, "/cost") && !strings.Contains(l, "tokens and money") {
+				t.Errorf("a command and its description are not on one row: %q", l)
+			}
+		}
+	})
 }
 
 // TestEditorRedraw checks the width-aware redraw on an emulated screen:
