@@ -220,6 +220,15 @@ func byteSize(n int) string {
 // cover: the parts that need approval. A script that does not parse has
 // none (the whole command is then what asks).
 func AskingParts(script, patterns string) []string {
+	var out []string
+	for _, sp := range askingSpans(script, patterns) {
+		out = append(out, script[sp[0]:sp[1]])
+	}
+	return out
+}
+
+// askingSpans are AskingParts as byte ranges of script, in order.
+func askingSpans(script, patterns string) [][2]int {
 	if strings.TrimSpace(patterns) == "" {
 		return nil
 	}
@@ -231,7 +240,7 @@ func AskingParts(script, patterns string) []string {
 	for _, p := range strings.Split(patterns, "; ") {
 		pats = append(pats, strings.Fields(p))
 	}
-	var out []string
+	var out [][2]int
 	syntax.Walk(f, func(n syntax.Node) bool {
 		call, ok := n.(*syntax.CallExpr)
 		if !ok || len(call.Args) == 0 {
@@ -247,8 +256,8 @@ func AskingParts(script, patterns string) []string {
 		for _, p := range pats {
 			if matchWords(p, words) {
 				start, end := call.Pos().Offset(), call.End().Offset()
-				if int(end) <= len(script) && start < end {
-					out = append(out, script[start:end])
+				if int(end) <= len(script) && start < end && (len(out) == 0 || int(start) >= out[len(out)-1][1]) {
+					out = append(out, [2]int{int(start), int(end)})
 				}
 				break
 			}
@@ -256,6 +265,20 @@ func AskingParts(script, patterns string) []string {
 		return true
 	})
 	return out
+}
+
+// markAsking shows a compound command with the parts that ask (spans)
+// standing out, bold yellow and underlined, and the rest dimmed.
+func markAsking(st Style, script string, spans [][2]int) string {
+	var b strings.Builder
+	at := 0
+	for _, sp := range spans {
+		b.WriteString(colourLines(st.Dim, script[at:sp[0]]))
+		b.WriteString(colourLines(func(x string) string { return st.Bold(st.Yellow(st.Underline(x))) }, script[sp[0]:sp[1]]))
+		at = sp[1]
+	}
+	b.WriteString(colourLines(st.Dim, script[at:]))
+	return b.String()
 }
 
 // matchWords matches words against a pattern of words: "*" alone matches

@@ -11,6 +11,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/permission"
+	"github.com/harness-dev/harness/internal/sandbox"
 )
 
 func TestEditPreview(t *testing.T) {
@@ -104,5 +105,57 @@ func TestPrompterShowsEdit(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(file); string(b) != "one\ntwo\nthree\n" {
 		t.Errorf("the preview changed the file: %q", b)
+	}
+}
+
+// A compound command's prompt shows the parsed command with the part that
+// needs approval standing out and the rest dimmed; a simple one is shown
+// with its syntax colours.
+func TestPrompterMarksAskingPart(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := permission.New(permission.Options{Policy: pol, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := Style{Color: true}
+	mark := func(x string) string { return st.Bold(st.Yellow(st.Underline(x))) }
+	tests := []struct {
+		cmd       string
+		marked    []string
+		notMarked []string
+	}{
+		{"cd sub && make deploy | tee log", []string{"make deploy"}, []string{"tee log", "cd sub"}},
+		{"git status && npm install left-pad; echo done", []string{"npm install left-pad"}, []string{"echo done", "git status"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			req := permission.Request{Tool: "bash", Command: tt.cmd}
+			d := gate.Decide(req)
+			if d.Verdict != permission.Ask {
+				t.Fatalf("the default rules do not ask for %q (verdict %v): pick a command that asks", tt.cmd, d.Verdict)
+			}
+			var out strings.Builder
+			tm := &Term{Out: &out, TTY: true, Style: st, Size: func() (int, int) { return 100, 30 }}
+			r := NewRenderer(tm, nil)
+			defer r.Close()
+			p := &Prompter{R: r, Editor: NewEditor(NewInput(strings.NewReader("n\r")), tm, EditorOptions{ForceRaw: true, NoHistory: true})}
+			if _, err := p.Prompt(context.Background(), req, d, tt.cmd); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range tt.marked {
+				if !strings.Contains(out.String(), mark(m)) {
+					t.Errorf("the asking part %q is not marked (pattern %q):\n%q", m, d.Pattern(), out.String())
+				}
+			}
+			for _, m := range tt.notMarked {
+				if strings.Contains(out.String(), mark(m)) {
+					t.Errorf("%q is marked, but it does not ask", m)
+				}
+			}
+		})
 	}
 }

@@ -153,14 +153,20 @@ func renderPermission(st Style, req permission.Request, d permission.Decision, p
 	b.WriteString(st.Yellow("╭ ") + st.Bold(title) + "\n")
 	switch {
 	case req.Tool == "bash":
-		for _, l := range strings.Split(Highlight(st, "sh", req.Command), "\n") {
+		parts := AskingParts(req.Command, d.Pattern())
+		compound := len(parts) > 0 && (len(parts) > 1 || strings.TrimSpace(parts[0]) != strings.TrimSpace(req.Command))
+		shown := Highlight(st, "sh", req.Command)
+		if compound {
+			// The parsed command with the part that asks standing out.
+			shown = markAsking(st, Sanitize(req.Command), askingSpans(Sanitize(req.Command), d.Pattern()))
+		}
+		for _, l := range strings.Split(shown, "\n") {
 			for _, r := range cutStyled(l, max(width-2, 8)) {
 				b.WriteString(bar + r + "\n")
 			}
 		}
-		parts := AskingParts(req.Command, d.Pattern())
-		if len(parts) > 0 && (len(parts) > 1 || strings.TrimSpace(parts[0]) != strings.TrimSpace(req.Command)) {
-			// A compound command: say which part asks.
+		if compound {
+			// Say in words which part asks, for a screen without colour.
 			for _, part := range parts {
 				b.WriteString(bar + st.Yellow("▲ asks: ") + st.Bold(Truncate(oneLine(Sanitize(part)), max(width-10, 8))) + "\n")
 			}
