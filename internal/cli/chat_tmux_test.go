@@ -193,6 +193,7 @@ func TestChatTmuxEditor(t *testing.T) {
 	tm.waitFor("spinner", "thinking")
 	tm.keys("-l", "next one")
 	tm.waitFor("queued text echoed", "queued: next one")
+	tm.capture("queued")
 	tm.keys("Escape")
 	tm.waitFor("interrupted", "⏹ interrupted")
 	tm.waitFor("queued text at the prompt", "› next one")
@@ -221,6 +222,7 @@ func TestChatTmuxEditor(t *testing.T) {
 	tm.run("set-buffer", "-b", "p", paste.String())
 	tm.run("paste-buffer", "-p", "-d", "-b", "p", "-t", tm.name)
 	tm.waitFor("collapsed paste", "[pasted 60 lines]")
+	tm.capture("paste")
 	tm.keys("Enter")
 	tm.waitFor("reply to the paste", "pasted ok")
 	if s := tm.screen(); strings.Contains(s, "pasted row 2") || strings.Count(s, "[pasted 60 lines]") != 1 {

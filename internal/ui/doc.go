@@ -17,9 +17,11 @@
 //     Editor and the Prompter so no abandoned read ever swallows keys;
 //     Input.Quiet turns echo and line buffering off while a turn runs.
 //   - Editor reads a line: raw mode, Emacs keys, history in a file,
-//     Ctrl-R search, Esc-Enter for a newline, bracketed paste, Tab
-//     completion (CommandCompleter, PathCompleter). Without a terminal it
-//     reads plain lines.
+//     Ctrl-R search (Ctrl-G cancels it), \-Enter, Ctrl-J or Alt-Enter for
+//     a newline, bracketed paste (a long one shown collapsed), Tab
+//     completion (CommandCompleter with descriptions, PathCompleter, @file
+//     mentions). A lone Esc is a key of its own, never the start of the
+//     next one. Without a terminal it reads plain lines.
 //   - Renderer implements the agent's Observer (structurally: ui never
 //     imports agent) and accounts usage in a Meter for the status line.
 //   - Prompter implements permission.Prompter on top of the Editor.
