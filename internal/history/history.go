@@ -192,6 +192,9 @@ type History struct {
 
 	spills []string // spill files written since the last Sweep
 
+	writeCache map[string][]Write // Writes by tool input (inputKey)
+	settled    map[string]bool    // old inputs the strip left alone for good
+
 	// Statistics for the benchmark and the UI.
 	stats Stats
 }

@@ -211,7 +211,7 @@ func (h *History) stripInput(b llm.Block) (json.RawMessage, bool) {
 	if b.Type != llm.BlockToolUse || b.Layer != "" || h.cfg.Strategy == StrategySeed || h.cfg.Strategy == StrategyRaw || len(b.Input) < inputStubFrom {
 		return nil, false
 	}
-	writes := Writes(b.Name, b.Input)
+	writes := h.writesOf(b)
 	var in map[string]any
 	if len(writes) == 0 || json.Unmarshal(b.Input, &in) != nil {
 		return nil, false
@@ -248,4 +248,44 @@ func (h *History) stripInput(b llm.Block) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// inputKey names a tool call's input for the caches below.
+func inputKey(b llm.Block) string { return b.Name + "\x00" + string(b.Input) }
+
+// writesOf is Writes, parsed once per input: the strip looks at every old
+// call at every step.
+func (h *History) writesOf(b llm.Block) []Write {
+	k := inputKey(b)
+	if w, ok := h.writeCache[k]; ok {
+		return w
+	}
+	w := Writes(b.Name, b.Input)
+	if h.writeCache == nil {
+		h.writeCache = map[string][]Write{}
+	}
+	h.writeCache[k] = w
+	return w
+}
+
+// oldInput is stripInput for a call that has left the latest two
+// messages. A call it leaves alone then is left alone for good: its body
+// was not on disk when it became old, and stubbing it later would rewrite
+// an old message (a cache write) for a file that has been changed since.
+func (h *History) oldInput(b llm.Block) (json.RawMessage, bool) {
+	if b.Type != llm.BlockToolUse || b.Layer != "" {
+		return nil, false
+	}
+	k := inputKey(b)
+	if h.settled[k] {
+		return nil, false
+	}
+	in, ok := h.stripInput(b)
+	if !ok {
+		if h.settled == nil {
+			h.settled = map[string]bool{}
+		}
+		h.settled[k] = true
+	}
+	return in, ok
 }

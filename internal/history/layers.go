@@ -260,7 +260,7 @@ func (h *History) strippable() int {
 			if stub, ok := h.stripBlock(b); ok {
 				saved += (len(b.Content) - len(stub)) / charsPerToken
 			}
-			if in, ok := h.stripInput(b); ok {
+			if in, ok := h.oldInput(b); ok {
 				saved += (len(b.Input) - len(in)) / charsPerToken
 			}
 			if t, ok := h.trimBlock(i, b); ok {
@@ -284,7 +284,7 @@ func (h *History) strip() (Edit, bool) {
 			if stub, ok := h.stripBlock(b); ok {
 				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: stub})
 			}
-			if in, ok := h.stripInput(b); ok && (h.cfg.Strategy == StrategyHarness || h.appendOnly()) {
+			if in, ok := h.oldInput(b); ok && (h.cfg.Strategy == StrategyHarness || h.appendOnly()) {
 				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Input: in})
 			}
 			if f, ok := folds[[2]int{i, j}]; ok {

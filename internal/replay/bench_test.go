@@ -44,7 +44,7 @@ func TestHarnessStrategyPays(t *testing.T) {
 	}
 	for _, pricing := range []string{Anthropic, OpenAI} {
 		for _, window := range []int{32000, 128000} {
-			res, err := RunAll(context.Background(), trajs, Strategies, Options{Pricing: pricing, Window: window})
+			res, err := RunAll(context.Background(), trajs, []string{history.StrategyRaw, history.StrategySeed, history.StrategyHarness}, Options{Pricing: pricing, Window: window})
 			if err != nil {
 				t.Fatal(err)
 			}
