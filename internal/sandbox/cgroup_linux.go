@@ -93,8 +93,11 @@ func cgroupWritable() bool {
 	return true
 }
 
-// removeStaleCgroups kills and removes what dead harness processes left
-// beneath own, as removeStale does for their temporary directories.
+// removeStaleCgroups removes the empty cgroups dead harness processes left
+// beneath own, as removeStale does their temporary directories. One still
+// populated is left alone: its harness may live in another PID namespace,
+// where its pid means nothing here (and bwrap's --die-with-parent ends a
+// dead harness's commands anyway).
 func removeStaleCgroups(own string) {
 	ents, _ := os.ReadDir(own)
 	for _, e := range ents {
@@ -103,9 +106,18 @@ func removeStaleCgroups(own string) {
 			continue
 		}
 		pidText, _, _ := strings.Cut(rest, "-")
-		if pid, err := strconv.Atoi(pidText); err == nil && pid > 0 && !processAlive(pid) {
-			(&cgroupSession{dir: filepath.Join(own, e.Name())}).close()
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
 		}
+		dir := filepath.Join(own, e.Name())
+		kids, _ := os.ReadDir(dir)
+		for _, k := range kids {
+			if k.IsDir() {
+				_ = os.Remove(filepath.Join(dir, k.Name())) // EBUSY while populated
+			}
+		}
+		_ = os.Remove(dir)
 	}
 }
 
@@ -230,18 +242,20 @@ func (c *cgroupChild) kill() {
 		return
 	}
 	c.started()
-	for i := 0; i < 200; i++ {
-		if !c.populated() {
-			break
-		}
-		if c.s.killFileExists {
-			_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
-		} else {
-			for _, pid := range c.members() {
-				unix.Kill(pid, unix.SIGKILL)
+	// Usually empty already (the command's tree died with it): then this
+	// costs two reads and an rmdir. Otherwise kill, and wait for the
+	// kernel to empty it (up to two seconds), killing again now and then.
+	for i := 0; i < 2000 && c.populated(); i++ {
+		if i%100 == 0 {
+			if c.s.killFileExists {
+				_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+			} else {
+				for _, pid := range c.members() {
+					unix.Kill(pid, unix.SIGKILL)
+				}
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
 	_ = os.Remove(c.dir)
 }

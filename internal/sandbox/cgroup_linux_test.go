@@ -55,3 +55,34 @@ func TestCgroupKill(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleCgroups: a dead harness's empty cgroups are removed at the next
+// start; a live harness's stay.
+func TestStaleCgroups(t *testing.T) {
+	if !cgroupWritable() {
+		t.Skip("no writable cgroup v2 here")
+	}
+	own, err := ownCgroupDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := own + "/" + sessionPrefix + "999999999-1"
+	live := own + fmt.Sprintf("/%s%d-stale-test", sessionPrefix, os.Getpid())
+	for _, d := range []string{dead, dead + "/command-1", live} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { os.Remove(dead + "/command-1"); os.Remove(dead); os.Remove(live) })
+	s := openCgroup(0, 0)
+	if s == nil {
+		t.Fatal("no session cgroup")
+	}
+	s.close()
+	if _, err := os.Stat(dead); err == nil {
+		t.Error("a dead harness's cgroup stayed")
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Error("a live harness's cgroup was removed")
+	}
+}

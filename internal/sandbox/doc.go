@@ -165,8 +165,8 @@
 //     which cgroup.kill ends whole at the command's end, the launcher's
 //     and Close, with pids.max and memory.max where those controllers can
 //     be enabled there; the battery (doctor) says which bounds are in
-//     force. A dead harness's cgroup is killed and removed at the next
-//     start, as its temporary directory is.
+//     force. A dead harness's empty cgroups are removed at the next start,
+//     as its temporary directory is.
 //   - Racing the host-side file tools (a symlink swapped between check and
 //     use with renameat2 RENAME_EXCHANGE, by a test command or a parallel
 //     sub-agent): the tools never check a path and reopen it; OpenRead opens
