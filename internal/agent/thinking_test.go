@@ -85,8 +85,13 @@ func newSession40(t *testing.T, format string, cfg history.Config, appendOnly bo
 	srv := llmtest.NewServer(t)
 	srv.Handle(handler)
 	var p llm.Provider = anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "k"})
-	if format == "openai" {
+	model := "claude-sonnet-5-5"
+	switch format {
+	case "openai":
 		p = openai.New(openai.Config{BaseURL: srv.URL, APIKey: "k"})
+	case "deepseek":
+		p = openai.New(openai.Config{BaseURL: srv.URL, APIKey: "k", Profile: "deepseek"})
+		model = "deepseek-v4-pro"
 	}
 	proj := filepath.Join(t.TempDir(), "p")
 	os.MkdirAll(proj, 0o755)
@@ -103,7 +108,7 @@ func newSession40(t *testing.T, format string, cfg history.Config, appendOnly bo
 	cfg.SpillDir = t.TempDir()
 	h := history.New(cfg)
 	a := agent.New(agent.Options{
-		Provider: p, Model: "claude-sonnet-5-5", System: "You are harness.", SessionID: "s40",
+		Provider: p, Model: model, System: "You are harness.", SessionID: "s40",
 		Tools:   tools.NewRegistry(nil, tools.Builtins(&tools.Env{Sandbox: &sandbox.None{P: pol}})...),
 		History: h, Log: lg, Reminder: reminder.New(pol.Project, nil), AppendOnly: appendOnly,
 	})
