@@ -72,8 +72,12 @@ func (b *builder) openSandbox(ctx context.Context) error {
 		return err
 	}
 	backend := b.o.Backend
-	if backend == "" {
+	if backend == "" || backend == sandbox.BackendAuto {
 		backend = sandbox.BackendAuto
+		if b.s.Config != nil && b.s.Config.Sandbox != "" {
+			s := b.s.Config.Sandbox
+			backend = s // the settings' choice of what auto means (SANDBOX=docker)
+		}
 	}
 	// The proxy asks the gate (built by a later step, before any command
 	// runs) and logs every connection.

@@ -19,7 +19,7 @@ type doctorOptions struct {
 func newDoctorCommand() *cobra.Command {
 	var opts doctorOptions
 	cmd := &cobra.Command{
-		Use:   "doctor [--backend auto|bwrap|landlock|seatbelt]",
+		Use:   "doctor [--sandbox auto|bwrap|landlock|seatbelt|docker|podman]",
 		Short: "Say which sandbox is in force and try to escape it",
 		Long: `Say which sandbox backend is in force and why, what it cannot hold, then run
 the escape battery live: each probe tries one escape (writing outside the
@@ -38,7 +38,8 @@ EXIT STATUS
 			return runDoctor(cmd.Context(), opts, Stdio{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()})
 		},
 	}
-	cmd.Flags().StringVar(&opts.Backend, "backend", sandbox.BackendAuto, "backend to examine: auto, bwrap, landlock or seatbelt")
+	cmd.Flags().StringVar(&opts.Backend, "backend", sandbox.BackendAuto, "backend to examine: auto, bwrap, landlock, seatbelt, docker or podman")
+	cmd.Flags().StringVar(&opts.Backend, "sandbox", sandbox.BackendAuto, "same as --backend")
 	return cmd
 }
 

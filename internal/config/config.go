@@ -24,6 +24,10 @@ type Config struct {
 	// (OPENAI_PROFILE: openai, gemini, groq, mistral, deepseek, openrouter,
 	// ollama…); empty lets it choose by host and model.
 	OpenAIProfile string
+	// Sandbox (SANDBOX) is the backend --sandbox auto means: empty picks
+	// the best OS sandbox; docker or podman runs the session in a
+	// container, which auto never picks by itself.
+	Sandbox string
 
 	// Reasoning: THINKING is off, adaptive or a budget ("budget 8000" or
 	// just "8000"); empty leaves the model's default. EFFORT is the
@@ -126,6 +130,7 @@ func Load(src Source) (*Config, error) {
 	c.APIKey = get("API_KEY")
 	c.Model = get("MODEL")
 	c.OpenAIProfile = get("OPENAI_PROFILE")
+	c.Sandbox = strings.ToLower(get("SANDBOX"))
 
 	if c.Provider == "" {
 		c.Provider = inferProvider(c.BaseURL, get)

@@ -47,6 +47,9 @@ func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (
 			mode = " (one launcher per session)"
 		}
 	}
+	if IsContainer(sb.Backend()) {
+		mode = " (one container per session, an exec per command)"
+	}
 	fmt.Fprintf(w, "escape battery: backend %s%s, project %q\n", sb.Backend(), mode, f.proj)
 	fmt.Fprintf(w, "resource bounds: %s\n", pol.LimitsText())
 	if s, ok := sb.(*instance); ok && s.cg != nil {

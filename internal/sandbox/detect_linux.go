@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 )
@@ -29,10 +30,12 @@ func openBackend(name string, p *Policy, tmp string, o openOptions) (Sandbox, er
 		s, err = openBwrap(p, tmp, o)
 	case BackendLandlock:
 		s, err = openLandlock(p, tmp, o)
+	case BackendDocker, BackendPodman:
+		s, err = openContainer(context.Background(), name, p, tmp, o)
 	case BackendSeatbelt:
 		return nil, fmt.Errorf("%w: seatbelt is macOS only; use bwrap or landlock on Linux", ErrUnavailable)
 	default:
-		return nil, fmt.Errorf("unknown sandbox backend %q: use auto, bwrap, landlock, seatbelt or none", name)
+		return nil, fmt.Errorf("unknown sandbox backend %q: use auto, bwrap, landlock, docker, podman, seatbelt or none", name)
 	}
 	if err != nil {
 		return nil, err

@@ -15,6 +15,10 @@ const (
 	// supervisorArg one command's supervisor, which the launcher starts.
 	launcherArg   = "__harness-sandbox-launcher"
 	supervisorArg = "__harness-sandbox-supervisor"
+	// containerInitArg and containerExecArg are the container backend's
+	// init and per-command supervisor (containerserve_linux.go).
+	containerInitArg = "__harness-container-init"
+	containerExecArg = "__harness-container-exec"
 )
 
 // helperFailed is the exit status when the inner stage could not put up its
@@ -86,6 +90,8 @@ func RunHelperIfRequested() {
 		return
 	}
 	switch os.Args[1] {
+	case containerInitArg, containerExecArg:
+		runContainerStage(os.Args)
 	case helperArg:
 		if len(os.Args) < 5 || os.Args[3] != "--" {
 			fmt.Fprintln(os.Stderr, "harness sandbox helper: bad arguments")

@@ -29,6 +29,8 @@ func Limits(backend string) []string {
 				"no PID namespace: a process that calls setsid can outlive a timeout"+setsidHold())
 		}
 		return l
+	case BackendDocker, BackendPodman:
+		return containerLimits()
 	case BackendNone:
 		return []string{"nothing is walled: every command runs directly on this machine"}
 	}

@@ -153,7 +153,7 @@ func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandb
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	if s, ok := sb.(*instance); ok && o.perCommand {
+	if s, ok := sb.(*instance); ok && o.perCommand && (s.name == BackendBwrap || s.name == BackendLandlock) {
 		s.launch = nil
 		if s.ro != nil {
 			s.ro.launch = nil

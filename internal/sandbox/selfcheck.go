@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -115,6 +116,11 @@ func selfCheck(ctx context.Context, sb Sandbox) error {
 	}
 	defer os.RemoveAll(dir)
 	target := dir + "/escaped"
+	if IsContainer(sb.Backend()) {
+		// The host's directories are not in the container at all: the
+		// write outside goes to its read-only root.
+		target = "/" + filepath.Base(dir)
+	}
 	r, err := sb.Run(ctx, Cmd{Script: selfCheckScript(target), Timeout: 10 * time.Second})
 	if err != nil {
 		return &SelfCheckError{Backend: sb.Backend(), Kind: CheckNoRun, Detail: err.Error()}

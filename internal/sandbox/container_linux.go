@@ -1,0 +1,424 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+)
+
+// The container backend (docker, podman through its Docker-compatible
+// socket) maps the same Policy onto an engine: one long-lived container
+// per session, an exec per command. Nothing of the host is in the
+// container but what the Policy makes visible:
+//
+//   - the writable roots (the project first) bind-mounted read-write at the
+//     same paths, the carve-outs read-only on top, the git shadows as
+//     bwrap mounts them, the hidden paths inside them masked (an empty
+//     read-only tmpfs or /dev/null); hidden paths elsewhere are simply not
+//     mounted;
+//   - the session's private /tmp (a host directory, so it survives the
+//     container being recreated when the carve-outs grow);
+//   - the harness binary, read-only at containerHelper: it is the
+//     container's init and each command's supervisor, and puts up the same
+//     inner stage (Landlock, seccomp) as under bwrap;
+//   - a read-only root filesystem (the image's), no network (--network
+//     none), every capability dropped, no-new-privileges, a seccomp profile
+//     with the inner stage's denials (containerSeccomp), pids and memory
+//     limits, the environment allowlist.
+//
+// Each command is `docker exec harness __harness-container-exec`: a child
+// subreaper that starts /bin/sh -c behind the inner stage in a new
+// session with stdin at /dev/null, and kills every descendant when the
+// command exits or when its own stdin (the exec's attached stream) ends,
+// which is how the host times a command out or cancels it.
+
+// containerHelper is where the harness binary is mounted in the container.
+const containerHelper = "/.harness/harness"
+
+// Container limits: what a runaway command (a fork bomb, a leak) hits
+// before the machine does.
+const (
+	containerMemory = 4 << 30
+	containerPids   = 4096
+)
+
+// containerLabel marks the containers a session starts, for cleanup
+// (`docker rm -f $(docker ps -aq --filter label=dev.harness.sandbox)`).
+const containerLabel = "dev.harness.sandbox"
+
+func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o openOptions) (*instance, error) {
+	cli, err := containerClient(backend)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("%w: the %s engine does not answer (is the daemon running? DOCKER_HOST?): %v", ErrUnavailable, backend, err)
+	}
+	exe, err := selfExe()
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	img, err := containerImage(ctx, cli, p)
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	gs, err := openGitShadows(p, tmp)
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	cfg := helperConfig{Write: append(append(p.writeRoots(), "/tmp"), gs.writePaths()...), DenySockets: "unix"}
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	user := strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
+	env := sandboxEnv(p, "/tmp", backend)
+	cr := &containerRunner{backend: backend, cli: cli, pol: p, user: user, cfg: string(cfgJSON)}
+	cr.spec = func() (*container.Config, *container.HostConfig) {
+		return &container.Config{
+				Image:      img.ref,
+				Entrypoint: []string{containerHelper, containerInitArg},
+				Cmd:        []string{},
+				User:       user,
+				Env:        env,
+				WorkingDir: p.Project,
+				Labels:     map[string]string{containerLabel: filepath.Base(tmp)},
+			}, &container.HostConfig{
+				Mounts:         containerMounts(p, gs, tmp, exe, img.hostFS),
+				NetworkMode:    "none",
+				CapDrop:        []string{"ALL"},
+				SecurityOpt:    []string{"no-new-privileges", "seccomp=" + containerSeccomp()},
+				ReadonlyRootfs: true,
+				Resources:      container.Resources{Memory: containerMemory, PidsLimit: ptr(int64(containerPids))},
+			}
+	}
+	s := &instance{name: backend, pol: p, tmp: tmp, helper: containerHelper, git: gs, launch: cr}
+	s.wrap = func(string, string) ([]string, []string, error) {
+		return nil, nil, fmt.Errorf("the %s backend runs every command in the session's container", backend)
+	}
+	if o.proxy != nil {
+		cr.note = "[harness: the " + backend + " backend offers no network proxy: commands have no network]\n"
+	}
+	return s, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// containerClient reaches the engine from the environment (DOCKER_HOST
+// and friends); podman without DOCKER_HOST is looked for at its usual
+// sockets.
+func containerClient(backend string) (*client.Client, error) {
+	opts := []client.Opt{client.FromEnv}
+	if backend == BackendPodman && os.Getenv("DOCKER_HOST") == "" {
+		for _, s := range []string{filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "podman", "podman.sock"), "/run/podman/podman.sock"} {
+			if st, err := os.Stat(s); err == nil && st.Mode()&os.ModeSocket != 0 {
+				opts = append(opts, client.WithHost("unix://"+s))
+				break
+			}
+		}
+	}
+	cli, err := client.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, backend, err)
+	}
+	return cli, nil
+}
+
+// containerMounts is the Policy as mounts, in an order the engine keeps
+// (it sorts by destination depth; a parent is mounted before what lies
+// beneath it).
+func containerMounts(p *Policy, gs *gitSession, tmp, exe string, hostFS bool) []mount.Mount {
+	var ms []mount.Mount
+	seen := map[string]int{}
+	add := func(m mount.Mount) {
+		if i, ok := seen[m.Target]; ok {
+			ms[i] = m // the later, narrower rule wins (a carve-out over a root)
+			return
+		}
+		seen[m.Target] = len(ms)
+		ms = append(ms, m)
+	}
+	bind := func(src, dst string, ro bool) {
+		add(mount.Mount{Type: mount.TypeBind, Source: src, Target: dst, ReadOnly: ro,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+	}
+	if hostFS {
+		for _, m := range hostFSMounts() {
+			bind(m, m, true)
+		}
+	}
+	bind(exe, containerHelper, true)
+	bind(tmp, "/tmp", false)
+	if p.HostModCache != "" && exists(p.HostModCache) {
+		bind(p.HostModCache, p.HostModCache, true)
+	}
+	roots := p.writeRoots()
+	for _, w := range roots {
+		bind(w, w, false)
+	}
+	ro := p.roBinds()
+	for _, r := range ro {
+		bind(r, r, true)
+	}
+	for _, m := range gs.mounts() {
+		bind(m.Shadow, m.Dir, false)
+		for _, d := range m.RW {
+			bind(filepath.Join(m.Dir, d), filepath.Join(m.Dir, d), false)
+		}
+		for _, r := range m.RO {
+			bind(filepath.Join(m.Dir, r), filepath.Join(m.Dir, r), true)
+		}
+	}
+	// Hidden paths: only those inside something mounted need a mask.
+	visible := append(append([]string(nil), roots...), ro...) // not /tmp: the container's is the session's
+	if hostFS {
+		visible = append(visible, hostFSMounts()...)
+	}
+	keep := p.keepNow()
+	masks := maskTargets(append(p.maskPaths(), hostFSSecrets(hostFS)...))
+	for _, m := range masks {
+		if !underAny(m.path, visible) {
+			continue
+		}
+		if m.dir {
+			add(mount.Mount{Type: mount.TypeTmpfs, Target: m.path, ReadOnly: true,
+				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 4096, Mode: 0o111}})
+		} else {
+			bind(os.DevNull, m.path, true)
+		}
+	}
+	// This session's spill directory lies under a hidden one; the model
+	// reads its spilled results there.
+	for _, k := range keep {
+		if exists(k) {
+			bind(k, k, true)
+		}
+	}
+	sort.SliceStable(ms, func(i, j int) bool { return depth(ms[i].Target) < depth(ms[j].Target) })
+	return ms
+}
+
+func depth(p string) int {
+	n := 0
+	for _, c := range filepath.Clean(p) {
+		if c == '/' {
+			n++
+		}
+	}
+	return n
+}
+
+func underAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if within(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// containerRunner runs a session's commands as execs in its container.
+type containerRunner struct {
+	backend string
+	cli     *client.Client
+	pol     *Policy
+	user    string
+	cfg     string // the inner stage's helperConfig, JSON
+	spec    func() (*container.Config, *container.HostConfig)
+	note    string // said once, with the first command's output
+
+	mu       sync.Mutex
+	cur      *containerProc
+	closed   bool
+	restarts int
+}
+
+type containerProc struct {
+	id       string
+	gen      int
+	inflight int
+	retired  bool
+}
+
+// containerStopGrace bounds the wait for a command's supervisor to kill
+// its tree and exit after its stdin closed.
+const containerStopGrace = 10 * time.Second
+
+func (c *containerRunner) get(ctx context.Context) (*containerProc, string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, "", errors.New("the sandbox is closed")
+	}
+	note := c.note
+	c.note = ""
+	if c.cur != nil && c.cur.gen != c.pol.generation() {
+		// New carve-outs need new mounts: a new container (the private
+		// /tmp is a host directory, so its files carry over).
+		c.retire(c.cur)
+		c.cur = nil
+	}
+	if c.cur != nil {
+		c.cur.inflight++
+		return c.cur, note, nil
+	}
+	gen := c.pol.generation()
+	cfg, hc := c.spec()
+	res, err := c.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc})
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: creating the session's container: %w", c.backend, err)
+	}
+	if _, err := c.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+		c.remove(res.ID)
+		return nil, "", fmt.Errorf("%s: starting the session's container: %w", c.backend, err)
+	}
+	c.cur = &containerProc{id: res.ID, gen: gen, inflight: 1}
+	return c.cur, note, nil
+}
+
+// retire removes cp once no command runs in it. Called with c.mu held.
+func (c *containerRunner) retire(cp *containerProc) {
+	cp.retired = true
+	if cp.inflight == 0 {
+		go c.remove(cp.id)
+	}
+}
+
+// stopped reports whether cp no longer runs, and retires it then.
+func (c *containerRunner) stopped(ctx context.Context, cp *containerProc) bool {
+	in, err := c.cli.ContainerInspect(ctx, cp.id, client.ContainerInspectOptions{})
+	if err == nil && in.Container.State != nil && in.Container.State.Running {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur == cp {
+		c.cur = nil
+		c.restarts++
+	}
+	cp.retired = true
+	return true
+}
+
+func (c *containerRunner) release(cp *containerProc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cp.inflight--
+	if cp.retired && cp.inflight == 0 {
+		go c.remove(cp.id)
+	}
+}
+
+func (c *containerRunner) remove(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _ = c.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+}
+
+func (c *containerRunner) run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (int, string, error) {
+	bg := context.WithoutCancel(ctx)
+	cp, note, err := c.get(bg)
+	if err != nil {
+		return 0, note, err
+	}
+	opts := client.ExecCreateOptions{
+		Cmd: []string{containerHelper, containerExecArg, c.cfg, script}, WorkingDir: dir, User: c.user,
+		AttachStdin: true, AttachStdout: true, AttachStderr: true,
+	}
+	ex, err := c.cli.ExecCreate(bg, cp.id, opts)
+	if err != nil && c.stopped(bg, cp) {
+		// The container is gone (killed from outside, the engine
+		// restarted): the next one mounts the same walls.
+		c.release(cp)
+		if cp, _, err = c.get(bg); err != nil {
+			return 0, note, err
+		}
+		note += fmt.Sprintf("[harness: the session's %s container had stopped; started a new one]\n", c.backend)
+		ex, err = c.cli.ExecCreate(bg, cp.id, opts)
+	}
+	defer c.release(cp)
+	if err != nil {
+		return 0, note, fmt.Errorf("%s exec: %w", c.backend, err)
+	}
+	att, err := c.cli.ExecAttach(bg, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return 0, note, fmt.Errorf("%s exec: %w", c.backend, err)
+	}
+	defer att.Close()
+	copied := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(stdout, stderr, att.Reader)
+		copied <- err
+	}()
+	select {
+	case <-copied:
+	case <-ctx.Done():
+		// The supervisor's stdin ends: it kills the command's tree and
+		// exits, which ends the stream.
+		_ = att.CloseWrite()
+		select {
+		case <-copied:
+		case <-time.After(containerStopGrace):
+			att.Close()
+			<-copied
+			note += fmt.Sprintf("[harness: the command's supervisor did not stop within %s of the kill]\n", containerStopGrace)
+		}
+	}
+	for i := 0; ; i++ {
+		in, err := c.cli.ExecInspect(bg, ex.ID, client.ExecInspectOptions{})
+		if err != nil {
+			return 0, note, fmt.Errorf("%s exec: %w", c.backend, err)
+		}
+		if !in.Running {
+			return in.ExitCode, note, nil
+		}
+		if i > 200 {
+			return 0, note, fmt.Errorf("%s exec: the command's output ended but it still runs", c.backend)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (c *containerRunner) close() {
+	c.mu.Lock()
+	c.closed = true
+	cur := c.cur
+	c.cur = nil
+	c.mu.Unlock()
+	if cur != nil {
+		c.remove(cur.id)
+	}
+	c.cli.Close()
+}
+
+// containerLimits says what the container backend does not hold or does
+// differently.
+func containerLimits() []string {
+	l := []string{
+		"no network proxy: commands have no network at all (--network none), even for hosts the [network] rules allow",
+		"the image must run the harness binary (it is the container's init and each command's supervisor): a glibc image no older than the host's; the default image uses the host's own /usr and /etc",
+		"only what the policy names is in the container: the project, its carve-outs, the private /tmp (and, with the default image, the host's /usr and /etc); the rest of the host, $HOME included, is not there to read",
+	}
+	if LandlockABI() < 6 {
+		l = append(l, "Landlock below ABI 6: a command can kill its own supervisor (its tree is then killed by the container's init; a denial of service only)")
+	}
+	return l
+}

@@ -1,0 +1,327 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+	"golang.org/x/sys/unix"
+
+	"github.com/harness-dev/harness/internal/testenv"
+)
+
+// requireDocker skips (or fails, when CI requires docker) unless an engine
+// answers and HARNESS_TEST_IMAGE is there; it selects that image.
+func requireDocker(t testing.TB) {
+	t.Helper()
+	img := os.Getenv("HARNESS_TEST_IMAGE")
+	if img == "" {
+		testenv.Missing(t, testenv.Docker, "HARNESS_TEST_IMAGE is not set (see .ci/run)")
+	}
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		testenv.Missing(t, testenv.Docker, err.Error())
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
+		testenv.Missing(t, testenv.Docker, "the engine does not answer: "+err.Error())
+	}
+	if _, err := cli.ImageInspect(ctx, img); err != nil {
+		testenv.Missing(t, testenv.Docker, "image "+img+": "+err.Error())
+	}
+	t.Setenv(ImageEnv, img)
+}
+
+// TestContainerBattery runs the escape battery through the docker
+// backend, against the real engine, every probe checked on the host.
+func TestContainerBattery(t *testing.T) {
+	requireDocker(t)
+	var out bytes.Buffer
+	n, err := Battery(context.Background(), BackendDocker, &out)
+	t.Logf("uid %d:\n%s", os.Getuid(), out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d probes escaped the docker sandbox", n)
+	}
+	if c := strings.Count(out.String(), "\nheld "); c < 20 {
+		t.Errorf("only %d probes held; the battery did not run in full", c)
+	}
+	if !strings.Contains(out.String(), "backend docker") {
+		t.Errorf("the battery did not run through the docker backend")
+	}
+}
+
+// BenchmarkContainerOverhead measures one session's per-command cost, in
+// one interleaved loop: `true` without walls (none), through the bwrap
+// backend's launcher, as an exec in the docker backend's session
+// container, and, for scale, in a fresh container of the same image
+// (create, start, wait, remove) as a backend without a session
+// container would pay.
+//
+//	HARNESS_TEST_IMAGE=harness-test-base:bookworm go test -run '^$' -bench ContainerOverhead -benchtime 20x ./internal/sandbox/
+func BenchmarkContainerOverhead(b *testing.B) {
+	requireDocker(b)
+	none := openBench(b, BackendNone)
+	bw := openBench(b, BackendBwrap, WithLauncher(true))
+	dk := openBench(b, BackendDocker)
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := context.Background()
+	fresh := func() {
+		cfg, hc := dk.(*instance).launch.(*containerRunner).spec()
+		cfg.Entrypoint = []string{"/bin/true"}
+		res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cli.ContainerRemove(ctx, res.ID, client.ContainerRemoveOptions{Force: true})
+		if _, err := cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		w := cli.ContainerWait(ctx, res.ID, client.ContainerWaitOptions{})
+		select {
+		case <-w.Result:
+		case err := <-w.Error:
+			b.Fatal(err)
+		}
+	}
+	var plain, viaBwrap, viaExec, viaFresh time.Duration
+	timed := func(total *time.Duration, f func()) {
+		start := time.Now()
+		f()
+		*total += time.Since(start)
+	}
+	run := func(sb Sandbox) func() {
+		return func() {
+			if r, err := sb.Run(ctx, Cmd{Script: "true"}); err != nil || r.ExitCode != 0 {
+				b.Fatalf("%v %+v", err, r)
+			}
+		}
+	}
+	for b.Loop() {
+		timed(&plain, run(none))
+		timed(&viaBwrap, run(bw))
+		timed(&viaExec, run(dk))
+		timed(&viaFresh, fresh)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) / 1000 }
+	b.ReportMetric(ms(plain), "ms-none")
+	b.ReportMetric(ms(viaBwrap), "ms-bwrap")
+	b.ReportMetric(ms(viaExec), "ms-docker-exec")
+	b.ReportMetric(ms(viaFresh), "ms-fresh-container")
+	b.ReportMetric(float64(viaExec)/float64(viaBwrap), "x-exec-over-bwrap")
+}
+
+func TestContainerSeccompCoversInnerStage(t *testing.T) {
+	prof := containerSeccompProfile()
+	named := map[string]bool{}
+	for _, r := range prof.Syscalls {
+		if len(r.Args) == 0 && r.Action == "SCMP_ACT_ERRNO" && *r.ErrnoRet == uint(unix.EPERM) {
+			for _, n := range r.Names {
+				named[n] = true
+			}
+		}
+	}
+	for _, nr := range deniedSyscalls {
+		name, ok := syscallNames[nr]
+		if !ok {
+			t.Fatalf("system call %d is denied by the inner stage but has no name for the container profile", nr)
+		}
+		if !named[name] {
+			t.Errorf("%s is denied by the inner stage, not by the container profile", name)
+		}
+	}
+	var cloneFlags uint64
+	var sockets, ioctls []uint64
+	for _, r := range prof.Syscalls {
+		switch r.Names[0] {
+		case "clone":
+			cloneFlags |= r.Args[0].Value
+		case "socket":
+			sockets = append(sockets, r.Args[0].Value)
+		case "ioctl":
+			ioctls = append(ioctls, r.Args[0].ValueTwo)
+		case "clone3":
+			if *r.ErrnoRet != uint(unix.ENOSYS) {
+				t.Errorf("clone3 gets errno %d, want ENOSYS so libc falls back to clone", *r.ErrnoRet)
+			}
+		}
+	}
+	if cloneFlags != cloneNamespaces {
+		t.Errorf("clone rules cover flags %#x, want every namespace flag %#x", cloneFlags, uint64(cloneNamespaces))
+	}
+	if fmt.Sprint(sockets) != fmt.Sprint([]uint64{unix.AF_UNIX, unix.AF_VSOCK}) {
+		t.Errorf("socket rules deny families %v, want AF_UNIX and AF_VSOCK", sockets)
+	}
+	if fmt.Sprint(ioctls) != fmt.Sprint([]uint64{unix.TIOCSTI, unix.TIOCLINUX}) {
+		t.Errorf("ioctl rules deny %v, want TIOCSTI and TIOCLINUX", ioctls)
+	}
+	if prof.DefaultAction != "SCMP_ACT_ALLOW" || len(prof.Architectures) == 0 {
+		t.Errorf("profile %+v", prof)
+	}
+}
+
+// TestContainerMounts: the policy, as mounts. The project read-write,
+// .git and .agents read-only on top, the home directory and the rest of
+// the host absent.
+func TestContainerMounts(t *testing.T) {
+	base := t.TempDir()
+	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
+	for _, d := range []string{filepath.Join(home, ".ssh"), filepath.Join(proj, ".git", "hooks")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(proj, ".git", "config"), []byte(configText), 0o644)
+	os.WriteFile(filepath.Join(proj, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	p, err := NewPolicy(PolicyOptions{Project: proj, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With the default image: the host's /usr and /etc, read-only, its
+	// password hashes behind /dev/null.
+	tmp := filepath.Join(base, "tmp")
+	os.Mkdir(tmp, 0o700)
+	gs, err := openGitShadows(p, tmp)
+	if err != nil || gs == nil {
+		t.Fatalf("git shadows: %v", err)
+	}
+	defer gs.close()
+	ms := containerMounts(p, gs, tmp, "/bin/true", true)
+	got := map[string]string{}
+	for _, m := range ms {
+		kind := string(m.Type)
+		if m.ReadOnly {
+			kind += ",ro"
+		}
+		if m.Type == "bind" && m.Source != m.Target {
+			kind += " from " + m.Source
+		}
+		got[m.Target] = kind
+	}
+	want := map[string]string{
+		p.Project:                                  "bind",
+		filepath.Join(p.Project, ".agents"):        "bind,ro",
+		filepath.Join(p.Project, ".git"):           "bind from " + gs.shadows[0].shadow,
+		filepath.Join(p.Project, ".git", "config"): "bind,ro",
+		filepath.Join(p.Project, ".git", "hooks"):  "bind,ro",
+		"/etc":          "bind,ro",
+		"/usr":          "bind,ro",
+		"/etc/shadow":   "bind,ro from /dev/null",
+		"/tmp":          "bind from " + tmp,
+		containerHelper: "bind,ro from /bin/true",
+	}
+	for target, kind := range want {
+		if got[target] != kind {
+			t.Errorf("%s: mounted %q, want %q", target, got[target], kind)
+		}
+	}
+	for target := range got {
+		if within(target, home) || target == "/" || within(target, "/root") || within(target, "/var") || within(target, "/run") {
+			t.Errorf("%s is mounted: only what the policy names may be", target)
+		}
+	}
+	for i := 1; i < len(ms); i++ {
+		if depth(ms[i].Target) < depth(ms[i-1].Target) {
+			t.Errorf("%s is mounted after %s, beneath which it lies", ms[i].Target, ms[i-1].Target)
+		}
+	}
+}
+
+// TestContainerEngineConfig asks the engine, from the host, what the
+// session's container really runs with.
+func TestContainerEngineConfig(t *testing.T) {
+	requireDocker(t)
+	p, err := NewPolicy(PolicyOptions{Project: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := Open(context.Background(), p, BackendDocker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	cr := sb.(*instance).launch.(*containerRunner)
+	cli := cr.cli
+	in, err := cli.ContainerInspect(context.Background(), cr.cur.id, client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := in.Container.HostConfig
+	if string(hc.NetworkMode) != "none" || !hc.ReadonlyRootfs || fmt.Sprint(hc.CapDrop) != "[ALL]" || len(hc.CapAdd) != 0 || hc.Privileged {
+		t.Errorf("network %q, read-only root %v, cap drop %v, cap add %v, privileged %v", hc.NetworkMode, hc.ReadonlyRootfs, hc.CapDrop, hc.CapAdd, hc.Privileged)
+	}
+	if hc.Memory != containerMemory || hc.PidsLimit == nil || *hc.PidsLimit != containerPids {
+		t.Errorf("memory %d, pids %v", hc.Memory, hc.PidsLimit)
+	}
+	var nnp, seccomp bool
+	for _, o := range hc.SecurityOpt {
+		nnp = nnp || o == "no-new-privileges"
+		seccomp = seccomp || strings.HasPrefix(o, "seccomp=") && strings.Contains(o, "io_uring_setup")
+	}
+	if !nnp || !seccomp {
+		t.Errorf("security options %.200q: want no-new-privileges and the harness seccomp profile", hc.SecurityOpt)
+	}
+	// And from inside: the engine's own view of the walls.
+	r, err := sb.Run(context.Background(), Cmd{Script: "grep -E '^(CapBnd|Seccomp|NoNewPrivs):' /proc/self/status; cat /sys/fs/cgroup/pids.max 2>/dev/null; env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(r.Output)
+	for _, want := range []string{"CapBnd:\t0000000000000000", "Seccomp:\t2", "NoNewPrivs:\t1", "HARNESS_SANDBOX=docker"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inside, want %q in:\n%s", want, out)
+		}
+	}
+}
+
+// TestContainerNewRepositoryProtected: a repository created mid-session is
+// carved out from the next command on, although the container's mounts
+// were fixed at its start: the container is replaced, and the private
+// /tmp carries over.
+func TestContainerNewRepositoryProtected(t *testing.T) {
+	requireDocker(t)
+	p, err := NewPolicy(PolicyOptions{Project: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := Open(context.Background(), p, BackendDocker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	ctx := context.Background()
+	r, err := sb.Run(ctx, Cmd{Script: "mkdir -p sub/.git/hooks && echo orig > sub/.git/config && echo kept > /tmp/k"})
+	if err != nil || r.ExitCode != 0 {
+		t.Fatalf("%v %+v %s", err, r, r.Output)
+	}
+	if len(r.Found) == 0 {
+		t.Fatalf("the new repository was not found: %+v", r)
+	}
+	r, err = sb.Run(ctx, Cmd{Script: "echo evil > sub/.git/config; echo evil > sub/.git/hooks/pre-commit; cat /tmp/k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := content(filepath.Join(p.Project, "sub", ".git", "config")); c != "orig\n" {
+		t.Errorf("sub/.git/config now holds %q: the carve-out did not reach the container", c)
+	}
+	if exists(filepath.Join(p.Project, "sub", ".git", "hooks", "pre-commit")) {
+		t.Errorf("a hook was planted in the new repository")
+	}
+	if !strings.Contains(string(r.Output), "kept") {
+		t.Errorf("/tmp did not carry over to the new container: %s", r.Output)
+	}
+}

@@ -1,0 +1,94 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// syscallNames names the system calls of deniedSyscalls for the engine's
+// seccomp profile, which takes names (libseccomp resolves them per
+// architecture). TestContainerSeccompCoversInnerStage fails when a call is
+// added to deniedSyscalls without a name here.
+var syscallNames = map[uint32]string{
+	unix.SYS_IO_URING_SETUP: "io_uring_setup", unix.SYS_IO_URING_ENTER: "io_uring_enter", unix.SYS_IO_URING_REGISTER: "io_uring_register",
+	unix.SYS_BPF: "bpf", unix.SYS_PERF_EVENT_OPEN: "perf_event_open", unix.SYS_USERFAULTFD: "userfaultfd",
+	unix.SYS_KEYCTL: "keyctl", unix.SYS_ADD_KEY: "add_key", unix.SYS_REQUEST_KEY: "request_key",
+	unix.SYS_MOUNT: "mount", unix.SYS_UMOUNT2: "umount2", unix.SYS_PIVOT_ROOT: "pivot_root", unix.SYS_SETNS: "setns", unix.SYS_UNSHARE: "unshare",
+	unix.SYS_OPEN_TREE: "open_tree", unix.SYS_MOVE_MOUNT: "move_mount", unix.SYS_FSOPEN: "fsopen", unix.SYS_FSCONFIG: "fsconfig",
+	unix.SYS_FSMOUNT: "fsmount", unix.SYS_FSPICK: "fspick", unix.SYS_MOUNT_SETATTR: "mount_setattr",
+	unix.SYS_KEXEC_LOAD: "kexec_load", unix.SYS_INIT_MODULE: "init_module", unix.SYS_FINIT_MODULE: "finit_module",
+}
+
+// seccompProfile is the engine's (Docker's and podman's) JSON profile format.
+type seccompProfile struct {
+	DefaultAction string        `json:"defaultAction"`
+	Architectures []string      `json:"architectures,omitempty"`
+	Syscalls      []seccompRule `json:"syscalls"`
+}
+
+type seccompRule struct {
+	Names    []string     `json:"names"`
+	Action   string       `json:"action"`
+	ErrnoRet *uint        `json:"errnoRet,omitempty"`
+	Args     []seccompArg `json:"args,omitempty"`
+}
+
+type seccompArg struct {
+	Index    uint   `json:"index"`
+	Value    uint64 `json:"value"`
+	ValueTwo uint64 `json:"valueTwo"`
+	Op       string `json:"op"`
+}
+
+// containerSeccompProfile is the inner stage's filter (seccomp_linux.go)
+// in the engine's terms: the same calls denied with EPERM, socket(AF_UNIX)
+// and AF_VSOCK, TIOCSTI and TIOCLINUX, clone with any namespace flag, and
+// clone3 with ENOSYS. Everything else is allowed, as in the inner stage;
+// the inner stage itself still runs under it, so a command sits behind both.
+func containerSeccompProfile() seccompProfile {
+	eperm, enosys := uint(unix.EPERM), uint(unix.ENOSYS)
+	deny := func(name string, args ...seccompArg) seccompRule {
+		return seccompRule{Names: []string{name}, Action: "SCMP_ACT_ERRNO", ErrnoRet: &eperm, Args: args}
+	}
+	eq := func(i uint, v uint64) seccompArg { return seccompArg{Index: i, Value: v, Op: "SCMP_CMP_EQ"} }
+	// ioctl's request is an unsigned int: compare the low word only.
+	low := func(i uint, v uint64) seccompArg {
+		return seccompArg{Index: i, Value: 0xffffffff, ValueTwo: v, Op: "SCMP_CMP_MASKED_EQ"}
+	}
+	var names []string
+	for _, nr := range deniedSyscalls {
+		names = append(names, syscallNames[nr])
+	}
+	rules := []seccompRule{
+		{Names: names, Action: "SCMP_ACT_ERRNO", ErrnoRet: &eperm},
+		deny("socket", eq(0, unix.AF_UNIX)),
+		deny("socket", eq(0, unix.AF_VSOCK)),
+		deny("ioctl", low(1, unix.TIOCSTI)),
+		deny("ioctl", low(1, unix.TIOCLINUX)),
+		{Names: []string{"clone3"}, Action: "SCMP_ACT_ERRNO", ErrnoRet: &enosys},
+	}
+	// One rule per flag: a rule's arguments are ANDed, and any one
+	// namespace flag must be enough to be refused.
+	for bit := uint64(1); bit != 0; bit <<= 1 {
+		if bit&cloneNamespaces != 0 {
+			rules = append(rules, deny("clone", seccompArg{Index: cloneFlagsArg(), Value: bit, ValueTwo: bit, Op: "SCMP_CMP_MASKED_EQ"}))
+		}
+	}
+	arch := map[string][]string{"amd64": {"SCMP_ARCH_X86_64"}, "arm64": {"SCMP_ARCH_AARCH64"}}[runtime.GOARCH]
+	return seccompProfile{DefaultAction: "SCMP_ACT_ALLOW", Architectures: arch, Syscalls: rules}
+}
+
+// cloneFlagsArg is clone's flags argument: the first everywhere harness
+// builds a filter for (s390x, which swaps the first two, is not one).
+func cloneFlagsArg() uint { return 0 }
+
+// containerSeccomp is the profile as the engine's security option takes it.
+func containerSeccomp() string {
+	b, err := json.Marshal(containerSeccompProfile())
+	if err != nil {
+		panic(err) // a fixed structure of strings and numbers
+	}
+	return string(b)
+}
