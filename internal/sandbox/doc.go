@@ -40,7 +40,7 @@
 //
 // Backends: bwrap (Linux, preferred), landlock (Linux without bwrap),
 // seatbelt (macOS sandbox-exec with a (deny default) profile whose paths are
-// -D parameters), none (only on the user's request; every command then
+// -D parameters), docker and podman (Linux, see Containers below), none (only on the user's request; every command then
 // needs approval). On Linux the harness re-executes itself as the inner
 // stage (RunHelperIfRequested, called first thing by main): it sets
 // no_new_privs, applies Landlock and a seccomp filter on the thread that
@@ -236,6 +236,27 @@
 //   - A sandbox that did not start passing for one that holds: the
 //     self-check (selfcheck.go) needs a write inside to work and one outside
 //     to be denied, and names sandbox-exec's exit 65 (no compile).
+//
+// # Containers (docker, podman)
+//
+// The container backend (container_linux.go) maps the same Policy onto
+// an engine through its official client: one long-lived container per
+// session, an exec per command. Only what the Policy names is mounted —
+// the writable roots read-write at the same paths, the carve-outs and git
+// shadows as bwrap mounts them, the private /tmp (a host directory, so it
+// outlives a container replaced when the carve-outs grow), the harness
+// binary read-only; hidden paths are not there at all. The container has
+// --network none, every capability dropped, no-new-privileges, a
+// read-only root, pids and memory limits, the environment allowlist, and
+// a seccomp profile with the inner stage's denials
+// (container_seccomp_linux.go). The harness binary is its init (killing
+// strays) and each command's supervisor (containerserve_linux.go): a
+// child subreaper that starts the command behind the inner stage and
+// kills its whole tree when it exits or when the exec's stdin ends (the
+// host's timeout or cancel). The image: HARNESS_IMAGE, else the project's
+// harness.Dockerfile (built with the Dockerfile alone as context), else
+// DefaultImage, an empty root with the host's /usr and /etc bound
+// read-only (built offline, in a moment). auto never picks a container.
 //
 // What a backend cannot hold on the machine at hand, Limits says plainly
 // (and `harness doctor` prints it).
