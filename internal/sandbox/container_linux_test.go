@@ -17,7 +17,9 @@ import (
 )
 
 // requireDocker skips (or fails, when CI requires docker) unless an engine
-// answers and HARNESS_TEST_IMAGE is there; it selects that image.
+// answers and HARNESS_TEST_IMAGE is there. The backend takes its image from
+// HARNESS_IMAGE; TestMain sets that from HARNESS_TEST_IMAGE, so parallel
+// tests need no t.Setenv.
 func requireDocker(t testing.TB) {
 	t.Helper()
 	img := os.Getenv("HARNESS_TEST_IMAGE")
@@ -37,13 +39,16 @@ func requireDocker(t testing.TB) {
 	if _, err := cli.ImageInspect(ctx, img); err != nil {
 		testenv.Missing(t, testenv.Docker, "image "+img+": "+err.Error())
 	}
-	t.Setenv(ImageEnv, img)
+	if os.Getenv(ImageEnv) != img {
+		t.Fatalf("%s=%q, want HARNESS_TEST_IMAGE's %q (TestMain sets it)", ImageEnv, os.Getenv(ImageEnv), img)
+	}
 }
 
 // TestContainerBattery runs the escape battery through the docker
 // backend, against the real engine, every probe checked on the host.
 func TestContainerBattery(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	var out bytes.Buffer
 	n, err := Battery(context.Background(), BackendDocker, &out)
 	t.Logf("uid %d:\n%s", os.Getuid(), out.String())
@@ -245,6 +250,7 @@ func TestContainerMounts(t *testing.T) {
 // session's container really runs with.
 func TestContainerEngineConfig(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	p, err := NewPolicy(PolicyOptions{Project: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -294,6 +300,7 @@ func TestContainerEngineConfig(t *testing.T) {
 // /tmp carries over.
 func TestContainerNewRepositoryProtected(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	p, err := NewPolicy(PolicyOptions{Project: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

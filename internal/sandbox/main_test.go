@@ -18,6 +18,9 @@ const batteryEnv = "HARNESS_SANDBOX_TEST_BATTERY"
 func TestMain(m *testing.M) {
 	stallIfAsked()
 	RunHelperIfRequested()
+	if img := os.Getenv("HARNESS_TEST_IMAGE"); img != "" {
+		os.Setenv(ImageEnv, img) // the container backend's image in these tests
+	}
 	if v := os.Getenv(batteryEnv); v != "" {
 		b, opts := testVariant(v)
 		n, err := Battery(context.Background(), b, os.Stdout, opts...)
