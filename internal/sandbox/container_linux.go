@@ -49,11 +49,27 @@ import (
 const containerHelper = "/.harness/harness"
 
 // Container limits: what a runaway command (a fork bomb, a leak) hits
-// before the machine does.
+// before the machine does, for the whole container, besides the policy's
+// per-command bounds (RLIMIT_NPROC, RLIMIT_DATA) that the inner stage sets.
 const (
 	containerMemory = 4 << 30
 	containerPids   = 4096
+	// pidsHeadroom is for the init and the supervisors, above the
+	// policy's process bound.
+	pidsHeadroom = 64
 )
+
+// containerResources: the cgroup limits of the session's container.
+func containerResources(p *Policy) container.Resources {
+	mem, pids := int64(containerMemory), int64(containerPids)
+	if p.MaxMemory > mem {
+		mem = p.MaxMemory
+	}
+	if p.MaxProcs > 0 {
+		pids = int64(p.MaxProcs) + pidsHeadroom
+	}
+	return container.Resources{Memory: mem, PidsLimit: &pids}
+}
 
 // containerLabel marks the containers a session starts, for cleanup
 // (`docker rm -f $(docker ps -aq --filter label=dev.harness.sandbox)`).
@@ -83,7 +99,7 @@ func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o
 		cli.Close()
 		return nil, err
 	}
-	cfg := helperConfig{Write: append(append(p.writeRoots(), "/tmp"), gs.writePaths()...), DenySockets: "unix"}
+	cfg := helperConfig{Write: append(append(p.writeRoots(), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		cli.Close()
@@ -107,7 +123,7 @@ func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o
 				CapDrop:        []string{"ALL"},
 				SecurityOpt:    []string{"no-new-privileges", "seccomp=" + containerSeccomp()},
 				ReadonlyRootfs: true,
-				Resources:      container.Resources{Memory: containerMemory, PidsLimit: ptr(int64(containerPids))},
+				Resources:      containerResources(p),
 			}
 	}
 	s := &instance{name: backend, pol: p, tmp: tmp, helper: containerHelper, git: gs, launch: cr}
@@ -119,8 +135,6 @@ func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o
 	}
 	return s, nil
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // containerClient reaches the engine from the environment (DOCKER_HOST
 // and friends); podman without DOCKER_HOST is looked for at its usual

@@ -270,8 +270,9 @@ func TestContainerEngineConfig(t *testing.T) {
 	if string(hc.NetworkMode) != "none" || !hc.ReadonlyRootfs || fmt.Sprint(hc.CapDrop) != "[ALL]" || len(hc.CapAdd) != 0 || hc.Privileged {
 		t.Errorf("network %q, read-only root %v, cap drop %v, cap add %v, privileged %v", hc.NetworkMode, hc.ReadonlyRootfs, hc.CapDrop, hc.CapAdd, hc.Privileged)
 	}
-	if hc.Memory != containerMemory || hc.PidsLimit == nil || *hc.PidsLimit != containerPids {
-		t.Errorf("memory %d, pids %v", hc.Memory, hc.PidsLimit)
+	want := containerResources(p)
+	if hc.Memory != want.Memory || hc.PidsLimit == nil || *hc.PidsLimit != *want.PidsLimit || *want.PidsLimit != int64(p.MaxProcs)+pidsHeadroom {
+		t.Errorf("memory %d, pids %v; want %d, %d", hc.Memory, hc.PidsLimit, want.Memory, *want.PidsLimit)
 	}
 	var nnp, seccomp bool
 	for _, o := range hc.SecurityOpt {
