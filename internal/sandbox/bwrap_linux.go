@@ -45,7 +45,7 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 	}
 	env := sandboxEnv(p, "/tmp", BackendBwrap)
 	if o.proxy != nil {
-		env = append(env, proxyEnv()...)
+		env = append(env, proxyEnv(ProxyPort)...)
 	}
 	var gs *gitSession
 	if !ro {

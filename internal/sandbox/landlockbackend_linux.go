@@ -92,7 +92,7 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 			// TCP sockets there, and Landlock lets them connect to that
 			// one port only. The per-command fallback keeps no sockets.
 			netns = true
-			lenv = append(append([]string(nil), env...), proxyEnv()...)
+			lenv = append(append([]string(nil), env...), proxyEnv(ProxyPort)...)
 			s.proxy = o.proxy
 		}
 		s.launch = &launcher{backend: BackendLandlock, tree: treeUserPID, pol: p, proxy: o.proxy, netns: netns, newCmd: func() *exec.Cmd {

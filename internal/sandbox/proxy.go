@@ -24,6 +24,9 @@ import (
 // connection it accepts to the host over its control channel, where Serve
 // takes it. Nothing is intercepted and no credential is added.
 //
+// The same port speaks SOCKS5 too (socks.go: CONNECT only, no
+// authentication), told apart by the first byte.
+//
 // Safe by construction: names are resolved here, on the host, and the
 // connection goes to the very address that was checked (a name cannot
 // rebind between the check and the dial); loopback, private, link-local,
@@ -195,12 +198,15 @@ func (c *capReader) Read(p []byte) (int, error) {
 	return k, err
 }
 
-// proxyEnv points every common client at the proxy.
-func proxyEnv() []string {
-	u := "http://127.0.0.1:" + strconv.Itoa(ProxyPort)
+// proxyEnv points every common client at the proxy listening on port:
+// the HTTP variables at its HTTP face, ALL_PROXY (read by curl and libcurl
+// users for what no protocol's variable covers) at its SOCKS5 face, with
+// names resolved by the proxy (socks5h).
+func proxyEnv(port int) []string {
+	hp := "127.0.0.1:" + strconv.Itoa(port)
 	var out []string
-	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"} {
-		out = append(out, k+"="+u, strings.ToLower(k)+"="+u)
+	for _, kv := range [][2]string{{"HTTPS_PROXY", "http://" + hp}, {"HTTP_PROXY", "http://" + hp}, {"ALL_PROXY", "socks5h://" + hp}} {
+		out = append(out, kv[0]+"="+kv[1], strings.ToLower(kv[0])+"="+kv[1])
 	}
 	return append(out, "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1")
 }
@@ -261,6 +267,8 @@ func refuse(status int, format string, args ...any) error {
 }
 
 // Serve handles one connection a command opened to the proxy, and closes it.
+// The first byte says the protocol: 5 is a SOCKS5 greeting (socks.go),
+// anything else an HTTP request.
 func (p *Proxy) Serve(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	p.once.Do(func() {
@@ -280,6 +288,28 @@ func (p *Proxy) Serve(ctx context.Context, c net.Conn) {
 	// line of any length); the body and the tunnel are not.
 	capped := &capReader{r: c, n: maxHeader}
 	br := bufio.NewReader(capped)
+	if b, err := br.Peek(1); err == nil && b[0] == socksVersion {
+		rec.Method = "SOCKS5"
+		host, port, err := readSOCKS(c, br)
+		capped.off()
+		if err != nil {
+			rec.Host, rec.Port, rec.Reason = host, port, err.Error()
+			return
+		}
+		if !p.acquire() {
+			rec.Host, rec.Port, rec.Reason = host, port, "too many connections at once"
+			socksReply(c, http.StatusServiceUnavailable)
+			return
+		}
+		defer p.release()
+		err = p.tunnel(ctx, c, br, host, port, socksAnswer{c}, &rec)
+		var ref *errRefused
+		if errors.As(err, &ref) {
+			rec.Verdict, rec.Reason = "refused", ref.reason
+			socksReply(c, ref.status)
+		}
+		return
+	}
 	req, err := http.ReadRequest(br)
 	capped.off()
 	if err != nil {
@@ -288,20 +318,39 @@ func (p *Proxy) Serve(ctx context.Context, c net.Conn) {
 		return
 	}
 	rec.Method = req.Method
-	select {
-	case p.sem <- struct{}{}:
-		defer func() { <-p.sem }()
-	default:
+	if !p.acquire() {
 		rec.Reason = "too many connections at once"
 		writeStatus(c, http.StatusServiceUnavailable, "harness proxy: "+rec.Reason)
 		return
 	}
+	defer p.release()
 	err = p.serve(ctx, c, br, req, &rec)
 	var ref *errRefused
 	if errors.As(err, &ref) {
 		rec.Verdict, rec.Reason = "refused", ref.reason
 		writeStatus(c, ref.status, "harness: "+ref.reason)
 	}
+}
+
+func (p *Proxy) acquire() bool {
+	select {
+	case p.sem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *Proxy) release() { <-p.sem }
+
+// answer tells a tunnel's client that it is open; the protocols differ.
+type answer interface{ established() error }
+
+type httpAnswer struct{ c net.Conn }
+
+func (a httpAnswer) established() error {
+	_, err := io.WriteString(a.c, "HTTP/1.1 200 Connection established\r\n\r\n")
+	return err
 }
 
 func (p *Proxy) serve(ctx context.Context, c net.Conn, br *bufio.Reader, req *http.Request, rec *ConnRecord) error {
@@ -315,98 +364,25 @@ func (p *Proxy) serve(ctx context.Context, c net.Conn, br *bufio.Reader, req *ht
 			hostport = net.JoinHostPort(req.URL.Hostname(), "80")
 		}
 	default:
-		return refuse(http.StatusBadRequest, "the proxy takes CONNECT host:port, or plain http:// requests in absolute form (%s %s)", req.Method, req.RequestURI)
+		return refuse(http.StatusBadRequest, "the proxy takes CONNECT host:port, plain http:// requests in absolute form, or SOCKS5 CONNECT (%s %s)", req.Method, req.RequestURI)
 	}
 	host, portStr, err := net.SplitHostPort(hostport)
 	port, perr := strconv.Atoi(portStr)
 	if err != nil || perr != nil || port < 1 || port > 65535 || host == "" {
 		return refuse(http.StatusBadRequest, "bad target %q", hostport)
 	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	rec.Host, rec.Port = host, port
-	if !validHostName(host) {
-		return refuse(http.StatusBadRequest, "bad host name %q", host)
+	if req.Method == http.MethodConnect {
+		return p.tunnel(ctx, c, br, host, port, httpAnswer{c}, rec)
 	}
-	v := p.Decide(context.WithValue(ctx, askedByKey{}, p.askedBy()), host, port)
-	rec.Rule = v.Rule
-	if !v.Allowed {
-		return refuse(http.StatusForbidden, "%s", v.Reason)
-	}
-	addrs, err := p.resolve(ctx, host)
+	ok, _, err := p.admit(ctx, host, port, rec)
 	if err != nil {
-		return refuse(http.StatusBadGateway, "cannot resolve %s: %v", host, err)
+		return err
 	}
-	reachable := p.Reachable
-	if reachable == nil {
-		reachable = PublicAddr
-	}
-	var ok []netip.Addr
-	for _, a := range addrs {
-		if v.Exact || reachable(a) {
-			ok = append(ok, a)
-		}
-	}
-	if len(ok) == 0 {
-		return refuse(http.StatusForbidden, "%s resolves to %s, a loopback, private, link-local or metadata address, which only a rule naming %s exactly reaches (allow net %s)",
-			host, addrs[0], net.JoinHostPort(host, portStr), net.JoinHostPort(host, portStr))
-	}
-	connect := func() (net.Conn, error) {
-		upstream, addr, err := p.dial(ctx, ok, port)
-		if err != nil {
-			return nil, refuse(http.StatusBadGateway, "cannot connect to %s: %v", net.JoinHostPort(host, portStr), err)
-		}
-		rec.Addr = addr.String()
-		return upstream, nil
-	}
-
-	if req.Method == http.MethodConnect && !v.Exact {
-		// A tunnel allowed by a pattern: the ClientHello must name the
-		// host asked for before anything reaches it. (The 200 comes
-		// first, as the client sends nothing before it; a failure after
-		// it can only close the tunnel.)
-		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-			return nil
-		}
-		c.SetReadDeadline(time.Now().Add(headerTimeout))
-		hello, sni, err := readClientHello(br)
-		c.SetReadDeadline(time.Time{})
-		switch {
-		case err != nil:
-			rec.Verdict, rec.Reason = "refused", "the tunnel did not start with a TLS ClientHello ("+err.Error()+"); a tunnel of another protocol needs a rule naming the host and port (allow net "+net.JoinHostPort(host, portStr)+")"
-			return nil
-		case sni != host && !(sni == "" && isIPLiteral(host)):
-			rec.Verdict, rec.Reason = "refused", fmt.Sprintf("the TLS server name %q is not the host asked for (%s)", sni, host)
-			return nil
-		}
-		upstream, err := connect()
-		if err != nil {
-			rec.Verdict, rec.Reason = "refused", err.Error()
-			return nil
-		}
-		defer upstream.Close()
-		rec.Verdict = "allowed"
-		if _, err := upstream.Write(hello); err != nil {
-			return nil
-		}
-		rec.Up += int64(len(hello))
-		p.splice(c, br, upstream, rec)
-		return nil
-	}
-	upstream, err := connect()
+	upstream, err := p.connect(ctx, ok, rec)
 	if err != nil {
 		return err
 	}
 	defer upstream.Close()
-	if req.Method == http.MethodConnect {
-		// A rule naming host and port: any protocol (a database speaks
-		// first, TLS or not), no server name to check.
-		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-			return nil
-		}
-		rec.Verdict = "allowed"
-		p.splice(c, br, upstream, rec)
-		return nil
-	}
 
 	// Plain HTTP: one request, origin-form, Host the authority decided on.
 	req.RequestURI = ""
@@ -427,6 +403,109 @@ func (p *Proxy) serve(ctx context.Context, c net.Conn, br *bufio.Reader, req *ht
 	rec.Down = copyIdle(c, upstream, p.idle())
 	return nil
 }
+
+// admit decides host:port and resolves the name on the host: the
+// addresses that may be dialled, or a refusal.
+func (p *Proxy) admit(ctx context.Context, host string, port int, rec *ConnRecord) ([]netip.Addr, ConnVerdict, error) {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	rec.Host, rec.Port = host, port
+	if !validHostName(host) {
+		return nil, ConnVerdict{}, refuse(http.StatusBadRequest, "bad host name %q", host)
+	}
+	v := p.Decide(context.WithValue(ctx, askedByKey{}, p.askedBy()), host, port)
+	rec.Rule = v.Rule
+	if !v.Allowed {
+		return nil, v, refuse(http.StatusForbidden, "%s", v.Reason)
+	}
+	addrs, err := p.resolve(ctx, host)
+	if err != nil {
+		return nil, v, refuse(http.StatusBadGateway, "cannot resolve %s: %v", host, err)
+	}
+	reachable := p.Reachable
+	if reachable == nil {
+		reachable = PublicAddr
+	}
+	var ok []netip.Addr
+	for _, a := range addrs {
+		if v.Exact || reachable(a) {
+			ok = append(ok, a)
+		}
+	}
+	if len(ok) == 0 {
+		hp := net.JoinHostPort(host, strconv.Itoa(port))
+		return nil, v, refuse(http.StatusForbidden, "%s resolves to %s, a loopback, private, link-local or metadata address, which only a rule naming %s exactly reaches (allow net %s)",
+			host, addrs[0], hp, hp)
+	}
+	return ok, v, nil
+}
+
+// connect dials the first of addrs that answers.
+func (p *Proxy) connect(ctx context.Context, addrs []netip.Addr, rec *ConnRecord) (net.Conn, error) {
+	upstream, addr, err := p.dial(ctx, addrs, rec.Port)
+	if err != nil {
+		return nil, refuse(http.StatusBadGateway, "cannot connect to %s: %v", net.JoinHostPort(rec.Host, strconv.Itoa(rec.Port)), err)
+	}
+	rec.Addr = addr.String()
+	return upstream, nil
+}
+
+// tunnel opens a byte stream to host:port for an HTTP CONNECT or a SOCKS5
+// CONNECT, after the same checks.
+func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, host string, port int, ans answer, rec *ConnRecord) error {
+	ok, v, err := p.admit(ctx, host, port, rec)
+	if err != nil {
+		return err
+	}
+	host = rec.Host
+	if !v.Exact {
+		// A tunnel allowed by a pattern: the ClientHello must name the
+		// host asked for before anything reaches it. (The answer comes
+		// first, as the client sends nothing before it; a failure after
+		// it can only close the tunnel.)
+		if err := ans.established(); err != nil {
+			return nil
+		}
+		c.SetReadDeadline(time.Now().Add(headerTimeout))
+		hello, sni, err := readClientHello(br)
+		c.SetReadDeadline(time.Time{})
+		switch {
+		case err != nil:
+			rec.Verdict, rec.Reason = "refused", "the tunnel did not start with a TLS ClientHello ("+err.Error()+"); a tunnel of another protocol needs a rule naming the host and port (allow net "+net.JoinHostPort(host, strconv.Itoa(port))+")"
+			return nil
+		case sni != host && !(sni == "" && isIPLiteral(host)):
+			rec.Verdict, rec.Reason = "refused", fmt.Sprintf("the TLS server name %q is not the host asked for (%s)", sni, host)
+			return nil
+		}
+		upstream, err := p.connect(ctx, ok, rec)
+		if err != nil {
+			rec.Verdict, rec.Reason = "refused", err.Error()
+			return nil
+		}
+		defer upstream.Close()
+		rec.Verdict = "allowed"
+		if _, err := upstream.Write(hello); err != nil {
+			return nil
+		}
+		rec.Up += int64(len(hello))
+		p.splice(c, br, upstream, rec)
+		return nil
+	}
+	// A rule naming host and port: any protocol (a database speaks first,
+	// TLS or not), no server name to check.
+	upstream, err := p.connect(ctx, ok, rec)
+	if err != nil {
+		return err
+	}
+	defer upstream.Close()
+	if err := ans.established(); err != nil {
+		return nil
+	}
+	c.SetReadDeadline(time.Time{})
+	rec.Verdict = "allowed"
+	p.splice(c, br, upstream, rec)
+	return nil
+}
+
 
 func (p *Proxy) idle() time.Duration {
 	if p.IdleTimeout > 0 {

@@ -82,6 +82,23 @@ func TestProxyInsideSandbox(t *testing.T) {
 			if got.Verdict != "allowed" || got.Host != "www.example.com" || got.Up == 0 || got.Down == 0 {
 				t.Errorf("record %+v", got)
 			}
+			// The same through SOCKS5, as ALL_PROXY names it (socks5h: the
+			// name goes to the proxy, which resolves it on the host).
+			r, err = sb.Run(context.Background(), Cmd{Script: fmt.Sprintf(`case "$ALL_PROXY" in socks5h://127.0.0.1:*) ;; *) echo "ALL_PROXY=$ALL_PROXY"; exit 9;; esac
+curl -sS --max-time 20 --cacert ca.pem -x "$ALL_PROXY" https://www.example.com:%d/s`, port), Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.ExitCode != 0 || !strings.Contains(string(r.Output), fmt.Sprintf("origin says hi to www.example.com:%d", port)) {
+				t.Fatalf("through SOCKS5: exit %d\n%s", r.ExitCode, r.Output)
+			}
+			if got := rec.last(t); got.Verdict != "allowed" || got.Method != "SOCKS5" || got.Host != "www.example.com" || got.Up == 0 || got.Down == 0 {
+				t.Errorf("record %+v", got)
+			}
+			r, _ = sb.Run(context.Background(), Cmd{Script: "curl -sS --max-time 20 -x \"$ALL_PROXY\" https://unlisted.test/", Timeout: 30 * time.Second})
+			if r.ExitCode == 0 || !strings.Contains(string(r.Output), "[harness: network: refused SOCKS5 unlisted.test:443") || !strings.Contains(string(r.Output), "--allow-net unlisted.test") {
+				t.Errorf("unlisted through SOCKS5: exit %d\n%s", r.ExitCode, r.Output)
+			}
 			// A tunnel for www.example.com whose TLS names another host.
 			r, err = sb.Run(context.Background(), Cmd{Script: fmt.Sprintf(`/usr/bin/python3 -c '
 import socket, ssl

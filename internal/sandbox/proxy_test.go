@@ -258,22 +258,196 @@ func TestProxy(t *testing.T) {
 		}
 	})
 	t.Run("bounded connections", func(t *testing.T) {
-		blocker := make(chan struct{})
-		p := &Proxy{Decide: func(context.Context, string, int) ConnVerdict { <-blocker; return ConnVerdict{} }, MaxConns: 1}
+		// The first connection holds its slot inside Decide (it waits for a
+		// user's answer); entered says so, with no sleep to guess it.
+		blocker, entered := make(chan struct{}), make(chan struct{}, 4)
+		p := &Proxy{Decide: func(context.Context, string, int) ConnVerdict {
+			entered <- struct{}{}
+			<-blocker
+			return ConnVerdict{Reason: "no"}
+		}, MaxConns: 1, Record: (&records{}).add}
 		addr := strings.TrimPrefix(proxyFixture(t, p), "http://")
-		hold, _ := net.Dial("tcp", addr)
+		hold, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
 		defer hold.Close()
 		fmt.Fprintf(hold, "CONNECT a.test:443 HTTP/1.1\r\n\r\n")
-		time.Sleep(100 * time.Millisecond)
-		second, _ := net.Dial("tcp", addr)
-		defer second.Close()
-		fmt.Fprintf(second, "CONNECT b.test:443 HTTP/1.1\r\n\r\n")
-		resp, err := http.ReadResponse(bufio.NewReader(second), nil)
+		<-entered
+		for _, hello := range []string{"CONNECT b.test:443 HTTP/1.1\r\n\r\n", "\x05\x01\x00\x05\x01\x00\x03\x06b.test\x01\xbb"} {
+			second, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second.SetDeadline(time.Now().Add(30 * time.Second))
+			io.WriteString(second, hello)
+			br := bufio.NewReader(second)
+			if hello[0] == socksVersion {
+				var b [12]byte // method choice, then the reply
+				if _, err := io.ReadFull(br, b[:]); err != nil || b[3] != socksFailure {
+					t.Errorf("second SOCKS5 connection: % x %v", b, err)
+				}
+			} else if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 503 {
+				t.Errorf("second connection: %v %v", resp, err)
+			}
+			second.Close()
+		}
 		close(blocker)
-		if err != nil || resp.StatusCode != 503 {
-			t.Errorf("second connection: %v %v", resp, err)
+		resp, err := http.ReadResponse(bufio.NewReader(hold), nil)
+		if err != nil || resp.StatusCode != 403 {
+			t.Errorf("first connection: %v %v", resp, err)
+		}
+		// The slot is free again.
+		third, _ := net.Dial("tcp", addr)
+		defer third.Close()
+		fmt.Fprintf(third, "CONNECT c.test:443 HTTP/1.1\r\n\r\n")
+		<-entered
+		if resp, err := http.ReadResponse(bufio.NewReader(third), nil); err != nil || resp.StatusCode != 403 {
+			t.Errorf("after the first ended: %v %v", resp, err)
 		}
 	})
+	t.Run("an idle tunnel is closed", func(t *testing.T) {
+		// An origin that accepts and then says nothing, with a client that
+		// says nothing either: the proxy ends the tunnel after IdleTimeout.
+		quiet, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer quiet.Close()
+		held := make(chan net.Conn, 1)
+		go func() {
+			if c, err := quiet.Accept(); err == nil {
+				held <- c
+			}
+		}()
+		qport := quiet.Addr().(*net.TCPAddr).Port
+		rec = &records{}
+		hp := fmt.Sprintf("db.test:%d", qport)
+		px := proxyFixture(t, &Proxy{
+			Decide: netTable(map[string]ConnVerdict{hp: {Allowed: true, Exact: true, Rule: "allow net " + hp}}), Record: rec.add,
+			LookupIP:    func(context.Context, string) ([]netip.Addr, error) { return []netip.Addr{loop}, nil },
+			IdleTimeout: 300 * time.Millisecond,
+		})
+		conn, err := net.Dial("tcp", strings.TrimPrefix(px, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\n\r\nping", hp)
+		br := bufio.NewReader(conn)
+		if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%v %v", resp, err)
+		}
+		up := <-held
+		defer up.Close()
+		// Far longer than the idle timeout, so a loaded machine cannot make
+		// this fail; what is asserted is that the proxy closed it at all.
+		conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+		if _, err := io.ReadAll(br); err != nil {
+			t.Fatalf("the tunnel was not closed by the proxy: %v", err)
+		}
+		up.SetReadDeadline(time.Now().Add(60 * time.Second))
+		got, err := io.ReadAll(up)
+		if err != nil || string(got) != "ping" {
+			t.Errorf("origin side: %q %v", got, err)
+		}
+		if r := rec.last(t); r.Verdict != "allowed" || r.Up != 4 || r.Down != 0 {
+			t.Errorf("record %+v", r)
+		}
+	})
+	t.Run("SOCKS5", func(t *testing.T) {
+		tlsOver := func(c net.Conn, name string) (string, error) {
+			cfg := &tls.Config{RootCAs: origin.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs, ServerName: name}
+			tc := tls.Client(c, cfg)
+			tc.SetDeadline(time.Now().Add(20 * time.Second))
+			if err := tc.Handshake(); err != nil {
+				return "", err
+			}
+			fmt.Fprintf(tc, "GET /s HTTP/1.0\r\nHost: %s\r\n\r\n", name)
+			resp, err := http.ReadResponse(bufio.NewReader(tc), nil)
+			if err != nil {
+				return "", err
+			}
+			b, _ := io.ReadAll(resp.Body)
+			tc.Close() // the tunnel, and so its record, ends with the client
+			return string(b), nil
+		}
+		pattern := map[string]ConnVerdict{"www.example.com": pattern, "rebind.test": {Allowed: true, Rule: "allow net *.test"}}
+		for _, tc := range []struct {
+			name     string
+			reach    func(netip.Addr) bool
+			greeting []byte
+			target   []byte // ATYP, address, port
+			sni      string
+			code     byte   // the SOCKS5 reply
+			body     string // what came back through TLS, when code is 0
+			reason   string // in the record, when refused
+		}{
+			{name: "allowed by a host pattern", reach: allowLoop, target: socksName("www.example.com", oport), sni: "www.example.com",
+				body: "hello from www.example.com"},
+			{name: "unlisted host", reach: allowLoop, target: socksName("unlisted.test", oport), code: socksNotAllowed, reason: "--allow-net unlisted.test"},
+			{name: "a name resolving to loopback", target: socksName("rebind.test", oport), code: socksNotAllowed, reason: "loopback, private"},
+			{name: "an address literal without a rule naming it", reach: allowLoop, target: append([]byte{socksAtypIPv4, 127, 0, 0, 1}, byte(oport>>8), byte(oport)), code: socksNotAllowed, reason: "127.0.0.1"},
+			{name: "SNI mismatch", reach: allowLoop, target: socksName("www.example.com", oport), sni: "other.test", reason: `"other.test" is not the host`},
+			{name: "BIND is not offered", reach: allowLoop, target: socksName("www.example.com", oport), greeting: []byte{5, 1, 0, 5, 2, 0}, code: socksCmdUnsupp, reason: "CONNECT only"},
+			{name: "authentication only", reach: allowLoop, greeting: []byte{5, 1, 2}, code: socksNoMethod, reason: "no method without authentication"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				px := mk(tc.reach, pattern)
+				c, err := net.Dial("tcp", strings.TrimPrefix(px, "http://"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(30 * time.Second))
+				g := tc.greeting
+				if g == nil {
+					g = []byte{5, 1, 0, 5, 1, 0}
+				}
+				c.Write(append(append([]byte(nil), g...), tc.target...))
+				var choice [2]byte
+				if _, err := io.ReadFull(c, choice[:]); err != nil {
+					t.Fatal(err)
+				}
+				code := choice[1]
+				if code == socksMethodNoAuth {
+					var reply [10]byte
+					if _, err := io.ReadFull(c, reply[:]); err != nil {
+						t.Fatal(err)
+					}
+					code = reply[1]
+				}
+				if code != tc.code {
+					t.Fatalf("reply %d, want %d", code, tc.code)
+				}
+				if code == socksSucceeded {
+					c.SetDeadline(time.Time{})
+					body, err := tlsOver(c, tc.sni)
+					if tc.body != "" && (err != nil || !strings.HasPrefix(body, tc.body)) {
+						t.Fatalf("through SOCKS5: %q %v", body, err)
+					}
+					if tc.body == "" && err == nil {
+						t.Fatalf("TLS went through: %q", body)
+					}
+				}
+				r := rec.last(t)
+				if r.Method != "SOCKS5" {
+					t.Errorf("record %+v", r)
+				}
+				if tc.body != "" && (r.Verdict != "allowed" || r.Up == 0 || r.Down == 0 || r.Addr == "") {
+					t.Errorf("record %+v", r)
+				}
+				if tc.reason != "" && (r.Verdict != "refused" || !strings.Contains(r.Reason, tc.reason) || r.Addr != "") {
+					t.Errorf("record %+v, want refused with %q", r, tc.reason)
+				}
+			})
+		}
+	})
+}
+
+// socksName is a SOCKS5 request's target by name (as socks5h sends it).
+func socksName(host string, port int) []byte {
+	return append(append([]byte{socksAtypName, byte(len(host))}, host...), byte(port>>8), byte(port))
 }
 
 func TestPublicAddr(t *testing.T) {
