@@ -506,7 +506,6 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, host s
 	return nil
 }
 
-
 func (p *Proxy) idle() time.Duration {
 	if p.IdleTimeout > 0 {
 		return p.IdleTimeout
