@@ -522,7 +522,11 @@ func describeSandbox(sb sandbox.Sandbox) string {
 	if sb.Backend() == sandbox.BackendNone {
 		return "none: commands run directly on the host (each one is approved by the user)"
 	}
-	return sb.Backend() + ": read anywhere except secrets, write only the project and a private /tmp, network only through harness's proxy (HTTPS_PROXY is set; a host no rule allows is refused with a message saying how the user can allow it); git add/commit/branch work, git config and hooks are read-only and git push is refused (the user pushes)"
+	network := "network only through harness's proxy (HTTPS_PROXY is set; a host no rule allows is refused with a message saying how the user can allow it)"
+	if !sandbox.OffersProxy(sb) {
+		network = "no network at all (this sandbox offers no proxy here)"
+	}
+	return sb.Backend() + ": read anywhere except secrets, write only the project and a private /tmp, " + network + "; git add/commit/branch work, git config and hooks are read-only and git push is refused (the user pushes)"
 }
 
 // findSession returns the log of session id (or a unique id prefix) in

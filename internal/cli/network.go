@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/harness-dev/harness/internal/permission"
+	"github.com/harness-dev/harness/internal/sandbox"
 )
 
 // describeNetwork is /network: the rules in force and the connections
@@ -19,7 +20,7 @@ func (c *chat) describeNetwork() string {
 	for _, r := range c.s.Gate.NetRules() {
 		b.WriteString("  " + r + "\n")
 	}
-	if c.s.Proxy == nil {
+	if c.s.Proxy == nil || !sandbox.OffersProxy(c.s.Sandbox) {
 		b.WriteString("no proxy in this session: commands have no network")
 		return b.String()
 	}

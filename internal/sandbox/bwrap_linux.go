@@ -44,8 +44,12 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		inner = helperInTmp
 	}
 	env := sandboxEnv(p, "/tmp", BackendBwrap)
+	// Only the launcher forwards the proxy's port (proxy_linux.go): a
+	// sandbox of its own per command gets no proxy variables, rather than
+	// ones naming a port nobody listens on.
+	lenv := env
 	if o.proxy != nil {
-		env = append(env, proxyEnv(ProxyPort)...)
+		lenv = append(append([]string(nil), env...), proxyEnv(ProxyPort)...)
 	}
 	var gs *gitSession
 	if !ro {
@@ -56,7 +60,7 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 	// outer is bwrap's argv up to the command, built anew for each
 	// sandbox and each launcher, so carve-outs the policy gained since the
 	// last (a repository created mid-session) are mounted read-only.
-	outer := func() []string {
+	outer := func(env []string) []string {
 		args := []string{bw,
 			"--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 			"--die-with-parent", "--new-session", "--cap-drop", "ALL",
@@ -93,26 +97,27 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		return args
 	}
 	cfg := helperConfig{Write: append(append(p.writeRootsFor(ro), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
+	lcfgv := cfg
 	if o.proxy != nil {
-		cfg.ProxyPort = ProxyPort
+		lcfgv.ProxyPort = ProxyPort
 	}
 	s := &instance{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner, git: gs, proxy: o.proxy}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
-		argv := append(outer(), "--chdir", dir, "--")
+		argv := append(outer(env), "--chdir", dir, "--")
 		h, err := helperArgv(inner, cfg, "/bin/sh", "-c", script)
 		if err != nil {
 			return nil, nil, err
 		}
 		return append(argv, h...), env, nil
 	}
-	lcfg, err := json.Marshal(cfg)
+	lcfg, err := json.Marshal(lcfgv)
 	if err != nil {
 		return nil, err
 	}
 	s.launch = &launcher{backend: BackendBwrap, tree: treeGroup, pol: p, proxy: o.proxy, newCmd: func() *exec.Cmd {
-		argv := append(outer(), "--chdir", p.Project, "--", inner, launcherArg, string(lcfg))
+		argv := append(outer(lenv), "--chdir", p.Project, "--", inner, launcherArg, string(lcfg))
 		c := exec.Command(argv[0], argv[1:]...)
-		c.Dir, c.Env = p.Project, env
+		c.Dir, c.Env = p.Project, lenv
 		return c
 	}}
 	return s, nil

@@ -91,6 +91,11 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 			// loopback, where it listens for the proxy: commands may make
 			// TCP sockets there, and Landlock lets them connect to that
 			// one port only. The per-command fallback keeps no sockets.
+			// Without user namespaces there is no network namespace, and
+			// no proxy: Landlock's network rules name a port, not an
+			// address, so a command allowed to connect to the proxy's
+			// port could connect to that port on any host. There the
+			// seccomp filter denies socket() for every family instead.
 			netns = true
 			lenv = append(append([]string(nil), env...), proxyEnv(ProxyPort)...)
 			s.proxy = o.proxy

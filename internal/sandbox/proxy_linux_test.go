@@ -164,3 +164,79 @@ func TestProbeNetwork(t *testing.T) {
 		})
 	}
 }
+
+// TestProxyNotOfferedWithoutNetns: where a backend has no network
+// namespace of its own to forward the proxy's port in (a sandbox per
+// command; the landlock backend without user namespaces, where Landlock's
+// port rules would reach that port on any host), the proxy is not offered
+// and there is still no way out: no proxy variables naming a dead port, no
+// socket, no direct connection to a server on the host, nothing reaching
+// the proxy.
+func TestProxyNotOfferedWithoutNetns(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "DIRECT-REACHED")
+	}))
+	defer origin.Close()
+	port := origin.Listener.Addr().(*net.TCPAddr).Port
+	for _, tc := range []struct {
+		name, backend string
+		opts          []Option
+		noUserns      bool
+	}{
+		{name: "bwrap/per-command", backend: BackendBwrap, opts: []Option{WithLauncher(false)}},
+		{name: "landlock/per-command", backend: BackendLandlock, opts: []Option{WithLauncher(false)}},
+		{name: "landlock without user namespaces", backend: BackendLandlock, noUserns: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			requireBackend(t, tc.backend)
+			if tc.noUserns {
+				noUserNamespaces = true
+				defer func() { noUserNamespaces = false }()
+			}
+			rec := &records{}
+			px := &Proxy{Decide: func(context.Context, string, int) ConnVerdict {
+				return ConnVerdict{Allowed: true, Exact: true, Rule: "allow net *"}
+			}, Record: rec.add}
+			base, err := os.MkdirTemp(outsideBase(), "harness-proxy-test-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(base)
+			proj := filepath.Join(base, "proj")
+			os.MkdirAll(proj, 0o755)
+			p, err := NewPolicy(PolicyOptions{Project: proj, Home: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, err := Open(context.Background(), p, tc.backend, append(tc.opts, WithProxy(px))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sb.Close()
+			r, err := sb.Run(context.Background(), Cmd{Script: fmt.Sprintf(`env | grep -i _proxy= || echo no-proxy-vars
+/usr/bin/python3 -c '
+import socket
+for fam, addr in ((socket.AF_INET, ("127.0.0.1", %d)), (socket.AF_INET, ("127.0.0.1", %d)), (socket.AF_INET6, ("::1", %d))):
+    try:
+        s = socket.socket(fam, socket.SOCK_STREAM); s.settimeout(5); s.connect(addr); print("CONNECTED", addr)
+    except OSError as e:
+        print("refused", addr, e.strerror)
+'
+curl -sS --max-time 5 http://127.0.0.1:%d/
+curl -sS --max-time 5 -x http://127.0.0.1:%d http://example.com/`, port, ProxyPort, ProxyPort, port, ProxyPort), Timeout: 60 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := string(r.Output)
+			t.Log(out)
+			if !strings.Contains(out, "no-proxy-vars") || strings.Contains(out, "CONNECTED") || strings.Contains(out, "DIRECT-REACHED") || strings.Count(out, "refused (") != 3 {
+				t.Errorf("a way out, or proxy variables for a proxy not offered:\n%s", out)
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			if len(rec.all) != 0 {
+				t.Errorf("the proxy was reached: %+v", rec.all)
+			}
+		})
+	}
+}

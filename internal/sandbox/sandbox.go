@@ -96,10 +96,19 @@ type openOptions struct {
 // WithProxy gives commands a way out through px (see Proxy): the
 // launcher listens on ProxyPort inside the sandbox's network namespace
 // and HTTPS_PROXY, HTTP_PROXY, ALL_PROXY (and their lower-case forms)
-// point there. Only the bwrap backend's launcher offers it; elsewhere
-// commands stay without a network.
+// point there. The bwrap and landlock backends' launchers offer it (the
+// landlock one only with user namespaces, for a network namespace of its
+// own), seatbelt on macOS too; elsewhere, and with a sandbox per command,
+// commands stay without a network (Limits says so).
 func WithProxy(px *Proxy) Option {
 	return func(o *openOptions) { o.proxy = px }
+}
+
+// OffersProxy reports whether sb's commands reach the proxy given to
+// WithProxy (see there for where they do not).
+func OffersProxy(sb Sandbox) bool {
+	s, ok := sb.(*instance)
+	return ok && s.proxy != nil
 }
 
 // LauncherEnv, set to 0 in the environment, turns the launcher off (see
@@ -154,9 +163,9 @@ func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandb
 		return nil, err
 	}
 	if s, ok := sb.(*instance); ok && o.perCommand && (s.name == BackendBwrap || s.name == BackendLandlock) {
-		s.launch = nil
+		s.launch, s.proxy = nil, nil // only a launcher forwards to the proxy
 		if s.ro != nil {
-			s.ro.launch = nil
+			s.ro.launch, s.ro.proxy = nil, nil
 		}
 	}
 	if s, ok := sb.(*instance); ok {
