@@ -107,10 +107,17 @@
 //     unix socket a command could open); the landlock backend's launcher
 //     then gets a network namespace of its own, commands may create TCP
 //     sockets there, and Landlock (ABI 4) lets them connect to that port
-//     only and bind none. The proxy resolves names on the host, dials the
-//     address it checked, refuses private addresses without an exact rule,
-//     checks a tunnel's TLS server name, and records every connection; a
-//     command's output says which connections were refused and why.
+//     only and bind none. Without user namespaces (no network namespace)
+//     and with a sandbox per command there is no proxy and no socket:
+//     Landlock's network rules name a port, not an address, so a grant for
+//     the proxy's port on the host's loopback would reach that port
+//     anywhere. The proxy speaks HTTP (CONNECT and absolute-form) and
+//     SOCKS5 (CONNECT, no authentication) on the one port, resolves names
+//     on the host, dials the address it checked, refuses private addresses
+//     without an exact rule, checks a tunnel's TLS server name, bounds
+//     connections and closes idle ones, and records every connection with
+//     the bytes each way; a command's output says which connections were
+//     refused and why.
 //   - Typing into the user's terminal (TIOCSTI, TIOCLINUX): a new session
 //     without a controlling terminal, and seccomp denies both ioctls.
 //   - Kernel attack surface that has produced sandbox escapes: io_uring_*
@@ -227,7 +234,10 @@
 //   - The user's terminals: none but the ptys a command opens itself (the
 //     pty extension), and commands start in a new session.
 //   - A channel out while there is no network: no trustd or other daemon
-//     that fetches; unix sockets only inside the session's $TMPDIR.
+//     that fetches; unix sockets only inside the session's $TMPDIR. With
+//     WithProxy the proxy listens on a free port of the host's loopback
+//     and the profile allows TCP sockets and outbound to localhost on that
+//     port only (seatbeltproxy.go).
 //   - Secrets behind a symlink in a hidden directory: the link's target is
 //     hidden too (secrets.go); macOS's stores (keychains, browser profiles,
 //     cookies) are on the list.

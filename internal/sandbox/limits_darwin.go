@@ -8,6 +8,7 @@ func Limits(backend string) []string {
 			"no PID namespace: a command's processes are followed with kqueue from its start (every fork, its session and process group) and killed on exit, timeout and Close; one that forks, and whose child calls setsid, all before harness has seen the fork, can be missed",
 			"no private /tmp: /tmp is read-only to commands, $TMPDIR is the session's private directory",
 			"no private loopback: unix sockets work inside $TMPDIR only; TCP on localhost only with " + LoopbackEnv + "=1, and then every local listener of the user is reachable",
+			"the network proxy listens on a port of the host's loopback (the profile lets commands reach that port only): other processes of this machine can reach it too, under the same rules, and their connections are logged as the session's",
 			"no seccomp: terminal ioctls are refused by the profile (no terminal but the pseudo-terminals a command opens itself), not filtered one by one",
 			"the file tools run on the host: they judge a path by the identity of what it names; a hard link to a file inside a hidden directory is not recognised there (the profile refuses making one)",
 		}

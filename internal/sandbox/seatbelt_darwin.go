@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,7 +17,7 @@ func detect() (string, string) {
 	return "", sandboxExec + " is missing"
 }
 
-func openBackend(name string, p *Policy, tmp string, _ openOptions) (Sandbox, error) {
+func openBackend(name string, p *Policy, tmp string, o openOptions) (Sandbox, error) {
 	switch name {
 	case BackendSeatbelt:
 	case BackendBwrap, BackendLandlock:
@@ -33,6 +34,17 @@ func openBackend(name string, p *Policy, tmp string, _ openOptions) (Sandbox, er
 	}
 	argv, env := seatbeltArgs(p, tmp)
 	s := &instance{name: BackendSeatbelt, pol: p, tmp: tmp, tree: treeSession}
+	var proxyLn io.Closer
+	if o.proxy != nil {
+		// The one way out (seatbeltproxy.go): argv[2] is the profile.
+		ln, port, err := listenProxy(o.proxy)
+		if err != nil {
+			return nil, err
+		}
+		proxyLn, s.proxy = ln, o.proxy
+		argv[2] += seatbeltProxyRule(port)
+		env = append(env, proxyEnv(port)...)
+	}
 	if exe, err := os.Executable(); err == nil {
 		s.helper = exe // the battery's probes re-execute harness inside
 	}
@@ -59,6 +71,9 @@ func openBackend(name string, p *Policy, tmp string, _ openOptions) (Sandbox, er
 		mu.Unlock()
 		for _, t := range ts {
 			t.killAll() // the command's own Run finishes the rest
+		}
+		if proxyLn != nil {
+			proxyLn.Close()
 		}
 	}
 	s.wrap = func(script, _ string) ([]string, []string, error) {
