@@ -56,9 +56,12 @@ func newNetworkTopic() *cobra.Command {
 		Use:   "network",
 		Short: "How sandboxed commands reach the network, and the rules that decide",
 		Long: `Commands in the sandbox have no network of their own. They reach the outside through a
-proxy in the harness process: HTTPS_PROXY, HTTP_PROXY and ALL_PROXY (and their lower-case forms)
-point at it, so go, npm, pip, cargo, git over HTTPS and curl work unchanged. The proxy speaks
-HTTP CONNECT and plain http:// requests; it never decrypts traffic or adds credentials.
+proxy in the harness process: HTTPS_PROXY and HTTP_PROXY (and their lower-case forms) point at
+it, so go, npm, pip, cargo, git over HTTPS and curl work unchanged, and ALL_PROXY at the same port
+as SOCKS5 (socks5h://). The proxy speaks HTTP CONNECT, plain http:// requests and SOCKS5 CONNECT
+(no authentication); it never decrypts traffic or adds credentials. Where nothing can forward its
+port (HARNESS_SANDBOX_LAUNCHER=0; the landlock backend without user namespaces) there is no proxy
+and commands have no network at all; "harness doctor" says which.
 
 Which hosts may be reached is decided by rules in the permission files
 (~/.agents/permissions, <project>/.agents/permissions):
@@ -84,7 +87,7 @@ Presets:
 Safe by construction: names are resolved by harness, and the connection goes to the address that
 was checked; loopback, private, link-local and cloud-metadata addresses are refused unless a rule
 names that host and port; an HTTPS tunnel must ask for the same server name (TLS SNI) as the host
-it was allowed for; connections are bounded and closed when idle. Every connection is in the
-session log; /network lists them and /sandbox shows the rules in force.`,
+it was allowed for; connections are bounded and closed when idle. Every connection (host, port, verdict, bytes
+each way) is in the session log; /network lists them and /sandbox shows the rules in force.`,
 	}
 }

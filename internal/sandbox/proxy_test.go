@@ -260,12 +260,24 @@ func TestProxy(t *testing.T) {
 	t.Run("bounded connections", func(t *testing.T) {
 		// The first connection holds its slot inside Decide (it waits for a
 		// user's answer); entered says so, with no sleep to guess it.
-		blocker, entered := make(chan struct{}), make(chan struct{}, 4)
+		blocker, entered, firstDone := make(chan struct{}), make(chan struct{}, 4), make(chan struct{})
+		wait := func(ch chan struct{}, what string) {
+			select {
+			case <-ch:
+			case <-time.After(2 * time.Minute):
+				t.Fatalf("no sign of %s", what)
+			}
+		}
 		p := &Proxy{Decide: func(context.Context, string, int) ConnVerdict {
 			entered <- struct{}{}
 			<-blocker
 			return ConnVerdict{Reason: "no"}
-		}, MaxConns: 1, Record: (&records{}).add}
+		}, MaxConns: 1, Record: func(r ConnRecord) {
+			// Recorded after the slot is released (Serve's defers).
+			if r.Host == "a.test" {
+				close(firstDone)
+			}
+		}}
 		addr := strings.TrimPrefix(proxyFixture(t, p), "http://")
 		hold, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -273,7 +285,7 @@ func TestProxy(t *testing.T) {
 		}
 		defer hold.Close()
 		fmt.Fprintf(hold, "CONNECT a.test:443 HTTP/1.1\r\n\r\n")
-		<-entered
+		wait(entered, "the first connection in Decide")
 		for _, hello := range []string{"CONNECT b.test:443 HTTP/1.1\r\n\r\n", "\x05\x01\x00\x05\x01\x00\x03\x06b.test\x01\xbb"} {
 			second, err := net.Dial("tcp", addr)
 			if err != nil {
@@ -297,11 +309,12 @@ func TestProxy(t *testing.T) {
 		if err != nil || resp.StatusCode != 403 {
 			t.Errorf("first connection: %v %v", resp, err)
 		}
-		// The slot is free again.
+		// The slot is free again once the first is over.
+		wait(firstDone, "the first connection's end")
 		third, _ := net.Dial("tcp", addr)
 		defer third.Close()
 		fmt.Fprintf(third, "CONNECT c.test:443 HTTP/1.1\r\n\r\n")
-		<-entered
+		wait(entered, "the third connection in Decide")
 		if resp, err := http.ReadResponse(bufio.NewReader(third), nil); err != nil || resp.StatusCode != 403 {
 			t.Errorf("after the first ended: %v %v", resp, err)
 		}
