@@ -5,8 +5,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // Path decisions by identity, not spelling.
@@ -157,13 +159,46 @@ func (p *Policy) under(l located, root string, fold bool) bool {
 
 // withinFold is within, ignoring ASCII and Unicode simple case.
 func withinFold(path, root string) bool {
-	return within(strings.ToLower(path), strings.ToLower(root))
+	return within(foldKey(path), foldKey(root))
+}
+
+// foldKey maps every rune of s to one representative of its Unicode simple
+// case-folding orbit (the smallest), so two spellings a case-insensitive
+// volume takes for one name get one key: not only .SSH and .ssh, but the
+// Kelvin sign for k and the long s for s (.githooK, .agentſ), which
+// strings.ToLower leaves apart.
+func foldKey(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		b.WriteRune(foldRune(r))
+	}
+	return b.String()
+}
+
+// foldRune is the smallest rune of r's simple case-folding orbit.
+func foldRune(r rune) rune {
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least = min(least, f)
+	}
+	return least
+}
+
+// foldOrbit lists r's simple case-folding orbit in rune order.
+func foldOrbit(r rune) []rune {
+	out := []rune{r}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // hasGitComponent reports a ".git" component (any case) in rel.
 func hasGitComponent(rel string) bool {
 	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		if strings.EqualFold(part, ".git") {
+		if foldKey(part) == foldKey(".git") {
 			return true
 		}
 	}

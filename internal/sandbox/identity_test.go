@@ -31,8 +31,12 @@ func newFoldFS() *foldFS {
 	return &foldFS{nodes: map[string]*foldNode{"/": {name: "/", id: 1, dir: true}}, next: 2}
 }
 
+// apfsFold folds what strings.ToLower leaves apart and APFS does not: the
+// Kelvin sign and the long s.
+var apfsFold = strings.NewReplacer("\u212a", "k", "\u017f", "s")
+
 func (f *foldFS) key(name string) string {
-	k := strings.ToLower(filepath.Clean(name))
+	k := apfsFold.Replace(strings.ToLower(filepath.Clean(name)))
 	if k == firmlink {
 		return "/"
 	}
@@ -116,7 +120,7 @@ func macPolicy(t *testing.T) *Policy {
 		Writable:  []string{"/Users/me/proj"},
 		ReadOnly:  []string{"/Users/me/proj/.git", "/Users/me/proj/.agents"},
 		Protected: []string{"/Users/me/proj/.git", "/Users/me/proj/.agents", "/Users/me/proj/.githooks"},
-		DenyRead:  []string{"/Users/me/.ssh", "/Users/me/.agents/env", "/Users/me/.netrc"},
+		DenyRead:  []string{"/Users/me/.ssh", "/Users/me/.agents/env", "/Users/me/.netrc", "/Users/me/.aws"},
 		fsys:      f,
 	}
 }
@@ -144,6 +148,9 @@ func TestIdentityDecisions(t *testing.T) {
 		{"/Users/me/proj/link-ssh/id_rsa", false}, // a link spelled in another case
 		{"/Users/me/.ssh-not-secret/x", true},     // a sibling name is not beneath
 		{"/System/Volumes/Data/Users/me/other", true},
+		{"/Users/me/.aw\u017f/credentials", false}, // a secret not there yet, a long s for its s
+		{"/Users/me/.\u017f\u017fh/id_rsa", false}, // one that exists, the same
+		{"/Users/me/\u212a/x", true},
 	}
 	for _, tt := range reads {
 		err := p.CheckRead(tt.path)
@@ -172,6 +179,9 @@ func TestIdentityDecisions(t *testing.T) {
 		{"/Users/me/PROJ2/x", false},                              // a longer name is not beneath
 		{"/System/Volumes/Data/Users/me/other/x", false},          //
 		{"/Users/me/proj/link-ssh/authorized_keys", false},        //
+		{"/Users/me/proj/.githoo\u212as/pre-commit", false},       // the Kelvin sign folds to k on APFS
+		{"/Users/me/proj/.githook\u017f/pre-commit", false},       // the long s to s
+		{"/Users/me/proj/.agent\u017f/rules", false},              //
 		{"/Users/me/proj/src/.gitignore", true},                   // .git as a prefix only
 		{"/Users/me/proj/src/.github/workflows/ci.yml", true},     //
 	}

@@ -619,7 +619,7 @@ func (p *Policy) checkWrite(name, path string, id *fileID) error {
 			continue
 		}
 		for _, s := range deny.spellings {
-			if ls, lr := strings.ToLower(s), strings.ToLower(root); within(ls, lr) && hasGitComponent(ls[len(lr):]) {
+			if ls, lr := foldKey(s), foldKey(root); within(ls, lr) && hasGitComponent(ls[len(lr):]) {
 				return fmt.Errorf("%s is inside a .git directory, which is read-only under the sandbox policy", name)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // The macOS profile is built the way Codex's is (codex-rs sandboxing
@@ -221,14 +222,28 @@ func seatbeltProfile(p *Policy, tmp string) (profile string, params []string) {
 }
 
 // regexQuote escapes s for the sandbox's regular expressions and folds
-// ASCII letters into [xX] classes: APFS ignores case, and a name that does
-// not exist yet is matched as the command spells it.
+// every cased letter into its whole simple case-folding orbit: APFS ignores
+// case, and a name that does not exist yet is matched as the command spells
+// it. ASCII-only orbits become a class ([kK]); one with a letter beyond
+// ASCII (k, K and the Kelvin sign; s, S and the long s) an alternation of
+// whole UTF-8 sequences, as a class would match single bytes.
 func regexQuote(s string) string {
 	var b strings.Builder
 	for _, r := range s {
+		orbit := foldOrbit(r)
+		ascii := true
+		for _, o := range orbit {
+			ascii = ascii && o < utf8.RuneSelf
+		}
 		switch {
-		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
-			b.WriteString("[" + strings.ToLower(string(r)) + strings.ToUpper(string(r)) + "]")
+		case len(orbit) > 1 && ascii:
+			b.WriteString("[" + string(orbit) + "]")
+		case len(orbit) > 1:
+			alts := make([]string, len(orbit))
+			for i, o := range orbit {
+				alts[i] = string(o)
+			}
+			b.WriteString("(" + strings.Join(alts, "|") + ")")
 		case strings.ContainsRune(`\.+*?()|[]{}^$`, r): // the value is a -D parameter: no string quoting
 			b.WriteString(`\` + string(r))
 		default:
@@ -239,13 +254,26 @@ func regexQuote(s string) string {
 }
 
 // gitNameRegex matches a .git (directory or pointer file, any case) at any
-// depth under root, and everything beneath it.
+// depth under root, and everything beneath it, also spelled through the
+// firmlink.
 func gitNameRegex(root string) string {
-	return "^" + regexQuote(strings.TrimSuffix(root, "/")) + "/(.*/)?" + regexQuote(".git") + "(/.*)?$"
+	return "^" + firmlinkOpt(root) + regexQuote(strings.TrimSuffix(root, "/")) + "/(.*/)?" + regexQuote(".git") + "(/.*)?$"
 }
 
-// pathRegex matches path (any case) and everything beneath it.
-func pathRegex(path string) string { return "^" + regexQuote(path) + "(/.*)?$" }
+// pathRegex matches path (any case, also through the firmlink) and
+// everything beneath it.
+func pathRegex(path string) string {
+	return "^" + firmlinkOpt(path) + regexQuote(path) + "(/.*)?$"
+}
+
+// firmlinkOpt is an optional /System/Volumes/Data prefix (any case) for a
+// path outside it.
+func firmlinkOpt(path string) string {
+	if within(path, firmlinkData) {
+		return ""
+	}
+	return "(" + regexQuote(firmlinkData) + ")?"
+}
 
 // seatbeltEnv adds to the environment what darwin's toolchains need beyond
 // sandboxEnv: their caches default to ~/Library/Caches (os.UserCacheDir

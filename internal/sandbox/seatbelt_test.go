@@ -397,17 +397,20 @@ func TestSeatbeltProfile(t *testing.T) {
 func TestSeatbeltRegexes(t *testing.T) {
 	git := regexp.MustCompile(gitNameRegex("/Users/me/my proj (1)"))
 	for path, want := range map[string]bool{
-		"/Users/me/my proj (1)/.git":                true,
-		"/Users/me/my proj (1)/.GIT/config":         true,
-		"/Users/me/my proj (1)/sub/deep/.Git":       true,
-		"/users/ME/my proj (1)/sub/.gIt/hooks/x":    true,
-		"/Users/me/my proj (1)/.gitignore":          false,
-		"/Users/me/my proj (1)/.github/ci.yml":      false,
-		"/Users/me/my proj (1)/src/x.git":           false,
-		"/Users/me/my proj (1)x/.git":               false,
-		"/Users/me/my proj 11/.git":                 false, // ( ) are literal, not a group
-		"/Users/me/other/.git":                      false,
-		"/Users/me/my proj (1)/.git.bak/../.config": false,
+		"/Users/me/my proj (1)/.git":                       true,
+		"/Users/me/my proj (1)/.GIT/config":                true,
+		"/Users/me/my proj (1)/sub/deep/.Git":              true,
+		"/users/ME/my proj (1)/sub/.gIt/hooks/x":           true,
+		"/Users/me/my proj (1)/.gitignore":                 false,
+		"/Users/me/my proj (1)/.github/ci.yml":             false,
+		"/Users/me/my proj (1)/src/x.git":                  false,
+		"/Users/me/my proj (1)x/.git":                      false,
+		"/Users/me/my proj 11/.git":                        false, // ( ) are literal, not a group
+		"/Users/me/other/.git":                             false,
+		"/Users/me/my proj (1)/.git.bak/../.config":        false,
+		"/System/Volumes/Data/Users/me/my proj (1)/x/.GIT": true, // through the firmlink
+		"/system/volumes/DATA/Users/me/my proj (1)/.git":   true,
+		"/Users/me/my proj (1)/x/.gi":                      false,
 	} {
 		if got := git.MatchString(path); got != want {
 			t.Errorf("gitNameRegex matches %q = %v, want %v", path, got, want)
@@ -415,10 +418,14 @@ func TestSeatbeltRegexes(t *testing.T) {
 	}
 	hooks := regexp.MustCompile(pathRegex("/Users/me/p/.hooks$[x]"))
 	for path, want := range map[string]bool{
-		"/Users/me/p/.hooks$[x]":       true,
-		"/USERS/me/P/.HOOKS$[X]/pre":   true,
-		"/Users/me/p/.hooks$x":         false,
-		"/Users/me/p/.hooks$[x]-other": false,
+		"/Users/me/p/.hooks$[x]":                       true,
+		"/USERS/me/P/.HOOKS$[X]/pre":                   true,
+		"/Users/me/p/.hoo\u212as$[x]":                  true, // the Kelvin sign is k on APFS
+		"/U\u017fers/me/p/.hook\u017f$[x]":             true, // the long s is s
+		"/System/Volumes/Data/Users/me/p/.hooks$[x]/x": true,
+		"/Users/me/p/.hoo\u212a$[x]":                   false,
+		"/Users/me/p/.hooks$x":                         false,
+		"/Users/me/p/.hooks$[x]-other":                 false,
 	} {
 		if got := hooks.MatchString(path); got != want {
 			t.Errorf("pathRegex matches %q = %v, want %v", path, got, want)
