@@ -2,11 +2,7 @@ package sandbox
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -16,78 +12,20 @@ import (
 	"time"
 )
 
-// Battery runs the escape battery live against the seatbelt backend: it
-// builds a throw-away project (a path with spaces and quotes), a fake home
-// with canary secrets (also in a keychain and behind a link in ~/.ssh),
-// host listeners, a host terminal and a host process holding a canary in
-// its environment, then attempts each escape from inside the sandbox and
-// checks the host side. Several probes settle what only a Mac can: case
-// folding, firmlinks, hard links and clones, the name patterns compiling,
-// fresh binaries running. One line a probe; it returns how many escaped
-// (or, for the probes marked "must work", failed). It never touches the
-// real home directory.
-func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (escaped int, err error) {
-	f, err := newDarwinFixture()
-	if err != nil {
-		return 0, err
-	}
-	defer f.close()
-	pol, err := NewPolicy(PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second})
-	if err != nil {
-		return 0, err
-	}
-	sb, err := Open(ctx, pol, backend, opts...)
-	if err != nil {
-		return 0, err
-	}
-	defer sb.Close()
-	helper := ""
-	if s, ok := sb.(*instance); ok {
-		helper = s.helper
-	}
-	fmt.Fprintf(w, "escape battery: backend %s, project %q\n", sb.Backend(), f.proj)
-	for _, pr := range f.probes(helper) {
-		if pr.skip != "" {
-			fmt.Fprintf(w, "skip     %-40s %s\n", pr.name, pr.skip)
-			continue
-		}
-		if pr.before != nil {
-			pr.before()
-		}
-		r, err := sb.Run(ctx, Cmd{Script: pr.script, Timeout: pr.timeout})
-		if err != nil {
-			return escaped, fmt.Errorf("probe %s: %w", pr.name, err)
-		}
-		problem := pr.check(r)
-		if problem == "" {
-			fmt.Fprintf(w, "held     %s\n", pr.name)
-			continue
-		}
-		escaped++
-		note := ""
-		if len(r.Tampered) > 0 {
-			note = fmt.Sprintf(" (detected after the fact: %d protected paths changed)", len(r.Tampered))
-		}
-		fmt.Fprintf(w, "ESCAPED  %-40s %s%s\n", pr.name, problem, note)
-	}
-	return escaped, nil
-}
-
-type probe struct {
-	name    string
-	script  string
-	timeout time.Duration
-	before  func()
-	check   func(*Result) string // "" when the walls held (or the grant worked)
-	skip    string
-}
+// The darwin battery's world (the runner is battery.go's): besides the
+// common fixture, a keychain and a key behind a link in ~/.ssh, a
+// worktree's pointer file, a host terminal, a host process holding a canary
+// in its environment and a host listener posing as a certificate server.
+// Several probes settle what only a Mac can: case folding, firmlinks, hard
+// links and clones, the name patterns compiling, fresh binaries running,
+// the grants ordinary tools need.
 
 type darwinFixture struct {
-	base, proj, sibling, home, outside, dotfiles  string
-	tag, key, sshKey, agentsEnv, keychain, linked string
-	unixLn, tcpLn                                 net.Listener
-	ptyMaster, ptySlave                           *os.File
-	hostProc                                      *exec.Cmd
+	*baseFixture
+	dotfiles, keychain, linked string
+	ptyMaster, ptySlave        *os.File
+	hostProc                   *exec.Cmd
+	certLn                     net.Listener // where a fetching trustd would connect
 }
 
 const (
@@ -95,66 +33,28 @@ const (
 	configText = "[core]\n\trepositoryformatversion = 0\n\thooksPath = .githooks\n"
 )
 
-func newDarwinFixture() (*darwinFixture, error) {
-	var rb [6]byte
-	rand.Read(rb[:])
-	tag := hex.EncodeToString(rb[:])
-	base, err := os.MkdirTemp(outsideBase(), "harness-battery-")
+func newBatteryFixture() (batteryFixture, error) {
+	b, err := newBaseFixture(func(b *baseFixture) map[string]string {
+		return map[string]string{
+			filepath.Join(b.home, "Library", "Keychains", "login.keychain"): "keychain-canary-" + b.tag,
+			filepath.Join(b.base, "dotfiles", "id_ed25519"):                 "linked-canary-" + b.tag,
+			filepath.Join(b.proj, "wt", ".git"):                             "gitdir: " + filepath.Join(b.base, "wt-gitdir") + "\n",
+			filepath.Join(b.base, "wt-gitdir", "HEAD"):                      "ref: refs/heads/wt\n",
+			filepath.Join(b.base, "wt-gitdir", "config"):                    "[core]\n",
+		}
+	})
 	if err != nil {
-		return nil, fmt.Errorf("escape battery: %w", err)
+		return nil, err
 	}
-	if r, err := filepath.EvalSymlinks(base); err == nil {
-		base = r // /var is /private/var: the policy speaks canonical paths
-	}
-	f := &darwinFixture{
-		base: base, tag: tag,
-		proj:      filepath.Join(base, `my "proj" it's here`),
-		sibling:   filepath.Join(base, "sibling"),
-		home:      filepath.Join(base, "home"),
-		outside:   filepath.Join(base, "outside.txt"),
-		dotfiles:  filepath.Join(base, "dotfiles"),
-		key:       "sk-canary-" + tag,
-		sshKey:    "ssh-canary-" + tag,
-		agentsEnv: "env-canary-" + tag,
-		keychain:  "keychain-canary-" + tag,
-		linked:    "linked-canary-" + tag,
-	}
-	files := map[string]string{
-		filepath.Join(f.home, ".ssh", "id_rsa"):                         f.sshKey,
-		filepath.Join(f.home, ".agents", "env"):                         "ANTHROPIC_API_KEY=" + f.agentsEnv,
-		filepath.Join(f.home, "Library", "Keychains", "login.keychain"): f.keychain,
-		filepath.Join(f.dotfiles, "id_ed25519"):                         f.linked,
-		f.outside:                                                       "original",
-		filepath.Join(f.sibling, "keep"):                                "original",
-		filepath.Join(f.proj, "README"):                                 "project",
-		filepath.Join(f.proj, ".agents", "conf"):                        "original",
-		filepath.Join(f.proj, "wt", ".git"):                             "gitdir: " + filepath.Join(base, "wt-gitdir") + "\n",
-		filepath.Join(base, "wt-gitdir", "HEAD"):                        "ref: refs/heads/wt\n",
-		filepath.Join(base, "wt-gitdir", "config"):                      "[core]\n",
-	}
-	for p, c := range files {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			f.close()
-			return nil, err
-		}
-		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
-			f.close()
-			return nil, err
-		}
-	}
+	f := &darwinFixture{baseFixture: b, dotfiles: filepath.Join(b.base, "dotfiles"),
+		keychain: "keychain-canary-" + b.tag, linked: "linked-canary-" + b.tag}
 	f.resetGit()
-	for link, target := range map[string]string{
-		filepath.Join(f.proj, "link-out"):           f.outside,
-		filepath.Join(f.home, ".ssh", "id_ed25519"): filepath.Join(f.dotfiles, "id_ed25519"),
-	} {
-		if err := os.Symlink(target, link); err != nil {
-			f.close()
-			return nil, err
-		}
+	if err := os.Symlink(filepath.Join(f.dotfiles, "id_ed25519"), filepath.Join(f.home, ".ssh", "id_ed25519")); err != nil {
+		f.close()
+		return nil, err
 	}
-	f.unixLn, _ = net.Listen("unix", filepath.Join(f.base, "host.sock"))
-	f.tcpLn, _ = net.Listen("tcp", "127.0.0.1:0")
 	f.ptyMaster, f.ptySlave, _ = openPty()
+	f.certLn, _ = net.Listen("tcp", "127.0.0.1:0")
 	// A host process with a canary in its environment: its arguments and
 	// environment (KERN_PROCARGS2, ps -E) must stay unreadable inside.
 	f.hostProc = exec.Command("/bin/sleep", "300")
@@ -164,6 +64,14 @@ func newDarwinFixture() (*darwinFixture, error) {
 	}
 	return f, nil
 }
+
+func (f *darwinFixture) policyOptions() PolicyOptions {
+	return PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second}
+}
+
+func batteryMode(Sandbox) string { return " (a sandbox per command)" }
+
+func batteryHeader(Sandbox) []string { return nil }
 
 // resetGit (re)creates the project's repository and a nested one.
 func (f *darwinFixture) resetGit() {
@@ -178,15 +86,9 @@ func (f *darwinFixture) resetGit() {
 	os.RemoveAll(filepath.Join(f.proj, "git-moved"))
 }
 
-func (f *darwinFixture) environ() []string {
-	return append(os.Environ(), "ANTHROPIC_API_KEY="+f.key, "OPENAI_API_KEY="+f.key, "HARNESS_CANARY="+f.key)
-}
-
 func (f *darwinFixture) close() {
-	for _, l := range []net.Listener{f.unixLn, f.tcpLn} {
-		if l != nil {
-			l.Close()
-		}
+	if f.certLn != nil {
+		f.certLn.Close()
 	}
 	if f.ptyMaster != nil {
 		f.ptyMaster.Close()
@@ -196,28 +98,8 @@ func (f *darwinFixture) close() {
 		f.hostProc.Process.Kill()
 		f.hostProc.Wait()
 	}
-	os.RemoveAll(f.base)
+	f.baseFixture.close()
 }
-
-func accepted(l net.Listener) bool {
-	if l == nil {
-		return false
-	}
-	type deadliner interface{ SetDeadline(time.Time) error }
-	if d, ok := l.(deadliner); ok {
-		d.SetDeadline(time.Now().Add(200 * time.Millisecond))
-	}
-	c, err := l.Accept()
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
-}
-
-func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
-
-func content(p string) string { b, _ := os.ReadFile(p); return string(b) }
 
 // survivors counts host processes whose command line holds marker (ps runs
 // on the host, outside the walls), waiting up to grace.
@@ -238,26 +120,11 @@ func survivors(marker string, grace time.Duration) int {
 	}
 }
 
-func (f *darwinFixture) probes(helper string) []probe {
+// probes lists the darwin attempts. Each comment in the list says what a
+// held probe proves; "must work" probes prove a grant ordinary tools need.
+func (f *darwinFixture) probes(_ Sandbox, helper string) []probe {
 	q := shellQuote
-	absent := func(paths ...string) func(*Result) string {
-		return func(*Result) string {
-			for _, p := range paths {
-				if exists(p) {
-					os.RemoveAll(p)
-					return "created " + p + " on the host"
-				}
-			}
-			return ""
-		}
-	}
-	outsideSame := func(*Result) string {
-		if c := content(f.outside); c != "original" {
-			os.WriteFile(f.outside, []byte("original"), 0o600)
-			return fmt.Sprintf("%s now holds %q", f.outside, c)
-		}
-		return ""
-	}
+	outsideSame := checkUnchanged(f.outside, "original")
 	gitIntact := func(*Result) string {
 		for _, repo := range []string{f.proj, filepath.Join(f.proj, "sub")} {
 			if c := content(filepath.Join(repo, ".git", "hooks", "pre-commit")); c != hookText {
@@ -281,106 +148,101 @@ func (f *darwinFixture) probes(helper string) []probe {
 		}
 		return ""
 	}
-	lacks := func(canaries ...string) func(*Result) string {
-		return func(r *Result) string {
-			for _, c := range canaries {
-				if bytes.Contains(r.Output, []byte(c)) {
-					return "the output holds a canary secret"
-				}
-			}
-			return ""
-		}
-	}
-	holds := func(what string, marks ...string) func(*Result) string {
-		return func(r *Result) string {
-			for _, m := range marks {
-				if !bytes.Contains(r.Output, []byte(m)) {
-					return fmt.Sprintf("%s does not work inside (exit %d): %s", what, r.ExitCode, firstLine(r.Output))
-				}
-			}
-			return ""
-		}
-	}
-	both := func(checks ...func(*Result) string) func(*Result) string {
-		return func(r *Result) string {
-			for _, c := range checks {
-				if p := c(r); p != "" {
-					return p
-				}
-			}
-			return ""
-		}
-	}
 	firm := func(p string) string { return firmlinkData + p }
 	marker := "harness-battery-marker-" + f.tag
 	sleeper := fmt.Sprintf("sh -c 'sleep 300; : %s'", marker)
-	etc := "/private/etc/harness-battery-" + f.tag
+	h := helperCommand(helper)
+	// Names APFS folds onto .githooks: the Kelvin sign for k, the long s for s.
+	kelvin, longS := `"$(printf '.githoo\342\204\252s')"`, `"$(printf '.githook\305\277')"`
+	// Python is only run where it is real: /usr/bin/python3 without the
+	// command-line tools is a stub that asks to install them.
+	py := `if xcode-select -p >/dev/null 2>&1 && command -v python3 >/dev/null; then python3 -c "$PROBE"; else echo "$OK (no python3)"; fi`
 
-	ps := []probe{
-		{name: "write inside the project (must work)", script: "echo inside > inside.txt && echo inside > " + q(f.proj+"/inside 2.txt"),
-			check: func(r *Result) string {
-				if content(filepath.Join(f.proj, "inside.txt")) != "inside\n" || content(filepath.Join(f.proj, "inside 2.txt")) != "inside\n" {
-					return fmt.Sprintf("a write inside the project failed (exit %d): %s", r.ExitCode, firstLine(r.Output))
-				}
-				return ""
-			}},
-		{name: "write /etc", script: "echo x > " + q(etc), check: absent(etc)},
-		{name: "write $HOME", script: "echo x > " + q(f.home+"/escaped"), check: absent(f.home + "/escaped")},
-		{name: "write a sibling of the project", script: "echo x > " + q(f.sibling+"/escaped") + "; rm -f " + q(f.sibling+"/keep"),
-			check: func(r *Result) string {
-				if !exists(f.sibling + "/keep") {
-					os.WriteFile(f.sibling+"/keep", []byte("original"), 0o600)
-					return "removed a file beside the project"
-				}
-				return absent(f.sibling + "/escaped")(r)
-			}},
-		{name: "/tmp is not writable (only $TMPDIR)", script: "echo x > /tmp/harness-battery-" + f.tag, check: absent("/private/tmp/harness-battery-" + f.tag)},
-		{name: "$TMPDIR writable and private (must work)", script: "echo private-" + f.tag + " > \"$TMPDIR/battery\" && cat \"$TMPDIR/battery\"",
-			check: holds("$TMPDIR", "private-"+f.tag)},
-		{name: "$TMPDIR survives between commands (must work)", script: "cat \"$TMPDIR/battery\"", check: holds("$TMPDIR", "private-"+f.tag)},
-		{name: ".git hook and config writes", before: f.resetGit,
+	ps := append(f.commonProbes("/private/etc/harness-battery-"+f.tag, h),
+		// /tmp is the host's on macOS: only $TMPDIR is private.
+		probe{name: "/tmp is not writable (only $TMPDIR)", script: "echo x > /tmp/harness-battery-" + f.tag, check: checkAbsent("/private/tmp/harness-battery-" + f.tag)},
+		probe{name: "$TMPDIR writable and private (must work)", script: "echo private-" + f.tag + " > \"$TMPDIR/battery\" && cat \"$TMPDIR/battery\"",
+			check: checkHolds("$TMPDIR", "private-"+f.tag)},
+		probe{name: "$TMPDIR survives between commands (must work)", script: "cat \"$TMPDIR/battery\"", check: checkHolds("$TMPDIR", "private-"+f.tag)},
+		// Existing carve-outs by subpath.
+		probe{name: ".git hook and config writes", before: f.resetGit,
 			script: "echo evil > .git/hooks/pre-commit; echo evil >> .git/config; echo evil > sub/.git/hooks/pre-commit; echo evil > .agents/conf; chmod 777 .git/hooks/pre-commit",
 			check:  gitIntact},
-		{name: "case-folded carve-outs (.GIT, .Agents)", before: f.resetGit,
+		// The kernel's case folding meets the profile's subpaths.
+		probe{name: "case-folded carve-outs (.GIT, .Agents)", before: f.resetGit,
 			script: "echo evil > .GIT/hooks/pre-commit; echo evil >> .Git/config; echo evil > SUB/.gIt/HOOKS/pre-commit; echo evil > .AGENTS/conf",
 			check:  gitIntact},
-		{name: "firmlink spelling (/System/Volumes/Data)", before: f.resetGit,
+		// Firmlinks: the Data volume's spelling of the same files.
+		probe{name: "firmlink spelling (/System/Volumes/Data)", before: f.resetGit,
 			script: "echo evil > " + q(firm(f.proj)+"/.git/hooks/pre-commit") + "; echo evil > " + q(firm(f.home)+"/escaped") + "; cat " + q(firm(f.home)+"/.ssh/id_rsa"),
-			check:  both(gitIntact, absent(f.home+"/escaped"), lacks(f.sshKey))},
-		{name: "mv .git, rm -rf .git", before: f.resetGit, script: "mv .git git-moved; rm -rf sub/.git .agents", check: func(r *Result) string {
+			check:  checkAll(gitIntact, checkAbsent(f.home+"/escaped"), checkLacks(f.sshKey))},
+		// Renaming or removing a carve-out or its parent.
+		probe{name: "mv .git, rm -rf .git", before: f.resetGit, script: "mv .git git-moved; rm -rf sub/.git .agents", check: func(r *Result) string {
 			if !exists(filepath.Join(f.proj, ".git", "HEAD")) || !exists(filepath.Join(f.proj, "sub", ".git", "HEAD")) {
 				return ".git was removed"
 			}
 			return gitIntact(r)
 		}},
-		{name: "new repository (.git, .GIT, git init) by name pattern",
+		// The name pattern compiles and holds for repositories not there yet.
+		probe{name: "new repository (.git, .GIT, git init) by name pattern",
 			script: "mkdir -p new1/.git new2/.GIT; echo 'gitdir: /tmp' > new3.git; mkdir new4 && echo 'gitdir: ../x' > new4/.Git; if xcode-select -p >/dev/null 2>&1; then git init -q new5 2>/dev/null; fi",
-			check:  absent(f.proj+"/new1/.git", f.proj+"/new2/.GIT", f.proj+"/new4/.Git", f.proj+"/new5/.git")},
-		{name: "missing hooksPath target (.githooks, .GITHOOKS)",
-			script: "mkdir -p .githooks; echo evil > .githooks/pre-commit; mkdir -p .GITHOOKS; echo evil > .GITHOOKS/pre-commit",
-			check:  absent(f.proj+"/.githooks", f.proj+"/.GITHOOKS")},
-		{name: "pointer file and its gitdir", before: f.resetGit,
+			check:  checkAbsent(f.proj+"/new1/.git", f.proj+"/new2/.GIT", f.proj+"/new4/.Git", f.proj+"/new5/.git")},
+		// A protected path not there yet, in every spelling APFS takes for it.
+		probe{name: "missing hooksPath target (.githooks, .GITHOOKS, Kelvin k, long s)",
+			script: "mkdir -p .githooks; echo evil > .githooks/pre-commit; mkdir -p .GITHOOKS; echo evil > .GITHOOKS/pre-commit; mkdir " + kelvin + "; mkdir " + longS + "; ls -a",
+			check: func(r *Result) string {
+				ents, _ := os.ReadDir(f.proj)
+				for _, e := range ents {
+					if strings.EqualFold(foldKey(e.Name()), foldKey(".githooks")) {
+						os.RemoveAll(filepath.Join(f.proj, e.Name()))
+						return fmt.Sprintf("created %q on the host", e.Name())
+					}
+				}
+				return ""
+			}},
+		// A worktree's pointer file and the gitdir it names.
+		probe{name: "pointer file and its gitdir", before: f.resetGit,
 			script: "echo 'gitdir: /tmp/evil' > wt/.git; echo evil > " + q(f.base+"/wt-gitdir/HEAD") + "; echo evil > WT/.GIT",
 			check:  gitIntact},
-		{name: "symlink out of the project", script: "echo evil > link-out; ln -s " + q(f.outside) + " l2; echo evil > l2", check: outsideSame},
-		{name: "hard link out of the project", script: "ln " + q(f.outside) + " hard; echo evil >> hard", check: outsideSame},
-		{name: "hard link to a protected file", before: f.resetGit, script: "ln .git/config cfg-link; echo evil >> cfg-link; ln .git/hooks/pre-commit hook-link; echo evil > hook-link",
+		// Hard links and APFS clones carry no path of their own.
+		probe{name: "hard link to a protected file", before: f.resetGit, script: "ln .git/config cfg-link; echo evil >> cfg-link; ln .git/hooks/pre-commit hook-link; echo evil > hook-link",
 			check: gitIntact},
-		{name: "hard link and clone of a secret", script: "ln " + q(f.home+"/.ssh/id_rsa") + " k1; cat k1; cp -c " + q(f.home+"/.ssh/id_rsa") + " k2; cat k2",
-			check: lacks(f.sshKey)},
-		{name: "clone of a protected file", before: f.resetGit, script: "cp -c .git/config cfg-clone && echo evil >> cfg-clone; cp -c " + q(f.outside) + " out-clone && echo evil >> out-clone",
-			check: both(gitIntact, outsideSame)},
-		{name: "secrets unreadable (any case)", script: "cat " + q(f.home+"/.ssh/id_rsa") + " " + q(f.home+"/.SSH/id_rsa") + " " + q(f.home+"/.agents/env") + " " + q(f.home+"/.Agents/ENV") + "; grep -r canary " + q(f.home),
-			check: lacks(f.sshKey, f.agentsEnv)},
-		{name: "keychains unreadable", script: "cat " + q(f.home+"/Library/Keychains/login.keychain") + "; ls " + q(f.home+"/Library/Keychains"), check: lacks(f.keychain)},
-		{name: "a link inside ~/.ssh to a key elsewhere", script: "cat " + q(f.home+"/.ssh/id_ed25519") + " " + q(f.dotfiles+"/id_ed25519"), check: lacks(f.linked)},
-		{name: "environment holds no API key", script: "env", check: lacks(f.key)},
-		{name: "executing a freshly built binary (must work)",
+		probe{name: "hard link and clone of a secret", script: "ln " + q(f.home+"/.ssh/id_rsa") + " k1; cat k1; cp -c " + q(f.home+"/.ssh/id_rsa") + " k2; cat k2",
+			check: checkLacks(f.sshKey)},
+		probe{name: "clone of a protected file", before: f.resetGit, script: "cp -c .git/config cfg-clone && echo evil >> cfg-clone; cp -c " + q(f.outside) + " out-clone && echo evil >> out-clone",
+			check: checkAll(gitIntact, outsideSame)},
+		probe{name: "secrets in another case (.SSH, .Agents/ENV)", script: "cat " + q(f.home+"/.SSH/id_rsa") + " " + q(f.home+"/.Agents/ENV") + " " + q(f.home+"/.\u017f\u017fh/id_rsa"),
+			check: checkLacks(f.sshKey, f.agentsEnv)},
+		probe{name: "keychains unreadable", script: "cat " + q(f.home+"/Library/Keychains/login.keychain") + "; ls " + q(f.home+"/Library/Keychains"), check: checkLacks(f.keychain)},
+		// Seatbelt judges the resolved path: the link's target is hidden too.
+		probe{name: "a link inside ~/.ssh to a key elsewhere", script: "cat " + q(f.home+"/.ssh/id_ed25519") + " " + q(f.dotfiles+"/id_ed25519"), check: checkLacks(f.linked)},
+		probe{name: "environment holds no API key", script: "env", check: checkLacks(f.key)},
+		// Mapping a binary made inside as executable.
+		probe{name: "executing a freshly built binary (must work)",
 			script: "cp /bin/echo \"$TMPDIR/fresh\" && \"$TMPDIR/fresh\" fresh-tmp; cp /bin/echo ./fresh && ./fresh fresh-proj; " +
 				"if xcode-select -p >/dev/null 2>&1; then printf 'int main(void){return 0;}' > \"$TMPDIR/t.c\" && cc -o \"$TMPDIR/t\" \"$TMPDIR/t.c\" && \"$TMPDIR/t\" && echo built-ok; else echo built-ok; fi",
-			check: holds("running a binary made inside", "fresh-tmp", "fresh-proj", "built-ok")},
-		{name: "named sysctls (must work)", script: "sysctl -n hw.ncpu hw.memsize kern.osrelease && uname -a && echo sysctl-ok", check: holds("sysctl", "sysctl-ok")},
-		{name: "pasteboard and Apple Events", script: "pbpaste 2>/dev/null; echo; osascript -e 'tell application \"Finder\" to get name' >/dev/null 2>&1; echo \"as=$?\"",
+			check: checkHolds("running a binary made inside", "fresh-tmp", "fresh-proj", "built-ok")},
+		// The named sysctls suffice for the usual tools.
+		probe{name: "named sysctls (must work)", script: "sysctl -n hw.ncpu hw.memsize kern.osrelease && uname -a && echo sysctl-ok", check: checkHolds("sysctl", "sysctl-ok")},
+		// The sandbox's own process info (ps of itself) and preference reads.
+		probe{name: "own process info, preference reads (must work)", script: "ps -o pid=,comm= -p $$ && echo ps-ok; defaults read -g AppleLocale >/dev/null 2>&1; defaults read -g >/dev/null && echo prefs-ok",
+			check: checkHolds("ps of the command itself or defaults read", "ps-ok", "prefs-ok")},
+		// POSIX semaphores (multiprocessing's SemLock) and OpenMP's shared
+		// memory name.
+		probe{name: "POSIX semaphores, OpenMP shared memory (must work)",
+			script: "OK=ipc-ok PROBE='import multiprocessing as m, os, _posixshmem as s\nl = m.Lock(); l.acquire(); l.release()\nn = \"/__KMP_REGISTERED_LIB_%d\" % os.getpid()\nfd = s.shm_open(n, os.O_CREAT | os.O_RDWR, 0o600); os.close(fd); s.shm_unlink(n)\nprint(\"ipc-ok\")'; " + py,
+			check:  checkHolds("a POSIX semaphore or the OpenMP shared memory name", "ipc-ok")},
+		// The caches the environment names are writable where darwin's
+		// toolchains look (not ~/Library/Caches, read-only inside).
+		probe{name: "build caches writable (must work)",
+			script: `for v in GOCACHE XDG_CACHE_HOME npm_config_cache PIP_CACHE_DIR CLANG_MODULE_CACHE_PATH STATICCHECK_CACHE GOLANGCI_LINT_CACHE YARN_CACHE_FOLDER SWIFTPM_CACHE_DIR PYTHONPYCACHEPREFIX; do eval d=\$$v; mkdir -p "$d" && touch "$d/.harness-probe" || echo "unwritable $v=$d"; done; if command -v go >/dev/null; then d=$(go env GOCACHE) && mkdir -p "$d" && touch "$d/.harness-probe" || echo "unwritable go env GOCACHE"; fi; echo caches-done`,
+			check: func(r *Result) string {
+				if !bytes.Contains(r.Output, []byte("caches-done")) || bytes.Contains(r.Output, []byte("unwritable")) {
+					return "a build cache is not writable inside: " + firstLine(r.Output)
+				}
+				return ""
+			}},
+		probe{name: "pasteboard and Apple Events", script: "pbpaste 2>/dev/null; echo; osascript -e 'tell application \"Finder\" to get name' >/dev/null 2>&1; echo \"as=$?\"",
 			check: func(r *Result) string {
 				if bytes.Contains(r.Output, []byte("as=0")) {
 					return "an Apple Event reached Finder"
@@ -391,13 +253,9 @@ func (f *darwinFixture) probes(helper string) []probe {
 				}
 				return ""
 			}},
-		{name: "/dev/tcp to a host loopback listener", script: "bash -c 'echo x > /dev/tcp/127.0.0.1/" + port(f.tcpLn) + "'", check: func(*Result) string {
-			if accepted(f.tcpLn) {
-				return "a host listener accepted a connection"
-			}
-			return ""
-		}},
-		{name: "timeout kills setsid/nohup/double-fork children", timeout: 2 * time.Second,
+		// kqueue tracking: setsid, nohup and fork-setsid-exit children die
+		// with the command's timeout and with its exit.
+		probe{name: "timeout kills setsid/nohup/double-fork children", timeout: 2 * time.Second,
 			script: sleeper + " & nohup " + sleeper + " >/dev/null 2>&1 & (" + sleeper + " &) ; perl -e 'use POSIX; fork and exit; POSIX::setsid(); exec \"sh\", \"-c\", \"sleep 300; : " + marker + "\"' ; sleep 300",
 			check: func(r *Result) string {
 				if !r.TimedOut {
@@ -408,7 +266,7 @@ func (f *darwinFixture) probes(helper string) []probe {
 				}
 				return ""
 			}},
-		{name: "exit kills what the command left running",
+		probe{name: "exit kills what the command left running",
 			script: "(" + sleeper + " &) ; nohup " + sleeper + " >/dev/null 2>&1 & perl -e 'use POSIX; fork and exit; POSIX::setsid(); exec \"sh\", \"-c\", \"sleep 300; : " + marker + "-x\"' ; echo started",
 			check: func(r *Result) string {
 				if n := survivors(marker, 3*time.Second); n > 0 {
@@ -416,9 +274,9 @@ func (f *darwinFixture) probes(helper string) []probe {
 				}
 				return ""
 			}},
-	}
+	)
 	if f.hostProc != nil {
-		ps = append(ps, probe{name: "ps -E of a host process (KERN_PROCARGS2)", script: fmt.Sprintf("ps -Eww -p %d; ps -Ewwax | grep -c HARNESS_BATTERY_CANARY", f.hostProc.Process.Pid), check: lacks(f.key)},
+		ps = append(ps, probe{name: "ps -E of a host process (KERN_PROCARGS2)", script: fmt.Sprintf("ps -Eww -p %d; ps -Ewwax | grep -c HARNESS_BATTERY_CANARY", f.hostProc.Process.Pid), check: checkLacks(f.key)},
 			probe{name: "signal a host process", script: fmt.Sprintf("kill -9 %d", f.hostProc.Process.Pid), check: func(*Result) string {
 				time.Sleep(100 * time.Millisecond)
 				var ws syscall.WaitStatus
@@ -429,70 +287,51 @@ func (f *darwinFixture) probes(helper string) []probe {
 				return ""
 			}})
 	}
-	if helper == "" {
+	if h == "" {
 		return append(ps, probe{name: "helper probes", skip: "the harness binary is unknown"})
 	}
-	h := q(helper) + " " + probeArg + " "
-	ran := func(check func(*Result) string) func(*Result) string {
-		return func(r *Result) string {
-			if !bytes.Contains(r.Output, []byte("denied:")) && !bytes.Contains(r.Output, []byte("ESCAPED")) && !bytes.Contains(r.Output, []byte("works")) {
-				return "the probe did not run: " + firstLine(r.Output)
-			}
-			return check(r)
-		}
-	}
-	noEscape := func(r *Result) string {
-		if bytes.Contains(r.Output, []byte("ESCAPED")) {
-			return firstLine(r.Output[bytes.Index(r.Output, []byte("ESCAPED")):])
-		}
-		return ""
-	}
-	works := func(what string) func(*Result) string {
-		return func(r *Result) string {
-			if !bytes.Contains(r.Output, []byte("works")) {
-				return what + " does not work inside: " + firstLine(r.Output)
-			}
-			return ""
-		}
-	}
 	ps = append(ps,
-		probe{name: "TCP to a host loopback listener", script: h + "connect-tcp " + q(f.tcpLn.Addr().String()), check: ran(func(r *Result) string {
-			if accepted(f.tcpLn) {
-				return "a host listener accepted a connection"
-			}
-			return noEscape(r)
-		})},
-		probe{name: "a pty made inside (must work)", script: h + "own-pty", check: ran(works("a pseudo-terminal"))},
-		probe{name: "unix sockets in $TMPDIR (must work)", script: h + "unix-loopback \"$TMPDIR\"", check: ran(works("the private loopback"))},
-		probe{name: "unix socket outside $TMPDIR", script: h + "unix-loopback " + q(f.proj), check: ran(func(r *Result) string {
+		probe{name: "a pty made inside (must work)", script: h + "own-pty", check: helperRan(helperWorks("a pseudo-terminal"))},
+		probe{name: "unix sockets in $TMPDIR (must work)", script: h + "unix-loopback \"$TMPDIR\"", check: helperRan(helperWorks("the private loopback"))},
+		probe{name: "unix socket outside $TMPDIR", script: h + "unix-loopback " + q(f.proj), check: helperRan(func(r *Result) string {
 			if bytes.Contains(r.Output, []byte("works")) {
 				return "a unix socket was bound outside the session's directory"
 			}
 			return ""
 		})},
+		// A new session: no controlling terminal, no job control over harness's.
+		probe{name: "commands start in a new session", script: h + fmt.Sprintf("session %d", hostSession()), check: helperRan(noEscape)},
 	)
-	if f.unixLn != nil {
-		ps = append(ps, probe{name: "host unix socket", script: h + "connect-unix " + q(filepath.Join(f.base, "host.sock")), check: ran(func(r *Result) string {
-			if accepted(f.unixLn) {
-				return "a host listener accepted a connection"
-			}
-			return noEscape(r)
-		})})
+	trustd := probe{name: "trustd fetching for a command (no network)", skip: "could not listen on the host"}
+	if f.certLn != nil {
+		// A certificate whose issuer is missing, its URL at a host
+		// listener: a reachable trustd would fetch it from outside.
+		trustd = probe{name: "trustd fetching for a command (no network)", timeout: 20 * time.Second,
+			script: h + "trustd-fetch " + q("http://"+f.certLn.Addr().String()), check: helperRan(checkAll(noEscape, checkNoConn(f.certLn)))}
 	}
+	ps = append(ps, trustd)
 	if f.hostProc != nil {
-		ps = append(ps, probe{name: "sysctl kern.procargs2 of a host process", script: h + fmt.Sprintf("procargs %d", f.hostProc.Process.Pid), check: ran(noEscape)})
+		ps = append(ps, probe{name: "sysctl kern.procargs2 of a host process", script: h + fmt.Sprintf("procargs %d", f.hostProc.Process.Pid), check: helperRan(noEscape)})
 	}
 	tty := probe{name: "the user's terminal (/dev/tty, a host pty)", skip: "could not open a host pty"}
 	if f.ptySlave != nil {
-		tty = probe{name: "the user's terminal (/dev/tty, a host pty)", script: h + "open-tty /dev/tty; " + h + "open-tty " + q(f.ptySlave.Name()), check: ran(noEscape)}
+		tty = probe{name: "the user's terminal (/dev/tty, a host pty)", script: h + "open-tty /dev/tty; " + h + "open-tty " + q(f.ptySlave.Name()), check: helperRan(noEscape)}
 	}
 	return append(ps, tty)
 }
 
-func port(l net.Listener) string {
-	if l == nil {
-		return "0"
+// hostSession is harness's own session id.
+func hostSession() int {
+	sid, _ := syscall.Getsid(0)
+	return sid
+}
+
+// helperWorks fails when a helper probe for a grant did not print works.
+func helperWorks(what string) func(*Result) string {
+	return func(r *Result) string {
+		if !bytes.Contains(r.Output, []byte("works")) {
+			return what + " does not work inside: " + firstLine(r.Output)
+		}
+		return ""
 	}
-	_, p, _ := net.SplitHostPort(l.Addr().String())
-	return p
 }

@@ -14,25 +14,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hostProbe is an attack whose harm would land through the harness's own
-// host-side code (the file tools, the kill scan, the protection scan),
-// with a command inside the walls as the accomplice. run returns "" when
-// the walls held, else what escaped, and a note on what it did.
-type hostProbe struct {
-	name string
-	run  func(ctx context.Context) (problem, note string)
-	skip string
-}
-
 // raceAttempts is how many file-tool operations race the flipper.
 const raceAttempts = 400
 
 // hostProbes are the battery's attacks on the host side.
-func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
+func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 	pol := sb.Policy()
 	q := shellQuote
 	race := filepath.Join(f.proj, "race")
-	h := q(helper) + " " + probeArg + " "
+	h := helperCommand(helper)
 
 	// flipping runs the flipper (A and B swapped by RENAME_EXCHANGE)
 	// inside the sandbox while attempt runs on the host raceAttempts
@@ -80,8 +70,8 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
 		os.RemoveAll(race)
 		os.MkdirAll(race, 0o755)
 	}
-	ps := []hostProbe{
-		{name: "file tools: read vs a symlink flipper", run: func(ctx context.Context) (string, string) {
+	ps := []probe{
+		{name: "file tools: read vs a symlink flipper", host: func(ctx context.Context) (string, string) {
 			reset()
 			benign, link := filepath.Join(race, "file"), filepath.Join(race, "link")
 			os.WriteFile(benign, []byte("benign"), 0o644)
@@ -105,7 +95,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
 			}
 			return "", fmt.Sprintf("%d attempts, %d read the benign file, %d refused, 0 leaked", raceAttempts, ok, raceAttempts-ok)
 		}},
-		{name: "file tools: write vs a symlink flipper", run: func(ctx context.Context) (string, string) {
+		{name: "file tools: write vs a symlink flipper", host: func(ctx context.Context) (string, string) {
 			reset()
 			f.resetGit()
 			benign, link := filepath.Join(race, "file"), filepath.Join(race, "link")
@@ -148,7 +138,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
 			}
 			return "", fmt.Sprintf("%d+%d attempts, %d+%d wrote inside the project, 0 outside", raceAttempts, raceAttempts, ok, dok)
 		}},
-		{name: "file tools: devices, FIFOs, huge files", run: func(ctx context.Context) (string, string) {
+		{name: "file tools: devices, FIFOs, huge files", host: func(ctx context.Context) (string, string) {
 			reset()
 			fifo := filepath.Join(race, "fifo")
 			if err := unix.Mkfifo(fifo, 0o644); err != nil {
@@ -193,7 +183,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
 			}
 			return "", fmt.Sprintf("%d refused at once", len(cases))
 		}},
-		{name: "kill a leader that ended its main thread", run: func(ctx context.Context) (string, string) {
+		{name: "kill a leader that ended its main thread", host: func(ctx context.Context) (string, string) {
 			tag := "zl-" + f.tag
 			r, err := sb.Run(ctx, Cmd{Script: "(" + h + "zombie-leader " + tag + " &) ; sleep 0.3"})
 			if err != nil {
@@ -215,7 +205,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
 			return "", ""
 		}},
 	}
-	ps = append(ps, hostProbe{name: "resource bounds in force inside", run: func(ctx context.Context) (string, string) {
+	ps = append(ps, probe{name: "resource bounds in force inside", host: func(ctx context.Context) (string, string) {
 		r, err := sb.Run(ctx, Cmd{Script: "cat /proc/self/limits"})
 		if err != nil {
 			return err.Error(), ""
@@ -240,7 +230,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
 		}
 		return "", fmt.Sprintf("%d processes, %d MiB data", pol.MaxProcs, pol.MaxMemory>>20)
 	}})
-	ps = append(ps, f.gitProbe(sb), hostProbe{name: "other sessions' spill files hidden, this one's kept", run: func(ctx context.Context) (string, string) {
+	ps = append(ps, f.gitProbe(sb), probe{name: "other sessions' spill files hidden, this one's kept", host: func(ctx context.Context) (string, string) {
 		base := filepath.Join(f.home, ".cache", "harness", "spill")
 		other, mine := filepath.Join(base, "other", "1.txt"), filepath.Join(base, "mine", "1.txt")
 		os.MkdirAll(filepath.Dir(mine), 0o700)
@@ -264,7 +254,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
 		}
 		return "", ""
 	}})
-	ps = append(ps, hostProbe{name: "file tools and loaders refuse secrets, by link too", run: func(ctx context.Context) (string, string) {
+	ps = append(ps, probe{name: "file tools and loaders refuse secrets, by link too", host: func(ctx context.Context) (string, string) {
 		// What instructions (AGENTS.md), skills and read_file go through.
 		link := filepath.Join(f.proj, "AGENTS.md")
 		os.Remove(link)
@@ -286,7 +276,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []hostProbe {
 			}
 		}
 		return "", fmt.Sprintf("%d refused", len(paths))
-	}}, hostProbe{name: "sub-agents' bash (read-only walls) writes nothing", run: func(ctx context.Context) (string, string) {
+	}}, probe{name: "sub-agents' bash (read-only walls) writes nothing", host: func(ctx context.Context) (string, string) {
 		if !CanReadOnly(sb) {
 			return "", "no read-only variant: sub-agents get no bash"
 		}
@@ -346,13 +336,13 @@ func threadSurvivors(marker string, grace time.Duration) int {
 // session does (Git, inside the walls): no marker may appear, and the
 // repository must be reported with what it would run and be read-only
 // from the next command on.
-func (f *fixture) gitProbe(sb Sandbox) hostProbe {
-	pr := hostProbe{name: "git of the agent's making never runs on the host"}
+func (f *fixture) gitProbe(sb Sandbox) probe {
+	pr := probe{name: "git of the agent's making never runs on the host"}
 	if _, err := exec.LookPath("git"); err != nil {
 		pr.skip = "git is not installed"
 		return pr
 	}
-	pr.run = func(ctx context.Context) (string, string) {
+	pr.host = func(ctx context.Context) (string, string) {
 		repo := filepath.Join(f.proj, "agent-repo")
 		os.RemoveAll(repo)
 		marks := map[string]string{}

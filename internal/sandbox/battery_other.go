@@ -2,13 +2,13 @@
 
 package sandbox
 
-import (
-	"context"
-	"errors"
-	"io"
-)
+import "errors"
 
-// Battery runs the escape battery; its probes exist on Linux only so far.
-func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (escaped int, err error) {
-	return 0, errors.New("the escape battery runs on Linux only so far")
+// newBatteryFixture: the escape battery's probes exist for Linux and macOS.
+func newBatteryFixture() (batteryFixture, error) {
+	return nil, errors.New("the escape battery runs on Linux and macOS only")
 }
+
+func batteryMode(Sandbox) string { return "" }
+
+func batteryHeader(Sandbox) []string { return nil }

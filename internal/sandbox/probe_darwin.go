@@ -1,12 +1,19 @@
 package sandbox
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -94,6 +101,24 @@ func runProbe(args []string) int {
 			}
 			l.Close()
 		}
+	case "session":
+		// The command must not share harness's session (job control,
+		// its controlling terminal).
+		host, _ := strconv.Atoi(arg(1))
+		var sid int
+		if sid, err = unix.Getsid(0); err == nil && sid != host {
+			err = fmt.Errorf("in session %d, harness in %d", sid, host)
+		}
+	case "trustd-fetch":
+		// Verifying a certificate whose issuer is missing, with the
+		// issuer's, OCSP and CRL URLs at a host listener, through the
+		// platform verifier (trustd): a reachable trustd fetches them from
+		// outside the walls. The host checks its listener; the
+		// verification itself fails either way.
+		err = verifyFetching(arg(1))
+		if err == nil {
+			err = errors.New("verified (unexpectedly)")
+		}
 	case "procargs":
 		// Another process's arguments and environment (KERN_PROCARGS2).
 		pid, _ := strconv.Atoi(arg(1))
@@ -110,6 +135,48 @@ func runProbe(args []string) int {
 	}
 	fmt.Println(ok)
 	return 0
+}
+
+// verifyFetching verifies, with the system's roots (so through
+// Security.framework and trustd), a leaf whose issuer is nowhere but at
+// base's URLs.
+func verifyFetching(base string) error {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "harness battery missing CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "harness-battery.invalid"},
+		DNSNames: []string{"harness-battery.invalid"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
+		IssuingCertificateURL: []string{base + "/ca.cer"}, OCSPServer: []string{base + "/ocsp"},
+		CRLDistributionPoints: []string{base + "/ca.crl"}}
+	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &leafKey.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := cert.Verify(x509.VerifyOptions{DNSName: "harness-battery.invalid"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		return errors.New("verification still waiting after 10s (on a fetch?)")
+	}
 }
 
 // openPty opens a pseudo-terminal pair (posix_openpt, grantpt, unlockpt,
