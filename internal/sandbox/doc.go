@@ -36,7 +36,8 @@
 // timeout (exit 124, and a message telling the model to narrow the
 // command); afterwards it compares the protected paths with their state
 // before and lists any change in Result.Tampered. Battery runs the live
-// escape battery that `harness doctor` and the tests share.
+// escape battery that `harness doctor` and the tests share: one runner
+// (battery.go), each system's world and probes in its own file.
 //
 // Backends: bwrap (Linux, preferred), landlock (Linux without bwrap),
 // seatbelt (macOS sandbox-exec with a (deny default) profile whose paths are
@@ -225,10 +226,12 @@
 // rule that answers each there:
 //
 //   - Another spelling of a protected path (case, /System/Volumes/Data):
-//     host-side checks compare device and inode (identity.go); the profile
-//     denies both spellings, and a case-folded name pattern (a -D
-//     parameter, never profile text) denies a .git anywhere under a
-//     writable root and each protected path that does not exist yet.
+//     host-side checks compare device and inode (identity.go) and fold
+//     names not there yet by Unicode case orbit (the Kelvin sign is k, the
+//     long s is s); the profile denies both spellings, and a name pattern
+//     folded the same way (a -D parameter, never profile text) denies a
+//     .git anywhere under a writable root and each protected path that
+//     does not exist yet, also through /System/Volumes/Data.
 //   - Reading other processes' environments (KERN_PROCARGS2, ps -E): only
 //     named sysctls; process info of the sandbox's own processes only.
 //   - The user's terminals: none but the ptys a command opens itself (the
@@ -240,9 +243,11 @@
 //     port only (seatbeltproxy.go).
 //   - Secrets behind a symlink in a hidden directory: the link's target is
 //     hidden too (secrets.go); macOS's stores (keychains, browser profiles,
-//     cookies) are on the list.
+//     cookies) are on the list; mapping a secret executable is denied with
+//     reading it.
 //   - Outliving the command: a kqueue tracker (proc_darwin.go) follows every
-//     fork from the start and kills the tree on exit, timeout and Close.
+//     fork from the start (the shell waits at a gate on descriptor 3 until
+//     the tracker follows it) and kills the tree on exit, timeout and Close.
 //   - A sandbox that did not start passing for one that holds: the
 //     self-check (selfcheck.go) needs a write inside to work and one outside
 //     to be denied, and names sandbox-exec's exit 65 (no compile).

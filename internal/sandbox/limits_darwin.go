@@ -5,7 +5,9 @@ func Limits(backend string) []string {
 	switch backend {
 	case BackendSeatbelt:
 		return []string{
-			"no PID namespace: a command's processes are followed with kqueue from its start (every fork, its session and process group) and killed on exit, timeout and Close; one that forks, and whose child calls setsid, all before harness has seen the fork, can be missed",
+			"no PID namespace: a command's processes are followed with kqueue from its start (the shell waits until the tracker follows it; then every fork, its session and process group) and killed on exit, timeout and Close; a child that calls setsid while its parent exits, both before harness has rescanned after the fork (well under a millisecond's window), can be missed",
+			"the sandbox's processes can read other processes' kinfo (kern.proc.pid.*: pid, parent, command name, never arguments or environment), which ps of itself needs",
+			"all of every .git is read-only, objects and refs included: commit from your terminal (Linux's writable git data needs a mount namespace)",
 			"no private /tmp: /tmp is read-only to commands, $TMPDIR is the session's private directory",
 			"no private loopback: unix sockets work inside $TMPDIR only; TCP on localhost only with " + LoopbackEnv + "=1, and then every local listener of the user is reachable",
 			"the network proxy listens on a port of the host's loopback (the profile lets commands reach that port only): other processes of this machine can reach it too, under the same rules, and their connections are logged as the session's",

@@ -178,14 +178,34 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	return r, nil
 }
 
+// startGate begins a tracked command's script: the shell reads one line
+// from descriptor 3, written once the tracker follows it, then closes it
+// so nothing the command starts inherits it. A gate closed unopened (the
+// tracker failed) runs nothing.
+const startGate = "read -r _ <&3 || exit 125; exec 3<&-\n"
+
 // errNoLauncher says a command must run in a sandbox of its own.
 var errNoLauncher = errors.New("no launcher")
 
 // runOwn runs one command in a sandbox of its own (the backend's wrap) and
 // returns its exit code, 128+n when killed by signal n.
 func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, stderr io.Writer) (int, error) {
+	// With a tracker, the shell waits at a gate (a pipe on descriptor 3)
+	// until the tracker follows it, so not even its first fork goes unseen.
+	var gateR, gateW *os.File
+	if s.track != nil {
+		var err error
+		if gateR, gateW, err = os.Pipe(); err != nil {
+			return 0, fmt.Errorf("starting the %s sandbox: %w", s.name, err)
+		}
+		defer gateW.Close()
+		script = startGate + script
+	}
 	argv, env, err := s.wrap(script, dir)
 	if err != nil {
+		if gateR != nil {
+			gateR.Close()
+		}
 		return 0, err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -194,9 +214,16 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = procAttr(s.tree)
 	cg := s.cg.attach(cmd, "command")
+	if gateR != nil {
+		cmd.ExtraFiles = []*os.File{gateR}
+	}
 	// A grandchild that escaped the kill cannot hold the output pipe open.
 	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	if gateR != nil {
+		gateR.Close()
+	}
+	if err != nil {
 		cg.kill()
 		return 0, fmt.Errorf("starting the %s sandbox: %w", s.name, err)
 	}
@@ -205,6 +232,8 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 	killAll := func() {}
 	if s.track != nil {
 		killAll = s.track(cmd.Process.Pid)
+		gateW.Write([]byte("go\n"))
+		gateW.Close()
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

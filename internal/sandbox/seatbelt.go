@@ -152,7 +152,8 @@ func seatbeltProfile(p *Policy, tmp string) (profile string, params []string) {
 (allow file-read*)
 `)
 	if deny := denyVariants(p.DenyRead); len(deny) > 0 {
-		w("(deny file-read* file-write*")
+		// Mapping a file executable reads it too.
+		w("(deny file-read* file-write* file-map-executable")
 		for _, d := range deny {
 			w("\n  (subpath %s)", param("DENY", d))
 		}
@@ -291,6 +292,14 @@ func seatbeltEnv(p *Policy, env []string, tmp string) []string {
 		"HOMEBREW_CACHE=" + cache + "/Homebrew",
 		"SWIFTPM_CACHE_DIR=" + cache + "/swiftpm",
 		"PYTHONPYCACHEPREFIX=" + cache + "/pycache", // system Python's site-packages are read-only
+		// Their darwin defaults are ~/Library/Caches/<tool> too.
+		"CCACHE_DIR=" + cache + "/ccache",
+		"SCCACHE_DIR=" + cache + "/sccache",
+		"COMPOSER_CACHE_DIR=" + cache + "/composer",
+		"POETRY_CACHE_DIR=" + cache + "/pypoetry",
+		"BLACK_CACHE_DIR=" + cache + "/black",
+		"PYLINTHOME=" + cache + "/pylint",
+		"ZIG_GLOBAL_CACHE_DIR=" + cache + "/zig",
 	} {
 		k, _, _ := strings.Cut(kv, "=")
 		if !hasEnv(env, k) {

@@ -315,6 +315,12 @@ func profileProblems(profile string, params []string, p *Policy) (problems []str
 			add("(%s %s %s) must come after (%s %s %s), which it overrides", o.then[0], o.then[1], o.then[2], o.first[0], o.first[1], o.first[2])
 		}
 	}
+	// A secret mapped executable is read too.
+	for _, r := range rules(forms) {
+		if r.action == "deny" && contains(r.ops, "file-read*") && len(r.filters) > 0 && strings.Contains(r.filters[0].String(), `"DENY_0"`) && !contains(r.ops, "file-map-executable") {
+			add("the secrets' denial leaves file-map-executable open: (deny %s)", strings.Join(r.ops, " "))
+		}
+	}
 	// The name patterns are parameters too: they compile, catch every case
 	// of a new .git and leave .gitignore alone.
 	for k, v := range defined {
@@ -453,6 +459,7 @@ func TestSeatbeltInvariantsCatch(t *testing.T) {
 		"spliced path":          good + "\n(deny file-read* (subpath \"/Users/me/.aws\"))\n",
 		"unbalanced":            good + "\n(deny file-read*\n",
 		"secret deny too early": strings.Replace(good, "(allow file-read*)\n", "", 1) + "\n(allow file-read*)\n",
+		"secrets mappable":      strings.Replace(good, "(deny file-read* file-write* file-map-executable", "(deny file-read* file-write*", 1),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if len(profileProblems(bad, params, pol)) == 0 {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 )
 
@@ -86,8 +87,12 @@ func (b Banner) Render(st Style, width int) string {
 func (b Banner) warnings() []string {
 	var ws []string
 	if b.Backend == "none" || b.Backend == "" {
+		fix := "Install bubblewrap (apt install bubblewrap) or run"
+		if runtime.GOOS != "linux" { // macOS's sandbox-exec is part of the system
+			fix = "Run"
+		}
 		ws = append(ws, "No sandbox: commands run with your own rights, so every command asks first. "+
-			"Install bubblewrap (apt install bubblewrap) or run `harness doctor` to see why no backend works.")
+			fix+" `harness doctor` to see why no backend works.")
 	}
 	if b.KeyMissing {
 		ws = append(ws, "No API key: set API_KEY in ~/.agents/env (or the environment) and restart.")
