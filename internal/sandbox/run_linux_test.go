@@ -295,7 +295,7 @@ func TestLauncherCommandsIsolated(t *testing.T) {
 	marker := fmt.Sprintf("harness-victim-%d", time.Now().UnixNano())
 	victim := make(chan *Result, 1)
 	go func() {
-		r, _ := sb.Run(context.Background(), Cmd{Script: "sh -c 'sleep 1; : " + marker + "'; echo survived"})
+		r, _ := sb.Run(context.Background(), Cmd{Script: "sh -c 'sleep 5; : " + marker + "'; echo survived"})
 		victim <- r
 	}()
 	// Wait until the victim runs, then try to kill it from a second command.
