@@ -73,7 +73,11 @@ cap, strip after every tool round, drop to just under the budget, compaction
 with its own system prompt), harness (what ships for most models), append (the
 append-only contract of preserved-thinking models and DeepSeek: edits only at a
 turn's start, each removing the reasoning after it, and the reminder persisted
-as deltas instead of sent whole every request).
+as deltas instead of sent whole every request), server (the same contract with
+the edits left to Anthropic's context management: the client never strips or
+drops; old tool results are cleared server-side, clear_tool_uses_20250919 with
+its trigger at half the window, clear_at_least a fifth of it, keep 3; the
+summary stands for server-side compaction; its batches count as drops).
 
 --thinking-tokens N models preserved thinking, which recorded trajectories
 lack: a reasoning block of N tokens heads every recorded assistant turn;
@@ -99,7 +103,7 @@ EXIT STATUS
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&opts.Strategies, "policy", replay.Strategies, "policies to replay, comma-separated: raw, seed, harness, append")
+	f.StringSliceVar(&opts.Strategies, "policy", replay.Strategies, "policies to replay, comma-separated: raw, seed, harness, append, server")
 	f.StringVar(&opts.Pricing, "pricing", replay.Anthropic, "cache semantics and prices: anthropic or openai")
 	f.IntVar(&opts.Window, "window", history.DefaultWindow, "context window in tokens")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object")

@@ -17,6 +17,12 @@
 // synthesised deterministically from the history (a fixed-size note) and
 // costed like a real summarisation call, input and output.
 //
+// Besides history's strategies, StrategyServer models Anthropic's
+// server-side context management on the append-only contract: the
+// client sends its whole history and the provider clears old tool results
+// in batches (serverClearing); Options.ThinkingTokens and OldThinking
+// model preserved thinking, kept or cleared, for every strategy alike.
+//
 // Token counts in the replay are computed from text at the chars-per-token
 // ratio measured on the trajectories' own usage (Tokens); history's
 // estimator sees these as the provider's usage, as it would in a session.

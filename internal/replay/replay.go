@@ -14,8 +14,15 @@ import (
 	"github.com/harness-dev/harness/internal/reminder"
 )
 
+// StrategyServer is the append-only contract with the edits left to the
+// provider: Anthropic's context editing clears old tool results
+// server-side (clear_tool_uses_20250919), and the summary is server-side
+// compaction, which the prefix check accepts; the client never strips or
+// drops. It exists only in the benchmark (see serverClearing).
+const StrategyServer = "server"
+
 // Strategies the benchmark knows, in report order.
-var Strategies = []string{history.StrategyRaw, history.StrategySeed, history.StrategyHarness, history.StrategyAppend}
+var Strategies = []string{history.StrategyRaw, history.StrategySeed, history.StrategyHarness, history.StrategyAppend, StrategyServer}
 
 // Old-thinking handling the benchmark models (Options.OldThinking).
 const (
@@ -136,6 +143,12 @@ var epoch = time.Date(2025, 11, 18, 9, 0, 0, 0, time.UTC)
 func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, res *Result) error {
 	cfg := opts.Config
 	cfg.Strategy = strategy
+	server := strategy == StrategyServer
+	var clearing *serverClearing
+	if server {
+		cfg.Strategy = history.StrategyAppend
+		clearing = newServerClearing(opts.Window)
+	}
 	cfg.Window = opts.Window
 	if strategy == history.StrategySeed || strategy == history.StrategyRaw {
 		// The references keep their own layers whatever the shipped
@@ -153,7 +166,7 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 	sum := &summariser{cache: cache, pricing: opts.Pricing}
 	step := 0
 	task := taskText(t)
-	persisted := strategy == history.StrategyAppend
+	persisted := cfg.Strategy == history.StrategyAppend
 	now := func() time.Time { return epoch.Add(time.Duration(step) * time.Minute) }
 	base := func() llm.Request {
 		r := llm.Request{
@@ -162,6 +175,9 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 		}
 		if opts.OldThinking == ThinkingClear {
 			r.Messages = clearOldThinking(r.Messages)
+		}
+		if clearing != nil {
+			r.Messages = clearing.apply(&r)
 		}
 		if !persisted {
 			r.Reminder = reminder.Format(reminder.Facts{Time: now(), Git: true, Branch: "main"})
@@ -189,7 +205,9 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 	for _, m := range t.Messages {
 		switch {
 		case m.Role == llm.RoleAssistant:
-			count(res, h.Maintain())
+			if !server {
+				count(res, h.Maintain())
+			}
 			req := base()
 			if req.Reminder != "" {
 				res.reminder += Tokens(len(req.Reminder))
@@ -247,15 +265,111 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 		case isFeedback(m): // the harness answers a malformed reply: same turn
 			h.Append(withDelta(m, false))
 		default: // the user speaks: a new turn
-			if started {
+			if started && !server {
 				count(res, h.EndTurn())
 			}
 			started = true
 			h.Append(withDelta(m, true))
 		}
 	}
-	count(res, h.EndTurn())
+	if !server {
+		count(res, h.EndTurn())
+	}
+	if clearing != nil {
+		res.Drops += clearing.batches
+	}
 	return nil
+}
+
+// serverClearing models clear_tool_uses_20250919 as the context-editing
+// docs describe it (platform.claude.com/docs/en/build-with-claude/
+// context-editing): once the prompt exceeds the trigger, the oldest tool
+// results are replaced by a placeholder, keeping the latest keep tool
+// uses, at least clearAtLeast tokens at a time so that the cache write a
+// clearing costs buys many cached requests after it. The client keeps the
+// whole history; the placeholder and the set cleared are the provider's.
+// The parameters are what harness would send: trigger at half the
+// window, clear_at_least a fifth of it, keep 3 (the documented default).
+type serverClearing struct {
+	trigger, clearAtLeast, keep int
+	cleared                     map[string]bool
+	batches                     int
+}
+
+// clearedPlaceholder stands for the API's placeholder text.
+const clearedPlaceholder = "[tool result cleared by context management]"
+
+func newServerClearing(window int) *serverClearing {
+	if window <= 0 {
+		window = history.DefaultWindow
+	}
+	return &serverClearing{trigger: window / 2, clearAtLeast: window / 5, keep: 3, cleared: map[string]bool{}}
+}
+
+// apply returns the messages the model sees: those cleared before, and a
+// new batch when the prompt is over the trigger.
+func (c *serverClearing) apply(r *llm.Request) []llm.Message {
+	size := Tokens(len(r.System))
+	for _, t := range r.Tools {
+		size += Tokens(len(t.Name) + len(t.Description) + len(t.Schema))
+	}
+	var ids []string // tool results, oldest first
+	body := map[string]int{}
+	for _, m := range r.Messages {
+		for _, b := range m.Blocks {
+			n := Tokens(len(b.Text) + len(b.Thinking) + len(b.Input))
+			if b.Type == llm.BlockToolResult {
+				ids = append(ids, b.ToolUseID)
+				body[b.ToolUseID] = Tokens(len(b.Content))
+				if c.cleared[b.ToolUseID] {
+					n += Tokens(len(clearedPlaceholder))
+				} else {
+					n += body[b.ToolUseID]
+				}
+			}
+			size += n
+		}
+	}
+	if size > c.trigger {
+		// The docs: a clearing that cannot free clear_at_least tokens is
+		// not applied.
+		freed, batch := 0, []string(nil)
+		for _, id := range ids[:max(0, len(ids)-c.keep)] {
+			if freed >= c.clearAtLeast && size-freed <= c.trigger {
+				break
+			}
+			if !c.cleared[id] && body[id] > Tokens(len(clearedPlaceholder)) {
+				batch = append(batch, id)
+				freed += body[id] - Tokens(len(clearedPlaceholder))
+			}
+		}
+		if freed >= c.clearAtLeast {
+			for _, id := range batch {
+				c.cleared[id] = true
+			}
+			c.batches++
+		}
+	}
+	out := append([]llm.Message(nil), r.Messages...)
+	for i, m := range out {
+		changed := false
+		for _, b := range m.Blocks {
+			if b.Type == llm.BlockToolResult && c.cleared[b.ToolUseID] {
+				changed = true
+			}
+		}
+		if !changed {
+			continue
+		}
+		blocks := append([]llm.Block(nil), m.Blocks...)
+		for k, b := range blocks {
+			if b.Type == llm.BlockToolResult && c.cleared[b.ToolUseID] {
+				blocks[k].Content = clearedPlaceholder
+			}
+		}
+		out[i].Blocks = blocks
+	}
+	return out
 }
 
 func count(res *Result, edits []history.Edit) {
