@@ -175,14 +175,23 @@ func TestProviderErrorKeepsCompletedMessages(t *testing.T) {
 	}
 }
 
+// TestInterruptDuringToolKeepsPairs cancels the turn once the first
+// command is seen running (not after a guessed delay), and checks the
+// interrupt reached it: its result says so, and the next call never ran.
 func TestInterruptDuringToolKeepsPairs(t *testing.T) {
 	f := newFixture(t,
-		toolCalls(use("1", "bash", `{"command":"sleep 30"}`), use("2", "bash", `{"command":"echo never"}`)),
+		toolCalls(use("1", "bash", `{"command":"touch started; sleep 30"}`), use("2", "bash", `{"command":"echo never"}`)),
 	)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	go func() {
-		time.Sleep(200 * time.Millisecond)
-		cancel()
+		for ctx.Err() == nil {
+			if _, err := os.Stat(filepath.Join(f.proj, "started")); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}()
 	_, err := f.agent.Run(ctx, "x", nil)
 	if !errors.Is(err, ErrInterrupted) {
@@ -190,8 +199,9 @@ func TestInterruptDuringToolKeepsPairs(t *testing.T) {
 	}
 	msgs := f.hist.Messages()
 	last := msgs[len(msgs)-1]
-	if len(last.Blocks) != 2 || last.Blocks[1].Content != "not run: the user interrupted the turn" {
-		t.Errorf("last message %+v", last)
+	if len(last.Blocks) != 2 || !strings.Contains(last.Blocks[0].Content, "[harness: command interrupted]") ||
+		last.Blocks[1].Content != "not run: the user interrupted the turn" {
+		t.Errorf("last message %+v: want the running sleep interrupted and the next call not run", last)
 	}
 }
 

@@ -98,6 +98,10 @@ func TestChatPiped(t *testing.T) {
 	if b := reqs[1].Messages[len(reqs[1].Messages)-1]; !strings.Contains(b.Blocks[0].Content, "use the editor instead") {
 		t.Errorf("the refusal reason did not reach the model: %+v", b)
 	}
+	// And the refused command did not run: no file appeared.
+	if _, err := os.Stat(filepath.Join(proj, "piped-file")); !os.IsNotExist(err) {
+		t.Errorf("the refused command ran: piped-file exists (%v)", err)
+	}
 }
 
 // TestChatEOFQuits: the end of input ends the session without an error.

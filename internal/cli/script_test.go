@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,6 +47,15 @@ func TestScripts(t *testing.T) {
 			}
 			env.Defer(srv.Close)
 			env.Values["llm"] = srv
+			// OUTSIDE is a fresh host directory outside the project and
+			// outside /tmp (which the sandbox replaces), for the scripts
+			// that check a write there is refused by the walls.
+			outside, err := os.MkdirTemp("/var/tmp", "harness-script-outside-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(outside) })
+			env.Setenv("OUTSIDE", outside)
 			home := env.WorkDir + "/home"
 			if err := os.MkdirAll(home, 0o755); err != nil {
 				return err
@@ -70,9 +80,20 @@ func TestScripts(t *testing.T) {
 		},
 		RequireExplicitExec: true,
 		Condition: func(cond string) (bool, error) {
+			// A condition that does not hold where HARNESS_REQUIRE names
+			// it is an error, so the script fails instead of skipping.
+			need := func(ok bool, feature, why string) (bool, error) {
+				if !ok && testenv.Required(feature) {
+					return false, fmt.Errorf("%s is required (%s) but unavailable: %s", feature, testenv.RequireEnv, why)
+				}
+				return ok, nil
+			}
 			switch cond {
 			case "landlock":
-				return sandbox.LandlockABI() > 0, nil
+				return need(sandbox.LandlockABI() > 0, testenv.Landlock, "this kernel has no Landlock")
+			case "bwrap":
+				name, why := detectedBackend()
+				return need(name == sandbox.BackendBwrap, testenv.Bwrap, why)
 			case "docker":
 				// A script that needs the engine skips without one, unless
 				// HARNESS_REQUIRE names docker: then it is a failure.
@@ -101,6 +122,12 @@ func dockerReady() error {
 	}
 	return nil
 }
+
+var detectOnce = sync.OnceValues(sandbox.Detect)
+
+// detectedBackend is sandbox.Detect, run once per test binary: bwrap
+// counts only where it can build a sandbox, not merely when installed.
+func detectedBackend() (string, string) { return detectOnce() }
 
 // cmdLLM drives the fake provider:
 //

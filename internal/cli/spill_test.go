@@ -5,13 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
-
+	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
@@ -20,8 +19,8 @@ import (
 // read_file on the host), as the marker says. HOME is outside /tmp here,
 // as on a user's machine: the sandbox's /tmp is private.
 func TestSpillFileReadableInSandbox(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		testenv.Missing(t, testenv.Bwrap, "bwrap is not installed (CI installs it)")
+	if name, why := detectedBackend(); name != sandbox.BackendBwrap {
+		testenv.Missing(t, testenv.Bwrap, why)
 	}
 	home, err := os.MkdirTemp("/var/tmp", "harness-home-")
 	if err != nil {

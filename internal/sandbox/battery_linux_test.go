@@ -8,20 +8,40 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
+// requireBackend skips a test of backend where it cannot run, or fails
+// it when HARNESS_REQUIRE names what is missing (CI does): a bwrap that is
+// installed but cannot create namespaces counts as missing.
 func requireBackend(t *testing.T, backend string) {
 	t.Helper()
 	switch backend {
 	case BackendBwrap:
-		if _, err := exec.LookPath("bwrap"); err != nil {
-			t.Skip("bwrap is not installed (apt-get install bubblewrap)")
+		if name, why := detected(); name != BackendBwrap {
+			testenv.Missing(t, testenv.Bwrap, why+" (apt-get install bubblewrap; user namespaces must be allowed)")
 		}
 	case BackendLandlock:
 		if LandlockABI() == 0 {
-			t.Skip("this kernel has no Landlock")
+			testenv.Missing(t, testenv.Landlock, "this kernel has no Landlock")
 		}
+	}
+}
+
+var detectOnce = sync.OnceValues(Detect)
+
+// detected is Detect, run once per test binary.
+func detected() (string, string) { return detectOnce() }
+
+// TestUserNamespaces: the landlock backend's mount carve-outs and private
+// /tmp need user namespaces; where they are restricted (Ubuntu 24.04's
+// AppArmor default) the backend degrades, so CI must say so, not pass.
+func TestUserNamespaces(t *testing.T) {
+	if !userNamespaces() {
+		testenv.Missing(t, testenv.Userns, "cannot create a user and PID namespace (kernel.unprivileged_userns_clone or an AppArmor restriction)")
 	}
 }
 
@@ -56,11 +76,11 @@ func TestBattery(t *testing.T) {
 // walls must not depend on the harness running as root.
 func TestBatteryUnprivileged(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Skip("already unprivileged: TestBattery covers it")
+		testenv.Missing(t, testenv.Root, "already unprivileged: TestBattery covers this uid, but not the switch from root")
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("setpriv (util-linux) is not installed; cannot switch to an unprivileged user")
+		testenv.Missing(t, testenv.Setpriv, "setpriv (util-linux) is not installed; cannot switch to an unprivileged user")
 	}
 	exe, err := os.Executable()
 	if err != nil {

@@ -1,32 +1,73 @@
 package sandbox
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+)
 
-// boundedBuffer keeps the first limit bytes written to it and counts the
-// rest, so a command like `yes` cannot grow the harness's memory.
+// boundedBuffer keeps at most limit bytes of what is written to it: the
+// first half and the last half, and counts what fell between, so a
+// command like `yes` cannot grow the harness's memory and the end of a
+// long output (where a build or a test run prints its failures) is kept.
 type boundedBuffer struct {
 	mu      sync.Mutex
 	limit   int
-	buf     []byte
+	head    []byte // the first limit - limit/2 bytes
+	tail    []byte // ring of the last limit/2 bytes once head is full
+	start   int    // where the oldest byte of a full tail is
 	dropped int
 }
 
 func (b *boundedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	room := b.limit - len(b.buf)
-	if room > len(p) {
-		room = len(p)
+	n := len(p)
+	headCap := b.limit - b.limit/2
+	if room := headCap - len(b.head); room > 0 {
+		k := min(room, len(p))
+		b.head = append(b.head, p[:k]...)
+		p = p[k:]
 	}
-	if room > 0 {
-		b.buf = append(b.buf, p[:room]...)
+	tailCap := b.limit / 2
+	if len(p) == 0 {
+		return n, nil
 	}
-	b.dropped += len(p) - max(room, 0)
-	return len(p), nil
+	if tailCap == 0 {
+		b.dropped += len(p)
+		return n, nil
+	}
+	if len(p) >= tailCap {
+		// Everything in the tail and the front of p falls out.
+		b.dropped += len(b.tail) + len(p) - tailCap
+		b.tail = append(b.tail[:0], p[len(p)-tailCap:]...)
+		b.start = 0
+		return n, nil
+	}
+	if room := tailCap - len(b.tail); room > 0 {
+		k := min(room, len(p))
+		b.tail = append(b.tail, p[:k]...)
+		p = p[k:]
+	}
+	// The tail is full: overwrite its oldest bytes.
+	for len(p) > 0 {
+		k := copy(b.tail[b.start:], p)
+		b.dropped += k
+		p = p[k:]
+		b.start = (b.start + k) % tailCap
+	}
+	return n, nil
 }
 
+// result returns what was kept, head then tail, with a line marking where
+// bytes were dropped, and how many were.
 func (b *boundedBuffer) result() ([]byte, int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.buf, b.dropped
+	out := append([]byte(nil), b.head...)
+	if b.dropped > 0 {
+		out = fmt.Appendf(out, "\n[harness: %d bytes of output dropped here; the start and the end are kept]\n", b.dropped)
+	}
+	out = append(out, b.tail[b.start:]...)
+	out = append(out, b.tail[:b.start]...)
+	return out, b.dropped
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // openTest opens backend (optionally suffixed with perCommand) on a fresh
@@ -69,8 +71,13 @@ func TestRunBasics(t *testing.T) {
 			if !r.TimedOut || r.ExitCode != TimeoutExit {
 				t.Errorf("yes: timed out %v, exit %d", r.TimedOut, r.ExitCode)
 			}
-			if len(r.Output) > 4096 || r.Truncated == 0 {
-				t.Errorf("yes: kept %d bytes, dropped %d: want at most 4096 kept", len(r.Output), r.Truncated)
+			// Kept: 4096 bytes and the line marking the cut; the end of the
+			// output, where the timeout is reported, is among them.
+			if len(r.Output) > 4096+100 || r.Truncated == 0 || !strings.Contains(string(r.Output), "bytes of output dropped here") {
+				t.Errorf("yes: kept %d bytes, dropped %d: want at most 4096 kept and the cut marked", len(r.Output), r.Truncated)
+			}
+			if !strings.HasSuffix(string(r.Output), timeoutMessage(500*time.Millisecond)) {
+				t.Errorf("yes: the timeout message at the end was not kept: ...%q", r.Output[max(0, len(r.Output)-120):])
 			}
 
 			// Streaming goes to the writers, not the buffer.
@@ -151,7 +158,7 @@ func TestOpen(t *testing.T) {
 	}
 	name, reason := Detect()
 	if name == "" || reason == "" {
-		t.Skipf("no backend here: %s", reason)
+		testenv.Missing(t, testenv.Bwrap, "no backend here: "+reason)
 	}
 	sb, err := Open(context.Background(), p, BackendAuto)
 	if err != nil {

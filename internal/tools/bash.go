@@ -96,7 +96,7 @@ func FormatBash(res *sandbox.Result) string {
 		sb.WriteByte('\n')
 	}
 	if res.Truncated > 0 {
-		fmt.Fprintf(&sb, "[output limit reached: %d more bytes were discarded; redirect to a file and page it]\n", res.Truncated)
+		fmt.Fprintf(&sb, "[output limit reached: %d bytes from the middle were discarded (the start and the end are above); redirect to a file and page it]\n", res.Truncated)
 	}
 	if res.TimedOut {
 		fmt.Fprintf(&sb, "[timed out after %s: the whole process tree was killed; narrow the command, run fewer tests, or raise timeout]\n", res.Duration.Round(time.Second))
