@@ -92,7 +92,7 @@ func newFixture(t *testing.T, steps ...func(*llm.Request) (*llm.Reply, error)) *
 	t.Cleanup(func() { lg.Close() })
 	h := history.New(history.Config{SpillDir: t.TempDir()})
 	p := &scripted{steps: steps}
-	a := New(Options{Provider: p, Model: "m", System: "sys", Tools: tools.NewRegistry(nil, tools.Builtins(env)...), History: h, Log: lg, MaxSteps: 10})
+	a := New(Options{Provider: p, Model: "m", System: "sys", Tools: tools.NewRegistry(tools.GateFunc(allowAll), tools.Builtins(env)...), History: h, Log: lg, MaxSteps: 10})
 	return &fixture{agent: a, prov: p, proj: pol.Project, log: logPath, hist: h}
 }
 
@@ -314,3 +314,6 @@ func TestObserverPanicDoesNotStopTheTurn(t *testing.T) {
 		t.Errorf("notices %q, want one about the display error", obs.notices)
 	}
 }
+
+// allowAll is the gate of tests that check nothing.
+func allowAll(context.Context, tools.Access) (bool, string) { return true, "" }

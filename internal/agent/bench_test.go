@@ -39,7 +39,7 @@ func BenchmarkStep(b *testing.B) {
 			}
 			call := use("c", "glob", `{"pattern":"*.go"}`)
 			p := &loopProvider{}
-			a := New(Options{Provider: p, Model: "m", System: "sys", Tools: tools.NewRegistry(nil, tools.Builtins(env)...), History: h, Log: lg, MaxSteps: 1 << 30})
+			a := New(Options{Provider: p, Model: "m", System: "sys", Tools: tools.NewRegistry(tools.GateFunc(allowAll), tools.Builtins(env)...), History: h, Log: lg, MaxSteps: 1 << 30})
 			p.call = call
 			b.ResetTimer()
 			p.n = b.N

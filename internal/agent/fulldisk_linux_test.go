@@ -117,7 +117,7 @@ func TestFullDiskMidTurn(t *testing.T) {
 		text("done"),
 	}}
 	env := &tools.Env{Sandbox: &sandbox.None{P: pol}}
-	a := New(Options{Provider: p, Model: "m", System: "sys", Tools: tools.NewRegistry(nil, tools.Builtins(env)...), History: h, Log: lg, MaxSteps: 10})
+	a := New(Options{Provider: p, Model: "m", System: "sys", Tools: tools.NewRegistry(tools.GateFunc(allowAll), tools.Builtins(env)...), History: h, Log: lg, MaxSteps: 10})
 
 	_, err = a.Run(context.Background(), "one", nil)
 	var we *session.WriteError

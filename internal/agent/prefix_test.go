@@ -61,7 +61,7 @@ func TestRequestsArePrefixes(t *testing.T) {
 			h := history.New(history.Config{SpillDir: t.TempDir()})
 			a := agent.New(agent.Options{
 				Provider: p, Model: "m", System: "You are harness.", SessionID: "prefix",
-				Tools:   tools.NewRegistry(nil, tools.Builtins(&tools.Env{Sandbox: &sandbox.None{P: pol}})...),
+				Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{P: pol}})...),
 				History: h, Log: lg, Reminder: reminder.New(pol.Project, nil),
 			})
 			for _, prompt := range []string{"count to a lot", "now a bit less"} {

@@ -109,7 +109,7 @@ func newSession40(t *testing.T, format string, cfg history.Config, appendOnly bo
 	h := history.New(cfg)
 	a := agent.New(agent.Options{
 		Provider: p, Model: model, System: "You are harness.", SessionID: "s40",
-		Tools:   tools.NewRegistry(nil, tools.Builtins(&tools.Env{Sandbox: &sandbox.None{P: pol}})...),
+		Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{P: pol}})...),
 		History: h, Log: lg, Reminder: reminder.New(pol.Project, nil), AppendOnly: appendOnly,
 	})
 	return &session40{srv: srv, agent: a, hist: h, log: logPath}

@@ -33,7 +33,7 @@ type Options struct {
 
 	Project  string        // --project; "" finds it from WorkDir
 	AddDirs  []string      // extra writable directories
-	Backend  string        // sandbox backend name; "" is auto
+	Backend  string        // sandbox backend name; "" is auto; BackendStrict: the strongest or nothing
 	Timeout  time.Duration // default timeout of one command; 0 is the sandbox's
 	Continue bool          // resume the latest session of the project
 	Resume   string        // resume this session id (or unique prefix)
@@ -57,6 +57,20 @@ func (o Options) now() time.Time {
 	return time.Now()
 }
 
+// BackendStrict asks for the strongest backend this OS offers and
+// refuses to start without it (--sandbox strict).
+const BackendStrict = "strict"
+
+// Walls says which sandbox a session runs in and, when it is weaker than
+// the strongest this OS offers, what it cannot hold: shown in the banner,
+// in harness run's stderr and JSON, and in /sandbox.
+type Walls struct {
+	Backend    string   `json:"backend"`
+	Strongest  string   `json:"strongest,omitempty"` // "" where this OS has no sandbox
+	Weaker     bool     `json:"weaker"`
+	CannotHold []string `json:"cannot_hold,omitempty"`
+}
+
 // Session is everything one conversation runs on, wired together.
 type Session struct {
 	ID       string
@@ -73,6 +87,7 @@ type Session struct {
 	Resumed  bool
 	Warnings []string
 	Todos    *tools.TodoList // the plan of write_todos, shown in the reminder
+	Walls    Walls           // the sandbox in force, against the strongest this OS offers
 	Skills   *skills.Set
 
 	notify  func(notice.Notice)               // where tool notices go; set by the front end

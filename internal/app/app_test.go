@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +198,43 @@ func TestSecretsFromGivenEnv(t *testing.T) {
 	got := secrets(&config.Config{APIKey: "sk-config"}, map[string]string{"ANTHROPIC_API_KEY": "sk-given"})
 	if strings.Join(got, ",") != "sk-config,sk-given" {
 		t.Errorf("secrets = %q", got)
+	}
+}
+
+// TestStrictRefusesWeakerWalls: with bwrap out of reach, auto falls back
+// to a weaker backend and says what it cannot hold; strict refuses to
+// start at all.
+func TestStrictRefusesWeakerWalls(t *testing.T) {
+	if strongest(runtime.GOOS) != sandbox.BackendBwrap || sandbox.LandlockABI() == 0 {
+		t.Skip("needs Linux with Landlock")
+	}
+	t.Setenv("PATH", t.TempDir()) // no bwrap (nor anything else)
+	o := testOptions(t)
+	o.Backend = ""
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.Walls
+	s.Close()
+	if w.Backend != sandbox.BackendLandlock || !w.Weaker || w.Strongest != sandbox.BackendBwrap || len(w.CannotHold) == 0 {
+		t.Fatalf("walls %+v: want landlock, weaker than bwrap, with what it cannot hold", w)
+	}
+	if !strings.Contains(strings.Join(s.Warnings, "\n"), "sandbox landlock is weaker than bwrap") {
+		t.Errorf("no warning says so: %q", s.Warnings)
+	}
+	o = testOptions(t)
+	o.Backend = BackendStrict
+	if _, err := Open(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--sandbox strict needs bwrap") {
+		t.Fatalf("strict without bwrap: %v", err)
+	}
+}
+
+func TestWallsOf(t *testing.T) {
+	if w := wallsOf(sandbox.BackendBwrap, sandbox.BackendBwrap); w.Weaker || w.CannotHold != nil {
+		t.Errorf("bwrap against bwrap: %+v", w)
+	}
+	if w := wallsOf(sandbox.BackendNone, sandbox.BackendBwrap); !w.Weaker || len(w.CannotHold) == 0 {
+		t.Errorf("none against bwrap: %+v", w)
 	}
 }

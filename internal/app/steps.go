@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -72,9 +73,10 @@ func (b *builder) openSandbox(ctx context.Context) error {
 		return err
 	}
 	backend := b.o.Backend
-	if backend == "" || backend == sandbox.BackendAuto {
+	if backend == "" || backend == sandbox.BackendAuto || backend == BackendStrict {
+		strict := backend == BackendStrict
 		backend = sandbox.BackendAuto
-		if b.s.Config != nil && b.s.Config.Sandbox != "" {
+		if !strict && b.s.Config != nil && b.s.Config.Sandbox != "" {
 			s := b.s.Config.Sandbox
 			backend = s // the settings' choice of what auto means (SANDBOX=docker)
 		}
@@ -100,10 +102,48 @@ func (b *builder) openSandbox(ctx context.Context) error {
 	b.policy = pol
 	b.s.Sandbox = sb
 	b.s.cleanup = append(b.s.cleanup, func() { sb.Close() })
-	if sb.Backend() == sandbox.BackendNone {
+	b.s.Walls = wallsOf(sb.Backend(), strongest(runtime.GOOS))
+	w := b.s.Walls
+	if b.o.Backend == BackendStrict && w.Weaker {
+		_, why := sandbox.Detect()
+		return fmt.Errorf("sandbox: --sandbox strict needs %s, the strongest this OS offers, but only %s is available (%s); it cannot hold: %s",
+			orNone(w.Strongest), w.Backend, why, strings.Join(w.CannotHold, "; "))
+	}
+	switch {
+	case sb.Backend() == sandbox.BackendNone:
 		b.s.Warnings = append(b.s.Warnings, "no sandbox (--sandbox none): commands run directly on this machine and every one needs your approval")
+	case w.Weaker:
+		b.s.Warnings = append(b.s.Warnings, fmt.Sprintf("sandbox %s is weaker than %s, the strongest this OS offers (--sandbox strict refuses to start without it); it cannot hold: %s",
+			w.Backend, orNone(w.Strongest), strings.Join(w.CannotHold, "; ")))
 	}
 	return nil
+}
+
+// strongest is the backend with the full walls on goos.
+func strongest(goos string) string {
+	switch goos {
+	case "linux":
+		return sandbox.BackendBwrap
+	case "darwin":
+		return sandbox.BackendSeatbelt
+	}
+	return ""
+}
+
+// wallsOf compares backend with the strongest one.
+func wallsOf(backend, best string) Walls {
+	w := Walls{Backend: backend, Strongest: best, Weaker: backend != best}
+	if w.Weaker {
+		w.CannotHold = sandbox.Limits(backend)
+	}
+	return w
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // openLog opens the session log: the one being resumed, or a new one.

@@ -537,6 +537,11 @@ func (c *chat) describePolicy() string {
 	list("env", ui.Wrap(strings.Join(p.EnvAllow, " "), c.t.Width()-13))
 	list("network", c.s.Gate.NetRules())
 	fmt.Fprintf(&b, "  %-10s %s per command, %d bytes of output kept", "limits", p.Timeout, p.OutputLimit)
+	if w := c.s.Walls; w.Weaker {
+		fmt.Fprintf(&b, "\n  %-10s %s is weaker than %s, the strongest this OS offers (--sandbox strict refuses it)\n", "weaker", w.Backend, w.Strongest)
+		list("cannot", w.CannotHold)
+		return strings.TrimSuffix(b.String(), "\n")
+	}
 	return b.String()
 }
 

@@ -37,7 +37,7 @@ func (g *globalOptions) register(cmd *cobra.Command) {
 	f.StringVar(&g.Model, "model", "", "model name (overrides MODEL)")
 	f.StringVar(&g.Provider, "provider", "", "wire format: anthropic or openai (overrides PROVIDER)")
 	f.StringVar(&g.BaseURL, "base-url", "", "provider endpoint (overrides BASE_URL)")
-	f.StringVar(&g.Backend, "sandbox", "auto", "sandbox backend: auto, bwrap, landlock, seatbelt, docker, podman or none (none: every command asks; auto means SANDBOX from the settings when set)")
+	f.StringVar(&g.Backend, "sandbox", "auto", "sandbox backend: auto, strict (the strongest this OS offers, or refuse to start), bwrap, landlock, seatbelt, docker, podman or none (none: every command asks; auto means SANDBOX from the settings when set)")
 	f.StringArrayVar(&g.AddDirs, "add-dir", nil, "an extra writable directory (repeatable); the only way to widen the walls")
 	f.BoolVarP(&g.Continue, "continue", "c", false, "resume the latest session of this project")
 	f.StringVar(&g.Resume, "resume", "", "resume the session with this id")

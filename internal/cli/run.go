@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/harness-dev/harness/internal/agent"
+	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
 )
@@ -71,15 +72,16 @@ be known.
 
 // runResult is the json output and the last line of stream-json.
 type runResult struct {
-	Type      string    `json:"type,omitempty"`
-	Result    string    `json:"result"`
-	SessionID string    `json:"session_id"`
-	Steps     int       `json:"steps"`
-	Usage     usageJSON `json:"usage"`
-	CostUSD   *float64  `json:"cost_usd,omitempty"` // at list price; absent when the model's price is unknown
-	IsError   bool      `json:"is_error"`
-	Reason    string    `json:"reason,omitempty"` // with is_error: one of the reason* values
-	Error     string    `json:"error,omitempty"`
+	Type      string     `json:"type,omitempty"`
+	Result    string     `json:"result"`
+	SessionID string     `json:"session_id"`
+	Steps     int        `json:"steps"`
+	Usage     usageJSON  `json:"usage"`
+	CostUSD   *float64   `json:"cost_usd,omitempty"` // at list price; absent when the model's price is unknown
+	IsError   bool       `json:"is_error"`
+	Reason    string     `json:"reason,omitempty"` // with is_error: one of the reason* values
+	Sandbox   *app.Walls `json:"sandbox,omitempty"`
+	Error     string     `json:"error,omitempty"`
 	// SandboxFindings are the repositories, gitdirs and hooks paths that
 	// appeared during the run, each with what it configures to run.
 	SandboxFindings []findingJSON `json:"sandbox_findings,omitempty"`
@@ -147,7 +149,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	switch o.OutputFormat {
 	case "stream-json":
 		stream = &streamObserver{enc: json.NewEncoder(stdio.Out)}
-		stream.emit(map[string]any{"type": "system", "session_id": s.ID, "model": s.Config.Model, "sandbox": s.Sandbox.Backend(), "project": s.Sandbox.Policy().Project})
+		stream.emit(map[string]any{"type": "system", "session_id": s.ID, "model": s.Config.Model, "sandbox": s.Sandbox.Backend(), "walls": s.Walls, "project": s.Sandbox.Policy().Project})
 		obs = stream
 	default:
 		obs = &progressObserver{w: stdio.Err}
@@ -179,7 +181,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	watch := &refusalWatch{Observer: obs}
 	before, _ := projectStamp(s.Sandbox.Policy().Project)
 	res, runErr := s.Agent.Run(runCtx, o.Prompt, watch)
-	out := runResult{SessionID: s.ID}
+	out := runResult{SessionID: s.ID, Sandbox: &s.Walls}
 	if res != nil {
 		out.Result, out.Steps = res.Text, res.Steps
 		u := res.Usage

@@ -94,7 +94,8 @@ func ReadOnly(r *tools.Registry, gate tools.Gate) *tools.Registry {
 		return ro
 	}
 	if gate == nil {
-		return tools.NewRegistry(nil, ts...)
+		// The variants behind r's own gate.
+		return ro.Without(ro.Names()...).With(ts...)
 	}
 	return tools.NewRegistry(readOnlyGate{gate}, ts...)
 }

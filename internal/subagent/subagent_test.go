@@ -18,6 +18,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/internal/tools"
 )
 
@@ -244,7 +245,7 @@ func TestStepLimit(t *testing.T) {
 
 func TestBadArguments(t *testing.T) {
 	task := New(Config{Tools: newEnv(t).main})
-	r := tools.NewRegistry(nil, task)
+	r := tools.NewRegistry(tools.GateFunc(allowAll), task)
 	res := r.Run(t.Context(), llm.Block{Type: llm.BlockToolUse, ID: "x", Name: "task", Input: json.RawMessage(`{"description":"d"}`)})
 	if !res.IsError || !strings.Contains(res.Content, `missing required argument "prompt"`) {
 		t.Fatalf("result = %+v", res)
@@ -304,7 +305,7 @@ func TestParallelTasks(t *testing.T) {
 // project and cannot write it (asserted on the host); the description says so.
 func TestSubAgentBashIsReadOnly(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bwrap is not installed")
+		testenv.Missing(t, testenv.Bwrap, "bwrap is not installed")
 	}
 	base, err := os.MkdirTemp("/var/tmp", "harness-subagent-")
 	if err != nil {
@@ -320,11 +321,11 @@ func TestSubAgentBashIsReadOnly(t *testing.T) {
 	}
 	sb, err := sandbox.Open(context.Background(), pol, sandbox.BackendBwrap)
 	if err != nil {
-		t.Skip("bwrap cannot run here:", err)
+		testenv.Missing(t, testenv.Bwrap, "bwrap cannot build a sandbox here: "+err.Error())
 	}
 	t.Cleanup(func() { sb.Close() })
 	te := &tools.Env{Sandbox: sb}
-	main := tools.NewRegistry(nil, tools.Builtins(te)...)
+	main := tools.NewRegistry(tools.GateFunc(allowAll), tools.Builtins(te)...)
 	task := New(Config{Tools: main})
 	if !task.HasBash() || !strings.Contains(task.Spec().Description, "cannot write the project") {
 		t.Fatalf("no read-only bash: %v / %s", task.Tools().Names(), task.Spec().Description)
@@ -346,3 +347,6 @@ func TestSubAgentBashIsReadOnly(t *testing.T) {
 		t.Errorf("the main bash cannot write: %s", res.Content)
 	}
 }
+
+// allowAll is the gate of tests that check nothing.
+func allowAll(context.Context, tools.Access) (bool, string) { return true, "" }

@@ -61,7 +61,13 @@ type Registry struct {
 }
 
 // NewRegistry returns a registry of the given tools in the given order.
+// Every call goes through gate; a nil gate is a construction error (it
+// panics), since a registry without one would run every call unchecked.
+// A test that means to check nothing says so with a gate that allows all.
 func NewRegistry(gate Gate, tools ...Tool) *Registry {
+	if gate == nil {
+		panic("tools.NewRegistry: nil gate: every call must be checked")
+	}
 	r := &Registry{gate: gate, byName: map[string]Tool{}}
 	for _, t := range tools {
 		r.tools = append(r.tools, t)
@@ -173,10 +179,8 @@ func (r *Registry) run(ctx context.Context, call llm.Block) (res Result) {
 	if err != nil {
 		return malformedf("bad arguments for %s: %v", call.Name, err)
 	}
-	if r.gate != nil {
-		if ok, msg := r.gate.Check(ctx, acc); !ok {
-			return Errorf("%s", msg)
-		}
+	if ok, msg := r.gate.Check(ctx, acc); !ok {
+		return Errorf("%s", msg)
 	}
 	if err := ctx.Err(); err != nil {
 		return Errorf("cancelled by the user before it ran")

@@ -22,7 +22,7 @@ func TestWriteTodos(t *testing.T) {
 		recorded = append(recorded, items)
 		return nil
 	}}
-	r := NewRegistry(nil, w)
+	r := NewRegistry(GateFunc(allowAll), w)
 
 	tests := []struct {
 		name, input string
@@ -94,7 +94,7 @@ func TestReadSkill(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := skills.NewSet(skills.Skill{Name: "release", Description: "d", Path: path}, skills.Skill{Name: "review", Description: "r", Path: path})
-	r := NewRegistry(nil, &ReadSkill{Skills: set})
+	r := NewRegistry(GateFunc(allowAll), &ReadSkill{Skills: set})
 	tests := []struct {
 		name, input, want string
 		isErr             bool
@@ -111,7 +111,7 @@ func TestReadSkill(t *testing.T) {
 			}
 		})
 	}
-	empty := NewRegistry(nil, &ReadSkill{Skills: skills.NewSet()})
+	empty := NewRegistry(GateFunc(allowAll), &ReadSkill{Skills: skills.NewSet()})
 	if res := empty.Run(t.Context(), call("read_skill", `{"name":"x"}`)); !strings.Contains(res.Content, "this session has no skills") {
 		t.Fatalf("empty set: %+v", res)
 	}

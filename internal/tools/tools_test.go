@@ -83,7 +83,7 @@ func TestRegistryBadCalls(t *testing.T) {
 
 func TestWithout(t *testing.T) {
 	env, _ := newEnv(t)
-	r := NewRegistry(nil, Builtins(env)...).Without("write_file", "edit_file")
+	r := NewRegistry(GateFunc(allowAll), Builtins(env)...).Without("write_file", "edit_file")
 	res := r.Run(context.Background(), call("write_file", `{"path":"x","content":"y"}`))
 	if !res.IsError || !strings.Contains(res.Content, "unknown tool") {
 		t.Fatalf("removed tool ran: %+v", res)
@@ -97,7 +97,7 @@ func TestWithout(t *testing.T) {
 
 func run(t *testing.T, env *Env, name, input string) llm.Block {
 	t.Helper()
-	return NewRegistry(nil, Builtins(env)...).Run(context.Background(), call(name, input))
+	return NewRegistry(GateFunc(allowAll), Builtins(env)...).Run(context.Background(), call(name, input))
 }
 
 func TestBash(t *testing.T) {
@@ -260,4 +260,18 @@ func TestFileToolsRefuseNonRegular(t *testing.T) {
 	if out := run(t, env, "write_file", `{"path":"fifo","content":"x"}`); !out.IsError {
 		t.Errorf("write_file over a FIFO: %q", out.Content)
 	}
+}
+
+// allowAll is the gate of tests that check nothing.
+func allowAll(context.Context, Access) (bool, string) { return true, "" }
+
+// TestNilGateIsAConstructionError: a registry cannot be built without a
+// gate, so no call can run unchecked by omission.
+func TestNilGateIsAConstructionError(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("NewRegistry(nil) built a registry that checks nothing")
+		}
+	}()
+	NewRegistry(nil)
 }
