@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // testOptions is a configured user with a home and a project, nothing
@@ -205,10 +207,13 @@ func TestSecretsFromGivenEnv(t *testing.T) {
 // to a weaker backend and says what it cannot hold; strict refuses to
 // start at all.
 func TestStrictRefusesWeakerWalls(t *testing.T) {
-	if strongest(runtime.GOOS) != sandbox.BackendBwrap || sandbox.LandlockABI() == 0 {
-		t.Skip("needs Linux with Landlock")
+	if strongest(runtime.GOOS) != sandbox.BackendBwrap {
+		t.Skip("the fallback from bwrap to landlock is Linux's")
 	}
-	t.Setenv("PATH", t.TempDir()) // no bwrap (nor anything else)
+	if sandbox.LandlockABI() == 0 {
+		testenv.Missing(t, testenv.Landlock, "this kernel has no Landlock")
+	}
+	t.Setenv("PATH", pathWithout(t, "bwrap"))
 	o := testOptions(t)
 	o.Backend = ""
 	s, err := Open(context.Background(), o)
@@ -228,6 +233,31 @@ func TestStrictRefusesWeakerWalls(t *testing.T) {
 	if _, err := Open(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--sandbox strict needs bwrap") {
 		t.Fatalf("strict without bwrap: %v", err)
 	}
+}
+
+// pathWithout is a PATH for a machine that has every program this one
+// has, except the named ones: a directory (outside /tmp, which the sandbox
+// replaces) of links to the rest, so the sandbox's commands still find
+// their tools.
+func pathWithout(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := cacheDir(t)
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if slices.Contains(names, e.Name()) {
+				continue
+			}
+			// The first directory on PATH wins, as for a lookup.
+			os.Symlink(filepath.Join(d, e.Name()), filepath.Join(dir, e.Name()))
+		}
+	}
+	for _, n := range names {
+		if p, err := exec.LookPath(filepath.Join(dir, n)); err == nil {
+			t.Fatalf("%s is still reachable: %s", n, p)
+		}
+	}
+	return dir
 }
 
 func TestWallsOf(t *testing.T) {
