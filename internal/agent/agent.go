@@ -15,7 +15,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/reminder"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/tools"
 )
 
@@ -39,7 +39,7 @@ type Options struct {
 	System    string
 	Tools     *tools.Registry
 	History   *history.History
-	Log       *session.Log      // nil: nothing is recorded
+	Log       *sessionlog.Log   // nil: nothing is recorded
 	Reminder  *reminder.Builder // nil: no late injection
 	Todos     func() string     // rendered plan for the reminder; nil or "" when none
 	MaxSteps  int
@@ -522,7 +522,7 @@ func (a *Agent) compact(ctx context.Context, obs Observer, focus string) error {
 	edit, reply, err := compact.Compact(ctx, a.o.Provider, *base, a.o.History, focus)
 	if reply != nil {
 		a.addUsage(reply.Usage, false)
-		if lerr := a.record(session.Entry{Type: session.TypeUsage, Usage: &reply.Usage, Agent: a.o.Label, Text: session.UsageCompact}); lerr != nil {
+		if lerr := a.record(sessionlog.Entry{Type: sessionlog.TypeUsage, Usage: &reply.Usage, Agent: a.o.Label, Text: sessionlog.UsageCompact}); lerr != nil {
 			return lerr
 		}
 	}
@@ -636,19 +636,19 @@ func (a *Agent) noteDropped(r *llm.Reply, obs Observer) error {
 	}
 	msg := fmt.Sprintf("the provider dropped %d earlier reasoning block(s) whose prefix changed: %s", len(r.Dropped), strings.Join(r.Dropped, ", "))
 	obs.OnNotice(notice.Warning(notice.Provider, msg))
-	return a.record(session.Entry{Type: session.TypeNotice, Text: msg, Agent: a.o.Label})
+	return a.record(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: msg, Agent: a.o.Label})
 }
 
 func (a *Agent) appendMessage(m llm.Message) error {
 	a.o.History.Append(m)
-	return a.record(session.Entry{Type: session.TypeMessage, Message: &m, Agent: a.o.Label})
+	return a.record(sessionlog.Entry{Type: sessionlog.TypeMessage, Message: &m, Agent: a.o.Label})
 }
 
 // record logs e. A failure stops the turn, whatever the entry: the
 // history has already changed, and a resume must rebuild the same bytes.
 // The log keeps an entry it could not write and writes it before the next
 // one, so the user can free space and go on.
-func (a *Agent) record(e session.Entry) error {
+func (a *Agent) record(e sessionlog.Entry) error {
 	if err := a.o.Log.Append(e); err != nil {
 		return fmt.Errorf("the session log could not be written, stopping so nothing is lost silently: %w", err)
 	}
@@ -658,7 +658,7 @@ func (a *Agent) record(e session.Entry) error {
 // logFailed tells a log failure, which ends the turn, from a failure of
 // the work itself, which may not.
 func logFailed(err error) bool {
-	var we *session.WriteError
+	var we *sessionlog.WriteError
 	return errors.As(err, &we)
 }
 
@@ -667,11 +667,11 @@ func (a *Agent) logEdit(e history.Edit) error {
 	if err != nil {
 		return fmt.Errorf("encoding a history edit: %w", err)
 	}
-	return a.record(session.Entry{Type: session.TypeEdit, Edit: b, Agent: a.o.Label})
+	return a.record(sessionlog.Entry{Type: sessionlog.TypeEdit, Edit: b, Agent: a.o.Label})
 }
 
 func (a *Agent) logUsage(u llm.Usage) error {
-	return a.record(session.Entry{Type: session.TypeUsage, Usage: &u, Agent: a.o.Label})
+	return a.record(sessionlog.Entry{Type: sessionlog.TypeUsage, Usage: &u, Agent: a.o.Label})
 }
 
 // AddUsage counts a sub-agent's usage into this session's.

@@ -15,7 +15,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/sandbox"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/tools"
 )
 
@@ -85,7 +85,7 @@ func newFixture(t *testing.T, steps ...func(*llm.Request) (*llm.Reply, error)) *
 	}
 	env := &tools.Env{Sandbox: &sandbox.None{P: pol}}
 	logPath := filepath.Join(t.TempDir(), "s.jsonl")
-	lg, err := session.Create(logPath, session.Meta{ID: "t"}, nil)
+	lg, err := sessionlog.Create(logPath, sessionlog.Meta{ID: "t"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,13 +160,13 @@ func TestProviderErrorKeepsCompletedMessages(t *testing.T) {
 	if llm.KindOf(err) != llm.ErrAuth {
 		t.Fatalf("err = %v", err)
 	}
-	es, err := session.ReadFile(f.log)
+	es, err := sessionlog.ReadFile(f.log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var msgs int
 	for _, e := range es {
-		if e.Type == session.TypeMessage {
+		if e.Type == sessionlog.TypeMessage {
 			msgs++
 		}
 	}
@@ -235,7 +235,7 @@ func TestRestoreRebuildsSameRequest(t *testing.T) {
 	f.agent.Run(context.Background(), "two", nil)
 	want := f.agent.Request(context.Background())
 
-	es, err := session.ReadFile(f.log)
+	es, err := sessionlog.ReadFile(f.log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/tools"
 )
 
@@ -27,9 +27,9 @@ func BenchmarkStep(b *testing.B) {
 			os.MkdirAll(proj, 0o755)
 			pol, _ := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: b.TempDir()})
 			env := &tools.Env{Sandbox: &sandbox.None{P: pol}}
-			var lg *session.Log
+			var lg *sessionlog.Log
 			if withLog {
-				lg, _ = session.Create(filepath.Join(b.TempDir(), "s.jsonl"), session.Meta{ID: "b"}, nil)
+				lg, _ = sessionlog.Create(filepath.Join(b.TempDir(), "s.jsonl"), sessionlog.Meta{ID: "b"}, nil)
 				defer lg.Close()
 			}
 			h := history.New(history.Config{SpillDir: b.TempDir()})

@@ -15,7 +15,7 @@ import (
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/internal/tools"
 )
@@ -64,11 +64,11 @@ func smallDisk(t *testing.T) (dir string, fill, free func()) {
 // padToPage appends a notice that ends the log exactly at a page
 // boundary: tmpfs takes appends into a page it has already given the file
 // even when full, so only then does the next entry meet the full disk.
-func padToPage(t *testing.T, lg *session.Log, path string) {
+func padToPage(t *testing.T, lg *sessionlog.Log, path string) {
 	t.Helper()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	lineLen := func(text string) int {
-		b, _ := json.Marshal(session.Entry{Type: session.TypeNotice, Time: at, Text: text})
+		b, _ := json.Marshal(sessionlog.Entry{Type: sessionlog.TypeNotice, Time: at, Text: text})
 		return len(b) + 1
 	}
 	st, err := os.Stat(path)
@@ -80,7 +80,7 @@ func padToPage(t *testing.T, lg *session.Log, path string) {
 		room += 4096
 	}
 	text := strings.Repeat("x", 1+room-lineLen("x"))
-	if err := lg.Append(session.Entry{Type: session.TypeNotice, Time: at, Text: text}); err != nil {
+	if err := lg.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Time: at, Text: text}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(path); st.Size()%4096 != 0 {
@@ -102,7 +102,7 @@ func TestFullDiskMidTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	logPath := filepath.Join(dir, "s.jsonl")
-	lg, err := session.Create(logPath, session.Meta{ID: "t"}, nil)
+	lg, err := sessionlog.Create(logPath, sessionlog.Meta{ID: "t"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestFullDiskMidTurn(t *testing.T) {
 	a := New(Options{Provider: p, Model: "m", System: "sys", Tools: tools.NewRegistry(tools.GateFunc(allowAll), tools.Builtins(env)...), History: h, Log: lg, MaxSteps: 10})
 
 	_, err = a.Run(context.Background(), "one", nil)
-	var we *session.WriteError
+	var we *sessionlog.WriteError
 	if !errors.As(err, &we) || !errors.Is(err, unix.ENOSPC) {
 		t.Fatalf("the turn on a full disk ended with %v, want the log's ENOSPC", err)
 	}
@@ -132,7 +132,7 @@ func TestFullDiskMidTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	es, err := session.ReadFile(logPath)
+	es, err := sessionlog.ReadFile(logPath)
 	if err != nil {
 		t.Fatalf("the log does not read after the full disk: %v", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/reminder"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 )
 
 func gitRepo(t *testing.T, dir string) {
@@ -78,13 +78,13 @@ func TestFileChangesAcrossResume(t *testing.T) {
 	f.agent.o.Reminder = reminder.New(f.proj, nil)
 	f.agent.o.OnReminder = func(st reminder.State) {
 		raw, _ := json.Marshal(st)
-		f.agent.o.Log.Append(session.Entry{Type: session.TypeReminder, Reminder: raw})
+		f.agent.o.Log.Append(sessionlog.Entry{Type: sessionlog.TypeReminder, Reminder: raw})
 	}
 	if _, err := f.agent.Run(context.Background(), "hi", nil); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(f.proj, "a.txt"), []byte("v2, while harness was off\n"), 0o644)
-	entries, err := session.ReadFile(f.log)
+	entries, err := sessionlog.ReadFile(f.log)
 	if err != nil {
 		t.Fatal(err)
 	}

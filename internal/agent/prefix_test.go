@@ -18,7 +18,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm/openai"
 	"github.com/harness-dev/harness/internal/reminder"
 	"github.com/harness-dev/harness/internal/sandbox"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/tools"
 )
 
@@ -53,7 +53,7 @@ func TestRequestsArePrefixes(t *testing.T) {
 				t.Fatal(err)
 			}
 			logPath := filepath.Join(t.TempDir(), "s.jsonl")
-			lg, err := session.Create(logPath, session.Meta{ID: "prefix"}, nil)
+			lg, err := sessionlog.Create(logPath, sessionlog.Meta{ID: "prefix"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +129,7 @@ func TestRequestsArePrefixes(t *testing.T) {
 // to the first message index rewritten by edits logged before it.
 func editedMessages(t *testing.T, path string) map[int]int {
 	t.Helper()
-	es, err := session.ReadFile(path)
+	es, err := sessionlog.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +137,9 @@ func editedMessages(t *testing.T, path string) map[int]int {
 	req := 0
 	for _, e := range es {
 		switch e.Type {
-		case session.TypeUsage:
+		case sessionlog.TypeUsage:
 			req++
-		case session.TypeEdit:
+		case sessionlog.TypeEdit:
 			var ed history.Edit
 			json.Unmarshal(e.Edit, &ed)
 			for _, b := range ed.Blocks {

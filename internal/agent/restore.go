@@ -7,31 +7,31 @@ import (
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/reminder"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 )
 
 // Restore replays a session log into h in the order the loop wrote it
 // (messages appended, edits applied, usage observed), so the rebuilt history
 // produces the same request bytes as before the stop. It returns the
 // session's total usage. Sub-agent entries are counted but not replayed.
-func Restore(h *history.History, entries []session.Entry) (llm.Usage, error) {
+func Restore(h *history.History, entries []sessionlog.Entry) (llm.Usage, error) {
 	var total llm.Usage
 	for i, e := range entries {
 		switch e.Type {
-		case session.TypeUsage:
+		case sessionlog.TypeUsage:
 			if e.Usage == nil {
 				continue
 			}
 			total = total.Add(*e.Usage)
-			if e.Agent == "" && e.Text != session.UsageCompact {
+			if e.Agent == "" && e.Text != sessionlog.UsageCompact {
 				h.Observe(*e.Usage)
 			}
-		case session.TypeMessage:
+		case sessionlog.TypeMessage:
 			if e.Agent != "" || e.Message == nil {
 				continue
 			}
 			h.Append(*e.Message)
-		case session.TypeEdit:
+		case sessionlog.TypeEdit:
 			if e.Agent != "" {
 				continue
 			}
@@ -49,10 +49,10 @@ func Restore(h *history.History, entries []session.Entry) (llm.Usage, error) {
 
 // LastReminder returns the reminder state the session last logged, so a
 // resumed session reports the files changed while harness was not running.
-func LastReminder(entries []session.Entry) (reminder.State, bool) {
+func LastReminder(entries []sessionlog.Entry) (reminder.State, bool) {
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		if e.Type != session.TypeReminder || e.Agent != "" {
+		if e.Type != sessionlog.TypeReminder || e.Agent != "" {
 			continue
 		}
 		var st reminder.State

@@ -18,7 +18,7 @@ import (
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/reminder"
 	"github.com/harness-dev/harness/internal/sandbox"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/tools"
 )
 
@@ -100,7 +100,7 @@ func newSession40(t *testing.T, format string, cfg history.Config, appendOnly bo
 		t.Fatal(err)
 	}
 	logPath := filepath.Join(t.TempDir(), "s.jsonl")
-	lg, err := session.Create(logPath, session.Meta{ID: "s40"}, nil)
+	lg, err := sessionlog.Create(logPath, sessionlog.Meta{ID: "s40"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/skills"
 	"github.com/harness-dev/harness/internal/tools"
 )
@@ -81,7 +81,7 @@ type Session struct {
 	Gate     *permission.Gate
 	Registry *tools.Registry
 	History  *history.History
-	Log      *session.Log
+	Log      *sessionlog.Log
 	Agent    *agent.Agent
 	Provider llm.Provider
 	Resumed  bool

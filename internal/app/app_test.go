@@ -14,7 +14,7 @@ import (
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
@@ -74,7 +74,7 @@ func TestOpenNewSession(t *testing.T) {
 		t.Errorf("spill directory %s: %v", s.History.Config().SpillDir, err)
 	}
 	m := llm.Text(llm.RoleUser, "key sk-app-test-not-a-key-0123456789")
-	if err := s.Log.Append(session.Entry{Type: session.TypeMessage, Message: &m}); err != nil {
+	if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeMessage, Message: &m}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -92,11 +92,11 @@ func TestOpenNewSession(t *testing.T) {
 // not parse), after the spill directory was made.
 func TestOpenFailsUndoes(t *testing.T) {
 	o := testOptions(t)
-	dir := session.Dir(o.Source.Home, o.WorkDir)
+	dir := sessionlog.Dir(o.Source.Home, o.WorkDir)
 	os.MkdirAll(dir, 0o700)
 	bad := `{"type":"meta","meta":{"id":"abcdef123456","project":"` + o.WorkDir + `"}}` + "\n" +
 		`{"type":"edit","edit":"not an edit"}` + "\n"
-	if err := os.WriteFile(filepath.Join(dir, session.FileName(o.now(), "abcdef123456")), []byte(bad), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, sessionlog.FileName(o.now(), "abcdef123456")), []byte(bad), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	o.Resume = "abcdef123456"
@@ -124,7 +124,7 @@ func TestOpenResume(t *testing.T) {
 	}
 	m := llm.Text(llm.RoleUser, "hello")
 	s.History.Append(m)
-	if err := s.Log.Append(session.Entry{Type: session.TypeMessage, Message: &m}); err != nil {
+	if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeMessage, Message: &m}); err != nil {
 		t.Fatal(err)
 	}
 	id := s.ID

@@ -25,7 +25,7 @@ import (
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/reminder"
 	"github.com/harness-dev/harness/internal/sandbox"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/skills"
 	"github.com/harness-dev/harness/internal/subagent"
 	"github.com/harness-dev/harness/internal/tools"
@@ -38,7 +38,7 @@ type builder struct {
 
 	project  string
 	policy   *sandbox.Policy
-	entries  []session.Entry // the resumed log; nil for a new session
+	entries  []sessionlog.Entry // the resumed log; nil for a new session
 	reminder *reminder.Builder
 	system   string
 }
@@ -91,7 +91,7 @@ func (b *builder) openSandbox(ctx context.Context) error {
 		},
 		Record: func(r sandbox.ConnRecord) {
 			if s.Log != nil {
-				_ = s.Log.Append(session.Entry{Type: session.TypeNotice, Text: "network: " + r.String()})
+				_ = s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: "network: " + r.String()})
 			}
 		},
 	}
@@ -155,8 +155,8 @@ func (b *builder) openLog(context.Context) error {
 		if err != nil {
 			return err
 		}
-		entries, err := session.ReadFile(logPath)
-		if errors.Is(err, session.ErrTornLine) {
+		entries, err := sessionlog.ReadFile(logPath)
+		if errors.Is(err, sessionlog.ErrTornLine) {
 			s.Warnings = append(s.Warnings, err.Error())
 		} else if err != nil {
 			return err
@@ -166,16 +166,16 @@ func (b *builder) openLog(context.Context) error {
 		}
 		s.ID = entries[0].Meta.ID
 		s.Resumed = true
-		if s.Log, err = session.Append(logPath, secrets); err != nil {
+		if s.Log, err = sessionlog.Append(logPath, secrets); err != nil {
 			return err
 		}
 		b.entries = entries
 	} else {
-		s.ID = session.NewID()
-		logPath := filepath.Join(session.Dir(home, project), session.FileName(b.o.now(), s.ID))
+		s.ID = sessionlog.NewID()
+		logPath := filepath.Join(sessionlog.Dir(home, project), sessionlog.FileName(b.o.now(), s.ID))
 		// Nothing is written before the first message: a session opened
 		// and left leaves no file for --continue to pick.
-		s.Log = session.CreateLazy(logPath, session.Meta{ID: s.ID, Project: project, Model: cfg.Model, Provider: cfg.Provider}, secrets)
+		s.Log = sessionlog.CreateLazy(logPath, sessionlog.Meta{ID: s.ID, Project: project, Model: cfg.Model, Provider: cfg.Provider}, secrets)
 	}
 	s.cleanup = append(s.cleanup, func() { s.Log.Close() })
 	return nil
@@ -198,7 +198,7 @@ func (b *builder) newGate(context.Context) error {
 		Record: func(r permission.Record) {
 			// A record the disk refused stays queued in the log; the agent's
 			// next append meets the same failure and stops the turn.
-			if err := s.Log.Append(session.Entry{Type: session.TypePermission, Permission: &session.Permission{
+			if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypePermission, Permission: &sessionlog.Permission{
 				Tool: r.Tool, Command: r.Command, Path: r.Path, Rule: r.Rule, Answer: r.Answer}}); err != nil {
 				s.tell(logFailed("could not record a permission decision", err))
 			}
@@ -227,7 +227,7 @@ func (b *builder) buildTools(context.Context) error {
 		})
 	}
 	env := &tools.Env{Sandbox: s.Sandbox, Wrote: b.reminder.Wrote, Notify: func(n notice.Notice) {
-		err := s.Log.Append(session.Entry{Type: session.TypeNotice, Text: n.Text})
+		err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: n.Text})
 		s.tell(n)
 		if err != nil {
 			s.tell(logFailed("could not record that notice", err))
@@ -246,7 +246,7 @@ func (b *builder) buildTools(context.Context) error {
 		if err != nil {
 			return err
 		}
-		return s.Log.Append(session.Entry{Type: session.TypeTodos, Todos: raw})
+		return s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeTodos, Todos: raw})
 	}
 	s.Registry = tools.NewRegistry(gateAdapter{s.Gate}, append(tools.Builtins(env),
 		&tools.WriteTodos{List: s.Todos, Record: recordTodos},
@@ -359,7 +359,7 @@ func (b *builder) buildAgent(context.Context) error {
 		AppendOnly: llm.AppendOnly(cfg.Model, cfg.BaseURL),
 		OnReminder: func(st reminder.State) {
 			if raw, err := json.Marshal(st); err == nil {
-				_ = s.Log.Append(session.Entry{Type: session.TypeReminder, Reminder: raw})
+				_ = s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeReminder, Reminder: raw})
 			}
 		},
 	})
@@ -374,7 +374,7 @@ func (b *builder) logPrompt(context.Context) error {
 	s := b.s
 	specs := s.Registry.Specs()
 	if s.Resumed {
-		last := session.LastPrompt(b.entries)
+		last := sessionlog.LastPrompt(b.entries)
 		if last != nil && last.System == b.system && reflect.DeepEqual(last.Tools, specs) {
 			return nil
 		}
@@ -382,7 +382,7 @@ func (b *builder) logPrompt(context.Context) error {
 			s.Warnings = append(s.Warnings, "the system prompt or tools changed since this session was saved (AGENTS.md, skills or harness itself): the provider's cache misses once")
 		}
 	}
-	return s.Log.Append(session.Entry{Type: session.TypePrompt, System: b.system, Tools: specs})
+	return s.Log.Append(sessionlog.Entry{Type: sessionlog.TypePrompt, System: b.system, Tools: specs})
 }
 
 // restore replays a resumed log into the history, the usage and the plan;
@@ -402,12 +402,12 @@ func (b *builder) restore(context.Context) error {
 	if st, ok := agent.LastReminder(b.entries); ok {
 		b.reminder.Restore(st)
 	}
-	if err := s.Todos.Restore(session.LastTodos(b.entries)); err != nil {
+	if err := s.Todos.Restore(sessionlog.LastTodos(b.entries)); err != nil {
 		s.Warnings = append(s.Warnings, err.Error())
 	}
-	if m := session.Unanswered(b.entries); m != nil {
+	if m := sessionlog.Unanswered(b.entries); m != nil {
 		s.History.Append(*m)
-		if err := s.Log.Append(session.Entry{Type: session.TypeMessage, Message: m}); err != nil {
+		if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeMessage, Message: m}); err != nil {
 			return err
 		}
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the last session stopped while %d tool call(s) ran; the model is told their results were lost", len(m.Blocks)))
@@ -572,7 +572,7 @@ func describeSandbox(sb sandbox.Sandbox) string {
 // findSession returns the log of session id (or a unique id prefix) in
 // this project, or the newest one when id is empty.
 func findSession(home, project, id string) (string, error) {
-	path, err := session.Find(session.Dir(home, project), id)
+	path, err := sessionlog.Find(sessionlog.Dir(home, project), id)
 	if err != nil && id == "" {
 		return "", fmt.Errorf("no session to continue in %s; start one with harness", project)
 	}

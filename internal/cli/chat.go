@@ -20,7 +20,7 @@ import (
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/tools"
 	"github.com/harness-dev/harness/internal/ui"
 )
@@ -691,11 +691,11 @@ func (c *chat) tilde(x string) string {
 // messages the model is given from it.
 func resumedLine(id, path string, messages int) string {
 	line := "resumed " + id
-	entries, err := session.ReadFile(path)
-	if err != nil && !errors.Is(err, session.ErrTornLine) {
+	entries, err := sessionlog.ReadFile(path)
+	if err != nil && !errors.Is(err, sessionlog.ErrTornLine) {
 		return line + fmt.Sprintf(" (%s in context)", plural(messages, "message"))
 	}
-	sum := session.Summarize(path, entries)
+	sum := sessionlog.Summarize(path, entries)
 	line += fmt.Sprintf(" (%s, %s tok", plural(sum.Steps, "step"), humanTokens(tokens(sum.Usage)))
 	if v, ok := cost(sum); ok {
 		line += ", " + usd(v)
@@ -711,7 +711,7 @@ func StringWidthOf(s string) int { return ui.StringWidth(s) }
 // sessions: steps, tokens, cost, title.
 func (c *chat) listSessions() error {
 	st := c.t.Style
-	list, _ := session.List(session.Dir(c.s.Home, c.s.Sandbox.Policy().Project))
+	list, _ := sessionlog.List(sessionlog.Dir(c.s.Home, c.s.Sandbox.Policy().Project))
 	if len(list) > 15 {
 		list = list[:15]
 	}

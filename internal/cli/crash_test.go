@@ -18,7 +18,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 )
 
 // These tests kill the real binary with SIGKILL in the middle of a step and
@@ -158,19 +158,19 @@ func (e *crashEnv) logPath(t *testing.T) string {
 	return names[0]
 }
 
-func readLog(t *testing.T, path string) []session.Entry {
+func readLog(t *testing.T, path string) []sessionlog.Entry {
 	t.Helper()
-	es, err := session.ReadFile(path)
-	if err != nil && !errors.Is(err, session.ErrTornLine) {
+	es, err := sessionlog.ReadFile(path)
+	if err != nil && !errors.Is(err, sessionlog.ErrTornLine) {
 		t.Fatal(err)
 	}
 	return es
 }
 
-func mainMessages(es []session.Entry) []llm.Message {
+func mainMessages(es []sessionlog.Entry) []llm.Message {
 	var out []llm.Message
 	for _, e := range es {
-		if e.Type == session.TypeMessage && e.Agent == "" {
+		if e.Type == sessionlog.TypeMessage && e.Agent == "" {
 			out = append(out, *e.Message)
 		}
 	}
@@ -231,7 +231,7 @@ func TestSIGKILLDuringTool(t *testing.T) {
 	}
 	reqs := e.srv.Requests()
 	got := reqs[len(reqs)-1].Messages
-	if len(got) != 4 || got[2].Blocks[0].ToolUseID != "call_sleep" || got[2].Blocks[0].Content != session.InterruptedNote ||
+	if len(got) != 4 || got[2].Blocks[0].ToolUseID != "call_sleep" || got[2].Blocks[0].Content != sessionlog.InterruptedNote ||
 		got[3].PlainText() != "carry on" {
 		t.Fatalf("resumed request messages = %+v", got)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/pricing"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 )
 
 type sessionsOptions struct {
@@ -106,7 +106,7 @@ func sessionsDir(ctx context.Context, g *globalOptions) (dir, root string, err e
 	if err != nil {
 		return "", "", err
 	}
-	return session.Dir(src.Home, proj), session.Root(src.Home), nil
+	return sessionlog.Dir(src.Home, proj), sessionlog.Root(src.Home), nil
 }
 
 // sessionJSON is one line of "sessions --json".
@@ -130,12 +130,12 @@ func runSessions(ctx context.Context, g *globalOptions, o *sessionsOptions, stdi
 	if err != nil {
 		return err
 	}
-	var list []session.Summary
+	var list []sessionlog.Summary
 	var warns []error
 	if o.All {
-		list, warns = session.ListAll(root)
+		list, warns = sessionlog.ListAll(root)
 	} else {
-		list, warns = session.List(dir)
+		list, warns = sessionlog.List(dir)
 	}
 	for _, w := range warns {
 		fmt.Fprintln(stdio.Err, "harness: warning:", w)
@@ -214,7 +214,7 @@ func homeRel(p string) string {
 
 func tokens(u llm.Usage) int { return u.Prompt() + u.Output }
 
-func cost(s session.Summary) (float64, bool) {
+func cost(s sessionlog.Summary) (float64, bool) {
 	p, ok := pricing.Lookup(s.Model)
 	if !ok {
 		return 0, false
@@ -233,25 +233,25 @@ func humanTokens(n int) string {
 }
 
 // loadSession finds and reads one session; a torn last line is a warning.
-func loadSession(ctx context.Context, g *globalOptions, id string, stdio Stdio) ([]session.Entry, session.Summary, error) {
+func loadSession(ctx context.Context, g *globalOptions, id string, stdio Stdio) ([]sessionlog.Entry, sessionlog.Summary, error) {
 	dir, _, err := sessionsDir(ctx, g)
 	if err != nil {
-		return nil, session.Summary{}, err
+		return nil, sessionlog.Summary{}, err
 	}
-	path, err := session.Find(dir, id)
+	path, err := sessionlog.Find(dir, id)
 	if err != nil {
-		return nil, session.Summary{}, err
+		return nil, sessionlog.Summary{}, err
 	}
-	entries, err := session.ReadFile(path)
-	if errors.Is(err, session.ErrTornLine) {
+	entries, err := sessionlog.ReadFile(path)
+	if errors.Is(err, sessionlog.ErrTornLine) {
 		fmt.Fprintln(stdio.Err, "harness: warning:", err)
 	} else if err != nil {
-		return nil, session.Summary{}, err
+		return nil, sessionlog.Summary{}, err
 	}
-	return entries, session.Summarize(path, entries), nil
+	return entries, sessionlog.Summarize(path, entries), nil
 }
 
-func usageLine(s session.Summary) string {
+func usageLine(s sessionlog.Summary) string {
 	line := humanTokens(tokens(s.Usage)) + " tokens"
 	if c, ok := cost(s); ok {
 		line += fmt.Sprintf(", $%.4f at list price", c)
@@ -264,11 +264,11 @@ func runSessionsShow(ctx context.Context, g *globalOptions, o *sessionsOptions, 
 	if err != nil {
 		return err
 	}
-	mo := session.MarkdownOptions{MaxResultLines: 20, Usage: usageLine(sum)}
+	mo := sessionlog.MarkdownOptions{MaxResultLines: 20, Usage: usageLine(sum)}
 	if o.Full {
 		mo.MaxResultLines = 0
 	}
-	return session.WriteMarkdown(stdio.Out, entries, mo)
+	return sessionlog.WriteMarkdown(stdio.Out, entries, mo)
 }
 
 func runSessionsExport(ctx context.Context, g *globalOptions, o *sessionsOptions, id string, stdio Stdio) error {
@@ -289,9 +289,9 @@ func runSessionsExport(ctx context.Context, g *globalOptions, o *sessionsOptions
 		w = f
 	}
 	if o.Format == "jsonl" {
-		err = session.WriteJSONL(w, entries)
+		err = sessionlog.WriteJSONL(w, entries)
 	} else {
-		err = session.WriteMarkdown(w, entries, session.MarkdownOptions{Usage: usageLine(sum)})
+		err = sessionlog.WriteMarkdown(w, entries, sessionlog.MarkdownOptions{Usage: usageLine(sum)})
 	}
 	if f != nil {
 		if cerr := f.Close(); err == nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/llm"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 )
 
 // A harness session log replays with the system prompt and tools it was
@@ -15,7 +15,7 @@ import (
 // sub-agent's lines are left out.
 func TestLoadSessionLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	lg, err := session.Create(path, session.Meta{ID: "x"}, nil)
+	lg, err := sessionlog.Create(path, sessionlog.Meta{ID: "x"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,16 +25,16 @@ func TestLoadSessionLog(t *testing.T) {
 	result := llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "c", Content: "ok"}}}
 	answer := llm.Text(llm.RoleAssistant, "done")
 	sub := llm.Text(llm.RoleUser, "sub-agent prompt")
-	for _, e := range []session.Entry{
-		{Type: session.TypePrompt, System: "sys", Tools: tools},
-		{Type: session.TypeMessage, Message: &user},
-		{Type: session.TypeUsage, Usage: &llm.Usage{Input: 10}},
-		{Type: session.TypeMessage, Message: &call},
-		{Type: session.TypeMessage, Message: &sub, Agent: "task-1"},
-		{Type: session.TypeMessage, Message: &result},
-		{Type: session.TypeUsage, Usage: &llm.Usage{Input: 20}},
-		{Type: session.TypeMessage, Message: &answer},
-		{Type: session.TypeUsage, Usage: &llm.Usage{Input: 99}, Text: session.UsageCompact},
+	for _, e := range []sessionlog.Entry{
+		{Type: sessionlog.TypePrompt, System: "sys", Tools: tools},
+		{Type: sessionlog.TypeMessage, Message: &user},
+		{Type: sessionlog.TypeUsage, Usage: &llm.Usage{Input: 10}},
+		{Type: sessionlog.TypeMessage, Message: &call},
+		{Type: sessionlog.TypeMessage, Message: &sub, Agent: "task-1"},
+		{Type: sessionlog.TypeMessage, Message: &result},
+		{Type: sessionlog.TypeUsage, Usage: &llm.Usage{Input: 20}},
+		{Type: sessionlog.TypeMessage, Message: &answer},
+		{Type: sessionlog.TypeUsage, Usage: &llm.Usage{Input: 99}, Text: sessionlog.UsageCompact},
 	} {
 		if err := lg.Append(e); err != nil {
 			t.Fatal(err)

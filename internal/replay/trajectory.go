@@ -15,7 +15,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 )
 
 // Trajectory is one recorded session in harness's terms.
@@ -235,11 +235,11 @@ func parseSession(r io.Reader) (Trajectory, error) {
 			continue // a torn last line, or a sub-agent's
 		}
 		switch {
-		case line.Type == session.TypeMessage && line.Message != nil:
+		case line.Type == sessionlog.TypeMessage && line.Message != nil:
 			t.Messages = append(t.Messages, *line.Message)
-		case line.Type == session.TypePrompt:
+		case line.Type == sessionlog.TypePrompt:
 			t.System, t.Tools = line.System, line.Tools
-		case line.Type == session.TypeUsage && line.Usage != nil && line.Text != session.UsageCompact:
+		case line.Type == sessionlog.TypeUsage && line.Usage != nil && line.Text != sessionlog.UsageCompact:
 			t.Usage[len(t.Messages)] = *line.Usage
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/tools"
 )
 
@@ -40,7 +40,7 @@ type Config struct {
 	Gate tools.Gate
 	// NewHistory returns an empty history for one sub-agent.
 	NewHistory func() *history.History
-	Log        *session.Log
+	Log        *sessionlog.Log
 	// AddUsage counts a sub-agent's usage into the session's
 	// (agent.Agent.AddUsage of the main agent).
 	AddUsage  func(llm.Usage)
@@ -174,7 +174,7 @@ func (t *Task) Run(ctx context.Context, input json.RawMessage) tools.Result {
 		return tools.Errorf("%v", err)
 	}
 	label := fmt.Sprintf("task-%d", t.n.Add(1))
-	if err := t.c.Log.Append(session.Entry{Type: session.TypeNotice, Agent: label, Text: "sub-agent started: " + a.Description}); err != nil {
+	if err := t.c.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Agent: label, Text: "sub-agent started: " + a.Description}); err != nil {
 		// Not started unrecorded; the main agent's next append meets the
 		// same failure and stops the turn.
 		return tools.Errorf("the sub-agent was not started: %v", err)

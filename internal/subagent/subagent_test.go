@@ -17,7 +17,7 @@ import (
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
-	"github.com/harness-dev/harness/internal/session"
+	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/internal/tools"
 )
@@ -66,7 +66,7 @@ func lastResult(req *llm.Request) (string, bool) {
 type env struct {
 	project string
 	main    *tools.Registry
-	log     *session.Log
+	log     *sessionlog.Log
 	logPath string
 }
 
@@ -85,7 +85,7 @@ func newEnv(t *testing.T, extra ...tools.Tool) *env {
 	all = append(all, extra...)
 	allowAll := tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" })
 	logPath := filepath.Join(t.TempDir(), "s.jsonl")
-	l, err := session.Create(logPath, session.Meta{ID: "s1", Project: p.Project}, nil)
+	l, err := sessionlog.Create(logPath, sessionlog.Meta{ID: "s1", Project: p.Project}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestSubAgentWriteIsRefused(t *testing.T) {
 	// Everything it did is in the log under its label, and a resume does
 	// not replay it into the main history.
 	e.log.Close()
-	entries, err := session.ReadFile(e.logPath)
+	entries, err := sessionlog.ReadFile(e.logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestSubAgentWriteIsRefused(t *testing.T) {
 		if en.Agent != "task-1" {
 			t.Fatalf("entry %+v is not labelled", en)
 		}
-		if en.Type == session.TypeMessage {
+		if en.Type == sessionlog.TypeMessage {
 			labelled++
 		}
 	}

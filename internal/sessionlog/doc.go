@@ -1,4 +1,4 @@
-// Package session is the append-only JSONL log of one conversation: every
+// Package sessionlog is the append-only JSONL log of one conversation: every
 // message, history edit, permission decision, plan change and usage record,
 // one JSON object per line, synced before the agent goes on. Replaying a log
 // rebuilds the exact history, so a resumed session sends the same request
@@ -21,4 +21,4 @@
 // prefix); Summarize condenses one for listing; WriteMarkdown and
 // WriteJSONL export one. Entries with Agent set belong to a sub-agent:
 // they count toward usage but are never replayed into the main history.
-package session
+package sessionlog
