@@ -55,7 +55,7 @@ type Options struct {
 	// assistant turn goes back as received, system and tools are built
 	// once, and the reminder is the persisted Delta form, stored at the
 	// end of the user's message and never changed. History should use
-	// history.StrategyAppend so its layers edit only at turn boundaries.
+	// history.Append so its layers edit only at turn boundaries.
 	AppendOnly bool
 
 	// OnReminder, when set, is called with the reminder's committed state

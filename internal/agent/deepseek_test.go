@@ -60,7 +60,7 @@ func TestDeepSeekReminderOutsidePrefixUnits(t *testing.T) {
 		return broken, pairs, persisted
 	}
 	t.Run("append-only", func(t *testing.T) {
-		broken, pairs, persisted := run(t, history.Config{Strategy: history.StrategyAppend}, true)
+		broken, pairs, persisted := run(t, history.Config{Strategy: history.Append}, true)
 		if pairs < 8 || broken != 0 {
 			t.Errorf("%d of %d requests changed a unit the previous one sent", broken, pairs)
 		}
@@ -69,7 +69,7 @@ func TestDeepSeekReminderOutsidePrefixUnits(t *testing.T) {
 		}
 	})
 	t.Run("control: ephemeral reminder", func(t *testing.T) {
-		broken, pairs, _ := run(t, history.Config{Strategy: history.StrategyHarness}, false)
+		broken, pairs, _ := run(t, history.Config{Strategy: history.Harness}, false)
 		if broken < pairs/2 {
 			t.Errorf("only %d of %d requests broke a unit; the control no longer shows the defect", broken, pairs)
 		}

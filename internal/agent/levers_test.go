@@ -36,7 +36,7 @@ func TestLeversUnderPreservedThinking(t *testing.T) {
 	body := strings.Repeat("print('lever')\n", 20)
 	long := strings.Repeat("Reasoning about the next step at some length. ", 25)
 	turn := 0
-	s := newSession40(t, "anthropic", history.Config{Window: 100000, Strategy: history.StrategyAppend, TrimText: true, Disk: dirDisk{}}, true, func(r llmtest.Request) llmtest.Reply {
+	s := newSession40(t, "anthropic", history.Config{Window: 100000, Strategy: history.Append, TrimText: true, Disk: dirDisk{}}, true, func(r llmtest.Request) llmtest.Reply {
 		if isCompaction(r) {
 			return llmtest.Reply{Text: "<summary>## Goal\nlevers\n</summary>"}
 		}

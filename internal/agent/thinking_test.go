@@ -126,7 +126,7 @@ func TestPreservedThinkingSession(t *testing.T) {
 	failCompaction := 1 // the first summarisation request fails
 	big := map[int]bool{2: true, 4: true, 6: true, 8: true}
 	turn := 0
-	s := newSession40(t, "anthropic", history.Config{Window: 12000, Strategy: history.StrategyAppend}, true, func(r llmtest.Request) llmtest.Reply {
+	s := newSession40(t, "anthropic", history.Config{Window: 12000, Strategy: history.Append}, true, func(r llmtest.Request) llmtest.Reply {
 		if isCompaction(r) {
 			if failCompaction > 0 {
 				failCompaction--

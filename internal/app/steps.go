@@ -297,9 +297,9 @@ func (b *builder) newHistory(context.Context) error {
 	b.policy.Keep(spill) // every other session's stays hidden
 	// Models that check what they are sent get an append-only history
 	// (see agent.Options.AppendOnly).
-	strategy := history.StrategyHarness
+	strategy := history.Harness
 	if llm.AppendOnly(cfg.Model, cfg.BaseURL) {
-		strategy = history.StrategyAppend
+		strategy = history.Append
 	}
 	s.History = history.New(history.Config{
 		Cap: cfg.Cap, Stub: cfg.Stub, CompactAt: cfg.CompactAt, CompactTo: cfg.CompactTo,

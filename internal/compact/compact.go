@@ -118,7 +118,7 @@ func Compact(ctx context.Context, p llm.Provider, base llm.Request, h *history.H
 			Text:  text,
 			Layer: history.LayerSummary,
 		},
-		Unthink: cfg.Strategy == history.StrategyAppend,
+		Unthink: h.AppendOnly(),
 	}, reply, nil
 }
 

@@ -33,7 +33,7 @@ func (h *History) Cap(b *llm.Block) error {
 	path, err := h.spill(b.ToolUseID, text)
 	h.stats.Caps++
 	b.Layer = LayerCap
-	if h.cfg.Strategy == StrategySeed {
+	if h.layers().CapHeadOnly {
 		// The reference: head only, so an error at the end is lost.
 		head := cutAt(text, h.cfg.Cap, false)
 		b.Content = head + capMarker(text, len(head), len(text), path)

@@ -39,7 +39,7 @@
 // session rebuilds the same request bytes. Messages returned by Messages are
 // never mutated afterwards (layers copy a message before rewriting it).
 //
-// The append strategy (StrategyAppend) is the contract for models that check
+// The append strategy (Append) is the contract for models that check
 // what they are sent (preserved thinking, DeepSeek): nothing is edited inside
 // a turn unless the next request would not fit; at the start of a user turn
 // a count over the budget is dropped in one batch and old output stripped;

@@ -63,7 +63,7 @@ var foldRef = regexp.MustCompile(`\[harness fold: [^\]]*\(#([0-9a-f]{12})\)\]$`)
 // hides is always shown above it; a compaction that cuts the original
 // restores the first fold after it (see compact).
 func (h *History) folds() map[[2]int]string {
-	if h.cfg.Strategy == StrategySeed || h.cfg.Strategy == StrategyRaw {
+	if !h.layers().Refine {
 		return nil
 	}
 	shown := map[string]bool{} // hashes of originals' whole texts and rests
@@ -166,7 +166,7 @@ func unfold(cut, msgs []llm.Message) {
 // must not be the answer that ended a user's turn (the user read it and
 // may refer to it).
 func (h *History) trimBlock(i int, b llm.Block) (string, bool) {
-	if !h.cfg.TrimText || h.cfg.Strategy == StrategySeed || h.cfg.Strategy == StrategyRaw ||
+	if !h.cfg.TrimText || !h.layers().Refine ||
 		b.Type != llm.BlockText || b.Layer != "" || len(b.Text) <= trimOver || h.msgs[i].Role != llm.RoleAssistant || h.endsTurn(i) {
 		return "", false
 	}

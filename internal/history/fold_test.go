@@ -71,7 +71,7 @@ func TestFoldFeedback(t *testing.T) {
 		}
 	}
 	// The reference and raw fold nothing.
-	for _, st := range []string{StrategySeed, StrategyRaw} {
+	for _, st := range []Strategy{seed, raw} {
 		r := New(Config{Strategy: st})
 		r.Append(llm.Text(llm.RoleUser, "fix it"))
 		for range 3 {
@@ -83,7 +83,7 @@ func TestFoldFeedback(t *testing.T) {
 		r.EndTurn()
 		for _, m := range r.Messages() {
 			if m.Blocks[0].Layer == LayerFold {
-				t.Errorf("%s folded", st)
+				t.Errorf("%s folded", st.Name())
 			}
 		}
 	}

@@ -24,22 +24,6 @@ const (
 	LayerTrim     = "trim"            // old assistant text cut to a head (Config.TrimText)
 )
 
-// Strategy names. The zero value is the shipped strategy; the others exist so
-// the context benchmark can replay the same trajectories through this code.
-const (
-	StrategyHarness = "harness" // batched in-turn strip, strip at turn end, batched drop
-	StrategySeed    = "seed"    // the reference harness: head-only cap, strip every round, drop to just under
-	StrategyRaw     = "raw"     // cap and nothing else, never edits
-	// StrategyAppend is the contract for preserved-thinking models and
-	// DeepSeek: history changes only at the start of a user turn (strip
-	// at turn end, drop and compaction at a turn boundary, all in one
-	// batch), and every edit removes the reasoning of the turns after it,
-	// whose prefix it changed (the docs' remedy), so no thinking block
-	// ever fails the prefix check. Mid-turn, only a request that would not
-	// fit the window is edited.
-	StrategyAppend = "append"
-)
-
 // Config sets the layers' thresholds. Zero fields take the defaults.
 type Config struct {
 	Cap       int     // chars of a tool result kept inline (CAP)
@@ -54,8 +38,8 @@ type Config struct {
 	// sandbox). Empty means no spill files: the marker says so.
 	SpillDir string
 
-	// Strategy is StrategyHarness (also ""), StrategySeed or StrategyRaw.
-	Strategy string
+	// Strategy is how and when the layers run; nil is Harness.
+	Strategy Strategy
 
 	// StripBatch is the in-turn strip threshold of the harness strategy: old
 	// tool output is stripped once a strip would save this many tokens,
@@ -88,7 +72,7 @@ const (
 	DefaultStripBatch = 1
 
 	// SeedCap is the reference harness's cap, which the benchmark's seed
-	// and raw policies keep.
+	// and raw strategies keep.
 	SeedCap = 10000
 )
 
@@ -97,7 +81,7 @@ func DefaultConfig() Config {
 	return Config{
 		Cap: DefaultCap, Stub: DefaultStub,
 		CompactAt: DefaultCompactAt, CompactTo: DefaultCompactTo,
-		Window: DefaultWindow, Strategy: StrategyHarness, StripBatch: DefaultStripBatch,
+		Window: DefaultWindow, Strategy: Harness, StripBatch: DefaultStripBatch,
 	}
 }
 
@@ -118,8 +102,8 @@ func (c Config) withDefaults() Config {
 	if c.Window <= 0 {
 		c.Window = d.Window
 	}
-	if c.Strategy == "" {
-		c.Strategy = StrategyHarness
+	if c.Strategy == nil {
+		c.Strategy = Harness
 	}
 	if c.StripBatch <= 0 {
 		c.StripBatch = d.StripBatch
@@ -274,10 +258,10 @@ func (h *History) MessageTokens() int { return h.total }
 // budget returns CompactAt × Window in tokens.
 func (h *History) budget() int { return int(h.cfg.CompactAt * float64(h.cfg.Window)) }
 
-// NeedsCompact reports whether Tokens is over CompactAt × Window. The raw
-// strategy never compacts.
+// NeedsCompact reports whether Tokens is over CompactAt × Window, unless
+// the strategy never compacts.
 func (h *History) NeedsCompact() bool {
-	return h.cfg.Strategy != StrategyRaw && h.Tokens() > h.budget()
+	return !h.layers().NoCompact && h.Tokens() > h.budget()
 }
 
 // Floor returns the index of the message holding the summary, or -1.
@@ -376,8 +360,15 @@ func (h *History) unthinkFrom(i int) {
 	}
 }
 
+// layers are the strategy's choices.
+func (h *History) layers() Layers { return h.cfg.Strategy.Layers() }
+
 // appendOnly reports whether edits must remove the reasoning after them.
-func (h *History) appendOnly() bool { return h.cfg.Strategy == StrategyAppend }
+func (h *History) appendOnly() bool { return h.layers().AppendOnly }
+
+// AppendOnly reports whether the strategy edits only at turn boundaries,
+// each edit removing the reasoning after it: a compaction must too.
+func (h *History) AppendOnly() bool { return h.appendOnly() }
 
 // SetWindow lowers the working window to tokens for the rest of the
 // session (a provider's real limit, learned from an overflow). It never

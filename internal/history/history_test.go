@@ -57,7 +57,7 @@ func TestCap(t *testing.T) {
 		{"short output untouched", Config{SpillDir: dir}, "ok\n", "", false, false},
 		{"long output keeps head and tail", Config{SpillDir: dir}, long, LayerCap, true, true},
 		{"no spill dir says so", Config{}, long, LayerCap, true, false},
-		{"seed keeps the head only", Config{SpillDir: dir, Strategy: StrategySeed}, long, LayerCap, false, true},
+		{"seed keeps the head only", Config{SpillDir: dir, Strategy: seed}, long, LayerCap, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -233,7 +233,7 @@ func TestSummaryAndBeforeNeverTouched(t *testing.T) {
 func TestFitDropsInOneBatch(t *testing.T) {
 	// 20 rounds of 4,000-char outputs, window 20,000 tokens: the raw
 	// history is about 21,000 tokens, over 0.85 × 20,000.
-	cfg := Config{Window: 20000, Strategy: StrategyHarness}
+	cfg := Config{Window: 20000, Strategy: Harness}
 	h := New(cfg)
 	h.Append(llm.Text(llm.RoleUser, "go"))
 	for i := range 20 {
@@ -265,11 +265,11 @@ func TestFitDropsInOneBatch(t *testing.T) {
 func (c Config) CompactAt0() float64 { return c.withDefaults().CompactAt }
 
 func TestSeedStripsEveryRound(t *testing.T) {
-	h := session(t, Config{Strategy: StrategySeed}, 3, 2000)
+	h := session(t, Config{Strategy: seed}, 3, 2000)
 	if edits := h.Maintain(); len(edits) != 1 || len(edits[0].Blocks) != 2 {
 		t.Fatalf("seed in-turn edits %+v", edits)
 	}
-	raw := session(t, Config{Strategy: StrategyRaw}, 3, 2000)
+	raw := session(t, Config{Strategy: raw}, 3, 2000)
 	if edits := append(raw.Maintain(), raw.EndTurn()...); len(edits) != 0 {
 		t.Fatalf("raw edited: %+v", edits)
 	}
@@ -392,16 +392,16 @@ func TestVolatile(t *testing.T) {
 	big := strings.Repeat("y", 5000)
 	tests := []struct {
 		name     string
-		strategy string
+		strategy Strategy
 		tail     []llm.Message
 		want     int
 	}{
-		{"long result will be stripped", StrategyHarness, []llm.Message{call("a", "ls"), result("a", big)}, 1},
-		{"short result stays", StrategyHarness, []llm.Message{call("a", "ls"), result("a", "ok")}, 0},
-		{"large input stubbed too", StrategyHarness, []llm.Message{call("a", "cat > f <<EOF\n"+big+"\nEOF"), result("a", "ok")}, 2},
-		{"large input not on disk stays", StrategyHarness, []llm.Message{call("a", "cat > g <<EOF\n"+big+"\nEOF"), result("a", "ok")}, 0},
-		{"final text answer", StrategyHarness, []llm.Message{call("a", "ls"), result("a", big), llm.Text(llm.RoleAssistant, "done")}, 2},
-		{"seed does not say", StrategySeed, []llm.Message{call("a", "ls"), result("a", big)}, 0},
+		{"long result will be stripped", Harness, []llm.Message{call("a", "ls"), result("a", big)}, 1},
+		{"short result stays", Harness, []llm.Message{call("a", "ls"), result("a", "ok")}, 0},
+		{"large input stubbed too", Harness, []llm.Message{call("a", "cat > f <<EOF\n"+big+"\nEOF"), result("a", "ok")}, 2},
+		{"large input not on disk stays", Harness, []llm.Message{call("a", "cat > g <<EOF\n"+big+"\nEOF"), result("a", "ok")}, 0},
+		{"final text answer", Harness, []llm.Message{call("a", "ls"), result("a", big), llm.Text(llm.RoleAssistant, "done")}, 2},
+		{"seed does not say", seed, []llm.Message{call("a", "ls"), result("a", big)}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -496,7 +496,7 @@ func TestStripKeepsTailOfFailures(t *testing.T) {
 // assistant message (its prefix changed) and none before it, and nothing
 // is edited inside a turn unless the request would not fit.
 func TestAppendStrategy(t *testing.T) {
-	h := New(Config{Strategy: StrategyAppend, Stub: 100, Window: 100000})
+	h := New(Config{Strategy: Append, Stub: 100, Window: 100000})
 	think := func(s string) llm.Block {
 		return llm.Block{Type: llm.BlockThinking, Thinking: s, Signature: "sig-" + s}
 	}

@@ -208,7 +208,7 @@ func inputStubText(w Write, sum string) string {
 // would hide what is nowhere else. The input stays a JSON object with the
 // command around the body intact.
 func (h *History) stripInput(b llm.Block) (json.RawMessage, bool) {
-	if b.Type != llm.BlockToolUse || b.Layer != "" || h.cfg.Strategy == StrategySeed || h.cfg.Strategy == StrategyRaw || len(b.Input) < inputStubFrom {
+	if b.Type != llm.BlockToolUse || b.Layer != "" || !h.layers().Refine || len(b.Input) < inputStubFrom {
 		return nil, false
 	}
 	writes := h.writesOf(b)

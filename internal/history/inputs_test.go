@@ -164,7 +164,7 @@ func TestInputStubOnlyWhatIsOnDisk(t *testing.T) {
 // every input.
 func TestInputStubStrategies(t *testing.T) {
 	body := strings.Repeat("y", 500) + "\n"
-	for _, st := range []string{StrategySeed, StrategyRaw} {
+	for _, st := range []Strategy{seed, raw} {
 		h := New(Config{Strategy: st, Disk: mapDisk{"f": body}})
 		h.Append(llm.Text(llm.RoleUser, "go"))
 		c := call("a", "cat > f <<'EOF'\n"+body+"EOF")
@@ -174,7 +174,7 @@ func TestInputStubStrategies(t *testing.T) {
 		h.Append(result("b", "ok"))
 		h.EndTurn()
 		if got := h.Messages()[1]; !reflect.DeepEqual(got, c) {
-			t.Errorf("%s stubbed an input", st)
+			t.Errorf("%s stubbed an input", st.Name())
 		}
 	}
 }

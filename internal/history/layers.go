@@ -19,8 +19,8 @@ import (
 // meanwhile still sees the recent outputs in full.
 func (h *History) Maintain() []Edit {
 	var edits []Edit
-	switch h.cfg.Strategy {
-	case StrategyAppend:
+	switch h.layers().InTurn {
+	case StripAtStart:
 		if !h.AtBoundary() {
 			// Mid-turn, an edit would invalidate the reasoning of the
 			// turn in progress: only a request that cannot fit is edited.
@@ -40,11 +40,11 @@ func (h *History) Maintain() []Edit {
 		if e, ok := h.strip(); ok {
 			edits = append(edits, e)
 		}
-	case StrategySeed:
+	case StripEveryStep:
 		if e, ok := h.strip(); ok {
 			edits = append(edits, e)
 		}
-	case StrategyHarness:
+	case StripBatched:
 		if h.strippable() >= h.cfg.StripBatch {
 			if e, ok := h.strip(); ok {
 				edits = append(edits, e)
@@ -58,13 +58,13 @@ func (h *History) Maintain() []Edit {
 }
 
 // EndTurn runs when the user's turn ends: it strips every old tool result
-// (except under the raw strategy) and sweeps the spill files. A failed sweep
+// (when the strategy says so) and sweeps the spill files. A failed sweep
 // is not an edit; it is retried at the next EndTurn.
 func (h *History) EndTurn() []Edit {
 	var edits []Edit
 	// The append strategy strips at the next turn's start instead, with
 	// everything else it edits, so the cache breaks once.
-	if h.cfg.Strategy != StrategyRaw && h.cfg.Strategy != StrategyAppend {
+	if h.layers().StripAtTurnEnd {
 		if e, ok := h.strip(); ok {
 			edits = append(edits, e)
 		}
@@ -105,13 +105,13 @@ func (h *History) CompactDue(atTurnEnd bool) bool {
 	if !h.NeedsCompact() {
 		return false
 	}
-	return h.cfg.Strategy != StrategyAppend || atTurnEnd || h.Tokens() > h.hardLimit()
+	return !h.appendOnly() || atTurnEnd || h.Tokens() > h.hardLimit()
 }
 
 // fitTarget is where a drop aims: halfway between CompactTo and CompactAt
-// for the harness and append policies, just under the budget for the seed.
+// for a batched drop, else just under the budget.
 func (h *History) fitTarget() int {
-	if h.cfg.Strategy == StrategySeed {
+	if h.layers().Drop != DropBatched {
 		return h.budget()
 	}
 	return int((h.cfg.CompactAt + h.cfg.CompactTo) / 2 * float64(h.cfg.Window))
@@ -199,17 +199,13 @@ func (h *History) stripBlock(b llm.Block) (string, bool) {
 
 // stubWorth reports whether stub is worth writing in place of content.
 func (h *History) stubWorth(stub, content string) bool {
-	if h.cfg.Strategy == StrategyHarness {
+	if m := h.layers().StubMinSaving; m > 0 {
 		// A stub that saves little hides output for next to nothing:
-		// stub only when it saves at least stubMinSaving of the result.
-		return float64(len(stub)) <= (1-stubMinSaving)*float64(len(content))
+		// stub only when it saves at least that share of the result.
+		return float64(len(stub)) <= (1-m)*float64(len(content))
 	}
 	return len(stub) < len(content)
 }
-
-// stubMinSaving is the least share of a result its stub must save under
-// the harness strategy (issue 19: 30–50% costs nothing and shows more).
-const stubMinSaving = 0.4
 
 // failed reports whether a tool result is a failure: marked as an error,
 // or a command that ended with a non-zero exit code.
@@ -226,9 +222,10 @@ func failed(b llm.Block) bool {
 // they leave the latest two (llm.Request.Volatile): 2 when the latest
 // assistant message carries a tool input large enough to stub, else 1 when
 // the latest message holds a tool result longer than a stub, else 0. Only
-// the shipped strategy says so; the others model harnesses that did not.
+// a strategy that says so (Layers.Volatile): the benchmark's references
+// model harnesses that did not.
 func (h *History) Volatile() int {
-	if h.cfg.Strategy != StrategyHarness {
+	if !h.layers().Volatile {
 		return 0
 	}
 	n := len(h.msgs)
@@ -284,7 +281,7 @@ func (h *History) strip() (Edit, bool) {
 			if stub, ok := h.stripBlock(b); ok {
 				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: stub})
 			}
-			if in, ok := h.oldInput(b); ok && (h.cfg.Strategy == StrategyHarness || h.appendOnly()) {
+			if in, ok := h.oldInput(b); ok {
 				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Input: in})
 			}
 			if f, ok := folds[[2]int{i, j}]; ok {
@@ -304,15 +301,16 @@ func (h *History) strip() (Edit, bool) {
 	return e, true
 }
 
-// fit drops the oldest tool results when Tokens is over the budget. The
-// harness strategy drops down to halfway between CompactTo and CompactAt, so
+// fit drops the oldest tool results when Tokens is over the budget. A
+// batched drop goes down to halfway between CompactTo and CompactAt, so
 // the cache breaks once for many steps; the reference drops just enough.
 func (h *History) fit() (Edit, bool) {
-	if h.cfg.Strategy == StrategyRaw || h.Tokens() <= h.budget() {
+	d := h.layers().Drop
+	if d == DropNone || h.Tokens() <= h.budget() {
 		return Edit{}, false
 	}
 	target := h.fitTarget()
-	if h.cfg.Strategy != StrategySeed {
+	if d == DropBatched {
 		// When dropping cannot get there (old outputs are stubs already)
 		// and the request still fits, leave it to the compaction after the
 		// reply: a drop would break the cache for little.

@@ -13,16 +13,16 @@ import (
 // follow, and a result left whole stays whole byte for byte.
 func TestStubThreshold(t *testing.T) {
 	for _, tc := range []struct {
-		strategy string
+		strategy Strategy
 		chars    int
 		stubbed  bool
 	}{
-		{StrategyHarness, 450, false}, // stub ~400 chars: saves ~11%
-		{StrategyHarness, 600, false}, // saves ~33%
-		{StrategyHarness, 700, true},  // saves ~43%
-		{StrategyHarness, 5000, true},
-		{StrategySeed, 450, true}, // the reference takes any saving
-		{StrategySeed, 5000, true},
+		{Harness, 450, false}, // stub ~400 chars: saves ~11%
+		{Harness, 600, false}, // saves ~33%
+		{Harness, 700, true},  // saves ~43%
+		{Harness, 5000, true},
+		{seed, 450, true}, // the reference takes any saving
+		{seed, 5000, true},
 	} {
 		h := session(t, Config{Strategy: tc.strategy}, 4, tc.chars)
 		var edits []Edit
@@ -44,17 +44,17 @@ func TestStubThreshold(t *testing.T) {
 				}
 				old := i < len(msgs)-2
 				if n := touched[[2]int{i, j}]; n > 1 {
-					t.Errorf("%s %d: message %d stubbed %d times", tc.strategy, tc.chars, i, n)
+					t.Errorf("%s %d: message %d stubbed %d times", tc.strategy.Name(), tc.chars, i, n)
 				}
 				want := old && tc.stubbed
 				if got := b.Layer == LayerStrip; got != want {
-					t.Errorf("%s %d: message %d stubbed %v, want %v", tc.strategy, tc.chars, i, got, want)
+					t.Errorf("%s %d: message %d stubbed %v, want %v", tc.strategy.Name(), tc.chars, i, got, want)
 				}
 				if !want && b.Content != strings.Repeat("x", tc.chars) {
-					t.Errorf("%s %d: message %d changed though not stubbed", tc.strategy, tc.chars, i)
+					t.Errorf("%s %d: message %d changed though not stubbed", tc.strategy.Name(), tc.chars, i)
 				}
-				if want && float64(len(b.Content)) > (1-stubMinSaving)*float64(tc.chars) && tc.strategy == StrategyHarness {
-					t.Errorf("%s %d: stub of %d chars saves under %.0f%%", tc.strategy, tc.chars, len(b.Content), 100*stubMinSaving)
+				if want && float64(len(b.Content)) > (1-stubMinSaving)*float64(tc.chars) && tc.strategy == Harness {
+					t.Errorf("%s %d: stub of %d chars saves under %.0f%%", tc.strategy.Name(), tc.chars, len(b.Content), 100*stubMinSaving)
 				}
 			}
 		}

@@ -44,7 +44,7 @@ func TestHarnessStrategyPays(t *testing.T) {
 	}
 	for _, pricing := range []string{Anthropic, OpenAI} {
 		for _, window := range []int{32000, 128000} {
-			res, err := RunAll(context.Background(), trajs, []string{history.StrategyRaw, history.StrategySeed, history.StrategyHarness}, Options{Pricing: pricing, Window: window})
+			res, err := RunAll(context.Background(), trajs, []string{StrategyRaw, StrategySeed, history.StrategyHarness}, Options{Pricing: pricing, Window: window})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func TestHarnessStrategyPays(t *testing.T) {
 					pricing, window, r.Strategy, r.Requests, r.TokensSent, 100*r.CacheReadShare, 100*(r.CostRatio-1),
 					r.VisibleOutputChars, r.PeakContext, r.Compactions, r.Drops)
 			}
-			h, s := by[history.StrategyHarness], by[history.StrategySeed]
+			h, s := by[history.StrategyHarness], by[StrategySeed]
 			if h.CostRatio > s.CostRatio {
 				t.Errorf("%s %d: harness costs %.3f of raw, seed %.3f", pricing, window, h.CostRatio, s.CostRatio)
 			}

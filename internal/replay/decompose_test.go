@@ -46,7 +46,7 @@ func TestDecompositionSumsToCost(t *testing.T) {
 				// Raw and server never stub; append edits a single-turn
 				// trajectory (a format error's feedback is no new turn)
 				// only when it would not fit.
-				if r.Strategy != history.StrategyRaw && r.Strategy != StrategyServer && (r.Strategy != history.StrategyAppend || window < 32000) {
+				if r.Strategy != StrategyRaw && r.Strategy != StrategyServer && (r.Strategy != history.StrategyAppend || window < 32000) {
 					want = append(want, ContentOldResults)
 				}
 				for _, k := range want {
@@ -74,7 +74,7 @@ func TestFloorIsBelowRaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pricing := range []string{Anthropic, OpenAI} {
-		raw, err := Run(context.Background(), trajs, history.StrategyRaw, Options{Pricing: pricing, Window: 128000})
+		raw, err := Run(context.Background(), trajs, StrategyRaw, Options{Pricing: pricing, Window: 128000})
 		if err != nil {
 			t.Fatal(err)
 		}

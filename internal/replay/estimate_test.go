@@ -23,7 +23,7 @@ func TestEstimatorError(t *testing.T) {
 	var n int
 	var sum, sumAbs, sumNaive, sumAbsNaive float64
 	for _, tr := range trajs {
-		h := history.New(history.Config{Strategy: history.StrategyRaw, Cap: 1 << 30, Window: 1 << 30, SpillDir: t.TempDir()})
+		h := history.New(history.Config{Strategy: Raw, Cap: 1 << 30, Window: 1 << 30, SpillDir: t.TempDir()})
 		observed := false
 		for i, m := range tr.Messages {
 			if u, ok := tr.Usage[i]; ok && m.Role == llm.RoleAssistant {

@@ -14,16 +14,6 @@ import (
 	"github.com/harness-dev/harness/internal/reminder"
 )
 
-// StrategyServer is the append-only contract with the edits left to the
-// provider: Anthropic's context editing clears old tool results
-// server-side (clear_tool_uses_20250919), and the summary is server-side
-// compaction, which the prefix check accepts; the client never strips or
-// drops. It exists only in the benchmark (see serverClearing).
-const StrategyServer = "server"
-
-// Strategies the benchmark knows, in report order.
-var Strategies = []string{history.StrategyRaw, history.StrategySeed, history.StrategyHarness, history.StrategyAppend, StrategyServer}
-
 // Old-thinking handling the benchmark models (Options.OldThinking).
 const (
 	ThinkingKeep  = "keep"  // every turn's reasoning stays (preserved-thinking models bill it as input)
@@ -82,6 +72,9 @@ type Result struct {
 // Run replays every trajectory under strategy.
 func Run(ctx context.Context, trajs []Trajectory, strategy string, opts Options) (Result, error) {
 	res := Result{Strategy: strategy}
+	if _, err := StrategyNamed(strategy); err != nil {
+		return res, err
+	}
 	if opts.Decompose {
 		res.Decomposition = newDecomposition()
 	}
@@ -115,7 +108,7 @@ func RunAll(ctx context.Context, trajs []Trajectory, strategies []string, opts O
 			return nil, err
 		}
 		out = append(out, r)
-		if p == history.StrategyRaw {
+		if p == StrategyRaw {
 			raw = &out[len(out)-1]
 		}
 	}
@@ -123,7 +116,7 @@ func RunAll(ctx context.Context, trajs []Trajectory, strategies []string, opts O
 	if raw != nil {
 		base = raw.Cost
 	} else {
-		r, err := Run(ctx, trajs, history.StrategyRaw, opts)
+		r, err := Run(ctx, trajs, StrategyRaw, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -140,19 +133,23 @@ func RunAll(ctx context.Context, trajs []Trajectory, strategies []string, opts O
 // clock is the replay's deterministic time: one minute a request.
 var epoch = time.Date(2025, 11, 18, 9, 0, 0, 0, time.UTC)
 
-func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, res *Result) error {
+func runOne(ctx context.Context, t Trajectory, name string, opts Options, res *Result) error {
+	strategy, err := StrategyNamed(name)
+	if err != nil {
+		return err
+	}
 	cfg := opts.Config
 	cfg.Strategy = strategy
-	server := strategy == StrategyServer
+	server := name == StrategyServer
 	var clearing *serverClearing
 	if server {
-		cfg.Strategy = history.StrategyAppend
 		clearing = newServerClearing(opts.Window)
 	}
 	cfg.Window = opts.Window
-	if strategy == history.StrategySeed || strategy == history.StrategyRaw {
+	ref, isRef := strategy.(reference)
+	if isRef {
 		// The references keep their own layers whatever the shipped
-		// policy is set to.
+		// configuration is set to.
 		cfg.Cap, cfg.TrimText = history.SeedCap, false
 	}
 	cfg.SpillDir = "" // nothing is written to disk in a replay
@@ -166,7 +163,7 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 	sum := &summariser{cache: cache, pricing: opts.Pricing}
 	step := 0
 	task := taskText(t)
-	persisted := cfg.Strategy == history.StrategyAppend
+	persisted := strategy.Layers().AppendOnly
 	now := func() time.Time { return epoch.Add(time.Duration(step) * time.Minute) }
 	base := func() llm.Request {
 		r := llm.Request{
@@ -233,7 +230,7 @@ func runOne(ctx context.Context, t Trajectory, strategy string, opts Options, re
 			}
 			if h.CompactDue(true) {
 				b := base()
-				if strategy == history.StrategySeed {
+				if isRef && ref.ownSummariser {
 					b.System, b.Tools = seedSummarySystem, nil
 				}
 				e, reply, err := compact.Compact(ctx, sum, b, h, "")
