@@ -80,11 +80,18 @@ func readCorpus(t *testing.T) []corpusCase {
 // returns its policy (session start is now).
 func corpusProject(t *testing.T) (pol *sandbox.Policy, proj string) {
 	t.Helper()
+	return corpusProjectFor(t, t)
+}
+
+// corpusProjectFor fails t but leaves the project to owner's cleanup: a
+// subtest may make the project the next subtests use.
+func corpusProjectFor(t, owner *testing.T) (pol *sandbox.Policy, proj string) {
+	t.Helper()
 	base, err := os.MkdirTemp(outsideTmp(), "harness-corpus-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(base) })
+	owner.Cleanup(func() { os.RemoveAll(base) })
 	base, _ = filepath.EvalSymlinks(base)
 	proj, home := filepath.Join(base, "proj"), filepath.Join(base, "home")
 	tmpl := map[string]string{
@@ -222,25 +229,40 @@ func TestCorpus(t *testing.T) {
 		g    *Gate
 		want map[string]string
 	)
-	fresh := func() {
+	// fresh fails t, the test that needs the new project: a subtest's
+	// failure must not call FailNow on the parent from the subtest's
+	// goroutine (that panics the whole run). When it fails, sb stays nil
+	// and the next case tries again.
+	parent := t
+	fresh := func(t *testing.T) {
+		t.Helper()
 		if sb != nil {
 			sb.Close()
+			sb = nil
 		}
 		var pol *sandbox.Policy
-		pol, proj = corpusProject(t)
-		var err error
-		if sb, err = sandbox.Open(ctx, pol, sandbox.BackendBwrap); err != nil {
+		pol, proj = corpusProjectFor(t, parent)
+		s, err := sandbox.Open(ctx, pol, sandbox.BackendBwrap)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if g, err = New(Options{Policy: pol, ProjectFile: filepath.Join(proj, ".agents/permissions")}); err != nil {
+			s.Close()
 			t.Fatal(err)
 		}
-		want = snapshot(t, proj)
+		sb, want = s, snapshot(t, proj)
 	}
-	fresh()
-	defer func() { sb.Close() }()
+	fresh(t)
+	defer func() {
+		if sb != nil {
+			sb.Close()
+		}
+	}()
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%d", c.line), func(t *testing.T) {
+			if sb == nil {
+				fresh(t)
+			}
 			d := g.Decide(Request{Tool: "bash", Command: c.cmd})
 			if d.Verdict != c.verdict || !ruleIs(d.Rule, c.rule) {
 				t.Errorf("corpus.txt:%d %q = %s %q, want %s %q", c.line, c.cmd, d.Verdict, d.Rule, c.verdict, c.rule)
@@ -272,7 +294,7 @@ func TestCorpus(t *testing.T) {
 					}
 				}
 				if len(changed) > 0 {
-					fresh()
+					fresh(t)
 				}
 				if r.ExitCode == 0 {
 					break
