@@ -67,8 +67,9 @@ func (b *builder) resolveProject(ctx context.Context) error {
 
 // openSandbox computes the policy and opens the backend.
 func (b *builder) openSandbox(ctx context.Context) error {
+	env := environ(b.o.Source.Env)
 	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: b.project, AddDirs: b.o.AddDirs, Home: b.o.Source.Home, Timeout: b.o.Timeout,
-		CacheRoot: sandbox.CacheRoot(b.o.Source.Home, environ(b.o.Source.Env)), Hide: spillDirs(b.o.CacheDir)})
+		Environ: env, CacheRoot: sandbox.CacheRoot(b.o.Source.Home, env), Hide: spillDirs(b.o.CacheDir)})
 	if err != nil {
 		return err
 	}
@@ -95,7 +96,8 @@ func (b *builder) openSandbox(ctx context.Context) error {
 			}
 		},
 	}
-	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(s.Proxy))
+	getenv := func(k string) string { return b.o.Source.Env[k] }
+	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(s.Proxy), sandbox.LauncherFromEnv(getenv))
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -63,7 +64,7 @@ func runDoctor(ctx context.Context, opts doctorOptions, stdio Stdio) error {
 		fmt.Fprintf(stdio.Out, "  cannot hold: %s\n", l)
 	}
 	fmt.Fprintf(stdio.Out, "platform: %s/%s\n", runtime.GOOS, runtime.GOARCH)
-	escaped, err := sandbox.Battery(ctx, backend, stdio.Out)
+	escaped, err := sandbox.Battery(ctx, backend, stdio.Out, sandbox.LauncherFromEnv(os.Getenv))
 	if err != nil {
 		return &ExitError{Code: 1, Err: fmt.Errorf("escape battery: %w", err)}
 	}

@@ -99,8 +99,9 @@ func runSandbox(ctx context.Context, opts sandboxOptions, argv []string, stdio S
 // headless: a connection no rule allows is refused.
 func openSandbox(ctx context.Context, project string, addDirs []string, timeout time.Duration, backend string, allowNet ...string) (sandbox.Sandbox, error) {
 	home, _ := os.UserHomeDir()
+	env := os.Environ()
 	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: project, AddDirs: addDirs, Home: home, Timeout: timeout,
-		CacheRoot: sandbox.CacheRoot(home, os.Environ())})
+		Environ: env, CacheRoot: sandbox.CacheRoot(home, env)})
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ func openSandbox(ctx context.Context, project string, addDirs []string, timeout 
 		v := gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: sandbox.AskedBy(ctx)})
 		return sandbox.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
 	}}
-	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(px))
+	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(px), sandbox.LauncherFromEnv(os.Getenv))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}

@@ -133,7 +133,7 @@ type Options struct {
 	// whether a path may be read or written at all is its to answer.
 	Policy      *sandbox.Policy
 	Project     string   // project root; empty means Policy.Project
-	Home        string   // home directory for ~ in commands and rules; empty means Policy.Home, then os.UserHomeDir
+	Home        string   // home directory for ~ in commands and rules; empty means Policy.Home
 	UserFile    string   // e.g. ~/.agents/permissions; may not exist
 	ProjectFile string   // <project>/.agents/permissions; may not exist
 	Allow, Deny []string // --allow / --deny patterns for this run (headless)
@@ -168,9 +168,6 @@ func New(o Options) (*Gate, error) {
 	g := &Gate{o: o, pol: o.Policy, home: o.Home}
 	if g.home == "" {
 		g.home = o.Policy.Home
-	}
-	if g.home == "" {
-		g.home, _ = os.UserHomeDir()
 	}
 	if g.o.Project == "" {
 		g.o.Project = o.Policy.Project

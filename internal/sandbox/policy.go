@@ -65,7 +65,7 @@ type PolicyOptions struct {
 	Home        string
 	Timeout     time.Duration
 	OutputLimit int      // 0 means 1 MiB
-	Environ     []string // the host environment to filter; nil means os.Environ()
+	Environ     []string // the host environment to filter (what passes, the host's Go module cache); nil is none
 	// CacheRoot, when set, holds the project's persistent build cache
 	// (CacheRoot(home, environ) in production; empty in most tests).
 	CacheRoot string
@@ -215,12 +215,7 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 	return p, nil
 }
 
-func environ(e []string) []string {
-	if e == nil {
-		return os.Environ()
-	}
-	return e
-}
+func environ(e []string) []string { return e }
 
 // checkRoot canonicalises a writable root and refuses dangerous ones.
 func checkRoot(dir, home string) (string, error) {

@@ -261,3 +261,25 @@ func TestPolicyCreatesAgentsDir(t *testing.T) {
 		t.Errorf("ReadOnly lacks the new .agents: %v", p.ReadOnly)
 	}
 }
+
+// TestPolicyEnvironIsInput: the host environment reaches the policy only
+// as PolicyOptions.Environ; the process's own variables are not read.
+func TestPolicyEnvironIsInput(t *testing.T) {
+	mod := t.TempDir()
+	t.Setenv("GOMODCACHE", mod)
+	t.Setenv("HARNESS_TEST_PASSES", "x")
+	p, err := NewPolicy(PolicyOptions{Project: t.TempDir(), Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.HostModCache != "" {
+		t.Errorf("no Environ given, yet the host's GOMODCACHE %s was read", p.HostModCache)
+	}
+	p, err = NewPolicy(PolicyOptions{Project: t.TempDir(), Home: t.TempDir(), Environ: []string{"GOMODCACHE=" + mod}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := canonical(mod); p.HostModCache != want {
+		t.Errorf("Environ's GOMODCACHE: got %q, want %q", p.HostModCache, want)
+	}
+}

@@ -345,6 +345,9 @@ func TestLauncherFallback(t *testing.T) {
 	}
 }
 
+// TestLauncherEnvOff: HARNESS_SANDBOX_LAUNCHER=0 in the environment the
+// caller passes turns the launcher off; the process's own environment is
+// not read.
 func TestLauncherEnvOff(t *testing.T) {
 	requireBackend(t, BackendBwrap)
 	t.Setenv(LauncherEnv, "0")
@@ -352,10 +355,15 @@ func TestLauncherEnvOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	off := func(string) string { return "0" }
 	for _, tc := range []struct {
 		opts []Option
 		want bool
-	}{{nil, false}, {[]Option{WithLauncher(true)}, true}} {
+	}{
+		{nil, true}, // the process's variable is not the sandbox's input
+		{[]Option{LauncherFromEnv(off)}, false},
+		{[]Option{LauncherFromEnv(off), WithLauncher(true)}, true},
+	} {
 		sb, err := Open(context.Background(), p, BackendBwrap, tc.opts...)
 		if err != nil {
 			t.Fatal(err)

@@ -112,8 +112,15 @@ func OffersProxy(sb Sandbox) bool {
 }
 
 // LauncherEnv, set to 0 in the environment, turns the launcher off (see
-// WithLauncher).
+// LauncherFromEnv).
 const LauncherEnv = "HARNESS_SANDBOX_LAUNCHER"
+
+// LauncherFromEnv is WithLauncher as the environment getenv reads asks:
+// off when LauncherEnv is 0. The caller passes the environment in (the
+// process's, or a test's); the sandbox reads none itself.
+func LauncherFromEnv(getenv func(string) string) Option {
+	return WithLauncher(getenv(LauncherEnv) != "0")
+}
 
 // WithLauncher chooses how the bwrap and landlock backends start commands:
 // true (the default) puts up the outer walls once per session around a
@@ -130,7 +137,7 @@ func WithLauncher(on bool) Option {
 // succeed and a write outside the project must fail with a denial, or Open
 // refuses the backend with a *SelfCheckError.
 func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandbox, error) {
-	o := openOptions{perCommand: os.Getenv(LauncherEnv) == "0"}
+	var o openOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
