@@ -374,3 +374,24 @@ func TestLauncherEnvOff(t *testing.T) {
 		sb.Close()
 	}
 }
+
+// TestInnerStageFailureExits125: when the inner stage cannot put up its
+// walls (here the project, a writable root, vanished after Open), nothing
+// runs and the status is 125, as harness sandbox's EXIT STATUS says.
+func TestInnerStageFailureExits125(t *testing.T) {
+	sb, proj := openTest(t, BackendLandlock+perCommand, nil)
+	if err := os.RemoveAll(proj); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(filepath.Dir(proj), "ran")
+	r, err := sb.Run(context.Background(), Cmd{Script: "touch " + shellQuote(marker), Dir: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ExitCode != helperFailed {
+		t.Errorf("exit %d, want %d: %s", r.ExitCode, helperFailed, r.Output)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran without its walls")
+	}
+}
