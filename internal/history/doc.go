@@ -39,6 +39,11 @@
 // session rebuilds the same request bytes. Messages returned by Messages are
 // never mutated afterwards (layers copy a message before rewriting it).
 //
+// How and when the layers run is a Strategy's choice, asked through its
+// Layers, never its name: Harness (the default) and Append ship here; the
+// context benchmark's references (the seed harness, raw) are package
+// replay's.
+//
 // The append strategy (Append) is the contract for models that check
 // what they are sent (preserved thinking, DeepSeek): nothing is edited inside
 // a turn unless the next request would not fit; at the start of a user turn

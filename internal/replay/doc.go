@@ -12,6 +12,10 @@
 // mini-swe-agent's format-error messages load as the harness's feedback
 // (history.LayerFeedback), within the turn.
 //
+// The reference strategies (Seed, Raw) are defined here, beside the replay
+// that measures them, as history.Strategy values: history runs them with
+// no branch of its own.
+//
 // No model is called. The assistant messages are the recorded ones, so the
 // strategies differ only in what they send; a compaction's summary is
 // synthesised deterministically from the history (a fixed-size note) and

@@ -47,7 +47,8 @@
 // no_new_privs, applies Landlock and a seccomp filter on the thread that
 // then execs the command.
 //
-// By default (WithLauncher, HARNESS_SANDBOX_LAUNCHER=0 to turn it off) the
+// By default (WithLauncher; LauncherFromEnv turns it off when the
+// environment the caller passes has HARNESS_SANDBOX_LAUNCHER=0) the
 // bwrap and landlock backends put up their outer walls once per session,
 // around a launcher: the harness binary, started lazily by the first Run,
 // that serves commands over an inherited socketpair. Each command goes to
