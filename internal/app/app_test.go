@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,14 +169,16 @@ func TestProjectRoot(t *testing.T) {
 
 // TestSpillDirAvoidsTmp: a cache directory under /tmp would be hidden by
 // the sandbox's private /tmp: spill files then go to a fresh private
-// directory in /var/tmp; one outside /tmp is used as is.
+// directory under this user's base in /var/tmp; one outside /tmp is used
+// as is.
 func TestSpillDirAvoidsTmp(t *testing.T) {
 	dir, err := spillDir(filepath.Join(t.TempDir(), "cache"), "abc")
 	if err != nil {
 		t.Fatalf("no writable /var/tmp: %v", err)
 	}
 	defer os.RemoveAll(dir)
-	if underTmp(dir) || !strings.HasPrefix(dir, "/var/tmp/harness-spill-abc-") {
+	base := fmt.Sprintf("/var/tmp/harness-spill-%d/", os.Getuid())
+	if underTmp(dir) || !strings.HasPrefix(dir, base+"abc-") {
 		t.Errorf("spill dir %s", dir)
 	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
@@ -186,10 +189,72 @@ func TestSpillDirAvoidsTmp(t *testing.T) {
 	if dir, err := spillDir(cache, "abc"); err != nil || dir != cache+"/harness/spill/abc" {
 		t.Errorf("a cache dir outside /tmp is used as is: %s %v", dir, err)
 	}
-	if dir, err := spillDir("", "abc"); err != nil || !strings.HasPrefix(dir, "/var/tmp/harness-spill-abc-") {
+	if dir, err := spillDir("", "abc"); err != nil || !strings.HasPrefix(dir, base+"abc-") {
 		t.Errorf("no cache dir: %s %v", dir, err)
 	} else {
 		os.RemoveAll(dir)
+	}
+}
+
+// TestSpillBaseStaysHidden: the base every session's /var/tmp spill
+// directory lives in is hidden whole and never removed with a session, so
+// a session ending cannot make a hidden path vanish under the sandbox of
+// one starting (bwrap then fails to create its mount point).
+func TestSpillBaseStaysHidden(t *testing.T) {
+	dir, err := spillDir("", "abc")
+	if err != nil {
+		t.Fatalf("no writable /var/tmp: %v", err)
+	}
+	base := filepath.Dir(dir)
+	os.RemoveAll(dir) // the session ends
+	hidden := spillDirs("")
+	if !slices.Contains(hidden, base) {
+		t.Errorf("hidden %v lacks the base %s", hidden, base)
+	}
+	for _, h := range hidden {
+		if _, err := os.Lstat(h); err != nil {
+			t.Errorf("hidden path %s does not exist: %v", h, err)
+		}
+	}
+}
+
+// TestSpillBaseRefusesSquatter: a base made by someone else, or open to
+// others, is refused rather than used.
+func TestSpillBaseRefusesSquatter(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "new")
+	if got, err := privateDir(good); err != nil || got != good {
+		t.Fatalf("a new base: %s %v", got, err)
+	}
+	open := filepath.Join(dir, "open")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o777) // past the umask
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{open, link, file} {
+		if _, err := privateDir(p); err == nil {
+			t.Errorf("%s was used as a private base", p)
+		}
+	}
+	if os.Getuid() == 0 {
+		theirs := filepath.Join(dir, "theirs")
+		if err := os.Mkdir(theirs, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(theirs, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := privateDir(theirs); err == nil {
+			t.Error("a base owned by another user was used")
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -530,13 +531,42 @@ func spillDir(cacheDir, id string) (string, error) {
 		}
 		return dir, nil
 	}
-	// MkdirTemp makes a new 0700 directory with a random name, so a shared
-	// /var/tmp offers no path to squat on.
-	dir, err := os.MkdirTemp("/var/tmp", "harness-spill-"+id+"-")
+	base, err := varTmpSpillBase()
+	if err != nil {
+		return "", fmt.Errorf("creating the spill directory: %w", err)
+	}
+	// MkdirTemp makes a new 0700 directory with a random name.
+	dir, err := os.MkdirTemp(base, id+"-")
 	if err != nil {
 		return "", fmt.Errorf("creating the spill directory: %w", err)
 	}
 	return dir, nil
+}
+
+// varTmpSpillBase is this user's base of spill directories in /var/tmp:
+// one directory that is never removed, so hiding it from commands cannot
+// race another session's end (hiding each session's directory did: once a
+// hidden directory vanished, bwrap had to create its mount point on the
+// read-only root and the sandbox failed to start). A shared /var/tmp lets
+// anyone make the name first, so it must be a real directory, 0700 and ours.
+func varTmpSpillBase() (string, error) {
+	return privateDir(filepath.Join("/var/tmp", fmt.Sprintf("harness-spill-%d", os.Getuid())))
+}
+
+// privateDir makes base if it is missing and returns it if it is a real
+// directory, 0700 and this user's.
+func privateDir(base string) (string, error) {
+	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	fi, err := os.Lstat(base)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() || fi.Mode().Perm() != 0o700 || !ownedByMe(fi) {
+		return "", fmt.Errorf("%s is not a private directory of this user (a directory, mode 0700, owned by uid %d); remove it", base, os.Getuid())
+	}
+	return base, nil
 }
 
 // spillDirs are every session's spill directories, hidden from commands
@@ -551,7 +581,11 @@ func spillDirs(cacheDir string) []string {
 			out = append(out, base)
 		}
 	}
-	old, _ := filepath.Glob("/var/tmp/harness-spill-*")
+	if base, err := varTmpSpillBase(); err == nil {
+		out = append(out, base)
+	}
+	// Directories older harnesses made one per session, straight in /var/tmp.
+	old, _ := filepath.Glob("/var/tmp/harness-spill-*-*")
 	return append(out, old...)
 }
 
