@@ -722,7 +722,7 @@ var (
 	markerRe = regexp.MustCompile(`^\[(output limit|timed out|WARNING|harness[: ]|the user interrupted|lines \d+-\d+ of \d+;|\d+ more matches|a .* appeared;)`)
 	capRe    = regexp.MustCompile(`\[harness cap: \d+ of \d+ chars cut here \(lines (\d+)-(\d+) of (\d+)\)`)
 	rangeRe  = regexp.MustCompile(`(?m)^\[lines (\d+)-(\d+) of (\d+);`)
-	limitRe  = regexp.MustCompile(`(?m)^\[output limit reached: (\d+) more bytes`)
+	limitRe  = regexp.MustCompile(`(?m)^\[output limit reached: (\d+) bytes from the middle`)
 )
 
 // resultPreviewLines is how many lines of output are shown under a call.
@@ -793,7 +793,8 @@ func ToolResult(st Style, call, result llm.Block, elapsed time.Duration, width i
 // saw it, not as the capped text shows it: a capped output's marker gives
 // its whole line count (the exit-code line and the harness's own notes in
 // its tail are not output); a read of part of a file says "188 of 300
-// lines"; output the sandbox dropped is named in bytes, since its lines
+// lines"; output the sandbox dropped (from the middle: it keeps the start
+// and the end) is named in bytes, since its lines
 // were never seen. A one-line answer of a file tool has no size.
 func resultSize(st Style, call llm.Block, content string, lines []string) []string {
 	var out []string
@@ -834,7 +835,7 @@ func resultSize(st Style, call llm.Block, content string, lines []string) []stri
 		out = append(out, st.Yellow(fmt.Sprintf("%d cut in the middle", cut)))
 	}
 	if m := limitRe.FindStringSubmatch(content); m != nil {
-		out = append(out, st.Yellow(formatBytes(atoi(m[1]))+" more dropped"))
+		out = append(out, st.Yellow(formatBytes(atoi(m[1]))+" dropped in the middle"))
 	}
 	return out
 }

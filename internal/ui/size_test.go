@@ -33,7 +33,7 @@ func TestToolResultSize(t *testing.T) {
 		{"capped output", "bash", bash(lines(300, 60), 0), "exit 0 · 300 lines · "},
 		{"capped long output", "bash", bash(lines(5000, 5), 0), "exit 0 · 5000 lines · "},
 		{"no newline at the end", "bash", bash(strings.TrimSuffix(lines(300, 60), "\n"), 0), "exit 0 · 300 lines · "},
-		{"dropped by the sandbox", "bash", bash(lines(10, 5), 2_500_000), "exit 0 · 10 lines · 2.5 MB more dropped ·"},
+		{"dropped by the sandbox", "bash", bash(lines(10, 5), 2_500_000), "exit 0 · 10 lines · 2.5 MB dropped in the middle ·"},
 		{"partial read", "read_file", lines(188, 5) + "[lines 1-188 of 300; continue with offset=189]\n", "ok · 188 of 300 lines ·"},
 		{"whole read", "read_file", lines(300, 5), "ok · 300 lines ·"},
 		{"one-line answer", "write_file", "wrote a.txt (10 bytes, 2 lines)", "ok · 0.0s"},
