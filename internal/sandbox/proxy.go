@@ -279,10 +279,19 @@ func (p *Proxy) Serve(ctx context.Context, c net.Conn) {
 		p.sem = make(chan struct{}, n)
 	})
 	rec := ConnRecord{Time: time.Now(), Verdict: "refused"}
-	defer func() {
-		rec.Duration = time.Since(rec.Time)
-		p.record(rec)
-	}()
+	recorded := false
+	settle := func() {
+		if !recorded {
+			recorded = true
+			rec.Duration = time.Since(rec.Time)
+			p.record(rec)
+		}
+	}
+	defer settle()
+	// A refusal is recorded before the command hears of it: a command that
+	// exits on the refusal must find it in the record, where the end of the
+	// command reads it to say what was refused and how to allow it.
+	refused := func(answer func()) { settle(); answer() }
 	c.SetReadDeadline(time.Now().Add(headerTimeout))
 	// The request head is bounded (ReadRequest alone would take a header
 	// line of any length); the body and the tunnel are not.
@@ -298,7 +307,7 @@ func (p *Proxy) Serve(ctx context.Context, c net.Conn) {
 		}
 		if !p.acquire() {
 			rec.Host, rec.Port, rec.Reason = host, port, "too many connections at once"
-			socksReply(c, http.StatusServiceUnavailable)
+			refused(func() { socksReply(c, http.StatusServiceUnavailable) })
 			return
 		}
 		defer p.release()
@@ -306,7 +315,7 @@ func (p *Proxy) Serve(ctx context.Context, c net.Conn) {
 		var ref *errRefused
 		if errors.As(err, &ref) {
 			rec.Verdict, rec.Reason = "refused", ref.reason
-			socksReply(c, ref.status)
+			refused(func() { socksReply(c, ref.status) })
 		}
 		return
 	}
@@ -314,13 +323,13 @@ func (p *Proxy) Serve(ctx context.Context, c net.Conn) {
 	capped.off()
 	if err != nil {
 		rec.Method, rec.Reason = "?", "not an HTTP proxy request: "+err.Error()
-		writeStatus(c, http.StatusBadRequest, "harness proxy: "+rec.Reason)
+		refused(func() { writeStatus(c, http.StatusBadRequest, "harness proxy: "+rec.Reason) })
 		return
 	}
 	rec.Method = req.Method
 	if !p.acquire() {
 		rec.Reason = "too many connections at once"
-		writeStatus(c, http.StatusServiceUnavailable, "harness proxy: "+rec.Reason)
+		refused(func() { writeStatus(c, http.StatusServiceUnavailable, "harness proxy: "+rec.Reason) })
 		return
 	}
 	defer p.release()
@@ -328,7 +337,7 @@ func (p *Proxy) Serve(ctx context.Context, c net.Conn) {
 	var ref *errRefused
 	if errors.As(err, &ref) {
 		rec.Verdict, rec.Reason = "refused", ref.reason
-		writeStatus(c, ref.status, "harness: "+ref.reason)
+		refused(func() { writeStatus(c, ref.status, "harness: "+ref.reason) })
 	}
 }
 

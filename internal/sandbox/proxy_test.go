@@ -486,3 +486,53 @@ func FuzzParseSNI(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) { parseSNI(b) })
 }
+
+// TestRefusalRecordedBeforeAnswer: a command that exits the moment it is
+// refused must find the refusal already recorded, since the end of the
+// command reads the record to say what was refused and how to allow it
+// (network_headless failed once in CI when the record came after the 403).
+func TestRefusalRecordedBeforeAnswer(t *testing.T) {
+	seenFirst := make(chan bool, 4)
+	var got atomicBool
+	u := proxyFixture(t, &Proxy{
+		Decide: netTable(nil),
+		Record: func(ConnRecord) {
+			time.Sleep(50 * time.Millisecond) // room for an early answer to arrive
+			seenFirst <- !got.get()
+		},
+	})
+	pu, _ := url.Parse(u)
+	for _, tc := range []struct{ name, target string }{
+		{"absolute-form GET", "http://unlisted.test/"},
+		{"CONNECT", "https://unlisted.test/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got.set(false)
+			c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: http.ProxyURL(pu), DisableKeepAlives: true}}
+			resp, err := c.Get(tc.target)
+			got.set(true)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusForbidden {
+					t.Fatalf("status %d, want 403", resp.StatusCode)
+				}
+			}
+			select {
+			case first := <-seenFirst:
+				if !first {
+					t.Error("the command heard of the refusal before it was recorded")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no refusal recorded")
+			}
+		})
+	}
+}
+
+type atomicBool struct {
+	mu sync.Mutex
+	v  bool
+}
+
+func (b *atomicBool) set(v bool) { b.mu.Lock(); b.v = v; b.mu.Unlock() }
+func (b *atomicBool) get() bool  { b.mu.Lock(); defer b.mu.Unlock(); return b.v }
