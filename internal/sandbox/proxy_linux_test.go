@@ -92,7 +92,9 @@ curl -sS --max-time 20 --cacert ca.pem -x "$ALL_PROXY" https://www.example.com:%
 			if r.ExitCode != 0 || !strings.Contains(string(r.Output), fmt.Sprintf("origin says hi to www.example.com:%d", port)) {
 				t.Fatalf("through SOCKS5: exit %d\n%s", r.ExitCode, r.Output)
 			}
-			if got := rec.last(t); got.Verdict != "allowed" || got.Method != "SOCKS5" || got.Host != "www.example.com" || got.Up == 0 || got.Down == 0 {
+			// An allowed tunnel is recorded when it closes, after the
+			// command saw its end: wait for this one's record.
+			if got := rec.lastWhere(t, func(c ConnRecord) bool { return c.Method == "SOCKS5" }); got.Verdict != "allowed" || got.Host != "www.example.com" || got.Up == 0 || got.Down == 0 {
 				t.Errorf("record %+v", got)
 			}
 			r, _ = sb.Run(context.Background(), Cmd{Script: "curl -sS --max-time 20 -x \"$ALL_PROXY\" https://unlisted.test/", Timeout: 30 * time.Second})

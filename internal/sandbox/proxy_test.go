@@ -64,6 +64,27 @@ func (r *records) last(t *testing.T) ConnRecord {
 	return ConnRecord{}
 }
 
+// lastWhere is the newest record once it satisfies ok (a record that is
+// still to come), or fails the test.
+func (r *records) lastWhere(t *testing.T, ok func(ConnRecord) bool) ConnRecord {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		r.mu.Lock()
+		n := len(r.all)
+		var c ConnRecord
+		if n > 0 {
+			c = r.all[n-1]
+		}
+		r.mu.Unlock()
+		if n > 0 && ok(c) {
+			return c
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the awaited connection was never recorded")
+	return ConnRecord{}
+}
+
 // netTable is a Decide from a table: host:port → verdict.
 func netTable(m map[string]ConnVerdict) func(context.Context, string, int) ConnVerdict {
 	return func(_ context.Context, host string, port int) ConnVerdict {
