@@ -14,12 +14,13 @@ import (
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/reminder"
 	"github.com/harness-dev/harness/internal/sessionlog"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 func gitRepo(t *testing.T, dir string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testenv.Missing(t, "git", "git is not installed")
 	}
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-qm", "init", "--allow-empty"}} {
 		cmd := exec.Command("git", args...)
