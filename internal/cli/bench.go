@@ -27,7 +27,7 @@ type benchContextOptions struct {
 	// recorded assistant turn, and what happens to old reasoning.
 	ThinkingTokens int
 	OldThinking    string
-	// Cap and TrimText set the shipped policies' layers (harness,
+	// Cap and TrimText set the shipped strategies' layers (harness,
 	// append); raw and seed stay the references.
 	Cap      int
 	TrimText bool
@@ -54,30 +54,31 @@ func newBenchContextCommand() *cobra.Command {
 		Use:   "context [flags] PATH...",
 		Short: "Replay trajectories through the context layers and a prefix-cache simulator",
 		Long: `Replay trajectories through harness's real context layers (cap, strip, drop,
-compact, reminder) and an ideal prefix-cache simulator, and print per policy:
+compact, reminder) and an ideal prefix-cache simulator, and print per strategy:
 trajectories, requests, tokens sent, cache-read share, input cost relative to
 raw (summary calls included), mean visible tool-output chars per request, peak
 context, compactions and drops.
 
-With --decompose, also each policy's cost split by cache tier (cache reads,
+With --decompose, also each strategy's cost split by cache tier (cache reads,
 cache writes, uncached input, summary calls) and by content (old assistant
 text, the latest tool result, the latest assistant message, the task prompt,
 old results and their stubs, old tool-call inputs, system+tools+reminder,
 other user text, summary calls), and the floor: what the model minimally
 needs (system, tools, reminder, task, the last two messages, old results as
 300-char stubs, old calls bare), costed through the same cache simulator,
-with how much of each policy's gap above it each content kind holds.
+with how much of each strategy's gap above it each content kind holds.
 
-Policies: raw (append-only, cap only), seed (the reference harness: head-only
-cap, strip after every tool round, drop to just under the budget, compaction
-with its own system prompt), harness (what ships for most models), append (the
-append-only contract of preserved-thinking models and DeepSeek: edits only at a
-turn's start, each removing the reasoning after it, and the reminder persisted
-as deltas instead of sent whole every request), server (the same contract with
-the edits left to Anthropic's context management: the client never strips or
-drops; old tool results are cleared server-side, clear_tool_uses_20250919 with
-its trigger at half the window, clear_at_least a fifth of it, keep 3; the
-summary stands for server-side compaction; its batches count as drops).
+Strategies (--strategy; --policy is its deprecated old name): raw (append-only,
+cap only), seed (the reference harness: head-only cap, strip after every tool
+round, drop to just under the budget, compaction with its own system prompt),
+harness (what ships for most models), append (the append-only contract of
+preserved-thinking models and DeepSeek: edits only at a turn's start, each
+removing the reasoning after it, and the reminder persisted as deltas instead of
+sent whole every request), server (the same contract with the edits left to
+Anthropic's context management: the client never strips or drops; old tool
+results are cleared server-side, clear_tool_uses_20250919 with its trigger at
+half the window, clear_at_least a fifth of it, keep 3; the summary stands for
+server-side compaction; its batches count as drops).
 
 --thinking-tokens N models preserved thinking, which recorded trajectories
 lack: a reasoning block of N tokens heads every recorded assistant turn;
@@ -99,17 +100,26 @@ EXIT STATUS
   harness bench context --decompose ../shared/data/trajectories/mini-swe-agent`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
+			if cmd.Flags().Changed("policy") {
+				fmt.Fprintln(cmd.ErrOrStderr(), "harness: --policy is deprecated: use --strategy")
+			}
 			return runBenchContext(cmd.Context(), opts, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&opts.Strategies, "policy", replay.Strategies, "policies to replay, comma-separated: raw, seed, harness, append, server")
+	f.StringSliceVar(&opts.Strategies, "strategy", replay.Strategies, "strategies to replay, comma-separated: "+strings.Join(replay.Strategies, ", "))
+	// --policy was the flag's first name; "policy" now means the sandbox's
+	// rules only. Kept as a hidden alias (same variable) so old scripts
+	// still run. Not MarkDeprecated: cobra prints that notice with
+	// cmd.Print, to stdout once SetOut is set, into --json output.
+	f.StringSliceVar(&opts.Strategies, "policy", replay.Strategies, "deprecated: use --strategy")
+	_ = f.MarkHidden("policy")
 	f.StringVar(&opts.Pricing, "pricing", replay.Anthropic, "cache semantics and prices: anthropic or openai")
 	f.IntVar(&opts.Window, "window", history.DefaultWindow, "context window in tokens")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object")
-	f.BoolVar(&opts.Decompose, "decompose", false, "also split each policy's cost by cache tier and by content, and cost the floor")
-	f.IntVar(&opts.Cap, "cap", history.DefaultCap, "harness and append policies: chars of a tool result kept inline (CAP); raw and seed keep the reference's 10000")
-	f.BoolVar(&opts.TrimText, "trim-old-text", false, "harness and append policies: cut old assistant text over 900 chars to about 500 (TRIM_OLD_TEXT)")
+	f.BoolVar(&opts.Decompose, "decompose", false, "also split each strategy's cost by cache tier and by content, and cost the floor")
+	f.IntVar(&opts.Cap, "cap", history.DefaultCap, "harness and append strategies: chars of a tool result kept inline (CAP); raw and seed keep the reference's 10000")
+	f.BoolVar(&opts.TrimText, "trim-old-text", false, "harness and append strategies: cut old assistant text over 900 chars to about 500 (TRIM_OLD_TEXT)")
 	f.IntVar(&opts.ThinkingTokens, "thinking-tokens", 0, "model preserved thinking: a reasoning block of this many tokens heads every recorded assistant turn")
 	f.StringVar(&opts.OldThinking, "old-thinking", replay.ThinkingKeep, "with --thinking-tokens: keep (sent back, billed as input) or clear (earlier turns' reasoning removed at each turn's start, client- or server-side)")
 	return cmd
@@ -135,11 +145,11 @@ func validateBenchContext(opts benchContextOptions) error {
 		return usageError("bench context: unknown --old-thinking %q: use keep or clear", opts.OldThinking)
 	}
 	if len(opts.Strategies) == 0 {
-		return usageError("bench context: --policy is empty: use raw, seed, harness and/or append")
+		return usageError("bench context: --strategy is empty: use one or more of %s", strings.Join(replay.Strategies, ", "))
 	}
 	for _, p := range opts.Strategies {
 		if !slices.Contains(replay.Strategies, p) {
-			return usageError("bench context: unknown policy %q: use raw, seed, harness or append", p)
+			return usageError("bench context: unknown strategy %q: use %s", p, strings.Join(replay.Strategies, ", "))
 		}
 	}
 	return nil
@@ -180,7 +190,7 @@ func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Wr
 			Window         int              `json:"window"`
 			ThinkingTokens int              `json:"thinking_tokens,omitempty"`
 			OldThinking    string           `json:"old_thinking,omitempty"`
-			Strategies     []replay.Result  `json:"policies"`
+			Strategies     []replay.Result  `json:"policies"` // the key predates the name; consumers read it
 			Decompose      *decomposeReport `json:"decompose,omitempty"`
 		}{opts.Pricing, opts.Window, opts.ThinkingTokens, thinkingLabel(opts), results, dec})
 	}
@@ -190,7 +200,7 @@ func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Wr
 	}
 	fmt.Fprintln(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\ttrajectories\trequests\ttokens sent\tcache read\tcost vs raw\tvisible output\tpeak context\tcompactions\tdrops\treminder/req\t")
+	fmt.Fprintln(tw, "strategy\ttrajectories\trequests\ttokens sent\tcache read\tcost vs raw\tvisible output\tpeak context\tcompactions\tdrops\treminder/req\t")
 	for _, r := range results {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%+.1f%%\t%.0f\t%d\t%d\t%d\t%.1f\t\n", r.Strategy, r.Trajectories, r.Requests, r.TokensSent,
 			100*r.CacheReadShare, 100*(r.CostRatio-1), r.VisibleOutputChars, r.PeakContext, r.Compactions, r.Drops, r.ReminderTokens)

@@ -25,12 +25,12 @@ func rawCost(results []replay.Result) float64 {
 	return 0
 }
 
-// printDecomposition prints, per policy, each tier's and each content
-// kind's share of that policy's cost, then the floor against raw and, per
-// content kind, how much of each policy's gap above the floor it holds.
+// printDecomposition prints, per strategy, each tier's and each content
+// kind's share of that strategy's cost, then the floor against raw and, per
+// content kind, how much of each strategy's gap above the floor it holds.
 func printDecomposition(w io.Writer, results []replay.Result, floor *replay.Decomposition) error {
 	raw := rawCost(results)
-	fmt.Fprintln(w, "\ncost decomposition (share of each policy's cost)")
+	fmt.Fprintln(w, "\ncost decomposition (share of each strategy's cost)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "\t"
 	for _, r := range results {
@@ -59,7 +59,7 @@ func printDecomposition(w io.Writer, results []replay.Result, floor *replay.Deco
 		return err
 	}
 
-	fmt.Fprintln(w, "\ngap above the floor (share of each policy's cost minus the floor's, by content)")
+	fmt.Fprintln(w, "\ngap above the floor (share of each strategy's cost minus the floor's, by content)")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header = "\t"
 	for _, r := range results {

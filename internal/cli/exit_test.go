@@ -52,6 +52,7 @@ func TestExitStatus(t *testing.T) {
 		{"too many args", nil, []string{"sessions", "show", "a", "b"}, 2, `accepts at most 1 arg`, nil},
 		{"bad output format", configured, []string{"run", "--output-format", "yaml", "hi"}, 2, `output-format must be`, nil},
 		{"sandbox without command", nil, []string{"sandbox"}, 2, `no command given`, nil},
+		{"bench unknown strategy", nil, []string{"bench", "context", "--strategy", "nosuch", "."}, 2, `unknown strategy "nosuch"`, nil},
 		{"not configured", unconfigured, []string{"run", "--project", proj, "hi"}, 1, `harness is not configured`, nil},
 		// Before, both were taken for bad usage because of their text.
 		{"failure saying invalid argument", configured, []string{"run", "--project", filepath.Join(proj, "invalid argument"), "hi"}, 1, `invalid argument: no such file`, nil},

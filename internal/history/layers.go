@@ -74,7 +74,7 @@ func (h *History) EndTurn() []Edit {
 }
 
 // AtBoundary reports whether the next request opens a user turn: the last
-// message is the user's prompt, not tool results. Under the append policy
+// message is the user's prompt, not tool results. Under the append strategy
 // that is the only time history is edited without need, because the turn
 // about to start has no reasoning yet to invalidate.
 func (h *History) AtBoundary() bool {
@@ -98,7 +98,7 @@ func onlyFeedback(m llm.Message) bool {
 func (h *History) hardLimit() int { return h.cfg.Window * 19 / 20 }
 
 // CompactDue reports whether the agent should compact now. Under the
-// append policy a compaction waits for the turn's end (atTurnEnd) unless
+// append strategy a compaction waits for the turn's end (atTurnEnd) unless
 // the next request would not fit; the other policies compact as soon as
 // NeedsCompact.
 func (h *History) CompactDue(atTurnEnd bool) bool {
