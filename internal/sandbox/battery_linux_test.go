@@ -28,6 +28,8 @@ func requireBackend(t *testing.T, backend string) {
 		if LandlockABI() == 0 {
 			testenv.Missing(t, testenv.Landlock, "this kernel has no Landlock")
 		}
+	case BackendDocker:
+		requireDocker(t)
 	}
 }
 

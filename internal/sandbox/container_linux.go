@@ -107,31 +107,44 @@ func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o
 	}
 	user := strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
 	env := sandboxEnv(p, "/tmp", backend)
-	cr := &containerRunner{backend: backend, cli: cli, pol: p, user: user, cfg: string(cfgJSON)}
+	entry := []string{containerHelper, containerInitArg}
+	var cn *containerNet
+	if o.proxy != nil {
+		if cn, err = listenContainerNet(tmp, o.proxy); err != nil {
+			gs.close()
+			cli.Close()
+			return nil, err
+		}
+		env = append(env, proxyEnv(ProxyPort)...)
+		entry = append(entry, strconv.Itoa(ProxyPort))
+	}
+	cr := &containerRunner{backend: backend, cli: cli, pol: p, user: user, cfg: string(cfgJSON), net: cn}
 	cr.spec = func() (*container.Config, *container.HostConfig) {
+		mounts := containerMounts(p, gs, tmp, exe, img.hostFS)
+		if cn != nil {
+			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: cn.sock, Target: containerProxySock, ReadOnly: true,
+				BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+		}
 		return &container.Config{
 				Image:      img.ref,
-				Entrypoint: []string{containerHelper, containerInitArg},
+				Entrypoint: entry,
 				Cmd:        []string{},
 				User:       user,
 				Env:        env,
 				WorkingDir: p.Project,
 				Labels:     map[string]string{containerLabel: filepath.Base(tmp)},
 			}, &container.HostConfig{
-				Mounts:         containerMounts(p, gs, tmp, exe, img.hostFS),
+				Mounts:         mounts,
 				NetworkMode:    "none",
 				CapDrop:        []string{"ALL"},
-				SecurityOpt:    []string{"no-new-privileges", "seccomp=" + containerSeccomp()},
+				SecurityOpt:    []string{"no-new-privileges", "seccomp=" + containerSeccomp(cn != nil)},
 				ReadonlyRootfs: true,
 				Resources:      containerResources(p),
 			}
 	}
-	s := &instance{name: backend, pol: p, tmp: tmp, helper: containerHelper, git: gs, launch: cr}
+	s := &instance{name: backend, pol: p, tmp: tmp, helper: containerHelper, git: gs, launch: cr, proxy: o.proxy}
 	s.wrap = func(string, string) ([]string, []string, error) {
 		return nil, nil, fmt.Errorf("the %s backend runs every command in the session's container", backend)
-	}
-	if o.proxy != nil {
-		cr.note = "[harness: the " + backend + " backend offers no network proxy: commands have no network]\n"
 	}
 	return s, nil
 }
@@ -257,7 +270,8 @@ type containerRunner struct {
 	user    string
 	cfg     string // the inner stage's helperConfig, JSON
 	spec    func() (*container.Config, *container.HostConfig)
-	note    string // said once, with the first command's output
+	note    string        // said once, with the first command's output
+	net     *containerNet // the proxy's channel, when offered
 
 	mu       sync.Mutex
 	cur      *containerProc
@@ -300,9 +314,14 @@ func (c *containerRunner) get(ctx context.Context) (*containerProc, string, erro
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: creating the session's container: %w", c.backend, err)
 	}
+	c.net.armed()
 	if _, err := c.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
 		c.remove(res.ID)
 		return nil, "", fmt.Errorf("%s: starting the session's container: %w", c.backend, err)
+	}
+	if err := c.net.waitReady(ctx, c.cli, res.ID); err != nil {
+		c.remove(res.ID)
+		return nil, "", fmt.Errorf("%s: %w", c.backend, err)
 	}
 	c.cur = &containerProc{id: res.ID, gen: gen, inflight: 1}
 	return c.cur, note, nil
@@ -420,6 +439,7 @@ func (c *containerRunner) close() {
 	if cur != nil {
 		c.remove(cur.id)
 	}
+	c.net.close()
 	c.cli.Close()
 }
 
@@ -427,7 +447,6 @@ func (c *containerRunner) close() {
 // differently.
 func containerLimits() []string {
 	l := []string{
-		"no network proxy: commands have no network at all (--network none), even for hosts the [network] rules allow",
 		"the image must run the harness binary (it is the container's init and each command's supervisor): a glibc image no older than the host's; the default image uses the host's own /usr and /etc",
 		"only what the policy names is in the container: the project, its carve-outs, the private /tmp (and, with the default image, the host's /usr and /etc); the rest of the host, $HOME included, is not there to read",
 	}

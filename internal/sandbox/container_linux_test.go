@@ -3,13 +3,19 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/pem"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
 
@@ -131,7 +137,13 @@ func BenchmarkContainerOverhead(b *testing.B) {
 }
 
 func TestContainerSeccompCoversInnerStage(t *testing.T) {
-	prof := containerSeccompProfile()
+	for _, proxy := range []bool{false, true} {
+		t.Run(fmt.Sprint("proxy=", proxy), func(t *testing.T) { checkContainerSeccomp(t, proxy) })
+	}
+}
+
+func checkContainerSeccomp(t *testing.T, proxy bool) {
+	prof := containerSeccompProfile(proxy)
 	named := map[string]bool{}
 	for _, r := range prof.Syscalls {
 		if len(r.Args) == 0 && r.Action == "SCMP_ACT_ERRNO" && *r.ErrnoRet == uint(unix.EPERM) {
@@ -156,7 +168,23 @@ func TestContainerSeccompCoversInnerStage(t *testing.T) {
 		case "clone":
 			cloneFlags |= r.Args[0].Value
 		case "socket":
-			sockets = append(sockets, r.Args[0].Value)
+			// The family is compared in its low word: the kernel ignores
+			// the high one.
+			if r.Args[0].Op != "SCMP_CMP_MASKED_EQ" || r.Args[0].Value != 0xffffffff {
+				t.Errorf("socket rule %+v compares the family's 64 bits", r.Args[0])
+			}
+			sockets = append(sockets, r.Args[0].ValueTwo)
+			want := 1
+			if proxy && r.Args[0].ValueTwo == unix.AF_UNIX {
+				// Only the init's proxy channel: one exact type.
+				want = 2
+				if a := r.Args[1]; a.Index != 1 || a.Op != "SCMP_CMP_NE" || a.Value != unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC {
+					t.Errorf("the unix socket let through with the proxy: %+v", a)
+				}
+			}
+			if len(r.Args) != want {
+				t.Errorf("socket rule %+v: want %d conditions", r.Args, want)
+			}
 		case "ioctl":
 			ioctls = append(ioctls, r.Args[0].ValueTwo)
 		case "clone3":
@@ -332,4 +360,169 @@ func TestContainerNewRepositoryProtected(t *testing.T) {
 	if !strings.Contains(string(r.Output), "kept") {
 		t.Errorf("/tmp did not carry over to the new container: %s", r.Output)
 	}
+}
+
+// TestContainerProxy: with the proxy offered, a command in the session's
+// container (--network none) reaches a TLS origin and a plain HTTP origin
+// on the host's loopback through an allow rule, an unlisted host is
+// refused, and nothing else gets out: no interface but loopback, no direct
+// connection to any of the host's addresses, the proxy channel's socket
+// unusable by a command, and the engine's own profile (checked with an
+// exec that is not behind the inner stage) letting through no unix
+// socket but the channel's one kind. The default image, for the host's
+// curl and python3.
+func TestContainerProxy(t *testing.T) {
+	requireDocker(t)
+	t.Setenv(ImageEnv, "") // the default image: the host's curl and python3
+	origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "origin says hi to %s", r.Host)
+	}))
+	defer origin.Close()
+	port := origin.Listener.Addr().(*net.TCPAddr).Port
+	// A plain HTTP server on every host address, for direct attempts.
+	wide, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "plain origin, %s", r.Host)
+	})}
+	go plain.Serve(wide)
+	defer plain.Close()
+	widePort := wide.Addr().(*net.TCPAddr).Port
+	rec := &records{}
+	loop := netip.MustParseAddr("127.0.0.1")
+	px := &Proxy{
+		Decide: func(_ context.Context, host string, _ int) ConnVerdict {
+			if host == "www.example.com" || host == "plain.example.com" {
+				return ConnVerdict{Allowed: true, Rule: "allow net *.example.com"}
+			}
+			return ConnVerdict{Reason: "no rule allows " + host + ": re-run with --allow-net " + host}
+		},
+		Record:    rec.add,
+		LookupIP:  func(context.Context, string) ([]netip.Addr, error) { return []netip.Addr{loop}, nil },
+		Reachable: func(a netip.Addr) bool { return a == loop },
+	}
+	proj := t.TempDir()
+	os.WriteFile(filepath.Join(proj, "ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: origin.Certificate().Raw}), 0o644)
+	p, err := NewPolicy(PolicyOptions{Project: proj, Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := Open(context.Background(), p, BackendDocker, WithProxy(px))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if !OffersProxy(sb) {
+		t.Fatal("the docker backend does not offer the proxy")
+	}
+	run := func(script string) string {
+		t.Helper()
+		r, err := sb.Run(context.Background(), Cmd{Script: script, Timeout: 60 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s\n-> exit %d\n%s", script, r.ExitCode, r.Output)
+		return fmt.Sprintf("exit %d\n%s", r.ExitCode, r.Output)
+	}
+
+	out := run(fmt.Sprintf("curl -sS --max-time 20 --cacert ca.pem https://www.example.com:%d/x", port))
+	if !strings.HasPrefix(out, "exit 0\n") || !strings.Contains(out, fmt.Sprintf("origin says hi to www.example.com:%d", port)) {
+		t.Fatalf("TLS through the proxy:\n%s", out)
+	}
+	if got := rec.last(t); got.Verdict != "allowed" || got.Host != "www.example.com" || got.Up == 0 || got.Down == 0 {
+		t.Errorf("record %+v", got)
+	}
+	out = run(fmt.Sprintf("curl -sS --max-time 20 http://plain.example.com:%d/y", widePort))
+	if !strings.HasPrefix(out, "exit 0\n") || !strings.Contains(out, fmt.Sprintf("plain origin, plain.example.com:%d", widePort)) {
+		t.Errorf("plain HTTP through the proxy:\n%s", out)
+	}
+	out = run("curl -sS --max-time 20 https://unlisted.test/")
+	if strings.HasPrefix(out, "exit 0\n") || !strings.Contains(out, "[harness: network: refused CONNECT unlisted.test:443") || !strings.Contains(out, "--allow-net unlisted.test") {
+		t.Errorf("unlisted:\n%s", out)
+	}
+
+	// Nothing else: only loopback, and no direct connection to any of
+	// the host's addresses (the plain server listens on all of them).
+	out = run("ls /sys/class/net")
+	if strings.TrimSpace(strings.TrimPrefix(out, "exit 0\n")) != "lo" {
+		t.Errorf("interfaces in the container:\n%s", out)
+	}
+	addrs, _ := net.InterfaceAddrs()
+	var targets []string
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLinkLocalUnicast() {
+			targets = append(targets, fmt.Sprintf("(%q, %d)", ipn.IP.String(), widePort))
+		}
+	}
+	targets = append(targets, fmt.Sprintf("(%q, %d)", "127.0.0.1", port), `("1.1.1.1", 443)`)
+	out = run(`/usr/bin/python3 -c '
+import socket
+for host, port in (` + strings.Join(targets, ", ") + `,):
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        s = socket.socket(fam, socket.SOCK_STREAM); s.settimeout(5); s.connect((host, port)); print("CONNECTED", host, port)
+    except OSError as e:
+        print("no way", host, port, e.strerror)
+'`)
+	if strings.Contains(out, "CONNECTED") || strings.Count(out, "no way") != len(targets) {
+		t.Errorf("a direct connection from the container:\n%s", out)
+	}
+	// The channel's socket is the init's: a command gets no unix socket,
+	// not even of the kind the engine's profile lets through, nor with
+	// the family's high word set.
+	out = run(`/usr/bin/python3 -c '
+import ctypes, socket
+for typ in (socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC, socket.SOCK_STREAM):
+    try:
+        s = socket.socket(socket.AF_UNIX, typ); s.connect("` + containerProxySock + `"); print("CHANNEL", typ)
+    except OSError as e:
+        print("no channel", e.strerror)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.argtypes = [ctypes.c_long] * 4
+print("high word", libc.syscall(41, (1 << 32) | 1, 5 | 0o2000000, 0), ctypes.get_errno())
+'`)
+	if strings.Contains(out, "CHANNEL") || strings.Count(out, "no channel Operation not permitted") != 2 || !strings.Contains(out, "high word -1 1") {
+		t.Errorf("a command reached for the proxy channel:\n%s", out)
+	}
+
+	// The engine's profile itself, below the inner stage: an exec of the
+	// host's python3 straight in the container.
+	cr := sb.(*instance).launch.(*containerRunner)
+	cr.mu.Lock()
+	id := cr.cur.id
+	cr.mu.Unlock()
+	raw := execRaw(t, cr.cli, id, cr.user, `import ctypes, socket
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.argtypes = [ctypes.c_long] * 4
+for name, fam, typ in (("stream", 1, 1), ("high-word stream", (1 << 32) | 1, 1), ("vsock", 40, 1), ("channel", 1, 5 | 0o2000000)):
+    fd = libc.syscall(41, fam, typ, 0)
+    print(name, "ok" if fd >= 0 else "errno %d" % ctypes.get_errno())
+`)
+	t.Log(raw)
+	for _, want := range []string{"stream errno 1", "high-word stream errno 1", "vsock errno 1", "channel ok"} {
+		if !strings.Contains(raw, want+"\n") {
+			t.Errorf("the engine's profile: want %q in:\n%s", want, raw)
+		}
+	}
+}
+
+// execRaw runs python3 code in container id as an exec of its own, not
+// behind harness's supervisor and inner stage, and returns its output.
+func execRaw(t *testing.T, cli *client.Client, id, user, code string) string {
+	t.Helper()
+	ctx := context.Background()
+	ex, err := cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: []string{"/usr/bin/python3", "-c", code}, User: user, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	att, err := cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer att.Close()
+	var b bytes.Buffer
+	stdcopy.StdCopy(&b, &b, att.Reader)
+	return b.String()
 }

@@ -47,15 +47,28 @@ type seccompArg struct {
 // and AF_VSOCK, TIOCSTI and TIOCLINUX, clone with any namespace flag, and
 // clone3 with ENOSYS. Everything else is allowed, as in the inner stage;
 // the inner stage itself still runs under it, so a command sits behind both.
-func containerSeccompProfile() seccompProfile {
+//
+// With proxy, one kind of unix socket is let through, the one the init
+// connects its proxy channel with (serveContainerProxy:
+// SOCK_SEQPACKET|SOCK_CLOEXEC, protocol 0), for no command reaches it: the
+// inner stage denies commands every unix socket. Were one to slip past,
+// a seqpacket socket connects to no stream socket of a mounted directory,
+// and the channel leads only to the proxy.
+func containerSeccompProfile(proxy bool) seccompProfile {
 	eperm, enosys := uint(unix.EPERM), uint(unix.ENOSYS)
 	deny := func(name string, args ...seccompArg) seccompRule {
 		return seccompRule{Names: []string{name}, Action: "SCMP_ACT_ERRNO", ErrnoRet: &eperm, Args: args}
 	}
-	eq := func(i uint, v uint64) seccompArg { return seccompArg{Index: i, Value: v, Op: "SCMP_CMP_EQ"} }
-	// ioctl's request is an unsigned int: compare the low word only.
+	// ioctl's request and socket's family are 32-bit: the kernel reads the
+	// low word only, so compare that (a family of 1<<32|AF_UNIX is a unix
+	// socket).
 	low := func(i uint, v uint64) seccompArg {
 		return seccompArg{Index: i, Value: 0xffffffff, ValueTwo: v, Op: "SCMP_CMP_MASKED_EQ"}
+	}
+	// A type with high bits set is not the one let through.
+	unixRule := deny("socket", low(0, unix.AF_UNIX))
+	if proxy {
+		unixRule = deny("socket", low(0, unix.AF_UNIX), seccompArg{Index: 1, Value: proxyChannelType, Op: "SCMP_CMP_NE"})
 	}
 	var names []string
 	for _, nr := range deniedSyscalls {
@@ -63,8 +76,8 @@ func containerSeccompProfile() seccompProfile {
 	}
 	rules := []seccompRule{
 		{Names: names, Action: "SCMP_ACT_ERRNO", ErrnoRet: &eperm},
-		deny("socket", eq(0, unix.AF_UNIX)),
-		deny("socket", eq(0, unix.AF_VSOCK)),
+		unixRule,
+		deny("socket", low(0, unix.AF_VSOCK)),
 		deny("ioctl", low(1, unix.TIOCSTI)),
 		deny("ioctl", low(1, unix.TIOCLINUX)),
 		{Names: []string{"clone3"}, Action: "SCMP_ACT_ERRNO", ErrnoRet: &enosys},
@@ -84,9 +97,12 @@ func containerSeccompProfile() seccompProfile {
 // builds a filter for (s390x, which swaps the first two, is not one).
 func cloneFlagsArg() uint { return 0 }
 
+// proxyChannelType is the socket type of the container's proxy channel.
+const proxyChannelType = unix.SOCK_SEQPACKET | unix.SOCK_CLOEXEC
+
 // containerSeccomp is the profile as the engine's security option takes it.
-func containerSeccomp() string {
-	b, err := json.Marshal(containerSeccompProfile())
+func containerSeccomp(proxy bool) string {
+	b, err := json.Marshal(containerSeccompProfile(proxy))
 	if err != nil {
 		panic(err) // a fixed structure of strings and numbers
 	}

@@ -20,7 +20,7 @@ import (
 func runContainerStage(argv []string) {
 	switch argv[1] {
 	case containerInitArg:
-		os.Exit(serveContainerInit())
+		os.Exit(serveContainerInit(argv[2:]))
 	case containerExecArg:
 		if len(argv) != 4 {
 			fmt.Fprintln(os.Stderr, "harness container exec: bad arguments")
@@ -35,11 +35,18 @@ func runContainerStage(argv []string) {
 // child subreaper, so a process re-parented to init is an orphan of a
 // supervisor that died (killed from inside on a kernel without Landlock
 // signal scoping): its tree must not outlive its command. Execs have a
-// parent outside the container (ppid 0 here) and are left alone.
-func serveContainerInit() int {
+// parent outside the container (ppid 0 here) and are left alone. With a
+// port (args), it also forwards the network proxy (container_net_linux.go).
+func serveContainerInit(args []string) int {
 	if err := guardSelf(); err != nil {
 		fmt.Fprintf(os.Stderr, "harness container init: %v\n", err)
 		return helperFailed
+	}
+	if len(args) > 0 {
+		if err := serveContainerProxy(args[0]); err != nil {
+			fmt.Fprintf(os.Stderr, "harness container init: %v\n", err)
+			return helperFailed
+		}
 	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)

@@ -269,7 +269,13 @@
 // strays) and each command's supervisor (containerserve_linux.go): a
 // child subreaper that starts the command behind the inner stage and
 // kills its whole tree when it exits or when the exec's stdin ends (the
-// host's timeout or cancel). The image: HARNESS_IMAGE, else the project's
+// host's timeout or cancel). With WithProxy the init also listens on
+// ProxyPort on the container's loopback and passes each connection to the
+// host's Proxy, as the launcher does, over a unix socket of the host's
+// bound at /.harness/proxy.sock (container_net_linux.go); the engine's
+// profile then lets through that one kind of unix socket (seqpacket) for
+// the init, while the inner stage still denies commands every unix
+// socket. The image: HARNESS_IMAGE, else the project's
 // harness.Dockerfile (built with the Dockerfile alone as context), else
 // DefaultImage, an empty root with the host's /usr and /etc bound
 // read-only (built offline, in a moment). auto never picks a container.

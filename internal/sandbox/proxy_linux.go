@@ -18,7 +18,11 @@ const proxyFD = 4
 // sandbox's own loopback and sends each connection it accepts, as a
 // descriptor, to the host. Commands reach the proxy this way without a
 // network, and without a unix socket they could open themselves.
-func forwardProxy(port int) error {
+func forwardProxy(port int) error { return forwardProxyTo(proxyFD, port) }
+
+// forwardProxyTo is forwardProxy handing connections over fd (the
+// container backend's init, whose channel is a socket it connects to).
+func forwardProxyTo(fd, port int) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 	if err != nil {
 		return fmt.Errorf("listening for the network proxy inside the sandbox: %w", err)
@@ -37,7 +41,7 @@ func forwardProxy(port int) error {
 			if err != nil {
 				continue
 			}
-			err = sendAll(proxyFD, []byte("c"), []int{int(f.Fd())})
+			err = sendAll(fd, []byte("c"), []int{int(f.Fd())})
 			f.Close()
 			if err != nil {
 				return // the host is gone

@@ -27,6 +27,9 @@ func TestProxyInsideSandbox(t *testing.T) {
 	for _, backend := range proxyBackends {
 		t.Run(backend, func(t *testing.T) {
 			requireBackend(t, backend)
+			if IsContainer(backend) {
+				t.Setenv(ImageEnv, "") // the default image: the host's curl and python3
+			}
 			origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				fmt.Fprintf(w, "origin says hi to %s", r.Host)
 			}))
@@ -151,7 +154,7 @@ for what, f in (("bind", lambda s: s.bind(("127.0.0.1", 0))), ("connect", lambda
 	}
 }
 
-var proxyBackends = []string{BackendBwrap, BackendLandlock}
+var proxyBackends = []string{BackendBwrap, BackendLandlock, BackendDocker}
 
 func TestProbeNetwork(t *testing.T) {
 	for _, backend := range proxyBackends {
