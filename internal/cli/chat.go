@@ -259,9 +259,9 @@ func (c *chat) withTurn(ctx context.Context, f func(ctx context.Context) error) 
 	restore := c.in.Quiet()
 	c.keys.start(c, tctx)
 	err = f(tctx)
-	c.keys.stop(c)
-	restore()
 	interrupted = tctx.Err() != nil && ctx.Err() == nil
+	c.keys.stop(c, interrupted)
+	restore()
 	return interrupted, err
 }
 

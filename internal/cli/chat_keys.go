@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"bytes"
 	"context"
-	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -12,8 +12,9 @@ import (
 
 // keyWatch reads the keyboard while a turn runs (the terminal is then
 // quiet: no echo, no line buffering). A lone Esc interrupts the turn, as
-// Ctrl-C does; every other key is kept, shown after the spinner, and handed
-// back to the next prompt, where it appears as typed. It reads only from a
+// Ctrl-C does; every other key is kept, shown on a row below the output
+// (Renderer.SetQueued), and handed back to the next prompt, where it
+// appears as typed (a line ended with Enter is sent at once). It reads only from a
 // terminal: piped input holds the answers to later prompts.
 type keyWatch struct {
 	mu     sync.Mutex
@@ -87,13 +88,18 @@ func (k *keyWatch) resume(c *chat) {
 }
 
 // stop ends the watch at the end of a turn and gives what was typed back
-// to the input, for the prompt.
-func (k *keyWatch) stop(c *chat) {
+// to the input, for the prompt: a line ended with Enter is then sent. After
+// an interrupt nothing is sent by itself: the lines wait at the prompt, one
+// message to edit, as the user stopped the work to think again.
+func (k *keyWatch) stop(c *chat, interrupted bool) {
 	k.pause()
 	k.mu.Lock()
 	ahead := k.ahead
 	k.ahead, k.turn = nil, nil
 	k.mu.Unlock()
+	if interrupted {
+		ahead = bytes.ReplaceAll(bytes.TrimRight(ahead, "\r"), []byte{'\r'}, []byte{'\n'})
+	}
 	c.in.Unread(ahead)
 	c.r.SetQueued("")
 }
@@ -109,28 +115,9 @@ func (k *keyWatch) add(c *chat, b byte) {
 	} else {
 		k.ahead = append(k.ahead, b)
 	}
-	shown := queuedText(k.ahead)
+	typed := string(k.ahead)
 	k.mu.Unlock()
-	c.r.SetQueued(shown)
-}
-
-// queuedText is the typed-ahead bytes as a short readable line.
-func queuedText(p []byte) string {
-	var b strings.Builder
-	for _, r := range string(p) {
-		switch {
-		case r == '\r' || r == '\n':
-			b.WriteString(" ⏎ ")
-		case r == 0x1b || r < 0x20 || r == utf8.RuneError:
-		default:
-			b.WriteRune(r)
-		}
-	}
-	s := b.String()
-	if rs := []rune(s); len(rs) > 30 {
-		s = "…" + string(rs[len(rs)-29:])
-	}
-	return s
+	c.r.SetQueued(typed)
 }
 
 // watchedPrompter hands the keyboard to the permission prompt: the key

@@ -1,8 +1,14 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -315,6 +321,133 @@ func TestChatTmuxContinue(t *testing.T) {
 		}
 	}
 	tm.capture("continue")
+	tm.keys("C-d")
+	tm.waitExit()
+}
+
+// heldProxy forwards to the fake provider at target; a reply stream stops
+// right after the bytes that carry hold and goes on when release is
+// called (once for each such reply), so a test can act while a reply is
+// surely mid-stream.
+func heldProxy(t *testing.T, target, hold string) (url string, release func()) {
+	t.Helper()
+	u, err := neturl.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{}, 8)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1
+	rp.ModifyResponse = func(resp *http.Response) error {
+		resp.Body = &heldBody{ReadCloser: resp.Body, hold: hold, gate: gate, ctx: resp.Request.Context()}
+		return nil
+	}
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return srv.URL, func() { gate <- struct{}{} }
+}
+
+// heldBody is a response body that waits at the gate once hold has gone
+// by, before handing on anything after it.
+type heldBody struct {
+	io.ReadCloser
+	hold         string
+	gate         chan struct{}
+	ctx          context.Context // the request's: the client went away
+	seen         string          // the last bytes read, to find hold across reads
+	passed, open bool
+}
+
+func (b *heldBody) Read(p []byte) (int, error) {
+	if b.passed && !b.open {
+		select {
+		case <-b.gate:
+			b.open = true
+		case <-b.ctx.Done():
+			return 0, b.ctx.Err()
+		}
+	}
+	n, err := b.ReadCloser.Read(p)
+	if !b.passed {
+		b.seen += string(p[:n])
+		b.passed = strings.Contains(b.seen, b.hold)
+		b.seen = b.seen[max(0, len(b.seen)-len(b.hold)):]
+	}
+	return n, err
+}
+
+// TestChatTmuxTypeAhead: what the user types while a reply streams shows
+// at once on a row below the reply, redrawn as the reply grows and never
+// mixed into it; Enter queues it, and it is sent as the next prompt when
+// the turn ends. Typed ahead and then interrupted, it waits at the prompt.
+func TestChatTmuxTypeAhead(t *testing.T) {
+	bin := tmuxHarness(t)
+	srv := llmtest.NewServer(t)
+	url, release := heldProxy(t, srv.URL, "HOLD")
+	home, proj := t.TempDir(), t.TempDir()
+	tm := startTmux(t, 80, 30, proj, tmuxEnv(home, url, "anthropic", "claude-sonnet-4-5"), bin, "--project", proj)
+	tm.waitPrompt()
+	first := "The reply begins with a paragraph that is long enough to wrap at eighty columns, with **bold** words in it, and then it stops for a while HOLD"
+	rest := " and goes on to the end of its sentence.\n\n- an item that streams after the typing\n- and another one\n\n| file | state |\n|---|---|\n| main.go | fine |\n\nThe last paragraph of the reply, which is also long enough to wrap at eighty columns."
+	srv.Enqueue(
+		llmtest.Reply{Text: first + rest, Delay: 5 * time.Millisecond},
+		llmtest.Reply{Text: "Got the queued question."},
+		llmtest.Reply{Text: "The third reply starts HOLD and is never let go on", Delay: 5 * time.Millisecond},
+	)
+	tm.typeLine("explain it")
+	tm.waitFor("the reply up to the hold", "stops for a while HOLD")
+	tm.keys("-l", "next question")
+	tm.waitFor("the typed-ahead row", "queued: next question")
+	if s := tm.screen(); strings.Contains(s, "─ claude-sonnet-4-5") || strings.Contains(s, "end of its sentence") {
+		t.Fatalf("the turn was over before the typed text showed:\n%s", s)
+	}
+	tm.keys("Enter")
+	tm.waitFor("the queued line", "queued: next question ⏎ (sent when this turn ends)")
+	rows := tm.visible()
+	if last := strings.TrimSpace(rows[len(rows)-1]); !strings.HasPrefix(last, "queued: next question") {
+		t.Errorf("the queued row is not below the reply: last row %q", last)
+	}
+	for _, r := range rows {
+		if strings.Contains(r, "next question") && !strings.HasPrefix(strings.TrimSpace(r), "queued: ") {
+			t.Errorf("the typed text is mixed into the reply: %q", r)
+		}
+	}
+	tm.capture("typeahead")
+	release()
+
+	tm.waitFor("the reply to the queued line", "Got the queued question.")
+	tm.waitForCount("two status lines", "─ claude-sonnet-4-5", 2)
+	if got := lastUser(srv); got != "next question" {
+		t.Errorf("the queued line reached the model as %q", got)
+	}
+	s := tm.screen()
+	for _, want := range []string{
+		"The reply begins with a paragraph that is long enough to wrap at eighty columns,\nwith bold words in it, and then it stops for a while HOLD and goes on to the end\nof its sentence.",
+		"• an item that streams after the typing\n• and another one",
+		"main.go", "The last paragraph of the reply",
+		"› next question\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "queued:") || strings.Count(s, "next question") != 1 || strings.Contains(s, "**") {
+		t.Errorf("the queued row or raw text was left behind:\n%s", s)
+	}
+
+	// Typed ahead, Enter, then Esc: the line waits at the prompt, unsent.
+	tm.typeLine("once more")
+	tm.waitFor("the third reply streaming", "The third reply starts HOLD")
+	tm.keys("-l", "second thoughts")
+	tm.keys("Enter")
+	tm.waitFor("queued again", "queued: second thoughts ⏎")
+	tm.keys("Escape")
+	tm.waitFor("interrupted", "⏹ interrupted")
+	tm.waitFor("the queued line at the prompt", "› second thoughts")
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("%d requests: the line queued before the interrupt was sent", n)
+	}
+	tm.keys("C-u")
 	tm.keys("C-d")
 	tm.waitExit()
 }

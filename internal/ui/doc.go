@@ -7,15 +7,17 @@
 // Everything stays in the terminal's normal scrollback: no alternate
 // screen, no full-screen layout, so a session can be scrolled, searched and
 // copied like any other command's output. The only in-place redraws are the
-// prompt line being edited, the spinner's own line, and the one-time
-// replacement of a streamed reply by its rendered form (skipped when the
-// reply has already scrolled off the screen).
+// prompt line being edited, the spinner's own line, the row of keys typed
+// ahead during a turn (kept below the spinner or the streaming reply,
+// redrawn as the reply grows, gone when the turn ends), and the
+// replacement of a streaming block by its rendering.
 //
 // The pieces:
 //
 //   - Input is the single reader of the terminal's input, shared by the
 //     Editor and the Prompter so no abandoned read ever swallows keys;
-//     Input.Quiet turns echo and line buffering off while a turn runs.
+//     Input.Quiet turns echo and line buffering off while a turn runs
+//     (Enter stays CR, so a line typed ahead is sent at the prompt).
 //   - Editor reads a line: raw mode, Emacs keys, history in a file,
 //     Ctrl-R search (Ctrl-G cancels it), \-Enter, Ctrl-J or Alt-Enter for
 //     a newline, bracketed paste (a long one shown collapsed), Tab

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
@@ -42,20 +43,179 @@ type Renderer struct {
 	lastTool string // ID of the call whose line was printed last
 	paused   bool   // a prompt owns the terminal: no spinner, output held
 	held     strings.Builder
+
+	inTurn  bool     // between StartTurn and EndTurn
+	queued  string   // what the user typed ahead during the turn, readable
+	qShown  []string // the queued rows on screen below the output, nil when none
+	tail    string   // what was written since the last newline, to redraw after the queued row
+	tailOff bool     // the tail grew too long to keep: no queued row until the next newline
 }
 
 const spinHint = "· Esc interrupts"
 
-// SetQueued shows what the user typed while the turn runs after the
-// spinner ("queued: …"); it waits at the next prompt. "" clears it.
-func (r *Renderer) SetQueued(text string) {
+// SetQueued shows the keys the user typed while the turn runs, on a row
+// of its own below the output ("queued: …"): under the spinner, or under
+// the reply while it streams, redrawn as the reply grows so the two never
+// mix. The keys wait at the next prompt (a line ended with Enter is sent
+// by itself). "" clears the row.
+func (r *Renderer) SetQueued(typed string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	hint := spinHint
-	if text != "" {
-		hint += " · queued: " + text
+	r.hideQueue()
+	r.queued = queuedText(typed)
+	r.spin.below = r.queueRows()
+	if _, spinning := r.spin.running(); spinning {
+		r.spin.draw()
+		return
 	}
-	r.spin.hint = r.t.Style.Dim(hint) // the next tick draws it
+	r.showQueue()
+}
+
+// queuedText is typed keys as one readable line: an Enter shows as ⏎ (a
+// Ctrl-J, which starts a new line in the prompt, as ↵),
+// key sequences (arrows, paste brackets) and control keys as nothing.
+func queuedText(typed string) string {
+	var b strings.Builder
+	for i := 0; i < len(typed); i++ {
+		c := typed[i]
+		switch {
+		case c == '\r':
+			b.WriteString(queuedEnter + " ")
+		case c == '\n': // Ctrl-J: a new line in the prompt
+			b.WriteString("↵")
+		case c == 0x1b:
+			i += escapeLen(typed[i:]) - 1
+		case c < 0x20 || c == 0x7f:
+		default:
+			r, size := utf8.DecodeRuneInString(typed[i:])
+			if r != utf8.RuneError {
+				b.WriteString(Sanitize(string(r)))
+			}
+			i += size - 1
+		}
+	}
+	return strings.TrimSuffix(b.String(), " ")
+}
+
+// escapeLen is the length of the key sequence at the start of s (which
+// starts with Esc): CSI ("\x1b[" parameters, final byte), SS3 ("\x1bO"
+// and a byte), Alt and a key, or a lone Esc.
+func escapeLen(s string) int {
+	switch {
+	case len(s) < 2:
+		return 1
+	case s[1] == '[':
+		for j := 2; j < len(s); j++ {
+			if s[j] >= 0x40 && s[j] <= 0x7e {
+				return j + 1
+			}
+		}
+		return len(s)
+	case s[1] == 'O' && len(s) > 2:
+		return 3
+	}
+	return 2
+}
+
+// queueRows is the queued text as rows to show below the output: a blank
+// row for air, then the text, its end kept when it is too long.
+func (r *Renderer) queueRows() []string {
+	if r.queued == "" || !r.t.TTY {
+		return nil
+	}
+	st, w := r.t.Style, r.t.Width()
+	label := "queued: "
+	hint := " (waits at the prompt; Enter sends it after this turn)"
+	if strings.HasSuffix(r.queued, queuedEnter) {
+		hint = " (sent when this turn ends)"
+	}
+	room := w - 1 - StringWidth(label)
+	text := r.queued
+	if StringWidth(text) > room {
+		text = "…" + TruncateLeft(text, room-1)
+	}
+	row := st.Dim(label) + text
+	if StringWidth(label+text+hint) <= w-1 {
+		row += st.Dim(hint)
+	}
+	return []string{"", row}
+}
+
+// queuedEnter is how an Enter typed ahead shows in the queued text.
+const queuedEnter = " ⏎"
+
+// showQueue draws the queued rows below the output when nothing else
+// holds that place (the spinner draws them itself; a prompt owns the
+// terminal while paused). The cursor then sits on the queued row; the next
+// write takes it away first (hideQueue) and puts the cursor back.
+func (r *Renderer) showQueue() {
+	if r.qShown != nil || r.queued == "" || !r.inTurn || r.paused || !r.t.TTY || r.tailOff {
+		return
+	}
+	if _, spinning := r.spin.running(); spinning {
+		return
+	}
+	rows := r.queueRows()
+	w, h := r.t.Width(), r.t.Height()
+	// The tail is redrawn from its first row: it must still be on screen.
+	if textRows(StripANSI(r.tail), w)+len(rows) >= h {
+		return
+	}
+	var b strings.Builder
+	if r.tail != "" {
+		b.WriteString("\r\n") // off the tail's row
+	}
+	for i, l := range rows {
+		if i > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("\x1b[K" + l)
+	}
+	io.WriteString(r.t.Out, b.String())
+	r.qShown = rows
+}
+
+// hideQueue erases the queued rows and puts the cursor back where the
+// output ended: on the tail's first row, which is written again (the same
+// text over itself, so the terminal's cursor and pending wrap are as they
+// were).
+func (r *Renderer) hideQueue() {
+	if r.qShown == nil {
+		return
+	}
+	// Counted at the width now: a terminal that was resized meanwhile
+	// has re-wrapped the rows.
+	w := r.t.Width()
+	up := 0
+	for _, l := range r.qShown[1:] {
+		up += max(1, textRows(StripANSI(l), w))
+	}
+	if r.tail != "" {
+		up += textRows(StripANSI(r.tail), w)
+	}
+	r.qShown = nil
+	var b strings.Builder
+	if up > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", up)
+	}
+	b.WriteString("\r\x1b[J" + r.tail)
+	io.WriteString(r.t.Out, b.String())
+}
+
+// maxTail bounds the text kept to redraw after the queued row.
+const maxTail = 16 << 10
+
+// track follows what was written for hideQueue: the text after the last
+// newline.
+func (r *Renderer) track(s string) {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		r.tail, r.tailOff = s[i+1:], false
+	} else if !r.tailOff {
+		r.tail += s
+	}
+	if len(r.tail) > maxTail {
+		r.tail, r.tailOff = "", true
+	}
 }
 
 // NewRenderer returns a renderer writing to t and accounting into m (a new
@@ -70,7 +230,12 @@ func NewRenderer(t *Term, m *Meter) *Renderer {
 	return r
 }
 
-func (r *Renderer) writeRaw(s string) { io.WriteString(r.t.Out, s) }
+// writeRaw writes control sequences (redraws, the spinner) that the
+// caller keeps track of.
+func (r *Renderer) writeRaw(s string) {
+	r.hideQueue()
+	io.WriteString(r.t.Out, s)
+}
 
 // write prints s (already safe) and tracks whether a line was ended.
 // While a prompt owns the terminal (concurrent tools, notices) output is
@@ -82,7 +247,9 @@ func (r *Renderer) write(s string) {
 	if r.paused {
 		r.held.WriteString(s)
 	} else {
+		r.hideQueue()
 		io.WriteString(r.t.Out, s)
+		r.track(s)
 	}
 	r.col0 = strings.HasSuffix(s, "\n")
 }
@@ -95,6 +262,8 @@ func (r *Renderer) newline() {
 
 func (r *Renderer) spinStart(label string) {
 	if r.t.TTY && !r.paused {
+		r.hideQueue()
+		r.spin.below = r.queueRows()
 		r.spin.start(r.t.Style.Dim(label))
 	}
 }
@@ -105,6 +274,7 @@ func (r *Renderer) StartTurn() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.tools = 0
+	r.inTurn = true
 	r.newline()
 	if r.t.TTY {
 		r.write("\n") // air between the prompt and the reply
@@ -119,6 +289,8 @@ func (r *Renderer) EndTurn(interrupted bool) {
 	defer r.mu.Unlock()
 	r.spin.stop()
 	r.closeBlocks()
+	r.hideQueue()
+	r.inTurn, r.queued, r.spin.below = false, "", nil
 	if interrupted {
 		r.write(r.t.Style.Yellow("⏹ interrupted") + r.t.Style.Dim(" — what completed is kept; type to continue") + "\n")
 	}
@@ -131,6 +303,7 @@ func (r *Renderer) Pause() {
 	defer r.mu.Unlock()
 	r.spin.stop()
 	r.closeBlocks()
+	r.hideQueue()
 	r.newline()
 	r.paused = true
 	r.pausedAt = time.Now()
@@ -173,11 +346,13 @@ func (r *Renderer) Resume() {
 		r.waited += time.Since(r.pausedAt)
 		r.pausedAt = time.Time{}
 	}
+	r.tail, r.tailOff = "", false // the prompt's editor ended its line
 	if r.held.Len() > 0 {
 		io.WriteString(r.t.Out, r.held.String())
+		r.track(r.held.String())
 		r.held.Reset()
 	} else {
-		r.col0 = true // the prompt's editor ended its line
+		r.col0 = true
 	}
 	r.spinStart("running")
 }
@@ -194,6 +369,7 @@ func (r *Renderer) Close() {
 func (r *Renderer) OnEvent(e llm.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer r.showQueue()
 	switch e.Type {
 	case llm.EventText:
 		r.spin.stop()
@@ -439,7 +615,7 @@ func (r *Renderer) eraseRaw() {
 		r.writeRaw(fmt.Sprintf("\x1b[%dA", m.row))
 	}
 	r.writeRaw("\r\x1b[J")
-	r.col0 = true
+	r.col0, r.tail = true, ""
 	m.shown, m.row, m.col, m.held = 0, 0, 0, false
 }
 
@@ -498,7 +674,7 @@ func (r *Renderer) Reflow() {
 	// Called at the prompt, where the terminal is raw: a newline does not
 	// return the carriage by itself.
 	r.writeRaw(strings.ReplaceAll(out, "\n", "\r\n"))
-	r.col0 = true
+	r.col0, r.tail, r.tailOff = true, "", false
 }
 
 // textRows counts the terminal rows raw occupies when printed from column
@@ -618,6 +794,7 @@ func (r *Renderer) OnToolEnd(call, result llm.Block, elapsed time.Duration) {
 func (r *Renderer) OnReply(reply *llm.Reply) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer r.showQueue()
 	r.spin.stop()
 	r.closeBlocks()
 	if reply == nil {
@@ -634,6 +811,7 @@ func (r *Renderer) OnReply(reply *llm.Reply) {
 func (r *Renderer) OnNotice(n notice.Notice) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer r.showQueue()
 	label, spinning := r.spin.running()
 	r.spin.stop()
 	r.closeBlocks()
@@ -653,6 +831,7 @@ func (r *Renderer) OnNotice(n notice.Notice) {
 func (r *Renderer) Print(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer r.showQueue()
 	r.spin.stop()
 	r.closeBlocks()
 	r.newline()

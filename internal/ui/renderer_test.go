@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
@@ -328,5 +329,98 @@ func TestRendererToolTimeAndLiveOutput(t *testing.T) {
 	}
 	if c, res, ok := r.LastResult(1); !ok || c.ID != "c1" || !strings.HasPrefix(res.Content, "done") {
 		t.Errorf("LastResult = %v %v %v", c, res, ok)
+	}
+}
+
+// Keys typed while a reply streams show on a row of their own below it,
+// redrawn as the reply grows, and never mix into it: at every step the
+// screen above the queued row, and the whole screen at the end, are what
+// the same reply gives with nothing typed. The replies hit the awkward
+// places: a row filled to the last column (the pending wrap), wide
+// characters, a block too tall to echo raw, a table, a fenced block.
+func TestRendererQueuedBelowStream(t *testing.T) {
+	exact := strings.Repeat("x", 29) + "y" // fills a 30-column row exactly
+	tall := strings.TrimSpace(strings.Repeat("a paragraph that goes on and on ", 30))
+	tests := []struct {
+		name, src string
+		w, h      int
+		color     bool
+	}{
+		{"paragraphs", "First paragraph with **bold** text that wraps over the row.\n\nSecond one, also long enough to wrap once or twice here.\n", 30, 12, true},
+		{"exact width", exact + "\n" + exact + exact + "\nafter it\n\n" + exact, 30, 12, false},
+		{"wide", "世界世界世界世界世界世界世界世界 wide text that wraps 世界世界\n\n- 一 item\n- 二 item\n", 30, 12, true},
+		{"tall", tall + "\n\nthe end", 30, 8, true},
+		{"table and code", "| file | state |\n|---|---|\n| a.go | fine |\n\n```go\nfunc main() {}\n```\ndone\n", 30, 12, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ref, refScr := testRenderer(tt.w, tt.h, tt.color)
+			defer ref.Close()
+			r, scr := testRenderer(tt.w, tt.h, tt.color)
+			defer r.Close()
+			ref.StartTurn()
+			r.StartTurn()
+			typed := ""
+			src := tt.src
+			for i := 0; len(src) > 0; i++ {
+				n := min(len(src), 3+i%5)
+				for !utf8.ValidString(src[:n]) {
+					n++
+				}
+				stream(ref, src[:n])
+				stream(r, src[:n])
+				src = src[n:]
+				if i%3 == 0 {
+					typed += string(rune('a' + i%26))
+					if i%9 == 0 {
+						typed += "\r"
+					}
+					r.SetQueued(typed)
+				}
+				if typed == "" {
+					continue
+				}
+				got, want := scr.all(), refScr.all()
+				rows := strings.Split(got, "\n")
+				last := rows[len(rows)-1]
+				q := []rune(queuedText(typed))
+				if end := string(q[max(0, len(q)-8):]); !strings.HasPrefix(last, "queued: ") || !strings.Contains(last, end) {
+					t.Fatalf("step %d: the last row is not the queued text %q:\n%s", i, queuedText(typed), got)
+				}
+				if above := strings.TrimRight(strings.Join(rows[:len(rows)-1], "\n"), "\n"); above != want {
+					t.Fatalf("step %d: the reply with a queued row differs from the reply alone:\n%s\n--- want:\n%s", i, above, want)
+				}
+			}
+			ref.OnReply(reply(tt.src, llm.Usage{}))
+			r.OnReply(reply(tt.src, llm.Usage{}))
+			r.SetQueued("")
+			ref.EndTurn(false)
+			r.EndTurn(false)
+			if got, want := scr.all(), refScr.all(); got != want {
+				t.Errorf("the finished reply differs:\n%s\n--- want:\n%s", got, want)
+			}
+		})
+	}
+}
+
+// The queued row is drawn under the spinner too, and a key sequence (an
+// arrow, a bracketed paste) typed ahead shows as nothing.
+func TestRendererQueuedUnderSpinner(t *testing.T) {
+	r, scr := testRenderer(60, 10, false)
+	defer r.Close()
+	r.StartTurn()
+	r.SetQueued("fix\x1b[Dx\x1b[200~ it\x1b[201~\r")
+	got := scr.text()
+	if !strings.Contains(got, "thinking") || !strings.HasSuffix(got, "\nqueued: fixx it ⏎ (sent when this turn ends)") {
+		t.Errorf("no queued row under the spinner:\n%s", got)
+	}
+	stream(r, "hello")
+	if got := scr.text(); !strings.HasSuffix(got, "hello\n\nqueued: fixx it ⏎ (sent when this turn ends)") || strings.Contains(got, "thinking") {
+		t.Errorf("the queued row did not move under the reply:\n%s", got)
+	}
+	r.OnReply(reply("hello", llm.Usage{}))
+	r.EndTurn(false)
+	if got := scr.all(); got != "\nhello" {
+		t.Errorf("screen after the turn = %q, want the reply alone", got)
 	}
 }

@@ -24,6 +24,8 @@ type spinner struct {
 
 	above      []string // rows shown above the spinner (a command's last lines), each narrower than the width
 	aboveDrawn int      // how many of them are on screen
+	below      []string // rows shown below it (what the user typed ahead), each narrower than the width
+	belowDrawn int      // how many of them are on screen: the cursor ends on the last
 
 	gen     int
 	label   string
@@ -65,15 +67,18 @@ func (s *spinner) draw() {
 		line += " " + s.hint
 	}
 	var b strings.Builder
-	if s.aboveDrawn > 0 {
-		fmt.Fprintf(&b, "\x1b[%dA", s.aboveDrawn)
+	if up := s.aboveDrawn + s.belowDrawn; up > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", up)
 	}
 	b.WriteString("\r\x1b[J")
 	for _, l := range s.above {
 		b.WriteString(l + "\r\n")
 	}
 	b.WriteString(line)
-	s.aboveDrawn = len(s.above)
+	for _, l := range s.below {
+		b.WriteString("\r\n" + l)
+	}
+	s.aboveDrawn, s.belowDrawn = len(s.above), len(s.below)
 	s.write(b.String())
 	s.drawn = true
 }
@@ -86,12 +91,12 @@ func (s *spinner) stop() {
 	s.gen++
 	s.label = ""
 	if s.drawn {
-		if s.aboveDrawn > 0 {
-			s.write(fmt.Sprintf("\x1b[%dA", s.aboveDrawn))
+		if up := s.aboveDrawn + s.belowDrawn; up > 0 {
+			s.write(fmt.Sprintf("\x1b[%dA", up))
 		}
 		s.write("\r\x1b[J")
 		s.drawn = false
-		s.aboveDrawn = 0
+		s.aboveDrawn, s.belowDrawn = 0, 0
 	}
 }
 
