@@ -52,9 +52,9 @@ func cacheDir(t *testing.T) string {
 }
 
 // TestOpenNewSession: a new session is wired from Options alone: the
-// project from the working directory, the clock in the log's name, the
-// key from the given environment redacted, the spill directory under the
-// given cache directory and removed on Close.
+// project from the working directory, the clock in the log's name and
+// its entries' times, the key from the given environment redacted, the
+// spill directory under the given cache directory and removed on Close.
 func TestOpenNewSession(t *testing.T) {
 	o := testOptions(t)
 	s, err := Open(context.Background(), o)
@@ -82,6 +82,16 @@ func TestOpenNewSession(t *testing.T) {
 	raw, _ := os.ReadFile(s.Log.Path())
 	if strings.Contains(string(raw), "sk-app-test") || !strings.Contains(string(raw), "[REDACTED]") {
 		t.Errorf("the key from Options' environment was not redacted:\n%s", raw)
+	}
+	// The log's entries carry the given clock's time, not the machine's.
+	es, err := sessionlog.ReadFile(s.Log.Path())
+	if err != nil || len(es) < 2 {
+		t.Fatalf("the log reads %d entries: %v", len(es), err)
+	}
+	for _, e := range es {
+		if !e.Time.Equal(o.now()) {
+			t.Errorf("%s entry stamped %v, want the given clock's %v", e.Type, e.Time, o.now())
+		}
 	}
 	if _, err := os.Stat(spill); !os.IsNotExist(err) {
 		t.Errorf("spill directory left after Close: %v", err)

@@ -169,7 +169,7 @@ func (b *builder) openLog(context.Context) error {
 		}
 		s.ID = entries[0].Meta.ID
 		s.Resumed = true
-		if s.Log, err = sessionlog.Append(logPath, secrets); err != nil {
+		if s.Log, err = sessionlog.Append(logPath, secrets, sessionlog.WithClock(b.o.now)); err != nil {
 			return err
 		}
 		b.entries = entries
@@ -178,7 +178,7 @@ func (b *builder) openLog(context.Context) error {
 		logPath := filepath.Join(sessionlog.Dir(home, project), sessionlog.FileName(b.o.now(), s.ID))
 		// Nothing is written before the first message: a session opened
 		// and left leaves no file for --continue to pick.
-		s.Log = sessionlog.CreateLazy(logPath, sessionlog.Meta{ID: s.ID, Project: project, Model: cfg.Model, Provider: cfg.Provider}, secrets)
+		s.Log = sessionlog.CreateLazy(logPath, sessionlog.Meta{ID: s.ID, Project: project, Model: cfg.Model, Provider: cfg.Provider}, secrets, sessionlog.WithClock(b.o.now))
 	}
 	s.cleanup = append(s.cleanup, func() { s.Log.Close() })
 	return nil

@@ -14,7 +14,8 @@
 // A crash while tools ran leaves tool calls without results: Unanswered
 // builds the results that close them on resume, so every tool_use keeps
 // its tool_result. Configured API keys are redacted before anything
-// reaches the disk.
+// reaches the disk. An entry without a time is stamped by the log's clock,
+// the caller's (WithClock), so a session opened for a given clock logs it.
 //
 // Logs live under Root(home)/<ProjectKey(project)>/<start>-<id>.jsonl.
 // List, ListAll and Find read them back (newest first, ids by unique

@@ -21,8 +21,8 @@ type lazyStart struct {
 // first message entry is appended: then the file is created and the held
 // entries are written before it, with their own times. Closing a log that
 // never got a message leaves no file.
-func CreateLazy(path string, meta Meta, secrets []string) *Log {
-	l := newLog(nil, path, secrets, 0)
+func CreateLazy(path string, meta Meta, secrets []string, opts ...Option) *Log {
+	l := newLog(nil, path, secrets, 0, opts)
 	l.lazy = &lazyStart{held: []Entry{{Type: TypeMeta, Time: l.now().UTC(), Meta: &meta}}}
 	return l
 }

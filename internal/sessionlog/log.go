@@ -115,7 +115,7 @@ type logFile interface {
 
 // Create opens a new log file at path, writing meta as the first line.
 // secrets are redacted from every line.
-func Create(path string, meta Meta, secrets []string) (*Log, error) {
+func Create(path string, meta Meta, secrets []string, opts ...Option) (*Log, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating session directory: %w", err)
 	}
@@ -123,7 +123,7 @@ func Create(path string, meta Meta, secrets []string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating session log: %w", err)
 	}
-	l := newLog(f, path, secrets, 0)
+	l := newLog(f, path, secrets, 0, opts)
 	if err := l.Append(Entry{Type: TypeMeta, Meta: &meta}); err != nil {
 		f.Close()
 		os.Remove(path) // a log without its meta line is no log
@@ -136,7 +136,7 @@ func Create(path string, meta Meta, secrets []string) (*Log, error) {
 // (a crash or a failed write mid-line) is cut off first, and a notice
 // entry records the repair, so the new entries start on a line of their
 // own and the log stays readable.
-func Append(path string, secrets []string) (*Log, error) {
+func Append(path string, secrets []string, opts ...Option) (*Log, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening session log: %w", err)
@@ -151,7 +151,7 @@ func Append(path string, secrets []string) (*Log, error) {
 		f.Close()
 		return nil, fmt.Errorf("reading session log %s: %w", path, err)
 	}
-	l := newLog(f, path, secrets, good)
+	l := newLog(f, path, secrets, good, opts)
 	if good < st.Size() {
 		l.repair = fmt.Sprintf("a torn last line of %d bytes (an interrupted write) was removed before resuming", st.Size()-good)
 		if err := l.write(nil, l.now().UTC()); err != nil {
@@ -198,14 +198,31 @@ func wholeLines(f *os.File, size int64) (int64, error) {
 	return 0, nil
 }
 
-func newLog(f logFile, path string, secrets []string, size int64) *Log {
+func newLog(f logFile, path string, secrets []string, size int64, opts []Option) *Log {
 	var rs []string
 	for _, s := range secrets {
 		if len(s) >= 8 { // short strings would redact ordinary words
 			rs = append(rs, s)
 		}
 	}
-	return &Log{f: f, path: path, redact: rs, now: time.Now, size: size}
+	l := &Log{f: f, path: path, redact: rs, now: time.Now, size: size}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+// Option adjusts Create, CreateLazy and Append.
+type Option func(*Log)
+
+// WithClock stamps entries that carry no time of their own with now
+// (default time.Now), so a session opened for a given clock logs its times.
+func WithClock(now func() time.Time) Option {
+	return func(l *Log) {
+		if now != nil {
+			l.now = now
+		}
+	}
 }
 
 // Path is the log's file path.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/harness-dev/harness/internal/llm"
 )
@@ -252,5 +253,62 @@ func TestClosePendingAfterShortWrite(t *testing.T) {
 	es, err := ReadFile(path)
 	if got := texts(es); err != nil || len(got) != 3 || got[2] != "message:held back" {
 		t.Fatalf("entries %q, %v", got, err)
+	}
+}
+
+// TestWithClock: every entry without a time of its own, the meta line,
+// a lazy log's held entries and a resume's repair notice included, is
+// stamped by the clock the caller gives, not the machine's.
+func TestWithClock(t *testing.T) {
+	at := time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC)
+	clock := WithClock(func() time.Time { return at })
+	dir := t.TempDir()
+	m := llm.Text(llm.RoleUser, "hi")
+	for _, tc := range []struct {
+		name string
+		open func(path string) (*Log, error)
+	}{
+		{"create", func(path string) (*Log, error) { return Create(path, Meta{ID: "c"}, nil, clock) }},
+		{"lazy", func(path string) (*Log, error) { return CreateLazy(path, Meta{ID: "z"}, nil, clock), nil }},
+		{"resume torn", func(path string) (*Log, error) {
+			if err := os.WriteFile(path, []byte(`{"type":"meta","time":"2020-01-01T00:00:00Z","meta":{"id":"r"}}`+"\n{\"type\":\"mess"), 0o600); err != nil {
+				return nil, err
+			}
+			return Append(path, nil, clock)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name+".jsonl")
+			l, err := tc.open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Append(Entry{Type: TypeNotice, Text: "before the first message"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Append(Entry{Type: TypeMessage, Message: &m}); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			es, err := ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stamped := 0
+			for _, e := range es {
+				if e.Type == TypeMeta && tc.name == "resume torn" {
+					continue // written before, with its own time
+				}
+				if !e.Time.Equal(at) {
+					t.Errorf("%s entry %q stamped %v, want the given clock's %v", e.Type, e.Text, e.Time, at)
+				}
+				stamped++
+			}
+			if want := 3; stamped != want { // meta or repair notice, notice, message
+				t.Errorf("%d entries checked, want %d: %+v", stamped, want, es)
+			}
+		})
 	}
 }
