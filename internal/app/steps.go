@@ -98,14 +98,14 @@ func (b *builder) openSandbox(ctx context.Context) error {
 		},
 	}
 	getenv := func(k string) string { return b.o.Source.Env[k] }
-	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(s.Proxy), sandbox.LauncherFromEnv(getenv))
+	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(s.Proxy), sandbox.WithEnv(getenv))
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	b.policy = pol
 	b.s.Sandbox = sb
 	b.s.cleanup = append(b.s.cleanup, func() { sb.Close() })
-	b.s.Walls = wallsOf(sb.Backend(), strongest(runtime.GOOS))
+	b.s.Walls = wallsOf(sb.Backend(), strongest(runtime.GOOS), sandbox.WithEnv(getenv))
 	w := b.s.Walls
 	if b.o.Backend == BackendStrict && w.Weaker {
 		_, why := sandbox.Detect()
@@ -133,11 +133,11 @@ func strongest(goos string) string {
 	return ""
 }
 
-// wallsOf compares backend with the strongest one.
-func wallsOf(backend, best string) Walls {
+// wallsOf compares backend, opened with opts, with the strongest one.
+func wallsOf(backend, best string, opts ...sandbox.Option) Walls {
 	w := Walls{Backend: backend, Strongest: best, Weaker: backend != best}
 	if w.Weaker {
-		w.CannotHold = sandbox.Limits(backend)
+		w.CannotHold = sandbox.Limits(backend, opts...)
 	}
 	return w
 }

@@ -60,11 +60,11 @@ func runDoctor(ctx context.Context, opts doctorOptions, stdio Stdio) error {
 	default:
 		fmt.Fprintf(stdio.Out, "sandbox: %s (asked for; auto would pick %q: %s)\n", backend, name, reason)
 	}
-	for _, l := range sandbox.Limits(backend) {
+	for _, l := range sandbox.Limits(backend, sandbox.WithEnv(os.Getenv)) {
 		fmt.Fprintf(stdio.Out, "  cannot hold: %s\n", l)
 	}
 	fmt.Fprintf(stdio.Out, "platform: %s/%s\n", runtime.GOOS, runtime.GOARCH)
-	escaped, err := sandbox.Battery(ctx, backend, stdio.Out, sandbox.LauncherFromEnv(os.Getenv))
+	escaped, err := sandbox.Battery(ctx, backend, stdio.Out, sandbox.WithEnv(os.Getenv))
 	if err != nil {
 		return &ExitError{Code: 1, Err: fmt.Errorf("escape battery: %w", err)}
 	}

@@ -118,7 +118,7 @@ func openSandbox(ctx context.Context, project string, addDirs []string, timeout 
 		v := gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: sandbox.AskedBy(ctx)})
 		return sandbox.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
 	}}
-	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(px), sandbox.LauncherFromEnv(os.Getenv))
+	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(px), sandbox.WithEnv(os.Getenv))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}

@@ -31,13 +31,14 @@ type containerImg struct {
 // from nothing but a tar of empty directories (see containerImg.hostFS).
 const DefaultImage = "harness-hostfs:1"
 
-// containerImage picks the image: HARNESS_IMAGE (which must be there
-// already: nothing is pulled), else the project's harness.Dockerfile
+// containerImage picks the image: ref, HARNESS_IMAGE as the caller read
+// it (which must be there already: nothing is pulled), else the project's
+// harness.Dockerfile
 // (built once per content, tagged harness-project:<hash>; its build
 // context is the Dockerfile alone, so nothing of the project leaks into
 // the image), else DefaultImage.
-func containerImage(ctx context.Context, cli *client.Client, p *Policy) (containerImg, error) {
-	if ref := os.Getenv(ImageEnv); ref != "" {
+func containerImage(ctx context.Context, cli *client.Client, p *Policy, ref string) (containerImg, error) {
+	if ref != "" {
 		if _, err := cli.ImageInspect(ctx, ref); err != nil {
 			return containerImg{}, fmt.Errorf("%w: %s=%s: %v (harness pulls nothing: build or pull it first)", ErrUnavailable, ImageEnv, ref, err)
 		}

@@ -76,7 +76,7 @@ func containerResources(p *Policy) container.Resources {
 const containerLabel = "dev.harness.sandbox"
 
 func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o openOptions) (*instance, error) {
-	cli, err := containerClient(backend)
+	cli, err := containerClient(backend, o.env)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o
 		cli.Close()
 		return nil, err
 	}
-	img, err := containerImage(ctx, cli, p)
+	img, err := containerImage(ctx, cli, p, o.env(ImageEnv))
 	if err != nil {
 		cli.Close()
 		return nil, err
@@ -150,12 +150,12 @@ func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o
 }
 
 // containerClient reaches the engine from the environment (DOCKER_HOST
-// and friends); podman without DOCKER_HOST is looked for at its usual
-// sockets.
-func containerClient(backend string) (*client.Client, error) {
+// and friends, which the client reads); podman without DOCKER_HOST in
+// getenv is looked for at its usual sockets.
+func containerClient(backend string, getenv func(string) string) (*client.Client, error) {
 	opts := []client.Opt{client.FromEnv}
-	if backend == BackendPodman && os.Getenv("DOCKER_HOST") == "" {
-		for _, s := range []string{filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "podman", "podman.sock"), "/run/podman/podman.sock"} {
+	if backend == BackendPodman && getenv("DOCKER_HOST") == "" {
+		for _, s := range []string{filepath.Join(getenv("XDG_RUNTIME_DIR"), "podman", "podman.sock"), "/run/podman/podman.sock"} {
 			if st, err := os.Stat(s); err == nil && st.Mode()&os.ModeSocket != 0 {
 				opts = append(opts, client.WithHost("unix://"+s))
 				break

@@ -47,8 +47,8 @@
 // no_new_privs, applies Landlock and a seccomp filter on the thread that
 // then execs the command.
 //
-// By default (WithLauncher; LauncherFromEnv turns it off when the
-// environment the caller passes has HARNESS_SANDBOX_LAUNCHER=0) the
+// By default (WithLauncher; WithEnv or LauncherFromEnv turns it off when
+// the environment the caller passes has HARNESS_SANDBOX_LAUNCHER=0) the
 // bwrap and landlock backends put up their outer walls once per session,
 // around a launcher: the harness binary, started lazily by the first Run,
 // that serves commands over an inherited socketpair. Each command goes to
@@ -275,7 +275,8 @@
 // bound at /.harness/proxy.sock (container_net_linux.go); the engine's
 // profile then lets through that one kind of unix socket (seqpacket) for
 // the init, while the inner stage still denies commands every unix
-// socket. The image: HARNESS_IMAGE, else the project's
+// socket. The image: HARNESS_IMAGE (in the environment given with
+// WithEnv; the sandbox reads none itself), else the project's
 // harness.Dockerfile (built with the Dockerfile alone as context), else
 // DefaultImage, an empty root with the host's /usr and /etc bound
 // read-only (built offline, in a moment). auto never picks a container.

@@ -1,7 +1,8 @@
 package sandbox
 
-// Limits says, plainly, which rules backend cannot hold on this machine.
-func Limits(backend string) []string {
+// Limits says, plainly, which rules backend, opened with opts, cannot
+// hold on this machine.
+func Limits(backend string, _ ...Option) []string {
 	switch backend {
 	case BackendSeatbelt:
 		return []string{

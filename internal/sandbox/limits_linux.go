@@ -1,9 +1,12 @@
 package sandbox
 
-import "os"
-
-// Limits says, plainly, which rules backend cannot hold on this machine.
-func Limits(backend string) []string {
+// Limits says, plainly, which rules backend, opened with opts, cannot
+// hold on this machine.
+func Limits(backend string, opts ...Option) []string {
+	var o openOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	switch backend {
 	case BackendBwrap:
 		var l []string
@@ -14,7 +17,7 @@ func Limits(backend string) []string {
 		if LandlockABI() < 6 {
 			l = append(l, "Landlock below ABI 6: a command can kill the session's launcher or a command running beside it (a denial of service; the next command restarts the launcher)")
 		}
-		if os.Getenv(LauncherEnv) == "0" {
+		if o.perCommand {
 			l = append(l, "without the launcher (HARNESS_SANDBOX_LAUNCHER=0) nothing forwards the network proxy's port: commands have no network at all")
 		}
 		return l

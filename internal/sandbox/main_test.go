@@ -18,9 +18,6 @@ const batteryEnv = "HARNESS_SANDBOX_TEST_BATTERY"
 func TestMain(m *testing.M) {
 	stallIfAsked()
 	RunHelperIfRequested()
-	if img := os.Getenv("HARNESS_TEST_IMAGE"); img != "" {
-		os.Setenv(ImageEnv, img) // the container backend's image in these tests
-	}
 	if v := os.Getenv(batteryEnv); v != "" {
 		b, opts := testVariant(v)
 		n, err := Battery(context.Background(), b, os.Stdout, opts...)
@@ -41,7 +38,17 @@ const perCommand = "/per-command"
 // testVariant splits "bwrap/per-command" into a backend and Open options.
 func testVariant(v string) (string, []Option) {
 	if b, ok := strings.CutSuffix(v, perCommand); ok {
-		return b, []Option{WithLauncher(false)}
+		return b, []Option{WithEnv(testEnv), WithLauncher(false)}
 	}
-	return v, []Option{WithLauncher(true)}
+	return v, []Option{WithEnv(testEnv), WithLauncher(true)}
+}
+
+// testEnv is the environment the tests give the sandbox (it reads none of
+// its own): the container backend's image is HARNESS_TEST_IMAGE (see
+// .ci/run), and nothing else is set.
+func testEnv(k string) string {
+	if k == ImageEnv {
+		return os.Getenv("HARNESS_TEST_IMAGE")
+	}
+	return ""
 }

@@ -363,6 +363,7 @@ func TestLauncherEnvOff(t *testing.T) {
 		{nil, true}, // the process's variable is not the sandbox's input
 		{[]Option{LauncherFromEnv(off)}, false},
 		{[]Option{LauncherFromEnv(off), WithLauncher(true)}, true},
+		{[]Option{WithEnv(off)}, false},
 	} {
 		sb, err := Open(context.Background(), p, BackendBwrap, tc.opts...)
 		if err != nil {

@@ -91,6 +91,14 @@ type Option func(*openOptions)
 type openOptions struct {
 	perCommand bool
 	proxy      *Proxy
+	getenv     func(string) string // the caller's environment; nil reads nothing
+}
+
+func (o openOptions) env(k string) string {
+	if o.getenv == nil {
+		return ""
+	}
+	return o.getenv(k)
 }
 
 // WithProxy gives commands a way out through px (see Proxy): the
@@ -120,6 +128,20 @@ const LauncherEnv = "HARNESS_SANDBOX_LAUNCHER"
 // process's, or a test's); the sandbox reads none itself.
 func LauncherFromEnv(getenv func(string) string) Option {
 	return WithLauncher(getenv(LauncherEnv) != "0")
+}
+
+// WithEnv gives the backends the environment the caller read (the
+// process's, or a test's): LauncherEnv as LauncherFromEnv reads it,
+// ImageEnv for the container image, and DOCKER_HOST and XDG_RUNTIME_DIR
+// to find podman's socket. Without it the sandbox reads none of them
+// (the engine's client still takes its own DOCKER_* settings, as every
+// Docker client does).
+func WithEnv(getenv func(string) string) Option {
+	launcher := LauncherFromEnv(getenv)
+	return func(o *openOptions) {
+		o.getenv = getenv
+		launcher(o)
+	}
 }
 
 // WithLauncher chooses how the bwrap and landlock backends start commands:
