@@ -320,7 +320,7 @@ func newBatchCollectCommand(stdio Stdio) *cobra.Command {
 example each pod's "kubectl logs" saved to a file, or all of them in one), keep
 those of the task file's tasks, append them to the results file and print the
 summary. Other lines in the logs are ignored.
-` + exitStatusHelp,
+` + plainExitHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return usageError("give the task file and at least one log: harness batch collect TASKS.jsonl LOG...")

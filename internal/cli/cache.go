@@ -24,7 +24,8 @@ cargo, and variables named in HARNESS_CACHE_VARS) in a directory per project und
 machine uses it, so nothing the agent puts there reaches a build outside the walls.
 
 "harness cache" lists every project's cache and its size; "harness cache clean" removes the
-current project's (or --project DIR's), "harness cache clean --all" every one.`,
+current project's (or --project DIR's), "harness cache clean --all" every one.
+` + plainExitHelp,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,6 +57,7 @@ current project's (or --project DIR's), "harness cache clean --all" every one.`,
 	clean := &cobra.Command{
 		Use:          "clean [--project DIR | --all]",
 		Short:        "Remove a project's build cache (or every one)",
+		Long:         "Remove the current project's build cache (or --project DIR's), or with --all every one.\n" + plainExitHelp,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

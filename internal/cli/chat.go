@@ -130,7 +130,13 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 			return nil
 		case err != nil:
 			if ctx.Err() != nil {
-				return nil
+				// SIGTERM or SIGHUP: the session closes cleanly (deferred
+				// above), and the status says it did not end by itself.
+				msg := "terminated"
+				if c.s.Log.Written() {
+					msg += "; the session is saved: harness --resume " + c.s.ID
+				}
+				return &ExitError{Code: exitInterrupted, Err: errors.New(msg)}
 			}
 			return fmt.Errorf("reading input: %w", err)
 		}

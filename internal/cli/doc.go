@@ -6,5 +6,9 @@
 // reads at the process's edge.
 //
 // Exit codes: 0 ok, 1 failure, 2 usage (a UsageError, decided by type),
-// 124 timeout (sandbox), 130 interrupted (SIGINT or SIGTERM).
+// 3 nothing written (run), 124 timeout and 125 walls not up (sandbox,
+// which otherwise passes its command's status through), 130 interrupted
+// (SIGINT or SIGTERM for run and batch; SIGTERM or SIGHUP for the
+// interactive session, where Ctrl-C stops a turn). Each command's help
+// says which are its own (TestEveryCommandSaysItsExitStatus).
 package cli

@@ -5,7 +5,10 @@ import (
 	"context"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 )
@@ -78,4 +81,34 @@ func TestExitStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEveryCommandSaysItsExitStatus: every command's --help ends with its
+// exit statuses (the README says so), and only the commands that handle
+// SIGINT or SIGTERM themselves (TestRunInterrupted, TestChatTerminated)
+// promise 130 for them.
+func TestEveryCommandSaysItsExitStatus(t *testing.T) {
+	handlesSignals := map[string]bool{"harness": true, "harness run": true, "harness batch": true, "harness batch ab": true}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			return
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if !c.Runnable() { // a help topic or a group: nothing exits
+			return
+		}
+		t.Run(c.CommandPath(), func(t *testing.T) {
+			_, status, ok := strings.Cut(c.Long, "\nEXIT STATUS\n")
+			if !ok {
+				t.Fatalf("%q's help has no EXIT STATUS", c.CommandPath())
+			}
+			if promises := strings.Contains(status, "130"); promises != handlesSignals[c.CommandPath()] {
+				t.Errorf("%q's EXIT STATUS promises 130 for a signal: %v, but the command handles signals: %v:\n%s", c.CommandPath(), promises, handlesSignals[c.CommandPath()], status)
+			}
+		})
+	}
+	walk(newRootCommand(Stdio{}))
 }

@@ -30,7 +30,7 @@ its model).
 
 Entries in ~/.agents/models.json (the catalogue format, {"models":[...]}) replace or
 add to the built-in ones; CONTEXT_WINDOW, MAX_TOKENS and PRICE_* in ~/.agents/env
-override them for the configured model.` + exitStatusHelp,
+override them for the configured model.` + plainExitHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := config.FromOS(nil)

@@ -34,7 +34,8 @@ command (every command it runs, every file it writes) with its own verdict and r
 are the built-in ones, ~/.agents/permissions, <project>/.agents/permissions and --allow/--deny.
 
   harness permissions check 'echo x > main.go'
-  harness permissions check --allow 'write main.go' 'echo x > main.go'`,
+  harness permissions check --allow 'write main.go' 'echo x > main.go'
+` + plainExitHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError("give the command as one quoted argument: harness permissions check 'COMMAND'")

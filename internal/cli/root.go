@@ -89,12 +89,34 @@ const (
 	exitInterrupted = 130 // 128 + SIGINT, as shells report it; also for SIGTERM
 )
 
+// exitStatusHelp ends the help of the commands that run the agent
+// headless (run, batch): they handle SIGINT and SIGTERM themselves.
 const exitStatusHelp = `
 EXIT STATUS
   0    success
   1    failure (the agent or a provider failed; the message says what to do)
   2    bad usage (unknown flag, missing prompt)
   130  interrupted (SIGINT or SIGTERM); completed steps are saved
+`
+
+// chatExitHelp ends the interactive session's help: there Ctrl-C stops a
+// turn, and only SIGTERM or SIGHUP end the session from outside.
+const chatExitHelp = `
+EXIT STATUS
+  0    the session ended (/exit, Ctrl-D, or Ctrl-C twice at the prompt)
+  1    failure (the session could not start; the message says what to do)
+  2    bad usage (unknown flag)
+  130  ended by SIGTERM or SIGHUP; completed steps are saved
+`
+
+// plainExitHelp ends the help of the commands that only read or print
+// (sessions, models, cache, batch collect): a signal ends them as it ends
+// any program, with nothing to save.
+const plainExitHelp = `
+EXIT STATUS
+  0    success
+  1    failure (the message says what to do)
+  2    bad usage (unknown flag, wrong arguments)
 `
 
 // Main runs harness with args (without the program name) and returns the
@@ -160,7 +182,7 @@ commands in a sandbox (read anywhere but secrets, write only the project, no net
 .git read-only) and edits files, asking you about what matters.
 
 Run without arguments for an interactive session; "harness run PROMPT" runs one task
-headless. Configuration lives in ~/.agents/env (see the README).` + exitStatusHelp,
+headless. Configuration lives in ~/.agents/env (see the README).` + chatExitHelp,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,

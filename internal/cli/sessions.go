@@ -41,7 +41,7 @@ Every session is an append-only log under ~/.agents/sessions/<project>/. Resume
 one with "harness --resume ID" (or "harness run --resume ID PROMPT"), the latest
 with "harness --continue" (the one whose last message is newest). An id prefix
 works wherever an id does.
-` + exitStatusHelp,
+` + plainExitHelp,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,7 +59,7 @@ works wherever an id does.
 results (long results cut to 20 lines unless --full), history edits, permission
 decisions, plan changes, and sub-agents' messages marked with their label.
 Without ID, the latest session.
-` + exitStatusHelp,
+` + plainExitHelp,
 		Args:         cobra.MaximumNArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -75,7 +75,7 @@ Without ID, the latest session.
   --format jsonl      the log's entries, one JSON object a line (keys already redacted)
   --format markdown   a readable transcript with every tool result whole
 Without ID, the latest session.
-` + exitStatusHelp,
+` + plainExitHelp,
 		Args:         cobra.MaximumNArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
