@@ -127,27 +127,40 @@ func (s *Session) subagentObserver(label string) agent.Observer {
 // Open builds a Session. It validates the provider configuration, so
 // commands that need no model do not call it. The steps run in order; each
 // says in its name what it adds, and the later ones use what the earlier
-// ones built.
+// ones built (TestStepsInOrder runs them one by one).
 func Open(ctx context.Context, o Options) (*Session, error) {
-	b := &builder{o: o, s: &Session{Home: o.Source.Home}}
-	steps := []func(context.Context) error{
-		b.loadConfig,
-		b.resolveProject,
-		b.openSandbox,
-		b.openLog,
-		b.newGate,
-		b.buildTools,
-		b.newProvider,
-		b.newHistory,
-		b.buildAgent,
-		b.logPrompt,
-		b.restore,
-	}
-	for _, step := range steps {
-		if err := step(ctx); err != nil {
+	b := newBuilder(o)
+	for _, st := range b.steps() {
+		if err := st.run(ctx); err != nil {
 			b.s.Close()
 			return nil, err
 		}
 	}
 	return b.s, nil
+}
+
+func newBuilder(o Options) *builder {
+	return &builder{o: o, s: &Session{Home: o.Source.Home}}
+}
+
+// step is one named part of Open.
+type step struct {
+	name string
+	run  func(context.Context) error
+}
+
+func (b *builder) steps() []step {
+	return []step{
+		{"loadConfig", b.loadConfig},
+		{"resolveProject", b.resolveProject},
+		{"openSandbox", b.openSandbox},
+		{"openLog", b.openLog},
+		{"newGate", b.newGate},
+		{"buildTools", b.buildTools},
+		{"newProvider", b.newProvider},
+		{"newHistory", b.newHistory},
+		{"buildAgent", b.buildAgent},
+		{"logPrompt", b.logPrompt},
+		{"restore", b.restore},
+	}
 }

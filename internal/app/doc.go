@@ -1,12 +1,16 @@
 // Package app assembles one session: everything a conversation runs on
 // (configuration, sandbox policy and backend, session log, permission
 // gate, tools, provider, history, agent), wired together by Open from
-// small named steps, each in its own function with its own test. Both
-// front ends (the interactive chat and headless run) open their session
-// here, so they cannot drift; package cli only parses flags and renders.
+// small named steps, each in its own function (TestStepsInOrder runs them
+// one at a time and checks what each adds). Both front ends (the
+// interactive chat and headless run) open their session here, so they
+// cannot drift; package cli only parses flags and renders.
 //
-// Open reads nothing from the process: the environment, the home and
+// Open reads no setting from the process: the environment, the home and
 // cache directories, the working directory and the clock come in Options,
-// so a test opens a session for any user and any time. A step that fails
-// undoes the ones before it (the sandbox is closed, the log closed).
+// so a test opens a session for any user and any time. What it finds on
+// the machine is the machine's: the sandbox looks for bwrap on the
+// process's PATH and makes its private directory under the process's
+// temporary directory. A step that fails undoes the ones before it (the
+// sandbox is closed, the log closed).
 package app
