@@ -5,7 +5,7 @@
 //
 // A sub-agent shares the session's provider, sandbox and permission gate,
 // but gets a read-only tool set: the registry it runs on is the main one
-// Without write_file, edit_file, write_todos and task, so a write tool cannot
+// without write_file, edit_file, write_todos and task, so a write tool cannot
 // run even if the model names it, and a sub-agent cannot start another.
 // When the main gate is given, it is also wrapped to refuse any call that
 // declares a write, so a write tool added later is refused by default.

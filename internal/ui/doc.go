@@ -28,7 +28,8 @@
 //     imports agent) and accounts usage in a Meter for the status line.
 //   - Prompter implements permission.Prompter on top of the Editor.
 //
-// Colours are used only when output is a terminal and NO_COLOR is unset.
+// Colours are used only when output is a terminal, NO_COLOR is unset or
+// empty and TERM is not dumb.
 // The width is re-queried on every redraw, so resizing just works. Text
 // from the model or from tools goes through Sanitize before it reaches the
 // terminal: a reply cannot move the cursor, retitle the window or hide text.

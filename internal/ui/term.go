@@ -20,8 +20,9 @@ type Term struct {
 	Size func() (width, height int)
 }
 
-// NewTerm describes out. Colours are on when out is a terminal and getenv
-// has no NO_COLOR (any value, per no-color.org) and TERM is not "dumb".
+// NewTerm describes out. Colours are on when out is a terminal, getenv
+// has no NO_COLOR (or an empty one, per no-color.org) and TERM is not
+// "dumb".
 // getenv may be nil.
 func NewTerm(out io.Writer, getenv func(string) string) *Term {
 	if getenv == nil {
