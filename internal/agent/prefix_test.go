@@ -5,21 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/history"
-	"github.com/harness-dev/harness/internal/llm"
-	"github.com/harness-dev/harness/internal/llm/anthropic"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
-	"github.com/harness-dev/harness/internal/llm/openai"
-	"github.com/harness-dev/harness/internal/reminder"
-	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sessionlog"
-	"github.com/harness-dev/harness/internal/tools"
 )
 
 var cacheControl = regexp.MustCompile(`,?"cache_control":\{"type":"ephemeral"\}`)
@@ -33,7 +25,8 @@ var cacheControl = regexp.MustCompile(`,?"cache_control":\{"type":"ephemeral"\}`
 func TestRequestsArePrefixes(t *testing.T) {
 	for _, format := range []string{"anthropic", "openai"} {
 		t.Run(format, func(t *testing.T) {
-			srv := llmtest.NewServer(t)
+			s := newLoopSession(t, format, "m", history.Config{}, false)
+			srv, a, logPath := s.srv, s.agent, s.log
 			srv.Enqueue(
 				llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"seq 1 3000"}`}}},
 				llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"echo short"}`}, {Name: "glob", Input: `{"pattern":"*"}`}}},
@@ -42,28 +35,6 @@ func TestRequestsArePrefixes(t *testing.T) {
 				llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"seq 5 900"}`}}},
 				llmtest.Reply{Text: "second turn done"},
 			)
-			var p llm.Provider = anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "k"})
-			if format == "openai" {
-				p = openai.New(openai.Config{BaseURL: srv.URL, APIKey: "k"})
-			}
-			proj := filepath.Join(t.TempDir(), "p")
-			os.MkdirAll(proj, 0o755)
-			pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: t.TempDir()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			logPath := filepath.Join(t.TempDir(), "s.jsonl")
-			lg, err := sessionlog.Create(logPath, sessionlog.Meta{ID: "prefix"}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer lg.Close()
-			h := history.New(history.Config{SpillDir: t.TempDir()})
-			a := agent.New(agent.Options{
-				Provider: p, Model: "m", System: "You are harness.", SessionID: "prefix",
-				Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{P: pol}})...),
-				History: h, Log: lg, Reminder: reminder.New(pol.Project, nil),
-			})
 			for _, prompt := range []string{"count to a lot", "now a bit less"} {
 				if _, err := a.Run(context.Background(), prompt, nil); err != nil {
 					t.Fatal(err)

@@ -82,16 +82,28 @@ func (o noteObs) OnNotice(n notice.Notice)                    { *o.notes = appen
 
 func newSession40(t *testing.T, format string, cfg history.Config, appendOnly bool, handler func(llmtest.Request) llmtest.Reply) *session40 {
 	t.Helper()
-	srv := llmtest.NewServer(t)
-	srv.Handle(handler)
-	var p llm.Provider = anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "k"})
 	model := "claude-sonnet-5-5"
+	if format == "deepseek" {
+		model = "deepseek-v4-pro"
+	}
+	s := newLoopSession(t, format, model, cfg, appendOnly)
+	s.srv.Handle(handler)
+	return s
+}
+
+// newLoopSession is the real loop in a fresh project: an adapter of the
+// given wire format (anthropic, openai or deepseek) pointed at a fake
+// server (scripted by the caller, with Handle or Enqueue), every tool
+// allowed, the reminder on, and a session log.
+func newLoopSession(t *testing.T, format, model string, cfg history.Config, appendOnly bool) *session40 {
+	t.Helper()
+	srv := llmtest.NewServer(t)
+	var p llm.Provider = anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "k"})
 	switch format {
 	case "openai":
 		p = openai.New(openai.Config{BaseURL: srv.URL, APIKey: "k"})
 	case "deepseek":
 		p = openai.New(openai.Config{BaseURL: srv.URL, APIKey: "k", Profile: "deepseek"})
-		model = "deepseek-v4-pro"
 	}
 	proj := filepath.Join(t.TempDir(), "p")
 	os.MkdirAll(proj, 0o755)
