@@ -5,10 +5,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/internal/ui"
 )
 
@@ -185,5 +188,35 @@ func TestChatCommandsCheck(t *testing.T) {
 		if w := ui.StringWidth(l); w > 80 {
 			t.Errorf("a /permissions row is %d columns wide (the terminal has 80): %q", w, l)
 		}
+	}
+}
+
+// TestChatWeakerWalls: on a backend weaker than the strongest this OS
+// offers, the banner and /sandbox say so and what it cannot hold.
+func TestChatWeakerWalls(t *testing.T) {
+	if sandbox.LandlockABI() == 0 {
+		testenv.Missing(t, testenv.Landlock, "this kernel has no Landlock")
+	}
+	srv := llmtest.NewServer(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	t.Setenv("BASE_URL", srv.URL)
+	t.Setenv("PROVIDER", "anthropic")
+	t.Setenv("MODEL", "claude-haiku-4-5")
+	t.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
+	var out, errb bytes.Buffer
+	g := &globalOptions{Project: t.TempDir(), Backend: sandbox.BackendLandlock}
+	if err := runChat(context.Background(), g, Stdio{In: strings.NewReader("/sandbox\n/exit\n"), Out: &out, Err: &errb}); err != nil {
+		t.Fatalf("runChat: %v\nstderr:\n%s", err, errb.String())
+	}
+	got := out.String()
+	// The banner's warning, then /sandbox's rows (piped, the prompt is not
+	// echoed).
+	if !regexp.MustCompile(`! sandbox landlock is weaker than bwrap, the strongest this OS offers\s+\(--sandbox strict refuses to start without it\); it cannot hold: \S`).MatchString(got) {
+		t.Errorf("the banner does not say the walls are weaker and what they cannot hold:\n%s", got)
+	}
+	if !regexp.MustCompile(`(?m)^\s+weaker\s+landlock is weaker than bwrap, the strongest this OS offers.*\n\s+cannot\s+\S`).MatchString(got) {
+		t.Errorf("/sandbox does not say the walls are weaker and what they cannot hold:\n%s", got)
 	}
 }
