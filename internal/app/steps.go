@@ -92,8 +92,12 @@ func (b *builder) openSandbox(ctx context.Context) error {
 			return sandbox.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
 		},
 		Record: func(r sandbox.ConnRecord) {
+			// As for a permission record: the log keeps what the disk
+			// refused, and the agent's next append stops the turn.
 			if s.Log != nil {
-				_ = s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: "network: " + r.String()})
+				if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: "network: " + r.String()}); err != nil {
+					s.tell(logFailed("could not record a network connection", err))
+				}
 			}
 		},
 	}
@@ -362,7 +366,9 @@ func (b *builder) buildAgent(context.Context) error {
 		AppendOnly: llm.AppendOnly(cfg.Model, cfg.BaseURL),
 		OnReminder: func(st reminder.State) {
 			if raw, err := json.Marshal(st); err == nil {
-				_ = s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeReminder, Reminder: raw})
+				if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeReminder, Reminder: raw}); err != nil {
+					s.tell(logFailed("could not record what the reminder told the model", err))
+				}
 			}
 		},
 	})

@@ -1,6 +1,8 @@
 // Package sessionlog is the append-only JSONL log of one conversation: every
 // message, history edit, permission decision, plan change and usage record,
-// one JSON object per line, synced before the agent goes on. Replaying a log
+// one JSON object per line, synced before the agent goes on (a new
+// session's file appears with its first message, CreateLazy: what comes
+// before is held until then). Replaying a log
 // rebuilds the exact history, so a resumed session sends the same request
 // bytes and the provider's prefix cache keeps hitting.
 //
