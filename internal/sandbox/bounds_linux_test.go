@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // boundsEnv asks a re-executed test binary (as nobody) to run
@@ -107,7 +109,7 @@ func TestResourceBounds(t *testing.T) {
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("setpriv is not installed")
+		testenv.Missing(t, testenv.Setpriv, "setpriv is not installed (apt-get install util-linux)")
 	}
 	bin := copyTestBinary(t)
 	for _, v := range variants {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // hostGit runs git on the host in dir and returns its trimmed output.
@@ -26,7 +28,7 @@ func hostGit(t *testing.T, dir string, args ...string) string {
 func gitProject(t *testing.T) (base, proj string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testenv.Missing(t, testenv.Git, "git is not installed")
 	}
 	base, err := os.MkdirTemp(outsideBase(), "harness-git-test-")
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestProxyInsideSandbox reaches a TLS origin on the host from inside the
@@ -22,7 +24,7 @@ import (
 // output says how to allow it; every connection is recorded.
 func TestProxyInsideSandbox(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed")
+		testenv.Missing(t, testenv.Curl, "curl is not installed")
 	}
 	for _, backend := range proxyBackends {
 		t.Run(backend, func(t *testing.T) {
