@@ -129,17 +129,7 @@ func TestOpenFailsUndoes(t *testing.T) {
 // history and id.
 func TestOpenResume(t *testing.T) {
 	o := testOptions(t)
-	s, err := Open(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := llm.Text(llm.RoleUser, "hello")
-	s.History.Append(m)
-	if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeMessage, Message: &m}); err != nil {
-		t.Fatal(err)
-	}
-	id := s.ID
-	s.Close()
+	id := savedSession(t, o)
 	o.Continue = true
 	r, err := Open(context.Background(), o)
 	if err != nil {
@@ -149,6 +139,23 @@ func TestOpenResume(t *testing.T) {
 	if !r.Resumed || r.ID != id || r.History.Len() != 1 {
 		t.Fatalf("resumed %v id %s (want %s) messages %d", r.Resumed, r.ID, id, r.History.Len())
 	}
+}
+
+// savedSession opens a session for o, says hello in it and closes it,
+// returning its id.
+func savedSession(t *testing.T, o Options) string {
+	t.Helper()
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := llm.Text(llm.RoleUser, "hello")
+	s.History.Append(m)
+	if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeMessage, Message: &m}); err != nil {
+		t.Fatal(err)
+	}
+	return s.ID
 }
 
 // TestProjectRoot: the flag, else the git root of the working directory,

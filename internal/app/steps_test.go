@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sessionlog"
 )
 
@@ -16,16 +15,7 @@ import (
 // order is the only coupling between them.
 func TestStepsInOrder(t *testing.T) {
 	o := testOptions(t)
-	s, err := Open(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := llm.Text(llm.RoleUser, "hello")
-	s.History.Append(m)
-	if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeMessage, Message: &m}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	savedSession(t, o)
 	// Instructions that appeared since: the resumed prompt differs, so
 	// logPrompt logs it again.
 	if err := os.WriteFile(filepath.Join(o.WorkDir, "AGENTS.md"), []byte("Be brief.\n"), 0o644); err != nil {

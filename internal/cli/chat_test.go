@@ -19,15 +19,8 @@ import (
 // an editor integration would: no terminal, so no colours, no spinner and
 // no redraws, and every slash command still answers.
 func TestChatPiped(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	home := t.TempDir()
+	srv := chatUser(t, "anthropic", "claude-haiku-4-5")
 	proj := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
-	t.Setenv("BASE_URL", srv.URL)
-	t.Setenv("PROVIDER", "anthropic")
-	t.Setenv("MODEL", "claude-haiku-4-5")
-	t.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
 	srv.Enqueue(
 		llmtest.Reply{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch piped-file"}`}}},
 		llmtest.Reply{Text: "Refused, fine: **no file**."},
@@ -109,14 +102,7 @@ func TestChatPiped(t *testing.T) {
 
 // TestChatEOFQuits: the end of input ends the session without an error.
 func TestChatEOFQuits(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
-	t.Setenv("BASE_URL", srv.URL)
-	t.Setenv("PROVIDER", "openai")
-	t.Setenv("MODEL", "some-local-model")
-	t.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
+	chatUser(t, "openai", "some-local-model")
 	var out bytes.Buffer
 	g := &globalOptions{Project: t.TempDir(), Backend: "auto"}
 	if err := runChat(context.Background(), g, Stdio{In: strings.NewReader(""), Out: &out, Err: &out}); err != nil {
@@ -132,15 +118,8 @@ func TestChatEOFQuits(t *testing.T) {
 // /model takes only a catalogue name (or !NAME); /permissions fits the
 // terminal's 80 columns, a long rule shortened, never wrapped.
 func TestChatCommandsCheck(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	home := t.TempDir()
+	srv := chatUser(t, "anthropic", "claude-haiku-4-5")
 	proj := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
-	t.Setenv("BASE_URL", srv.URL)
-	t.Setenv("PROVIDER", "anthropic")
-	t.Setenv("MODEL", "claude-haiku-4-5")
-	t.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
 	long := "allow bash " + filepath.Join(proj, strings.Repeat("very-long-directory-name/", 6), "build.sh") + " *\n"
 	if err := os.MkdirAll(filepath.Join(proj, ".agents"), 0o755); err != nil {
 		t.Fatal(err)
@@ -197,14 +176,7 @@ func TestChatWeakerWalls(t *testing.T) {
 	if sandbox.LandlockABI() == 0 {
 		testenv.Missing(t, testenv.Landlock, "this kernel has no Landlock")
 	}
-	srv := llmtest.NewServer(t)
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
-	t.Setenv("BASE_URL", srv.URL)
-	t.Setenv("PROVIDER", "anthropic")
-	t.Setenv("MODEL", "claude-haiku-4-5")
-	t.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
+	chatUser(t, "anthropic", "claude-haiku-4-5")
 	var out, errb bytes.Buffer
 	g := &globalOptions{Project: t.TempDir(), Backend: sandbox.BackendLandlock}
 	if err := runChat(context.Background(), g, Stdio{In: strings.NewReader("/sandbox\n/exit\n"), Out: &out, Err: &errb}); err != nil {
@@ -219,4 +191,19 @@ func TestChatWeakerWalls(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\s+weaker\s+landlock is weaker than bwrap, the strongest this OS offers.*\n\s+cannot\s+\S`).MatchString(got) {
 		t.Errorf("/sandbox does not say the walls are weaker and what they cannot hold:\n%s", got)
 	}
+}
+
+// chatUser is a configured user with a fresh home (this process's
+// environment, for runChat in process) and the fake provider it talks to.
+func chatUser(t *testing.T, provider, model string) *llmtest.Server {
+	t.Helper()
+	srv := llmtest.NewServer(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	t.Setenv("BASE_URL", srv.URL)
+	t.Setenv("PROVIDER", provider)
+	t.Setenv("MODEL", model)
+	t.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
+	return srv
 }

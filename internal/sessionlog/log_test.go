@@ -216,13 +216,7 @@ func TestAppendAfterShortWrite(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := l.Close(); err != nil {
-				t.Fatal(err)
-			}
-			es, err := ReadFile(path)
-			if err != nil {
-				t.Fatalf("the log does not read: %v", err)
-			}
+			es := closeAndRead(t, l, path)
 			got := texts(es)
 			if len(got) < 2 || got[0] != "meta:" || !strings.HasPrefix(got[1], "notice:"+RepairPrefix+"a write failed") {
 				t.Fatalf("entries %q: want the meta line, then the repair notice", got)
@@ -289,13 +283,7 @@ func TestWithClock(t *testing.T) {
 			if err := l.Append(Entry{Type: TypeMessage, Message: &m}); err != nil {
 				t.Fatal(err)
 			}
-			if err := l.Close(); err != nil {
-				t.Fatal(err)
-			}
-			es, err := ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			es := closeAndRead(t, l, path)
 			stamped := 0
 			for _, e := range es {
 				if e.Type == TypeMeta && tc.name == "resume torn" {
@@ -311,4 +299,17 @@ func TestWithClock(t *testing.T) {
 			}
 		})
 	}
+}
+
+// closeAndRead closes l and reads its file back whole.
+func closeAndRead(t *testing.T, l *Log, path string) []Entry {
+	t.Helper()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	es, err := ReadFile(path)
+	if err != nil {
+		t.Fatalf("the log does not read: %v", err)
+	}
+	return es
 }
