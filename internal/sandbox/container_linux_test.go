@@ -369,7 +369,7 @@ func TestContainerNewRepositoryProtected(t *testing.T) {
 // curl and python3.
 func TestContainerProxy(t *testing.T) {
 	requireDocker(t)
-	t.Setenv(ImageEnv, "") // the default image: the host's curl and python3
+	// No WithEnv(testEnv): the default image, with the host's curl and python3.
 	origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "origin says hi to %s", r.Host)
 	}))

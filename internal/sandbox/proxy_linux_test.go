@@ -29,9 +29,8 @@ func TestProxyInsideSandbox(t *testing.T) {
 	for _, backend := range proxyBackends {
 		t.Run(backend, func(t *testing.T) {
 			requireBackend(t, backend)
-			if IsContainer(backend) {
-				t.Setenv(ImageEnv, "") // the default image: the host's curl and python3
-			}
+			// A container gets the default image (no WithEnv(testEnv)):
+			// the host's curl and python3.
 			origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				fmt.Fprintf(w, "origin says hi to %s", r.Host)
 			}))
