@@ -85,7 +85,7 @@ type Session struct {
 	Agent    *agent.Agent
 	Provider llm.Provider
 	Resumed  bool
-	Warnings []string
+	Warnings []notice.Notice // what opening it found, typed: the banner and harness run show Text, stream-json the object
 	Todos    *tools.TodoList // the plan of write_todos, shown in the reminder
 	Walls    Walls           // the sandbox in force, against the strongest this OS offers
 	Skills   *skills.Set

@@ -14,6 +14,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/testenv"
@@ -307,8 +308,9 @@ func TestStrictRefusesWeakerWalls(t *testing.T) {
 	if w.Backend != sandbox.BackendLandlock || !w.Weaker || w.Strongest != sandbox.BackendBwrap || len(w.CannotHold) == 0 {
 		t.Fatalf("walls %+v: want landlock, weaker than bwrap, with what it cannot hold", w)
 	}
-	if !strings.Contains(strings.Join(s.Warnings, "\n"), "sandbox landlock is weaker than bwrap") {
-		t.Errorf("no warning says so: %q", s.Warnings)
+	if i := slices.IndexFunc(s.Warnings, func(n notice.Notice) bool { return n.Kind == notice.SandboxWeaker }); i < 0 ||
+		!strings.Contains(s.Warnings[i].Text, "sandbox landlock is weaker than bwrap") {
+		t.Errorf("no warning of kind %s says so: %+v", notice.SandboxWeaker, s.Warnings)
 	}
 	o = testOptions(t)
 	o.Backend = BackendStrict

@@ -55,7 +55,9 @@ func (b *builder) loadConfig(context.Context) error {
 	}
 	catalogueWindow(cfg, b.o.Source)
 	b.s.Config = cfg
-	b.s.Warnings = append(b.s.Warnings, cfg.Warnings...)
+	for _, w := range cfg.Warnings {
+		b.s.Warnings = append(b.s.Warnings, notice.Warning(notice.Config, w))
+	}
 	return nil
 }
 
@@ -118,10 +120,10 @@ func (b *builder) openSandbox(ctx context.Context) error {
 	}
 	switch {
 	case sb.Backend() == sandbox.BackendNone:
-		b.s.Warnings = append(b.s.Warnings, "no sandbox (--sandbox none): commands run directly on this machine and every one needs your approval")
+		b.s.Warnings = append(b.s.Warnings, notice.Warning(notice.SandboxNone, "no sandbox (--sandbox none): commands run directly on this machine and every one needs your approval"))
 	case w.Weaker:
-		b.s.Warnings = append(b.s.Warnings, fmt.Sprintf("sandbox %s is weaker than %s, the strongest this OS offers (--sandbox strict refuses to start without it); it cannot hold: %s",
-			w.Backend, orNone(w.Strongest), strings.Join(w.CannotHold, "; ")))
+		b.s.Warnings = append(b.s.Warnings, notice.Warning(notice.SandboxWeaker, fmt.Sprintf("sandbox %s is weaker than %s, the strongest this OS offers (--sandbox strict refuses to start without it); it cannot hold: %s",
+			w.Backend, orNone(w.Strongest), strings.Join(w.CannotHold, "; "))))
 	}
 	return nil
 }
@@ -164,7 +166,7 @@ func (b *builder) openLog(context.Context) error {
 		}
 		entries, err := sessionlog.ReadFile(logPath)
 		if errors.Is(err, sessionlog.ErrTornLine) {
-			s.Warnings = append(s.Warnings, err.Error())
+			s.Warnings = append(s.Warnings, notice.Warning(notice.LogTorn, err.Error()))
 		} else if err != nil {
 			return err
 		}
@@ -245,7 +247,7 @@ func (b *builder) buildTools(context.Context) error {
 	s.Todos = &tools.TodoList{}
 	skillSet, skillWarns := skills.Discover(pol.Project, b.o.Source.Home, policyOpener(pol))
 	for _, w := range skillWarns {
-		s.Warnings = append(s.Warnings, w.Error())
+		s.Warnings = append(s.Warnings, notice.Warning(notice.Instructions, w.Error()))
 	}
 	s.Skills = skillSet
 	recordTodos := func(items []tools.Todo) error {
@@ -269,7 +271,7 @@ func (b *builder) newProvider(ctx context.Context) error {
 	b.s.Provider = p
 	if err == nil {
 		if w := localWindowWarning(ctx, b.s.Config); w != "" {
-			b.s.Warnings = append(b.s.Warnings, w)
+			b.s.Warnings = append(b.s.Warnings, notice.Warning(notice.Window, w))
 		}
 	}
 	return err
@@ -325,7 +327,7 @@ func (b *builder) buildAgent(context.Context) error {
 	// window, and get the read-only tool set.
 	instr, err := instructions.Load(pol.Project, b.o.Source.Home, policyOpener(pol))
 	if err != nil {
-		s.Warnings = append(s.Warnings, err.Error())
+		s.Warnings = append(s.Warnings, notice.Warning(notice.Instructions, err.Error()))
 	}
 	info := agent.PromptInfo{
 		Project:      pol.Project,
@@ -388,7 +390,7 @@ func (b *builder) logPrompt(context.Context) error {
 			return nil
 		}
 		if last != nil {
-			s.Warnings = append(s.Warnings, "the system prompt or tools changed since this session was saved (AGENTS.md, skills or harness itself): the provider's cache misses once")
+			s.Warnings = append(s.Warnings, notice.Info(notice.PromptChanged, "the system prompt or tools changed since this session was saved (AGENTS.md, skills or harness itself): the provider's cache misses once"))
 		}
 	}
 	return s.Log.Append(sessionlog.Entry{Type: sessionlog.TypePrompt, System: b.system, Tools: specs})
@@ -412,14 +414,14 @@ func (b *builder) restore(context.Context) error {
 		b.reminder.Restore(st)
 	}
 	if err := s.Todos.Restore(sessionlog.LastTodos(b.entries)); err != nil {
-		s.Warnings = append(s.Warnings, err.Error())
+		s.Warnings = append(s.Warnings, notice.Warning(notice.TodosLost, err.Error()))
 	}
 	if m := sessionlog.Unanswered(b.entries); m != nil {
 		s.History.Append(*m)
 		if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeMessage, Message: m}); err != nil {
 			return err
 		}
-		s.Warnings = append(s.Warnings, fmt.Sprintf("the last session stopped while %d tool call(s) ran; the model is told their results were lost", len(m.Blocks)))
+		s.Warnings = append(s.Warnings, notice.Warning(notice.CallsLost, fmt.Sprintf("the last session stopped while %d tool call(s) ran; the model is told their results were lost", len(m.Blocks))))
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/tools"
 	"github.com/harness-dev/harness/internal/ui"
@@ -200,15 +201,12 @@ func (c *chat) banner(ctx context.Context) {
 		BaseURL:  s.Config.BaseURL,
 		Backend:  s.Sandbox.Backend(),
 		Session:  sess,
-		Warnings: s.Warnings,
 	}
-	if s.Sandbox.Backend() == "none" {
-		// The banner says it in its own words, with what to do.
-		b.Warnings = nil
-		for _, w := range s.Warnings {
-			if !strings.HasPrefix(w, "no sandbox") {
-				b.Warnings = append(b.Warnings, w)
-			}
+	for _, w := range s.Warnings {
+		// Without a sandbox the banner says it in its own words, with
+		// what to do.
+		if w.Kind != notice.SandboxNone {
+			b.Warnings = append(b.Warnings, w.Text)
 		}
 	}
 	b.EndpointErr = probeEndpoint(ctx, s.Config.BaseURL)

@@ -141,7 +141,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	}
 	defer s.Close()
 	for _, w := range s.Warnings {
-		fmt.Fprintln(stdio.Err, "harness: warning:", w)
+		fmt.Fprintln(stdio.Err, "harness: warning:", w.Text)
 	}
 
 	var obs agent.Observer
@@ -150,6 +150,9 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	case "stream-json":
 		stream = &streamObserver{enc: json.NewEncoder(stdio.Out)}
 		stream.emit(map[string]any{"type": "system", "session_id": s.ID, "model": s.Config.Model, "sandbox": s.Sandbox.Backend(), "walls": s.Walls, "project": s.Sandbox.Policy().Project})
+		for _, w := range s.Warnings { // typed, beside their text on stderr
+			stream.OnNotice(w)
+		}
 		obs = stream
 	default:
 		obs = &progressObserver{w: stdio.Err}

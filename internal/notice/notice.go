@@ -23,6 +23,17 @@ const (
 	SandboxTamper  Kind = "sandbox_tamper"      // protected paths changed: Paths
 	SandboxFinding Kind = "sandbox_finding"     // a repository or hooks path appeared: Paths
 	LogFailed      Kind = "log_failed"          // the session log could not record something: Err
+
+	// What opening a session found (app.Session.Warnings).
+	SandboxWeaker Kind = "sandbox_weaker" // the walls are weaker than the strongest this OS offers
+	SandboxNone   Kind = "sandbox_none"   // no sandbox: every command asks
+	Config        Kind = "config"         // a setting or the settings file needs attention
+	LogTorn       Kind = "log_torn"       // the resumed log's torn last line was skipped
+	Instructions  Kind = "instructions"   // AGENTS.md or a skill could not be read
+	Window        Kind = "context_window" // the server runs the model with a smaller window
+	PromptChanged Kind = "prompt_changed" // the system prompt or tools differ from the resumed session's
+	TodosLost     Kind = "todos_lost"     // the resumed plan could not be restored
+	CallsLost     Kind = "calls_lost"     // calls were running when the last session stopped
 )
 
 // Level is how loud a notice is.
