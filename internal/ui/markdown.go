@@ -160,7 +160,7 @@ func renderBlock(st Style, lines []string, width int) string {
 		}
 		out = append(out, indent+st.Dim("╰"))
 	case blockTable:
-		out = renderTable(st, lines[0], lines[2:], width)
+		out = renderTable(st, lines[0], lines[1], lines[2:], width)
 	case blockItem:
 		out = renderItem(st, lines, width)
 	case blockQuote:
@@ -409,7 +409,7 @@ var (
 	bulletRe  = regexp.MustCompile(`^(\s*)[-*+]\s+(\[[ xX]\]\s+)?(.*)$`)
 	orderedRe = regexp.MustCompile(`^(\s*)(\d+[.)])\s+(.*)$`)
 	quoteRe   = regexp.MustCompile(`^\s*>\s?(.*)$`)
-	tableSep  = regexp.MustCompile(`^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$`)
+	tableSep  = regexp.MustCompile(`^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$`)
 )
 
 func renderLine(st Style, line string, width int) string {
@@ -446,21 +446,39 @@ func isTableRow(line string) bool {
 	return strings.HasPrefix(t, "|") && strings.Count(t, "|") >= 2
 }
 
+// tableCells splits a table row at its pipes; an escaped pipe (\|) is
+// part of its cell, in a code span too (as GFM has it).
 func tableCells(line string) []string {
 	t := strings.TrimSpace(line)
 	t = strings.TrimPrefix(t, "|")
-	t = strings.TrimSuffix(t, "|")
-	cells := strings.Split(t, "|")
-	for i, c := range cells {
-		cells[i] = strings.TrimSpace(c)
+	if strings.HasSuffix(t, "|") && !strings.HasSuffix(t, "\\|") {
+		t = t[:len(t)-1]
 	}
-	return cells
+	var cells []string
+	var cell strings.Builder
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c == '\\' && i+1 < len(t) && t[i+1] == '|':
+			cell.WriteByte('|')
+			i++
+		case c == '|':
+			cells = append(cells, strings.TrimSpace(cell.String()))
+			cell.Reset()
+		default:
+			cell.WriteByte(c)
+		}
+	}
+	return append(cells, strings.TrimSpace(cell.String()))
 }
 
-// renderTable aligns a Markdown table's columns, header in bold, with thin
-// rules between columns. A table wider than width narrows its widest
-// columns and wraps their cells onto more rows.
-func renderTable(st Style, header string, rows []string, width int) []string {
+// renderTable lays out a Markdown table in width columns: header in bold,
+// thin rules between columns, each column aligned as its delimiter says
+// (":--:" centred, "--:" right). A table wider than width narrows its
+// widest columns first, never below their longest word, and wraps their
+// cells onto more rows; one too wide even then (many columns in a narrow
+// window) is shown a record at a time, "header: value" per line.
+// No row is ever wider than width.
+func renderTable(st Style, header, sep string, rows []string, width int) []string {
 	all := [][]string{tableCells(header)}
 	for _, r := range rows {
 		all = append(all, tableCells(r))
@@ -469,8 +487,20 @@ func renderTable(st Style, header string, rows []string, width int) []string {
 	for _, r := range all {
 		ncol = max(ncol, len(r))
 	}
+	align := make([]byte, ncol)
+	for j, d := range tableCells(sep) {
+		if j < ncol {
+			switch {
+			case strings.HasPrefix(d, ":") && strings.HasSuffix(d, ":"):
+				align[j] = 'c'
+			case strings.HasSuffix(d, ":"):
+				align[j] = 'r'
+			}
+		}
+	}
 	rendered := make([][]string, len(all))
 	widths := make([]int, ncol)
+	words := make([]int, ncol) // the widest word of each column
 	for i, r := range all {
 		rendered[i] = make([]string, ncol)
 		for j := range ncol {
@@ -483,23 +513,13 @@ func renderTable(st Style, header string, rows []string, width int) []string {
 			}
 			rendered[i][j] = c
 			widths[j] = max(widths[j], StringWidth(c))
-		}
-	}
-	// Narrow the widest column until the table fits (3 columns of rule
-	// between each pair).
-	room := width - 3*(ncol-1)
-	for {
-		total, widest := 0, 0
-		for j, w := range widths {
-			total += w
-			if w > widths[widest] {
-				widest = j
+			for _, w := range strings.Fields(StripANSI(c)) {
+				words[j] = max(words[j], StringWidth(w))
 			}
 		}
-		if total <= room || widths[widest] <= 6 {
-			break
-		}
-		widths[widest] = max(6, widths[widest]-(total-room))
+	}
+	if !fitColumns(widths, words, width-3*(ncol-1)) {
+		return renderRecords(st, rendered, width)
 	}
 	var out []string
 	for i, r := range rendered {
@@ -508,23 +528,34 @@ func renderTable(st Style, header string, rows []string, width int) []string {
 		for j, c := range r {
 			cells[j] = []string{c}
 			if StringWidth(c) > widths[j] {
-				cells[j] = wrapStyled(c, widths[j])
+				cells[j] = wrapLine(c, widths[j])
 			}
 			height = max(height, len(cells[j]))
 		}
 		for k := range height {
 			var b strings.Builder
 			for j := range ncol {
-				if j > 0 {
-					b.WriteString(st.Dim(" │ "))
-				}
 				c := ""
 				if k < len(cells[j]) {
 					c = cells[j][k]
 				}
-				b.WriteString(c)
+				switch {
+				case j > 0 && c == "" && j == ncol-1:
+					b.WriteString(st.Dim(" │"))
+				case j > 0:
+					b.WriteString(st.Dim(" │ "))
+				}
+				pad := max(0, widths[j]-StringWidth(c))
+				left := 0
+				switch align[j] {
+				case 'r':
+					left = pad
+				case 'c':
+					left = pad / 2
+				}
+				b.WriteString(strings.Repeat(" ", left) + c)
 				if j < ncol-1 {
-					b.WriteString(strings.Repeat(" ", max(0, widths[j]-StringWidth(c))))
+					b.WriteString(strings.Repeat(" ", pad-left))
 				}
 			}
 			out = append(out, b.String())
@@ -535,6 +566,55 @@ func renderTable(st Style, header string, rows []string, width int) []string {
 				rule = append(rule, strings.Repeat("─", w))
 			}
 			out = append(out, st.Dim(strings.Join(rule, "─┼─")))
+		}
+	}
+	return out
+}
+
+// minColumn is the narrowest a column is made (when its content is wider).
+const minColumn = 4
+
+// fitColumns narrows widths (each column's natural width) until they sum
+// to at most room, taking a column from the widest each time, never below
+// its widest word (so no word is cut) nor minColumn. It reports false when
+// that does not fit.
+func fitColumns(widths, words []int, room int) bool {
+	total := 0
+	floors := make([]int, len(widths))
+	for j, w := range widths {
+		total += w
+		floors[j] = min(w, max(words[j], minColumn))
+	}
+	for ; total > room; total-- {
+		widest := -1
+		for j, w := range widths {
+			if w > floors[j] && (widest < 0 || w > widths[widest]) {
+				widest = j
+			}
+		}
+		if widest < 0 {
+			return false
+		}
+		widths[widest]--
+	}
+	return true
+}
+
+// renderRecords shows a table too wide for the window one record at a
+// time: each cell on its own rows under its header's name.
+func renderRecords(st Style, rendered [][]string, width int) []string {
+	var out []string
+	head := rendered[0]
+	for i, r := range rendered[1:] {
+		if i > 0 {
+			out = append(out, st.Dim(strings.Repeat("─", min(width, 20))))
+		}
+		for j, c := range r {
+			name := ""
+			if j < len(head) {
+				name = head[j]
+			}
+			out = append(out, wrapLine(name+st.Dim(":")+" "+c, width)...)
 		}
 	}
 	return out

@@ -214,8 +214,58 @@ func TestStringWidth(t *testing.T) {
 func TestRenderMarkdownTable(t *testing.T) {
 	src := "before\n| file | state |\n|---|:---:|\n| main.go | **fine** |\n| x | a longer cell |\nafter\n"
 	got := StripANSI(RenderMarkdown(colour, src, 80))
-	want := "before\nfile    │ state\n────────┼──────────────\nmain.go │ fine\nx       │ a longer cell\nafter\n"
+	want := "before\nfile    │     state\n────────┼──────────────\nmain.go │     fine\nx       │ a longer cell\nafter\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A table wider than the window is laid out to fit it, whatever its
+// shape: no row wider than the window, no word cut (narrowed columns
+// wrap their cells at spaces; a table that cannot fit that way is shown a
+// record at a time), every cell's words there, right-aligned numbers.
+func TestRenderMarkdownWideTable(t *testing.T) {
+	tables := map[string]string{
+		"prose": "| package | what it does | lines | notes about the state of the package and what is left |\n|---|---|---:|---|\n" +
+			"| internal/ui | terminal rendering, the line editor, the permission prompt and the spinner | 4200 | the renderer is the largest file and could be split |\n" +
+			"| internal/cli | one file per command | 9000 | fine |\n",
+		"many columns": "| a | b | c | d | e | f | g | h | i | j |\n|-|-|-|-|-|-|-|-|-|-|\n| alpha | beta | gamma | delta | epsilon | zeta | eta | theta | iota | kappa |\n",
+		"wide chars":   "| 名前 | 説明 |\n| --- | --- |\n| 世界 | 世界 世界 世界 世界 世界 世界 世界 世界 世界 世界 世界 世界 世界 |\n",
+		"escaped pipe": "| command | meaning |\n|---|---|\n| `a \\| b` | pipes a into b, which is a longer explanation that wraps |\n",
+		"ragged":       "| one | two |\n|---|---|\n| only one cell |\n| three | cells | here, one too many |\n",
+	}
+	for name, src := range tables {
+		var words []string
+		for _, l := range strings.Split(strings.TrimSpace(src), "\n") {
+			if tableSep.MatchString(l) {
+				continue
+			}
+			for _, c := range tableCells(l) {
+				words = append(words, strings.Fields(StripANSI(renderInline(Style{}, c)))...)
+			}
+		}
+		for width := 16; width <= 140; width += 4 {
+			got := StripANSI(RenderMarkdown(colour, src, width))
+			for _, row := range strings.Split(strings.TrimRight(got, "\n"), "\n") {
+				if w := StringWidth(row); w > width {
+					t.Errorf("%s at %d columns: a row is %d wide: %q", name, width, w, row)
+				}
+			}
+			for _, w := range words {
+				if StringWidth(w) <= width && !strings.Contains(got, w) {
+					t.Errorf("%s at %d columns: the word %q is cut or lost:\n%s", name, width, w, got)
+				}
+			}
+		}
+	}
+	got := StripANSI(RenderMarkdown(colour, tables["prose"], 120))
+	if !strings.Contains(got, "│  4200 │") {
+		t.Errorf("the number is not right-aligned:\n%s", got)
+	}
+	if got := StripANSI(RenderMarkdown(colour, tables["escaped pipe"], 80)); !strings.Contains(got, "a | b   │ pipes") {
+		t.Errorf("an escaped pipe split its cell:\n%s", got)
+	}
+	if got := StripANSI(RenderMarkdown(colour, tables["prose"], 40)); !strings.Contains(got, "package: internal/ui\n") {
+		t.Errorf("a table too wide for 40 columns is not shown as records:\n%s", got)
 	}
 }
