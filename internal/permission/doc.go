@@ -150,8 +150,10 @@
 // With a Prompter, Ask shows the command, the rule and the choices yes, no,
 // always, yes for this session, or a typed reason that is passed to the
 // model. "Always" records the narrowest useful pattern covering the
-// command — the command and its subcommand or options with * for the
-// arguments ("allow bash go test *", "gofmt -w *"), the exact words for
+// command — the command and its subcommand (a group's second one: "npm
+// run build"), or its leading options when it has none, with * for the
+// arguments ("allow bash go test *", "git commit *", "gofmt -w *"), the
+// exact words for
 // commands whose arguments are the point (rm, curl, interpreters; see
 // narrow.go) — appends it to the project file and applies it at once;
 // "session" applies the same pattern until harness exits, saving nothing; when no pattern can cover a request (computed command names,

@@ -13,24 +13,52 @@ var exactCommands = []string{"rm", "rmdir", "mv", "cp", "dd", "ln", "chmod", "ch
 	"sh", "bash", "zsh", "dash", "fish", "eval", "exec", "env", "xargs", "nohup", "timeout", "nice", "find",
 	"python", "python3", "node", "ruby", "perl", "php", "deno", "bun", "lua"}
 
-// subcommandRe is a word that names what a command does rather than what it
-// works on: a subcommand ("test", "run-script") or an option ("-w",
-// "--fix"), never a path or a value.
-var subcommandRe = regexp.MustCompile(`^(-{1,2}[A-Za-z][A-Za-z0-9-]*|[a-z][a-z0-9_-]*)$`)
+// wordRe is a word that names what a command does rather than what it
+// works on: a subcommand ("test", "run-script"), never a path or a value
+// with a dot or a slash in it.
+var wordRe = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+// optionRe is an option ("-w", "--fix").
+var optionRe = regexp.MustCompile(`^-{1,2}[A-Za-z][A-Za-z0-9-]*$`)
+
+// groupCommands take a second subcommand, which is part of what they do:
+// "go mod tidy", "npm run build", "docker compose up".
+var groupCommands = []string{"go mod", "go tool", "go work", "npm run", "pnpm run", "yarn run", "bun run",
+	"docker compose", "docker image", "docker container", "docker volume", "docker network", "podman compose",
+	"git remote", "git stash", "git worktree", "git submodule", "cargo make", "kubectl config", "gh pr", "gh issue"}
+
+// runners run the program named next: the pattern is the runner and that
+// program's own pattern ("npx prettier --write *", "bundle exec rspec *").
+var runners = []string{"npx", "bunx", "pnpx", "uv run", "uvx", "poetry run", "pnpm exec", "pnpm dlx", "yarn dlx", "bundle exec", "pipx run"}
 
 // narrowPattern is the pattern "always" offers for a command's words
-// (already pattern-quoted): the command with its subcommand and options
-// up to two words, then * for the arguments, so the grant holds the next
-// time ("go test *", "gofmt -w *", "npm run build"); a command in
-// exactCommands, or one whose every word is a subcommand, keeps its exact
-// words.
+// (already pattern-quoted): the narrowest one that still holds the next
+// time. That is the command and its subcommand, then * for the arguments
+// ("go test *", "git commit *", "npm install *"); a group's second
+// subcommand is kept ("go mod tidy", "npm run build"); a command without
+// a subcommand keeps its leading options ("gofmt -w *", "eslint --fix *").
+// A command in exactCommands, or one with nothing left to generalise,
+// keeps its exact words.
 func narrowPattern(ws []string) string {
 	if len(ws) <= 1 || slices.Contains(exactCommands, ws[0]) {
 		return strings.Join(ws, " ")
 	}
+	for _, r := range runners {
+		rw := strings.Fields(r)
+		if len(ws) > len(rw) && slices.Equal(ws[:len(rw)], rw) {
+			return r + " " + narrowPattern(ws[len(rw):])
+		}
+	}
 	keep := 1
-	for keep < len(ws) && keep < 3 && subcommandRe.MatchString(ws[keep]) {
-		keep++
+	if wordRe.MatchString(ws[1]) {
+		keep = 2
+		if len(ws) > 2 && wordRe.MatchString(ws[2]) && slices.Contains(groupCommands, ws[0]+" "+ws[1]) {
+			keep = 3
+		}
+	} else {
+		for keep < len(ws) && keep < 3 && optionRe.MatchString(ws[keep]) {
+			keep++
+		}
 	}
 	if keep == len(ws) {
 		return strings.Join(ws, " ")
