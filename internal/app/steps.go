@@ -178,6 +178,11 @@ func (b *builder) openLog(context.Context) error {
 		if s.Log, err = sessionlog.Append(logPath, secrets, sessionlog.WithClock(b.o.now)); err != nil {
 			return err
 		}
+		// Taken up again, it is the conversation the user is in, even if
+		// they leave before a word: --continue takes it next.
+		if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeResumed}); err != nil {
+			return err
+		}
 		b.entries = entries
 	} else {
 		s.ID = sessionlog.NewID()

@@ -23,7 +23,7 @@ type Summary struct {
 	Provider string
 	Start    time.Time // the meta line's time
 	Updated  time.Time // the last entry's time
-	Used     time.Time // the main agent's last message's time: when the session was last used
+	Used     time.Time // the main agent's last message's time, or its last resume: when the session was last used
 	Title    string    // the first line of the first user message
 	Steps    int       // replies of the main agent's model
 	Messages int       // stored messages of the main agent
@@ -48,6 +48,10 @@ func Summarize(path string, entries []Entry) Summary {
 		case TypeMeta:
 			if e.Meta != nil && s.ID == "" {
 				s.ID, s.Project, s.Model, s.Provider = e.Meta.ID, e.Meta.Project, e.Meta.Model, e.Meta.Provider
+			}
+		case TypeResumed:
+			if e.Agent == "" && e.Time.After(s.Used) {
+				s.Used = e.Time
 			}
 		case TypeUsage:
 			if e.Usage != nil {
@@ -218,8 +222,9 @@ func Find(dir, id string) (string, error) {
 // message.
 var ErrNoSession = errors.New("no session in this project yet; start one with harness")
 
-// Latest returns the log of the session in dir whose last message is the
-// newest: the conversation the user was last in, not the last one opened.
+// Latest returns the log of the session in dir used last (its last
+// message, or its last resume, is the newest): the conversation the user
+// was last in, not the last one opened.
 // Sessions without a message (opened and left, or cleared at once) are
 // skipped; ties go to the later start.
 func Latest(dir string) (string, error) {

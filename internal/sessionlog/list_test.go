@@ -249,7 +249,7 @@ func TestLatestIsLastUsed(t *testing.T) {
 		return es
 	}
 	used := writeLog(t, dir, t0, shift(sample("used"), 0, 3*time.Hour))
-	writeLog(t, dir, t0.Add(time.Hour), shift(sample("left"), time.Hour, time.Hour+time.Minute))
+	left := writeLog(t, dir, t0.Add(time.Hour), shift(sample("left"), time.Hour, time.Hour+time.Minute))
 	writeLog(t, dir, t0.Add(4*time.Hour), []Entry{
 		{Type: TypeMeta, Time: t0.Add(4 * time.Hour), Meta: &Meta{ID: "nomsg", Project: "/work/p"}},
 		{Type: TypePrompt, Time: t0.Add(4 * time.Hour), System: "s"},
@@ -260,6 +260,19 @@ func TestLatestIsLastUsed(t *testing.T) {
 	}
 	if _, err := Latest(t.TempDir()); !errors.Is(err, ErrNoSession) {
 		t.Fatalf("Latest of an empty dir: %v", err)
+	}
+	// Taken up again (/resume) and left without a word: it is the one
+	// used last.
+	l, err := Append(left, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(Entry{Type: TypeResumed, Time: t0.Add(5 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if got, err := Latest(dir); err != nil || got != left {
+		t.Fatalf("after a resume Latest = %s, %v; want the resumed one", got, err)
 	}
 }
 

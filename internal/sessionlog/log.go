@@ -27,6 +27,7 @@ const (
 	TypeNotice     = "notice"     // something the user was told (tamper, errors)
 	TypePrompt     = "prompt"     // the system prompt and tools in force from here on
 	TypeReminder   = "reminder"   // what the reminder last told the model (package reminder's State)
+	TypeResumed    = "resumed"    // the session was taken up again: it counts as used from then on
 )
 
 // Meta describes a session.
