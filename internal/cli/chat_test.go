@@ -15,11 +15,38 @@ import (
 	"github.com/harness-dev/harness/internal/ui"
 )
 
+// chatEnv points harness at a fake provider for runChat: a private home,
+// the provider and model, a fake key.
+func chatEnv(t *testing.T, provider, model string) (srv *llmtest.Server, home string) {
+	t.Helper()
+	srv = llmtest.NewServer(t)
+	home = t.TempDir()
+	for k, v := range map[string]string{
+		"HOME": home, "XDG_CACHE_HOME": filepath.Join(home, ".cache"), "BASE_URL": srv.URL,
+		"PROVIDER": provider, "MODEL": model, "API_KEY": "sk-fake-key-for-tests-0123456789",
+	} {
+		t.Setenv(k, v)
+	}
+	return srv, home
+}
+
+// chatPiped runs the interactive loop on proj with in as its input and
+// returns what it wrote to stdout and stderr.
+func chatPiped(t *testing.T, proj, in string) (stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	g := &globalOptions{Project: proj, Backend: "auto"}
+	if err := runChat(context.Background(), g, Stdio{In: strings.NewReader(in), Out: &out, Err: &errb}); err != nil {
+		t.Fatalf("runChat: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	return out.String(), errb.String()
+}
+
 // TestChatPiped runs the interactive loop with piped input, as a script or
 // an editor integration would: no terminal, so no colours, no spinner and
 // no redraws, and every slash command still answers.
 func TestChatPiped(t *testing.T) {
-	srv := chatUser(t, "anthropic", "claude-haiku-4-5")
+	srv, _ := chatEnv(t, "anthropic", "claude-haiku-4-5")
 	proj := t.TempDir()
 	srv.Enqueue(
 		llmtest.Reply{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch piped-file"}`}}},
@@ -43,12 +70,7 @@ func TestChatPiped(t *testing.T) {
 		"/sessions",
 		"/exit",
 	}, "\n") + "\n"
-	var out, errb bytes.Buffer
-	g := &globalOptions{Project: proj, Backend: "auto"}
-	if err := runChat(context.Background(), g, Stdio{In: strings.NewReader(in), Out: &out, Err: &errb}); err != nil {
-		t.Fatalf("runChat: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
-	}
-	got := out.String()
+	got, _ := chatPiped(t, proj, in)
 	if strings.Contains(got, "\x1b") {
 		t.Errorf("escape sequences in piped output:\n%q", got)
 	}
@@ -102,14 +124,9 @@ func TestChatPiped(t *testing.T) {
 
 // TestChatEOFQuits: the end of input ends the session without an error.
 func TestChatEOFQuits(t *testing.T) {
-	chatUser(t, "openai", "some-local-model")
-	var out bytes.Buffer
-	g := &globalOptions{Project: t.TempDir(), Backend: "auto"}
-	if err := runChat(context.Background(), g, Stdio{In: strings.NewReader(""), Out: &out, Err: &out}); err != nil {
-		t.Fatalf("runChat: %v\n%s", err, out.String())
-	}
-	if !strings.Contains(out.String(), "some-local-model") {
-		t.Errorf("no banner:\n%s", out.String())
+	chatEnv(t, "openai", "some-local-model")
+	if out, _ := chatPiped(t, t.TempDir(), ""); !strings.Contains(out, "some-local-model") {
+		t.Errorf("no banner:\n%s", out)
 	}
 }
 
@@ -118,7 +135,7 @@ func TestChatEOFQuits(t *testing.T) {
 // /model takes only a catalogue name (or !NAME); /permissions fits the
 // terminal's 80 columns, a long rule shortened, never wrapped.
 func TestChatCommandsCheck(t *testing.T) {
-	srv := chatUser(t, "anthropic", "claude-haiku-4-5")
+	srv, _ := chatEnv(t, "anthropic", "claude-haiku-4-5")
 	proj := t.TempDir()
 	long := "allow bash " + filepath.Join(proj, strings.Repeat("very-long-directory-name/", 6), "build.sh") + " *\n"
 	if err := os.MkdirAll(filepath.Join(proj, ".agents"), 0o755); err != nil {
@@ -136,12 +153,8 @@ func TestChatCommandsCheck(t *testing.T) {
 		"/permissions",
 		"/exit",
 	}, "\n") + "\n"
-	var out, errb bytes.Buffer
-	g := &globalOptions{Project: proj, Backend: "auto"}
-	if err := runChat(context.Background(), g, Stdio{In: strings.NewReader(in), Out: &out, Err: &errb}); err != nil {
-		t.Fatalf("runChat: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
-	}
-	got := out.String() + errb.String()
+	out, errb := chatPiped(t, proj, in)
+	got := out + errb
 	for _, want := range []string{
 		"nothing to compact yet: the session has no messages",
 		`"claude-sonet-4-5" is not in the model catalogue`,
@@ -162,7 +175,7 @@ func TestChatCommandsCheck(t *testing.T) {
 	if !strings.Contains(got, "  .agents/permissions:1") || !strings.Contains(got, "write only under the project") {
 		t.Errorf("/permissions names the project's paths in full:\n%s", got)
 	}
-	perms := out.String()[strings.Index(out.String(), "from the next turn on"):]
+	perms := out[strings.Index(out, "from the next turn on"):]
 	for _, l := range strings.Split(perms, "\n")[1:] {
 		if w := ui.StringWidth(l); w > 80 {
 			t.Errorf("a /permissions row is %d columns wide (the terminal has 80): %q", w, l)
@@ -176,7 +189,7 @@ func TestChatWeakerWalls(t *testing.T) {
 	if sandbox.LandlockABI() == 0 {
 		testenv.Missing(t, testenv.Landlock, "this kernel has no Landlock")
 	}
-	chatUser(t, "anthropic", "claude-haiku-4-5")
+	chatEnv(t, "anthropic", "claude-haiku-4-5")
 	var out, errb bytes.Buffer
 	g := &globalOptions{Project: t.TempDir(), Backend: sandbox.BackendLandlock}
 	if err := runChat(context.Background(), g, Stdio{In: strings.NewReader("/sandbox\n/exit\n"), Out: &out, Err: &errb}); err != nil {
@@ -191,19 +204,4 @@ func TestChatWeakerWalls(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\s+weaker\s+landlock is weaker than bwrap, the strongest this OS offers.*\n\s+cannot\s+\S`).MatchString(got) {
 		t.Errorf("/sandbox does not say the walls are weaker and what they cannot hold:\n%s", got)
 	}
-}
-
-// chatUser is a configured user with a fresh home (this process's
-// environment, for runChat in process) and the fake provider it talks to.
-func chatUser(t *testing.T, provider, model string) *llmtest.Server {
-	t.Helper()
-	srv := llmtest.NewServer(t)
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
-	t.Setenv("BASE_URL", srv.URL)
-	t.Setenv("PROVIDER", provider)
-	t.Setenv("MODEL", model)
-	t.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
-	return srv
 }
