@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -210,16 +211,17 @@ func (c *chat) banner(ctx context.Context) {
 		}
 	}
 	b.EndpointErr = probeEndpoint(ctx, s.Config.BaseURL)
-	c.r.Print(b.Render(c.t.Style, c.t.Width()))
+	c.r.PrintFunc(func(w int) string { return b.Render(c.t.Style, w) })
 	if s.Resumed {
-		c.r.Print(c.transcript())
+		c.printTranscript()
 	}
 }
 
-// transcript is where a resumed session stands: its summary, if it was
-// compacted, and its last exchanges.
-func (c *chat) transcript() string {
-	return ui.Transcript(c.t.Style, c.s.History.Messages(), c.t.Width(), 3)
+// printTranscript shows where a resumed session stands: its summary, if
+// it was compacted, and its last exchanges.
+func (c *chat) printTranscript() {
+	msgs := slices.Clone(c.s.History.Messages())
+	c.r.PrintFunc(func(w int) string { return ui.Transcript(c.t.Style, msgs, w, 3) })
 }
 
 // probeEndpoint checks that something listens at base's host, so a wrong
@@ -325,7 +327,8 @@ func (c *chat) closing(s *Session) {
 
 func (c *chat) status() {
 	c.sync()
-	c.r.Print(c.meter.StatusLine(c.t.Style, c.t.Width()) + "\n\n")
+	m := c.meter.Frozen() // drawn again after a resize, with these figures
+	c.r.PrintFunc(func(w int) string { return m.StatusLine(c.t.Style, w) + "\n\n" })
 }
 
 // command runs a slash command; quit reports /exit.
@@ -416,7 +419,7 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		c.closing(old)
 		old.Close()
 		c.r.Print(st.Dim(resumedLine(c.s.ID, c.s.Log.Path(), c.s.History.Len())))
-		c.r.Print(c.transcript())
+		c.printTranscript()
 		c.status()
 	case "/model":
 		if arg == "" {

@@ -376,17 +376,26 @@ func (b *heldBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// heldSession starts harness in an 80×30 window against the fake
+// provider behind heldProxy (replies hold after "HOLD") and waits for the
+// prompt.
+func heldSession(t *testing.T) (tm *tmuxSession, srv *llmtest.Server, release func()) {
+	t.Helper()
+	bin := tmuxHarness(t)
+	srv = llmtest.NewServer(t)
+	url, release := heldProxy(t, srv.URL, "HOLD")
+	home, proj := t.TempDir(), t.TempDir()
+	tm = startTmux(t, 80, 30, proj, tmuxEnv(home, url, "anthropic", "claude-sonnet-4-5"), bin, "--project", proj)
+	tm.waitPrompt()
+	return tm, srv, release
+}
+
 // TestChatTmuxTypeAhead: what the user types while a reply streams shows
 // at once on a row below the reply, redrawn as the reply grows and never
 // mixed into it; Enter queues it, and it is sent as the next prompt when
 // the turn ends. Typed ahead and then interrupted, it waits at the prompt.
 func TestChatTmuxTypeAhead(t *testing.T) {
-	bin := tmuxHarness(t)
-	srv := llmtest.NewServer(t)
-	url, release := heldProxy(t, srv.URL, "HOLD")
-	home, proj := t.TempDir(), t.TempDir()
-	tm := startTmux(t, 80, 30, proj, tmuxEnv(home, url, "anthropic", "claude-sonnet-4-5"), bin, "--project", proj)
-	tm.waitPrompt()
+	tm, srv, release := heldSession(t)
 	first := "The reply begins with a paragraph that is long enough to wrap at eighty columns, with **bold** words in it, and then it stops for a while HOLD"
 	rest := " and goes on to the end of its sentence.\n\n- an item that streams after the typing\n- and another one\n\n| file | state |\n|---|---|\n| main.go | fine |\n\nThe last paragraph of the reply, which is also long enough to wrap at eighty columns."
 	srv.Enqueue(
@@ -448,6 +457,54 @@ func TestChatTmuxTypeAhead(t *testing.T) {
 		t.Errorf("%d requests: the line queued before the interrupt was sent", n)
 	}
 	tm.keys("C-u")
+	tm.keys("C-d")
+	tm.waitExit()
+}
+
+// TestChatTmuxResizeMidStream: the window grows while a reply streams
+// and shrinks at the prompt; each time the screen is drawn again for the
+// new width with all it showed (the tool call and its result, the reply
+// rendered and word-wrapped, the status line, the prompt once), and the
+// redraw pushes no copy of the screen into the scrollback.
+func TestChatTmuxResizeMidStream(t *testing.T) {
+	tm, srv, release := heldSession(t)
+	sentences := []string{
+		"The first paragraph is long enough to wrap at eighty columns and again at seventy, and it has bold words in it.",
+		"The second paragraph streams HOLD while the window grows, and it too is long enough to wrap at every width.",
+	}
+	text := "## Findings\n\n" + strings.Replace(sentences[0], "bold words", "**bold words**", 1) + "\n\n" + sentences[1] +
+		"\n\n| file | state |\n|---|---|\n| main.go | fine |\n\nDone."
+	srv.Enqueue(
+		llmtest.Reply{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"echo hello-from-the-tool"}`}}},
+		llmtest.Reply{Text: text, Delay: 5 * time.Millisecond},
+	)
+	tm.typeLine("check it")
+	tm.waitFor("the reply up to the hold", "streams HOLD")
+	tm.run("resize-window", "-t", tm.name, "-x", "120", "-y", "30")
+	release()
+	tm.waitFor("status line", "─ claude-sonnet-4-5")
+	wantAll := func(rows []string, width int) bool {
+		s := strings.Join(rows, "\n")
+		for _, want := range []string{"› check it", "Let me look.", "⚙ bash  echo hello-from-the-tool", "↳ exit 0", "Findings", "main.go │ fine", "Done.", "─ claude-sonnet-4-5 · ctx"} {
+			if !strings.Contains(s, want) {
+				return false
+			}
+		}
+		return widest(rows) <= width && strings.TrimSpace(rows[len(rows)-1]) == "›" && sentencesWhole(rows, sentences)
+	}
+	waitRows(t, tm, func(rows []string) bool { return wantAll(rows, 120) && widest(rows) > 80 })
+	checkWrapped(t, tm.visible(), 120, []string{strings.ReplaceAll(sentences[0], "**", ""), sentences[1]})
+
+	if n := strings.Count(tm.screen(), "Let me look."); n != 1 {
+		t.Errorf("the tool call's text is %d times in the scrollback and screen: the redraw copied the screen into the scrollback", n)
+	}
+
+	// Narrower, at the prompt (the terminal pushes what its re-wrapping
+	// makes too tall into the scrollback: only the screen is checked).
+	tm.run("resize-window", "-t", tm.name, "-x", "70", "-y", "30")
+	waitRows(t, tm, func(rows []string) bool { return wantAll(rows, 70) })
+	checkWrapped(t, tm.visible(), 70, sentences)
+	tm.capture("resized-70")
 	tm.keys("C-d")
 	tm.waitExit()
 }

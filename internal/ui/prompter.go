@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/permission"
 )
 
@@ -33,8 +34,16 @@ func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permiss
 	t := p.R.t
 	p.R.Pause()
 	defer p.R.Resume()
-	pv := p.preview(req)
+	call, _ := p.R.RunningCall(req.Tool, req.Path)
+	pv := p.preview(req, call, t.Width())
 	io.WriteString(t.Out, renderPermission(t.Style, req, d, pattern, t.Width(), pv))
+	// What the prompt shows is drawn again after a resize (the box at the
+	// new width).
+	p.R.RememberFunc(func(w int) string { return renderPermission(t.Style, req, d, pattern, w, p.preview(req, call, w)) })
+	say := func(s string) {
+		io.WriteString(t.Out, s+"\n")
+		p.R.Remember(s)
+	}
 	keys := "y/n"
 	if pattern != "" {
 		keys += "/a/s"
@@ -43,7 +52,11 @@ func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permiss
 		keys += "/v"
 	}
 	for {
-		line, err := p.Editor.ReadLine(ctx, t.Style.Bold("allow? ")+t.Style.Dim("["+keys+"] "))
+		ask := t.Style.Bold("allow? ") + t.Style.Dim("["+keys+"] ")
+		line, err := p.Editor.ReadLine(ctx, ask)
+		if err == nil {
+			p.R.Remember(ask + Sanitize(line))
+		}
 		switch {
 		case errors.Is(err, ErrInterrupt):
 			if p.OnInterrupt != nil {
@@ -55,7 +68,7 @@ func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permiss
 		}
 		if v := strings.ToLower(strings.TrimSpace(line)); pv.Full != nil && (v == "v" || v == "view") {
 			if err := Page(ctx, p.Editor.in, t, pv.Full); err != nil {
-				io.WriteString(t.Out, t.Style.Dim("  (the pager failed: "+err.Error()+")")+"\n")
+				say(t.Style.Dim("  (the pager failed: " + err.Error() + ")"))
 			}
 			continue
 		}
@@ -63,9 +76,9 @@ func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permiss
 		if ok {
 			switch ans.Choice {
 			case permission.Always:
-				io.WriteString(t.Out, t.Style.Dim("  saved: allow "+pattern+" (in .agents/permissions)")+"\n")
+				say(t.Style.Dim("  saved: allow " + pattern + " (in .agents/permissions)"))
 			case permission.Session:
-				io.WriteString(t.Out, t.Style.Dim("  allowed until harness exits: "+pattern)+"\n")
+				say(t.Style.Dim("  allowed until harness exits: " + pattern))
 			}
 			return ans, nil
 		}
@@ -76,7 +89,7 @@ func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permiss
 		if pv.Full != nil {
 			help += ", v to view the whole change"
 		}
-		io.WriteString(t.Out, t.Style.Dim(help+", or type why not")+"\n")
+		say(t.Style.Dim(help + ", or type why not"))
 	}
 }
 
@@ -84,19 +97,16 @@ func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permiss
 // of the screen, minus the box's own lines and the answer.
 func (p *Prompter) previewRows() int { return max(6, p.R.t.Height()-10) }
 
-// preview shows what the call behind req would do.
-func (p *Prompter) preview(req permission.Request) Preview {
-	t := p.R.t
-	switch req.Tool {
-	case "edit_file", "write_file":
-		call, ok := p.R.RunningCall(req.Tool, req.Path)
-		if !ok {
-			return Preview{}
-		}
-		if req.Tool == "edit_file" {
-			return EditPreview(t.Style, req.Path, call.Input, t.Width()-2, p.previewRows())
-		}
-		return WritePreview(t.Style, req.Path, call.Input, t.Width()-2, p.previewRows())
+// preview shows what call (the one behind req, when found) would do, in
+// a box width columns wide.
+func (p *Prompter) preview(req permission.Request, call llm.Block, width int) Preview {
+	st := p.R.t.Style
+	switch {
+	case call.Name != req.Tool:
+	case req.Tool == "edit_file":
+		return EditPreview(st, req.Path, call.Input, width-2, p.previewRows())
+	case req.Tool == "write_file":
+		return WritePreview(st, req.Path, call.Input, width-2, p.previewRows())
 	}
 	return Preview{}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,11 +45,13 @@ type Renderer struct {
 	paused   bool   // a prompt owns the terminal: no spinner, output held
 	held     strings.Builder
 
-	inTurn  bool     // between StartTurn and EndTurn
-	queued  string   // what the user typed ahead during the turn, readable
-	qShown  []string // the queued rows on screen below the output, nil when none
-	tail    string   // what was written since the last newline, to redraw after the queued row
-	tailOff bool     // the tail grew too long to keep: no queued row until the next newline
+	inTurn  bool            // between StartTurn and EndTurn
+	queued  string          // what the user typed ahead during the turn, readable
+	qShown  []string        // the queued rows on screen below the output, nil when none
+	tail    string          // what was written since the last newline, to redraw after the queued row
+	lit     strings.Builder // written since the last item, for Reflow
+	echoing bool            // writing the streaming text block: Reflow has it as an item
+	tailOff bool            // the tail grew too long to keep: no queued row until the next newline
 }
 
 const spinHint = "· Esc interrupts"
@@ -250,6 +253,9 @@ func (r *Renderer) write(s string) {
 		r.hideQueue()
 		io.WriteString(r.t.Out, s)
 		r.track(s)
+		if !r.echoing && r.t.TTY {
+			r.lit.WriteString(s)
+		}
 	}
 	r.col0 = strings.HasSuffix(s, "\n")
 }
@@ -350,6 +356,9 @@ func (r *Renderer) Resume() {
 	if r.held.Len() > 0 {
 		io.WriteString(r.t.Out, r.held.String())
 		r.track(r.held.String())
+		if r.t.TTY {
+			r.lit.WriteString(r.held.String())
+		}
 		r.held.Reset()
 	} else {
 		r.col0 = true
@@ -463,7 +472,7 @@ func (r *Renderer) finishText() {
 	r.md = mdStream{}
 	r.newline()
 	st := r.t.Style
-	r.remember(func(w int) string { return RenderMarkdown(st, raw, w) })
+	r.remember(func(w int) string { return endLine(RenderMarkdown(st, raw, w)) })
 }
 
 // mdStream is the state of a text block being rendered as it streams:
@@ -488,6 +497,8 @@ type mdStream struct {
 // advance renders what became complete and echoes the rest raw. final
 // says the block's text is all there.
 func (r *Renderer) advance(final bool) {
+	defer func(e bool) { r.echoing = e }(r.echoing)
+	r.echoing = true
 	raw := r.seg.String()
 	st, w := r.t.Style, r.t.Width()
 	m := &r.md
@@ -557,6 +568,8 @@ func (r *Renderer) advance(final bool) {
 // grown too tall to be erased later (its top would scroll away): then the
 // rest waits for its rendering.
 func (r *Renderer) echoRaw(pend string) {
+	defer func(e bool) { r.echoing = e }(r.echoing)
+	r.echoing = true
 	m := &r.md
 	if m.held || len(pend) <= m.shown {
 		return
@@ -625,51 +638,109 @@ type item func(width int) string
 // maxItems bounds what Reflow can redraw.
 const maxItems = 400
 
+// remember records an item shown at the current width; what was written
+// literally since the last item is recorded first, as it was.
 func (r *Renderer) remember(it item) {
+	r.flushLit()
 	r.items = append(r.items, it)
 	if len(r.items) > maxItems {
 		r.items = append([]item(nil), r.items[len(r.items)-maxItems/2:]...)
 	}
 }
 
-// Remember records text shown by someone else (the editor's submitted
-// line) so Reflow redraws it too.
-func (r *Renderer) Remember(text string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.remember(func(int) string { return text })
+// flushLit makes what was written literally (tool lines, notices,
+// command output, newlines) an item of its own.
+func (r *Renderer) flushLit() {
+	if r.lit.Len() == 0 {
+		return
+	}
+	s := r.lit.String()
+	r.lit.Reset()
+	r.items = append(r.items, func(int) string { return s })
 }
 
-// Reflow redraws the screen after a resize: it is cleared and what was
-// shown last is drawn again, as much as fits, re-rendered for the new
-// width (so a reply is re-wrapped, never cut mid-word by the terminal).
-// The caller then draws its prompt below.
+// Remember records text shown by someone else (the editor's submitted
+// line) so Reflow redraws it too; it ends its line.
+func (r *Renderer) Remember(text string) {
+	r.RememberFunc(func(int) string { return text })
+}
+
+// RememberFunc records what someone else showed (the permission box) as
+// a function of the width, so Reflow draws it again for the new width; it
+// ends its line.
+func (r *Renderer) RememberFunc(f func(width int) string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.remember(func(w int) string { return endLine(f(w)) })
+}
+
+// PrintFunc is Print of f(width), and Reflow draws f again at the new
+// width (the banner, the status line).
+func (r *Renderer) PrintFunc(f func(width int) string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.showQueue()
+	r.spin.stop()
+	r.closeBlocks()
+	r.newline()
+	r.show(func(w int) string { return endLine(f(w)) })
+}
+
+// show writes f at the current width and remembers f for Reflow.
+func (r *Renderer) show(f item) {
+	defer func(e bool) { r.echoing = e }(r.echoing)
+	r.echoing = true
+	r.write(f(r.t.Width()))
+	r.remember(f)
+}
+
+func endLine(s string) string {
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s
+}
+
+// Reflow redraws the screen after a resize: what was shown last is drawn
+// again over the screen, as much as fits, re-rendered for the new width
+// (so a reply is re-wrapped, never cut mid-word by the terminal). The
+// caller then draws its prompt below. The screen is cleared without
+// pushing it into the scrollback (see clearScreen): the scrollback keeps
+// one copy of what was shown, not one more at every resize.
 func (r *Renderer) Reflow() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.t.TTY || r.paused {
 		return
 	}
+	r.flushLit()
 	w, h := r.t.Width(), r.t.Height()
 	var parts []string
 	rows := 0
 	for i := len(r.items) - 1; i >= 0 && rows < h; i-- {
 		s := r.items[i](w)
-		if s != "" && !strings.HasSuffix(s, "\n") {
-			s += "\n"
-		}
 		rows += textRows(StripANSI(s), w)
 		parts = append(parts, s)
 	}
 	var b strings.Builder
-	b.WriteString("\x1b[H\x1b[2J")
 	for i := len(parts) - 1; i >= 0; i-- {
 		b.WriteString(parts[i])
 	}
-	out := b.String()
-	// Only the last screenful: the rest would scroll into the history again.
-	if lines := strings.Split(out, "\n"); len(lines) > h {
-		out = "\x1b[H\x1b[2J" + strings.Join(lines[len(lines)-h:], "\n")
+	// Only the last screenful, less the prompt's row: the rest would
+	// scroll into the history again.
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	var keep []string
+	for i, n := len(lines)-1, 0; i >= 0; i-- {
+		n += max(1, textRows(StripANSI(lines[i]), w))
+		if n > h-1 {
+			break
+		}
+		keep = append(keep, lines[i])
+	}
+	slices.Reverse(keep)
+	out := clearScreen + strings.Join(keep, "\n")
+	if len(keep) > 0 {
+		out += "\n"
 	}
 	// Called at the prompt, where the terminal is raw: a newline does not
 	// return the carriage by itself.
@@ -677,25 +748,16 @@ func (r *Renderer) Reflow() {
 	r.col0, r.tail, r.tailOff = true, "", false
 }
 
+// clearScreen clears the screen and homes the cursor. Not with ED 2, nor
+// ED 0 from the top-left cell, which tmux (its scroll-on-clear option, on
+// by default) and other terminals push into the scrollback first: the top
+// row is erased by itself, the rest by ED 0 from the second row.
+const clearScreen = "\x1b[H\x1b[2K\x1b[2;1H\x1b[J\x1b[H"
+
 // textRows counts the terminal rows raw occupies when printed from column
 // 0 at width w, followed by a newline if it lacks one.
 func textRows(raw string, w int) int {
-	row, col := 0, 0
-	for _, c := range raw {
-		if c == '\n' {
-			row, col = row+1, 0
-			continue
-		}
-		cw := RuneWidth(c)
-		if col+cw > w {
-			row, col = row+1, 0
-		}
-		col += cw
-	}
-	if col > 0 {
-		row++
-	}
-	return row
+	return rowsOf(advanceRows(raw, w, 0, 0))
 }
 
 // OnToolStart shows a tool call as one line and a spinner under it.
@@ -710,7 +772,8 @@ func (r *Renderer) OnToolStart(call llm.Block) {
 	if len(r.running) == 1 {
 		r.waited = 0
 	}
-	r.write(ToolLine(r.t.Style, call, r.t.Width()) + "\n")
+	st := r.t.Style
+	r.show(func(w int) string { return ToolLine(st, call, w) + "\n" })
 	r.spinStart("running")
 }
 
@@ -781,12 +844,13 @@ func (r *Renderer) OnToolEnd(call, result llm.Block, elapsed time.Duration) {
 	if len(r.running) == 0 {
 		r.waited = 0
 	}
+	st := r.t.Style
 	if call.ID != r.lastTool {
 		// Calls ran concurrently: name the call this result belongs to.
-		r.write(ToolLine(r.t.Style, call, r.t.Width()) + "\n")
+		r.show(func(w int) string { return ToolLine(st, call, w) + "\n" })
 		r.lastTool = call.ID
 	}
-	r.write(ToolResult(r.t.Style, call, result, elapsed, r.t.Width()))
+	r.show(func(w int) string { return ToolResult(st, call, result, elapsed, w) })
 	r.spinStart("thinking")
 }
 
@@ -829,16 +893,7 @@ func (r *Renderer) OnNotice(n notice.Notice) {
 // Print writes a block of already-styled text from the interactive loop
 // (a command's output), on its own lines.
 func (r *Renderer) Print(s string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	defer r.showQueue()
-	r.spin.stop()
-	r.closeBlocks()
-	r.newline()
-	if s != "" && !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	r.write(s)
+	r.PrintFunc(func(int) string { return s })
 }
 
 // toolArgKeys are the input fields that best describe a call, in order.

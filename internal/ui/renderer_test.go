@@ -424,3 +424,51 @@ func TestRendererQueuedUnderSpinner(t *testing.T) {
 		t.Errorf("screen after the turn = %q, want the reply alone", got)
 	}
 }
+
+// Reflow draws again all that a turn showed, for the new width: the
+// prompt line, tool calls and results, notices, the reply, the status
+// line, a permission box; and it clears the screen without pushing it
+// into the scrollback.
+func TestRendererReflowRedrawsAll(t *testing.T) {
+	w := 80
+	scr := newScreen(120, 30)
+	tm := &Term{Out: scr, TTY: true, Style: Style{Color: true}, Size: func() (int, int) { return w, 30 }}
+	r := NewRenderer(tm, nil)
+	defer r.Close()
+	m := &Meter{Model: "claude-sonnet-4-5", Backend: "bwrap"}
+	r.Remember("› check the tests")
+	r.StartTurn()
+	stream(r, "Let me run them.")
+	call := llm.Block{Type: llm.BlockToolUse, ID: "1", Name: "bash", Input: json.RawMessage(`{"command":"go test ./internal/ui/... ./internal/cli/... -run TestSomethingWithALongName -count=1"}`)}
+	r.OnReply(&llm.Reply{StopReason: llm.StopToolUse})
+	r.OnToolStart(call)
+	r.RememberFunc(func(w int) string { return fmt.Sprintf("╭ permission box %d wide", w) })
+	r.OnToolEnd(call, llm.Block{Type: llm.BlockToolResult, Content: "ok  harness/internal/ui\n[exit code: 0]"}, time.Second)
+	r.OnNotice(notice.Notice{Text: "compacted"})
+	stream(r, "All **green**: the package passes every test it has, and the long sentence wraps.")
+	r.OnReply(reply("", llm.Usage{}))
+	r.EndTurn(false)
+	r.PrintFunc(func(w int) string { return m.StatusLine(tm.Style, w) + "\n\n" })
+
+	w = 40
+	scrolled := len(scr.scrolled)
+	r.Reflow()
+	got := scr.text()
+	for _, want := range []string{
+		"› check the tests", "Let me run them.", "⚙ bash  go test ./internal/ui/...", "╭ permission box 40 wide",
+		"↳ exit 0 · 1 line · 1s", "• compacted", "All green: the package passes every test\nit has, and the long sentence wraps.",
+		"─ claude-sonnet-4-5 · sandbox bwrap",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the redrawn screen lacks %q:\n%s", want, got)
+		}
+	}
+	for _, row := range strings.Split(got, "\n") {
+		if StringWidth(row) > 40 {
+			t.Errorf("a redrawn row is wider than 40: %q", row)
+		}
+	}
+	if len(scr.scrolled) != scrolled || strings.Contains(got, "-count=1") {
+		t.Errorf("the redraw scrolled the screen or kept a row of the old width:\n%s", got)
+	}
+}

@@ -70,6 +70,15 @@ func (m *Meter) Snapshot() (last, total llm.Usage, requests int) {
 	return m.last, m.total, m.requests
 }
 
+// Frozen is a copy of m as it stands, for a status line drawn again
+// later (after a resize) with the figures it showed.
+func (m *Meter) Frozen() *Meter {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return &Meter{Model: m.Model, Window: m.Window, Price: m.Price, PriceKnown: m.PriceKnown, Backend: m.Backend,
+		context: m.context, last: m.last, total: m.total, requests: m.requests}
+}
+
 // Cost is the session's cost so far in dollars.
 func (m *Meter) Cost() float64 {
 	_, total, _ := m.Snapshot()
@@ -90,6 +99,8 @@ func (m *Meter) StatusLine(st Style, width int) string {
 	last, total, reqs := m.Snapshot()
 	sep := st.Dim(" · ")
 	var parts []string
+	drop := map[int]bool{} // parts that give way, first to last, when the line is too wide
+	var order []int
 	if m.Model != "" {
 		parts = append(parts, st.Bold(m.Model))
 	}
@@ -107,6 +118,7 @@ func (m *Meter) StatusLine(st Style, width int) string {
 			parts = append(parts, "ctx "+Tokens(fill))
 		}
 		if p := last.Prompt(); p > 0 {
+			order = append(order, len(parts))
 			parts = append(parts, fmt.Sprintf("cache %.0f%%", 100*float64(last.CacheRead)/float64(p)))
 		}
 		sess := "session " + Tokens(total.Prompt()+total.Output) + " tok"
@@ -120,17 +132,34 @@ func (m *Meter) StatusLine(st Style, width int) string {
 	if m.Backend != "" {
 		b := "sandbox " + m.Backend
 		if m.Backend == "none" {
-			b = st.Red(b)
+			b = st.Red(b) // a warning: it stays
+		} else {
+			order = append(order, len(parts))
 		}
 		parts = append(parts, b)
 	}
-	line := strings.Join(parts, sep)
+	join := func() string {
+		var kept []string
+		for i, p := range parts {
+			if !drop[i] {
+				kept = append(kept, p)
+			}
+		}
+		return st.Dim("─ ") + strings.Join(kept, sep)
+	}
+	line := join()
+	for _, i := range order {
+		if StringWidth(line) <= width {
+			break
+		}
+		drop[i] = true
+		line = join()
+	}
 	if StringWidth(line) > width {
 		// Drop the styling and cut: a status line never wraps.
-		line = Truncate(StripANSI(line), width)
-		return st.Dim(line)
+		return st.Dim(Truncate(StripANSI(line), width))
 	}
-	return st.Dim("─ ") + line
+	return line
 }
 
 // CostReport is the /cost view: the session's tokens by kind and dollars.

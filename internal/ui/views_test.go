@@ -31,6 +31,23 @@ func TestStatusLine(t *testing.T) {
 	if got := m.StatusLine(Style{}, 30); StringWidth(got) > 30 {
 		t.Errorf("status line wider than the terminal: %q", got)
 	}
+	// A narrow window drops the cache figure, then the backend, before
+	// anything is cut.
+	m.PriceKnown = true
+	for w, want := range map[int]string{
+		86: "─ claude-sonnet-4-5 · ctx 46k/200k 23% · session 56k tok $0.088 · sandbox bwrap",
+		70: "─ claude-sonnet-4-5 · ctx 46k/200k 23% · session 56k tok $0.088",
+		40: "─ claude-sonnet-4-5 · ctx 46k/200k 23% …",
+	} {
+		if got := StripANSI(m.StatusLine(colour, w)); got != want {
+			t.Errorf("at %d columns: %q, want %q", w, got, want)
+		}
+	}
+	m.Backend = "none"
+	if got := StripANSI(m.StatusLine(colour, 80)); !strings.HasSuffix(got, "· sandbox none") {
+		t.Errorf("the missing sandbox gave way to the width: %q", got)
+	}
+	m.Backend, m.PriceKnown = "bwrap", false
 	if c := StripANSI(m.CostReport(Style{})); !strings.Contains(c, "2 requests") || !strings.Contains(c, "set PRICE_INPUT") {
 		t.Errorf("cost report:\n%s", c)
 	}

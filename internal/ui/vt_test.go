@@ -107,6 +107,11 @@ func (s *screen) escape(rs []rune, i int) int {
 		s.col = max(0, s.col-n)
 	case 'H':
 		s.row, s.col = 0, 0
+		if r, c, ok := strings.Cut(params, ";"); ok {
+			rv, _ := strconv.Atoi(r)
+			cv, _ := strconv.Atoi(c)
+			s.row, s.col = min(s.h-1, max(0, rv-1)), min(s.w-1, max(0, cv-1))
+		}
 	case 'J':
 		if params == "2" {
 			for r := range s.lines {
@@ -121,7 +126,11 @@ func (s *screen) escape(rs []rune, i int) int {
 			s.lines[r] = blankRow(s.w)
 		}
 	case 'K':
-		for c := s.col; c < s.w; c++ {
+		from := s.col
+		if params == "2" {
+			from = 0
+		}
+		for c := from; c < s.w; c++ {
 			s.lines[s.row][c] = ' '
 		}
 	}
