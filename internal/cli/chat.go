@@ -94,7 +94,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 	defer c.r.Close()
 	c.pr = &ui.Prompter{
 		R:           c.r,
-		Editor:      ui.NewEditor(c.in, c.t, ui.EditorOptions{NoHistory: true}),
+		Editor:      ui.NewEditor(c.in, c.t, ui.EditorOptions{NoHistory: true, EscapeInterrupts: true}),
 		OnInterrupt: c.cancelTurn,
 	}
 	stopResize := notifyResize(c.in.Resized)

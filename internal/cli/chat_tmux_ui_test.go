@@ -241,7 +241,8 @@ func TestChatTmuxEditPrompt(t *testing.T) {
 
 // TestChatTmuxEscape: Esc interrupts a streaming reply like Ctrl-C, the
 // partial reply stays and the model is told, and the next /cost is a
-// command (the Esc did not swallow its slash).
+// command (the Esc did not swallow its slash); at a permission prompt Esc
+// stops the turn as well.
 func TestChatTmuxEscape(t *testing.T) {
 	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
@@ -273,6 +274,17 @@ func TestChatTmuxEscape(t *testing.T) {
 	}
 	if !strings.HasPrefix(kept, "The first words arrive") || !strings.HasSuffix(kept, agent.InterruptedReply) {
 		t.Errorf("the interrupted reply was not kept and marked for the model: %q", kept)
+	}
+
+	// Esc at a permission prompt stops the turn too: the call is refused.
+	srv.Enqueue(llmtest.Reply{Text: "Making it.", ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch esc-file"}`}}})
+	tm.typeLine("make a file")
+	tm.waitFor("permission prompt", "allow? [")
+	tm.keys("Escape")
+	tm.waitForCount("interrupted at the prompt", "⏹ interrupted", 2)
+	tm.waitPrompt()
+	if _, err := os.Stat(filepath.Join(proj, "esc-file")); err == nil {
+		t.Error("the command ran after Esc at its prompt")
 	}
 	tm.keys("C-d")
 	tm.waitExit()

@@ -23,7 +23,7 @@
 //     a newline, bracketed paste (a long one shown collapsed), Tab
 //     completion (CommandCompleter with descriptions, PathCompleter, @file
 //     mentions). A lone Esc is a key of its own, never the start of the
-//     next one. Without a terminal it reads plain lines.
+//     next one (at the permission prompt it interrupts, as Ctrl-C). Without a terminal it reads plain lines.
 //   - Renderer implements the agent's Observer (structurally: ui never
 //     imports agent) and accounts usage in a Meter for the status line.
 //   - Prompter implements permission.Prompter on top of the Editor.

@@ -41,6 +41,9 @@ type EditorOptions struct {
 	// Describe gives a completion candidate's one-line description, shown
 	// when candidates are listed (slash commands); nil shows names only.
 	Describe func(candidate string) string
+	// EscapeInterrupts makes a lone Esc end the read with ErrInterrupt, as
+	// Ctrl-C does (the permission prompt: Esc stops the turn there too).
+	EscapeInterrupts bool
 	// ForceRaw uses the key-by-key editor even when input is not a terminal
 	// and leaves the terminal mode alone. Tests use it to drive the editor
 	// with byte sequences.
@@ -217,7 +220,11 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 		}
 	case keyEscape:
 		// A lone Esc does nothing at the prompt (and never eats the
-		// next key).
+		// next key); where it interrupts, it is Ctrl-C.
+		if e.opts.EscapeInterrupts {
+			e.finish(s)
+			return true, "", ErrInterrupt
+		}
 	case keyNewline:
 		s.insert('\n')
 	case keyInterrupt:

@@ -79,6 +79,16 @@ func TestEditorInterruptAndEOF(t *testing.T) {
 	if _, err := e.ReadLine(context.Background(), "> "); !errors.Is(err, io.EOF) {
 		t.Fatalf("end of input: err = %v, want io.EOF", err)
 	}
+	// Where Esc interrupts (the permission prompt) a lone one is Ctrl-C,
+	// typed text or not; elsewhere it does nothing.
+	e, _ = testEditor(t, "y\x1b", 80, EditorOptions{NoHistory: true, EscapeInterrupts: true})
+	if _, err := e.ReadLine(context.Background(), "> "); !errors.Is(err, ErrInterrupt) {
+		t.Fatalf("Esc at a prompt where it interrupts: err = %v, want ErrInterrupt", err)
+	}
+	e, _ = testEditor(t, "y\x1b", 80, EditorOptions{NoHistory: true})
+	if got, err := e.ReadLine(context.Background(), "> "); err != nil || got != "y" {
+		t.Fatalf("Esc where it does not interrupt: %q, %v", got, err)
+	}
 }
 
 func TestEditorContextCancel(t *testing.T) {

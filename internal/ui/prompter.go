@@ -19,7 +19,8 @@ import (
 type Prompter struct {
 	R      *Renderer
 	Editor *Editor // reads the answer; should have NoHistory set
-	// OnInterrupt is called when the user presses Ctrl-C at the prompt:
+	// OnInterrupt is called when the user presses Ctrl-C (or Esc, with
+	// the Editor's EscapeInterrupts) at the prompt:
 	// the call is refused and the interactive loop cancels the turn.
 	OnInterrupt func()
 }
