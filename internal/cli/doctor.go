@@ -72,7 +72,7 @@ func runDoctor(ctx context.Context, opts doctorOptions, stdio Stdio) error {
 		return &ExitError{Code: 1, Err: fmt.Errorf("%d probes escaped the %s sandbox: do not rely on it; %sreport the failing probes", escaped, backend, installHint())}
 	}
 	if backend == sandbox.BackendBwrap || backend == sandbox.BackendLandlock || sandbox.IsContainer(backend) {
-		failed, err := sandbox.ProbeNetwork(ctx, backend, stdio.Out)
+		failed, err := sandbox.ProbeNetwork(ctx, backend, stdio.Out, sandbox.LauncherFromEnv(os.Getenv))
 		if err != nil {
 			return &ExitError{Code: 1, Err: fmt.Errorf("network probe: %w", err)}
 		}

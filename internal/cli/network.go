@@ -59,9 +59,9 @@ func newNetworkTopic() *cobra.Command {
 proxy in the harness process: HTTPS_PROXY and HTTP_PROXY (and their lower-case forms) point at
 it, so go, npm, pip, cargo, git over HTTPS and curl work unchanged, and ALL_PROXY at the same port
 as SOCKS5 (socks5h://). The proxy speaks HTTP CONNECT, plain http:// requests and SOCKS5 CONNECT
-(no authentication); it never decrypts traffic or adds credentials. Where nothing can forward its
-port (HARNESS_SANDBOX_LAUNCHER=0; the landlock backend without user namespaces) there is no proxy
-and commands have no network at all; "harness doctor" says which.
+(no authentication); it never decrypts traffic or adds credentials. Where the sandbox has no
+network namespace of its own to listen in (the landlock backend without user namespaces) there
+is no proxy and commands have no network at all; "harness doctor" says which.
 
 Which hosts may be reached is decided by rules in the permission files
 (~/.agents/permissions, <project>/.agents/permissions):

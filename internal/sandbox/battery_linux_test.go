@@ -74,11 +74,14 @@ func TestBattery(t *testing.T) {
 	}
 }
 
-// TestBatteryUnprivileged re-runs the battery as nobody (uid 65534): the
-// walls must not depend on the harness running as root.
-func TestBatteryUnprivileged(t *testing.T) {
+// unprivilegedBinary returns setpriv and a copy of the test binary that
+// nobody (uid 65534) may run, for a test that re-runs part of itself
+// unprivileged; covered names the test that covers an unprivileged run
+// already.
+func unprivilegedBinary(t *testing.T, covered string) (setpriv, bin string) {
+	t.Helper()
 	if os.Getuid() != 0 {
-		testenv.Missing(t, testenv.Root, "already unprivileged: TestBattery covers this uid, but not the switch from root")
+		testenv.Missing(t, testenv.Root, "already unprivileged: "+covered+" covers this uid, but not the switch from root")
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
@@ -96,11 +99,12 @@ func TestBatteryUnprivileged(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "sandbox.test")
+	bin = filepath.Join(dir, "sandbox.test")
 	src, err := os.Open(exe)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer src.Close()
 	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
 	if err != nil {
 		t.Fatal(err)
@@ -108,17 +112,31 @@ func TestBatteryUnprivileged(t *testing.T) {
 	if _, err := io.Copy(dst, src); err != nil {
 		t.Fatal(err)
 	}
-	src.Close()
-	dst.Close()
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return setpriv, bin
+}
+
+// asNobody is bin (from unprivilegedBinary) run as nobody, in /, with
+// env added to this process's environment.
+func asNobody(setpriv, bin string, env ...string) *exec.Cmd {
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin)
+	cmd.Env = append(append(os.Environ(), "HOME=/nonexistent"), env...)
+	cmd.Dir = "/"
+	return cmd
+}
+
+// TestBatteryUnprivileged re-runs the battery as nobody (uid 65534): the
+// walls must not depend on the harness running as root.
+func TestBatteryUnprivileged(t *testing.T) {
+	setpriv, bin := unprivilegedBinary(t, "TestBattery")
 	for _, variant := range batteryVariants {
 		t.Run(variant, func(t *testing.T) {
 			backend, _ := testVariant(variant)
 			requireBackend(t, backend)
 			t.Parallel()
-			cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin)
-			cmd.Env = append(os.Environ(), batteryEnv+"="+variant, "HOME=/nonexistent")
-			cmd.Dir = "/"
-			out, err := cmd.CombinedOutput()
+			out, err := asNobody(setpriv, bin, batteryEnv+"="+variant).CombinedOutput()
 			t.Logf("as nobody:\n%s", out)
 			if err != nil {
 				t.Errorf("the battery as nobody failed: %v", err)

@@ -44,12 +44,8 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		inner = helperInTmp
 	}
 	env := sandboxEnv(p, "/tmp", BackendBwrap)
-	// Only the launcher forwards the proxy's port (proxy_linux.go): a
-	// sandbox of its own per command gets no proxy variables, rather than
-	// ones naming a port nobody listens on.
-	lenv := env
 	if o.proxy != nil {
-		lenv = append(append([]string(nil), env...), proxyEnv(ProxyPort)...)
+		env = append(env, proxyEnv(ProxyPort)...)
 	}
 	var gs *gitSession
 	if !ro {
@@ -97,11 +93,15 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		return args
 	}
 	cfg := helperConfig{Write: append(append(p.writeRootsFor(ro), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
-	lcfgv := cfg
 	if o.proxy != nil {
-		lcfgv.ProxyPort = ProxyPort
+		// The launcher, or a sandbox's own inner stage, listens there
+		// (proxy_linux.go); bwrap's network namespace holds the rest.
+		cfg.ProxyPort = ProxyPort
 	}
 	s := &instance{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner, git: gs, proxy: o.proxy}
+	if o.proxy != nil {
+		s.own = func(cmd *exec.Cmd) (func(), error) { return ownProxy(o.proxy, cmd) }
+	}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
 		argv := append(outer(env), "--chdir", dir, "--")
 		h, err := helperArgv(inner, cfg, "/bin/sh", "-c", script)
@@ -110,14 +110,14 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		}
 		return append(argv, h...), env, nil
 	}
-	lcfg, err := json.Marshal(lcfgv)
+	lcfg, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
 	}
 	s.launch = &launcher{backend: BackendBwrap, tree: treeGroup, pol: p, proxy: o.proxy, newCmd: func() *exec.Cmd {
-		argv := append(outer(lenv), "--chdir", p.Project, "--", inner, launcherArg, string(lcfg))
+		argv := append(outer(env), "--chdir", p.Project, "--", inner, launcherArg, string(lcfg))
 		c := exec.Command(argv[0], argv[1:]...)
-		c.Dir, c.Env = p.Project, lenv
+		c.Dir, c.Env = p.Project, env
 		return c
 	}}
 	return s, nil

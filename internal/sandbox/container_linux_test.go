@@ -427,7 +427,7 @@ func TestContainerProxy(t *testing.T) {
 	if !strings.HasPrefix(out, "exit 0\n") || !strings.Contains(out, fmt.Sprintf("origin says hi to www.example.com:%d", port)) {
 		t.Fatalf("TLS through the proxy:\n%s", out)
 	}
-	if got := rec.last(t); got.Verdict != "allowed" || got.Host != "www.example.com" || got.Up == 0 || got.Down == 0 {
+	if got := rec.await(t, 0, nil); got.Verdict != "allowed" || got.Host != "www.example.com" || got.Up == 0 || got.Down == 0 {
 		t.Errorf("record %+v", got)
 	}
 	out = run(fmt.Sprintf("curl -sS --max-time 20 http://plain.example.com:%d/y", widePort))

@@ -106,14 +106,18 @@
 //     The way out, with WithProxy (proxy.go), is the host's Proxy: the
 //     launcher listens on ProxyPort on the namespace's loopback and passes
 //     each accepted connection to the host over its control channel (no
-//     unix socket a command could open); the landlock backend's launcher
-//     then gets a network namespace of its own, commands may create TCP
-//     sockets there, and Landlock (ABI 4) lets them connect to that port
-//     only and bind none. Without user namespaces (no network namespace)
-//     and with a sandbox per command there is no proxy and no socket:
+//     unix socket a command could open); a sandbox of its own (no
+//     launcher, or one that failed to start) has its inner stage listen
+//     there and hand the listening socket itself to the host over an
+//     inherited socketpair before it execs the command, so nothing inside
+//     keeps it and the port stays bound. The landlock backend then gets a
+//     network namespace of its own (the launcher's, or each command's),
+//     commands may create TCP sockets there, and Landlock (ABI 4) lets
+//     them connect to that port only and bind none. Without user
+//     namespaces (no network namespace) there is no proxy and no socket:
 //     Landlock's network rules name a port, not an address, so a grant for
-//     the proxy's port on the host's loopback would reach that port
-//     anywhere. The proxy speaks HTTP (CONNECT and absolute-form) and
+//     the proxy's port on the host's loopback would reach that port on
+//     any host. The proxy speaks HTTP (CONNECT and absolute-form) and
 //     SOCKS5 (CONNECT, no authentication) on the one port, resolves names
 //     on the host, dials the address it checked, refuses private addresses
 //     without an exact rule, checks a tunnel's TLS server name, bounds

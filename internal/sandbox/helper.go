@@ -64,8 +64,10 @@ type helperConfig struct {
 	// RequireLandlock fails closed when the kernel has no Landlock (the
 	// landlock backend has no other wall against writes).
 	RequireLandlock bool `json:"require_landlock,omitempty"`
-	// ProxyPort, for the launcher: listen there on loopback and hand each
-	// connection to the host (proxy_linux.go).
+	// ProxyPort: listen there on the sandbox's loopback for the host's
+	// proxy (proxy_linux.go). The launcher hands each connection it
+	// accepts to the host; the inner stage of a sandbox of its own hands
+	// the listening socket itself over, before it execs the command.
 	ProxyPort int `json:"proxy_port,omitempty"`
 	// ConnectPort, with NoNet, is the one TCP port Landlock lets commands
 	// connect to (the proxy's, in the launcher's network namespace).

@@ -22,6 +22,11 @@ func execInner(cfg helperConfig, argv []string) error {
 			return err
 		}
 	}
+	if cfg.ProxyPort != 0 {
+		if err := handOverListener(cfg.ProxyPort); err != nil {
+			return err
+		}
+	}
 	if err := restrictThread(cfg); err != nil {
 		return err
 	}

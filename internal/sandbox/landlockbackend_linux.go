@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+
+	"golang.org/x/sys/unix"
 )
 
 // openLandlock is the backend for Linux without bwrap: the inner stage
@@ -58,11 +60,32 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 			cfg.Helper, s.helper = exe, helperInTmp
 		}
 	}
+	if s.tree == treeUserPID && o.proxy != nil {
+		// A network namespace of the sandbox's own (the launcher's, or
+		// each command's without it), holding only loopback, where the
+		// launcher or the inner stage listens for the proxy
+		// (proxy_linux.go): commands may make TCP sockets there, and
+		// Landlock lets them connect to that one port only, and bind none.
+		// Without user namespaces there is no network namespace, and no
+		// proxy: Landlock's network rules name a port, not an address, so
+		// a command allowed to connect to the proxy's port could connect
+		// to that port on any host. There the seccomp filter denies
+		// socket() for every family instead.
+		s.proxy = o.proxy
+		cfg.ProxyPort, cfg.ConnectPort, cfg.DenySockets = ProxyPort, ProxyPort, "unix"
+		s.own = func(cmd *exec.Cmd) (func(), error) {
+			cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
+			return ownProxy(o.proxy, cmd)
+		}
+	}
 	// Without a mount namespace nothing holds chmod, chown, utime and
 	// xattr changes outside the writable roots: seccomp denies them all.
 	cfg.DenyMeta = s.tree != treeUserPID
 	cfg.Write = append(append(p.writeRootsFor(ro), tmpInside), s.git.writePaths()...)
 	env := sandboxEnv(p, tmpInside, BackendLandlock)
+	if s.proxy != nil {
+		env = append(env, proxyEnv(ProxyPort)...)
+	}
 	// now is cfg with the carve-outs as they stand (a repository created
 	// mid-session is mounted read-only from the next sandbox on).
 	now := func() helperConfig {
@@ -84,30 +107,10 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 		// The launcher is the init of the namespaces: it mounts, drops its
 		// capabilities and serves; without them there is no PID namespace
 		// to hold a command's tree, and each command keeps its own helper.
-		lenv := env
-		netns := false
-		if o.proxy != nil {
-			// A network namespace of the launcher's own, holding only
-			// loopback, where it listens for the proxy: commands may make
-			// TCP sockets there, and Landlock lets them connect to that
-			// one port only. The per-command fallback keeps no sockets.
-			// Without user namespaces there is no network namespace, and
-			// no proxy: Landlock's network rules name a port, not an
-			// address, so a command allowed to connect to the proxy's
-			// port could connect to that port on any host. There the
-			// seccomp filter denies socket() for every family instead.
-			netns = true
-			lenv = append(append([]string(nil), env...), proxyEnv(ProxyPort)...)
-			s.proxy = o.proxy
-		}
-		s.launch = &launcher{backend: BackendLandlock, tree: treeUserPID, pol: p, proxy: o.proxy, netns: netns, newCmd: func() *exec.Cmd {
-			lc := now()
-			if netns {
-				lc.ProxyPort, lc.ConnectPort, lc.DenySockets = ProxyPort, ProxyPort, "unix"
-			}
-			lcfg, _ := json.Marshal(lc) // plain strings, bools and numbers: cannot fail
+		s.launch = &launcher{backend: BackendLandlock, tree: treeUserPID, pol: p, proxy: s.proxy, netns: s.proxy != nil, newCmd: func() *exec.Cmd {
+			lcfg, _ := json.Marshal(now()) // plain strings, bools and numbers: cannot fail
 			c := exec.Command(exe, launcherArg, string(lcfg))
-			c.Dir, c.Env = p.Project, lenv
+			c.Dir, c.Env = p.Project, env
 			return c
 		}}
 	}

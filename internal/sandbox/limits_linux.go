@@ -17,12 +17,12 @@ func Limits(backend string, opts ...Option) []string {
 		if LandlockABI() < 6 {
 			l = append(l, "Landlock below ABI 6: a command can kill the session's launcher or a command running beside it (a denial of service; the next command restarts the launcher)")
 		}
-		if o.perCommand {
-			l = append(l, "without the launcher (HARNESS_SANDBOX_LAUNCHER=0) nothing forwards the network proxy's port: commands have no network at all")
-		}
 		return l
 	case BackendLandlock:
-		l := []string{"without the launcher (HARNESS_SANDBOX_LAUNCHER=0, or no user namespaces) there is no network namespace: socket() is denied for every address family (socketpair still works) and the network proxy is not offered: Landlock's network rules name a port, not an address, so a grant to reach the proxy's port on the host's loopback would reach that port on any host"}
+		var l []string
+		if !userNamespaces() {
+			l = append(l, "no user namespaces, so no network namespace: socket() is denied for every address family (socketpair still works) and the network proxy is not offered: Landlock's network rules name a port, not an address, so a grant to reach the proxy's port on the host's loopback would reach that port on any host")
+		}
 		if !userNamespaces() || !mountSetattrWorks() {
 			l = append(l, "no read-only mount view of / (no user namespaces, or no mount_setattr): chmod, chown, utime and extended-attribute changes, which Landlock does not mediate, are denied by seccomp everywhere, inside the project too (chmod +x, touch of an existing file and cp -p fail there)")
 		}

@@ -341,6 +341,32 @@ func (p *Proxy) Serve(ctx context.Context, c net.Conn) {
 	}
 }
 
+// serveListener serves every connection ln accepts, each on its own,
+// until ln is closed.
+func (p *Proxy) serveListener(ln net.Listener) {
+	acceptEach(ln, func(c net.Conn) error {
+		go p.Serve(context.Background(), c)
+		return nil
+	})
+}
+
+// acceptEach hands every connection ln accepts to handle, until ln is
+// closed or handle fails.
+func acceptEach(ln net.Listener, handle func(net.Conn) error) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		if handle(c) != nil {
+			return
+		}
+	}
+}
+
 func (p *Proxy) acquire() bool {
 	select {
 	case p.sem <- struct{}{}:

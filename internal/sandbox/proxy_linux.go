@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,6 +15,11 @@ import (
 // proxyFD is where the launcher finds the socket it hands proxy
 // connections to the host over (its control socket is ctrlFD).
 const proxyFD = 4
+
+// ownProxyFD is where the inner stage of a sandbox of its own (a command
+// run without the launcher) finds the socket it hands its listening
+// socket to the host over.
+const ownProxyFD = 3
 
 // forwardProxy runs inside the launcher: it listens on port on the
 // sandbox's own loopback and sends each connection it accepts, as a
@@ -27,28 +34,106 @@ func forwardProxyTo(fd, port int) error {
 	if err != nil {
 		return fmt.Errorf("listening for the network proxy inside the sandbox: %w", err)
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				if ne, ok := err.(net.Error); ok && ne.Timeout() {
-					continue
-				}
-				return
-			}
-			f, err := c.(*net.TCPConn).File()
-			c.Close()
-			if err != nil {
-				continue
-			}
-			err = sendAll(fd, []byte("c"), []int{int(f.Fd())})
-			f.Close()
-			if err != nil {
-				return // the host is gone
-			}
+	go acceptEach(ln, func(c net.Conn) error {
+		f, err := c.(*net.TCPConn).File()
+		c.Close()
+		if err != nil {
+			return nil
 		}
-	}()
+		defer f.Close()
+		return sendAll(fd, []byte("c"), []int{int(f.Fd())}) // fails once the host is gone
+	})
 	return nil
+}
+
+// handOverListener runs in the inner stage of a sandbox of its own, in
+// the sandbox's network namespace, before the walls go up: it listens on
+// port on loopback and sends the listening socket itself to the host,
+// which accepts every connection on it from then on. Nothing inside keeps
+// it (the inner stage execs the command next, and the socket is
+// close-on-exec), so there is no forwarding process for a command to
+// reach, and no port it could take over: the port stays bound.
+func handOverListener(port int) error {
+	defer unix.Close(ownProxyFD)
+	if err := loopbackUp(); err != nil {
+		return err
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("listening for the network proxy inside the sandbox: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return fmt.Errorf("listening for the network proxy inside the sandbox: %w", err)
+	}
+	if err := unix.Listen(fd, 128); err != nil {
+		return fmt.Errorf("listening for the network proxy inside the sandbox: %w", err)
+	}
+	if err := sendAll(ownProxyFD, []byte("l"), []int{fd}); err != nil {
+		return fmt.Errorf("handing the proxy's socket to the host: %w", err)
+	}
+	return nil
+}
+
+// ownProxy readies cmd, a sandbox of its own, to reach p: it adds the
+// channel handOverListener sends the listening socket over (as
+// ownProxyFD, so cmd must have no other extra file) and serves every
+// connection on that socket until stop, called once cmd is over.
+func ownProxy(p *Proxy, cmd *exec.Cmd) (stop func(), err error) {
+	local, remote, err := proxyChannel()
+	if err != nil {
+		return nil, err
+	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, remote)
+	var (
+		mu      sync.Mutex
+		ln      net.Listener
+		stopped bool
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 16)
+		oob := make([]byte, unix.CmsgSpace(4*4))
+		_, oobn, err := recvFDs(local, buf, oob)
+		if err != nil {
+			return
+		}
+		fds := parseRights(oob[:oobn])
+		if len(fds) == 0 {
+			return
+		}
+		for _, fd := range fds[1:] {
+			unix.Close(fd)
+		}
+		f := os.NewFile(uintptr(fds[0]), "proxy listener")
+		l, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			l.Close()
+			return
+		}
+		ln = l
+		mu.Unlock()
+		p.serveListener(l)
+	}()
+	return func() {
+		remote.Close()
+		unix.Shutdown(local, unix.SHUT_RDWR) // ends a receive still waiting
+		mu.Lock()
+		stopped = true
+		if ln != nil {
+			ln.Close()
+		}
+		mu.Unlock()
+		<-done
+		unix.Close(local)
+	}, nil
 }
 
 // proxyChannel is the host's end: a socketpair whose other end becomes the
@@ -85,8 +170,9 @@ func serveProxyChannel(fd int, p *Proxy) {
 }
 
 // loopbackUp brings lo up in a fresh network namespace (which needs
-// CAP_NET_ADMIN there: the landlock backend's launcher, before it drops
-// its capabilities). bwrap does the same for its own.
+// CAP_NET_ADMIN there: the landlock backend's launcher or inner stage,
+// before it drops its capabilities). bwrap does the same for its own, so
+// an interface already up is left as it is.
 func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -99,6 +185,9 @@ func loopbackUp() error {
 	}
 	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
 		return fmt.Errorf("bringing up loopback: %w", err)
+	}
+	if ifr.Uint16()&unix.IFF_UP != 0 {
+		return nil
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {

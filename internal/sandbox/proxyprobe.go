@@ -14,10 +14,11 @@ import (
 
 // ProbeNetwork checks the proxy path end to end for `harness doctor`: a
 // loopback origin on the host, reached from inside a sandbox of the named
-// backend through the launcher and a proxy whose only rule names it; an
-// unlisted host refused; no direct connection. It prints one line per
-// probe and returns how many failed.
-func ProbeNetwork(ctx context.Context, backend string, out io.Writer) (int, error) {
+// backend, opened with opts (WithLauncher), through a proxy whose only
+// rule names it; an unlisted host refused; no direct connection; each
+// connection recorded. It prints one line per probe and returns how many
+// failed.
+func ProbeNetwork(ctx context.Context, backend string, out io.Writer, opts ...Option) (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -60,7 +61,7 @@ func ProbeNetwork(ctx context.Context, backend string, out io.Writer) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	sb, err := Open(ctx, p, backend, WithProxy(px))
+	sb, err := Open(ctx, p, backend, append(opts, WithProxy(px))...)
 	if err != nil {
 		return 0, err
 	}
@@ -82,7 +83,15 @@ func ProbeNetwork(ctx context.Context, backend string, out io.Writer) (int, erro
 		}
 		fmt.Fprintf(out, "  %s %-44s %s\n", word, name, detail)
 	}
-	fmt.Fprintf(out, "network proxy: backend %s, launcher port %d inside, host proxy in this process\n", backend, ProxyPort)
+	if !OffersProxy(sb) {
+		fmt.Fprintf(out, "network proxy: not offered by backend %s here (see cannot hold above): commands have no network\n", backend)
+		return 0, nil
+	}
+	how := "the launcher forwards"
+	if s, ok := sb.(*instance); ok && s.launch == nil {
+		how = "each command's own sandbox hands over"
+	}
+	fmt.Fprintf(out, "network proxy: backend %s, port %d inside (%s), host proxy in this process\n", backend, ProxyPort, how)
 	got := connect(fmt.Sprintf("%s:%d", probeHost, port))
 	line(strings.Contains(got, "200 Connection established") && strings.Contains(got, token), "a loopback origin through the proxy", firstLine([]byte(got)))
 	got = connect("unlisted.invalid:443")

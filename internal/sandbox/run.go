@@ -35,6 +35,10 @@ type instance struct {
 	track func(pid int) (killAll func())
 	// closed, when set, is called by Close (kills what is still tracked).
 	closed func()
+	// own, when set, readies each sandbox of its own before it starts (the
+	// proxy's channel and a network namespace, proxy_linux.go) and
+	// returns what ends that once the command is over.
+	own func(cmd *exec.Cmd) (stop func(), err error)
 	// launch, when set, runs commands through the session's long-lived
 	// launcher instead of a fresh sandbox each (Linux; see launcher_linux.go).
 	launch launchRunner
@@ -216,6 +220,14 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 	cg := s.cg.attach(cmd, "command")
 	if gateR != nil {
 		cmd.ExtraFiles = []*os.File{gateR}
+	}
+	if s.own != nil {
+		stop, err := s.own(cmd)
+		if err != nil {
+			cg.kill()
+			return 0, fmt.Errorf("starting the %s sandbox: %w", s.name, err)
+		}
+		defer stop()
 	}
 	// A grandchild that escaped the kill cannot hold the output pipe open.
 	cmd.WaitDelay = time.Second

@@ -101,13 +101,13 @@ func (o openOptions) env(k string) string {
 	return o.getenv(k)
 }
 
-// WithProxy gives commands a way out through px (see Proxy): the
-// launcher listens on ProxyPort inside the sandbox's network namespace
-// and HTTPS_PROXY, HTTP_PROXY, ALL_PROXY (and their lower-case forms)
-// point there. The bwrap and landlock backends' launchers offer it (the
-// landlock one only with user namespaces, for a network namespace of its
-// own), seatbelt on macOS too; elsewhere, and with a sandbox per command,
-// commands stay without a network (Limits says so).
+// WithProxy gives commands a way out through px (see Proxy): inside the
+// sandbox's network namespace the launcher, or a sandbox's own inner
+// stage when each command has one, listens on ProxyPort, and
+// HTTPS_PROXY, HTTP_PROXY, ALL_PROXY (and their lower-case forms) point
+// there. The bwrap and landlock backends offer it (the landlock one only
+// with user namespaces, for a network namespace of its own), seatbelt on
+// macOS too; elsewhere commands stay without a network (Limits says so).
 func WithProxy(px *Proxy) Option {
 	return func(o *openOptions) { o.proxy = px }
 }
@@ -192,9 +192,9 @@ func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandb
 		return nil, err
 	}
 	if s, ok := sb.(*instance); ok && o.perCommand && (s.name == BackendBwrap || s.name == BackendLandlock) {
-		s.launch, s.proxy = nil, nil // only a launcher forwards to the proxy
+		s.launch = nil
 		if s.ro != nil {
-			s.ro.launch, s.ro.proxy = nil, nil
+			s.ro.launch = nil
 		}
 	}
 	if s, ok := sb.(*instance); ok {

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"fmt"
 	"net"
 )
@@ -32,17 +31,6 @@ func listenProxy(px *Proxy) (net.Listener, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("listening for the network proxy: %w", err)
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				if ne, ok := err.(net.Error); ok && ne.Timeout() {
-					continue
-				}
-				return
-			}
-			go px.Serve(context.Background(), c)
-		}
-	}()
+	go px.serveListener(ln)
 	return ln, ln.Addr().(*net.TCPAddr).Port, nil
 }

@@ -76,7 +76,7 @@ func TestListenProxy(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("%v %v", resp, err)
 	}
-	if r := rec.last(t); r.Host != "unlisted.test" || r.Verdict != "refused" {
+	if r := rec.await(t, 0, nil); r.Host != "unlisted.test" || r.Verdict != "refused" {
 		t.Errorf("record %+v", r)
 	}
 	env := strings.Join(proxyEnv(port), " ")
