@@ -48,6 +48,9 @@ func chatPiped(t *testing.T, proj, in string) (stdout, stderr string) {
 func TestChatPiped(t *testing.T) {
 	srv, _ := chatEnv(t, "anthropic", "claude-haiku-4-5")
 	proj := t.TempDir()
+	// A net rule of the project's, for /sandbox and /network to show.
+	os.MkdirAll(filepath.Join(proj, ".agents"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".agents", "permissions"), []byte("allow net @go\n"), 0o644)
 	srv.Enqueue(
 		llmtest.Reply{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch piped-file"}`}}},
 		llmtest.Reply{Text: "Refused, fine: **no file**."},
@@ -62,6 +65,7 @@ func TestChatPiped(t *testing.T) {
 		"/model gpt-4o",
 		"which model?",
 		"/sandbox",
+		"/network",
 		"/permissions",
 		"/sessions",
 		"/todos",
@@ -83,10 +87,11 @@ func TestChatPiped(t *testing.T) {
 		"context ", "tool output",     // /context
 		"cache read", // /cost
 		"model gpt-4o from the next turn on",
-		"sandbox ", "writable", // /sandbox
-		"built-in defaults: ",        // /permissions
-		"/resume ID switches to one", // /sessions
-		"no plan yet",                // /todos
+		"sandbox ", "writable", "network    allow net @go", "           ask net *", // /sandbox
+		"network rules\n  allow net @go", // /network
+		"built-in defaults: ",            // /permissions
+		"/resume ID switches to one",     // /sessions
+		"no plan yet",                    // /todos
 		"unknown command /bogus; /help lists them",
 	} {
 		if !strings.Contains(got, want) {

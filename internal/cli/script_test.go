@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -76,7 +78,8 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"llm": cmdLLM,
+			"llm":    cmdLLM,
+			"origin": cmdOrigin,
 		},
 		RequireExplicitExec: true,
 		Condition: func(cond string) (bool, error) {
@@ -128,6 +131,26 @@ var detectOnce = sync.OnceValues(sandbox.Detect)
 // detectedBackend is sandbox.Detect, run once per test binary: bwrap
 // counts only where it can build a sandbox, not merely when installed.
 func detectedBackend() (string, string) { return detectOnce() }
+
+// cmdOrigin starts a plain HTTP server on the host's loopback for the
+// rest of the script, answering "origin NAME" to every request, and sets
+// $ORIGIN_PORT to its port: a server a sandboxed command may reach
+// through the proxy, given a rule naming localhost and that port.
+//
+//	origin NAME
+func cmdOrigin(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: origin NAME")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "origin %s\n", args[0])
+	})}
+	go srv.Serve(ln)
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv("ORIGIN_PORT", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+}
 
 // cmdLLM drives the fake provider:
 //

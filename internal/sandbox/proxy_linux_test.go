@@ -211,6 +211,26 @@ for what, f in (("bind", lambda s: s.bind(("127.0.0.1", 0))), ("connect", lambda
 					t.Errorf("landlock network rules:\n%s", out)
 				}
 			}
+			// A command cannot take the proxy's port over (its socket is
+			// held by the launcher or, per command, by the host), and holds
+			// no socket of the channel to the host.
+			if !IsContainer(backend) {
+				r = w.run(t, fmt.Sprintf(`/usr/bin/python3 -c '
+import socket
+for host in ("127.0.0.1", "0.0.0.0"):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        s.bind((host, %d)); s.listen(); print("TOOK", host)
+    except OSError as e:
+        print("bind", host, e.strerror)
+'
+for f in /proc/$$/fd/*; do readlink "$f"; done | grep -c socket: || true`, ProxyPort))
+				if out := string(r.Output); strings.Contains(out, "TOOK") || strings.Count(out, "bind ") != 2 || !strings.HasSuffix(strings.TrimSpace(out), "\n0") {
+					t.Errorf("the proxy's port taken over, or a socket held:\n%s", out)
+				}
+			}
 			// Nothing else leads out: a direct connection to a listener on
 			// the host's loopback fails, by curl and by a bare socket
 			// (IPv4 and IPv6), and no dial but the origin's was made.
