@@ -361,8 +361,6 @@ func TestProxyAfterLauncherFails(t *testing.T) {
 	}
 }
 
-var proxyBackends = []string{BackendBwrap, BackendLandlock, BackendDocker}
-
 // proxyVariants are the ways a command reaches the proxy: through the
 // session's launcher, and from a sandbox of its own (the fallback when
 // the launcher cannot start, and HARNESS_SANDBOX_LAUNCHER=0).
