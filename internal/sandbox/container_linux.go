@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
+	"golang.org/x/sys/unix"
 )
 
 // The container backend (docker, podman through its Docker-compatible
@@ -108,17 +110,48 @@ func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o
 	user := strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
 	env := sandboxEnv(p, "/tmp", backend)
 	entry := []string{containerHelper, containerInitArg}
+	// The session's engine directory, beside its tmp and never mounted
+	// whole: the proxy's socket, podman's seccomp profile.
+	dir, err := os.MkdirTemp(filepath.Dir(tmp), filepath.Base(tmp)+"-ctr-")
+	if err != nil {
+		gs.close()
+		cli.Close()
+		return nil, err
+	}
+	cr := &containerRunner{backend: backend, cli: cli, pol: p, user: user, cfg: string(cfgJSON), dir: dir}
+	fail := func(err error) (*instance, error) {
+		cr.close()
+		gs.close()
+		return nil, err
+	}
+	cr.podman = isPodman(ctx, cli)
+	seccomp, err := seccompOption(cr.podman, dir, o.proxy != nil)
+	if err != nil {
+		return fail(err)
+	}
 	var cn *containerNet
 	if o.proxy != nil {
-		if cn, err = listenContainerNet(tmp, o.proxy); err != nil {
-			gs.close()
-			cli.Close()
-			return nil, err
+		if cn, err = listenContainerNet(dir, o.proxy); err != nil {
+			return fail(err)
 		}
+		cr.net = cn
 		env = append(env, proxyEnv(ProxyPort)...)
 		entry = append(entry, strconv.Itoa(ProxyPort))
 	}
-	cr := &containerRunner{backend: backend, cli: cli, pol: p, user: user, cfg: string(cfgJSON), net: cn}
+	res := containerResources(p)
+	if cr.podman {
+		// Rootful podman asks the runtime to raise the descriptor and
+		// process limits past the engine's own, which fails (runc: "error
+		// setting rlimit type 7: operation not permitted"). Ask for
+		// harness's own descriptor limit, and for processes the
+		// container's pids limit, which bounds them anyway (the inner
+		// stage sets the policy's, lower, for commands).
+		var l unix.Rlimit
+		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &l); err == nil {
+			res.Ulimits = append(res.Ulimits, &container.Ulimit{Name: "nofile", Soft: int64(l.Cur), Hard: int64(l.Max)})
+		}
+		res.Ulimits = append(res.Ulimits, &container.Ulimit{Name: "nproc", Soft: *res.PidsLimit, Hard: *res.PidsLimit})
+	}
 	cr.spec = func() (*container.Config, *container.HostConfig) {
 		mounts := containerMounts(p, gs, tmp, exe, img.hostFS)
 		if cn != nil {
@@ -137,9 +170,9 @@ func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o
 				Mounts:         mounts,
 				NetworkMode:    "none",
 				CapDrop:        []string{"ALL"},
-				SecurityOpt:    []string{"no-new-privileges", "seccomp=" + containerSeccomp(cn != nil)},
+				SecurityOpt:    []string{"no-new-privileges", seccomp},
 				ReadonlyRootfs: true,
-				Resources:      containerResources(p),
+				Resources:      res,
 			}
 	}
 	s := &instance{name: backend, pol: p, tmp: tmp, helper: containerHelper, git: gs, launch: cr, proxy: o.proxy}
@@ -243,6 +276,22 @@ func containerMounts(p *Policy, gs *gitSession, tmp, exe string, hostFS bool) []
 	return ms
 }
 
+// podmanMountable refuses mounts podman's Docker-compatible API would
+// misread: it turns each into a --mount option string and parses that as
+// CSV (podman 4.3), so a comma in a path splits it into options (a
+// directory named "a,ro=false") and a double quote fails the parse. Fail
+// closed rather than mount something else.
+func podmanMountable(ms []mount.Mount) error {
+	for _, m := range ms {
+		for _, p := range []string{m.Source, m.Target} {
+			if strings.ContainsAny(p, ",\"\n\r") {
+				return fmt.Errorf("%w: podman cannot mount %q: its Docker-compatible API reads mounts as comma-separated options, so a path with a comma, a double quote or a newline would be misread (use --sandbox docker or bwrap, or rename it)", ErrUnavailable, p)
+			}
+		}
+	}
+	return nil
+}
+
 func depth(p string) int {
 	n := 0
 	for _, c := range filepath.Clean(p) {
@@ -272,6 +321,8 @@ type containerRunner struct {
 	spec    func() (*container.Config, *container.HostConfig)
 	note    string        // said once, with the first command's output
 	net     *containerNet // the proxy's channel, when offered
+	dir     string        // the session's engine directory, removed at close
+	podman  bool          // the engine is podman's (isPodman)
 
 	mu       sync.Mutex
 	cur      *containerProc
@@ -310,6 +361,11 @@ func (c *containerRunner) get(ctx context.Context) (*containerProc, string, erro
 	}
 	gen := c.pol.generation()
 	cfg, hc := c.spec()
+	if c.podman {
+		if err := podmanMountable(hc.Mounts); err != nil {
+			return nil, "", err
+		}
+	}
 	res, err := c.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc})
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: creating the session's container: %w", c.backend, err)
@@ -440,15 +496,19 @@ func (c *containerRunner) close() {
 		c.remove(cur.id)
 	}
 	c.net.close()
+	os.RemoveAll(c.dir)
 	c.cli.Close()
 }
 
 // containerLimits says what the container backend does not hold or does
 // differently.
-func containerLimits() []string {
+func containerLimits(backend string) []string {
 	l := []string{
 		"the image must run the harness binary (it is the container's init and each command's supervisor): a glibc image no older than the host's; the default image uses the host's own /usr and /etc",
 		"only what the policy names is in the container: the project, its carve-outs, the private /tmp (and, with the default image, the host's /usr and /etc); the rest of the host, $HOME included, is not there to read",
+	}
+	if backend == BackendPodman {
+		l = append(l, "podman: a path with a comma, a double quote or a newline cannot be mounted (its Docker-compatible API reads mounts as comma-separated options): such a project is refused")
 	}
 	if LandlockABI() < 6 {
 		l = append(l, "Landlock below ABI 6: a command can kill its own supervisor (its tree is then killed by the container's init; a denial of service only)")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
 
@@ -521,4 +523,65 @@ func execRaw(t *testing.T, cli *client.Client, id, user, code string) string {
 	var b bytes.Buffer
 	stdcopy.StdCopy(&b, &b, att.Reader)
 	return b.String()
+}
+
+func TestPodmanMountable(t *testing.T) {
+	for _, tc := range []struct {
+		src, dst string
+		ok       bool
+	}{
+		{"/p/my 'proj' it's here", "/p/my 'proj' it's here", true},
+		{"/p/a,ro=false/.git", "/p/a,ro=false/.git", false}, // would split into options
+		{"/dev/null", `/p/my "proj"/.env`, false},            // fails podman's CSV parse
+		{"/p/x\ny", "/p/x\ny", false},
+	} {
+		err := podmanMountable([]mount.Mount{{Type: mount.TypeBind, Source: "/usr", Target: "/usr"}, {Type: mount.TypeBind, Source: tc.src, Target: tc.dst}})
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrUnavailable)) {
+			t.Errorf("%q -> %q: %v", tc.src, tc.dst, err)
+		}
+	}
+}
+
+// TestPodmanSession runs a session through rootful podman's
+// Docker-compatible socket where one answers (CI installs no podman: it
+// skips there): the engine's walls from inside, the proxy, and a project
+// podman would misread refused.
+func TestPodmanSession(t *testing.T) {
+	const sock = "/run/podman/podman.sock"
+	if _, err := os.Stat(sock); err != nil || os.Getenv("DOCKER_HOST") != "" || os.Getenv(ImageEnv) == "" {
+		t.Skip("no rootful podman socket at " + sock + " (and HARNESS_TEST_IMAGE loaded into podman)")
+	}
+	px := &Proxy{Decide: func(context.Context, string, int) ConnVerdict { return ConnVerdict{Reason: "no rule allows it"} }}
+	p, err := NewPolicy(PolicyOptions{Project: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := Open(context.Background(), p, BackendPodman, WithProxy(px))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	r, err := sb.Run(context.Background(), Cmd{Script: `grep -E '^(CapBnd|Seccomp|NoNewPrivs):' /proc/self/status; ls /sys/class/net
+bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128 && printf "CONNECT unlisted.test:443 HTTP/1.1\r\n\r\n" >&3 && head -c 12 <&3'`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(r.Output)
+	for _, want := range []string{"CapBnd:\t0000000000000000", "Seccomp:\t2", "NoNewPrivs:\t1", "\nlo\n", "HTTP/1.1 403", "refused CONNECT unlisted.test:443"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+	comma := filepath.Join(t.TempDir(), "a,ro=false")
+	os.Mkdir(comma, 0o755)
+	p2, err := NewPolicy(PolicyOptions{Project: comma})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb2, err := Open(context.Background(), p2, BackendPodman); err == nil {
+		sb2.Close()
+		t.Error("podman mounted a project whose path it reads as options")
+	} else if !strings.Contains(err.Error(), "podman cannot mount") {
+		t.Errorf("the comma project: %v", err)
+	}
 }

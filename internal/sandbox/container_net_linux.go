@@ -38,24 +38,19 @@ const containerReadyWait = 60 * time.Second
 // containerNet is the host's end, one per session: each container the
 // session starts (a new one when the carve-outs grow) connects anew.
 type containerNet struct {
-	dir   string // holds the socket; beside the session's tmp, never inside a container
 	sock  string
 	ln    *net.UnixListener
 	ready chan struct{} // an init connected
 }
 
-func listenContainerNet(tmp string, px *Proxy) (*containerNet, error) {
-	dir, err := os.MkdirTemp(filepath.Dir(tmp), filepath.Base(tmp)+"-net-")
-	if err != nil {
-		return nil, fmt.Errorf("the network proxy's socket: %w", err)
-	}
+// listenContainerNet listens in dir, the session's engine directory
+// (never mounted whole into a container).
+func listenContainerNet(dir string, px *Proxy) (*containerNet, error) {
 	ln, err := listenIn(dir, "proxy.sock")
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, fmt.Errorf("the network proxy's socket: %w", err)
 	}
-	sock := filepath.Join(dir, "proxy.sock")
-	cn := &containerNet{dir: dir, sock: sock, ln: ln, ready: make(chan struct{}, 1)}
+	cn := &containerNet{sock: filepath.Join(dir, "proxy.sock"), ln: ln, ready: make(chan struct{}, 1)}
 	go cn.serve(px)
 	return cn, nil
 }
@@ -73,7 +68,7 @@ func listenIn(dir, name string) (*net.UnixListener, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln.SetUnlinkOnClose(false) // that name is gone with d; close removes dir
+	ln.SetUnlinkOnClose(false) // that name is gone with d; the directory is removed whole
 	return ln, nil
 }
 
@@ -156,7 +151,6 @@ func (cn *containerNet) close() {
 		return
 	}
 	cn.ln.Close()
-	os.RemoveAll(cn.dir)
 }
 
 // serveContainerProxy, in the container's init, listens on port on the

@@ -1,9 +1,15 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 
+	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,11 +106,44 @@ func cloneFlagsArg() uint { return 0 }
 // proxyChannelType is the socket type of the container's proxy channel.
 const proxyChannelType = unix.SOCK_SEQPACKET | unix.SOCK_CLOEXEC
 
-// containerSeccomp is the profile as the engine's security option takes it.
+// containerSeccomp is the profile as Docker's security option takes it.
 func containerSeccomp(proxy bool) string {
 	b, err := json.Marshal(containerSeccompProfile(proxy))
 	if err != nil {
 		panic(err) // a fixed structure of strings and numbers
 	}
 	return string(b)
+}
+
+// seccompOption is the security option that installs the profile. Docker
+// takes the profile itself (its CLI reads the file); podman's compatible
+// API takes a path (podman 4.3: "opening seccomp profile failed: open
+// {...}"), so for podman it is written to dir, which no container mounts.
+func seccompOption(podman bool, dir string, proxy bool) (string, error) {
+	prof := containerSeccomp(proxy)
+	if !podman {
+		return "seccomp=" + prof, nil
+	}
+	path := filepath.Join(dir, "seccomp.json")
+	if err := os.WriteFile(path, []byte(prof), 0o644); err != nil {
+		return "", fmt.Errorf("writing the seccomp profile for podman: %w", err)
+	}
+	return "seccomp=" + path, nil
+}
+
+// isPodman reports whether the engine behind cli is podman's (its
+// Docker-compatible API names a "Podman Engine" component), whichever
+// backend name brought harness there (DOCKER_HOST may name podman's
+// socket).
+func isPodman(ctx context.Context, cli *client.Client) bool {
+	v, err := cli.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return false
+	}
+	for _, c := range v.Components {
+		if strings.Contains(c.Name, "Podman") {
+			return true
+		}
+	}
+	return false
 }

@@ -38,7 +38,7 @@ func Limits(backend string, opts ...Option) []string {
 		}
 		return l
 	case BackendDocker, BackendPodman:
-		return containerLimits()
+		return containerLimits(backend)
 	case BackendNone:
 		return []string{"nothing is walled: every command runs directly on this machine"}
 	}
