@@ -532,7 +532,7 @@ func TestPodmanMountable(t *testing.T) {
 	}{
 		{"/p/my 'proj' it's here", "/p/my 'proj' it's here", true},
 		{"/p/a,ro=false/.git", "/p/a,ro=false/.git", false}, // would split into options
-		{"/dev/null", `/p/my "proj"/.env`, false},            // fails podman's CSV parse
+		{"/dev/null", `/p/my "proj"/.env`, false},           // fails podman's CSV parse
 		{"/p/x\ny", "/p/x\ny", false},
 	} {
 		err := podmanMountable([]mount.Mount{{Type: mount.TypeBind, Source: "/usr", Target: "/usr"}, {Type: mount.TypeBind, Source: tc.src, Target: tc.dst}})
