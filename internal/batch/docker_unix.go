@@ -4,7 +4,6 @@ package batch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,9 +12,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+
+	"github.com/harness-dev/harness/internal/engine"
 )
 
 // Docker runs each task in a container of its own: one long-lived
@@ -175,43 +175,18 @@ func (m *dockerMachine) exec(ctx context.Context, argv []string, dir string, std
 	if err != nil {
 		return -1, fmt.Errorf("docker exec: %w", err)
 	}
-	att, err := m.d.cli.ExecAttach(bg, ex.ID, client.ExecAttachOptions{})
+	// As on the host: an interrupt first, so harness saves its session; a
+	// kill after the grace period. An exec has no API of its own for
+	// signals: its process is signalled by its host pid.
+	code, _, err := engine.Run(ctx, m.d.cli, ex.ID, stdout, stderr, engine.Stop{
+		Soft:  func(id string, _ *client.HijackedResponse) { m.signal(bg, id, syscall.SIGINT) },
+		Hard:  func(id string, _ *client.HijackedResponse) { m.signal(bg, id, syscall.SIGKILL) },
+		Grace: interruptGrace,
+	})
 	if err != nil {
-		return -1, fmt.Errorf("docker exec: %w", err)
+		return -1, fmt.Errorf("docker %w", err)
 	}
-	defer att.Close()
-	copied := make(chan error, 1)
-	go func() {
-		_, err := stdcopy.StdCopy(stdout, stderr, att.Reader)
-		copied <- err
-	}()
-	select {
-	case <-copied:
-	case <-ctx.Done():
-		// As on the host: an interrupt first, so harness saves its
-		// session; a kill after the grace period. An exec has no API of
-		// its own for signals: its process is signalled by its host pid.
-		m.signal(bg, ex.ID, syscall.SIGINT)
-		select {
-		case <-copied:
-		case <-time.After(interruptGrace):
-			m.signal(bg, ex.ID, syscall.SIGKILL)
-			<-copied
-		}
-	}
-	for i := 0; ; i++ {
-		in, err := m.d.cli.ExecInspect(bg, ex.ID, client.ExecInspectOptions{})
-		if err != nil {
-			return -1, fmt.Errorf("docker exec: %w", err)
-		}
-		if !in.Running {
-			return in.ExitCode, nil
-		}
-		if i > 100 {
-			return -1, errors.New("docker exec: the command's output ended but it still runs")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return code, nil
 }
 
 func (m *dockerMachine) signal(ctx context.Context, execID string, sig syscall.Signal) {

@@ -14,11 +14,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
+
+	"github.com/harness-dev/harness/internal/engine"
 )
 
 // The container backend (docker, podman through its Docker-compatible
@@ -447,43 +448,20 @@ func (c *containerRunner) run(ctx context.Context, script, dir string, stdout, s
 	if err != nil {
 		return 0, note, fmt.Errorf("%s exec: %w", c.backend, err)
 	}
-	att, err := c.cli.ExecAttach(bg, ex.ID, client.ExecAttachOptions{})
-	if err != nil {
-		return 0, note, fmt.Errorf("%s exec: %w", c.backend, err)
-	}
-	defer att.Close()
-	copied := make(chan error, 1)
-	go func() {
-		_, err := stdcopy.StdCopy(stdout, stderr, att.Reader)
-		copied <- err
-	}()
-	select {
-	case <-copied:
-	case <-ctx.Done():
+	code, forced, err := engine.Run(ctx, c.cli, ex.ID, stdout, stderr, engine.Stop{
 		// The supervisor's stdin ends: it kills the command's tree and
 		// exits, which ends the stream.
-		_ = att.CloseWrite()
-		select {
-		case <-copied:
-		case <-time.After(containerStopGrace):
-			att.Close()
-			<-copied
-			note += fmt.Sprintf("[harness: the command's supervisor did not stop within %s of the kill]\n", containerStopGrace)
-		}
+		Soft:  func(_ string, att *client.HijackedResponse) { _ = att.CloseWrite() },
+		Hard:  func(_ string, att *client.HijackedResponse) { att.Close() },
+		Grace: containerStopGrace,
+	})
+	if forced {
+		note += fmt.Sprintf("[harness: the command's supervisor did not stop within %s of the kill]\n", containerStopGrace)
 	}
-	for i := 0; ; i++ {
-		in, err := c.cli.ExecInspect(bg, ex.ID, client.ExecInspectOptions{})
-		if err != nil {
-			return 0, note, fmt.Errorf("%s exec: %w", c.backend, err)
-		}
-		if !in.Running {
-			return in.ExitCode, note, nil
-		}
-		if i > 200 {
-			return 0, note, fmt.Errorf("%s exec: the command's output ended but it still runs", c.backend)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err != nil {
+		return 0, note, fmt.Errorf("%s %w", c.backend, err)
 	}
+	return code, note, nil
 }
 
 func (c *containerRunner) close() {
