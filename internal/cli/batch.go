@@ -101,17 +101,24 @@ memory limits, and harness's own walls around every command inside.
 	f := cmd.Flags()
 	f.StringVar(&o.Out, "out", "", "results file, appended to and read back on a re-run (default: TASKS.results.jsonl)")
 	f.StringVar(&o.Workdir, "workdir", "", "where the tasks' checkouts go (default: TASKS.work beside the results)")
-	f.IntVarP(&o.Jobs, "jobs", "j", 2, "tasks at once")
-	f.Float64Var(&o.Budget, "budget", 0, "total USD at list price for the batch, earlier runs included (0: none)")
-	f.DurationVar(&o.TaskTimeout, "task-timeout", 30*time.Minute, "a task's time limit when it sets none")
-	f.BoolVar(&o.SummaryJSON, "summary-json", false, "print the summary as one JSON object on stdout")
-	f.StringVar(&o.Executor, "executor", "local", "where tasks run: local (a process each) or docker (a container each)")
-	f.StringVar(&o.Image, "image", os.Getenv("HARNESS_IMAGE"), "docker: the image tasks run in (default $HARNESS_IMAGE)")
+	o.taskFlags(cmd, "total USD at list price for the batch, earlier runs included (0: none)", "print the summary as one JSON object on stdout")
 	f.StringVar(&o.Emit, "emit", "", "print the batch as manifests instead of running it: kubernetes")
 	f.StringVar(&o.Index, "index", "", "run only the task at this 0-based index (a Kubernetes completion index)")
 	f.StringVar(&o.KubeName, "kube-name", "harness-batch", "kubernetes: the Job's and ConfigMap's name")
 	f.StringVar(&o.KubeSecret, "kube-secret", "harness-model", "kubernetes: the Secret holding the model settings")
 	f.StringVar(&o.KubeMemory, "kube-memory", "4Gi", "kubernetes: memory limit per pod")
+	return cmd
+}
+
+// taskFlags are the flags of how tasks run, shared by batch and batch ab.
+func (o *batchOptions) taskFlags(cmd *cobra.Command, budgetHelp, summaryHelp string) {
+	f := cmd.Flags()
+	f.IntVarP(&o.Jobs, "jobs", "j", 2, "tasks at once")
+	f.Float64Var(&o.Budget, "budget", 0, budgetHelp)
+	f.DurationVar(&o.TaskTimeout, "task-timeout", 30*time.Minute, "a task's time limit when it sets none")
+	f.BoolVar(&o.SummaryJSON, "summary-json", false, summaryHelp)
+	f.StringVar(&o.Executor, "executor", "local", "where tasks run: local (a process each) or docker (a container each)")
+	f.StringVar(&o.Image, "image", os.Getenv("HARNESS_IMAGE"), "docker: the image tasks run in (default $HARNESS_IMAGE)")
 	f.StringVar(&o.Network, "docker-network", "bridge", "docker: the container's network mode, so the agent reaches the model (host for a model on this machine's loopback)")
 	f.StringVar(&o.Model, "model", "", "model name for every task (overrides MODEL)")
 	f.StringVar(&o.Provider, "provider", "", "wire format: anthropic or openai (overrides PROVIDER)")
@@ -121,7 +128,35 @@ memory limits, and harness's own walls around every command inside.
 	f.StringArrayVar(&o.Deny, "deny", nil, "deny tool calls matching PATTERN (repeatable)")
 	f.BoolVar(&o.Yolo, "yolo", false, "allow every call that no rule denies (the sandbox stays on)")
 	f.IntVar(&o.MaxSteps, "max-steps", 0, "model calls per task before stopping")
-	return cmd
+}
+
+// checkTaskFlags refuses what taskFlags cannot take.
+func (o *batchOptions) checkTaskFlags() error {
+	if o.Jobs < 1 {
+		return usageError("--jobs must be at least 1")
+	}
+	if o.Budget < 0 {
+		return usageError("--budget cannot be negative")
+	}
+	return nil
+}
+
+// readTaskFile reads and checks a task file; a bad line is a usage error.
+func readTaskFile(path string) ([]batch.Task, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening the task file: %w", err)
+	}
+	defer f.Close()
+	tasks, err := batch.ReadTasks(f)
+	if err != nil {
+		var te *batch.TaskError
+		if errors.As(err, &te) {
+			return nil, usageError("%s: %v", path, err)
+		}
+		return nil, err
+	}
+	return tasks, nil
 }
 
 // runArgs are the harness run flags every task gets.
@@ -152,23 +187,11 @@ func (o *batchOptions) runArgs() []string {
 }
 
 func runBatch(ctx context.Context, o *batchOptions, taskFile string, stdio Stdio) error {
-	if o.Jobs < 1 {
-		return usageError("--jobs must be at least 1")
+	if err := o.checkTaskFlags(); err != nil {
+		return err
 	}
-	if o.Budget < 0 {
-		return usageError("--budget cannot be negative")
-	}
-	f, err := os.Open(taskFile)
+	tasks, err := readTaskFile(taskFile)
 	if err != nil {
-		return fmt.Errorf("opening the task file: %w", err)
-	}
-	tasks, err := batch.ReadTasks(f)
-	f.Close()
-	if err != nil {
-		var te *batch.TaskError
-		if errors.As(err, &te) {
-			return usageError("%s: %v", taskFile, err)
-		}
 		return err
 	}
 	if o.Emit != "" {
@@ -208,19 +231,9 @@ func runBatch(ctx context.Context, o *batchOptions, taskFile string, stdio Stdio
 	if o.Workdir == "" {
 		o.Workdir = strings.TrimSuffix(o.Out, filepath.Ext(o.Out)) + ".work"
 	}
-	prev := map[string]batch.Result{}
-	if b, err := os.Open(o.Out); err == nil {
-		prev, err = batch.ReadResults(b)
-		b.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", o.Out, err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	out, err := os.OpenFile(o.Out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	prev, out, err := openResults(o.Out)
 	if err != nil {
-		return fmt.Errorf("opening the results file: %w", err)
+		return err
 	}
 	defer out.Close()
 	return runBatchTasks(ctx, o, tasks, prev, out, stdio)

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -64,21 +63,7 @@ Example: is trimming old assistant text worth it on these tasks?
 	f.StringArrayVar(&o.A, "a", nil, "a setting of arm A, KEY=VALUE (repeatable; none: the defaults)")
 	f.StringArrayVar(&o.B, "b", nil, "a setting of arm B, KEY=VALUE (repeatable)")
 	f.StringVar(&o.Dir, "dir", "", "where the arms' results and checkouts go (default: beside TASKS)")
-	f.IntVarP(&o.Jobs, "jobs", "j", 2, "tasks at once")
-	f.Float64Var(&o.Budget, "budget", 0, "USD at list price for each arm, earlier runs included (0: none)")
-	f.DurationVar(&o.TaskTimeout, "task-timeout", 30*time.Minute, "a task's time limit when it sets none")
-	f.BoolVar(&o.SummaryJSON, "summary-json", false, "print the comparison as one JSON object on stdout")
-	f.StringVar(&o.Executor, "executor", "local", "where tasks run: local (a process each) or docker (a container each)")
-	f.StringVar(&o.Image, "image", os.Getenv("HARNESS_IMAGE"), "docker: the image tasks run in (default $HARNESS_IMAGE)")
-	f.StringVar(&o.Network, "docker-network", "bridge", "docker: the container's network mode")
-	f.StringVar(&o.Model, "model", "", "model name for every task (overrides MODEL)")
-	f.StringVar(&o.Provider, "provider", "", "wire format: anthropic or openai (overrides PROVIDER)")
-	f.StringVar(&o.BaseURL, "base-url", "", "provider endpoint (overrides BASE_URL)")
-	f.StringVar(&o.Sandbox, "sandbox", "", "sandbox backend for every task")
-	f.StringArrayVar(&o.Allow, "allow", nil, "allow tool calls matching PATTERN (repeatable)")
-	f.StringArrayVar(&o.Deny, "deny", nil, "deny tool calls matching PATTERN (repeatable)")
-	f.BoolVar(&o.Yolo, "yolo", false, "allow every call that no rule denies (the sandbox stays on)")
-	f.IntVar(&o.MaxSteps, "max-steps", 0, "model calls per task before stopping")
+	o.taskFlags(cmd, "USD at list price for each arm, earlier runs included (0: none)", "print the comparison as one JSON object on stdout")
 	return cmd
 }
 
@@ -108,11 +93,8 @@ func armSettings(name string, kvs []string) ([]string, error) {
 }
 
 func runBatchAB(ctx context.Context, o *batchABOptions, taskFile string, stdio Stdio) error {
-	if o.Jobs < 1 {
-		return usageError("--jobs must be at least 1")
-	}
-	if o.Budget < 0 {
-		return usageError("--budget cannot be negative")
+	if err := o.checkTaskFlags(); err != nil {
+		return err
 	}
 	a, err := armSettings("A", o.A)
 	if err != nil {
@@ -125,14 +107,9 @@ func runBatchAB(ctx context.Context, o *batchABOptions, taskFile string, stdio S
 	if len(b) == 0 && len(a) == 0 {
 		return usageError("the arms are the same: give --b (and --a) settings, such as --b TRIM_OLD_TEXT=on")
 	}
-	f, err := os.Open(taskFile)
+	tasks, err := readTaskFile(taskFile)
 	if err != nil {
-		return fmt.Errorf("opening the task file: %w", err)
-	}
-	tasks, err := batch.ReadTasks(f)
-	f.Close()
-	if err != nil {
-		return usageError("%s: %v", taskFile, err)
+		return err
 	}
 	base := strings.TrimSuffix(taskFile, filepath.Ext(taskFile))
 	if o.Dir != "" {
