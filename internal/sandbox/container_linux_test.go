@@ -24,6 +24,21 @@ import (
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
+// openSession opens backend's sandbox on project, closed when t ends.
+func openSession(t *testing.T, backend, project string, opts ...Option) (Sandbox, *Policy) {
+	t.Helper()
+	p, err := NewPolicy(PolicyOptions{Project: project, Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := Open(context.Background(), p, backend, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb, p
+}
+
 // requireDocker skips (or fails, when CI requires docker) unless an engine
 // answers and HARNESS_TEST_IMAGE is there. The tests give the backend that
 // image as HARNESS_IMAGE through WithEnv(testEnv).
@@ -277,15 +292,7 @@ func TestContainerMounts(t *testing.T) {
 func TestContainerEngineConfig(t *testing.T) {
 	requireDocker(t)
 	t.Parallel()
-	p, err := NewPolicy(PolicyOptions{Project: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := Open(context.Background(), p, BackendDocker, WithEnv(testEnv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
+	sb, p := openSession(t, BackendDocker, t.TempDir(), WithEnv(testEnv))
 	cr := sb.(*instance).launch.(*containerRunner)
 	cli := cr.cli
 	in, err := cli.ContainerInspect(context.Background(), cr.cur.id, client.ContainerInspectOptions{})
@@ -328,15 +335,7 @@ func TestContainerEngineConfig(t *testing.T) {
 func TestContainerNewRepositoryProtected(t *testing.T) {
 	requireDocker(t)
 	t.Parallel()
-	p, err := NewPolicy(PolicyOptions{Project: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := Open(context.Background(), p, BackendDocker, WithEnv(testEnv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
+	sb, p := openSession(t, BackendDocker, t.TempDir(), WithEnv(testEnv))
 	ctx := context.Background()
 	r, err := sb.Run(ctx, Cmd{Script: "mkdir -p sub/.git/hooks && echo orig > sub/.git/config && echo kept > /tmp/k"})
 	if err != nil || r.ExitCode != 0 {
@@ -403,15 +402,7 @@ func TestContainerProxy(t *testing.T) {
 	}
 	proj := t.TempDir()
 	os.WriteFile(filepath.Join(proj, "ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: origin.Certificate().Raw}), 0o644)
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := Open(context.Background(), p, BackendDocker, WithProxy(px))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
+	sb, _ := openSession(t, BackendDocker, proj, WithProxy(px))
 	if !OffersProxy(sb) {
 		t.Fatal("the docker backend does not offer the proxy")
 	}
@@ -548,19 +539,11 @@ func TestPodmanMountable(t *testing.T) {
 // podman would misread refused.
 func TestPodmanSession(t *testing.T) {
 	const sock = "/run/podman/podman.sock"
-	if _, err := os.Stat(sock); err != nil || os.Getenv("DOCKER_HOST") != "" || os.Getenv(ImageEnv) == "" {
+	if _, err := os.Stat(sock); err != nil || os.Getenv("DOCKER_HOST") != "" || os.Getenv("HARNESS_TEST_IMAGE") == "" {
 		t.Skip("no rootful podman socket at " + sock + " (and HARNESS_TEST_IMAGE loaded into podman)")
 	}
 	px := &Proxy{Decide: func(context.Context, string, int) ConnVerdict { return ConnVerdict{Reason: "no rule allows it"} }}
-	p, err := NewPolicy(PolicyOptions{Project: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := Open(context.Background(), p, BackendPodman, WithProxy(px))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
+	sb, _ := openSession(t, BackendPodman, t.TempDir(), WithEnv(testEnv), WithProxy(px))
 	r, err := sb.Run(context.Background(), Cmd{Script: `grep -E '^(CapBnd|Seccomp|NoNewPrivs):' /proc/self/status; ls /sys/class/net
 bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128 && printf "CONNECT unlisted.test:443 HTTP/1.1\r\n\r\n" >&3 && head -c 12 <&3'`})
 	if err != nil {
