@@ -423,10 +423,20 @@ func TestContainerProxy(t *testing.T) {
 	if got := rec.await(t, 0, nil); got.Verdict != "allowed" || got.Host != "www.example.com" || got.Up == 0 || got.Down == 0 {
 		t.Errorf("record %+v", got)
 	}
+	// A repository made mid-session replaces the container (new
+	// carve-outs); the new one's init connects the proxy anew.
+	cr := sb.(*instance).launch.(*containerRunner)
+	first := cr.cur.id
+	run("mkdir -p sub/.git/hooks && echo x > sub/.git/config")
 	out = run(fmt.Sprintf("curl -sS --max-time 20 http://plain.example.com:%d/y", widePort))
 	if !strings.HasPrefix(out, "exit 0\n") || !strings.Contains(out, fmt.Sprintf("plain origin, plain.example.com:%d", widePort)) {
-		t.Errorf("plain HTTP through the proxy:\n%s", out)
+		t.Errorf("plain HTTP through the proxy, in the replaced container:\n%s", out)
 	}
+	cr.mu.Lock()
+	if cr.cur == nil || cr.cur.id == first {
+		t.Errorf("the container was not replaced for the new repository")
+	}
+	cr.mu.Unlock()
 	out = run("curl -sS --max-time 20 https://unlisted.test/")
 	if strings.HasPrefix(out, "exit 0\n") || !strings.Contains(out, "[harness: network: refused CONNECT unlisted.test:443") || !strings.Contains(out, "--allow-net unlisted.test") {
 		t.Errorf("unlisted:\n%s", out)
@@ -478,7 +488,6 @@ print("high word", libc.syscall(41, (1 << 32) | 1, 5 | 0o2000000, 0), ctypes.get
 
 	// The engine's profile itself, below the inner stage: an exec of the
 	// host's python3 straight in the container.
-	cr := sb.(*instance).launch.(*containerRunner)
 	cr.mu.Lock()
 	id := cr.cur.id
 	cr.mu.Unlock()
