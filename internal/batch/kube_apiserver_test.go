@@ -144,6 +144,7 @@ func startAPIServer(t *testing.T, dir, apiserver, etcd string) string {
 	ep, pp, sp := freePort(t), freePort(t), freePort(t)
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ep)
 	logs := &lockedBuffer{}
+	exited := make(chan string, 2)
 	start := func(name string, args ...string) {
 		c := exec.CommandContext(ctx, name, args...)
 		c.Stdout, c.Stderr = logs, logs
@@ -151,7 +152,13 @@ func startAPIServer(t *testing.T, dir, apiserver, etcd string) string {
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cancel(); c.Wait() })
+		done := make(chan struct{})
+		go func() {
+			err := c.Wait()
+			exited <- fmt.Sprintf("%s exited: %v", filepath.Base(name), err)
+			close(done)
+		}()
+		t.Cleanup(func() { cancel(); <-done })
 	}
 	start(etcd, "--data-dir", filepath.Join(dir, "etcd"), "--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
 		"--listen-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", pp), "--initial-advertise-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", pp),
@@ -169,14 +176,26 @@ func startAPIServer(t *testing.T, dir, apiserver, etcd string) string {
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file", filepath.Join(dir, "sa.pub"), "--service-account-signing-key-file", filepath.Join(dir, "sa.key"),
 		"--token-auth-file", filepath.Join(dir, "tokens.csv"), "--authorization-mode", "AlwaysAllow",
-		"--service-cluster-ip-range", "10.96.0.0/24")
+		"--service-cluster-ip-range", "10.96.0.0/24",
+		// The endpoint reconciler refuses a loopback advertise address
+		// ("may not be in the loopback range"); nothing here needs the
+		// kubernetes Service's endpoints.
+		"--endpoint-reconciler-type", "none",
+		// Debian's etcd is 3.4: without the progress notifications of
+		// 3.5 the watch cache never catches up ("Too large resource
+		// version"); read from etcd itself.
+		"--watch-cache=false")
 	base := fmt.Sprintf("https://127.0.0.1:%d", sp)
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		if time.Now().After(deadline) {
 			t.Fatalf("the API server did not become ready:\n%s", lastOf(logs.String()))
 		}
-		time.Sleep(500 * time.Millisecond)
+		select {
+		case why := <-exited:
+			t.Fatalf("%s before the API server was ready:\n%s", why, lastOf(logs.String()))
+		case <-time.After(500 * time.Millisecond):
+		}
 		if _, err := os.Stat(filepath.Join(dir, "certs", "apiserver.crt")); err != nil {
 			continue
 		}
