@@ -46,7 +46,6 @@ func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (
 		helper = s.helper
 	}
 	fmt.Fprintf(w, "escape battery: backend %s%s, project %q\n", sb.Backend(), batteryMode(sb), f.project())
-	fmt.Fprintf(w, "resource bounds: %s\n", pol.LimitsText())
 	for _, l := range batteryHeader(sb) {
 		fmt.Fprintln(w, l)
 	}

@@ -71,7 +71,9 @@ func (f *darwinFixture) policyOptions() PolicyOptions {
 
 func batteryMode(Sandbox) string { return " (a sandbox per command)" }
 
-func batteryHeader(Sandbox) []string { return nil }
+func batteryHeader(sb Sandbox) []string {
+	return []string{"resource bounds: " + sb.Policy().LimitsText()}
+}
 
 // resetGit (re)creates the project's repository and a nested one.
 func (f *darwinFixture) resetGit() {

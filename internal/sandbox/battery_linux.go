@@ -65,11 +65,19 @@ func batteryMode(sb Sandbox) string {
 // batteryHeader says how the commands are bounded (a cgroup or not) and
 // what the backend does about metadata writes.
 func batteryHeader(sb Sandbox) []string {
-	cg := "  and no writable cgroup v2 here: no pids.max or memory.max; the kill scan ends each command's processes"
-	if s, ok := sb.(*instance); ok && s.cg != nil {
-		cg = "  and " + s.cg.text()
+	var cg *cgroupSession
+	if s, ok := sb.(*instance); ok {
+		cg = s.cg
 	}
-	return []string{cg, "chmod, chown, utime, xattr outside the project: " + MetadataWall(sb.Backend())}
+	out := []string{cg.limitsText(sb.Policy())}
+	if cg != nil {
+		for _, l := range cg.text() {
+			out = append(out, "  "+l)
+		}
+	} else {
+		out = append(out, "  no writable cgroup here: the rlimits above and the kill scan stand alone")
+	}
+	return append(out, "chmod, chown, utime, xattr outside the project: "+MetadataWall(sb.Backend()))
 }
 
 // probes: the walls, the launcher's own surface, then the host side.

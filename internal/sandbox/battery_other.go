@@ -11,4 +11,6 @@ func newBatteryFixture() (batteryFixture, error) {
 
 func batteryMode(Sandbox) string { return "" }
 
-func batteryHeader(Sandbox) []string { return nil }
+func batteryHeader(sb Sandbox) []string {
+	return []string{"resource bounds: " + sb.Policy().LimitsText()}
+}

@@ -7,11 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // boundsEnv asks a re-executed test binary (as nobody) to run
@@ -33,8 +33,26 @@ func boundsMode() {
 	os.Exit(0)
 }
 
-// checkBounds runs a command past each bound under tight limits and
-// returns what went wrong ("" when both held).
+// hostHasLimitCgroups reports whether this host has a pids and a memory
+// controller where a root harness can make cgroups: v2 with both enabled
+// at our cgroup's parent, or the v1 hierarchies of a hybrid host.
+func hostHasLimitCgroups() bool {
+	if own, err := ownCgroupDir(); err == nil {
+		b, _ := os.ReadFile(filepath.Join(own, "cgroup.controllers"))
+		f := strings.Fields(string(b))
+		if slices.Contains(f, "pids") && slices.Contains(f, "memory") {
+			return true
+		}
+	}
+	_, perr := ownV1Dir("pids")
+	_, merr := ownV1Dir("memory")
+	return perr == nil && merr == nil
+}
+
+// checkBounds runs commands past each bound under tight limits and
+// returns what went wrong ("" when every bound held and said so). As root
+// on a host with pids and memory controllers the cgroup limits must be in
+// force and named; elsewhere the rlimits hold alone.
 func checkBounds(variant string) string {
 	backend, opts := testVariant(variant)
 	base, err := os.MkdirTemp(outsideBase(), "harness-bounds-")
@@ -53,37 +71,101 @@ func checkBounds(variant string) string {
 		return err.Error()
 	}
 	defer sb.Close()
-	ctx := context.Background()
-	tag := fmt.Sprintf("bounds-%d", time.Now().UnixNano())
-	// 200 sleepers at once: past the process bound.
-	r, err := sb.Run(ctx, Cmd{Script: "i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done; echo forked-all; : " + tag + "; wait", Timeout: 60 * time.Second})
-	if err != nil {
-		return err.Error()
-	}
+	s := sb.(*instance)
+	pidsMech, memMech := s.cg.pidsMechanism(), s.cg.memoryMechanism()
 	var problems []string
-	if bytes.Contains(r.Output, []byte("forked-all")) && r.ExitCode == 0 && !strings.Contains(string(r.Output), "process") {
-		problems = append(problems, "200 processes ran under a bound of 64: "+firstLine(r.Output))
+	if os.Geteuid() == 0 && hostHasLimitCgroups() && (pidsMech == "" || memMech == "") {
+		problems = append(problems, fmt.Sprintf("a root harness on a host with pids and memory controllers holds no cgroup limit (pids %q, memory %q)", pidsMech, memMech))
 	}
-	if !strings.Contains(string(r.Output), "process limit") {
-		problems = append(problems, "no word of the process limit in the result: "+lastLine(r.Output))
+	ctx := context.Background()
+	h := helperCommand(s.helper)
+	for _, c := range []struct {
+		name, script string
+		word, mech   string // the result must say word, and name mech when set
+		bad          string // output that says the bound did not hold
+		tag          bool   // the script carries a tag to look for survivors by
+	}{
+		// Thousands of processes at once, then a fork bomb proper.
+		{name: "3000 sleepers", script: "i=0; while [ $i -lt 3000 ]; do sleep 5 & i=$((i+1)); done; echo forked-all; wait", word: "process limit", mech: pidsMech, bad: "forked-all", tag: true},
+		{name: "fork bomb", script: "b() { b | b & }; b; sleep 5; echo bomb-over", word: "process limit", mech: pidsMech, tag: true},
+		// 2 GiB in one process, past the memory bound (1 GiB, not less:
+		// the supervisor itself lives under its RLIMIT_DATA, and a -race
+		// build needs more).
+		{name: "2 GiB in one process", script: h + "hold 2048 0", word: "memory limit", bad: "held 2048 MiB"},
+	} {
+		tag := fmt.Sprintf("bounds-%d", time.Now().UnixNano())
+		script := c.script
+		if c.tag {
+			script += "; : " + tag
+		}
+		r, err := sb.Run(ctx, Cmd{Script: script, Timeout: 20 * time.Second})
+		if err != nil {
+			return err.Error()
+		}
+		out := string(r.Output)
+		if c.bad != "" && strings.Contains(out, c.bad) && r.ExitCode == 0 {
+			problems = append(problems, c.name+" ran under the bound: "+lastLine(r.Output))
+		}
+		if !strings.Contains(out, c.word) || (c.mech != "" && !strings.Contains(out, c.mech)) {
+			problems = append(problems, fmt.Sprintf("%s: the result does not name the %s (%s): %s", c.name, c.word, c.mech, lastLine(r.Output)))
+		}
+		if n := survivors(tag, 3*time.Second); c.tag && n > 0 {
+			problems = append(problems, fmt.Sprintf("%s: %d of its processes survived", c.name, n))
+		}
+		problems = append(problems, cgroupLeft(s)...)
 	}
-	if n := survivors(tag, 3*time.Second); n > 0 {
-		problems = append(problems, fmt.Sprintf("%d of its processes survived", n))
+	// Four processes of 400 MiB each, each under the per-process bound:
+	// only a bound on the command as a whole (a memory cgroup) stops them.
+	if memMech != "" {
+		r, err := sb.Run(ctx, Cmd{Script: "for i in 1 2 3 4; do " + h + "hold 400 3 & done; wait", Timeout: 60 * time.Second})
+		if err != nil {
+			return err.Error()
+		}
+		if n := strings.Count(string(r.Output), "held 400 MiB"); n == 4 {
+			problems = append(problems, "four processes held 1.6 GiB under a bound of 1 GiB per command")
+		}
+		if !strings.Contains(string(r.Output), "memory limit") || !strings.Contains(string(r.Output), memMech) {
+			problems = append(problems, "the 1.6 GiB tree's result does not name the memory limit: "+lastLine(r.Output))
+		}
+		problems = append(problems, cgroupLeft(s)...)
 	}
-	// 1.5 GiB in one process: past the memory bound (1 GiB, not less: the
-	// supervisor itself lives under it, and a -race build needs more).
-	r, err = sb.Run(ctx, Cmd{Script: "head -c 1610612736 /dev/zero | tr '\\0' x | { v=$(cat); echo got ${#v}; }", Timeout: 60 * time.Second})
-	if err != nil {
-		return err.Error()
+	// The host is unaffected and ordinary work still runs.
+	if err := exec.Command("/bin/true").Run(); err != nil {
+		problems = append(problems, "the host cannot start a process after the bounds were hit: "+err.Error())
 	}
-	if bytes.Contains(r.Output, []byte("got 1610612736")) {
-		problems = append(problems, "a shell held 1.5 GiB under a bound of 1 GiB")
-	}
-	// Ordinary work still runs.
 	if r, err := sb.Run(ctx, Cmd{Script: "echo fine"}); err != nil || !bytes.Contains(r.Output, []byte("fine")) {
 		problems = append(problems, "an ordinary command failed under the bounds")
 	}
+	var dirs []string
+	if s.cg != nil {
+		for _, g := range s.cg.v1 {
+			dirs = append(dirs, g.dir)
+		}
+	}
+	sb.Close()
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err == nil {
+			problems = append(problems, "the session's cgroup "+d+" stayed after Close")
+		}
+	}
 	return strings.Join(problems, "; ")
+}
+
+// cgroupLeft lists the command cgroups that outlived their command.
+func cgroupLeft(s *instance) []string {
+	if s.cg == nil {
+		return nil
+	}
+	var left []string
+	for _, g := range s.cg.v1 {
+		ents, _ := os.ReadDir(g.dir)
+		for _, e := range ents {
+			if e.IsDir() {
+				left = append(left, "the command's cgroup "+filepath.Join(g.dir, e.Name())+" stayed after it")
+			}
+		}
+	}
+	return left
 }
 
 func lastLine(b []byte) string {
@@ -91,8 +173,11 @@ func lastLine(b []byte) string {
 	return lines[len(lines)-1]
 }
 
-// TestResourceBounds: a command past the process or memory bound fails and
-// says so, as root and as nobody, with and without the launcher.
+// TestResourceBounds: a fork bomb, thousands of processes and 2 GiB in
+// one command each end with a result that names the bound (and, as root
+// here, the cgroup that holds it), nothing of them survives, nothing is
+// left in the cgroups, as root and as nobody, with and without the
+// launcher.
 func TestResourceBounds(t *testing.T) {
 	variants := []string{BackendBwrap, BackendBwrap + perCommand, BackendLandlock}
 	for _, v := range variants {
@@ -105,48 +190,17 @@ func TestResourceBounds(t *testing.T) {
 		})
 	}
 	if os.Getuid() != 0 {
-		return
+		return // the uid run above is the unprivileged one
 	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		testenv.Missing(t, testenv.Setpriv, "setpriv is not installed (apt-get install util-linux)")
-	}
-	bin := copyTestBinary(t)
+	setpriv, bin := unprivilegedBinary(t, "TestResourceBounds")
 	for _, v := range variants {
 		t.Run("nobody/"+v, func(t *testing.T) {
 			backend, _ := testVariant(v)
 			requireBackend(t, backend)
-			cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin)
-			cmd.Env = append(os.Environ(), boundsEnv+"="+v, "HOME=/nonexistent")
-			cmd.Dir = "/"
-			out, err := cmd.CombinedOutput()
+			out, err := asNobody(setpriv, bin, boundsEnv+"="+v).CombinedOutput()
 			if err != nil || !bytes.Contains(out, []byte("bounds held")) {
 				t.Errorf("as nobody: %v\n%s", err, out)
 			}
 		})
 	}
-}
-
-// copyTestBinary copies the test binary where nobody can run it.
-func copyTestBinary(t *testing.T) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(outsideBase(), "harness-test-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "sandbox.test")
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return bin
 }

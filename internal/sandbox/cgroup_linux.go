@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,71 +18,137 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cgroupSession is a session's own cgroup v2 directory, made beneath the
-// harness's cgroup where that is writable (root, or a delegated subtree):
-// each command (or the session's launcher, which holds them all) gets a
-// child of it, joined at clone time (CLONE_INTO_CGROUP) so nothing it
-// forks is ever outside, killed whole by cgroup.kill, with pids.max and
-// memory.max where those controllers can be enabled. Where no cgroup is
+// cgroupSession is a session's own cgroups, made beneath the harness's
+// where that is writable (root, or a delegated subtree).
+//
+// The cgroup v2 directory: each command (or the session's launcher, which
+// holds them all) gets a child of it, joined at clone time
+// (CLONE_INTO_CGROUP) so nothing it forks is ever outside, killed whole by
+// cgroup.kill, with pids.max and memory.max where those controllers can be
+// enabled.
+//
+// On a hybrid host (systemd's legacy layout, Docker's hosts of old: v2
+// mounted without controllers, pids and memory on their own v1
+// hierarchies) the limits come from the v1 pids and memory controllers
+// instead: each command gets a child of the session's directory in each,
+// with pids.max and memory.limit_in_bytes (and memory.memsw, so no swap
+// escape), which the command's first process enters before it execs
+// (enter): nothing it forks is ever outside either. Where no cgroup is
 // writable the rlimits and the kill scan stand alone.
 type cgroupSession struct {
-	dir            string
-	pids, memory   bool // the controllers enabled for the children
+	dir            string // the v2 directory, "" without one
+	pids, memory   bool   // the v2 controllers enabled for the children
+	killFileExists bool   // cgroup.kill (Linux 5.14)
+	v1             []v1Group
 	maxProcs       int
 	maxMemory      int64
 	n              atomic.Int64
-	killFileExists bool // cgroup.kill (Linux 5.14)
 }
 
-// cgroupChild is one child of the session's cgroup.
+// v1Group is the session's directory in one legacy (v1) hierarchy, and
+// the harness's own, where a host thread returns after placing a command.
+type v1Group struct {
+	ctrl     string // "pids" or "memory"
+	dir, own string
+}
+
+// cgroupChild is one child of the session's cgroups: a v2 directory (dir,
+// fd) and, per command on a hybrid host, v1 directories with their tasks
+// files open for the command's first thread to write itself into.
 type cgroupChild struct {
-	s   *cgroupSession
-	dir string
-	fd  int
+	s     *cgroupSession
+	dir   string
+	fd    int
+	v1    []string   // the v1 children, pids first
+	tasks []*os.File // their tasks files, open for writing
 }
 
 // noCgroup, set only by tests, makes openCgroup find none.
 var noCgroup bool
 
-// openCgroup makes the session's cgroup, or returns nil when no cgroup v2
+// openCgroup makes the session's cgroups, or returns nil when no cgroup
 // hierarchy here is writable by this process.
 func openCgroup(maxProcs int, maxMemory int64) *cgroupSession {
 	if noCgroup {
 		return nil
 	}
-	own, err := ownCgroupDir()
-	if err != nil {
+	name := fmt.Sprintf("%s%d-%d", sessionPrefix, os.Getpid(), time.Now().UnixNano())
+	s := &cgroupSession{maxProcs: maxProcs, maxMemory: maxMemory}
+	if own, err := ownCgroupDir(); err == nil {
+		s.openV2(own, name)
+	}
+	s.openV1(name)
+	if s.dir == "" && len(s.v1) == 0 {
 		return nil
 	}
-	dir := filepath.Join(own, fmt.Sprintf("%s%d-%d", sessionPrefix, os.Getpid(), time.Now().UnixNano()))
+	return s
+}
+
+// openV2 makes the session's v2 directory beneath own, and keeps it only
+// if a probe can start inside a child of it.
+func (s *cgroupSession) openV2(own, name string) {
+	dir := filepath.Join(own, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil
+		return
 	}
 	removeStaleCgroups(own)
-	s := &cgroupSession{dir: dir, maxProcs: maxProcs, maxMemory: maxMemory}
+	s.dir = dir
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err == nil {
 		s.killFileExists = true
 	}
 	avail, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
 	for _, c := range strings.Fields(string(avail)) {
 		switch {
-		case c == "pids" && maxProcs > 0:
+		case c == "pids" && s.maxProcs > 0:
 			s.pids = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+pids"), 0) == nil
-		case c == "memory" && maxMemory > 0:
+		case c == "memory" && s.maxMemory > 0:
 			s.memory = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+memory"), 0) == nil
 		}
 	}
 	// Joining at clone time needs write access to the cgroup.procs of the
-	// common ancestor too: try it once, or use no cgroup at all.
+	// common ancestor too: try it once, or use no v2 cgroup at all.
 	probe := exec.Command("/bin/true")
-	c := s.attach(probe, "probe")
+	c := s.attach(probe, "probe", false)
 	if c == nil || probe.Run() != nil {
 		c.kill()
-		s.close()
-		return nil
+		s.closeV2()
+		s.dir, s.pids, s.memory = "", false, false
+		return
 	}
 	c.kill()
-	return s
+}
+
+// openV1 makes the session's directories in the v1 pids and memory
+// hierarchies, for the limits v2 cannot hold here, and keeps them only if
+// a probe can enter a child with its limits set.
+func (s *cgroupSession) openV1(name string) {
+	for _, ctrl := range []string{"pids", "memory"} {
+		if (ctrl == "pids" && (s.pids || s.maxProcs <= 0)) || (ctrl == "memory" && (s.memory || s.maxMemory <= 0)) {
+			continue // held by v2, or no limit asked for
+		}
+		own, err := ownV1Dir(ctrl)
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join(own, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			continue
+		}
+		removeStaleCgroups(own)
+		s.v1 = append(s.v1, v1Group{ctrl: ctrl, dir: dir, own: own})
+	}
+	if len(s.v1) == 0 {
+		return
+	}
+	probe := exec.Command("/bin/true")
+	c := s.attach(probe, "probe", true)
+	if c == nil || c.start(probe) != nil || probe.Wait() != nil {
+		c.kill()
+		s.closeV1()
+		s.v1 = nil
+		return
+	}
+	c.kill()
 }
 
 // cgroupWritable reports whether sessions here get a cgroup of their own.
@@ -142,18 +210,40 @@ func attachCgroup(s *instance) {
 // ownCgroupDir is this process's cgroup v2 directory, from
 // /proc/self/cgroup ("0::/path") and the cgroup2 mount in mountinfo.
 func ownCgroupDir() (string, error) {
+	return ownDir(func(id, ctrls string) bool { return id == "0" && ctrls == "" }, func(fstype, super string) bool { return fstype == "cgroup2" })
+}
+
+// ownV1Dir is this process's directory in the v1 hierarchy of ctrl
+// ("N:pids:/path" in /proc/self/cgroup, a cgroup mount with that option).
+func ownV1Dir(ctrl string) (string, error) {
+	has := func(list string) bool {
+		for _, c := range strings.Split(list, ",") {
+			if c == ctrl {
+				return true
+			}
+		}
+		return false
+	}
+	return ownDir(func(id, ctrls string) bool { return id != "0" && has(ctrls) }, func(fstype, super string) bool { return fstype == "cgroup" && has(super) })
+}
+
+// ownDir finds the line of /proc/self/cgroup ("id:controllers:path") that
+// line accepts, and the mount in mountinfo whose type and super options
+// mount accepts, and joins them.
+func ownDir(line func(id, ctrls string) bool, mount func(fstype, super string) bool) (string, error) {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", err
 	}
-	path := ""
+	path, found := "", false
 	for _, l := range strings.Split(string(b), "\n") {
-		if p, ok := strings.CutPrefix(l, "0::"); ok {
-			path = p
+		f := strings.SplitN(l, ":", 3)
+		if len(f) == 3 && line(f[0], f[1]) {
+			path, found = f[2], true
 		}
 	}
-	if path == "" {
-		return "", errors.New("no cgroup v2 membership")
+	if !found {
+		return "", errors.New("no membership in that cgroup hierarchy")
 	}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
@@ -164,11 +254,11 @@ func ownCgroupDir() (string, error) {
 	for sc.Scan() {
 		// id parent major:minor root mountpoint opts... - fstype source superopts
 		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
+		if !ok {
 			continue
 		}
-		fs := strings.Fields(pre)
-		if len(fs) < 5 {
+		fs, ps := strings.Fields(pre), strings.Fields(post)
+		if len(fs) < 5 || len(ps) < 3 || !mount(ps[0], ps[2]) {
 			continue
 		}
 		root, mnt := fs[3], fs[4]
@@ -178,60 +268,311 @@ func ownCgroupDir() (string, error) {
 		}
 		return filepath.Join(mnt, rel), nil
 	}
-	return "", errors.New("no cgroup2 mount")
+	return "", errors.New("that cgroup hierarchy is not mounted")
 }
 
-// child makes a fresh child cgroup with the limits set, open for
-// CLONE_INTO_CGROUP.
-func (s *cgroupSession) child(name string) (*cgroupChild, error) {
-	dir := filepath.Join(s.dir, fmt.Sprintf("%s-%d", name, s.n.Add(1)))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, err
+// child makes a fresh child of the session's cgroups with the limits set:
+// with v2 the v2 one, open for CLONE_INTO_CGROUP, with v1 the v1 ones,
+// their tasks files open for the command's first thread.
+func (s *cgroupSession) child(name string, v2, v1 bool) (*cgroupChild, error) {
+	n := s.n.Add(1)
+	c := &cgroupChild{s: s, fd: -1}
+	if v2 && s.dir != "" {
+		dir := filepath.Join(s.dir, fmt.Sprintf("%s-%d", name, n))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return nil, err
+		}
+		c.dir = dir
+		if err := s.limitV2(dir); err != nil {
+			c.kill()
+			return nil, err
+		}
+		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			c.kill()
+			return nil, err
+		}
+		c.fd = fd
 	}
+	if v1 {
+		for _, g := range s.v1 {
+			dir := filepath.Join(g.dir, fmt.Sprintf("%s-%d", name, n))
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				c.kill()
+				return nil, err
+			}
+			c.v1 = append(c.v1, dir)
+			if err := s.limitV1(g.ctrl, dir); err != nil {
+				c.kill()
+				return nil, err
+			}
+			f, err := os.OpenFile(filepath.Join(dir, "tasks"), os.O_WRONLY, 0)
+			if err != nil {
+				c.kill()
+				return nil, err
+			}
+			c.tasks = append(c.tasks, f)
+		}
+	}
+	return c, nil
+}
+
+// limitV2 writes the v2 limits of a child.
+func (s *cgroupSession) limitV2(dir string) error {
 	if s.pids {
 		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(s.maxProcs)), 0); err != nil {
-			os.Remove(dir)
-			return nil, fmt.Errorf("setting pids.max: %w", err)
+			return fmt.Errorf("setting pids.max: %w", err)
 		}
 	}
 	if s.memory {
 		if err := os.WriteFile(filepath.Join(dir, "memory.max"), []byte(strconv.FormatInt(s.maxMemory, 10)), 0); err != nil {
-			os.Remove(dir)
-			return nil, fmt.Errorf("setting memory.max: %w", err)
+			return fmt.Errorf("setting memory.max: %w", err)
 		}
 		_ = os.WriteFile(filepath.Join(dir, "memory.swap.max"), []byte("0"), 0) // no escape into swap
 	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		os.Remove(dir)
-		return nil, err
+	return nil
+}
+
+// limitV1 writes the v1 limit of ctrl in a child.
+func (s *cgroupSession) limitV1(ctrl, dir string) error {
+	switch ctrl {
+	case "pids":
+		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(s.maxProcs)), 0); err != nil {
+			return fmt.Errorf("setting pids.max: %w", err)
+		}
+	case "memory":
+		v := []byte(strconv.FormatInt(s.maxMemory, 10))
+		if err := os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), v, 0); err != nil {
+			return fmt.Errorf("setting memory.limit_in_bytes: %w", err)
+		}
+		// Memory and swap together, where swap is accounted: no escape
+		// into swap (after the limit above: it may not be lower).
+		if _, err := os.Stat(filepath.Join(dir, "memory.memsw.limit_in_bytes")); err == nil {
+			if err := os.WriteFile(filepath.Join(dir, "memory.memsw.limit_in_bytes"), v, 0); err != nil {
+				return fmt.Errorf("setting memory.memsw.limit_in_bytes: %w", err)
+			}
+		}
 	}
-	return &cgroupChild{s: s, dir: dir, fd: fd}, nil
+	return nil
 }
 
 // attach makes cmd start inside a new child cgroup; it returns nil (and
 // cmd unchanged) when there is no session cgroup or the child cannot be
-// made. The caller closes the child once cmd has started.
-func (s *cgroupSession) attach(cmd *exec.Cmd, name string) *cgroupChild {
+// made. With perCommand the child has the v1 limits too, which only
+// start enters: start cmd with it. The caller calls started once cmd has
+// started and kill once it is done.
+func (s *cgroupSession) attach(cmd *exec.Cmd, name string, perCommand bool) *cgroupChild {
 	if s == nil {
 		return nil
 	}
-	c, err := s.child(name)
+	c, err := s.child(name, true, perCommand)
 	if err != nil {
 		return nil
 	}
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	if c.fd >= 0 {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, c.fd
 	}
-	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, c.fd
 	return c
 }
 
-// started closes the descriptor the clone used.
+// commandChild is the v1 child of one command run through the launcher,
+// whose first thread enters it (placeFDs); nil without v1 limits here
+// (the launcher's own v2 child holds the command already).
+func (s *cgroupSession) commandChild() *cgroupChild {
+	if s == nil || len(s.v1) == 0 {
+		return nil
+	}
+	c, err := s.child("command", false, true)
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// start starts cmd inside the child: where it has v1 limits, from an OS
+// thread that writes itself into the child's tasks first (a clone
+// inherits the cgroups of the thread that makes it, so the command is
+// inside from its first instruction) and goes back to the harness's own
+// cgroups after.
+func (c *cgroupChild) start(cmd *exec.Cmd) error {
+	if c == nil || len(c.tasks) == 0 {
+		return cmd.Start()
+	}
+	errc := make(chan error, 1)
+	go func() {
+		// Locked until it is back: a Go thread must not carry the
+		// command's cgroups into other work. A thread that cannot go back
+		// stays locked and ends with this goroutine (the command's
+		// Pdeathsig then kills it: fail closed).
+		runtime.LockOSThread()
+		if err := enterTasks(c.tasks); err != nil {
+			c.leave()
+			errc <- err
+			return
+		}
+		err := cmd.Start()
+		if c.leave() == nil {
+			runtime.UnlockOSThread()
+		}
+		errc <- err
+	}()
+	return <-errc
+}
+
+// leave moves the calling thread back to the harness's own v1 cgroups.
+func (c *cgroupChild) leave() error {
+	for _, g := range c.s.v1 {
+		if err := os.WriteFile(filepath.Join(g.own, "tasks"), []byte("0"), 0); err != nil {
+			return fmt.Errorf("leaving the command's %s cgroup: %w", g.ctrl, err)
+		}
+	}
+	return nil
+}
+
+// enterTasks writes the calling thread ("0") into each open tasks file:
+// v1 moves that one thread, and what it forks from then on is born there.
+func enterTasks(tasks []*os.File) error {
+	for _, f := range tasks {
+		if _, err := f.Write([]byte("0")); err != nil {
+			return fmt.Errorf("entering the command's cgroup %s: %w", filepath.Dir(f.Name()), err)
+		}
+	}
+	return nil
+}
+
+// enterFDs is enterTasks on raw descriptors, for the supervisor inside
+// the walls, which gets them from the host with the command.
+func enterFDs(fds []int) error {
+	for _, fd := range fds {
+		if _, err := unix.Write(fd, []byte("0")); err != nil {
+			return fmt.Errorf("entering the command's cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// placeFDs are the descriptors of the child's tasks files, which the
+// command's supervisor writes its command's thread into (enterFDs).
+func (c *cgroupChild) placeFDs() []int {
+	if c == nil {
+		return nil
+	}
+	fds := make([]int, len(c.tasks))
+	for i, f := range c.tasks {
+		fds[i] = int(f.Fd())
+	}
+	return fds
+}
+
+// started closes the descriptors the start used.
 func (c *cgroupChild) started() {
-	if c != nil && c.fd >= 0 {
+	if c == nil {
+		return
+	}
+	if c.fd >= 0 {
 		unix.Close(c.fd)
 		c.fd = -1
+	}
+	for _, f := range c.tasks {
+		f.Close()
+	}
+	c.tasks = nil
+}
+
+// overProcs closes the returned channel when the child reaches its pids
+// limit (procsHit), so the caller kills the command as the kill scan
+// would past the bound; nil without a pids limit there.
+func (c *cgroupChild) overProcs(stop <-chan struct{}) <-chan struct{} {
+	if c.pidsDir() == "" {
+		return nil
+	}
+	return pollUntil(50*time.Millisecond, stop, c.procsHit)
+}
+
+// pidsDir is the child's cgroup with the pids limit, "" for none.
+func (c *cgroupChild) pidsDir() string {
+	switch {
+	case c == nil:
+		return ""
+	case len(c.v1) > 0 && c.s.v1[0].ctrl == "pids":
+		return c.v1[0]
+	case c.dir != "" && c.s.pids:
+		return c.dir
+	}
+	return ""
+}
+
+// procsHit reports whether the child's processes reached its pids limit:
+// a refused fork in pids.events (v2; v1 keeps that count at 0), or a peak
+// (pids.peak, Linux 6.1; else the count now) at the limit, where the next
+// fork fails.
+func (c *cgroupChild) procsHit() bool {
+	dir := c.pidsDir()
+	if dir == "" {
+		return false
+	}
+	if eventCount(filepath.Join(dir, "pids.events"), "max") > 0 {
+		return true
+	}
+	peak, err := readInt(filepath.Join(dir, "pids.peak"))
+	if err != nil {
+		peak, _ = readInt(filepath.Join(dir, "pids.current"))
+	}
+	return peak >= c.s.maxProcs
+}
+
+func readInt(file string) (int, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// oomKills is how many processes the kernel's OOM killer ended in the
+// child at its memory limit.
+func (c *cgroupChild) oomKills() int {
+	switch {
+	case c == nil:
+		return 0
+	case len(c.v1) > 0 && c.s.v1[len(c.s.v1)-1].ctrl == "memory":
+		return eventCount(filepath.Join(c.v1[len(c.v1)-1], "memory.oom_control"), "oom_kill")
+	case c.dir != "" && c.s.memory:
+		return eventCount(filepath.Join(c.dir, "memory.events"), "oom_kill")
+	}
+	return 0
+}
+
+// eventCount reads the count of key from a "key N" lines file.
+func eventCount(file, key string) int {
+	b, _ := os.ReadFile(file)
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, key+" "); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
+}
+
+// report tells the model which cgroup limit the command met: the process
+// limit (killed: the command was killed for it) and the memory limit
+// (the kernel ended some of its processes).
+func (c *cgroupChild) report(w io.Writer, killed bool) {
+	if c == nil {
+		return
+	}
+	switch {
+	case killed:
+		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads for the command and all it started, held by %s) and was killed with all it started; raise %s if it needs more]\n", c.s.maxProcs, c.s.pidsMechanism(), MaxProcsEnv)
+	case c.procsHit():
+		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads for the command and all it started, held by %s): forks past it failed; raise %s if it needs more]\n", c.s.maxProcs, c.s.pidsMechanism(), MaxProcsEnv)
+	}
+	if n := c.oomKills(); n > 0 {
+		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's memory limit (%d MiB for the command and all it started, held by %s): the kernel killed %d of its processes; raise %s if it needs more]\n", c.s.maxMemory>>20, c.s.memoryMechanism(), n, MaxMemoryEnv)
 	}
 }
 
@@ -242,34 +583,45 @@ func (c *cgroupChild) kill() {
 		return
 	}
 	c.started()
-	// Usually empty already (the command's tree died with it): then this
-	// costs two reads and an rmdir. Otherwise kill, and wait for the
-	// kernel to empty it (up to two seconds), killing again now and then.
-	for i := 0; i < 2000 && c.populated(); i++ {
+	if c.dir != "" {
+		killGroup(c.dir, c.s.killFileExists)
+	}
+	for _, d := range c.v1 {
+		killGroup(d, false)
+	}
+}
+
+// killGroup empties and removes one cgroup directory. Usually empty
+// already (the command's tree died with it): then this costs a read or
+// two and an rmdir. Otherwise kill, and wait for the kernel to empty it
+// (up to two seconds), killing again now and then.
+func killGroup(dir string, killFile bool) {
+	for i := 0; i < 2000 && populated(dir); i++ {
 		if i%100 == 0 {
-			if c.s.killFileExists {
-				_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+			if killFile {
+				_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
 			} else {
-				for _, pid := range c.members() {
+				for _, pid := range members(dir) {
 					unix.Kill(pid, unix.SIGKILL)
 				}
 			}
 		}
 		time.Sleep(time.Millisecond)
 	}
-	_ = os.Remove(c.dir)
+	_ = os.Remove(dir)
 }
 
-func (c *cgroupChild) populated() bool {
-	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.events"))
+// populated: v2 says so in cgroup.events; v1 lists its processes.
+func populated(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
 	if err != nil {
-		return len(c.members()) > 0
+		return len(members(dir)) > 0
 	}
 	return strings.Contains(string(b), "populated 1")
 }
 
-func (c *cgroupChild) members() []int {
-	b, _ := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+func members(dir string) []int {
+	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	var out []int
 	for _, f := range strings.Fields(string(b)) {
 		if n, err := strconv.Atoi(f); err == nil {
@@ -279,39 +631,99 @@ func (c *cgroupChild) members() []int {
 	return out
 }
 
-// close kills what is left in the session's cgroup and removes it.
+// close kills what is left in the session's cgroups and removes them.
 func (s *cgroupSession) close() {
 	if s == nil {
 		return
 	}
-	ents, _ := os.ReadDir(s.dir)
-	for _, e := range ents {
-		if e.IsDir() {
-			(&cgroupChild{s: s, dir: filepath.Join(s.dir, e.Name()), fd: -1}).kill()
-		}
-	}
-	_ = os.Remove(s.dir)
+	s.closeV2()
+	s.closeV1()
 }
 
-// text says what the cgroup holds, for doctor.
-func (s *cgroupSession) text() string {
-	if s == nil {
+func (s *cgroupSession) closeV2() {
+	if s.dir != "" {
+		closeDir(s.dir, s.killFileExists)
+	}
+}
+
+func (s *cgroupSession) closeV1() {
+	for _, g := range s.v1 {
+		closeDir(g.dir, false)
+	}
+}
+
+func closeDir(dir string, killFile bool) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			killGroup(filepath.Join(dir, e.Name()), killFile)
+		}
+	}
+	_ = os.Remove(dir)
+}
+
+// pidsMechanism and memoryMechanism name the cgroup that holds each
+// limit, "" for none.
+func (s *cgroupSession) pidsMechanism() string {
+	switch {
+	case s == nil:
 		return ""
+	case s.pids:
+		return "cgroup v2 pids.max"
+	case len(s.v1) > 0 && s.v1[0].ctrl == "pids":
+		return "cgroup v1 pids.max"
 	}
-	kill := "cgroup.kill"
-	if !s.killFileExists {
-		kill = "SIGKILL to each member (no cgroup.kill before Linux 5.14)"
+	return ""
+}
+
+func (s *cgroupSession) memoryMechanism() string {
+	switch {
+	case s == nil:
+		return ""
+	case s.memory:
+		return "cgroup v2 memory.max"
+	case len(s.v1) > 0 && s.v1[len(s.v1)-1].ctrl == "memory":
+		return "cgroup v1 memory.limit_in_bytes"
 	}
-	var lim []string
-	if s.pids {
-		lim = append(lim, fmt.Sprintf("pids.max %d", s.maxProcs))
+	return ""
+}
+
+// text says what the cgroups hold, for doctor.
+func (s *cgroupSession) text() []string {
+	if s == nil {
+		return nil
 	}
-	if s.memory {
-		lim = append(lim, fmt.Sprintf("memory.max %d MiB", s.maxMemory>>20))
+	var out []string
+	if s.dir != "" {
+		kill := "cgroup.kill"
+		if !s.killFileExists {
+			kill = "SIGKILL to each member (no cgroup.kill before Linux 5.14)"
+		}
+		out = append(out, fmt.Sprintf("cgroup v2 %s: each command, or the launcher with all it runs, in a child killed whole by %s", s.dir, kill))
 	}
-	l := "no pids or memory controller can be enabled there, so the rlimits below bound them"
-	if len(lim) > 0 {
-		l = strings.Join(lim, ", ") + " per command (per session under the launcher)"
+	for _, g := range s.v1 {
+		out = append(out, fmt.Sprintf("cgroup v1 %s %s: each command in a child of its own, entered before its first instruction, killed and removed at its end", g.ctrl, g.dir))
 	}
-	return fmt.Sprintf("cgroup v2 %s: each command, or the launcher with all it runs, in a child killed whole by %s; %s", s.dir, kill, l)
+	return out
+}
+
+// limitsText says the resource limits in force under s (nil: no cgroup)
+// and what holds each, for doctor.
+func (s *cgroupSession) limitsText(p *Policy) string {
+	procs, mem := "no process limit", "no memory limit"
+	if p.MaxProcs > 0 {
+		held := "RLIMIT_NPROC inside the sandbox's user namespace (for a root harness, which the kernel exempts, the supervisor counts the tree and kills it past the bound)"
+		if m := s.pidsMechanism(); m != "" {
+			held = m + " (a fork past it fails and the command is killed), and RLIMIT_NPROC inside"
+		}
+		procs = fmt.Sprintf("processes: %d per command, held by %s", p.MaxProcs, held)
+	}
+	if p.MaxMemory > 0 {
+		held := fmt.Sprintf("RLIMIT_DATA, per process only (%d processes of a command may each take that much)", p.MaxProcs)
+		if m := s.memoryMechanism(); m != "" {
+			held = m + " for the command and all it starts (the kernel kills inside it at the limit), and RLIMIT_DATA per process"
+		}
+		mem = fmt.Sprintf("memory: %d MiB per command, held by %s", p.MaxMemory>>20, held)
+	}
+	return "resource bounds in force: " + procs + "; " + mem
 }

@@ -2,17 +2,22 @@
 
 package sandbox
 
-import "os/exec"
+import (
+	"io"
+	"os/exec"
+)
 
 // cgroupSession is Linux only (cgroup_linux.go); elsewhere there is none.
 type cgroupSession struct{}
 
 type cgroupChild struct{}
 
-func (s *cgroupSession) attach(*exec.Cmd, string) *cgroupChild { return nil }
-func (c *cgroupChild) started()                                {}
-func (c *cgroupChild) kill()                                   {}
-func (s *cgroupSession) close()                                {}
-func (s *cgroupSession) text() string                          { return "" }
+func (s *cgroupSession) attach(*exec.Cmd, string, bool) *cgroupChild { return nil }
+func (c *cgroupChild) start(cmd *exec.Cmd) error                     { return cmd.Start() }
+func (c *cgroupChild) started()                                      {}
+func (c *cgroupChild) overProcs(<-chan struct{}) <-chan struct{}     { return nil }
+func (c *cgroupChild) report(io.Writer, bool)                        {}
+func (c *cgroupChild) kill()                                         {}
+func (s *cgroupSession) close()                                      {}
 
 func attachCgroup(*instance) {}

@@ -177,9 +177,19 @@
 //     session's (CLONE_INTO_CGROUP, so nothing it forks is ever outside),
 //     which cgroup.kill ends whole at the command's end, the launcher's
 //     and Close, with pids.max and memory.max where those controllers can
-//     be enabled there; the battery (doctor) says which bounds are in
-//     force. A dead harness's empty cgroups are removed at the next start,
-//     as its temporary directory is.
+//     be enabled there. On a hybrid host (v2 mounted without controllers,
+//     pids and memory on v1 hierarchies) each command gets a child of the
+//     session's directory in the v1 pids and memory hierarchies instead,
+//     with pids.max and memory.limit_in_bytes (memsw too) for the command
+//     and all it starts: the thread that forks the command (the host's,
+//     or under the launcher the supervisor's, with the tasks files the
+//     host opened and sent along) writes itself into them first, so the
+//     command is born inside. A command that reaches the pids limit is
+//     killed whole (as past the counted bound); the kernel's OOM killer
+//     acts at the memory limit; the result names the limit and what holds
+//     it. The battery (doctor) says which bounds are in force and what
+//     holds each. A dead harness's empty cgroups are removed at the next
+//     start, as its temporary directory is.
 //   - Racing the host-side file tools (a symlink swapped between check and
 //     use with renameat2 RENAME_EXCHANGE, by a test command or a parallel
 //     sub-agent): the tools never check a path and reopen it; OpenRead opens

@@ -186,7 +186,7 @@ func (l *launcher) start() (*launcherProc, error) {
 	if l.netns {
 		c.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
 	}
-	cg := l.cg.attach(c, "launcher")
+	cg := l.cg.attach(c, "launcher", false)
 	c.WaitDelay = time.Second
 	err = c.Start()
 	remote.Close() // the launcher holds its end: its death ends ours
@@ -275,15 +275,23 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 			return 0, fmt.Errorf("creating a command's output pipe: %w", err)
 		}
 	}
-	_, _, err = lp.ctrl.WriteMsgUnix([]byte{'j'}, unix.UnixRights(int(remote.Fd()), int(outW.Fd()), int(errW.Fd())), nil)
+	// The command's own cgroups, where v1 holds its limits: their tasks
+	// files go with it, for its first thread to enter.
+	cg := l.cg.commandChild()
+	defer cg.kill()
+	_, _, err = lp.ctrl.WriteMsgUnix([]byte{'j'}, unix.UnixRights(append([]int{int(remote.Fd()), int(outW.Fd()), int(errW.Fd())}, cg.placeFDs()...)...), nil)
 	remote.Close()
 	outW.Close()
 	errW.Close()
+	cg.started()
 	if err != nil {
 		outR.Close()
 		errR.Close()
 		return 0, fmt.Errorf("%w: %v", errLauncherGone, err)
 	}
+	stopWatch := make(chan struct{})
+	defer close(stopWatch)
+	over, procsHit := cg.overProcs(stopWatch), false
 
 	var wg sync.WaitGroup
 	copyOut := func(r *os.File, w io.Writer) {
@@ -333,6 +341,12 @@ wait:
 				final = &r
 				break wait
 			}
+		case <-over:
+			over, procsHit = nil, true
+			conn.SetWriteDeadline(time.Now().Add(time.Second))
+			if enc.Encode(job{Kill: true}) != nil {
+				conn.(*net.UnixConn).CloseWrite()
+			}
 		case <-cancelled:
 			cancelled = nil
 			conn.SetWriteDeadline(time.Now().Add(time.Second))
@@ -361,8 +375,12 @@ wait:
 	errR.Close()
 	<-copied
 
+	cg.report(stderr, procsHit)
 	switch {
 	case final != nil:
+		if procsHit {
+			return 128 + int(unix.SIGKILL), nil
+		}
 		if final.Procs > 0 {
 			fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", final.Procs, MaxProcsEnv)
 		}

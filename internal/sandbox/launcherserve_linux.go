@@ -45,6 +45,12 @@ import (
 // ctrlFD is where the launcher and each supervisor find their socket.
 const ctrlFD = 3
 
+// maxJobFDs bounds the descriptors of one command's message: its control
+// socket, stdout and stderr, then the tasks files of the cgroups it is to
+// enter (cgroup_linux.go: v1 pids and memory), which the command's thread
+// writes itself into before it forks the shell.
+const maxJobFDs = 5
+
 // maxIdle bounds the idle supervisors the launcher keeps. A supervisor
 // runs one command at a time and is reused, so a Go process start (a few
 // milliseconds) is paid only when more commands run at once than ever
@@ -138,7 +144,7 @@ func serveLauncher(cfg helperConfig) error {
 		return fmt.Errorf("telling the host the launcher is ready: %w", err)
 	}
 	buf := make([]byte, 16)
-	oob := make([]byte, unix.CmsgSpace(3*4))
+	oob := make([]byte, unix.CmsgSpace(maxJobFDs*4))
 	for {
 		n, oobn, err := recvFDs(ctrlFD, buf, oob)
 		if err != nil || (n == 0 && oobn == 0) {
@@ -353,7 +359,7 @@ func serveSupervisor(cfg helperConfig) error {
 		return err
 	}
 	buf := make([]byte, 16)
-	oob := make([]byte, unix.CmsgSpace(3*4))
+	oob := make([]byte, unix.CmsgSpace(maxJobFDs*4))
 	for {
 		next := prepareThread(cfg)
 		n, oobn, err := recvFDs(ctrlFD, buf, oob)
@@ -362,12 +368,12 @@ func serveSupervisor(cfg helperConfig) error {
 			return nil // the launcher is done with this supervisor
 		}
 		fds := parseRights(oob[:oobn])
-		if len(fds) != 3 {
+		if len(fds) < 3 || len(fds) > maxJobFDs {
 			for _, fd := range fds {
 				unix.Close(fd)
 			}
 			close(next.jobs)
-			return fmt.Errorf("want 3 descriptors, got %d", len(fds))
+			return fmt.Errorf("want 3 to %d descriptors, got %d", maxJobFDs, len(fds))
 		}
 		superviseOne(next, fds, cfg.MaxProcs)
 		// Reusable only once nothing of that command is left.
@@ -388,6 +394,7 @@ type commandThread struct {
 type startReq struct {
 	job   job
 	stdio []uintptr
+	enter []int // cgroup tasks files to enter first
 }
 
 type started struct {
@@ -418,6 +425,11 @@ func prepareThread(cfg helperConfig) commandThread {
 		if !ok {
 			return
 		}
+		if werr == nil {
+			// This thread only: the shell it forks is born in the
+			// command's cgroups, and the thread ends right after.
+			werr = enterFDs(req.enter)
+		}
 		if werr != nil {
 			t.started <- started{code: helperFailed, err: werr}
 			return
@@ -438,6 +450,11 @@ func prepareThread(cfg helperConfig) commandThread {
 // superviseOne runs the command whose descriptors the host sent (control
 // socket, stdout, stderr) on the prepared thread t and reports to the host.
 func superviseOne(t commandThread, fds []int, maxProcs int) {
+	defer func() {
+		for _, fd := range fds[3:] {
+			unix.Close(fd)
+		}
+	}()
 	unix.SetNonblock(fds[0], true) // through the poller, so closing it ends a pending read
 	ctrl := os.NewFile(uintptr(fds[0]), "command control")
 	defer ctrl.Close()
@@ -460,7 +477,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int) {
 		enc.Encode(report{Done: true, Code: helperFailed})
 		return
 	}
-	t.jobs <- startReq{job: j, stdio: []uintptr{null.Fd(), out.Fd(), errw.Fd()}}
+	t.jobs <- startReq{job: j, stdio: []uintptr{null.Fd(), out.Fd(), errw.Fd()}, enter: fds[3:]}
 	s := <-t.started
 	null.Close()
 	if s.err != nil {
@@ -503,25 +520,8 @@ func superviseOne(t commandThread, fds []int, maxProcs int) {
 	}()
 	// The kernel exempts root from RLIMIT_NPROC: count the tree and kill
 	// it past the bound (the rlimit already holds everyone else).
-	over := make(chan struct{})
 	stopWatch := make(chan struct{})
-	if maxProcs > 0 && os.Geteuid() == 0 {
-		go func() {
-			tick := time.NewTicker(20 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-stopWatch:
-					return
-				case <-tick.C:
-					if len(descendants(selfPid())) > maxProcs {
-						close(over)
-						return
-					}
-				}
-			}
-		}()
-	}
+	over := watchProcs(selfPid(), maxProcs, stopWatch)
 	var ws unix.WaitStatus
 	limit := 0
 	select {

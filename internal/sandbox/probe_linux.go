@@ -94,6 +94,28 @@ func runProbe(args []string) int {
 		return 0
 	case "zombie-leader":
 		err = fmt.Errorf("zombie-leader runs from init, on the main thread")
+	case "hold":
+		// hold MiB SECONDS: take MiB of memory, every page touched, and
+		// keep it SECONDS: a memory bound per command must stop several
+		// of these at once even where each is under the bound.
+		if len(args) != 3 {
+			err = fmt.Errorf("hold wants MiB and seconds")
+			break
+		}
+		mib, _ := strconv.Atoi(args[1])
+		secs, _ := strconv.Atoi(args[2])
+		held := make([][]byte, 0, mib/16+1)
+		for i := 0; i < mib; i += 16 {
+			b := make([]byte, 16<<20)
+			for j := 0; j < len(b); j += 4096 {
+				b[j] = 1
+			}
+			held = append(held, b)
+		}
+		fmt.Printf("held %d MiB\n", len(held)*16)
+		time.Sleep(time.Duration(secs) * time.Second)
+		runtime.KeepAlive(held)
+		return 0
 	default:
 		err = fmt.Errorf("unknown probe %q", args[0])
 	}

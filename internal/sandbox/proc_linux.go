@@ -35,21 +35,27 @@ func watchProcs(pid, max int, stop <-chan struct{}) <-chan struct{} {
 	if max <= 0 || os.Geteuid() != 0 {
 		return nil
 	}
-	over := make(chan struct{})
+	return pollUntil(20*time.Millisecond, stop, func() bool { return len(descendants(pid)) > max })
+}
+
+// pollUntil closes the returned channel once cond holds, checked every
+// period until stop is closed.
+func pollUntil(period time.Duration, stop <-chan struct{}, cond func() bool) <-chan struct{} {
+	done := make(chan struct{})
 	go func() {
-		tick := time.NewTicker(20 * time.Millisecond)
+		tick := time.NewTicker(period)
 		defer tick.Stop()
 		for {
 			select {
 			case <-stop:
 				return
 			case <-tick.C:
-				if len(descendants(pid)) > max {
-					close(over)
+				if cond() {
+					close(done)
 					return
 				}
 			}
 		}
 	}()
-	return over
+	return done
 }

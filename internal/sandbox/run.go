@@ -163,7 +163,8 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 			gitNote.WriteString("\n[harness: network: " + rec.String() + "]\n")
 		}
 	}
-	if code != 0 && s.name != BackendNone && c.Stdout == nil && c.Stderr == nil {
+	// Whatever the exit code: a shell that could not fork may still exit 0.
+	if s.name != BackendNone && c.Stdout == nil && c.Stderr == nil {
 		if out, _ := buf.result(); len(out) > 0 {
 			io.WriteString(stderr, s.pol.limitNote(out))
 		}
@@ -217,7 +218,7 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = procAttr(s.tree)
-	cg := s.cg.attach(cmd, "command")
+	cg := s.cg.attach(cmd, "command", true)
 	if gateR != nil {
 		cmd.ExtraFiles = []*os.File{gateR}
 	}
@@ -231,7 +232,7 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 	}
 	// A grandchild that escaped the kill cannot hold the output pipe open.
 	cmd.WaitDelay = time.Second
-	err = cmd.Start()
+	err = cg.start(cmd)
 	if gateR != nil {
 		gateR.Close()
 	}
@@ -255,6 +256,8 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 	if s.name != BackendNone {
 		over = watchProcs(cmd.Process.Pid, s.pol.MaxProcs, stop)
 	}
+	cgOver, procsHit := cg.overProcs(stop), false
+	defer func() { cg.report(stderr, procsHit) }() // before the kill removes its counts
 	select {
 	case err = <-done:
 	case <-runCtx.Done():
@@ -266,6 +269,12 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 		killAll()
 		<-done
 		fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", s.pol.MaxProcs, MaxProcsEnv)
+		return 128 + 9, nil
+	case <-cgOver:
+		procsHit = true
+		killTree(cmd.Process, s.tree)
+		killAll()
+		<-done
 		return 128 + 9, nil
 	}
 	killAll() // what it left running dies with it
