@@ -230,7 +230,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 		}
 		return "", fmt.Sprintf("%d processes, %d MiB data", pol.MaxProcs, pol.MaxMemory>>20)
 	}})
-	ps = append(ps, f.gitProbe(sb), probe{name: "other sessions' spill files hidden, this one's kept", host: func(ctx context.Context) (string, string) {
+	ps = append(ps, cgroupProbe(sb), f.gitProbe(sb), probe{name: "other sessions' spill files hidden, this one's kept", host: func(ctx context.Context) (string, string) {
 		base := filepath.Join(f.home, ".cache", "harness", "spill")
 		other, mine := filepath.Join(base, "other", "1.txt"), filepath.Join(base, "mine", "1.txt")
 		os.MkdirAll(filepath.Dir(mine), 0o700)

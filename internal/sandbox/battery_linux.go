@@ -69,12 +69,14 @@ func batteryHeader(sb Sandbox) []string {
 	if s, ok := sb.(*instance); ok {
 		cg = s.cg
 	}
-	out := []string{cg.limitsText(sb.Policy())}
-	if cg != nil {
+	out := []string{cg.limitsText(sb.Policy(), sb.Backend())}
+	switch {
+	case IsContainer(sb.Backend()):
+	case cg != nil:
 		for _, l := range cg.text() {
 			out = append(out, "  "+l)
 		}
-	} else {
+	default:
 		out = append(out, "  no writable cgroup here: the rlimits above and the kill scan stand alone")
 	}
 	return append(out, "chmod, chown, utime, xattr outside the project: "+MetadataWall(sb.Backend()))

@@ -49,6 +49,39 @@ func TestUserNamespaces(t *testing.T) {
 
 var batteryVariants = []string{BackendBwrap, BackendBwrap + perCommand, BackendLandlock, BackendLandlock + perCommand}
 
+// classProbes are the battery's probes for the nine classes of
+// escape (doc.go's threats), each of which must run and hold, as root
+// and as nobody: a skip here is a failure.
+var classProbes = []string{
+	"file tools: read vs a symlink flipper",                    // 1
+	"file tools: write vs a symlink flipper",                   // 1
+	"file tools: devices, FIFOs, huge files",                   // 1
+	"kill a leader that ended its main thread",                 // 2
+	"git of the agent's making never runs on the host",         // 3, 4
+	"file tools and loaders refuse secrets, by link too",       // 5
+	"chmod, utime, xattr outside the project",                  // 6
+	"secrets unreadable (~/.ssh, ~/.agents/env, other tools')", // 7
+	"other sessions' spill files hidden, this one's kept",      // 7
+	"environment holds no API key",                             // 7
+	"resource bounds in force inside",                          // 8
+	"sub-agents' bash (read-only walls) writes nothing",        // 9
+}
+
+// requireClasses fails t unless every class probe held in the battery's
+// output, and (as root on a host with the controllers) the cgroup probe.
+func requireClasses(t *testing.T, out string, root bool) {
+	t.Helper()
+	want := classProbes
+	if root && hostHasLimitCgroups() {
+		want = append(want[:len(want):len(want)], "each command in a cgroup of its own, limits set")
+	}
+	for _, name := range want {
+		if !strings.Contains(out, "\nheld     "+name) {
+			t.Errorf("the class probe %q did not run and hold", name)
+		}
+	}
+}
+
 func TestBattery(t *testing.T) {
 	for _, variant := range batteryVariants {
 		t.Run(variant, func(t *testing.T) {
@@ -64,6 +97,7 @@ func TestBattery(t *testing.T) {
 			if n != 0 {
 				t.Errorf("%d probes escaped the %s sandbox", n, backend)
 			}
+			requireClasses(t, out.String(), os.Geteuid() == 0)
 			if c := strings.Count(out.String(), "\nheld "); c < 20 {
 				t.Errorf("only %d probes held; the battery did not run in full", c)
 			}
@@ -144,6 +178,7 @@ func TestBatteryUnprivileged(t *testing.T) {
 			if !bytes.Contains(out, []byte("held     write inside the project")) {
 				t.Errorf("the battery as nobody did not run its probes")
 			}
+			requireClasses(t, string(out), false)
 		})
 	}
 }

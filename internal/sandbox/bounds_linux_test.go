@@ -151,19 +151,12 @@ func checkBounds(variant string) string {
 	return strings.Join(problems, "; ")
 }
 
-// cgroupLeft lists the command cgroups that outlived their command.
+// cgroupLeft lists the command cgroups that still hold a process after
+// their command (empty ones wait in the pool for the next command).
 func cgroupLeft(s *instance) []string {
-	if s.cg == nil {
-		return nil
-	}
 	var left []string
-	for _, g := range s.cg.v1 {
-		ents, _ := os.ReadDir(g.dir)
-		for _, e := range ents {
-			if e.IsDir() {
-				left = append(left, "the command's cgroup "+filepath.Join(g.dir, e.Name())+" stayed after it")
-			}
-		}
+	for _, d := range s.cg.populatedCommands() {
+		left = append(left, "the command's cgroup "+d+" still holds a process after it")
 	}
 	return left
 }

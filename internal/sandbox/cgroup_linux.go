@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -43,24 +44,48 @@ type cgroupSession struct {
 	maxProcs       int
 	maxMemory      int64
 	n              atomic.Int64
+
+	// pool holds v1 children whose command ended empty and under its
+	// limits, for the next command: making and removing a v1 memory
+	// cgroup costs more than the rest of a command's overhead.
+	mu     sync.Mutex
+	pool   []v1Child
+	closed bool
 }
+
+// v1Child is one command's set of v1 directories (pids first), with their
+// tasks files open for writing.
+type v1Child struct {
+	dirs  []string
+	tasks []*os.File
+}
+
+// maxPooled bounds the v1 children kept for reuse (commands at once).
+const maxPooled = 4
 
 // v1Group is the session's directory in one legacy (v1) hierarchy, and
 // the harness's own, where a host thread returns after placing a command.
 type v1Group struct {
 	ctrl     string // "pids" or "memory"
 	dir, own string
+	// ownTasks is own's tasks file, open for writing: where the thread
+	// that placed a command goes back (leave).
+	ownTasks *os.File
 }
 
 // cgroupChild is one child of the session's cgroups: a v2 directory (dir,
 // fd) and, per command on a hybrid host, v1 directories with their tasks
 // files open for the command's first thread to write itself into.
 type cgroupChild struct {
-	s     *cgroupSession
-	dir   string
-	fd    int
-	v1    []string   // the v1 children, pids first
-	tasks []*os.File // their tasks files, open for writing
+	s   *cgroupSession
+	dir string
+	fd  int
+	v1Child
+	// checked, once report has read them: whether the command reached
+	// its pids limit and how many OOM kills it had (kill reads them too).
+	checked bool
+	hit     bool
+	ooms    int
 }
 
 // noCgroup, set only by tests, makes openCgroup find none.
@@ -130,12 +155,17 @@ func (s *cgroupSession) openV1(name string) {
 		if err != nil {
 			continue
 		}
+		ownTasks, err := os.OpenFile(filepath.Join(own, "tasks"), os.O_WRONLY, 0)
+		if err != nil {
+			continue
+		}
 		dir := filepath.Join(own, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
+			ownTasks.Close()
 			continue
 		}
 		removeStaleCgroups(own)
-		s.v1 = append(s.v1, v1Group{ctrl: ctrl, dir: dir, own: own})
+		s.v1 = append(s.v1, v1Group{ctrl: ctrl, dir: dir, own: own, ownTasks: ownTasks})
 	}
 	if len(s.v1) == 0 {
 		return
@@ -192,6 +222,9 @@ func removeStaleCgroups(own string) {
 // attachCgroup gives s (its read-only variant and launchers too) the
 // session's cgroup, where one is writable.
 func attachCgroup(s *instance) {
+	if IsContainer(s.name) {
+		return // the engine's cgroup for the container holds its limits
+	}
 	s.cg = openCgroup(s.pol.MaxProcs, s.pol.MaxMemory)
 	if s.cg == nil {
 		return
@@ -294,27 +327,58 @@ func (s *cgroupSession) child(name string, v2, v1 bool) (*cgroupChild, error) {
 		}
 		c.fd = fd
 	}
-	if v1 {
-		for _, g := range s.v1 {
-			dir := filepath.Join(g.dir, fmt.Sprintf("%s-%d", name, n))
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				c.kill()
-				return nil, err
-			}
-			c.v1 = append(c.v1, dir)
-			if err := s.limitV1(g.ctrl, dir); err != nil {
-				c.kill()
-				return nil, err
-			}
-			f, err := os.OpenFile(filepath.Join(dir, "tasks"), os.O_WRONLY, 0)
-			if err != nil {
-				c.kill()
-				return nil, err
-			}
-			c.tasks = append(c.tasks, f)
+	if v1 && len(s.v1) > 0 {
+		v, err := s.takeV1(name, n)
+		if err != nil {
+			c.kill()
+			return nil, err
 		}
+		c.v1Child = v
 	}
 	return c, nil
+}
+
+// takeV1 returns a pooled v1 child, or makes one with the limits set.
+func (s *cgroupSession) takeV1(name string, n int64) (v1Child, error) {
+	s.mu.Lock()
+	if k := len(s.pool); k > 0 {
+		v := s.pool[k-1]
+		s.pool = s.pool[:k-1]
+		s.mu.Unlock()
+		return v, nil
+	}
+	s.mu.Unlock()
+	var v v1Child
+	for _, g := range s.v1 {
+		dir := filepath.Join(g.dir, fmt.Sprintf("%s-%d", name, n))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			v.remove()
+			return v1Child{}, err
+		}
+		v.dirs = append(v.dirs, dir)
+		if err := s.limitV1(g.ctrl, dir); err != nil {
+			v.remove()
+			return v1Child{}, err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, "tasks"), os.O_WRONLY, 0)
+		if err != nil {
+			v.remove()
+			return v1Child{}, err
+		}
+		v.tasks = append(v.tasks, f)
+	}
+	return v, nil
+}
+
+// remove kills what is in v's directories and removes them.
+func (v *v1Child) remove() {
+	for _, f := range v.tasks {
+		f.Close()
+	}
+	for _, d := range v.dirs {
+		killGroup(d, false)
+	}
+	v.dirs, v.tasks = nil, nil
 }
 
 // limitV2 writes the v2 limits of a child.
@@ -424,12 +488,15 @@ func (c *cgroupChild) start(cmd *exec.Cmd) error {
 
 // leave moves the calling thread back to the harness's own v1 cgroups.
 func (c *cgroupChild) leave() error {
-	for _, g := range c.s.v1 {
-		if err := os.WriteFile(filepath.Join(g.own, "tasks"), []byte("0"), 0); err != nil {
-			return fmt.Errorf("leaving the command's %s cgroup: %w", g.ctrl, err)
-		}
+	return enterTasks(c.s.ownTasks())
+}
+
+func (s *cgroupSession) ownTasks() []*os.File {
+	out := make([]*os.File, len(s.v1))
+	for i, g := range s.v1 {
+		out[i] = g.ownTasks
 	}
-	return nil
+	return out
 }
 
 // enterTasks writes the calling thread ("0") into each open tasks file:
@@ -437,7 +504,7 @@ func (c *cgroupChild) leave() error {
 func enterTasks(tasks []*os.File) error {
 	for _, f := range tasks {
 		if _, err := f.Write([]byte("0")); err != nil {
-			return fmt.Errorf("entering the command's cgroup %s: %w", filepath.Dir(f.Name()), err)
+			return fmt.Errorf("entering the cgroup %s: %w", filepath.Dir(f.Name()), err)
 		}
 	}
 	return nil
@@ -455,31 +522,28 @@ func enterFDs(fds []int) error {
 }
 
 // placeFDs are the descriptors of the child's tasks files, which the
-// command's supervisor writes its command's thread into (enterFDs).
+// command's supervisor writes its command's thread into (enterFDs) before
+// it forks the command, then those of the harness's own, where the
+// thread goes back after: a supervisor thread left in the child would put
+// the supervisor in the child's member list, and in the way of its kill.
 func (c *cgroupChild) placeFDs() []int {
 	if c == nil {
 		return nil
 	}
-	fds := make([]int, len(c.tasks))
-	for i, f := range c.tasks {
-		fds[i] = int(f.Fd())
+	var fds []int
+	for _, f := range append(c.tasks[:len(c.tasks):len(c.tasks)], c.s.ownTasks()...) {
+		fds = append(fds, int(f.Fd()))
 	}
 	return fds
 }
 
-// started closes the descriptors the start used.
+// started closes the descriptor the clone used (the v1 tasks files stay
+// open with the child, for its reuse).
 func (c *cgroupChild) started() {
-	if c == nil {
-		return
-	}
-	if c.fd >= 0 {
+	if c != nil && c.fd >= 0 {
 		unix.Close(c.fd)
 		c.fd = -1
 	}
-	for _, f := range c.tasks {
-		f.Close()
-	}
-	c.tasks = nil
 }
 
 // overProcs closes the returned channel when the child reaches its pids
@@ -497,8 +561,8 @@ func (c *cgroupChild) pidsDir() string {
 	switch {
 	case c == nil:
 		return ""
-	case len(c.v1) > 0 && c.s.v1[0].ctrl == "pids":
-		return c.v1[0]
+	case len(c.dirs) > 0 && c.s.v1[0].ctrl == "pids":
+		return c.dirs[0]
 	case c.dir != "" && c.s.pids:
 		return c.dir
 	}
@@ -506,16 +570,16 @@ func (c *cgroupChild) pidsDir() string {
 }
 
 // procsHit reports whether the child's processes reached its pids limit:
-// a refused fork in pids.events (v2; v1 keeps that count at 0), or a peak
-// (pids.peak, Linux 6.1; else the count now) at the limit, where the next
-// fork fails.
+// a refused fork in pids.events (v2; v1 keeps that count at 0), or in v1
+// a peak (pids.peak, Linux 6.1; else the count now) at the limit, where
+// the next fork fails.
 func (c *cgroupChild) procsHit() bool {
 	dir := c.pidsDir()
 	if dir == "" {
 		return false
 	}
-	if eventCount(filepath.Join(dir, "pids.events"), "max") > 0 {
-		return true
+	if len(c.dirs) == 0 {
+		return eventCount(filepath.Join(dir, "pids.events"), "max") > 0
 	}
 	peak, err := readInt(filepath.Join(dir, "pids.peak"))
 	if err != nil {
@@ -538,8 +602,8 @@ func (c *cgroupChild) oomKills() int {
 	switch {
 	case c == nil:
 		return 0
-	case len(c.v1) > 0 && c.s.v1[len(c.s.v1)-1].ctrl == "memory":
-		return eventCount(filepath.Join(c.v1[len(c.v1)-1], "memory.oom_control"), "oom_kill")
+	case len(c.dirs) > 0 && c.s.v1[len(c.s.v1)-1].ctrl == "memory":
+		return eventCount(filepath.Join(c.dirs[len(c.dirs)-1], "memory.oom_control"), "oom_kill")
 	case c.dir != "" && c.s.memory:
 		return eventCount(filepath.Join(c.dir, "memory.events"), "oom_kill")
 	}
@@ -565,19 +629,21 @@ func (c *cgroupChild) report(w io.Writer, killed bool) {
 	if c == nil {
 		return
 	}
+	c.checked, c.hit, c.ooms = true, killed || c.procsHit(), c.oomKills()
 	switch {
 	case killed:
 		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads for the command and all it started, held by %s) and was killed with all it started; raise %s if it needs more]\n", c.s.maxProcs, c.s.pidsMechanism(), MaxProcsEnv)
-	case c.procsHit():
+	case c.hit:
 		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads for the command and all it started, held by %s): forks past it failed; raise %s if it needs more]\n", c.s.maxProcs, c.s.pidsMechanism(), MaxProcsEnv)
 	}
-	if n := c.oomKills(); n > 0 {
+	if n := c.ooms; n > 0 {
 		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's memory limit (%d MiB for the command and all it started, held by %s): the kernel killed %d of its processes; raise %s if it needs more]\n", c.s.maxMemory>>20, c.s.memoryMechanism(), n, MaxMemoryEnv)
 	}
 }
 
 // kill ends every process in the child (cgroup.kill, or SIGKILL to each
-// member while any is left) and removes it.
+// member while any is left) and removes it; v1 directories that ended
+// empty and under their limits go back to the pool instead.
 func (c *cgroupChild) kill() {
 	if c == nil {
 		return
@@ -585,10 +651,26 @@ func (c *cgroupChild) kill() {
 	c.started()
 	if c.dir != "" {
 		killGroup(c.dir, c.s.killFileExists)
+		c.dir = ""
 	}
-	for _, d := range c.v1 {
-		killGroup(d, false)
+	if len(c.dirs) == 0 {
+		return
 	}
+	if !c.checked {
+		c.checked, c.hit, c.ooms = true, c.procsHit(), c.oomKills()
+	}
+	// A process can be in the pids child only with the memory one too
+	// (both are entered at once, and nothing inside can move): reading
+	// one member list is enough.
+	reuse := !c.hit && c.ooms == 0 && !populated(c.dirs[0])
+	s := c.s
+	s.mu.Lock()
+	if reuse && !s.closed && len(s.pool) < maxPooled {
+		s.pool = append(s.pool, c.v1Child)
+		c.v1Child = v1Child{}
+	}
+	s.mu.Unlock()
+	c.v1Child.remove()
 }
 
 // killGroup empties and removes one cgroup directory. Usually empty
@@ -647,8 +729,17 @@ func (s *cgroupSession) closeV2() {
 }
 
 func (s *cgroupSession) closeV1() {
+	s.mu.Lock()
+	s.closed = true
+	pool := s.pool
+	s.pool = nil
+	s.mu.Unlock()
+	for i := range pool {
+		pool[i].remove()
+	}
 	for _, g := range s.v1 {
 		closeDir(g.dir, false)
+		g.ownTasks.Close()
 	}
 }
 
@@ -709,7 +800,11 @@ func (s *cgroupSession) text() []string {
 
 // limitsText says the resource limits in force under s (nil: no cgroup)
 // and what holds each, for doctor.
-func (s *cgroupSession) limitsText(p *Policy) string {
+func (s *cgroupSession) limitsText(p *Policy, backend string) string {
+	if IsContainer(backend) {
+		r := containerResources(p)
+		return fmt.Sprintf("resource bounds in force: the container's own cgroup (set by the engine) holds %d processes and %d MiB for the whole session, and RLIMIT_NPROC %d and RLIMIT_DATA %d MiB per process inside", *r.PidsLimit, r.Memory>>20, p.MaxProcs, p.MaxMemory>>20)
+	}
 	procs, mem := "no process limit", "no memory limit"
 	if p.MaxProcs > 0 {
 		held := "RLIMIT_NPROC inside the sandbox's user namespace (for a root harness, which the kernel exempts, the supervisor counts the tree and kills it past the bound)"

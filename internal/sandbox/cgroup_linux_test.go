@@ -170,15 +170,15 @@ func TestCgroupLimitFiles(t *testing.T) {
 				t.Errorf("%s = %q, want %q", file, got, want)
 			}
 		}
-		c := &cgroupChild{s: s, fd: -1, v1: []string{filepath.Join(pids, "command-1"), filepath.Join(mem, "command-1")}}
+		c := &cgroupChild{s: s, fd: -1, v1Child: v1Child{dirs: []string{filepath.Join(pids, "command-1"), filepath.Join(mem, "command-1")}}}
 		// v1 keeps pids.events at 0: the peak at the limit says it.
-		os.WriteFile(filepath.Join(c.v1[0], "pids.events"), []byte("max 0\n"), 0o644)
-		os.WriteFile(filepath.Join(c.v1[0], "pids.peak"), []byte("63\n"), 0o644)
+		os.WriteFile(filepath.Join(c.dirs[0], "pids.events"), []byte("max 0\n"), 0o644)
+		os.WriteFile(filepath.Join(c.dirs[0], "pids.peak"), []byte("63\n"), 0o644)
 		if c.procsHit() {
 			t.Error("a peak under the limit reported as hit")
 		}
-		os.WriteFile(filepath.Join(c.v1[0], "pids.peak"), []byte("64\n"), 0o644)
-		os.WriteFile(filepath.Join(c.v1[1], "memory.oom_control"), []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n"), 0o644)
+		os.WriteFile(filepath.Join(c.dirs[0], "pids.peak"), []byte("64\n"), 0o644)
+		os.WriteFile(filepath.Join(c.dirs[1], "memory.oom_control"), []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n"), 0o644)
 		if !c.procsHit() || c.oomKills() != 1 {
 			t.Errorf("procsHit %v, oomKills %d: want true, 1", c.procsHit(), c.oomKills())
 		}

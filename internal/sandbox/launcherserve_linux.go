@@ -48,8 +48,9 @@ const ctrlFD = 3
 // maxJobFDs bounds the descriptors of one command's message: its control
 // socket, stdout and stderr, then the tasks files of the cgroups it is to
 // enter (cgroup_linux.go: v1 pids and memory), which the command's thread
-// writes itself into before it forks the shell.
-const maxJobFDs = 5
+// writes itself into before it forks the shell, and as many of the
+// cgroups it goes back to after.
+const maxJobFDs = 7
 
 // maxIdle bounds the idle supervisors the launcher keeps. A supervisor
 // runs one command at a time and is reused, so a Go process start (a few
@@ -368,7 +369,7 @@ func serveSupervisor(cfg helperConfig) error {
 			return nil // the launcher is done with this supervisor
 		}
 		fds := parseRights(oob[:oobn])
-		if len(fds) < 3 || len(fds) > maxJobFDs {
+		if len(fds) < 3 || len(fds) > maxJobFDs || (len(fds)-3)%2 != 0 {
 			for _, fd := range fds {
 				unix.Close(fd)
 			}
@@ -395,6 +396,7 @@ type startReq struct {
 	job   job
 	stdio []uintptr
 	enter []int // cgroup tasks files to enter first
+	leave []int // and to go back to after the fork
 }
 
 type started struct {
@@ -438,6 +440,9 @@ func prepareThread(cfg helperConfig) commandThread {
 			Dir: req.job.Dir, Env: os.Environ(), Files: req.stdio,
 			Sys: &syscall.SysProcAttr{Setsid: true},
 		})
+		// Out again before the thread ends, so the supervisor is never a
+		// member of the command's cgroup when the host kills what is there.
+		enterFDs(req.leave)
 		if err != nil {
 			t.started <- started{code: 127, err: fmt.Errorf("cannot start the command in %s: %w", req.job.Dir, err)}
 			return
@@ -477,7 +482,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int) {
 		enc.Encode(report{Done: true, Code: helperFailed})
 		return
 	}
-	t.jobs <- startReq{job: j, stdio: []uintptr{null.Fd(), out.Fd(), errw.Fd()}, enter: fds[3:]}
+	t.jobs <- startReq{job: j, stdio: []uintptr{null.Fd(), out.Fd(), errw.Fd()}, enter: fds[3 : 3+(len(fds)-3)/2], leave: fds[3+(len(fds)-3)/2:]}
 	s := <-t.started
 	null.Close()
 	if s.err != nil {

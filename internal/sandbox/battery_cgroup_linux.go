@@ -1,0 +1,115 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// cgroupProbe checks, live, that a command runs in a cgroup of its own
+// with the session's limits written there, populated while it runs and
+// removed after it: what doctor's "resource bounds in force" line claims.
+func cgroupProbe(sb Sandbox) probe {
+	pr := probe{name: "each command in a cgroup of its own, limits set"}
+	s, ok := sb.(*instance)
+	if IsContainer(sb.Backend()) {
+		pr.skip = "the engine's cgroup for the container holds the session's limits (header above)"
+		return pr
+	}
+	if !ok || s.cg == nil || (s.cg.pidsMechanism() == "" && s.cg.memoryMechanism() == "") {
+		pr.skip = "no pids or memory cgroup here: the rlimits bound each process (probe below)"
+		return pr
+	}
+	pr.host = func(ctx context.Context) (string, string) {
+		done := make(chan error, 1)
+		go func() {
+			_, err := sb.Run(ctx, Cmd{Script: "echo in; sleep 1"})
+			done <- err
+		}()
+		var seen []string
+		for deadline := time.Now().Add(10 * time.Second); seen == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			seen = s.cg.limitedChildren()
+		}
+		if err := <-done; err != nil {
+			return err.Error(), ""
+		}
+		if seen == nil {
+			return "no cgroup with the session's limits held the command while it ran", ""
+		}
+		if left := s.cg.populatedCommands(); len(left) > 0 {
+			return "processes stayed in the command's cgroups after it: " + strings.Join(left, ", "), ""
+		}
+		return "", strings.Join(seen, "; ")
+	}
+	return pr
+}
+
+// limitedChildren lists the session's cgroups holding a process that
+// carry the session's limits, each with its limit.
+func (s *cgroupSession) limitedChildren() []string {
+	type limit struct{ file, want string }
+	var dirs []string
+	var lims []limit
+	if s.dir != "" && (s.pids || s.memory) {
+		dirs = append(dirs, s.dir)
+	}
+	for _, g := range s.v1 {
+		dirs = append(dirs, g.dir)
+	}
+	if s.pidsMechanism() != "" {
+		lims = append(lims, limit{"pids.max", fmt.Sprint(s.maxProcs)})
+	}
+	if s.memoryMechanism() != "" {
+		lims = append(lims, limit{"memory.limit_in_bytes", fmt.Sprint(s.maxMemory)}, limit{"memory.max", fmt.Sprint(s.maxMemory)})
+	}
+	var out []string
+	for _, d := range dirs {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			// Under the launcher a v2 child per launcher holds the
+			// commands (and stays for the next); v1 children are per command.
+			launcher := d == s.dir && strings.HasPrefix(e.Name(), "launcher-")
+			if !e.IsDir() || !(strings.HasPrefix(e.Name(), "command-") || launcher) {
+				continue
+			}
+			child := filepath.Join(d, e.Name())
+			if !populated(child) {
+				continue
+			}
+			for _, l := range lims {
+				if b, err := os.ReadFile(filepath.Join(child, l.file)); err == nil && strings.TrimSpace(string(b)) == l.want {
+					out = append(out, fmt.Sprintf("%s %s %s", child, l.file, l.want))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// populatedCommands lists the session's per-command cgroups that hold a
+// process (none should once its command has ended).
+func (s *cgroupSession) populatedCommands() []string {
+	if s == nil {
+		return nil
+	}
+	dirs := []string{}
+	if s.dir != "" {
+		dirs = append(dirs, s.dir)
+	}
+	for _, g := range s.v1 {
+		dirs = append(dirs, g.dir)
+	}
+	var out []string
+	for _, d := range dirs {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if child := filepath.Join(d, e.Name()); e.IsDir() && strings.HasPrefix(e.Name(), "command-") && populated(child) {
+				out = append(out, child)
+			}
+		}
+	}
+	return out
+}
