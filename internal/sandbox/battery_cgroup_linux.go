@@ -70,9 +70,9 @@ func (s *cgroupSession) limitedChildren() []string {
 		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
 			// Under the launcher a v2 child per launcher holds the
-			// commands (and stays for the next); v1 children are per command.
-			launcher := d == s.dir && strings.HasPrefix(e.Name(), "launcher-")
-			if !e.IsDir() || !(strings.HasPrefix(e.Name(), "command-") || launcher) {
+			// commands (and stays for the next); every v1 child is a
+			// command's (reused, whatever its name).
+			if !e.IsDir() || (d == s.dir && !strings.HasPrefix(e.Name(), "command-") && !strings.HasPrefix(e.Name(), "launcher-")) {
 				continue
 			}
 			child := filepath.Join(d, e.Name())
@@ -106,7 +106,7 @@ func (s *cgroupSession) populatedCommands() []string {
 	for _, d := range dirs {
 		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
-			if child := filepath.Join(d, e.Name()); e.IsDir() && strings.HasPrefix(e.Name(), "command-") && populated(child) {
+			if child := filepath.Join(d, e.Name()); e.IsDir() && (d != s.dir || strings.HasPrefix(e.Name(), "command-")) && populated(child) {
 				out = append(out, child)
 			}
 		}

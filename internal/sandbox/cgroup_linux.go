@@ -178,7 +178,8 @@ func (s *cgroupSession) openV1(name string) {
 		s.v1 = nil
 		return
 	}
-	c.kill()
+	c.started()
+	c.v1Child.remove() // not pooled: the probe's exit is all it was for
 }
 
 // cgroupWritable reports whether sessions here get a cgroup of their own.
