@@ -75,7 +75,7 @@ func (p *Policy) limitNote(out []byte) string {
 	switch {
 	case strings.Contains(o, "[harness: the command reached the sandbox's"):
 		return "" // a cgroup said which bound, and for sure
-	case p.MaxMemory > 0 && (strings.Contains(o, "annot allocate memory") || strings.Contains(o, "out of memory") || strings.Contains(o, "MemoryError")):
+	case p.MaxMemory > 0 && (strings.Contains(o, "annot allocate memory") || strings.Contains(o, "out of memory") || strings.Contains(o, "MemoryError") || strings.Contains(o, "failed to allocate")):
 		return fmt.Sprintf("\n[harness: the command may have hit the sandbox's memory limit (%d MiB of data per process); raise %s if it needs more]\n", p.MaxMemory>>20, MaxMemoryEnv)
 	case p.MaxProcs > 0 && (strings.Contains(o, "Resource temporarily unavailable") || strings.Contains(o, "fork: retry") || strings.Contains(o, "Cannot fork")):
 		return fmt.Sprintf("\n[harness: the command may have hit the sandbox's process limit (%d); raise %s if it needs more]\n", p.MaxProcs, MaxProcsEnv)

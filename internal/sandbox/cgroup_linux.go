@@ -551,10 +551,14 @@ func (c *cgroupChild) started() {
 // limit (procsHit), so the caller kills the command as the kill scan
 // would past the bound; nil without a pids limit there.
 func (c *cgroupChild) overProcs(stop <-chan struct{}) <-chan struct{} {
-	if c.pidsDir() == "" {
+	dir := c.pidsDir()
+	if dir == "" {
 		return nil
 	}
-	return pollUntil(50*time.Millisecond, stop, c.procsHit)
+	// The poller gets values, not c: kill may hand c's directories on
+	// while a last tick still runs.
+	v1, max := len(c.dirs) > 0, c.s.maxProcs
+	return pollUntil(50*time.Millisecond, stop, func() bool { return pidsHit(dir, v1, max) })
 }
 
 // pidsDir is the child's cgroup with the pids limit, "" for none.
@@ -576,17 +580,19 @@ func (c *cgroupChild) pidsDir() string {
 // the next fork fails.
 func (c *cgroupChild) procsHit() bool {
 	dir := c.pidsDir()
-	if dir == "" {
-		return false
-	}
-	if len(c.dirs) == 0 {
+	return dir != "" && pidsHit(dir, len(c.dirs) > 0, c.s.maxProcs)
+}
+
+// pidsHit is procsHit for the pids cgroup dir (v1 or not) limited to max.
+func pidsHit(dir string, v1 bool, max int) bool {
+	if !v1 {
 		return eventCount(filepath.Join(dir, "pids.events"), "max") > 0
 	}
 	peak, err := readInt(filepath.Join(dir, "pids.peak"))
 	if err != nil {
 		peak, _ = readInt(filepath.Join(dir, "pids.current"))
 	}
-	return peak >= c.s.maxProcs
+	return peak >= max
 }
 
 func readInt(file string) (int, error) {
@@ -677,16 +683,18 @@ func (c *cgroupChild) kill() {
 // killGroup empties and removes one cgroup directory. Usually empty
 // already (the command's tree died with it): then this costs a read or
 // two and an rmdir. Otherwise kill, and wait for the kernel to empty it
-// (up to two seconds), killing again now and then.
+// (up to two seconds): cgroup.kill now and then; without it, SIGKILL to
+// every member each round, since a process forked after the member list
+// was read is missed by that round and must not have time to refill the
+// group.
 func killGroup(dir string, killFile bool) {
 	for i := 0; i < 2000 && populated(dir); i++ {
-		if i%100 == 0 {
-			if killFile {
-				_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
-			} else {
-				for _, pid := range members(dir) {
-					unix.Kill(pid, unix.SIGKILL)
-				}
+		switch {
+		case killFile && i%100 == 0:
+			_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+		case !killFile:
+			for _, pid := range members(dir) {
+				unix.Kill(pid, unix.SIGKILL)
 			}
 		}
 		time.Sleep(time.Millisecond)

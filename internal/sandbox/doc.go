@@ -184,12 +184,18 @@
 //     and all it starts: the thread that forks the command (the host's,
 //     or under the launcher the supervisor's, with the tasks files the
 //     host opened and sent along) writes itself into them first, so the
-//     command is born inside. A command that reaches the pids limit is
-//     killed whole (as past the counted bound); the kernel's OOM killer
-//     acts at the memory limit; the result names the limit and what holds
-//     it. The battery (doctor) says which bounds are in force and what
-//     holds each. A dead harness's empty cgroups are removed at the next
-//     start, as its temporary directory is.
+//     command is born inside, and back out after the fork. A child that
+//     ends empty and under its limits is kept for a later command (a
+//     memory cgroup's mkdir and rmdir cost more than the rest of a
+//     command); any other is killed and removed. A command that reaches
+//     the pids limit is killed whole (as past the counted bound); the
+//     kernel's OOM killer acts at the memory limit; the result names the
+//     limit and what holds it. The container backends keep the engine's
+//     cgroup for the session's container instead. The battery (doctor)
+//     says which bounds are in force and what holds each, and checks live
+//     that a command runs in a cgroup carrying them. A dead harness's
+//     empty cgroups are removed at the next start, as its temporary
+//     directory is.
 //   - Racing the host-side file tools (a symlink swapped between check and
 //     use with renameat2 RENAME_EXCHANGE, by a test command or a parallel
 //     sub-agent): the tools never check a path and reopen it; OpenRead opens
