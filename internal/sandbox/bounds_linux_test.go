@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // boundsEnv asks a re-executed test binary (as nobody) to run
