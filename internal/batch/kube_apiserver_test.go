@@ -187,9 +187,10 @@ func startAPIServer(t *testing.T, dir, apiserver, etcd string) string {
 		"--watch-cache=false")
 	base := fmt.Sprintf("https://127.0.0.1:%d", sp)
 	deadline := time.Now().Add(3 * time.Minute)
+	var last error // why the last probe failed, for the timeout's message
 	for {
 		if time.Now().After(deadline) {
-			t.Fatalf("the API server did not become ready:\n%s", lastOf(logs.String()))
+			t.Fatalf("the API server did not become ready (last probe: %v):\n%s", last, lastOf(logs.String()))
 		}
 		select {
 		case why := <-exited:
@@ -203,6 +204,7 @@ func startAPIServer(t *testing.T, dir, apiserver, etcd string) string {
 		req.Header.Set("Authorization", "Bearer "+apiToken)
 		resp, err := apiClient(t, dir).Do(req)
 		if err != nil {
+			last = err
 			continue
 		}
 		resp.Body.Close()
@@ -214,6 +216,9 @@ func startAPIServer(t *testing.T, dir, apiserver, etcd string) string {
 			if resp.StatusCode == 200 && r2.StatusCode == 200 {
 				return base
 			}
+			last = fmt.Errorf("readyz %d, the default namespace %d", resp.StatusCode, r2.StatusCode)
+		} else {
+			last = err
 		}
 	}
 }
@@ -224,7 +229,8 @@ func apiClient(t *testing.T, dir string) *http.Client {
 	if b, err := os.ReadFile(filepath.Join(dir, "certs", "apiserver.crt")); err == nil {
 		pool.AppendCertsFromPEM(b)
 	}
-	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}}
+	// The certificate names 127.0.0.1 (an IP SAN), not localhost.
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 }
 
 // lockedBuffer collects two processes' output, written from os/exec's
