@@ -13,8 +13,8 @@ import (
 
 // TestKubeManifests decodes the emitted manifests strictly into the
 // official API types (an unknown or misspelt field fails) and checks what
-// the batch relies on. No API server runs here, so admission and
-// server-side validation are not exercised.
+// the batch relies on, with no server; TestKubeManifestsServerSideDryRun
+// has a real API server validate them where one is given.
 func TestKubeManifests(t *testing.T) {
 	file := []byte(`{"id":"a","repo":"https://git.example.com/a.git","prompt":"p","timeout":"10m"}
 {"id":"b","repo":"git@example.com:b.git","prompt":"q"}
