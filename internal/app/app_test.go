@@ -287,8 +287,11 @@ func TestSecretsFromGivenEnv(t *testing.T) {
 }
 
 // TestStrictRefusesWeakerWalls: with bwrap out of reach, auto falls back
-// to a weaker backend and says what it cannot hold; strict refuses to
-// start at all.
+// to the landlock backend. Where that cannot hold a rule (no user
+// namespaces) the session says it is weaker and what it cannot hold, and
+// strict refuses to start; where it holds them all it is not called weaker.
+// On a machine with user namespaces the test runs itself again in a user
+// namespace that may create none, so the weaker case is always exercised.
 func TestStrictRefusesWeakerWalls(t *testing.T) {
 	if strongest(runtime.GOOS) != sandbox.BackendBwrap {
 		t.Skip("the fallback from bwrap to landlock is Linux's")
@@ -305,17 +308,60 @@ func TestStrictRefusesWeakerWalls(t *testing.T) {
 	}
 	w := s.Walls
 	s.Close()
-	if w.Backend != sandbox.BackendLandlock || !w.Weaker || w.Strongest != sandbox.BackendBwrap || len(w.CannotHold) == 0 {
-		t.Fatalf("walls %+v: want landlock, weaker than bwrap, with what it cannot hold", w)
+	if w.Backend != sandbox.BackendLandlock || w.Strongest != sandbox.BackendBwrap {
+		t.Fatalf("walls %+v: want landlock, compared with bwrap", w)
 	}
-	if i := slices.IndexFunc(s.Warnings, func(n notice.Notice) bool { return n.Kind == notice.SandboxWeaker }); i < 0 ||
-		!strings.Contains(s.Warnings[i].Text, "sandbox landlock is weaker than bwrap") {
-		t.Errorf("no warning of kind %s says so: %+v", notice.SandboxWeaker, s.Warnings)
-	}
+	warned := slices.IndexFunc(s.Warnings, func(n notice.Notice) bool { return n.Kind == notice.SandboxWeaker })
 	o = testOptions(t)
 	o.Backend = BackendStrict
-	if _, err := Open(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--sandbox strict needs bwrap") {
-		t.Fatalf("strict without bwrap: %v", err)
+	ss, strictErr := Open(context.Background(), o)
+	if ss != nil {
+		ss.Close()
+	}
+	if len(w.CannotHold) == 0 {
+		if w.Weaker || warned >= 0 || strictErr != nil {
+			t.Errorf("landlock holds every rule here, yet walls %+v, warning at %d, strict: %v", w, warned, strictErr)
+		}
+		if os.Getenv(noUsernsEnv) == "" {
+			runWithoutUserNamespaces(t, "TestStrictRefusesWeakerWalls")
+		} else {
+			t.Error("in a user namespace that may create none, landlock says it holds every rule")
+		}
+		return
+	}
+	if !w.Weaker {
+		t.Errorf("walls %+v: cannot hold rules but not called weaker", w)
+	}
+	if warned < 0 || !strings.Contains(s.Warnings[warned].Text, "sandbox landlock is weaker than bwrap") {
+		t.Errorf("no warning of kind %s says so: %+v", notice.SandboxWeaker, s.Warnings)
+	}
+	if strictErr == nil || !strings.Contains(strictErr.Error(), "--sandbox strict needs bwrap") {
+		t.Fatalf("strict without bwrap: %v", strictErr)
+	}
+}
+
+// noUsernsEnv marks a test binary re-run by runWithoutUserNamespaces.
+const noUsernsEnv = "HARNESS_TEST_NO_USERNS"
+
+// runWithoutUserNamespaces runs this test binary's test name again inside
+// a user namespace whose user.max_user_namespaces is 0: a machine without
+// user namespaces, as far as the sandbox can tell.
+func runWithoutUserNamespaces(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath("unshare"); err != nil {
+		testenv.Missing(t, testenv.Userns, "unshare (util-linux) is not installed")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("unshare", "--user", "--map-root-user", "sh", "-c",
+		`echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh", exe, "-test.run", "^"+name+"$", "-test.v")
+	cmd.Env = append(os.Environ(), noUsernsEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("without user namespaces:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+name) {
+		t.Errorf("without user namespaces: %v\n%s", err, out)
 	}
 }
 

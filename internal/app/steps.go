@@ -139,11 +139,16 @@ func strongest(goos string) string {
 	return ""
 }
 
-// wallsOf compares backend, opened with opts, with the strongest one.
+// wallsOf compares backend, opened with opts, with the strongest one. It
+// is weaker only where it cannot hold a rule on this machine: the landlock
+// backend with user namespaces and a recent Landlock holds every one, and
+// without user namespaces it does not (secrets readable, .git only
+// watched), which is the degradation the warning is for.
 func wallsOf(backend, best string, opts ...sandbox.Option) Walls {
-	w := Walls{Backend: backend, Strongest: best, Weaker: backend != best}
-	if w.Weaker {
+	w := Walls{Backend: backend, Strongest: best}
+	if backend != best {
 		w.CannotHold = sandbox.Limits(backend, opts...)
+		w.Weaker = len(w.CannotHold) > 0
 	}
 	return w
 }

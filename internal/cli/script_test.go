@@ -94,6 +94,11 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "landlock":
 				return need(sandbox.LandlockABI() > 0, testenv.Landlock, "this kernel has no Landlock")
+			case "nouserns":
+				// A user namespace that may create none stands for a
+				// machine without user namespaces (nouserns.sh in a script).
+				out, err := exec.Command("unshare", "--user", "--map-root-user", "sh", "-c", "echo 0 > /proc/sys/user/max_user_namespaces").CombinedOutput()
+				return need(err == nil, testenv.Userns, fmt.Sprintf("unshare --user: %v %s", err, out))
 			case "bwrap":
 				name, why := detectedBackend()
 				return need(name == sandbox.BackendBwrap, testenv.Bwrap, why)

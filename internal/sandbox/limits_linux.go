@@ -11,8 +11,10 @@ func Limits(backend string, opts ...Option) []string {
 	case BackendBwrap:
 		var l []string
 		if LandlockABI() == 0 {
-			l = append(l, "this kernel has no Landlock: the inner stage adds seccomp only (bwrap's read-only mounts still hold every write rule)",
-				"with the launcher, a command may ptrace a supervisor in the moment between its start and PR_SET_DUMPABLE 0; it gains no wall it did not have (HARNESS_SANDBOX_LAUNCHER=0 gives each command a sandbox of its own)")
+			l = append(l, "this kernel has no Landlock: the inner stage adds seccomp only (bwrap's read-only mounts still hold every write rule)")
+			if !o.perCommand {
+				l = append(l, "with the launcher, a command may ptrace a supervisor in the moment between its start and PR_SET_DUMPABLE 0; it gains no wall it did not have (HARNESS_SANDBOX_LAUNCHER=0 gives each command a sandbox of its own)")
+			}
 		}
 		if LandlockABI() < 6 {
 			l = append(l, "Landlock below ABI 6: a command can kill the session's launcher or a command running beside it (a denial of service; the next command restarts the launcher)")
