@@ -114,19 +114,7 @@ func serveContainerExec(cfgJSON, script string) int {
 		close(kill)
 	}()
 	exited := make(chan unix.WaitStatus, 1)
-	go func() {
-		for {
-			var ws unix.WaitStatus
-			wpid, err := unix.Wait4(-1, &ws, 0, nil)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil || wpid == pid {
-				exited <- ws
-				return
-			}
-		}
-	}()
+	go func() { exited <- reapUntil(pid) }()
 	var ws unix.WaitStatus
 	select {
 	case ws = <-exited:

@@ -500,19 +500,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int) {
 		return
 	}
 	exited := make(chan unix.WaitStatus, 1)
-	go func() {
-		for {
-			var ws unix.WaitStatus
-			wpid, err := unix.Wait4(-1, &ws, 0, nil)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil || wpid == s.pid {
-				exited <- ws
-				return
-			}
-		}
-	}()
+	go func() { exited <- reapUntil(s.pid) }()
 	kill := make(chan struct{})
 	go func() {
 		for {
