@@ -343,20 +343,20 @@ func TestStrictRefusesWeakerWalls(t *testing.T) {
 // noUsernsEnv marks a test binary re-run by runWithoutUserNamespaces.
 const noUsernsEnv = "HARNESS_TEST_NO_USERNS"
 
-// runWithoutUserNamespaces runs this test binary's test name again inside
-// a user namespace whose user.max_user_namespaces is 0: a machine without
-// user namespaces, as far as the sandbox can tell.
+// runWithoutUserNamespaces runs this test binary's test name again on a
+// machine without user namespaces, as far as the sandbox can tell
+// (testenv.WithoutUserns).
 func runWithoutUserNamespaces(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath("unshare"); err != nil {
-		testenv.Missing(t, testenv.Userns, "unshare (util-linux) is not installed")
+	if err := testenv.WithoutUsernsUnavailable(); err != nil {
+		testenv.Missing(t, testenv.Userns, err.Error())
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("unshare", "--user", "--map-root-user", "sh", "-c",
-		`echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh", exe, "-test.run", "^"+name+"$", "-test.v")
+	argv := testenv.WithoutUserns(exe, "-test.run", "^"+name+"$", "-test.v")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), noUsernsEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	t.Logf("without user namespaces:\n%s", out)

@@ -78,8 +78,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"llm":    cmdLLM,
-			"origin": cmdOrigin,
+			"llm":      cmdLLM,
+			"origin":   cmdOrigin,
+			"nouserns": cmdNoUserns,
 		},
 		RequireExplicitExec: true,
 		Condition: func(cond string) (bool, error) {
@@ -95,10 +96,9 @@ func TestScripts(t *testing.T) {
 			case "landlock":
 				return need(sandbox.LandlockABI() > 0, testenv.Landlock, "this kernel has no Landlock")
 			case "nouserns":
-				// A user namespace that may create none stands for a
-				// machine without user namespaces (nouserns.sh in a script).
-				out, err := exec.Command("unshare", "--user", "--map-root-user", "sh", "-c", "echo 0 > /proc/sys/user/max_user_namespaces").CombinedOutput()
-				return need(err == nil, testenv.Userns, fmt.Sprintf("unshare --user: %v %s", err, out))
+				// The nouserns command can run here.
+				err := testenv.WithoutUsernsUnavailable()
+				return need(err == nil, testenv.Userns, fmt.Sprint(err))
 			case "bwrap":
 				name, why := detectedBackend()
 				return need(name == sandbox.BackendBwrap, testenv.Bwrap, why)
@@ -155,6 +155,26 @@ func cmdOrigin(ts *testscript.TestScript, neg bool, args []string) {
 	go srv.Serve(ln)
 	ts.Defer(func() { srv.Close() })
 	ts.Setenv("ORIGIN_PORT", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+}
+
+// cmdNoUserns runs a program as exec does (stdin, stdout, stderr, !), on
+// what is, as far as the sandbox can tell, a machine without user
+// namespaces (testenv.WithoutUserns); the nouserns condition says whether
+// it can run here.
+//
+//	nouserns PROGRAM [ARGS...]
+func cmdNoUserns(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 {
+		ts.Fatalf("usage: nouserns program [args...]")
+	}
+	argv := testenv.WithoutUserns(args...)
+	err := ts.Exec(argv[0], argv[1:]...)
+	switch {
+	case err == nil && neg:
+		ts.Fatalf("unexpected command success")
+	case err != nil && !neg:
+		ts.Fatalf("unexpected command failure: %v", err)
+	}
 }
 
 // cmdLLM drives the fake provider:

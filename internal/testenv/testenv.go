@@ -4,6 +4,8 @@
 // fails. .ci/run sets HARNESS_REQUIRE, so CI cannot pass with a wall, or
 // the terminal, untested because a tool was missing or broken on the
 // runner; a developer's machine without them still runs the rest.
+// WithoutUserns goes the other way: it simulates a machine without user
+// namespaces, so the tests of what harness does there run everywhere.
 //
 // Only tests import it.
 package testenv

@@ -1,6 +1,10 @@
 package testenv
 
-import "testing"
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
 
 func TestRequired(t *testing.T) {
 	for _, tc := range []struct {
@@ -29,5 +33,25 @@ func TestRequireSpelling(t *testing.T) {
 	t.Setenv(RequireEnv, "bwrap,landlok")
 	if u := Unknown(); len(u) != 1 || u[0] != "landlok" {
 		t.Fatalf("Unknown() = %q", u)
+	}
+}
+
+// TestWithoutUserns: a command run through WithoutUserns sees a limit of
+// zero user namespaces and cannot create one, while the test itself, on a
+// machine that has them, still can.
+func TestWithoutUserns(t *testing.T) {
+	if err := WithoutUsernsUnavailable(); err != nil {
+		Missing(t, Userns, err.Error())
+	}
+	argv := WithoutUserns("sh", "-c", `cat /proc/sys/user/max_user_namespaces; unshare --user true && echo created || echo refused`)
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%q: %v\n%s", argv, err, out)
+	}
+	if got := string(out); !strings.HasPrefix(got, "0\n") || !strings.HasSuffix(got, "refused\n") {
+		t.Errorf("without user namespaces: %q, want the limit 0 and the unshare refused", got)
+	}
+	if out, err := exec.Command("unshare", "--user", "true").CombinedOutput(); err != nil {
+		t.Errorf("outside it, this machine's user namespaces stopped working: %v: %s", err, out)
 	}
 }
