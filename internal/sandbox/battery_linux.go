@@ -229,10 +229,21 @@ func (f *fixture) wallProbes(helper string) []probe {
 	}
 	ps = append(ps, probe{name: "chmod, utime, xattr outside the project", script: h + "meta " + q(f.outside), check: helperRan(f.metaSame)})
 	abstract := probe{name: "host unix socket (abstract)", script: h + "connect-unix " + q("@harness-battery-"+f.tag), check: helperRan(checkNoConn(f.abstractLn))}
+	// The family's high word set, which the kernel ignores. The socket
+	// itself must be refused: under a network namespace the host's
+	// abstract socket is out of reach anyway.
+	wide := probe{name: "host unix socket (abstract), family 1<<32|AF_UNIX", script: h + "connect-unix-wide " + q("@harness-battery-"+f.tag),
+		check: helperRan(checkAll(checkNoConn(f.abstractLn), func(r *Result) string {
+			if bytes.Contains(r.Output, []byte("a unix socket, but")) {
+				return "socket(1<<32|AF_UNIX) made a unix socket"
+			}
+			return ""
+		}))}
 	if f.abstractLn == nil {
 		abstract.skip = "could not listen on the host"
+		wide.skip = abstract.skip
 	}
-	ps = append(ps, abstract,
+	ps = append(ps, abstract, wide,
 		probe{name: "TIOCSTI on a fresh pty", script: h + "tiocsti-pty", check: helperRan(func(r *Result) string {
 			if bytes.Contains(r.Output, []byte("ESCAPED")) {
 				return "TIOCSTI pushed input into a terminal"

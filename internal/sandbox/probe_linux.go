@@ -54,6 +54,15 @@ func runProbe(args []string) int {
 			c.Write([]byte("escaped\n"))
 			c.Close()
 		}
+	case "connect-unix-wide":
+		// connect-unix through a socket whose family has its high word
+		// set: the kernel reads an int and makes it AF_UNIX, so a filter
+		// comparing the register's 64 bits would let it through.
+		if len(args) < 2 {
+			err = fmt.Errorf("no address")
+			break
+		}
+		err = connectUnixWide(args[1])
 	case "tiocsti":
 		if len(args) < 2 {
 			err = fmt.Errorf("no device")
@@ -125,6 +134,23 @@ func runProbe(args []string) int {
 	}
 	fmt.Println("ESCAPED")
 	return 0
+}
+
+// wideUnix is AF_UNIX with a high word (the constant would not fit a
+// 32-bit uintptr; there the filter sees no high word anyway).
+var wideUnix = uint64(1)<<32 | unix.AF_UNIX
+
+func connectUnixWide(addr string) error {
+	fd, _, e := unix.Syscall(unix.SYS_SOCKET, uintptr(wideUnix), unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if e != 0 {
+		return fmt.Errorf("socket(1<<32|AF_UNIX): %w", e)
+	}
+	defer unix.Close(int(fd))
+	if err := unix.Connect(int(fd), &unix.SockaddrUnix{Name: addr}); err != nil {
+		return fmt.Errorf("a unix socket, but connect: %w", err)
+	}
+	_, err := unix.Write(int(fd), []byte("escaped\n"))
+	return err
 }
 
 func tiocsti(fd int) error {
