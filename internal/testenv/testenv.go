@@ -4,8 +4,9 @@
 // fails. .ci/run sets HARNESS_REQUIRE, so CI cannot pass with a wall, or
 // the terminal, untested because a tool was missing or broken on the
 // runner; a developer's machine without them still runs the rest.
-// WithoutUserns goes the other way: it simulates a machine without user
-// namespaces, so the tests of what harness does there run everywhere.
+// WithoutUserns and SmallDisk go the other way: they simulate a machine
+// without user namespaces and a full disk, so the tests of what harness
+// does there run everywhere (as root, for the disk).
 //
 // Only tests import it.
 package testenv
