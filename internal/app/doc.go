@@ -13,4 +13,12 @@
 // process's PATH and makes its private directory under the process's
 // temporary directory. A step that fails undoes the ones before it (the
 // sandbox is closed, the log closed).
+//
+// What the session records beside the conversation (permission decisions,
+// network connections, tool notices, the reminder's state) does not stop
+// a turn when the log cannot take it: the front end gets a LogFailed
+// notice (SetNotify) saying what was not recorded and why, and the log
+// keeps the entry for its next write. If the disk still refuses then, the
+// agent's next append stops the turn, as for a message
+// (logfailed_linux_test.go).
 package app
