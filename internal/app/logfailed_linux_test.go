@@ -18,24 +18,28 @@ import (
 
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 	"github.com/harness-dev/harness/internal/notice"
+	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // The session's own records beside the conversation (what the proxy let
-// through or refused, what the reminder told the model) do not stop a
-// turn when the log cannot take them: the front end gets a LogFailed
-// notice saying what could not be recorded and why, and the log keeps the
-// entry and writes it before the next one. If the disk is still full
-// then, the agent's next append fails and stops the turn, as for a
-// message; once space is back, nothing is missing from the log.
+// through or refused, what the reminder told the model, the gate's
+// decisions, the tools' notices) do not stop a turn when the log cannot
+// take them: the front end gets a LogFailed notice saying what could not
+// be recorded and why, and the log keeps the entry and writes it before
+// the next one. If the disk is still full then, the agent's next append
+// fails and stops the turn, as for a message; once space is back, nothing
+// is missing from the log.
 
 // diskFixture is a session whose log lives on a 256 KiB tmpfs, answered by
 // the fake provider, in a git project with an untracked file, so the first
-// request's reminder reports a.txt and its state is logged.
+// request's reminder reports a.txt and its state is logged. The sandbox is
+// none, so the gate asks about every command.
 type diskFixture struct {
 	s          *Session
 	srv        *llmtest.Server
@@ -43,6 +47,11 @@ type diskFixture struct {
 	// freeOnNotice frees the disk when a LogFailed notice arrives, as a
 	// user who reads it and makes room.
 	freeOnNotice bool
+	// onPrompt and onDecided, when set, run inside the turn: where the
+	// gate asks the user (before the decision is logged), and once a
+	// decision is logged (before the command runs). The gate's prompter
+	// answers yes.
+	onPrompt, onDecided func()
 
 	mu      sync.Mutex
 	notices []notice.Notice
@@ -62,6 +71,16 @@ func newDiskFixture(t *testing.T, freeOnNotice bool) *diskFixture {
 	}
 	f := &diskFixture{freeOnNotice: freeOnNotice}
 	_, f.fill, f.free = testenv.SmallDisk(t, sessionlog.Root(o.Source.Home))
+	o.Prompter = askFunc(func() {
+		if f.onPrompt != nil {
+			f.onPrompt()
+		}
+	})
+	o.OnDecision = func(permission.Record) {
+		if f.onDecided != nil {
+			f.onDecided()
+		}
+	}
 	f.srv = llmtest.NewServer(t)
 	o.Source.Env["BASE_URL"] = f.srv.URL
 	s, err := Open(context.Background(), o)
@@ -92,20 +111,111 @@ func (f *diskFixture) fillDisk(t *testing.T) {
 	f.fill()
 }
 
+// askFunc is a prompter that runs a hook and answers yes.
+type askFunc func()
+
+func (a askFunc) Prompt(context.Context, permission.Request, permission.Decision, string) (permission.Answer, error) {
+	a()
+	return permission.Answer{Choice: permission.Yes}, nil
+}
+
+// midTurn is a point inside a turn (the provider answering, the user
+// being asked, a command about to run) where the turn waits, the first
+// time it gets there, while the test fills the disk on its own goroutine
+// (fillDisk may fail the test).
+type midTurn struct {
+	reached      chan struct{}
+	filled       chan struct{}
+	first, fills sync.Once
+}
+
+func newMidTurn(t *testing.T) *midTurn {
+	m := &midTurn{reached: make(chan struct{}, 1), filled: make(chan struct{})}
+	t.Cleanup(m.resume) // a failed test does not leave the turn waiting
+	return m
+}
+
+// wait is the turn's side: the first call waits for the disk to fill,
+// later ones go on.
+func (m *midTurn) wait() {
+	m.first.Do(func() {
+		m.reached <- struct{}{}
+		<-m.filled
+	})
+}
+
+func (m *midTurn) resume() { m.fills.Do(func() { close(m.filled) }) }
+
+// runFilling runs a turn and fills the disk when the turn reaches m.
+func (f *diskFixture) runFilling(t *testing.T, m *midTurn, prompt string) (*agent.Result, error) {
+	t.Helper()
+	var res *agent.Result
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, err = f.s.Agent.Run(context.Background(), prompt, nil)
+	}()
+	select {
+	case <-m.reached:
+		f.fillDisk(t)
+		m.resume()
+	case <-done:
+		t.Fatalf("the turn ended before the disk filled: %+v, %v", res, err)
+	}
+	<-done
+	return res, err
+}
+
+// bothDisks runs check with the space back on the LogFailed notice and
+// with the disk staying full.
+func bothDisks(t *testing.T, check func(t *testing.T, freed bool)) {
+	for _, freed := range []bool{true, false} {
+		name := map[bool]string{true: "space back on the notice", false: "the disk stays full"}[freed]
+		t.Run(name, func(t *testing.T) { check(t, freed) })
+	}
+}
+
+// checkTurn checks the turn the failed record happened in (or the turn
+// after it, for a record between turns). Space back on the notice, the
+// failed record does not stop it: it goes on to the reply want. The disk
+// still full, the agent's next append meets it and stops the turn with
+// the log's ENOSPC; space back, the next turn goes on to the reply next.
+func (f *diskFixture) checkTurn(t *testing.T, res *agent.Result, err error, want, next string) {
+	t.Helper()
+	if f.freeOnNotice {
+		if err != nil || res.Text != want {
+			t.Fatalf("the turn: %+v, %v; want it to go on to the reply %q", res, err, want)
+		}
+		return
+	}
+	checkFullDiskStops(t, err)
+	f.free()
+	if res, err := f.s.Agent.Run(context.Background(), "again", nil); err != nil || res.Text != next {
+		t.Fatalf("the turn after space came back: %+v, %v; want the reply %q", res, err, next)
+	}
+}
+
+// seen is the notices the front end got so far.
+func (f *diskFixture) seen() []notice.Notice {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.notices)
+}
+
 // checkLogFailed wants exactly one LogFailed notice, a warning that says
 // what could not be recorded and the disk's error.
 func (f *diskFixture) checkLogFailed(t *testing.T, what string) {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	seen := f.seen()
 	var lf []notice.Notice
-	for _, n := range f.notices {
+	for _, n := range seen {
 		if n.Kind == notice.LogFailed {
 			lf = append(lf, n)
 		}
 	}
 	if len(lf) != 1 {
-		t.Fatalf("want one %s notice, got %+v", notice.LogFailed, f.notices)
+		t.Fatalf("want one %s notice, got %+v", notice.LogFailed, seen)
 	}
 	n := lf[0]
 	const enospc = "no space left on device"
@@ -156,107 +266,121 @@ func (f *diskFixture) checkLog(t *testing.T, what string, has func(sessionlog.En
 
 // TestReminderStateLogFailed: the disk fills while the model answers, so
 // the reminder's state (that it told the model about a.txt) cannot be
-// logged when the reply arrives.
+// logged when the reply arrives; the disk still full, the turn stops at
+// the reply's usage.
 func TestReminderStateLogFailed(t *testing.T) {
 	const what = "could not record what the reminder told the model"
 	hasState := func(e sessionlog.Entry) bool {
 		st, ok := agent.LastReminder([]sessionlog.Entry{e})
 		return ok && st.Files["a.txt"] != ""
 	}
-	for _, freed := range []bool{true, false} {
-		name := map[bool]string{true: "space back on the notice", false: "the disk stays full"}[freed]
-		t.Run(name, func(t *testing.T) {
-			f := newDiskFixture(t, freed)
-			// The first request fills the disk before it is answered, on
-			// the test's goroutine (fillDisk may fail the test) while the
-			// turn waits.
-			asked, filled := make(chan struct{}, 1), make(chan struct{})
-			var once sync.Once
-			fillDone := func() { once.Do(func() { close(filled) }) }
-			t.Cleanup(fillDone) // a failed test does not leave the server's handler waiting
-			var served atomic.Int32
-			f.srv.Handle(func(llmtest.Request) llmtest.Reply {
-				if served.Add(1) == 1 {
-					asked <- struct{}{}
-					<-filled
-					return llmtest.Reply{Text: "one"}
-				}
-				return llmtest.Reply{Text: "two"}
-			})
-			var res *agent.Result
-			var err error
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				res, err = f.s.Agent.Run(context.Background(), "hi", nil)
-			}()
-			select {
-			case <-asked:
-				f.fillDisk(t)
-				fillDone()
-			case <-done:
-				t.Fatalf("the turn ended before asking the model: %v", err)
+	bothDisks(t, func(t *testing.T, freed bool) {
+		f := newDiskFixture(t, freed)
+		m := newMidTurn(t)
+		var served atomic.Int32
+		f.srv.Handle(func(llmtest.Request) llmtest.Reply {
+			if served.Add(1) == 1 {
+				m.wait()
+				return llmtest.Reply{Text: "one"}
 			}
-			<-done
-			f.checkLogFailed(t, what)
-			if freed {
-				// The failed record does not stop the turn.
-				if err != nil || res.Text != "one" {
-					t.Fatalf("the turn: %+v, %v; want it to go on to the reply", res, err)
-				}
-			} else {
-				// The agent's next append (the reply's usage) meets the
-				// same full disk and stops the turn; space back, the next
-				// turn goes on.
-				checkFullDiskStops(t, err)
-				f.free()
-				if res, err := f.s.Agent.Run(context.Background(), "again", nil); err != nil || res.Text != "two" {
-					t.Fatalf("the turn after space came back: %+v, %v", res, err)
-				}
-			}
-			f.checkLog(t, "the reminder's state", hasState)
+			return llmtest.Reply{Text: "two"}
 		})
-	}
+		res, err := f.runFilling(t, m, "hi")
+		f.checkLogFailed(t, what)
+		f.checkTurn(t, res, err, "one", "two")
+		f.checkLog(t, "the reminder's state", hasState)
+	})
 }
 
 // TestNetworkRecordLogFailed: a connection the proxy decides while the
-// disk is full cannot be logged.
+// disk is full cannot be logged; the disk still full, the next turn stops
+// at the user's message, before the model is asked.
 func TestNetworkRecordLogFailed(t *testing.T) {
 	const what = "could not record a network connection"
 	rec := sandbox.ConnRecord{Method: "CONNECT", Host: "unlisted.test", Port: 443, Verdict: "refused", Reason: "no rule allows unlisted.test"}
 	hasRecord := func(e sessionlog.Entry) bool {
 		return e.Type == sessionlog.TypeNotice && e.Text == "network: "+rec.String()
 	}
-	for _, freed := range []bool{true, false} {
-		name := map[bool]string{true: "space back on the notice", false: "the disk stays full"}[freed]
-		t.Run(name, func(t *testing.T) {
-			f := newDiskFixture(t, freed)
-			f.srv.Enqueue(llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"})
-			ctx := context.Background()
-			if _, err := f.s.Agent.Run(ctx, "hi", nil); err != nil {
-				t.Fatal(err)
-			}
-			f.fillDisk(t)
-			f.s.Proxy.Record(rec) // a command's connection, refused
-			f.checkLogFailed(t, what)
-			res, err := f.s.Agent.Run(ctx, "again", nil)
-			if freed {
-				if err != nil || res.Text != "two" {
-					t.Fatalf("the turn after the failed record: %+v, %v", res, err)
-				}
-			} else {
-				// The user's message cannot be written either: the turn
-				// stops before the model is asked.
-				checkFullDiskStops(t, err)
-				if n := len(f.srv.Requests()); n != 1 {
-					t.Errorf("the provider got %d requests, want only the first turn's", n)
-				}
-				f.free()
-				if res, err := f.s.Agent.Run(ctx, "once more", nil); err != nil || res.Text != "two" {
-					t.Fatalf("the turn after space came back: %+v, %v", res, err)
-				}
-			}
-			f.checkLog(t, "the network record", hasRecord)
-		})
+	bothDisks(t, func(t *testing.T, freed bool) {
+		f := newDiskFixture(t, freed)
+		f.srv.Enqueue(llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"})
+		ctx := context.Background()
+		if _, err := f.s.Agent.Run(ctx, "hi", nil); err != nil {
+			t.Fatal(err)
+		}
+		f.fillDisk(t)
+		f.s.Proxy.Record(rec) // a command's connection, refused
+		f.checkLogFailed(t, what)
+		res, err := f.s.Agent.Run(ctx, "again", nil)
+		if n := len(f.srv.Requests()); !freed && n != 1 {
+			t.Errorf("the provider got %d requests, want only the first turn's", n)
+		}
+		f.checkTurn(t, res, err, "two", "two")
+		f.checkLog(t, "the network record", hasRecord)
+	})
+}
+
+// bashCall is a reply that runs command with the bash tool.
+func bashCall(command string) llmtest.Reply {
+	input, _ := json.Marshal(map[string]string{"command": command})
+	return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: string(input)}}}
+}
+
+// TestPermissionDecisionLogFailed: the disk fills while the user is asked
+// about a command (the sandbox is none, so every command is asked), so
+// the decision cannot be logged; the command still runs, and the disk
+// still full, the turn stops at its result.
+func TestPermissionDecisionLogFailed(t *testing.T) {
+	const what, command = "could not record a permission decision", "echo hi"
+	hasRecord := func(e sessionlog.Entry) bool {
+		p := e.Permission
+		return e.Type == sessionlog.TypePermission && p != nil && p.Tool == "bash" && p.Command == command && p.Answer == "yes"
 	}
+	bothDisks(t, func(t *testing.T, freed bool) {
+		f := newDiskFixture(t, freed)
+		m := newMidTurn(t)
+		f.onPrompt = m.wait
+		f.srv.Enqueue(bashCall(command), llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"})
+		res, err := f.runFilling(t, m, "hi")
+		f.checkLogFailed(t, what)
+		f.checkTurn(t, res, err, "one", "one")
+		ran := func(m llm.Message) bool {
+			return slices.ContainsFunc(m.Blocks, func(b llm.Block) bool {
+				return b.Type == llm.BlockToolResult && !b.IsError && strings.HasPrefix(b.Content, "hi\n")
+			})
+		}
+		if !slices.ContainsFunc(f.s.History.Messages(), ran) {
+			t.Errorf("the command did not run: no result in %+v", f.s.History.Messages())
+		}
+		f.checkLog(t, "the permission decision", hasRecord)
+	})
+}
+
+// TestToolNoticeLogFailed: the disk fills once the command is allowed,
+// so the tool's notice (the repository the command made) cannot be
+// logged; the user still sees it, and the disk still full, the turn stops
+// at the command's result.
+func TestToolNoticeLogFailed(t *testing.T) {
+	const what = "could not record that notice"
+	bothDisks(t, func(t *testing.T, freed bool) {
+		f := newDiskFixture(t, freed)
+		repo := filepath.Join(f.s.Sandbox.Policy().Project, "sub", ".git")
+		m := newMidTurn(t)
+		f.onDecided = m.wait
+		f.srv.Enqueue(bashCall("git init -q sub"), llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"})
+		res, err := f.runFilling(t, m, "hi")
+		f.checkLogFailed(t, what)
+		seen := f.seen()
+		i := slices.IndexFunc(seen, func(n notice.Notice) bool {
+			return n.Kind == notice.SandboxFinding && slices.Contains(n.Paths, repo)
+		})
+		if i < 0 {
+			t.Fatalf("no %s notice of %s reached the front end: %+v", notice.SandboxFinding, repo, seen)
+		}
+		text := seen[i].Text
+		f.checkTurn(t, res, err, "one", "one")
+		f.checkLog(t, "the tool's notice", func(e sessionlog.Entry) bool {
+			return e.Type == sessionlog.TypeNotice && e.Text == text
+		})
+	})
 }
