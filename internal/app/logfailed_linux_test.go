@@ -234,19 +234,20 @@ func checkFullDiskStops(t *testing.T, err error) {
 	}
 }
 
-// checkLog closes the log and reads it back: it rebuilds the live
-// session's history and usage, and holds an entry has accepts.
+// checkLog reads the log back while it is still open (Close would write
+// what is pending, so this is what the session's own writes put on disk):
+// it rebuilds the live session's history and usage, and holds an entry has
+// accepts. Then it closes the log.
 func (f *diskFixture) checkLog(t *testing.T, what string, has func(sessionlog.Entry) bool) {
 	t.Helper()
 	live, _ := json.Marshal(f.s.Agent.Request(context.Background()).Messages)
 	usage := f.s.Agent.Usage()
-	path := f.s.Log.Path()
-	if err := f.s.Log.Close(); err != nil {
-		t.Fatalf("closing the log: %v", err)
-	}
-	es, err := sessionlog.ReadFile(path)
+	es, err := sessionlog.ReadFile(f.s.Log.Path())
 	if err != nil {
 		t.Fatalf("the log does not read back: %v", err)
+	}
+	if err := f.s.Log.Close(); err != nil {
+		t.Fatalf("closing the log: %v", err)
 	}
 	if !slices.ContainsFunc(es, has) {
 		t.Errorf("the log lost %s", what)
