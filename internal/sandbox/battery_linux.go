@@ -66,10 +66,12 @@ func batteryMode(sb Sandbox) string {
 // what the backend does about metadata writes.
 func batteryHeader(sb Sandbox) []string {
 	var cg *cgroupSession
+	viaLauncher := false
 	if s, ok := sb.(*instance); ok {
 		cg = s.cg
+		_, viaLauncher = s.launch.(*launcher)
 	}
-	out := []string{cg.limitsText(sb.Policy(), sb.Backend())}
+	out := []string{cg.limitsText(sb.Policy(), sb.Backend(), viaLauncher)}
 	switch {
 	case IsContainer(sb.Backend()):
 	case cg != nil:

@@ -7,8 +7,11 @@ import (
 )
 
 // Resource bounds of one session's commands. Defaults hold off a fork bomb
-// or a runaway build without getting in the way of ordinary ones; the
-// environment variables below change them (0 turns one off).
+// or a runaway build without getting in the way of ordinary ones (a large
+// link or a parallel compile takes a few GiB); the environment variables
+// below change them (0 turns one off). The memory default is
+// DefaultMaxMemory or half the machine's memory, whichever is less, so a
+// runaway command meets its bound before the machine runs out.
 const (
 	DefaultMaxProcs  = 1024
 	DefaultMaxMemory = 8 << 30
@@ -22,6 +25,9 @@ const (
 // bounds reads the limits from the environment, or the defaults.
 func bounds(env []string) (procs int, mem int64, err error) {
 	procs, mem = DefaultMaxProcs, DefaultMaxMemory
+	if half := physicalMemory() / 2; half > 0 && half < mem {
+		mem = half
+	}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // boundsEnv asks a re-executed test binary (as nobody) to run
@@ -32,16 +34,26 @@ func boundsMode() {
 	os.Exit(0)
 }
 
-// hostHasLimitCgroups reports whether this host has a pids and a memory
-// controller where a root harness can make cgroups: v2 with both enabled
-// at our cgroup's parent, or the v1 hierarchies of a hybrid host.
+// hostHasLimitCgroups reports whether this host offers this process a
+// pids and a memory controller where it can make cgroups: on cgroup v2,
+// both in its own cgroup's list (its parent hands them down) and a place
+// it may write, the root cgroup or its parent (a delegated subtree, as
+// systemd gives each user); for root, the v1 hierarchies of a hybrid host.
 func hostHasLimitCgroups() bool {
 	if own, err := ownCgroupDir(); err == nil {
 		b, _ := os.ReadFile(filepath.Join(own, "cgroup.controllers"))
 		f := strings.Fields(string(b))
-		if slices.Contains(f, "pids") && slices.Contains(f, "memory") {
+		parent := filepath.Dir(own)
+		writable := unix.Access(filepath.Join(parent, "cgroup.procs"), unix.W_OK) == nil && isCgroup2(parent)
+		if !isCgroup2(parent) {
+			writable = unix.Access(filepath.Join(own, "cgroup.procs"), unix.W_OK) == nil
+		}
+		if slices.Contains(f, "pids") && slices.Contains(f, "memory") && writable {
 			return true
 		}
+	}
+	if os.Geteuid() != 0 {
+		return false
 	}
 	_, perr := ownV1Dir("pids")
 	_, merr := ownV1Dir("memory")
@@ -73,8 +85,8 @@ func checkBounds(variant string) string {
 	s := sb.(*instance)
 	pidsMech, memMech := s.cg.pidsMechanism(), s.cg.memoryMechanism()
 	var problems []string
-	if os.Geteuid() == 0 && hostHasLimitCgroups() && (pidsMech == "" || memMech == "") {
-		problems = append(problems, fmt.Sprintf("a root harness on a host with pids and memory controllers holds no cgroup limit (pids %q, memory %q)", pidsMech, memMech))
+	if hostHasLimitCgroups() && (pidsMech == "" || memMech == "") {
+		problems = append(problems, fmt.Sprintf("uid %d, on a host that offers it pids and memory controllers, holds no cgroup limit (pids %q, memory %q)", os.Getuid(), pidsMech, memMech))
 	}
 	ctx := context.Background()
 	h := helperCommand(s.helper)

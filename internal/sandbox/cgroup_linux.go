@@ -86,6 +86,11 @@ type cgroupChild struct {
 	checked bool
 	hit     bool
 	ooms    int
+	// shared, for a command run through the launcher on a v2-only host,
+	// is the launcher's v2 directory, whose limits the session's commands
+	// share (see commandChild); its counts when the command started.
+	shared            string
+	basePids, baseOOM int
 }
 
 // noCgroup, set only by tests, makes openCgroup find none.
@@ -109,14 +114,73 @@ func openCgroup(maxProcs int, maxMemory int64) *cgroupSession {
 	return s
 }
 
-// openV2 makes the session's v2 directory beneath own, and keeps it only
-// if a probe can start inside a child of it.
+// openV2 makes the session's v2 directory, and keeps it only if a probe
+// can start inside a child of it. It goes beneath own or, where the
+// limits cannot be had there, beside it, beneath own's parent: a harness
+// usually lives in a leaf (a terminal's systemd scope, a service) among
+// other processes, and a cgroup with processes of its own cannot enable
+// domain controllers such as memory for children (cgroup v2's
+// no-internal-process rule), so a child of own gets no limits; the
+// parent, a slice of the same delegated subtree, hands them down.
 func (s *cgroupSession) openV2(own, name string) {
-	dir := filepath.Join(own, name)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	want := 0
+	if s.maxProcs > 0 {
+		want++
+	}
+	if s.maxMemory > 0 {
+		want++
+	}
+	s.tryV2(own, name)
+	parent := filepath.Dir(own)
+	if s.limitCount() == want || parent == own || !isCgroup2(parent) {
 		return
 	}
-	removeStaleCgroups(own)
+	mine := struct {
+		dir                string
+		pids, memory, kill bool
+	}{s.dir, s.pids, s.memory, s.killFileExists}
+	held := s.limitCount()
+	s.dir, s.pids, s.memory = "", false, false
+	if s.tryV2(parent, name) && (mine.dir == "" || s.limitCount() > held) {
+		if mine.dir != "" {
+			closeDir(mine.dir, mine.kill)
+		}
+		return
+	}
+	if s.dir != "" {
+		closeDir(s.dir, s.killFileExists)
+	}
+	s.dir, s.pids, s.memory, s.killFileExists = mine.dir, mine.pids, mine.memory, mine.kill
+}
+
+// limitCount is how many of the limits the v2 directory holds.
+func (s *cgroupSession) limitCount() int {
+	n := 0
+	if s.pids {
+		n++
+	}
+	if s.memory {
+		n++
+	}
+	return n
+}
+
+// isCgroup2 reports whether dir is a directory of a cgroup2 mount (and not,
+// say, the tmpfs a hybrid host mounts cgroup2 beneath).
+func isCgroup2(dir string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
+}
+
+// tryV2 makes the session's v2 directory beneath base, with the
+// controllers base hands down, and keeps it if a probe can start inside a
+// child of it.
+func (s *cgroupSession) tryV2(base, name string) bool {
+	dir := filepath.Join(base, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return false
+	}
+	removeStaleCgroups(base)
 	s.dir = dir
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err == nil {
 		s.killFileExists = true
@@ -131,16 +195,18 @@ func (s *cgroupSession) openV2(own, name string) {
 		}
 	}
 	// Joining at clone time needs write access to the cgroup.procs of the
-	// common ancestor too: try it once, or use no v2 cgroup at all.
+	// common ancestor too (base, when it is own's parent): try it once, or
+	// use no v2 cgroup here at all.
 	probe := exec.Command("/bin/true")
 	c := s.attach(probe, "probe", false)
 	if c == nil || probe.Run() != nil {
 		c.kill()
 		s.closeV2()
 		s.dir, s.pids, s.memory = "", false, false
-		return
+		return false
 	}
 	c.kill()
+	return true
 }
 
 // openV1 makes the session's directories in the v1 pids and memory
@@ -443,18 +509,40 @@ func (s *cgroupSession) attach(cmd *exec.Cmd, name string, perCommand bool) *cgr
 	return c
 }
 
-// commandChild is the v1 child of one command run through the launcher,
-// whose first thread enters it (placeFDs); nil without v1 limits here
-// (the launcher's own v2 child holds the command already).
-func (s *cgroupSession) commandChild() *cgroupChild {
-	if s == nil || len(s.v1) == 0 {
+// commandChild is the cgroup of one command run through the launcher
+// whose own child is launcher: with v1 limits a v1 child of the command's
+// own, whose first thread enters it (placeFDs). With v2 only, the
+// command stays in the launcher's child: a process joins a v2 cgroup
+// whole, either at clone time (CLONE_INTO_CGROUP, which the command's
+// seccomp filter must refuse: clone3's flags are out of its reach) or by
+// a move, which takes the kernel's threadgroup lock and waits out an RCU
+// grace period (6 to 24 ms a move measured on Linux 6.18, against 2 ms
+// for a whole command). Its limits are then the session's, and the
+// returned child watches the launcher's counts from the command's start,
+// so a command that meets them is still stopped and told which. nil
+// without a cgroup limit.
+func (s *cgroupSession) commandChild(launcher *cgroupChild) *cgroupChild {
+	if s == nil {
 		return nil
+	}
+	if len(s.v1) == 0 {
+		if launcher == nil || launcher.dir == "" || (!s.pids && !s.memory) {
+			return nil
+		}
+		c := &cgroupChild{s: s, fd: -1, shared: launcher.dir}
+		c.basePids, c.baseOOM = c.pidsRefused(), c.oomKills()
+		return c
 	}
 	c, err := s.child("command", false, true)
 	if err != nil {
 		return nil
 	}
 	return c
+}
+
+// pidsRefused is how many forks the shared launcher's pids limit refused.
+func (c *cgroupChild) pidsRefused() int {
+	return eventCount(filepath.Join(c.shared, "pids.events"), "max")
 }
 
 // start starts cmd inside the child: where it has v1 limits, from an OS
@@ -557,8 +645,8 @@ func (c *cgroupChild) overProcs(stop <-chan struct{}) <-chan struct{} {
 	}
 	// The poller gets values, not c: kill may hand c's directories on
 	// while a last tick still runs.
-	v1, max := len(c.dirs) > 0, c.s.maxProcs
-	return pollUntil(50*time.Millisecond, stop, func() bool { return pidsHit(dir, v1, max) })
+	v1, max, base := len(c.dirs) > 0, c.s.maxProcs, c.basePids
+	return pollUntil(50*time.Millisecond, stop, func() bool { return pidsHit(dir, v1, max, base) })
 }
 
 // pidsDir is the child's cgroup with the pids limit, "" for none.
@@ -570,6 +658,8 @@ func (c *cgroupChild) pidsDir() string {
 		return c.dirs[0]
 	case c.dir != "" && c.s.pids:
 		return c.dir
+	case c.shared != "" && c.s.pids:
+		return c.shared
 	}
 	return ""
 }
@@ -580,13 +670,14 @@ func (c *cgroupChild) pidsDir() string {
 // the next fork fails.
 func (c *cgroupChild) procsHit() bool {
 	dir := c.pidsDir()
-	return dir != "" && pidsHit(dir, len(c.dirs) > 0, c.s.maxProcs)
+	return dir != "" && pidsHit(dir, len(c.dirs) > 0, c.s.maxProcs, c.basePids)
 }
 
-// pidsHit is procsHit for the pids cgroup dir (v1 or not) limited to max.
-func pidsHit(dir string, v1 bool, max int) bool {
+// pidsHit is procsHit for the pids cgroup dir (v1 or not) limited to max;
+// v2's count of refused forks must have grown past base.
+func pidsHit(dir string, v1 bool, max, base int) bool {
 	if !v1 {
-		return eventCount(filepath.Join(dir, "pids.events"), "max") > 0
+		return eventCount(filepath.Join(dir, "pids.events"), "max") > base
 	}
 	peak, err := readInt(filepath.Join(dir, "pids.peak"))
 	if err != nil {
@@ -613,6 +704,8 @@ func (c *cgroupChild) oomKills() int {
 		return eventCount(filepath.Join(c.dirs[len(c.dirs)-1], "memory.oom_control"), "oom_kill")
 	case c.dir != "" && c.s.memory:
 		return eventCount(filepath.Join(c.dir, "memory.events"), "oom_kill")
+	case c.shared != "" && c.s.memory:
+		return eventCount(filepath.Join(c.shared, "memory.events"), "oom_kill") - c.baseOOM
 	}
 	return 0
 }
@@ -637,14 +730,18 @@ func (c *cgroupChild) report(w io.Writer, killed bool) {
 		return
 	}
 	c.checked, c.hit, c.ooms = true, killed || c.procsHit(), c.oomKills()
+	whose := "for the command and all it started"
+	if c.shared != "" {
+		whose = "shared by the session's commands, which run through one launcher"
+	}
 	switch {
 	case killed:
-		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads for the command and all it started, held by %s) and was killed with all it started; raise %s if it needs more]\n", c.s.maxProcs, c.s.pidsMechanism(), MaxProcsEnv)
+		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads %s, held by %s) and was killed with all it started; raise %s if it needs more]\n", c.s.maxProcs, whose, c.s.pidsMechanism(), MaxProcsEnv)
 	case c.hit:
-		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads for the command and all it started, held by %s): forks past it failed; raise %s if it needs more]\n", c.s.maxProcs, c.s.pidsMechanism(), MaxProcsEnv)
+		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads %s, held by %s): forks past it failed; raise %s if it needs more]\n", c.s.maxProcs, whose, c.s.pidsMechanism(), MaxProcsEnv)
 	}
 	if n := c.ooms; n > 0 {
-		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's memory limit (%d MiB for the command and all it started, held by %s): the kernel killed %d of its processes; raise %s if it needs more]\n", c.s.maxMemory>>20, c.s.memoryMechanism(), n, MaxMemoryEnv)
+		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's memory limit (%d MiB %s, held by %s): the kernel killed %d of its processes; raise %s if it needs more]\n", c.s.maxMemory>>20, whose, c.s.memoryMechanism(), n, MaxMemoryEnv)
 	}
 }
 
@@ -808,26 +905,37 @@ func (s *cgroupSession) text() []string {
 }
 
 // limitsText says the resource limits in force under s (nil: no cgroup)
-// and what holds each, for doctor.
-func (s *cgroupSession) limitsText(p *Policy, backend string) string {
+// and what holds each, for doctor; launcher says commands run through the
+// session's launcher.
+func (s *cgroupSession) limitsText(p *Policy, backend string, launcher bool) string {
 	if IsContainer(backend) {
 		r := containerResources(p)
 		return fmt.Sprintf("resource bounds in force: the container's own cgroup (set by the engine) holds %d processes and %d MiB for the whole session, and RLIMIT_NPROC %d and RLIMIT_DATA %d MiB per process inside", *r.PidsLimit, r.Memory>>20, p.MaxProcs, p.MaxMemory>>20)
 	}
+	// Under the launcher on a v2-only host the cgroup is the launcher's
+	// (commandChild says why), so its limits are per session.
+	per, whose := "per command", "for the command and all it starts"
+	if launcher && s != nil && len(s.v1) == 0 {
+		per, whose = "per session", "for the session's launcher and every command it runs together (a v2 cgroup takes a process whole; HARNESS_SANDBOX_LAUNCHER=0 gives each command a sandbox and a cgroup of its own)"
+	}
 	procs, mem := "no process limit", "no memory limit"
 	if p.MaxProcs > 0 {
 		held := "RLIMIT_NPROC inside the sandbox's user namespace (for a root harness, which the kernel exempts, the supervisor counts the tree and kills it past the bound)"
+		n := "per command"
 		if m := s.pidsMechanism(); m != "" {
-			held = m + " (a fork past it fails and the command is killed), and RLIMIT_NPROC inside"
+			held = m + " " + whose + " (a fork past it fails and the command is killed), and RLIMIT_NPROC inside"
+			n = per
 		}
-		procs = fmt.Sprintf("processes: %d per command, held by %s", p.MaxProcs, held)
+		procs = fmt.Sprintf("processes: %d %s, held by %s", p.MaxProcs, n, held)
 	}
 	if p.MaxMemory > 0 {
 		held := fmt.Sprintf("RLIMIT_DATA, per process only (%d processes of a command may each take that much)", p.MaxProcs)
+		n := "per process"
 		if m := s.memoryMechanism(); m != "" {
-			held = m + " for the command and all it starts (the kernel kills inside it at the limit), and RLIMIT_DATA per process"
+			held = m + " " + whose + " (the kernel kills inside it at the limit), and RLIMIT_DATA per process"
+			n = per
 		}
-		mem = fmt.Sprintf("memory: %d MiB per command, held by %s", p.MaxMemory>>20, held)
+		mem = fmt.Sprintf("memory: %d MiB %s, held by %s", p.MaxMemory>>20, n, held)
 	}
 	return "resource bounds in force: " + procs + "; " + mem
 }

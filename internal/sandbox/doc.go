@@ -167,17 +167,27 @@
 //   - Exhausting memory through output (yes): a bounded buffer.
 //   - A fork bomb or a runaway build: RLIMIT_NPROC (counted inside the
 //     sandbox's user namespace) and RLIMIT_DATA on every command, 1024
-//     processes and 8 GiB of data per process by default
-//     (HARNESS_SANDBOX_PIDS, HARNESS_SANDBOX_MEMORY); the kernel exempts
-//     root from RLIMIT_NPROC, so for a root harness the supervisor (or the
-//     host, per command) counts the tree and kills it past the bound. The
-//     result says which bound was hit. Where a cgroup v2 is writable (root,
-//     or a delegated subtree; cgroup_linux.go) each command, or the
-//     launcher with all it runs, starts inside a child cgroup of the
-//     session's (CLONE_INTO_CGROUP, so nothing it forks is ever outside),
-//     which cgroup.kill ends whole at the command's end, the launcher's
-//     and Close, with pids.max and memory.max where those controllers can
-//     be enabled there. On a hybrid host (v2 mounted without controllers,
+//     processes, and 8 GiB or half the machine's memory (the less) of
+//     data per process by default (HARNESS_SANDBOX_PIDS,
+//     HARNESS_SANDBOX_MEMORY); the kernel exempts root from RLIMIT_NPROC,
+//     so for a root harness the supervisor (or the host, per command)
+//     counts the tree and kills it past the bound. The result says which
+//     bound was hit. Where a cgroup v2 is writable (root, or a delegated
+//     subtree; cgroup_linux.go) each command, or the launcher with all it
+//     runs, starts inside a child cgroup of the session's
+//     (CLONE_INTO_CGROUP, so nothing it forks is ever outside), which
+//     cgroup.kill ends whole at the command's end, the launcher's and
+//     Close, with pids.max and memory.max where those controllers can be
+//     enabled there. The session's directory goes beneath the harness's
+//     own cgroup or, where that cannot hand the controllers down (a leaf
+//     among other processes, like a terminal's systemd scope), beside it
+//     beneath its parent. Under the launcher on a v2-only host the
+//     limits are the session's, shared by the launcher and its commands:
+//     a process joins a v2 cgroup whole, at clone time (clone3, which the
+//     commands' seccomp filter refuses) or by a move that waits out an
+//     RCU grace period (6 to 24 ms measured, a command costs 2); a command
+//     that meets them is still stopped and told so, and a sandbox per
+//     command (HARNESS_SANDBOX_LAUNCHER=0) gives each its own. On a hybrid host (v2 mounted without controllers,
 //     pids and memory on v1 hierarchies) each command gets a child of the
 //     session's directory in the v1 pids and memory hierarchies instead,
 //     with pids.max and memory.limit_in_bytes (memsw too) for the command

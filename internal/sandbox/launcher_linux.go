@@ -277,7 +277,7 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	}
 	// The command's own cgroups, where v1 holds its limits: their tasks
 	// files go with it, for its first thread to enter.
-	cg := l.cg.commandChild()
+	cg := l.cg.commandChild(lp.cg)
 	defer cg.kill()
 	_, _, err = lp.ctrl.WriteMsgUnix([]byte{'j'}, unix.UnixRights(append([]int{int(remote.Fd()), int(outW.Fd()), int(errW.Fd())}, cg.placeFDs()...)...), nil)
 	remote.Close()
