@@ -23,6 +23,9 @@ func cgroupProbe(sb Sandbox) probe {
 		pr.skip = "no pids or memory cgroup here: the rlimits bound each process (probe below)"
 		return pr
 	}
+	if _, viaLauncher := s.launch.(*launcher); viaLauncher && len(s.cg.v1) == 0 {
+		pr.name = "the session's launcher and its commands in a cgroup of their own, limits set"
+	}
 	pr.host = func(ctx context.Context) (string, string) {
 		done := make(chan error, 1)
 		go func() {

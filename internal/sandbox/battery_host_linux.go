@@ -211,7 +211,11 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 			return err.Error(), ""
 		}
 		var bad []string
-		for name, want := range map[string]int64{"Max processes": int64(pol.MaxProcs), "Max data size": pol.MaxMemory} {
+		nproc := pol.MaxProcs
+		if s, ok := sb.(*instance); ok && !IsContainer(s.name) {
+			nproc = s.cg.nprocRlimit(nproc) // a backstop where a cgroup holds the bound
+		}
+		for name, want := range map[string]int64{"Max processes": int64(nproc), "Max data size": pol.MaxMemory} {
 			if want <= 0 {
 				continue
 			}
@@ -228,7 +232,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 		if len(bad) > 0 {
 			return strings.Join(bad, "; "), ""
 		}
-		return "", fmt.Sprintf("%d processes, %d MiB data", pol.MaxProcs, pol.MaxMemory>>20)
+		return "", fmt.Sprintf("%d processes, %d MiB data", nproc, pol.MaxMemory>>20)
 	}})
 	ps = append(ps, cgroupProbe(sb), f.gitProbe(sb), probe{name: "other sessions' spill files hidden, this one's kept", host: func(ctx context.Context) (string, string) {
 		base := filepath.Join(f.home, ".cache", "harness", "spill")

@@ -248,6 +248,18 @@ func (s *cgroupSession) openV1(name string) {
 	c.v1Child.remove() // not pooled: the probe's exit is all it was for
 }
 
+// nprocRlimit is the RLIMIT_NPROC to set inside for a bound of max
+// processes: where a cgroup holds the bound, twice it, a backstop only.
+// Otherwise the rlimit, which counts every process of the uid in the
+// sandbox's user namespace (the supervisor's threads too), could refuse
+// a fork first, and the result could not say which bound it met.
+func (s *cgroupSession) nprocRlimit(max int) int {
+	if max > 0 && s.pidsMechanism() != "" {
+		return 2 * max
+	}
+	return max
+}
+
 // cgroupWritable reports whether sessions here get a cgroup of their own.
 func cgroupWritable() bool {
 	s := openCgroup(0, 0)
@@ -287,12 +299,9 @@ func removeStaleCgroups(own string) {
 }
 
 // attachCgroup gives s (its read-only variant and launchers too) the
-// session's cgroup, where one is writable.
-func attachCgroup(s *instance) {
-	if IsContainer(s.name) {
-		return // the engine's cgroup for the container holds its limits
-	}
-	s.cg = openCgroup(s.pol.MaxProcs, s.pol.MaxMemory)
+// session's cgroup cg, where one is writable.
+func attachCgroup(s *instance, cg *cgroupSession) {
+	s.cg = cg
 	if s.cg == nil {
 		return
 	}
@@ -914,16 +923,17 @@ func (s *cgroupSession) limitsText(p *Policy, backend string, launcher bool) str
 	}
 	// Under the launcher on a v2-only host the cgroup is the launcher's
 	// (commandChild says why), so its limits are per session.
-	per, whose := "per command", "for the command and all it starts"
-	if launcher && s != nil && len(s.v1) == 0 {
-		per, whose = "per session", "for the session's launcher and every command it runs together (a v2 cgroup takes a process whole; HARNESS_SANDBOX_LAUNCHER=0 gives each command a sandbox and a cgroup of its own)"
+	per, whose, why := "per command", "for the command and all it starts", ""
+	if launcher && s != nil && len(s.v1) == 0 && s.dir != "" {
+		per, whose = "per session", "for the session's launcher and all its commands together"
+		why = " (a v2 cgroup takes a process whole, and a move costs more than a command; HARNESS_SANDBOX_LAUNCHER=0 gives each command a sandbox and a cgroup of its own)"
 	}
 	procs, mem := "no process limit", "no memory limit"
 	if p.MaxProcs > 0 {
 		held := "RLIMIT_NPROC inside the sandbox's user namespace (for a root harness, which the kernel exempts, the supervisor counts the tree and kills it past the bound)"
 		n := "per command"
 		if m := s.pidsMechanism(); m != "" {
-			held = m + " " + whose + " (a fork past it fails and the command is killed), and RLIMIT_NPROC inside"
+			held = fmt.Sprintf("%s %s (a fork past it fails and the command is killed), and RLIMIT_NPROC %d inside as a backstop", m, whose, s.nprocRlimit(p.MaxProcs))
 			n = per
 		}
 		procs = fmt.Sprintf("processes: %d %s, held by %s", p.MaxProcs, n, held)
@@ -937,5 +947,5 @@ func (s *cgroupSession) limitsText(p *Policy, backend string, launcher bool) str
 		}
 		mem = fmt.Sprintf("memory: %d MiB %s, held by %s", p.MaxMemory>>20, n, held)
 	}
-	return "resource bounds in force: " + procs + "; " + mem
+	return "resource bounds in force: " + procs + "; " + mem + why
 }

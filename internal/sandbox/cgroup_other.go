@@ -20,4 +20,6 @@ func (c *cgroupChild) report(io.Writer, bool)                        {}
 func (c *cgroupChild) kill()                                         {}
 func (s *cgroupSession) close()                                      {}
 
-func attachCgroup(*instance) {}
+func attachCgroup(*instance, *cgroupSession)     {}
+func openCgroup(int, int64) *cgroupSession       { return nil }
+func (s *cgroupSession) nprocRlimit(max int) int { return max }

@@ -91,6 +91,9 @@ type Option func(*openOptions)
 type openOptions struct {
 	perCommand bool
 	proxy      *Proxy
+	// cg is the session's cgroups, opened before the backend so its
+	// rlimits can defer to them (nprocRlimit); nil without any.
+	cg *cgroupSession
 	getenv     func(string) string // the caller's environment; nil reads nothing
 }
 
@@ -186,8 +189,12 @@ func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandb
 	if err != nil {
 		return nil, fmt.Errorf("creating the session's private temporary directory: %w", err)
 	}
+	if !IsContainer(backend) {
+		o.cg = openCgroup(p.MaxProcs, p.MaxMemory) // the engine's cgroup holds a container's limits
+	}
 	sb, err := openBackend(backend, p, tmp, o)
 	if err != nil {
+		o.cg.close()
 		os.RemoveAll(tmp)
 		return nil, err
 	}
@@ -198,7 +205,7 @@ func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandb
 		}
 	}
 	if s, ok := sb.(*instance); ok {
-		attachCgroup(s)
+		attachCgroup(s, o.cg)
 	}
 	if err := selfCheck(ctx, sb); err != nil {
 		sb.Close()
