@@ -232,7 +232,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 		if len(bad) > 0 {
 			return strings.Join(bad, "; "), ""
 		}
-		return "", fmt.Sprintf("%d processes, %d MiB data", nproc, pol.MaxMemory>>20)
+		return "", fmt.Sprintf("RLIMIT_NPROC %d, RLIMIT_DATA %d MiB", nproc, pol.MaxMemory>>20)
 	}})
 	ps = append(ps, cgroupProbe(sb), f.gitProbe(sb), probe{name: "other sessions' spill files hidden, this one's kept", host: func(ctx context.Context) (string, string) {
 		base := filepath.Join(f.home, ".cache", "harness", "spill")
