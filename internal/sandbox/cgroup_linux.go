@@ -525,8 +525,9 @@ func (s *cgroupSession) attach(cmd *exec.Cmd, name string, perCommand bool) *cgr
 // whole, either at clone time (CLONE_INTO_CGROUP, which the command's
 // seccomp filter must refuse: clone3's flags are out of its reach) or by
 // a move, which takes the kernel's threadgroup lock and waits out an RCU
-// grace period (6 to 24 ms a move measured on Linux 6.18, against 2 ms
-// for a whole command). Its limits are then the session's, and the
+// grace period (a process moved between cgroups by cgroup.procs, the
+// same kernel path, took 6 to 24 ms on Linux 6.18 with commands' pauses
+// between moves, against 2 ms for a whole sandboxed command). Its limits are then the session's, and the
 // returned child watches the launcher's counts from the command's start,
 // so a command that meets them is still stopped and told which. nil
 // without a cgroup limit.

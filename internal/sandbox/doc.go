@@ -185,7 +185,7 @@
 //     limits are the session's, shared by the launcher and its commands:
 //     a process joins a v2 cgroup whole, at clone time (clone3, which the
 //     commands' seccomp filter refuses) or by a move that waits out an
-//     RCU grace period (6 to 24 ms measured, a command costs 2); a command
+//     RCU grace period (6 to 24 ms a move here, a command costs 2); a command
 //     that meets them is still stopped and told so, and a sandbox per
 //     command (HARNESS_SANDBOX_LAUNCHER=0) gives each its own. On a hybrid host (v2 mounted without controllers,
 //     pids and memory on v1 hierarchies) each command gets a child of the
