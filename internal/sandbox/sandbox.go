@@ -93,8 +93,8 @@ type openOptions struct {
 	proxy      *Proxy
 	// cg is the session's cgroups, opened before the backend so its
 	// rlimits can defer to them (nprocRlimit); nil without any.
-	cg *cgroupSession
-	getenv     func(string) string // the caller's environment; nil reads nothing
+	cg     *cgroupSession
+	getenv func(string) string // the caller's environment; nil reads nothing
 }
 
 func (o openOptions) env(k string) string {
