@@ -23,9 +23,6 @@ func cgroupProbe(sb Sandbox) probe {
 		pr.skip = "no pids or memory cgroup here: the rlimits bound each process (probe below)"
 		return pr
 	}
-	if _, viaLauncher := s.launch.(*launcher); viaLauncher && len(s.cg.v1) == 0 {
-		pr.name = "the session's launcher and its commands in a cgroup of their own, limits set"
-	}
 	pr.host = func(ctx context.Context) (string, string) {
 		done := make(chan error, 1)
 		go func() {
@@ -53,6 +50,9 @@ func cgroupProbe(sb Sandbox) probe {
 // limitedChildren lists the session's cgroups holding a process that
 // carry the session's limits, each with its limit.
 func (s *cgroupSession) limitedChildren() []string {
+	// A supervisor's cgroup (placement) holds a command while its
+	// threaded child has threads: the pids limit is there, the memory
+	// limit (with the supervisor's room) on the supervisor's.
 	type limit struct{ file, want string }
 	var dirs []string
 	var lims []limit
@@ -72,13 +72,19 @@ func (s *cgroupSession) limitedChildren() []string {
 	for _, d := range dirs {
 		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
-			// Under the launcher a v2 child per launcher holds the
-			// commands (and stays for the next); every v1 child is a
-			// command's (reused, whatever its name).
-			if !e.IsDir() || (d == s.dir && !strings.HasPrefix(e.Name(), "command-") && !strings.HasPrefix(e.Name(), "launcher-")) {
+			// Under the launcher a v2 child per supervisor holds its
+			// commands, one at a time (placement; the launcher's own
+			// child only where supervisors are not placed); every v1
+			// child is a command's (reused, whatever its name).
+			if !e.IsDir() || (d == s.dir && !strings.HasPrefix(e.Name(), "command-") && !strings.HasPrefix(e.Name(), supName+"-") &&
+				(s.placesSupervisors() || !strings.HasPrefix(e.Name(), "launcher-"))) {
 				continue
 			}
 			child := filepath.Join(d, e.Name())
+			if d == s.dir && strings.HasPrefix(e.Name(), supName+"-") {
+				out = append(out, s.supervisorLimits(child)...)
+				continue
+			}
 			if !populated(child) {
 				continue
 			}
@@ -109,10 +115,39 @@ func (s *cgroupSession) populatedCommands() []string {
 	for _, d := range dirs {
 		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
-			if child := filepath.Join(d, e.Name()); e.IsDir() && (d != s.dir || strings.HasPrefix(e.Name(), "command-")) && populated(child) {
+			child := filepath.Join(d, e.Name())
+			switch {
+			case !e.IsDir():
+			case d == s.dir && strings.HasPrefix(e.Name(), supName+"-"):
+				// A supervisor's: it stays there between its commands,
+				// which leave nothing in it or in its threaded child.
+				threads, _ := os.ReadFile(filepath.Join(child, "command", "cgroup.threads"))
+				if len(members(child)) > 1 || len(strings.Fields(string(threads))) > 0 {
+					out = append(out, child)
+				}
+			case (d != s.dir || strings.HasPrefix(e.Name(), "command-")) && populated(child):
 				out = append(out, child)
 			}
 		}
+	}
+	return out
+}
+
+// supervisorLimits lists a placed supervisor's limits while a command runs
+// there, nil otherwise.
+func (s *cgroupSession) supervisorLimits(dir string) []string {
+	cmd := filepath.Join(dir, "command")
+	threads, _ := os.ReadFile(filepath.Join(cmd, "cgroup.threads"))
+	if len(strings.Fields(string(threads))) == 0 {
+		return nil
+	}
+	var out []string
+	if b, err := os.ReadFile(filepath.Join(cmd, "pids.max")); err == nil && s.pids && strings.TrimSpace(string(b)) == fmt.Sprint(s.maxProcs) {
+		out = append(out, fmt.Sprintf("%s pids.max %d", cmd, s.maxProcs))
+	}
+	want := s.maxMemory + supMemoryHeadroom
+	if b, err := os.ReadFile(filepath.Join(dir, "memory.max")); err == nil && s.memory && strings.TrimSpace(string(b)) == fmt.Sprint(want) {
+		out = append(out, fmt.Sprintf("%s memory.max %d (%d MiB and %d MiB for the supervisor)", dir, want, s.maxMemory>>20, supMemoryHeadroom>>20))
 	}
 	return out
 }

@@ -77,10 +77,7 @@ func requireClasses(t *testing.T, out string, cgroups bool) {
 			t.Errorf("the class probe %q did not run and hold", name)
 		}
 	}
-	// The cgroup probe's name says whose cgroup it is: a command's, or
-	// under the launcher on a v2-only host the launcher's.
-	if cgroups && !strings.Contains(out, "\nheld     each command in a cgroup of its own, limits set") &&
-		!strings.Contains(out, "\nheld     the session's launcher and its commands in a cgroup of their own, limits set") {
+	if cgroups && !strings.Contains(out, "\nheld     each command in a cgroup of its own, limits set") {
 		t.Error("on a host that offers the battery's uid pids and memory controllers, the cgroup probe did not run and hold")
 	}
 }

@@ -120,6 +120,9 @@ func checkBounds(variant string) string {
 		if !strings.Contains(out, c.word) || (c.mech != "" && !strings.Contains(out, c.mech)) {
 			problems = append(problems, fmt.Sprintf("%s: the result does not name the %s (%s): %s", c.name, c.word, c.mech, lastLine(r.Output)))
 		}
+		if s.cg.placesSupervisors() && strings.Contains(out, "shared by the session's commands") {
+			problems = append(problems, c.name+": the command ran in the launcher's cgroup, not in its supervisor's own: "+lastLine(r.Output))
+		}
 		if n := survivors(tag, 3*time.Second); c.tag && n > 0 {
 			problems = append(problems, fmt.Sprintf("%s: %d of its processes survived", c.name, n))
 		}

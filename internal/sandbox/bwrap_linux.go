@@ -92,7 +92,7 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		}
 		return args
 	}
-	cfg := helperConfig{Write: append(append(p.writeRootsFor(ro), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory}
+	cfg := helperConfig{Write: append(append(p.writeRootsFor(ro), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
 	if o.proxy != nil {
 		// The launcher, or a sandbox's own inner stage, listens there
 		// (proxy_linux.go); bwrap's network namespace holds the rest.

@@ -86,10 +86,13 @@ type cgroupChild struct {
 	checked bool
 	hit     bool
 	ooms    int
-	// shared, for a command run through the launcher on a v2-only host,
-	// is the launcher's v2 directory, whose limits the session's commands
-	// share (see commandChild); its counts when the command started.
-	shared            string
+	// shared and sharedMem, for a command run through the launcher on a
+	// v2-only host, are the cgroups whose pids and memory limits hold the
+	// command without its owning them (commandChild): its supervisor's
+	// (placement), or with session the launcher's, whose limits the
+	// session's commands share; their counts when the command started.
+	shared, sharedMem string
+	session           bool
 	basePids, baseOOM int
 }
 
@@ -288,10 +291,15 @@ func removeStaleCgroups(own string) {
 			continue
 		}
 		dir := filepath.Join(own, e.Name())
-		kids, _ := os.ReadDir(dir)
-		for _, k := range kids {
+		for _, k := range readDirs(dir) {
 			if k.IsDir() {
-				_ = os.Remove(filepath.Join(dir, k.Name())) // EBUSY while populated
+				kid := filepath.Join(dir, k.Name())
+				for _, g := range readDirs(kid) {
+					if g.IsDir() {
+						_ = os.Remove(filepath.Join(kid, g.Name())) // a supervisor's threaded child
+					}
+				}
+				_ = os.Remove(kid) // EBUSY while populated
 			}
 		}
 		_ = os.Remove(dir)
@@ -392,7 +400,7 @@ func (s *cgroupSession) child(name string, v2, v1 bool) (*cgroupChild, error) {
 			return nil, err
 		}
 		c.dir = dir
-		if err := s.limitV2(dir); err != nil {
+		if err := s.limitV2(dir, name == supName); err != nil {
 			c.kill()
 			return nil, err
 		}
@@ -457,15 +465,21 @@ func (v *v1Child) remove() {
 	v.dirs, v.tasks = nil, nil
 }
 
-// limitV2 writes the v2 limits of a child.
-func (s *cgroupSession) limitV2(dir string) error {
+// limitV2 writes the v2 limits of a child; with headroom, for a
+// supervisor's (placement), above them by what the supervisor itself
+// takes.
+func (s *cgroupSession) limitV2(dir string, headroom bool) error {
+	procs, mem := s.maxProcs, s.maxMemory
+	if headroom {
+		procs, mem = procs+supPidsHeadroom, mem+supMemoryHeadroom
+	}
 	if s.pids {
-		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(s.maxProcs)), 0); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(procs)), 0); err != nil {
 			return fmt.Errorf("setting pids.max: %w", err)
 		}
 	}
 	if s.memory {
-		if err := os.WriteFile(filepath.Join(dir, "memory.max"), []byte(strconv.FormatInt(s.maxMemory, 10)), 0); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "memory.max"), []byte(strconv.FormatInt(mem, 10)), 0); err != nil {
 			return fmt.Errorf("setting memory.max: %w", err)
 		}
 		_ = os.WriteFile(filepath.Join(dir, "memory.swap.max"), []byte("0"), 0) // no escape into swap
@@ -520,17 +534,19 @@ func (s *cgroupSession) attach(cmd *exec.Cmd, name string, perCommand bool) *cgr
 
 // commandChild is the cgroup of one command run through the launcher
 // whose own child is launcher: with v1 limits a v1 child of the command's
-// own, whose first thread enters it (placeFDs). With v2 only, the
-// command stays in the launcher's child: a process joins a v2 cgroup
-// whole, either at clone time (CLONE_INTO_CGROUP, which the command's
-// seccomp filter must refuse: clone3's flags are out of its reach) or by
-// a move, which takes the kernel's threadgroup lock and waits out an RCU
-// grace period (a process moved between cgroups by cgroup.procs, the
-// same kernel path, took 6 to 24 ms on Linux 6.18 with commands' pauses
-// between moves, against 2 ms for a whole sandboxed command). Its limits are then the session's, and the
-// returned child watches the launcher's counts from the command's start,
-// so a command that meets them is still stopped and told which. nil
-// without a cgroup limit.
+// own, whose first thread enters it (placeFDs). With v2 only, a process
+// joins a cgroup whole, either at clone time (CLONE_INTO_CGROUP, which
+// the command's seccomp filter must refuse: clone3's flags are out of its
+// reach) or by a move, which takes the kernel's threadgroup lock and
+// waits out an RCU grace period (a process moved between cgroups by
+// cgroup.procs, the same kernel path, took 6 to 24 ms on Linux 6.18 with
+// commands' pauses between moves, against 2 ms for a whole sandboxed
+// command). So each supervisor is moved once, before its first command,
+// into a cgroup of its own that every command it forks is born in
+// (placement, below); until the host has placed the command's
+// supervisor, the returned child watches the launcher's cgroup, whose
+// limits are the session's, from the command's start. nil without a
+// cgroup limit.
 func (s *cgroupSession) commandChild(launcher *cgroupChild) *cgroupChild {
 	if s == nil {
 		return nil
@@ -539,9 +555,7 @@ func (s *cgroupSession) commandChild(launcher *cgroupChild) *cgroupChild {
 		if launcher == nil || launcher.dir == "" || (!s.pids && !s.memory) {
 			return nil
 		}
-		c := &cgroupChild{s: s, fd: -1, shared: launcher.dir}
-		c.basePids, c.baseOOM = c.pidsRefused(), c.oomKills()
-		return c
+		return s.watchFrom(launcher.dir, launcher.dir, true)
 	}
 	c, err := s.child("command", false, true)
 	if err != nil {
@@ -550,7 +564,157 @@ func (s *cgroupSession) commandChild(launcher *cgroupChild) *cgroupChild {
 	return c
 }
 
-// pidsRefused is how many forks the shared launcher's pids limit refused.
+// placesSupervisors reports whether the launcher's supervisors are each
+// to be moved into a cgroup of their own (v2 limits, no v1 ones).
+func (s *cgroupSession) placesSupervisors() bool {
+	return s != nil && s.dir != "" && len(s.v1) == 0 && (s.pids || s.memory)
+}
+
+// supName names a supervisor's cgroup; its limits have room for the
+// supervisor's own threads and memory above the command's bounds.
+const (
+	supName           = "supervisor"
+	supPidsHeadroom   = 64
+	supMemoryHeadroom = 64 << 20
+)
+
+// supGroup is a placed supervisor's cgroup: dir, with the memory limit
+// (and room for the supervisor), holding the supervisor; cmd, a threaded
+// child of it with the pids limit, where the supervisor's command thread
+// goes to fork each command (a thread moves alone within a threaded
+// subtree, cheaply, as in v1), so the command's processes, not the
+// supervisor's threads, count against it. cmd is "" where the pids
+// controller cannot be had per thread: dir's pids limit, with room for
+// the supervisor, then holds both.
+type supGroup struct {
+	c            *cgroupChild
+	pid          int
+	cmd          string
+	enter, leave *os.File // cmd's and dir's cgroup.threads, for the command's thread
+}
+
+// placeSupervisor makes a cgroup for the supervisor whose host pid is pid,
+// with the limits, and moves it there; nothing runs in it yet but the
+// supervisor, which forks its commands there from then on.
+func (s *cgroupSession) placeSupervisor(pid int) (*supGroup, error) {
+	c, err := s.child(supName, true, false)
+	if err != nil {
+		return nil, err
+	}
+	c.started() // no clone joins it: the O_PATH descriptor is not needed
+	if err := os.WriteFile(filepath.Join(c.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		c.kill()
+		return nil, fmt.Errorf("moving the supervisor into its cgroup: %w", err)
+	}
+	g := &supGroup{c: c, pid: pid}
+	if s.pids {
+		g.threaded()
+	}
+	return g, nil
+}
+
+// threaded makes g's threaded child for commands, with the pids limit,
+// or leaves g without one.
+func (g *supGroup) threaded() {
+	dir := filepath.Join(g.c.dir, "command")
+	write := func(file, v string) error { return os.WriteFile(file, []byte(v), 0) }
+	var err error
+	if err = os.Mkdir(dir, 0o755); err == nil {
+		err = errors.Join(write(filepath.Join(dir, "cgroup.type"), "threaded"),
+			write(filepath.Join(g.c.dir, "cgroup.subtree_control"), "+pids"))
+	}
+	if err == nil {
+		err = write(filepath.Join(dir, "pids.max"), strconv.Itoa(g.c.s.maxProcs))
+	}
+	if err == nil {
+		g.enter, err = os.OpenFile(filepath.Join(dir, "cgroup.threads"), os.O_WRONLY, 0)
+	}
+	if err == nil {
+		g.leave, err = os.OpenFile(filepath.Join(g.c.dir, "cgroup.threads"), os.O_WRONLY, 0)
+	}
+	if err != nil {
+		g.closeFiles()
+		os.Remove(dir)
+		return
+	}
+	g.cmd = dir
+}
+
+func (g *supGroup) closeFiles() {
+	for _, f := range []*os.File{g.enter, g.leave} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	g.enter, g.leave = nil, nil
+}
+
+// watch is a child watching g's counts from the command's start.
+func (g *supGroup) watch() *cgroupChild {
+	pids := g.c.dir
+	if g.cmd != "" {
+		pids = g.cmd
+	}
+	return g.c.s.watchFrom(pids, g.c.dir, false)
+}
+
+// left lists what is in g beside the supervisor: processes in its
+// cgroup, threads in the commands' (whose cgroup.procs a threaded cgroup
+// does not offer).
+func (g *supGroup) left() []int {
+	out := others(g.c.dir, g.pid)
+	if g.cmd != "" {
+		b, _ := os.ReadFile(filepath.Join(g.cmd, "cgroup.threads"))
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// kill kills everything in g, the supervisor too (cgroup.kill of dir
+// covers its threaded child), and removes it.
+func (g *supGroup) kill() {
+	g.closeFiles()
+	if g.cmd != "" {
+		for i := 0; i < 200 && len(g.left()) > 0; i++ {
+			if g.c.s.killFileExists && i%50 == 0 {
+				_ = os.WriteFile(filepath.Join(g.c.dir, "cgroup.kill"), []byte("1"), 0)
+			}
+			for _, pid := range g.left() {
+				unix.Kill(pid, unix.SIGKILL)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		_ = os.Remove(g.cmd)
+	}
+	g.c.kill()
+}
+
+// watchFrom is a child that watches the pids limit of pidsDir and the
+// memory limit of memDir from now on without owning them (kill leaves
+// them alone): the launcher's cgroup (session: the limits are the
+// session's) or a supervisor's.
+func (s *cgroupSession) watchFrom(pidsDir, memDir string, session bool) *cgroupChild {
+	c := &cgroupChild{s: s, fd: -1, shared: pidsDir, sharedMem: memDir, session: session}
+	c.basePids, c.baseOOM = c.pidsRefused(), c.oomKills()
+	return c
+}
+
+// others lists the members of the cgroup dir other than pid.
+func others(dir string, pid int) []int {
+	var out []int
+	for _, m := range members(dir) {
+		if m != pid {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// pidsRefused is how many forks the watched cgroup's pids limit refused.
 func (c *cgroupChild) pidsRefused() int {
 	return eventCount(filepath.Join(c.shared, "pids.events"), "max")
 }
@@ -714,8 +878,8 @@ func (c *cgroupChild) oomKills() int {
 		return eventCount(filepath.Join(c.dirs[len(c.dirs)-1], "memory.oom_control"), "oom_kill")
 	case c.dir != "" && c.s.memory:
 		return eventCount(filepath.Join(c.dir, "memory.events"), "oom_kill")
-	case c.shared != "" && c.s.memory:
-		return eventCount(filepath.Join(c.shared, "memory.events"), "oom_kill") - c.baseOOM
+	case c.sharedMem != "" && c.s.memory:
+		return eventCount(filepath.Join(c.sharedMem, "memory.events"), "oom_kill") - c.baseOOM
 	}
 	return 0
 }
@@ -741,7 +905,7 @@ func (c *cgroupChild) report(w io.Writer, killed bool) {
 	}
 	c.checked, c.hit, c.ooms = true, killed || c.procsHit(), c.oomKills()
 	whose := "for the command and all it started"
-	if c.shared != "" {
+	if c.session {
 		whose = "shared by the session's commands, which run through one launcher"
 	}
 	switch {
@@ -863,10 +1027,38 @@ func closeDir(dir string, killFile bool) {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if e.IsDir() {
-			killGroup(filepath.Join(dir, e.Name()), killFile)
+			// A placed supervisor's has a threaded child: cgroup.kill of
+			// the supervisor's covers it, and it goes first.
+			child := filepath.Join(dir, e.Name())
+			if killFile {
+				_ = os.WriteFile(filepath.Join(child, "cgroup.kill"), []byte("1"), 0)
+			}
+			removeChildren(child)
+			killGroup(child, killFile)
 		}
 	}
 	_ = os.Remove(dir)
+}
+
+func readDirs(dir string) []os.DirEntry {
+	ents, _ := os.ReadDir(dir)
+	return ents
+}
+
+// removeChildren removes the empty cgroups beneath dir, deepest first
+// (one still populated stays: EBUSY).
+func removeChildren(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			child := filepath.Join(dir, e.Name())
+			removeChildren(child)
+			for i := 0; i < 100 && populated(child); i++ {
+				time.Sleep(10 * time.Millisecond) // killed, still leaving
+			}
+			_ = os.Remove(child)
+		}
+	}
 }
 
 // pidsMechanism and memoryMechanism name the cgroup that holds each
@@ -906,7 +1098,7 @@ func (s *cgroupSession) text() []string {
 		if !s.killFileExists {
 			kill = "SIGKILL to each member (no cgroup.kill before Linux 5.14)"
 		}
-		out = append(out, fmt.Sprintf("cgroup v2 %s: each command, or the launcher with all it runs, in a child killed whole by %s", s.dir, kill))
+		out = append(out, fmt.Sprintf("cgroup v2 %s: a child per command (a sandbox per command), or per launcher and per supervisor, each command born in its supervisor's (pids in a threaded child), killed whole by %s", s.dir, kill))
 	}
 	for _, g := range s.v1 {
 		out = append(out, fmt.Sprintf("cgroup v1 %s %s: each command in a child of its own, entered before its first instruction, killed and removed at its end", g.ctrl, g.dir))
@@ -922,29 +1114,24 @@ func (s *cgroupSession) limitsText(p *Policy, backend string, launcher bool) str
 		r := containerResources(p)
 		return fmt.Sprintf("resource bounds in force: the container's own cgroup (set by the engine) holds %d processes and %d MiB for the whole session, and RLIMIT_NPROC %d and RLIMIT_DATA %d MiB per process inside", *r.PidsLimit, r.Memory>>20, p.MaxProcs, p.MaxMemory>>20)
 	}
-	// Under the launcher on a v2-only host the cgroup is the launcher's
-	// (commandChild says why), so its limits are per session.
-	per, whose, why := "per command", "for the command and all it starts", ""
-	if launcher && s != nil && len(s.v1) == 0 && s.dir != "" {
-		per, whose = "per session", "for the session's launcher and all its commands together"
-		why = " (a v2 cgroup takes a process whole, and a move costs more than a command; HARNESS_SANDBOX_LAUNCHER=0 gives each command a sandbox and a cgroup of its own)"
+	// Under the launcher on a v2-only host the command shares its cgroup
+	// with its supervisor (placement), which has room for it.
+	why := ""
+	if launcher && s.placesSupervisors() {
+		why = fmt.Sprintf(" (under the launcher each command runs in its supervisor's cgroup, whose limits have room for the supervisor too: %d processes and %d MiB)", supPidsHeadroom, supMemoryHeadroom>>20)
 	}
 	procs, mem := "no process limit", "no memory limit"
 	if p.MaxProcs > 0 {
 		held := "RLIMIT_NPROC inside the sandbox's user namespace (for a root harness, which the kernel exempts, the supervisor counts the tree and kills it past the bound)"
-		n := "per command"
 		if m := s.pidsMechanism(); m != "" {
-			held = fmt.Sprintf("%s %s (a fork past it fails and the command is killed), and RLIMIT_NPROC %d inside as a backstop", m, whose, s.nprocRlimit(p.MaxProcs))
-			n = per
+			held = fmt.Sprintf("%s for the command and all it starts (a fork past it fails and the command is killed), and RLIMIT_NPROC %d inside as a backstop", m, s.nprocRlimit(p.MaxProcs))
 		}
-		procs = fmt.Sprintf("processes: %d %s, held by %s", p.MaxProcs, n, held)
+		procs = fmt.Sprintf("processes: %d per command, held by %s", p.MaxProcs, held)
 	}
 	if p.MaxMemory > 0 {
-		held := fmt.Sprintf("RLIMIT_DATA, per process only (%d processes of a command may each take that much)", p.MaxProcs)
-		n := "per process"
+		held, n := fmt.Sprintf("RLIMIT_DATA, per process only (%d processes of a command may each take that much)", p.MaxProcs), "per process"
 		if m := s.memoryMechanism(); m != "" {
-			held = m + " " + whose + " (the kernel kills inside it at the limit), and RLIMIT_DATA per process"
-			n = per
+			held, n = m+" for the command and all it starts (the kernel kills inside it at the limit), and RLIMIT_DATA per process", "per command"
 		}
 		mem = fmt.Sprintf("memory: %d MiB %s, held by %s", p.MaxMemory>>20, n, held)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -190,4 +191,26 @@ func TestCgroupLimitFiles(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPidfdPid: the host finds a placed supervisor by the pidfd it sends,
+// so the pid read from the pidfd must be the process's own.
+func TestPidfdPid(t *testing.T) {
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	fd, err := unix.PidfdOpen(cmd.Process.Pid, 0)
+	if err != nil {
+		t.Skipf("no pidfd_open here: %v", err)
+	}
+	defer unix.Close(fd)
+	if got := pidfdPid(fd); got != cmd.Process.Pid {
+		t.Errorf("pidfdPid = %d, want %d", got, cmd.Process.Pid)
+	}
+	if got := pidfdPid(0); got != 0 {
+		t.Errorf("pidfdPid of stdin = %d, want 0 (not a pidfd)", got)
+	}
 }

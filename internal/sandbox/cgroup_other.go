@@ -23,3 +23,4 @@ func (s *cgroupSession) close()                                      {}
 func attachCgroup(*instance, *cgroupSession)     {}
 func openCgroup(int, int64) *cgroupSession       { return nil }
 func (s *cgroupSession) nprocRlimit(max int) int { return max }
+func (s *cgroupSession) placesSupervisors() bool { return false }

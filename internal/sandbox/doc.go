@@ -181,13 +181,16 @@
 //     enabled there. The session's directory goes beneath the harness's
 //     own cgroup or, where that cannot hand the controllers down (a leaf
 //     among other processes, like a terminal's systemd scope), beside it
-//     beneath its parent. Under the launcher on a v2-only host the
-//     limits are the session's, shared by the launcher and its commands:
-//     a process joins a v2 cgroup whole, at clone time (clone3, which the
-//     commands' seccomp filter refuses) or by a move that waits out an
-//     RCU grace period (6 to 24 ms a move here, a command costs 2); a command
-//     that meets them is still stopped and told so, and a sandbox per
-//     command (HARNESS_SANDBOX_LAUNCHER=0) gives each its own. On a hybrid host (v2 mounted without controllers,
+//     beneath its parent. Under the launcher on a v2-only host a command
+//     cannot join a cgroup at clone time (clone3, whose flags the
+//     commands' seccomp filter cannot read, is refused inside), and moving
+//     a process waits out an RCU grace period (6 to 24 ms a move here, a
+//     command costs 2): so before each command its supervisor sends the
+//     host a pidfd of itself, and the host, the first time, moves it into
+//     a cgroup of its own with the limits (plus room for the supervisor);
+//     every command it forks is born there, one at a time, and anything
+//     but the supervisor left there after a command is killed with it.
+//     On a hybrid host (v2 mounted without controllers,
 //     pids and memory on v1 hierarchies) each command gets a child of the
 //     session's directory in the v1 pids and memory hierarchies instead,
 //     with pids.max and memory.limit_in_bytes (memsw too) for the command

@@ -76,6 +76,10 @@ type helperConfig struct {
 	// MaxMemory), set as RLIMIT_NPROC and RLIMIT_DATA; 0 is none.
 	MaxProcs int   `json:"max_procs,omitempty"`
 	MaxData  int64 `json:"max_data,omitempty"`
+	// Place: before each command a supervisor asks the host to put it in
+	// a cgroup v2 of its own (cgroup_linux.go, placement; moved the first
+	// time only), so each command it forks is born there.
+	Place bool `json:"place,omitempty"`
 	// SeccompInherited is set only by the launcher, for the supervisors it
 	// starts after installing this same filter on all its threads: the
 	// command then does not stack a second copy.

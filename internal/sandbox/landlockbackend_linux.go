@@ -34,7 +34,7 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 	if err != nil {
 		return nil, err
 	}
-	cfg := helperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true, MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory}
+	cfg := helperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true, MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
 	s := &instance{name: BackendLandlock, pol: p, tmp: tmp, tree: treeGroup, helper: exe}
 	tmpInside := tmp
 	if userNamespaces() {

@@ -10,6 +10,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +56,11 @@ type launcherProc struct {
 	err  error          // its Wait error, once done
 	gen  int            // the policy generation it mounts
 	cg   *cgroupChild   // its cgroup, nil without one
+
+	// sups are its supervisors' cgroups by host pid (placement in
+	// cgroup_linux.go), killed with it.
+	supMu sync.Mutex
+	sups  map[int]*supGroup
 
 	// inflight counts the commands running through it; a retired
 	// launcher is closed when the last one ends.
@@ -135,6 +143,7 @@ func stopLauncher(lp *launcherProc, tree treeMode) {
 		<-lp.done
 	}
 	lp.cg.kill()
+	lp.killSups()
 }
 
 // discard drops lp after a failed send, so the next get starts another.
@@ -142,6 +151,131 @@ func (l *launcher) discard(lp *launcherProc) {
 	killTree(lp.cmd.Process, l.tree)
 	<-lp.done
 	lp.cg.kill()
+	lp.killSups()
+}
+
+// killSups kills and removes the supervisors' cgroups.
+func (lp *launcherProc) killSups() {
+	lp.supMu.Lock()
+	defer lp.supMu.Unlock()
+	for pid, g := range lp.sups {
+		g.kill()
+		delete(lp.sups, pid)
+	}
+}
+
+// place answers the placement request the command's supervisor sends
+// first on conn (askPlacement): it finds the supervisor by the pidfd the
+// request carries, moves it into a cgroup of its own the first time, and
+// returns a child watching that cgroup, with the supervisor's host pid;
+// nil when it could not (the command then stays in the launcher's
+// cgroup, under the session's limits). A false ok means the supervisor
+// sent no request: it is gone.
+func (lp *launcherProc) place(cg *cgroupSession, conn *net.UnixConn, deadline time.Time) (c *cgroupChild, pid int, ok bool) {
+	conn.SetReadDeadline(deadline)
+	buf, oob := make([]byte, 64), make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
+	conn.SetReadDeadline(time.Time{})
+	if err != nil || n == 0 {
+		return nil, 0, false
+	}
+	pidfd := -1
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, m := range msgs {
+			if fds, err := unix.ParseUnixRights(&m); err == nil {
+				for _, fd := range fds {
+					if pidfd < 0 {
+						pidfd = fd
+					} else {
+						unix.Close(fd)
+					}
+				}
+			}
+		}
+	}
+	var r report
+	if json.Unmarshal(bytes.TrimSpace(buf[:n]), &r) != nil || !r.Place {
+		if pidfd >= 0 {
+			unix.Close(pidfd)
+		}
+		return nil, 0, false
+	}
+	if pidfd >= 0 {
+		pid = pidfdPid(pidfd)
+		unix.Close(pidfd)
+	}
+	var sup *supGroup
+	if pid > 0 {
+		lp.supMu.Lock()
+		sup = lp.sups[pid]
+		if sup != nil && !slices.Contains(members(sup.c.dir), pid) {
+			sup.kill() // its supervisor died, and pid is another process now
+			delete(lp.sups, pid)
+			sup = nil
+		}
+		if sup == nil {
+			if sup, err = cg.placeSupervisor(pid); err == nil {
+				if lp.sups == nil {
+					lp.sups = map[int]*supGroup{}
+				}
+				lp.sups[pid] = sup
+			}
+		}
+		lp.supMu.Unlock()
+	}
+	// The answer carries, for the command's thread, the threads files of
+	// the commands' cgroup and of the supervisor's, to go back to.
+	var rights []byte
+	if sup != nil && sup.cmd != "" {
+		rights = unix.UnixRights(int(sup.enter.Fd()), int(sup.leave.Fd()))
+	}
+	msg, _ := json.Marshal(job{Placed: sup != nil})
+	if _, _, err := conn.WriteMsgUnix(append(msg, '\n'), rights, nil); err != nil {
+		return nil, 0, false
+	}
+	if sup == nil {
+		return nil, 0, true
+	}
+	return sup.watch(), pid, true
+}
+
+// endCommand checks that nothing but the supervisor is left in its
+// cgroup once its command is done (the supervisor killed its descendants
+// before reporting); anything else there is killed with the supervisor,
+// and its cgroup removed. It says so on w.
+func (lp *launcherProc) endCommand(pid int, w io.Writer) {
+	lp.supMu.Lock()
+	sup := lp.sups[pid]
+	lp.supMu.Unlock()
+	if sup == nil {
+		return
+	}
+	for i := 0; i < 50 && len(sup.left()) > 0; i++ {
+		time.Sleep(10 * time.Millisecond) // a killed process still leaving
+	}
+	if left := sup.left(); len(left) > 0 {
+		fmt.Fprintf(w, "\n[harness: %d processes of the command were still in its cgroup after it ended; they were killed, with its supervisor]\n", len(left))
+		lp.supMu.Lock()
+		delete(lp.sups, pid)
+		lp.supMu.Unlock()
+		sup.kill()
+	}
+}
+
+// pidfdPid is the pid, in this process's PID namespace, of the process a
+// pidfd refers to (its fdinfo's Pid line), 0 if unknown.
+func pidfdPid(fd int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Pid:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
 }
 
 func (lp *launcherProc) exitText() string {
@@ -289,10 +423,6 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 		errR.Close()
 		return 0, fmt.Errorf("%w: %v", errLauncherGone, err)
 	}
-	stopWatch := make(chan struct{})
-	defer close(stopWatch)
-	over, procsHit := cg.overProcs(stopWatch), false
-
 	var wg sync.WaitGroup
 	copyOut := func(r *os.File, w io.Writer) {
 		wg.Add(1)
@@ -306,6 +436,30 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 		copyOut(errR, stderr)
 	}
 
+	enc := json.NewEncoder(conn)
+	if d, ok := ctx.Deadline(); ok {
+		conn.SetWriteDeadline(d)
+	}
+	sent := enc.Encode(job{Script: script, Dir: dir}) == nil
+	// On a v2-only host the supervisor asks first to be in a cgroup of
+	// its own, where the command is then born.
+	supPid := 0
+	if sent && l.cg.placesSupervisors() {
+		deadline := time.Now().Add(launcherStartTimeout)
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+		pc, pid, ok := lp.place(l.cg, conn.(*net.UnixConn), deadline)
+		switch {
+		case !ok:
+			sent = false
+		case pc != nil:
+			cg, supPid = pc, pid
+		}
+	}
+	stopWatch := make(chan struct{})
+	defer close(stopWatch)
+	over, procsHit := cg.overProcs(stopWatch), false
 	reports := make(chan report, 2)
 	go func() {
 		defer close(reports)
@@ -318,11 +472,6 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 			reports <- r
 		}
 	}()
-	enc := json.NewEncoder(conn)
-	if d, ok := ctx.Deadline(); ok {
-		conn.SetWriteDeadline(d)
-	}
-	sent := enc.Encode(job{Script: script, Dir: dir}) == nil
 
 	var final *report
 	var grace <-chan time.Time
@@ -375,6 +524,9 @@ wait:
 	errR.Close()
 	<-copied
 
+	if supPid > 0 {
+		lp.endCommand(supPid, stderr)
+	}
 	cg.report(stderr, procsHit)
 	switch {
 	case final != nil:

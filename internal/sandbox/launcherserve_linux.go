@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -63,6 +65,9 @@ type job struct {
 	Script string `json:"script,omitempty"`
 	Dir    string `json:"dir,omitempty"`
 	Kill   bool   `json:"kill,omitempty"`
+	// Placed answers a supervisor's placement request (report.Place):
+	// it is in a cgroup of its own now.
+	Placed bool `json:"placed,omitempty"`
 }
 
 // report is a supervisor's message to the host.
@@ -74,6 +79,10 @@ type report struct {
 	// Procs, with Done, is the process bound the command went past and
 	// was killed for.
 	Procs int `json:"procs,omitempty"`
+	// Place asks the host, before the command starts, to put this
+	// supervisor in a cgroup of its own; the message carries a pidfd of
+	// it. The host answers with job.Placed.
+	Place bool `json:"place,omitempty"`
 }
 
 // serveLauncher runs the launcher until the host closes its socket.
@@ -376,7 +385,7 @@ func serveSupervisor(cfg helperConfig) error {
 			close(next.jobs)
 			return fmt.Errorf("want 3 to %d descriptors, got %d", maxJobFDs, len(fds))
 		}
-		superviseOne(next, fds, cfg.MaxProcs)
+		superviseOne(next, fds, cfg.MaxProcs, cfg.Place)
 		// Reusable only once nothing of that command is left.
 		killDescendants(selfPid())
 		if err := sendAll(ctrlFD, []byte("idle"), nil); err != nil {
@@ -454,7 +463,10 @@ func prepareThread(cfg helperConfig) commandThread {
 
 // superviseOne runs the command whose descriptors the host sent (control
 // socket, stdout, stderr) on the prepared thread t and reports to the host.
-func superviseOne(t commandThread, fds []int, maxProcs int) {
+// With place it first asks the host for its cgroup (askPlacement): the
+// host moves it into one of its own the first time, and needs to know
+// whose command this is every time.
+func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 	defer func() {
 		for _, fd := range fds[3:] {
 			unix.Close(fd)
@@ -473,6 +485,22 @@ func superviseOne(t commandThread, fds []int, maxProcs int) {
 		errw.Close()
 		return
 	}
+	enter, leave := fds[3:3+(len(fds)-3)/2], fds[3+(len(fds)-3)/2:]
+	if place {
+		var err error
+		var pe, pl []int
+		if _, pe, pl, err = askPlacement(ctrl); err != nil {
+			close(t.jobs) // the host is gone: nothing to report to
+			out.Close()
+			errw.Close()
+			return
+		}
+		if len(pe) > 0 {
+			enter, leave = pe, pl
+			defer unix.Close(pe[0])
+			defer unix.Close(pl[0])
+		}
+	}
 	null, err := os.Open(os.DevNull)
 	if err != nil {
 		close(t.jobs)
@@ -482,7 +510,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int) {
 		enc.Encode(report{Done: true, Code: helperFailed})
 		return
 	}
-	t.jobs <- startReq{job: j, stdio: []uintptr{null.Fd(), out.Fd(), errw.Fd()}, enter: fds[3 : 3+(len(fds)-3)/2], leave: fds[3+(len(fds)-3)/2:]}
+	t.jobs <- startReq{job: j, stdio: []uintptr{null.Fd(), out.Fd(), errw.Fd()}, enter: enter, leave: leave}
 	s := <-t.started
 	null.Close()
 	if s.err != nil {
@@ -726,3 +754,60 @@ func parseRights(oob []byte) []int {
 }
 
 var errLauncherGone = errors.New("the sandbox launcher is gone")
+
+// askPlacement asks the host, over the command's control socket, to move
+// this supervisor into a cgroup v2 of its own before it forks the
+// command: the request carries a pidfd of it, which names it whatever
+// PID namespace the host is in. It reports whether the host placed it,
+// and the cgroup threads files the answer carries for the command's
+// thread (the commands' threaded cgroup to enter, the supervisor's to go
+// back to), if any; an error means the host is gone.
+func askPlacement(ctrl *os.File) (placed bool, enter, leave []int, err error) {
+	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		pidfd = -1 // the host then leaves the command in the launcher's cgroup
+	}
+	msg, _ := json.Marshal(report{Place: true})
+	var rights []byte
+	if pidfd >= 0 {
+		rights = unix.UnixRights(pidfd)
+	}
+	rc, err := ctrl.SyscallConn()
+	if err != nil {
+		return false, nil, nil, err
+	}
+	var serr error
+	werr := rc.Write(func(fd uintptr) bool {
+		serr = unix.Sendmsg(int(fd), append(msg, '\n'), rights, nil, 0)
+		return serr != unix.EAGAIN
+	})
+	if pidfd >= 0 {
+		unix.Close(pidfd)
+	}
+	if werr != nil || serr != nil {
+		return false, nil, nil, errors.Join(werr, serr)
+	}
+	// The answer, read whole with its descriptors (a json.Decoder would
+	// drop them): nothing else comes before it.
+	buf, oob := make([]byte, 64), make([]byte, unix.CmsgSpace(2*4))
+	var n, oobn int
+	werr = rc.Read(func(fd uintptr) bool {
+		n, oobn, _, _, serr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		return serr != unix.EAGAIN
+	})
+	if werr != nil || serr != nil || n == 0 {
+		return false, nil, nil, errors.Join(werr, serr, io.ErrUnexpectedEOF)
+	}
+	fds := parseRights(oob[:oobn])
+	var m job
+	if json.Unmarshal(bytes.TrimSpace(buf[:n]), &m) != nil || (len(fds) != 0 && len(fds) != 2) {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return false, nil, nil, errors.New("a placement answer the supervisor cannot read")
+	}
+	if len(fds) == 2 {
+		enter, leave = fds[:1], fds[1:]
+	}
+	return m.Placed, enter, leave, nil
+}
