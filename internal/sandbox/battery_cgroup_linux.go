@@ -121,8 +121,7 @@ func (s *cgroupSession) populatedCommands() []string {
 			case d == s.dir && strings.HasPrefix(e.Name(), supName+"-"):
 				// A supervisor's: it stays there between its commands,
 				// which leave nothing in it or in its threaded child.
-				threads, _ := os.ReadFile(filepath.Join(child, "command", "cgroup.threads"))
-				if len(members(child)) > 1 || len(strings.Fields(string(threads))) > 0 {
+				if len(members(child)) > 1 || len(threads(filepath.Join(child, "command"))) > 0 {
 					out = append(out, child)
 				}
 			case (d != s.dir || strings.HasPrefix(e.Name(), "command-")) && populated(child):
@@ -137,8 +136,7 @@ func (s *cgroupSession) populatedCommands() []string {
 // there, nil otherwise.
 func (s *cgroupSession) supervisorLimits(dir string) []string {
 	cmd := filepath.Join(dir, "command")
-	threads, _ := os.ReadFile(filepath.Join(cmd, "cgroup.threads"))
-	if len(strings.Fields(string(threads))) == 0 {
+	if len(threads(cmd)) == 0 {
 		return nil
 	}
 	var out []string

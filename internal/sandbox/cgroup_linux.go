@@ -291,17 +291,7 @@ func removeStaleCgroups(own string) {
 			continue
 		}
 		dir := filepath.Join(own, e.Name())
-		for _, k := range readDirs(dir) {
-			if k.IsDir() {
-				kid := filepath.Join(dir, k.Name())
-				for _, g := range readDirs(kid) {
-					if g.IsDir() {
-						_ = os.Remove(filepath.Join(kid, g.Name())) // a supervisor's threaded child
-					}
-				}
-				_ = os.Remove(kid) // EBUSY while populated
-			}
-		}
+		removeChildren(dir)
 		_ = os.Remove(dir)
 	}
 }
@@ -532,36 +522,36 @@ func (s *cgroupSession) attach(cmd *exec.Cmd, name string, perCommand bool) *cgr
 	return c
 }
 
-// commandChild is the cgroup of one command run through the launcher
-// whose own child is launcher: with v1 limits a v1 child of the command's
-// own, whose first thread enters it (placeFDs). With v2 only, a process
-// joins a cgroup whole, either at clone time (CLONE_INTO_CGROUP, which
-// the command's seccomp filter must refuse: clone3's flags are out of its
-// reach) or by a move, which takes the kernel's threadgroup lock and
-// waits out an RCU grace period (a process moved between cgroups by
-// cgroup.procs, the same kernel path, took 6 to 24 ms on Linux 6.18 with
-// commands' pauses between moves, against 2 ms for a whole sandboxed
-// command). So each supervisor is moved once, before its first command,
+// commandChild is the v1 child of one command run through the launcher,
+// whose first thread enters it (placeFDs); nil without v1 limits. With v2
+// only, a process joins a cgroup whole, either at clone time
+// (CLONE_INTO_CGROUP, which the command's seccomp filter must refuse:
+// clone3's flags are out of its reach) or by a move, which takes the
+// kernel's threadgroup lock and waits out an RCU grace period (a process
+// moved between cgroups by cgroup.procs, the same kernel path, took 6 to
+// 24 ms on Linux 6.18 with commands' pauses between moves, against 2 ms
+// for a whole sandboxed command). So there each supervisor is moved once
 // into a cgroup of its own that every command it forks is born in
-// (placement, below); until the host has placed the command's
-// supervisor, the returned child watches the launcher's cgroup, whose
-// limits are the session's, from the command's start. nil without a
-// cgroup limit.
-func (s *cgroupSession) commandChild(launcher *cgroupChild) *cgroupChild {
-	if s == nil {
+// (placement, below), and a command whose supervisor could not be placed
+// is watched in the launcher's cgroup (sessionWatch).
+func (s *cgroupSession) commandChild() *cgroupChild {
+	if s == nil || len(s.v1) == 0 {
 		return nil
-	}
-	if len(s.v1) == 0 {
-		if launcher == nil || launcher.dir == "" || (!s.pids && !s.memory) {
-			return nil
-		}
-		return s.watchFrom(launcher.dir, launcher.dir, true)
 	}
 	c, err := s.child("command", false, true)
 	if err != nil {
 		return nil
 	}
 	return c
+}
+
+// sessionWatch watches the launcher's cgroup, whose limits the session's
+// commands share, for a command run there; nil without v2 limits on it.
+func (s *cgroupSession) sessionWatch(launcher *cgroupChild) *cgroupChild {
+	if s == nil || launcher == nil || launcher.dir == "" || (!s.pids && !s.memory) {
+		return nil
+	}
+	return s.watchFrom(launcher.dir, launcher.dir, true)
 }
 
 // placesSupervisors reports whether the launcher's supervisors are each
@@ -664,12 +654,7 @@ func (g *supGroup) watch() *cgroupChild {
 func (g *supGroup) left() []int {
 	out := others(g.c.dir, g.pid)
 	if g.cmd != "" {
-		b, _ := os.ReadFile(filepath.Join(g.cmd, "cgroup.threads"))
-		for _, f := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(f); err == nil {
-				out = append(out, n)
-			}
-		}
+		out = append(out, threads(g.cmd)...)
 	}
 	return out
 }
@@ -982,8 +967,14 @@ func populated(dir string) bool {
 	return strings.Contains(string(b), "populated 1")
 }
 
-func members(dir string) []int {
-	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+func members(dir string) []int { return ids(dir, "cgroup.procs") }
+
+// threads lists the threads in dir: a threaded cgroup, whose cgroup.procs
+// cannot be read, says who is in it only this way.
+func threads(dir string) []int { return ids(dir, "cgroup.threads") }
+
+func ids(dir, file string) []int {
+	b, _ := os.ReadFile(filepath.Join(dir, file))
 	var out []int
 	for _, f := range strings.Fields(string(b)) {
 		if n, err := strconv.Atoi(f); err == nil {
@@ -1024,8 +1015,7 @@ func (s *cgroupSession) closeV1() {
 }
 
 func closeDir(dir string, killFile bool) {
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
+	for _, e := range readDirs(dir) {
 		if e.IsDir() {
 			// A placed supervisor's has a threaded child: cgroup.kill of
 			// the supervisor's covers it, and it goes first.
@@ -1033,13 +1023,18 @@ func closeDir(dir string, killFile bool) {
 			if killFile {
 				_ = os.WriteFile(filepath.Join(child, "cgroup.kill"), []byte("1"), 0)
 			}
-			removeChildren(child)
+			for _, g := range readDirs(child) {
+				if g.IsDir() {
+					killGroup(filepath.Join(child, g.Name()), false) // emptied by the kill above: wait, remove
+				}
+			}
 			killGroup(child, killFile)
 		}
 	}
 	_ = os.Remove(dir)
 }
 
+// readDirs lists dir, nothing if it cannot be read.
 func readDirs(dir string) []os.DirEntry {
 	ents, _ := os.ReadDir(dir)
 	return ents
@@ -1048,14 +1043,10 @@ func readDirs(dir string) []os.DirEntry {
 // removeChildren removes the empty cgroups beneath dir, deepest first
 // (one still populated stays: EBUSY).
 func removeChildren(dir string) {
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
+	for _, e := range readDirs(dir) {
 		if e.IsDir() {
 			child := filepath.Join(dir, e.Name())
 			removeChildren(child)
-			for i := 0; i < 100 && populated(child); i++ {
-				time.Sleep(10 * time.Millisecond) // killed, still leaving
-			}
 			_ = os.Remove(child)
 		}
 	}

@@ -180,17 +180,11 @@ func (lp *launcherProc) place(cg *cgroupSession, conn *net.UnixConn, deadline ti
 		return nil, 0, false
 	}
 	pidfd := -1
-	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
-		for _, m := range msgs {
-			if fds, err := unix.ParseUnixRights(&m); err == nil {
-				for _, fd := range fds {
-					if pidfd < 0 {
-						pidfd = fd
-					} else {
-						unix.Close(fd)
-					}
-				}
-			}
+	for i, fd := range parseRights(oob[:oobn]) {
+		if i == 0 {
+			pidfd = fd
+		} else {
+			unix.Close(fd)
 		}
 	}
 	var r report
@@ -411,7 +405,7 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	}
 	// The command's own cgroups, where v1 holds its limits: their tasks
 	// files go with it, for its first thread to enter.
-	cg := l.cg.commandChild(lp.cg)
+	cg := l.cg.commandChild()
 	defer cg.kill()
 	_, _, err = lp.ctrl.WriteMsgUnix([]byte{'j'}, unix.UnixRights(append([]int{int(remote.Fd()), int(outW.Fd()), int(errW.Fd())}, cg.placeFDs()...)...), nil)
 	remote.Close()
@@ -455,6 +449,8 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 			sent = false
 		case pc != nil:
 			cg, supPid = pc, pid
+		default: // not placed: it forks in the launcher's cgroup
+			cg = l.cg.sessionWatch(lp.cg)
 		}
 	}
 	stopWatch := make(chan struct{})

@@ -489,7 +489,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 	if place {
 		var err error
 		var pe, pl []int
-		if _, pe, pl, err = askPlacement(ctrl); err != nil {
+		if pe, pl, err = askPlacement(ctrl); err != nil {
 			close(t.jobs) // the host is gone: nothing to report to
 			out.Close()
 			errw.Close()
@@ -758,11 +758,11 @@ var errLauncherGone = errors.New("the sandbox launcher is gone")
 // askPlacement asks the host, over the command's control socket, to move
 // this supervisor into a cgroup v2 of its own before it forks the
 // command: the request carries a pidfd of it, which names it whatever
-// PID namespace the host is in. It reports whether the host placed it,
-// and the cgroup threads files the answer carries for the command's
-// thread (the commands' threaded cgroup to enter, the supervisor's to go
-// back to), if any; an error means the host is gone.
-func askPlacement(ctrl *os.File) (placed bool, enter, leave []int, err error) {
+// PID namespace the host is in. It returns the cgroup threads files the
+// answer carries for the command's thread (the commands' threaded cgroup
+// to enter, the supervisor's to go back to), if any; an error means the
+// host is gone.
+func askPlacement(ctrl *os.File) (enter, leave []int, err error) {
 	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {
 		pidfd = -1 // the host then leaves the command in the launcher's cgroup
@@ -774,7 +774,7 @@ func askPlacement(ctrl *os.File) (placed bool, enter, leave []int, err error) {
 	}
 	rc, err := ctrl.SyscallConn()
 	if err != nil {
-		return false, nil, nil, err
+		return nil, nil, err
 	}
 	var serr error
 	werr := rc.Write(func(fd uintptr) bool {
@@ -785,7 +785,7 @@ func askPlacement(ctrl *os.File) (placed bool, enter, leave []int, err error) {
 		unix.Close(pidfd)
 	}
 	if werr != nil || serr != nil {
-		return false, nil, nil, errors.Join(werr, serr)
+		return nil, nil, errors.Join(werr, serr)
 	}
 	// The answer, read whole with its descriptors (a json.Decoder would
 	// drop them): nothing else comes before it.
@@ -796,7 +796,7 @@ func askPlacement(ctrl *os.File) (placed bool, enter, leave []int, err error) {
 		return serr != unix.EAGAIN
 	})
 	if werr != nil || serr != nil || n == 0 {
-		return false, nil, nil, errors.Join(werr, serr, io.ErrUnexpectedEOF)
+		return nil, nil, errors.Join(werr, serr, io.ErrUnexpectedEOF)
 	}
 	fds := parseRights(oob[:oobn])
 	var m job
@@ -804,10 +804,10 @@ func askPlacement(ctrl *os.File) (placed bool, enter, leave []int, err error) {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
-		return false, nil, nil, errors.New("a placement answer the supervisor cannot read")
+		return nil, nil, errors.New("a placement answer the supervisor cannot read")
 	}
 	if len(fds) == 2 {
 		enter, leave = fds[:1], fds[1:]
 	}
-	return m.Placed, enter, leave, nil
+	return enter, leave, nil
 }
