@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 )
 
 // The file tools' I/O runs here, descriptor-based, so that what the policy
@@ -403,31 +402,4 @@ func (p *Policy) walkDir(ctx context.Context, d *os.File, path, real string, fn 
 		}
 	}
 	return nil
-}
-
-// gitOutputLimit bounds what Git returns.
-const gitOutputLimit = 16 << 20
-
-// Git runs git inside sb's walls in dir (the project when empty) and
-// returns its standard output: configuration the agent wrote in a
-// repository (filters, fsmonitor, hooks, aliases) runs there, if at all,
-// never on the host. harness's own git calls go through it.
-func Git(ctx context.Context, sb Sandbox, dir string, args ...string) ([]byte, error) {
-	var sb2 strings.Builder
-	sb2.WriteString("exec git -c core.fsmonitor=false -c core.hooksPath=/dev/null --no-optional-locks")
-	for _, a := range args {
-		sb2.WriteString(" " + shellQuote(a))
-	}
-	out := &boundedBuffer{limit: gitOutputLimit}
-	errOut := &boundedBuffer{limit: 4096}
-	r, err := sb.Run(ctx, Cmd{Script: sb2.String(), Dir: dir, Timeout: 30 * time.Second, Stdout: out, Stderr: errOut})
-	if err != nil {
-		return nil, err
-	}
-	stdout, cut := out.result()
-	if r.ExitCode != 0 || cut > 0 {
-		msg, _ := errOut.result()
-		return nil, fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), r.ExitCode, strings.TrimSpace(string(msg)))
-	}
-	return stdout, nil
 }

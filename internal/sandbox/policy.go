@@ -649,3 +649,8 @@ func procPrivate(path string) bool {
 
 // resolve is resolveFS on the real file system.
 func resolve(path string) string { return resolveFS(osFS{}, path) }
+
+// LoopbackEnv, set to 1, lets sandboxed commands use TCP on localhost on
+// macOS, where there is no private loopback: every process of the user
+// listening there is then reachable.
+const LoopbackEnv = "HARNESS_SANDBOX_LOOPBACK"

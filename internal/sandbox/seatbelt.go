@@ -338,11 +338,6 @@ func ancestors(protected, roots []string) []string {
 	return out
 }
 
-// LoopbackEnv, set to 1, lets sandboxed commands use TCP on localhost on
-// macOS, where there is no private loopback: every process of the user
-// listening there is then reachable.
-const LoopbackEnv = "HARNESS_SANDBOX_LOOPBACK"
-
 // seatbeltArgs is the sandbox-exec command line (before the command) and
 // the environment for p, with tmp the session's private directory.
 func seatbeltArgs(p *Policy, tmp string) (argv, env []string) {
