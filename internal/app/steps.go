@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/history"
@@ -38,7 +40,7 @@ type builder struct {
 	s *Session
 
 	project  string
-	policy   *sandbox.Policy
+	policy   *walls.Policy
 	entries  []sessionlog.Entry // the resumed log; nil for a new session
 	reminder *reminder.Builder
 	system   string
@@ -71,8 +73,8 @@ func (b *builder) resolveProject(ctx context.Context) error {
 // openSandbox computes the policy and opens the backend.
 func (b *builder) openSandbox(ctx context.Context) error {
 	env := environ(b.o.Source.Env)
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: b.project, AddDirs: b.o.AddDirs, Home: b.o.Source.Home, Timeout: b.o.Timeout,
-		Environ: env, CacheRoot: sandbox.CacheRoot(b.o.Source.Home, env), Hide: spillDirs(b.o.CacheDir)})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: b.project, AddDirs: b.o.AddDirs, Home: b.o.Source.Home, Timeout: b.o.Timeout,
+		Environ: env, CacheRoot: walls.CacheRoot(b.o.Source.Home, env), Hide: spillDirs(b.o.CacheDir)})
 	if err != nil {
 		return err
 	}
@@ -650,7 +652,7 @@ func thinkingOf(cfg *config.Config) llm.Thinking {
 // policyOpener opens what harness feeds the model (instructions, skills)
 // through the sandbox policy: links resolved, secrets refused, regular
 // files only, the opened file checked.
-func policyOpener(pol *sandbox.Policy) func(string) (*os.File, error) {
+func policyOpener(pol *walls.Policy) func(string) (*os.File, error) {
 	return func(path string) (*os.File, error) {
 		f, _, _, err := pol.OpenRead(path)
 		return f, err

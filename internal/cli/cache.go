@@ -5,9 +5,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/spf13/cobra"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/spf13/cobra"
 )
 
 // newCacheCommand is `harness cache`: the per-project build caches the
@@ -33,7 +33,7 @@ current project's (or --project DIR's), "harness cache clean --all" every one.
 			if err != nil {
 				return err
 			}
-			list, err := sandbox.ListCaches(root)
+			list, err := walls.ListCaches(root)
 			if err != nil {
 				return err
 			}
@@ -67,7 +67,7 @@ current project's (or --project DIR's), "harness cache clean --all" every one.
 			}
 			var dirs []string
 			if all {
-				list, err := sandbox.ListCaches(root)
+				list, err := walls.ListCaches(root)
 				if err != nil {
 					return err
 				}
@@ -79,14 +79,14 @@ current project's (or --project DIR's), "harness cache clean --all" every one.
 				if err != nil {
 					return err
 				}
-				dirs = append(dirs, sandbox.ProjectCache(root, proj))
+				dirs = append(dirs, walls.ProjectCache(root, proj))
 			}
 			for _, d := range dirs {
 				if _, err := os.Stat(d); err != nil {
 					fmt.Fprintf(stdio.Out, "no build cache at %s\n", d)
 					continue
 				}
-				if err := sandbox.CleanCache(root, d); err != nil {
+				if err := walls.CleanCache(root, d); err != nil {
 					return fmt.Errorf("removing %s: %w", d, err)
 				}
 				fmt.Fprintf(stdio.Out, "removed %s\n", d)
@@ -103,7 +103,7 @@ current project's (or --project DIR's), "harness cache clean --all" every one.
 // cacheRoot is where the sandbox keeps per-project build caches.
 func cacheRoot() (string, error) {
 	home, _ := os.UserHomeDir()
-	root := sandbox.CacheRoot(home, os.Environ())
+	root := walls.CacheRoot(home, os.Environ())
 	if root == "" {
 		return "", fmt.Errorf("no home directory or XDG_CACHE_HOME: harness keeps no build caches")
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // findingJSON is one repository, gitdir or hooks path that appeared during
@@ -15,7 +15,7 @@ type findingJSON struct {
 	RunsCode []string `json:"runs_code,omitempty"`
 }
 
-func findingsJSON(fs []sandbox.Finding) []findingJSON {
+func findingsJSON(fs []walls.Finding) []findingJSON {
 	var out []findingJSON
 	for _, f := range fs {
 		out = append(out, findingJSON{Path: f.Path, Kind: f.Kind, RunsCode: f.RunsCode})
@@ -27,7 +27,7 @@ func findingsJSON(fs []sandbox.Finding) []findingJSON {
 // repositories or hooks paths appeared: each that configures code to run
 // (a filter, fsmonitor, hook…) by path, loudly, since the user's next git
 // command there runs it; "" when none does.
-func findingsWarning(fs []sandbox.Finding) string {
+func findingsWarning(fs []walls.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
 		if len(f.RunsCode) == 0 {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/sandbox"
 )
 
@@ -14,7 +16,7 @@ import (
 // secrets the policy never lets be read.
 var (
 	proj, home, extra string
-	testPol           *sandbox.Policy
+	testPol           *walls.Policy
 )
 
 func TestMain(m *testing.M) {
@@ -35,7 +37,7 @@ func TestMain(m *testing.M) {
 	}
 	os.WriteFile(proj+"/.git/HEAD", []byte("ref: refs/heads/main\n"), 0o644)
 	os.WriteFile(proj+"/.git/config", []byte("[core]\n"), 0o644)
-	testPol, err = sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, AddDirs: []string{extra}, Home: home})
+	testPol, err = walls.NewPolicy(walls.PolicyOptions{Project: proj, AddDirs: []string{extra}, Home: home})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -61,9 +63,9 @@ func outsideTmp() string {
 }
 
 // testPolicy is the policy for a project of a test's own.
-func testPolicy(t testing.TB, project, home string, addDirs ...string) *sandbox.Policy {
+func testPolicy(t testing.TB, project, home string, addDirs ...string) *walls.Policy {
 	t.Helper()
-	p, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: project, AddDirs: addDirs, Home: home})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: project, AddDirs: addDirs, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // The darwin battery's world (the runner is battery.go's): besides the
@@ -65,8 +67,8 @@ func newBatteryFixture() (batteryFixture, error) {
 	return f, nil
 }
 
-func (f *darwinFixture) policyOptions() PolicyOptions {
-	return PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second}
+func (f *darwinFixture) policyOptions() walls.PolicyOptions {
+	return walls.PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second}
 }
 
 func batteryMode(Sandbox) string { return " (a sandbox per command)" }
@@ -195,7 +197,7 @@ func (f *darwinFixture) probes(_ Sandbox, helper string) []probe {
 			check: func(r *Result) string {
 				ents, _ := os.ReadDir(f.proj)
 				for _, e := range ents {
-					if strings.EqualFold(foldKey(e.Name()), foldKey(".githooks")) {
+					if strings.EqualFold(walls.FoldKey(e.Name()), walls.FoldKey(".githooks")) {
 						os.RemoveAll(filepath.Join(f.proj, e.Name()))
 						return fmt.Sprintf("created %q on the host", e.Name())
 					}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -40,8 +42,8 @@ func newBatteryFixture() (batteryFixture, error) {
 	return f, nil
 }
 
-func (f *fixture) policyOptions() PolicyOptions {
-	return PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second,
+func (f *fixture) policyOptions() walls.PolicyOptions {
+	return walls.PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second,
 		Hide: []string{filepath.Join(f.home, ".cache", "harness", "spill")}}
 }
 

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // helperInTmp is where the harness binary is bound inside bwrap when its
@@ -15,7 +17,7 @@ const helperInTmp = "/tmp/.harness-helper"
 
 // openBwrap builds the bwrap argv once per session; each command then adds
 // its working directory and script.
-func openBwrap(p *Policy, tmp string, o openOptions) (*instance, error) {
+func openBwrap(p *walls.Policy, tmp string, o openOptions) (*instance, error) {
 	s, err := buildBwrap(p, tmp, o, false)
 	if err != nil {
 		return nil, err
@@ -29,7 +31,7 @@ func openBwrap(p *Policy, tmp string, o openOptions) (*instance, error) {
 // buildBwrap builds the bwrap backend; ro is the read-only variant
 // (Cmd.ReadOnly): the writable roots bound read-only, only the private
 // /tmp and the build cache writable, no git writes.
-func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error) {
+func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance, error) {
 	bw, err := exec.LookPath("bwrap")
 	if err != nil {
 		return nil, fmt.Errorf("%w: bwrap not found in PATH: install bubblewrap (apt-get install bubblewrap)", ErrUnavailable)
@@ -40,10 +42,10 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 	}
 	userns := bwrapHas(bw, "--disable-userns")
 	inner := exe
-	if within(exe, "/tmp") {
+	if walls.Within(exe, "/tmp") {
 		inner = helperInTmp
 	}
-	env := sandboxEnv(p, "/tmp", BackendBwrap)
+	env := walls.SandboxEnv(p, "/tmp", BackendBwrap)
 	if o.proxy != nil {
 		env = append(env, proxyEnv(ProxyPort)...)
 	}
@@ -73,18 +75,18 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		if inner != exe {
 			args = append(args, "--ro-bind", exe, inner)
 		}
-		for _, w := range p.writeRoots() {
-			if ro && p.isWritableRoot(w) {
+		for _, w := range p.WriteRoots() {
+			if ro && p.IsWritableRoot(w) {
 				args = append(args, "--ro-bind", w, w)
 				continue
 			}
 			args = append(args, "--bind", w, w)
 		}
-		for _, r := range p.roBinds() {
+		for _, r := range p.RoBinds() {
 			args = append(args, "--ro-bind", r, r)
 		}
 		args = append(args, gs.bwrapArgs()...)
-		args = append(args, maskArgs(p.maskPaths(), p.keepNow())...)
+		args = append(args, maskArgs(p.MaskPaths(), p.KeepNow())...)
 		args = append(args, "--clearenv")
 		for _, kv := range env {
 			k, v, _ := strings.Cut(kv, "=")
@@ -92,7 +94,7 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		}
 		return args
 	}
-	cfg := helperConfig{Write: append(append(p.writeRootsFor(ro), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
+	cfg := helperConfig{Write: append(append(p.WriteRootsFor(ro), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
 	if o.proxy != nil {
 		// The launcher, or a sandbox's own inner stage, listens there
 		// (proxy_linux.go); bwrap's network namespace holds the rest.
@@ -135,7 +137,7 @@ func maskArgs(paths, keep []string) []string {
 		}
 		var kept []string
 		for _, k := range keep {
-			if within(k, m.path) && k != m.path && exists(k) {
+			if walls.Within(k, m.path) && k != m.path && exists(k) {
 				kept = append(kept, "--ro-bind", k, k)
 			}
 		}

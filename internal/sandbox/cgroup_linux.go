@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -287,7 +289,7 @@ func removeStaleCgroups(own string) {
 		}
 		pidText, _, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 || processAlive(pid) {
+		if err != nil || pid <= 0 || walls.ProcessAlive(pid) {
 			continue
 		}
 		dir := filepath.Join(own, e.Name())
@@ -895,12 +897,12 @@ func (c *cgroupChild) report(w io.Writer, killed bool) {
 	}
 	switch {
 	case killed:
-		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads %s, held by %s) and was killed with all it started; raise %s if it needs more]\n", c.s.maxProcs, whose, c.s.pidsMechanism(), MaxProcsEnv)
+		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads %s, held by %s) and was killed with all it started; raise %s if it needs more]\n", c.s.maxProcs, whose, c.s.pidsMechanism(), walls.MaxProcsEnv)
 	case c.hit:
-		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads %s, held by %s): forks past it failed; raise %s if it needs more]\n", c.s.maxProcs, whose, c.s.pidsMechanism(), MaxProcsEnv)
+		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads %s, held by %s): forks past it failed; raise %s if it needs more]\n", c.s.maxProcs, whose, c.s.pidsMechanism(), walls.MaxProcsEnv)
 	}
 	if n := c.ooms; n > 0 {
-		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's memory limit (%d MiB %s, held by %s): the kernel killed %d of its processes; raise %s if it needs more]\n", c.s.maxMemory>>20, whose, c.s.memoryMechanism(), n, MaxMemoryEnv)
+		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's memory limit (%d MiB %s, held by %s): the kernel killed %d of its processes; raise %s if it needs more]\n", c.s.maxMemory>>20, whose, c.s.memoryMechanism(), n, walls.MaxMemoryEnv)
 	}
 }
 
@@ -1100,7 +1102,7 @@ func (s *cgroupSession) text() []string {
 // limitsText says the resource limits in force under s (nil: no cgroup)
 // and what holds each, for doctor; launcher says commands run through the
 // session's launcher.
-func (s *cgroupSession) limitsText(p *Policy, backend string, launcher bool) string {
+func (s *cgroupSession) limitsText(p *walls.Policy, backend string, launcher bool) string {
 	if IsContainer(backend) {
 		r := containerResources(p)
 		return fmt.Sprintf("resource bounds in force: the container's own cgroup (set by the engine) holds %d processes and %d MiB for the whole session, and RLIMIT_NPROC %d and RLIMIT_DATA %d MiB per process inside", *r.PidsLimit, r.Memory>>20, p.MaxProcs, p.MaxMemory>>20)

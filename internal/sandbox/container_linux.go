@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
@@ -63,7 +65,7 @@ const (
 )
 
 // containerResources: the cgroup limits of the session's container.
-func containerResources(p *Policy) container.Resources {
+func containerResources(p *walls.Policy) container.Resources {
 	mem, pids := int64(containerMemory), int64(containerPids)
 	if p.MaxMemory > mem {
 		mem = p.MaxMemory
@@ -78,7 +80,7 @@ func containerResources(p *Policy) container.Resources {
 // (`docker rm -f $(docker ps -aq --filter label=dev.harness.sandbox)`).
 const containerLabel = "dev.harness.sandbox"
 
-func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o openOptions) (*instance, error) {
+func openContainer(ctx context.Context, backend string, p *walls.Policy, tmp string, o openOptions) (*instance, error) {
 	cli, err := containerClient(backend, o.env)
 	if err != nil {
 		return nil, err
@@ -102,14 +104,14 @@ func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o
 		cli.Close()
 		return nil, err
 	}
-	cfg := helperConfig{Write: append(append(p.writeRoots(), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
+	cfg := helperConfig{Write: append(append(p.WriteRoots(), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		cli.Close()
 		return nil, err
 	}
 	user := strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
-	env := sandboxEnv(p, "/tmp", backend)
+	env := walls.SandboxEnv(p, "/tmp", backend)
 	entry := []string{containerHelper, containerInitArg}
 	// The session's engine directory, beside its tmp and never mounted
 	// whole: the proxy's socket, podman's seccomp profile.
@@ -206,7 +208,7 @@ func containerClient(backend string, getenv func(string) string) (*client.Client
 // containerMounts is the Policy as mounts, in an order the engine keeps
 // (it sorts by destination depth; a parent is mounted before what lies
 // beneath it).
-func containerMounts(p *Policy, gs *gitSession, tmp, exe string, hostFS bool) []mount.Mount {
+func containerMounts(p *walls.Policy, gs *gitSession, tmp, exe string, hostFS bool) []mount.Mount {
 	var ms []mount.Mount
 	seen := map[string]int{}
 	add := func(m mount.Mount) {
@@ -231,11 +233,11 @@ func containerMounts(p *Policy, gs *gitSession, tmp, exe string, hostFS bool) []
 	if p.HostModCache != "" && exists(p.HostModCache) {
 		bind(p.HostModCache, p.HostModCache, true)
 	}
-	roots := p.writeRoots()
+	roots := p.WriteRoots()
 	for _, w := range roots {
 		bind(w, w, false)
 	}
-	ro := p.roBinds()
+	ro := p.RoBinds()
 	for _, r := range ro {
 		bind(r, r, true)
 	}
@@ -253,8 +255,8 @@ func containerMounts(p *Policy, gs *gitSession, tmp, exe string, hostFS bool) []
 	if hostFS {
 		visible = append(visible, hostFSMounts()...)
 	}
-	keep := p.keepNow()
-	masks := maskTargets(append(p.maskPaths(), hostFSSecrets(hostFS)...))
+	keep := p.KeepNow()
+	masks := maskTargets(append(p.MaskPaths(), hostFSSecrets(hostFS)...))
 	for _, m := range masks {
 		if !underAny(m.path, visible) {
 			continue
@@ -305,7 +307,7 @@ func depth(p string) int {
 
 func underAny(p string, roots []string) bool {
 	for _, r := range roots {
-		if within(p, r) {
+		if walls.Within(p, r) {
 			return true
 		}
 	}
@@ -316,7 +318,7 @@ func underAny(p string, roots []string) bool {
 type containerRunner struct {
 	backend string
 	cli     *client.Client
-	pol     *Policy
+	pol     *walls.Policy
 	user    string
 	cfg     string // the inner stage's helperConfig, JSON
 	spec    func() (*container.Config, *container.HostConfig)
@@ -350,7 +352,7 @@ func (c *containerRunner) get(ctx context.Context) (*containerProc, string, erro
 	}
 	note := c.note
 	c.note = ""
-	if c.cur != nil && c.cur.gen != c.pol.generation() {
+	if c.cur != nil && c.cur.gen != c.pol.Generation() {
 		// New carve-outs need new mounts: a new container (the private
 		// /tmp is a host directory, so its files carry over).
 		c.retire(c.cur)
@@ -360,7 +362,7 @@ func (c *containerRunner) get(ctx context.Context) (*containerProc, string, erro
 		c.cur.inflight++
 		return c.cur, note, nil
 	}
-	gen := c.pol.generation()
+	gen := c.pol.Generation()
 	cfg, hc := c.spec()
 	if c.podman {
 		if err := podmanMountable(hc.Mounts); err != nil {

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
@@ -25,9 +27,9 @@ import (
 )
 
 // openSession opens backend's sandbox on project, closed when t ends.
-func openSession(t *testing.T, backend, project string, opts ...Option) (Sandbox, *Policy) {
+func openSession(t *testing.T, backend, project string, opts ...Option) (Sandbox, *walls.Policy) {
 	t.Helper()
-	p, err := NewPolicy(PolicyOptions{Project: project, Home: t.TempDir()})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: project, Home: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +235,7 @@ func TestContainerMounts(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(proj, ".git", "config"), []byte(configText), 0o644)
 	os.WriteFile(filepath.Join(proj, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: home})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +278,7 @@ func TestContainerMounts(t *testing.T) {
 		}
 	}
 	for target := range got {
-		if within(target, home) || target == "/" || within(target, "/root") || within(target, "/var") || within(target, "/run") {
+		if walls.Within(target, home) || target == "/" || walls.Within(target, "/root") || walls.Within(target, "/var") || walls.Within(target, "/run") {
 			t.Errorf("%s is mounted: only what the policy names may be", target)
 		}
 	}
@@ -566,7 +568,7 @@ bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128 && printf "CONNECT unlisted.test:443 HT
 	}
 	comma := filepath.Join(t.TempDir(), "a,ro=false")
 	os.Mkdir(comma, 0o755)
-	p2, err := NewPolicy(PolicyOptions{Project: comma})
+	p2, err := walls.NewPolicy(walls.PolicyOptions{Project: comma})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 func detect() (string, string) {
@@ -22,7 +24,7 @@ func detect() (string, string) {
 	return "", why + ", and this kernel has no Landlock"
 }
 
-func openBackend(name string, p *Policy, tmp string, o openOptions) (Sandbox, error) {
+func openBackend(name string, p *walls.Policy, tmp string, o openOptions) (Sandbox, error) {
 	var s *instance
 	var err error
 	switch name {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // gitOutputLimit bounds what Git returns.
@@ -20,15 +22,15 @@ func Git(ctx context.Context, sb Sandbox, dir string, args ...string) ([]byte, e
 	for _, a := range args {
 		sb2.WriteString(" " + shellQuote(a))
 	}
-	out := &boundedBuffer{limit: gitOutputLimit}
-	errOut := &boundedBuffer{limit: 4096}
+	out := &walls.BoundedBuffer{Limit: gitOutputLimit}
+	errOut := &walls.BoundedBuffer{Limit: 4096}
 	r, err := sb.Run(ctx, Cmd{Script: sb2.String(), Dir: dir, Timeout: 30 * time.Second, Stdout: out, Stderr: errOut})
 	if err != nil {
 		return nil, err
 	}
-	stdout, cut := out.result()
+	stdout, cut := out.Result()
 	if r.ExitCode != 0 || cut > 0 {
-		msg, _ := errOut.result()
+		msg, _ := errOut.Result()
 		return nil, fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), r.ExitCode, strings.TrimSpace(string(msg)))
 	}
 	return stdout, nil

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // Limited git writes for the project's own repository.
@@ -54,7 +56,7 @@ type gitMount struct {
 
 // gitShadow is the host side of one shadowed git directory.
 type gitShadow struct {
-	GitDir
+	walls.GitDir
 	shadow string
 	mount  gitMount
 	synced map[string]fileStamp // per data file: its state in both places after the last sync
@@ -74,8 +76,8 @@ func stampOf(path string) stamp {
 	if err != nil || !st.Mode().IsRegular() {
 		return stamp{}
 	}
-	id, _ := sysFileID(st)
-	return stamp{exists: true, size: st.Size(), mtime: st.ModTime().UnixNano(), ino: id.ino}
+	id, _ := walls.SysFileID(st)
+	return stamp{exists: true, size: st.Size(), mtime: st.ModTime().UnixNano(), ino: id.Ino}
 }
 
 // gitSession is a session's shadows.
@@ -88,7 +90,7 @@ type gitSession struct {
 // to the session's private one, tmp. Not inside it: a command sees tmp as
 // its /tmp and could move a shadow away and put a link to the user's home
 // in its place for the host's next copy to write through.
-func openGitShadows(p *Policy, tmp string) (*gitSession, error) {
+func openGitShadows(p *walls.Policy, tmp string) (*gitSession, error) {
 	if len(p.GitWrite) == 0 {
 		return nil, nil
 	}
@@ -97,7 +99,7 @@ func openGitShadows(p *Policy, tmp string) (*gitSession, error) {
 		return nil, fmt.Errorf("preparing git writes: %w", err)
 	}
 	gs := &gitSession{base: base}
-	dirs := append([]GitDir(nil), p.GitWrite...)
+	dirs := append([]walls.GitDir(nil), p.GitWrite...)
 	// Outer directories first: a worktree's gitdir lies in its common
 	// directory's worktrees/, and its shadow is mounted on top.
 	sort.SliceStable(dirs, func(i, j int) bool { return len(dirs[i].Dir) < len(dirs[j].Dir) })
@@ -112,7 +114,7 @@ func openGitShadows(p *Policy, tmp string) (*gitSession, error) {
 	return gs, nil
 }
 
-func newGitShadow(g GitDir, shadow string) (*gitShadow, error) {
+func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
 	if err := os.Mkdir(shadow, 0o755); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
@@ -50,7 +52,7 @@ func openGitTest(t *testing.T, backend, proj string) Sandbox {
 	t.Helper()
 	b, opts := testVariant(backend)
 	requireBackend(t, b)
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: filepath.Join(filepath.Dir(proj), "home")})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: filepath.Join(filepath.Dir(proj), "home")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // execInner puts up the inner walls on this OS thread and execs argv. It
@@ -238,7 +240,7 @@ func maskDir(dir string, keep []string) error {
 	var kept []string
 	var fds []int
 	for _, k := range keep {
-		if !within(k, dir) || k == dir {
+		if !walls.Within(k, dir) || k == dir {
 			continue
 		}
 		fd, err := unix.Open(k, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os/exec"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -12,7 +14,7 @@ import (
 // alone, started as the init of fresh user, mount and PID namespaces when
 // the kernel allows them (then carve-outs are read-only bind mounts and
 // /tmp is private), and as a plain process group otherwise.
-func openLandlock(p *Policy, tmp string, o openOptions) (*instance, error) {
+func openLandlock(p *walls.Policy, tmp string, o openOptions) (*instance, error) {
 	s, err := buildLandlock(p, tmp, o, false)
 	if err != nil {
 		return nil, err
@@ -25,7 +27,7 @@ func openLandlock(p *Policy, tmp string, o openOptions) (*instance, error) {
 
 // buildLandlock builds the landlock backend; ro is its read-only variant
 // (see buildBwrap).
-func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, error) {
+func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance, error) {
 	abi := LandlockABI()
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: this kernel has no Landlock (not built in or not in the lsm= list); install bubblewrap for the bwrap backend", ErrUnavailable)
@@ -50,13 +52,13 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 			s.git = gs
 			cfg.Git = gs.mounts()
 		}
-		cfg.Mask = p.maskPaths()
-		for _, w := range p.writeRoots() {
-			if within(w, "/tmp") {
+		cfg.Mask = p.MaskPaths()
+		for _, w := range p.WriteRoots() {
+			if walls.Within(w, "/tmp") {
 				cfg.Rebind = append(cfg.Rebind, w)
 			}
 		}
-		if within(exe, "/tmp") {
+		if walls.Within(exe, "/tmp") {
 			cfg.Helper, s.helper = exe, helperInTmp
 		}
 	}
@@ -81,8 +83,8 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 	// Without a mount namespace nothing holds chmod, chown, utime and
 	// xattr changes outside the writable roots: seccomp denies them all.
 	cfg.DenyMeta = s.tree != treeUserPID
-	cfg.Write = append(append(p.writeRootsFor(ro), tmpInside), s.git.writePaths()...)
-	env := sandboxEnv(p, tmpInside, BackendLandlock)
+	cfg.Write = append(append(p.WriteRootsFor(ro), tmpInside), s.git.writePaths()...)
+	env := walls.SandboxEnv(p, tmpInside, BackendLandlock)
 	if s.proxy != nil {
 		env = append(env, proxyEnv(ProxyPort)...)
 	}
@@ -91,11 +93,11 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 	now := func() helperConfig {
 		c := cfg
 		if s.tree == treeUserPID {
-			c.ReadOnly = p.roBinds()
+			c.ReadOnly = p.RoBinds()
 			if ro {
 				c.ReadOnly = append(c.ReadOnly, p.Writable...)
 			}
-			c.Keep = p.keepNow()
+			c.Keep = p.KeepNow()
 		}
 		return c
 	}

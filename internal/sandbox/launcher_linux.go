@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -29,7 +31,7 @@ type launcher struct {
 	// pol, when set, is asked for its generation: a launcher started
 	// before the carve-outs last grew is retired, so the next command
 	// gets a launcher that mounts them all.
-	pol *Policy
+	pol *walls.Policy
 	// newCmd builds the unstarted command that runs the launcher inside the
 	// outer walls; start adds its control socket as descriptor 3.
 	newCmd func() *exec.Cmd
@@ -51,11 +53,11 @@ type launcher struct {
 type launcherProc struct {
 	cmd  *exec.Cmd
 	ctrl *net.UnixConn
-	diag *boundedBuffer // the launcher's and its supervisors' stderr
-	done chan struct{}  // closed when the process has exited
-	err  error          // its Wait error, once done
-	gen  int            // the policy generation it mounts
-	cg   *cgroupChild   // its cgroup, nil without one
+	diag *walls.BoundedBuffer // the launcher's and its supervisors' stderr
+	done chan struct{}        // closed when the process has exited
+	err  error                // its Wait error, once done
+	gen  int                  // the policy generation it mounts
+	cg   *cgroupChild         // its cgroup, nil without one
 
 	// sups are its supervisors' cgroups by host pid (placement in
 	// cgroup_linux.go), killed with it.
@@ -82,7 +84,7 @@ func (l *launcher) get() (lp *launcherProc, note string, err error) {
 	if l.failed != nil {
 		return nil, "", errNoLauncher
 	}
-	if l.cur != nil && l.pol != nil && l.cur.gen != l.pol.generation() {
+	if l.cur != nil && l.pol != nil && l.cur.gen != l.pol.Generation() {
 		l.retire(l.cur)
 		l.cur = nil
 	}
@@ -100,7 +102,7 @@ func (l *launcher) get() (lp *launcherProc, note string, err error) {
 	}
 	gen := 0
 	if l.pol != nil {
-		gen = l.pol.generation()
+		gen = l.pol.Generation()
 	}
 	lp, err = l.start()
 	if err != nil {
@@ -277,7 +279,7 @@ func (lp *launcherProc) exitText() string {
 	if lp.err != nil {
 		msg = lp.err.Error()
 	}
-	if d, _ := lp.diag.result(); len(bytes.TrimSpace(d)) > 0 {
+	if d, _ := lp.diag.Result(); len(bytes.TrimSpace(d)) > 0 {
 		msg += ": " + firstLine(d)
 	}
 	return msg
@@ -308,7 +310,7 @@ func (l *launcher) start() (*launcherProc, error) {
 		c.ExtraFiles = append(c.ExtraFiles, pr) // proxyFD
 		go serveProxyChannel(pl, l.proxy)
 	}
-	diag := &boundedBuffer{limit: 8192}
+	diag := &walls.BoundedBuffer{Limit: 8192}
 	c.Stderr = diag
 	c.SysProcAttr = procAttr(l.tree)
 	if l.netns {
@@ -530,7 +532,7 @@ wait:
 			return 128 + int(unix.SIGKILL), nil
 		}
 		if final.Procs > 0 {
-			fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", final.Procs, MaxProcsEnv)
+			fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", final.Procs, walls.MaxProcsEnv)
 		}
 		return final.Code, nil
 	case ctx.Err() != nil:

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // TestTrackedAdopt: a command's tree is its session, its group, every
@@ -61,7 +63,14 @@ func TestStartGate(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("POSIX shell")
 	}
-	p, proj, _, _ := policyFixture(t)
+	proj, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	marker := filepath.Join(proj, "ran")
 	var seen []string
 	s := &instance{name: "test", pol: p, tree: treeGroup,

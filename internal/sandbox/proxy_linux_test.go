@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
@@ -102,7 +104,7 @@ func newProxyWorld(t *testing.T, variant string, names map[string]func(n int) []
 	os.MkdirAll(proj, 0o755)
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: origin.Certificate().Raw})
 	os.WriteFile(filepath.Join(proj, "ca.pem"), ca, 0o644)
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: base})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +443,7 @@ func TestProxyNotOfferedWithoutNetns(t *testing.T) {
 			defer os.RemoveAll(base)
 			proj := filepath.Join(base, "proj")
 			os.MkdirAll(proj, 0o755)
-			p, err := NewPolicy(PolicyOptions{Project: proj, Home: base})
+			p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: base})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // ProbeNetwork checks the proxy path end to end for `harness doctor`: a
@@ -57,7 +59,7 @@ func ProbeNetwork(ctx context.Context, backend string, out io.Writer, opts ...Op
 	if err := os.Mkdir(proj, 0o755); err != nil {
 		return 0, err
 	}
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: base})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: base})
 	if err != nil {
 		return 0, err
 	}

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // instance is one open sandbox, the shared implementation of every backend: a backend only
@@ -17,7 +19,7 @@ import (
 // benchmark compares like with like.
 type instance struct {
 	name string
-	pol  *Policy
+	pol  *walls.Policy
 	tmp  string // host path of the private temporary directory ("" for none)
 	// wrap returns the argv (argv[0] is a path) and environment for script.
 	wrap func(script, dir string) (argv, env []string, err error)
@@ -59,8 +61,8 @@ type launchRunner interface {
 	close()
 }
 
-func (s *instance) Backend() string { return s.name }
-func (s *instance) Policy() *Policy { return s.pol }
+func (s *instance) Backend() string       { return s.name }
+func (s *instance) Policy() *walls.Policy { return s.pol }
 
 func (s *instance) Close() error {
 	if s.closed != nil {
@@ -100,7 +102,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 		timeout = s.pol.Timeout
 	}
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = walls.DefaultTimeout
 	}
 	dir := c.Dir
 	if dir == "" {
@@ -110,7 +112,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	if limit <= 0 {
 		limit = 1 << 20
 	}
-	buf := &boundedBuffer{limit: limit}
+	buf := &walls.BoundedBuffer{Limit: limit}
 	var stdout, stderr io.Writer = buf, buf
 	if c.Stdout != nil || c.Stderr != nil {
 		stdout, stderr = orDiscard(c.Stdout), orDiscard(c.Stderr)
@@ -118,7 +120,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	if c.Progress != nil {
 		stdout, stderr = io.MultiWriter(stdout, c.Progress), io.MultiWriter(stderr, c.Progress)
 	}
-	before := snapshot(s.pol.protectedNow())
+	before := walls.Snapshot(s.pol.ProtectedNow())
 	gitBefore := s.git.before()
 	netMark := s.proxy.mark()
 	defer s.proxy.started(c.Script)()
@@ -165,11 +167,11 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	}
 	// Whatever the exit code: a shell that could not fork may still exit 0.
 	if s.name != BackendNone && c.Stdout == nil && c.Stderr == nil {
-		if out, _ := buf.result(); len(out) > 0 {
-			io.WriteString(stderr, s.pol.limitNote(out))
+		if out, _ := buf.Result(); len(out) > 0 {
+			io.WriteString(stderr, s.pol.LimitNote(out))
 		}
 	}
-	r.Output, r.Truncated = buf.result()
+	r.Output, r.Truncated = buf.Result()
 	if gitNote.Len() > 0 {
 		// Past the output bound: the way back must not be cut off.
 		if c.Stdout != nil || c.Stderr != nil {
@@ -178,7 +180,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 			r.Output = append(r.Output, gitNote.String()...)
 		}
 	}
-	r.Tampered = s.git.filterTampered(changed(before, snapshot(s.pol.protectedNow())))
+	r.Tampered = s.git.filterTampered(walls.Changed(before, walls.Snapshot(s.pol.ProtectedNow())))
 	r.Found = s.pol.Refresh()
 	return r, nil
 }
@@ -268,7 +270,7 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 		killTree(cmd.Process, s.tree)
 		killAll()
 		<-done
-		fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", s.pol.MaxProcs, MaxProcsEnv)
+		fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", s.pol.MaxProcs, walls.MaxProcsEnv)
 		return 128 + 9, nil
 	case <-cgOver:
 		procsHit = true

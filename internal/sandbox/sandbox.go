@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // Cmd is one shell command to run.
@@ -49,7 +51,7 @@ type Result struct {
 	// Found lists repositories, gitdir pointers and hooks paths that
 	// appeared during the command: protected (read-only) from the next
 	// command on; the caller reports each to the user.
-	Found []Finding
+	Found []walls.Finding
 }
 
 // Sandbox is one session's sandbox.
@@ -60,7 +62,7 @@ type Sandbox interface {
 	// Backend names the backend in force: bwrap, landlock, seatbelt or none.
 	Backend() string
 	// Policy is the policy this sandbox enforces.
-	Policy() *Policy
+	Policy() *walls.Policy
 	// Close stops the session's launcher, if any (killing what still runs
 	// inside), and removes the session's private temporary directory.
 	Close() error
@@ -161,7 +163,7 @@ func WithLauncher(on bool) Option {
 // directory and runs a self-check (selfcheck.go): a write inside must
 // succeed and a write outside the project must fail with a denial, or Open
 // refuses the backend with a *SelfCheckError.
-func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandbox, error) {
+func Open(ctx context.Context, p *walls.Policy, backend string, opts ...Option) (Sandbox, error) {
 	var o openOptions
 	for _, opt := range opts {
 		opt(&o)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 const sandboxExec = "/usr/bin/sandbox-exec"
@@ -17,7 +19,7 @@ func detect() (string, string) {
 	return "", sandboxExec + " is missing"
 }
 
-func openBackend(name string, p *Policy, tmp string, o openOptions) (Sandbox, error) {
+func openBackend(name string, p *walls.Policy, tmp string, o openOptions) (Sandbox, error) {
 	switch name {
 	case BackendSeatbelt:
 	case BackendBwrap, BackendLandlock:

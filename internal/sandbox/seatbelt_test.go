@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files (a security profile's rewrite also fails the run, so it is reviewed)")
@@ -186,7 +188,7 @@ var unfiltered = map[string]bool{
 
 // profileProblems checks a generated profile by its structure: what it
 // allows, with which filters, in which order. It lists what is wrong.
-func profileProblems(profile string, params []string, p *Policy) (problems []string) {
+func profileProblems(profile string, params []string, p *walls.Policy) (problems []string) {
 	add := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
 	forms, err := parseSBPL(profile)
 	if err != nil {
@@ -336,13 +338,13 @@ func profileProblems(profile string, params []string, p *Policy) (problems []str
 
 func testPolicies() []struct {
 	name string
-	pol  *Policy
+	pol  *walls.Policy
 } {
 	return []struct {
 		name string
-		pol  *Policy
+		pol  *walls.Policy
 	}{
-		{"plain", &Policy{
+		{"plain", &walls.Policy{
 			Project:   "/Users/me/proj",
 			Writable:  []string{"/Users/me/proj"},
 			ReadOnly:  []string{"/Users/me/proj/.git", "/Users/me/proj/.agents"},
@@ -350,14 +352,14 @@ func testPolicies() []struct {
 			DenyRead:  []string{"/Users/me/.ssh", "/Users/me/.agents/env", "/Users/me/Library/Keychains"},
 			Timeout:   time.Minute,
 		}},
-		{"hostile-names", &Policy{
+		{"hostile-names", &walls.Policy{
 			Project:   `/Users/me/a "b") (allow file-write* (subpath "/"))`,
 			Writable:  []string{`/Users/me/a "b") (allow file-write* (subpath "/"))`, "/private/tmp/extra dir"},
 			ReadOnly:  []string{`/Users/me/a "b") (allow file-write* (subpath "/"))/.git`, `/Users/me/a "b") (allow file-write* (subpath "/"))/vendor/x/.git`},
 			Protected: []string{`/Users/me/a "b") (allow file-write* (subpath "/"))/.git`, `/Users/me/a "b") (allow file-write* (subpath "/"))/.h[o]oks$`},
 			DenyRead:  []string{"/Users/me/.ssh"},
 		}},
-		{"loopback", &Policy{
+		{"loopback", &walls.Policy{
 			Project:     "/Users/me/proj",
 			Writable:    []string{"/Users/me/proj"},
 			Protected:   []string{"/Users/me/proj/.git"},

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -59,7 +61,7 @@ func stallIfAsked() {
 func TestSupervisorStalledBeforeServing(t *testing.T) {
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
-			sb, _ := openTest(t, backend, func(p *Policy) { p.Env = append(p.Env, stallEnv+"=1") })
+			sb, _ := openTest(t, backend, func(p *walls.Policy) { p.Env = append(p.Env, stallEnv+"=1") })
 			// Six at once, twice: several supervisors are started, each stalled.
 			for round := range 2 {
 				var wg sync.WaitGroup

@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 )
 
 // Windows has no sandbox backend; paths are decided by spelling there.
-func sysFileID(fs.FileInfo) (fileID, bool) { return fileID{}, false }
+func SysFileID(fs.FileInfo) (fileID, bool) { return fileID{}, false }
 
 func openedPath(*os.File) (string, error) {
 	return "", errors.New("no descriptor path on windows")

@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 // Resolve returns path made absolute (against the working directory) with
 // every symlink resolved the way the kernel would follow it, including a

@@ -1,6 +1,6 @@
 //go:build unix && !linux && !darwin
 
-package sandbox
+package walls
 
 import (
 	"errors"

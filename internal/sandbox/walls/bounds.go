@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"fmt"
@@ -76,7 +76,7 @@ func (p *Policy) LimitsText() string {
 }
 
 // limitNote explains a failure that looks like a resource bound.
-func (p *Policy) limitNote(out []byte) string {
+func (p *Policy) LimitNote(out []byte) string {
 	o := string(out)
 	switch {
 	case strings.Contains(o, "[harness: the command reached the sandbox's"):

@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"bufio"
@@ -171,20 +171,20 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 	}
 	for _, path := range hide {
 		path = filepath.Clean(path)
-		p.DenyRead = appendUnique(p.DenyRead, path)
+		p.DenyRead = AppendUnique(p.DenyRead, path)
 		if r, err := filepath.EvalSymlinks(path); err == nil && r != path {
-			p.DenyRead = appendUnique(p.DenyRead, r)
+			p.DenyRead = AppendUnique(p.DenyRead, r)
 		}
 	}
 	for _, k := range o.Keep {
-		p.KeepReadable = appendUnique(p.KeepReadable, filepath.Clean(k))
+		p.KeepReadable = AppendUnique(p.KeepReadable, filepath.Clean(k))
 		if r, err := filepath.EvalSymlinks(k); err == nil {
-			p.KeepReadable = appendUnique(p.KeepReadable, r)
+			p.KeepReadable = AppendUnique(p.KeepReadable, r)
 		}
 	}
 	for _, w := range p.Writable {
 		for _, d := range p.DenyRead {
-			if within(w, d) || within(d, w) {
+			if Within(w, d) || Within(d, w) {
 				return nil, fmt.Errorf("writable root %s overlaps the secret path %s: pick a directory that holds no credentials", w, d)
 			}
 		}
@@ -198,7 +198,7 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 		return nil, err
 	}
 	p.Sockets = hostSockets(o.Environ)
-	p.LoopbackTCP = o.LoopbackTCP || hasEnv(environ(o.Environ), LoopbackEnv+"=1")
+	p.LoopbackTCP = o.LoopbackTCP || HasEnv(environ(o.Environ), LoopbackEnv+"=1")
 	p.Env = filterEnv(environ(o.Environ))
 	p.HostModCache, p.hostGoProxy = hostGo(p, environ(o.Environ))
 	if o.CacheRoot != "" {
@@ -234,7 +234,7 @@ func checkRoot(dir, home string) (string, error) {
 		return "", fmt.Errorf("project %s is not a directory: pass a directory with --project", dir)
 	}
 	refuse := c == filepath.Dir(c) // the filesystem root
-	if home != "" && (c == home || within(home, c)) {
+	if home != "" && (c == home || Within(home, c)) {
 		refuse = true
 	}
 	for _, s := range systemDirs {
@@ -242,7 +242,7 @@ func checkRoot(dir, home string) (string, error) {
 			refuse = true
 		}
 	}
-	if runtime.GOOS != "windows" && (within(c, "/proc") || within(c, "/sys") || within(c, "/dev")) {
+	if runtime.GOOS != "windows" && (Within(c, "/proc") || Within(c, "/sys") || Within(c, "/dev")) {
 		refuse = true
 	}
 	if refuse {
@@ -304,7 +304,7 @@ func (p *Policy) scanCarveOuts(root string) error {
 }
 
 // protectedNow is a copy of the protected paths as they stand.
-func (p *Policy) protectedNow() []string {
+func (p *Policy) ProtectedNow() []string {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return append([]string(nil), p.Protected...)
@@ -325,15 +325,15 @@ func (p *Policy) protect(path string) error {
 	st, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		p.Protected = appendUnique(p.Protected, path)
+		p.Protected = AppendUnique(p.Protected, path)
 		return nil
 	case err != nil:
 		return fmt.Errorf("protected path %s: %w", path, err)
 	case st.Mode()&fs.ModeSymlink != 0:
 		return fmt.Errorf("%s is a symlink at a protected path; harness will not follow it: replace it with a real directory (or a gitdir pointer file) and retry", path)
 	}
-	p.ReadOnly = appendUnique(p.ReadOnly, path)
-	p.Protected = appendUnique(p.Protected, path)
+	p.ReadOnly = AppendUnique(p.ReadOnly, path)
+	p.Protected = AppendUnique(p.Protected, path)
 	return nil
 }
 
@@ -404,14 +404,14 @@ func (p *Policy) protectGitDir(dotgit, gitdir string) error {
 		}
 		hp = filepath.Clean(hp)
 		for _, w := range p.Writable {
-			if within(resolve(hp), w) {
+			if Within(resolve(hp), w) {
 				p.ensureHooksPath(hp)
 				if err := p.protect(hp); err != nil {
 					return err
 				}
 				if r := resolve(hp); r != hp {
 					p.mu.Lock()
-					p.ReadOnly = appendUnique(p.ReadOnly, r)
+					p.ReadOnly = AppendUnique(p.ReadOnly, r)
 					p.mu.Unlock()
 				}
 			}
@@ -459,7 +459,7 @@ func hostSockets(env []string) []string {
 	}
 	for _, c := range cands {
 		if r, err := filepath.EvalSymlinks(c); err == nil {
-			out = appendUnique(out, r)
+			out = AppendUnique(out, r)
 		}
 	}
 	return out
@@ -493,7 +493,7 @@ func envAllowed(name string) bool {
 	return false
 }
 
-func appendUnique(list []string, s string) []string {
+func AppendUnique(list []string, s string) []string {
 	for _, x := range list {
 		if x == s {
 			return list
@@ -502,7 +502,7 @@ func appendUnique(list []string, s string) []string {
 	return append(list, s)
 }
 
-func within(path, root string) bool {
+func Within(path, root string) bool {
 	if root == string(filepath.Separator) {
 		return filepath.IsAbs(path)
 	}
@@ -534,15 +534,15 @@ func hiddenList(home string) []string {
 }
 
 // maskPaths are what the backends hide: the secrets and host sockets.
-func (p *Policy) maskPaths() []string {
+func (p *Policy) MaskPaths() []string {
 	return append(append([]string(nil), p.DenyRead...), p.Sockets...)
 }
 
 // kept reports whether l lies beneath a KeepReadable path inside the
 // hidden directory d (the session's own spill directory).
 func (p *Policy) kept(l located, d string) bool {
-	for _, k := range p.keepNow() {
-		if within(k, d) && k != d && p.under(l, k, false) {
+	for _, k := range p.KeepNow() {
+		if Within(k, d) && k != d && p.under(l, k, false) {
 			return true
 		}
 	}
@@ -564,7 +564,7 @@ func (p *Policy) checkRead(name, path string, id *fileID) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	l := p.locate(path, id)
-	l.spellings = appendUnique(l.spellings, abs)
+	l.spellings = AppendUnique(l.spellings, abs)
 	for _, d := range p.DenyRead {
 		if p.under(l, d, true) && !p.kept(l, d) {
 			return denied(name, "%s is a protected secret path (%s); harness never reads it", name, d)
@@ -595,7 +595,7 @@ func (p *Policy) checkWrite(name, path string, id *fileID) error {
 	}
 	grant := p.locate(path, id)
 	deny := grant
-	deny.spellings = appendUnique(append([]string(nil), grant.spellings...), abs)
+	deny.spellings = AppendUnique(append([]string(nil), grant.spellings...), abs)
 	p.mu.RLock()
 	carved := append(append([]string(nil), p.Protected...), p.ReadOnly...)
 	p.mu.RUnlock()
@@ -614,7 +614,7 @@ func (p *Policy) checkWrite(name, path string, id *fileID) error {
 			continue
 		}
 		for _, s := range deny.spellings {
-			if ls, lr := foldKey(s), foldKey(root); within(ls, lr) && hasGitComponent(ls[len(lr):]) {
+			if ls, lr := FoldKey(s), FoldKey(root); Within(ls, lr) && hasGitComponent(ls[len(lr):]) {
 				return fmt.Errorf("%s is inside a .git directory, which is read-only under the sandbox policy", name)
 			}
 		}
@@ -629,14 +629,14 @@ func magicProc(path string) bool {
 	if runtime.GOOS != "linux" {
 		return false
 	}
-	return within(path, "/proc") || within(path, "/dev/fd")
+	return Within(path, "/proc") || Within(path, "/dev/fd")
 }
 
 // procPrivate reports /proc/<pid>/… and /proc/self/…: a process's
 // environment (the harness's holds API keys), memory and magic links.
 // System-wide entries such as /proc/cpuinfo stay readable.
 func procPrivate(path string) bool {
-	if runtime.GOOS != "linux" || !within(path, "/proc") {
+	if runtime.GOOS != "linux" || !Within(path, "/proc") {
 		return false
 	}
 	rest := strings.TrimPrefix(strings.TrimPrefix(path, "/proc"), "/")

@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"context"
@@ -73,7 +73,7 @@ func (p *Policy) checkOpened(f *os.File, real string) (os.FileInfo, error) {
 		return nil, err
 	}
 	for _, v := range kernelViews {
-		if isUnixLike && within(real, v) {
+		if isUnixLike && Within(real, v) {
 			return nil, denied(real, "%s is a kernel or device view; the file tools read only ordinary files (use bash, inside the sandbox)", real)
 		}
 	}
@@ -187,9 +187,9 @@ func (p *Policy) WriteFile(path string, data []byte) (WriteResult, error) {
 	if root == "" {
 		return WriteResult{}, denied(path, "%s is outside the writable roots (%s): only the project is writable", path, strings.Join(p.Writable, ", "))
 	}
-	before := snapshot(p.protectedNow())
+	before := Snapshot(p.ProtectedNow())
 	res, err := p.writeBeneath(root, real, data)
-	res.Tampered = changed(before, snapshot(p.protectedNow()))
+	res.Tampered = Changed(before, Snapshot(p.ProtectedNow()))
 	if err == nil {
 		res.Found = p.Refresh() // a write may have made a path git would act on
 	}
@@ -198,7 +198,7 @@ func (p *Policy) WriteFile(path string, data []byte) (WriteResult, error) {
 
 func (p *Policy) writableRootOf(real string) string {
 	for _, w := range p.Writable {
-		if within(real, w) {
+		if Within(real, w) {
 			return w
 		}
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"bufio"
@@ -41,7 +41,7 @@ func (f Finding) String() string {
 // before the next command.
 func (p *Policy) Refresh() []Finding {
 	known := map[string]bool{}
-	for _, k := range p.protectedNow() {
+	for _, k := range p.ProtectedNow() {
 		known[k] = true
 	}
 	var found []Finding
@@ -98,15 +98,15 @@ func (p *Policy) Findings() []Finding {
 
 // generation counts the times the carve-outs grew; a launcher started at
 // an older generation is restarted so the new ones are mounted.
-func (p *Policy) generation() int {
+func (p *Policy) Generation() int {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.gen
 }
 
 func (p *Policy) insideProtected(path string) bool {
-	for _, r := range p.protectedNow() {
-		if within(path, r) {
+	for _, r := range p.ProtectedNow() {
+		if Within(path, r) {
 			return true
 		}
 	}
@@ -117,7 +117,7 @@ func (p *Policy) insideProtected(path string) bool {
 // it found, the gitdir it names and its hooks path included.
 func (p *Policy) adopt(path, how string) []Finding {
 	before := map[string]bool{}
-	for _, k := range p.protectedNow() {
+	for _, k := range p.ProtectedNow() {
 		before[k] = true
 	}
 	var err error
@@ -130,12 +130,12 @@ func (p *Policy) adopt(path, how string) []Finding {
 		// A symlink at the path: refuse it to the file tools by name and
 		// say so; it stays watched.
 		p.mu.Lock()
-		p.Protected = appendUnique(p.Protected, path)
+		p.Protected = AppendUnique(p.Protected, path)
 		p.mu.Unlock()
 		return []Finding{{Path: path, Kind: "symlink where git looks for a repository", RunsCode: []string{err.Error()}}}
 	}
 	var out []Finding
-	for _, k := range p.protectedNow() {
+	for _, k := range p.ProtectedNow() {
 		if before[k] {
 			continue
 		}
@@ -261,22 +261,22 @@ func (p *Policy) ensureHooksPath(hp string) {
 func (p *Policy) Keep(path string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.KeepReadable = appendUnique(p.KeepReadable, filepath.Clean(path))
+	p.KeepReadable = AppendUnique(p.KeepReadable, filepath.Clean(path))
 	if r, err := filepath.EvalSymlinks(path); err == nil {
-		p.KeepReadable = appendUnique(p.KeepReadable, r)
+		p.KeepReadable = AppendUnique(p.KeepReadable, r)
 	}
 	p.gen++
 }
 
 // keepNow is a copy of KeepReadable as it stands.
-func (p *Policy) keepNow() []string {
+func (p *Policy) KeepNow() []string {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return append([]string(nil), p.KeepReadable...)
 }
 
 // isWritableRoot reports whether w is the project or an --add-dir root.
-func (p *Policy) isWritableRoot(w string) bool {
+func (p *Policy) IsWritableRoot(w string) bool {
 	for _, r := range p.Writable {
 		if r == w {
 			return true
@@ -287,13 +287,13 @@ func (p *Policy) isWritableRoot(w string) bool {
 
 // writeRootsFor is writeRoots, without the project and --add-dir roots
 // for the read-only variant (the build cache stays writable).
-func (p *Policy) writeRootsFor(ro bool) []string {
+func (p *Policy) WriteRootsFor(ro bool) []string {
 	if !ro {
-		return p.writeRoots()
+		return p.WriteRoots()
 	}
 	var out []string
-	for _, w := range p.writeRoots() {
-		if !p.isWritableRoot(w) {
+	for _, w := range p.WriteRoots() {
+		if !p.IsWritableRoot(w) {
 			out = append(out, w)
 		}
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 // variables that point every cache and temporary file at tmp (the private
 // temporary directory as seen inside), so compilers and package managers
 // work without writing to $HOME.
-func sandboxEnv(p *Policy, tmp, backend string) []string {
+func SandboxEnv(p *Policy, tmp, backend string) []string {
 	env := append([]string(nil), p.Env...)
 	set := func(k, v string) {
 		for i, kv := range env {
@@ -21,7 +21,7 @@ func sandboxEnv(p *Policy, tmp, backend string) []string {
 		}
 		env = append(env, k+"="+v)
 	}
-	if !hasEnv(env, "PATH") {
+	if !HasEnv(env, "PATH") {
 		set("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
 	}
 	cache := tmp + "/.cache"
@@ -47,7 +47,7 @@ func sandboxEnv(p *Policy, tmp, backend string) []string {
 	return env
 }
 
-func hasEnv(env []string, k string) bool {
+func HasEnv(env []string, k string) bool {
 	for _, kv := range env {
 		if strings.HasPrefix(kv, k+"=") {
 			return true

@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"crypto/sha256"
@@ -29,7 +29,7 @@ var gitInterest = []string{"config", "hooks", "info", "HEAD", "commondir", "gitd
 // snapshot records the protected paths: for a git directory its config,
 // hooks, info and pointers (objects and refs change legitimately); for any
 // other carve-out, everything beneath it.
-func snapshot(paths []string) map[string]state {
+func Snapshot(paths []string) map[string]state {
 	out := make(map[string]state)
 	n := 0
 	for _, root := range paths {
@@ -89,7 +89,7 @@ func record(out map[string]state, path string) {
 }
 
 // changed compares two snapshots and lists the paths that differ.
-func changed(before, after map[string]state) []string {
+func Changed(before, after map[string]state) []string {
 	var out []string
 	for path, b := range before {
 		a, ok := after[path]

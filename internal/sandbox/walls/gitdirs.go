@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"os"
@@ -74,7 +74,7 @@ func (p *Policy) gitWrites() []GitDir {
 		common = filepath.Join(gitdir, common)
 	}
 	common, err = canonical(common)
-	if err != nil || !isGitDir(common) || !within(gitdir, common) {
+	if err != nil || !isGitDir(common) || !Within(gitdir, common) {
 		return nil
 	}
 	return []GitDir{
@@ -96,7 +96,7 @@ func (p *Policy) isGitWrite(dir string) bool {
 
 // roBinds are the carve-outs mounted read-only: ReadOnly without the git
 // directories that are shadowed instead.
-func (p *Policy) roBinds() []string {
+func (p *Policy) RoBinds() []string {
 	var out []string
 	for _, r := range p.ReadOnlyNow() {
 		if !p.isGitWrite(r) {

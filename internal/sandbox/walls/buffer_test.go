@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ func TestBoundedBufferKeepsHeadAndTail(t *testing.T) {
 	for _, limit := range []int{0, 1, 2, 7, 64, 1000} {
 		for seed := range uint64(50) {
 			r := rand.New(rand.NewPCG(seed, uint64(limit)))
-			b := &boundedBuffer{limit: limit}
+			b := &BoundedBuffer{Limit: limit}
 			var all bytes.Buffer
 			for range r.IntN(40) {
 				p := make([]byte, r.IntN(3*limit+5))
@@ -28,7 +28,7 @@ func TestBoundedBufferKeepsHeadAndTail(t *testing.T) {
 				}
 				all.Write(p)
 			}
-			got, dropped := b.result()
+			got, dropped := b.Result()
 			whole := all.Bytes()
 			if len(whole) <= limit {
 				if dropped != 0 || !bytes.Equal(got, whole) {
@@ -49,12 +49,12 @@ func TestBoundedBufferKeepsHeadAndTail(t *testing.T) {
 // TestBoundedBufferFailureSummary: a megabyte of build noise and then the
 // failure: the failure is what the model gets to read.
 func TestBoundedBufferFailureSummary(t *testing.T) {
-	b := &boundedBuffer{limit: 4096}
+	b := &BoundedBuffer{Limit: 4096}
 	for range 20000 {
 		b.Write([]byte("compiling something mildly interesting\n"))
 	}
 	b.Write([]byte("--- FAIL: TestTheThing (0.01s)\nFAIL\n"))
-	got, dropped := b.result()
+	got, dropped := b.Result()
 	if !strings.HasSuffix(string(got), "--- FAIL: TestTheThing (0.01s)\nFAIL\n") || dropped == 0 || len(got) > 4096+200 {
 		t.Fatalf("kept %d bytes, dropped %d, ending %q", len(got), dropped, got[max(0, len(got)-80):])
 	}

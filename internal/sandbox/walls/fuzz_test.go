@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"io/fs"
@@ -52,11 +52,11 @@ func FuzzCheckWrite(f *testing.F) {
 			if err != nil {
 				t.Fatalf("wrote %s but cannot resolve it: %v", path, err)
 			}
-			if !within(real, proj) {
+			if !Within(real, proj) {
 				t.Fatalf("CheckWrite allowed %s, which landed at %s outside the project", path, real)
 			}
 			for _, r := range p.ReadOnly {
-				if within(real, r) {
+				if Within(real, r) {
 					t.Fatalf("CheckWrite allowed %s inside the carve-out %s", path, r)
 				}
 			}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sandbox
+package walls
 
 // physicalMemory is unknown here: DefaultMaxMemory stands.
 func physicalMemory() int64 { return 0 }

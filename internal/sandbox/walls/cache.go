@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"crypto/sha256"
@@ -76,12 +76,12 @@ func (p *Policy) setupCache(root string, vars []string) error {
 		return fmt.Errorf("project build cache: %w", err)
 	}
 	for _, d := range p.DenyRead {
-		if within(c, d) || within(d, c) {
+		if Within(c, d) || Within(d, c) {
 			return fmt.Errorf("the build cache %s overlaps the secret path %s: set XDG_CACHE_HOME elsewhere", c, d)
 		}
 	}
 	for _, w := range p.Writable {
-		if within(w, c) {
+		if Within(w, c) {
 			return fmt.Errorf("the build cache %s holds the writable root %s: set XDG_CACHE_HOME elsewhere", c, w)
 		}
 	}
@@ -94,7 +94,7 @@ func (p *Policy) setupCache(root string, vars []string) error {
 		if !validVarName(v) {
 			return fmt.Errorf("%s: harness will not set %q to a cache directory (want a plain variable name, not PATH, HOME, TMPDIR, LD_*, GIT_*, HARNESS_* or one naming a key, token or secret)", CacheVarsEnv, v)
 		}
-		p.CacheVars = appendUnique(p.CacheVars, v)
+		p.CacheVars = AppendUnique(p.CacheVars, v)
 	}
 	return nil
 }
@@ -120,7 +120,7 @@ func validVarName(s string) bool {
 
 // writeRoots are the paths commands may write as the backends see them on
 // the host: the writable roots and the project's build cache.
-func (p *Policy) writeRoots() []string {
+func (p *Policy) WriteRoots() []string {
 	out := append([]string(nil), p.Writable...)
 	if p.Cache != "" {
 		out = append(out, p.Cache)
@@ -215,7 +215,7 @@ func ProjectCache(root, project string) string {
 // or ProjectCache named). Directories made read-only inside (Go's module
 // cache) are made writable first; symlinks are removed, never followed.
 func CleanCache(root, dir string) error {
-	if !within(dir, filepath.Join(root, "projects")) || dir == filepath.Join(root, "projects") {
+	if !Within(dir, filepath.Join(root, "projects")) || dir == filepath.Join(root, "projects") {
 		return fmt.Errorf("%s is not a harness project cache under %s", dir, root)
 	}
 	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {

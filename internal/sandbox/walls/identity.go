@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ func (osFS) Stat(name string) (fs.FileInfo, error)  { return os.Stat(name) }
 func (osFS) Readlink(name string) (string, error)   { return os.Readlink(name) }
 
 // fileID is a file's identity: two names with the same fileID are one file.
-type fileID struct{ dev, ino uint64 }
+type fileID struct{ dev, Ino uint64 }
 
 // identify returns fi's identity; false where the platform has none (then
 // only spelling decides).
@@ -47,7 +47,7 @@ func identify(fi fs.FileInfo) (fileID, bool) {
 	if id, ok := fi.Sys().(fileID); ok { // a test's fake file system
 		return id, true
 	}
-	return sysFileID(fi)
+	return SysFileID(fi)
 }
 
 // rootIDs caches the identities of the policy's roots, each taken the
@@ -129,7 +129,7 @@ func (p *Policy) locate(path string, extra *fileID) located {
 				l.ids[id] = true
 				for _, r := range byID[id] {
 					if r != d {
-						l.spellings = appendUnique(l.spellings, filepath.Join(r, strings.TrimPrefix(real[len(d):], string(filepath.Separator))))
+						l.spellings = AppendUnique(l.spellings, filepath.Join(r, strings.TrimPrefix(real[len(d):], string(filepath.Separator))))
 					}
 				}
 			}
@@ -150,7 +150,7 @@ func (p *Policy) under(l located, root string, fold bool) bool {
 		return true
 	}
 	for _, s := range l.spellings {
-		if within(s, root) || fold && withinFold(s, root) {
+		if Within(s, root) || fold && withinFold(s, root) {
 			return true
 		}
 	}
@@ -159,7 +159,7 @@ func (p *Policy) under(l located, root string, fold bool) bool {
 
 // withinFold is within, ignoring ASCII and Unicode simple case.
 func withinFold(path, root string) bool {
-	return within(foldKey(path), foldKey(root))
+	return Within(FoldKey(path), FoldKey(root))
 }
 
 // foldKey maps every rune of s to one representative of its Unicode simple
@@ -167,7 +167,7 @@ func withinFold(path, root string) bool {
 // volume takes for one name get one key: not only .SSH and .ssh, but the
 // Kelvin sign for k and the long s for s (.githooK, .agentſ), which
 // strings.ToLower leaves apart.
-func foldKey(s string) string {
+func FoldKey(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
@@ -186,7 +186,7 @@ func foldRune(r rune) rune {
 }
 
 // foldOrbit lists r's simple case-folding orbit in rune order.
-func foldOrbit(r rune) []rune {
+func FoldOrbit(r rune) []rune {
 	out := []rune{r}
 	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 		out = append(out, f)
@@ -198,7 +198,7 @@ func foldOrbit(r rune) []rune {
 // hasGitComponent reports a ".git" component (any case) in rel.
 func hasGitComponent(rel string) bool {
 	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		if foldKey(part) == foldKey(".git") {
+		if FoldKey(part) == FoldKey(".git") {
 			return true
 		}
 	}

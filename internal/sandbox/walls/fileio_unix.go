@@ -1,6 +1,6 @@
 //go:build unix
 
-package sandbox
+package walls
 
 import (
 	"os"
@@ -83,13 +83,13 @@ func openDirBeneath(parent *os.File, name string) (*os.File, error) {
 
 // processAlive reports whether pid names a live process (or one we may not
 // signal, which is alive too).
-func processAlive(pid int) bool {
+func ProcessAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || err == syscall.EPERM
 }
 
 // ownedByMe reports whether fi belongs to this process's user.
-func ownedByMe(fi os.FileInfo) bool {
+func OwnedByMe(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Geteuid()
 }

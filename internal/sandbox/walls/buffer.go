@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"fmt"
@@ -9,26 +9,26 @@ import (
 // first half and the last half, and counts what fell between, so a
 // command like `yes` cannot grow the harness's memory and the end of a
 // long output (where a build or a test run prints its failures) is kept.
-type boundedBuffer struct {
+type BoundedBuffer struct {
 	mu      sync.Mutex
-	limit   int
+	Limit   int
 	head    []byte // the first limit - limit/2 bytes
 	tail    []byte // ring of the last limit/2 bytes once head is full
 	start   int    // where the oldest byte of a full tail is
 	dropped int
 }
 
-func (b *boundedBuffer) Write(p []byte) (int, error) {
+func (b *BoundedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := len(p)
-	headCap := b.limit - b.limit/2
+	headCap := b.Limit - b.Limit/2
 	if room := headCap - len(b.head); room > 0 {
 		k := min(room, len(p))
 		b.head = append(b.head, p[:k]...)
 		p = p[k:]
 	}
-	tailCap := b.limit / 2
+	tailCap := b.Limit / 2
 	if len(p) == 0 {
 		return n, nil
 	}
@@ -60,7 +60,7 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 
 // result returns what was kept, head then tail, with a line marking where
 // bytes were dropped, and how many were.
-func (b *boundedBuffer) result() ([]byte, int) {
+func (b *BoundedBuffer) Result() ([]byte, int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := append([]byte(nil), b.head...)

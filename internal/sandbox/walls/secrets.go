@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"fmt"
@@ -59,17 +59,17 @@ func (p *Policy) hideLinkTargets() {
 				return nil
 			}
 			for _, h := range p.DenyRead {
-				if within(t, h) {
+				if Within(t, h) {
 					return nil
 				}
 			}
 			for _, w := range p.Writable {
-				if within(t, w) || within(w, t) {
+				if Within(t, w) || Within(w, t) {
 					p.Notes = append(p.Notes, fmt.Sprintf("%s links to %s, inside the writable root %s: it stays readable there", path, t, w))
 					return nil
 				}
 			}
-			p.DenyRead = appendUnique(p.DenyRead, t)
+			p.DenyRead = AppendUnique(p.DenyRead, t)
 			return nil
 		})
 	}

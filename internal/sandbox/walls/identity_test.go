@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 import (
 	"io/fs"
@@ -76,7 +76,7 @@ func (i foldInfo) Mode() fs.FileMode {
 }
 func (i foldInfo) ModTime() time.Time { return time.Time{} }
 func (i foldInfo) IsDir() bool        { return i.n.dir }
-func (i foldInfo) Sys() any           { return fileID{dev: 1, ino: i.n.id} }
+func (i foldInfo) Sys() any           { return fileID{dev: 1, Ino: i.n.id} }
 
 func (f *foldFS) Lstat(name string) (fs.FileInfo, error) {
 	n, ok := f.nodes[f.key(name)]
