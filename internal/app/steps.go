@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/harness-dev/harness/internal/agent"
@@ -90,12 +92,12 @@ func (b *builder) openSandbox(ctx context.Context) error {
 	// The proxy asks the gate (built by a later step, before any command
 	// runs) and logs every connection.
 	s := b.s
-	s.Proxy = &sandbox.Proxy{
-		Decide: func(ctx context.Context, host string, port int) sandbox.ConnVerdict {
-			v := s.Gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: sandbox.AskedBy(ctx)})
-			return sandbox.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
+	s.Proxy = &netproxy.Proxy{
+		Decide: func(ctx context.Context, host string, port int) netproxy.ConnVerdict {
+			v := s.Gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: netproxy.AskedBy(ctx)})
+			return netproxy.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
 		},
-		Record: func(r sandbox.ConnRecord) {
+		Record: func(r netproxy.ConnRecord) {
 			// As for a permission record: the log keeps what the disk
 			// refused, and the agent's next append stops the turn.
 			if s.Log != nil {

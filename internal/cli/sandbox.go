@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/spf13/cobra"
@@ -116,9 +118,9 @@ func openSandbox(ctx context.Context, project string, addDirs []string, timeout 
 	if err != nil {
 		return nil, err
 	}
-	px := &sandbox.Proxy{Decide: func(ctx context.Context, host string, port int) sandbox.ConnVerdict {
-		v := gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: sandbox.AskedBy(ctx)})
-		return sandbox.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
+	px := &netproxy.Proxy{Decide: func(ctx context.Context, host string, port int) netproxy.ConnVerdict {
+		v := gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: netproxy.AskedBy(ctx)})
+		return netproxy.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
 	}}
 	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(px), sandbox.WithEnv(os.Getenv))
 	if err != nil {

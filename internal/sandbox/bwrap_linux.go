@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -47,7 +49,7 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 	}
 	env := walls.SandboxEnv(p, "/tmp", BackendBwrap)
 	if o.proxy != nil {
-		env = append(env, proxyEnv(ProxyPort)...)
+		env = append(env, netproxy.ProxyEnv(netproxy.ProxyPort)...)
 	}
 	var gs *gitSession
 	if !ro {
@@ -98,7 +100,7 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 	if o.proxy != nil {
 		// The launcher, or a sandbox's own inner stage, listens there
 		// (proxy_linux.go); bwrap's network namespace holds the rest.
-		cfg.ProxyPort = ProxyPort
+		cfg.ProxyPort = netproxy.ProxyPort
 	}
 	s := &instance{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner, git: gs, proxy: o.proxy}
 	if o.proxy != nil {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/moby/moby/api/types/container"
@@ -138,8 +140,8 @@ func openContainer(ctx context.Context, backend string, p *walls.Policy, tmp str
 			return fail(err)
 		}
 		cr.net = cn
-		env = append(env, proxyEnv(ProxyPort)...)
-		entry = append(entry, strconv.Itoa(ProxyPort))
+		env = append(env, netproxy.ProxyEnv(netproxy.ProxyPort)...)
+		entry = append(entry, strconv.Itoa(netproxy.ProxyPort))
 	}
 	res := containerResources(p)
 	if cr.podman {

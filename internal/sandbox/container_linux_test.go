@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -391,12 +393,12 @@ func TestContainerProxy(t *testing.T) {
 	widePort := wide.Addr().(*net.TCPAddr).Port
 	rec := &records{}
 	loop := netip.MustParseAddr("127.0.0.1")
-	px := &Proxy{
-		Decide: func(_ context.Context, host string, _ int) ConnVerdict {
+	px := &netproxy.Proxy{
+		Decide: func(_ context.Context, host string, _ int) netproxy.ConnVerdict {
 			if host == "www.example.com" || host == "plain.example.com" {
-				return ConnVerdict{Allowed: true, Rule: "allow net *.example.com"}
+				return netproxy.ConnVerdict{Allowed: true, Rule: "allow net *.example.com"}
 			}
-			return ConnVerdict{Reason: "no rule allows " + host + ": re-run with --allow-net " + host}
+			return netproxy.ConnVerdict{Reason: "no rule allows " + host + ": re-run with --allow-net " + host}
 		},
 		Record:    rec.add,
 		LookupIP:  func(context.Context, string) ([]netip.Addr, error) { return []netip.Addr{loop}, nil },
@@ -553,7 +555,9 @@ func TestPodmanSession(t *testing.T) {
 	if _, err := os.Stat(sock); err != nil || os.Getenv("DOCKER_HOST") != "" || os.Getenv("HARNESS_TEST_IMAGE") == "" {
 		t.Skip("no rootful podman socket at " + sock + " (and HARNESS_TEST_IMAGE loaded into podman)")
 	}
-	px := &Proxy{Decide: func(context.Context, string, int) ConnVerdict { return ConnVerdict{Reason: "no rule allows it"} }}
+	px := &netproxy.Proxy{Decide: func(context.Context, string, int) netproxy.ConnVerdict {
+		return netproxy.ConnVerdict{Reason: "no rule allows it"}
+	}}
 	sb, _ := openSession(t, BackendPodman, t.TempDir(), WithEnv(testEnv), WithProxy(px))
 	r, err := sb.Run(context.Background(), Cmd{Script: `grep -E '^(CapBnd|Seccomp|NoNewPrivs):' /proc/self/status; ls /sys/class/net
 bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128 && printf "CONNECT unlisted.test:443 HTTP/1.1\r\n\r\n" >&3 && head -c 12 <&3'`})

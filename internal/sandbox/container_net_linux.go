@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
@@ -45,7 +47,7 @@ type containerNet struct {
 
 // listenContainerNet listens in dir, the session's engine directory
 // (never mounted whole into a container).
-func listenContainerNet(dir string, px *Proxy) (*containerNet, error) {
+func listenContainerNet(dir string, px *netproxy.Proxy) (*containerNet, error) {
 	ln, err := listenIn(dir, "proxy.sock")
 	if err != nil {
 		return nil, fmt.Errorf("the network proxy's socket: %w", err)
@@ -72,7 +74,7 @@ func listenIn(dir, name string) (*net.UnixListener, error) {
 	return ln, nil
 }
 
-func (cn *containerNet) serve(px *Proxy) {
+func (cn *containerNet) serve(px *netproxy.Proxy) {
 	for {
 		c, err := cn.ln.AcceptUnix()
 		if err != nil {

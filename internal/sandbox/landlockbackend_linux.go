@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os/exec"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"golang.org/x/sys/unix"
@@ -74,7 +76,7 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 		// to that port on any host. There the seccomp filter denies
 		// socket() for every family instead.
 		s.proxy = o.proxy
-		cfg.ProxyPort, cfg.ConnectPort, cfg.DenySockets = ProxyPort, ProxyPort, "unix"
+		cfg.ProxyPort, cfg.ConnectPort, cfg.DenySockets = netproxy.ProxyPort, netproxy.ProxyPort, "unix"
 		s.own = func(cmd *exec.Cmd) (func(), error) {
 			cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
 			return ownProxy(o.proxy, cmd)
@@ -86,7 +88,7 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 	cfg.Write = append(append(p.WriteRootsFor(ro), tmpInside), s.git.writePaths()...)
 	env := walls.SandboxEnv(p, tmpInside, BackendLandlock)
 	if s.proxy != nil {
-		env = append(env, proxyEnv(ProxyPort)...)
+		env = append(env, netproxy.ProxyEnv(netproxy.ProxyPort)...)
 	}
 	// now is cfg with the carve-outs as they stand (a repository created
 	// mid-session is mounted read-only from the next sandbox on).

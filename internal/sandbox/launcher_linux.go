@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"golang.org/x/sys/unix"
@@ -40,7 +42,7 @@ type launcher struct {
 	cg *cgroupSession
 	// proxy, when set, serves the connections the launcher passes on;
 	// netns starts the launcher in a network namespace of its own.
-	proxy *Proxy
+	proxy *netproxy.Proxy
 	netns bool
 
 	mu       sync.Mutex

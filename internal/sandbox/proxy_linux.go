@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -34,7 +36,7 @@ func forwardProxyTo(fd, port int) error {
 	if err != nil {
 		return fmt.Errorf("listening for the network proxy inside the sandbox: %w", err)
 	}
-	go acceptEach(ln, func(c net.Conn) error {
+	go netproxy.AcceptEach(ln, func(c net.Conn) error {
 		f, err := c.(*net.TCPConn).File()
 		c.Close()
 		if err != nil {
@@ -79,7 +81,7 @@ func handOverListener(port int) error {
 // channel handOverListener sends the listening socket over (as
 // ownProxyFD, so cmd must have no other extra file) and serves every
 // connection on that socket until stop, called once cmd is over.
-func ownProxy(p *Proxy, cmd *exec.Cmd) (stop func(), err error) {
+func ownProxy(p *netproxy.Proxy, cmd *exec.Cmd) (stop func(), err error) {
 	local, remote, err := proxyChannel()
 	if err != nil {
 		return nil, err
@@ -120,7 +122,7 @@ func ownProxy(p *Proxy, cmd *exec.Cmd) (stop func(), err error) {
 		}
 		ln = l
 		mu.Unlock()
-		p.serveListener(l)
+		p.ServeListener(l)
 	}()
 	return func() {
 		remote.Close()
@@ -148,7 +150,7 @@ func proxyChannel() (local int, remote *os.File, err error) {
 
 // serveProxyChannel takes the connections the launcher sends over fd and
 // serves each through p, until the launcher is gone.
-func serveProxyChannel(fd int, p *Proxy) {
+func serveProxyChannel(fd int, p *netproxy.Proxy) {
 	defer unix.Close(fd)
 	buf := make([]byte, 16)
 	oob := make([]byte, unix.CmsgSpace(4*4))

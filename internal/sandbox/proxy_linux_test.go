@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/harness-dev/harness/internal/testenv"
@@ -34,7 +36,7 @@ var publicOrigin = netip.MustParseAddr("93.184.215.14")
 // anew: a rebinding name).
 type proxyWorld struct {
 	sb      Sandbox
-	px      *Proxy
+	px      *netproxy.Proxy
 	rec     *records
 	port    int // the origin's, on the host's loopback
 	mu      sync.Mutex
@@ -57,18 +59,18 @@ func newProxyWorld(t *testing.T, variant string, names map[string]func(n int) []
 	}))
 	t.Cleanup(origin.Close)
 	w := &proxyWorld{rec: &records{}, port: origin.Listener.Addr().(*net.TCPAddr).Port, lookups: map[string]int{}}
-	w.px = &Proxy{
-		Decide: func(ctx context.Context, host string, _ int) ConnVerdict {
-			if asker := AskedBy(ctx); !strings.Contains(asker, "curl -sS") && !strings.Contains(asker, "python3") {
-				return ConnVerdict{Reason: "asked by " + asker + ", not the command that ran"}
+	w.px = &netproxy.Proxy{
+		Decide: func(ctx context.Context, host string, _ int) netproxy.ConnVerdict {
+			if asker := netproxy.AskedBy(ctx); !strings.Contains(asker, "curl -sS") && !strings.Contains(asker, "python3") {
+				return netproxy.ConnVerdict{Reason: "asked by " + asker + ", not the command that ran"}
 			}
 			switch {
 			case strings.HasSuffix(host, ".example.com"):
-				return ConnVerdict{Allowed: true, Rule: "allow net *.example.com"}
+				return netproxy.ConnVerdict{Allowed: true, Rule: "allow net *.example.com"}
 			case strings.HasSuffix(host, ".test") && host != "unlisted.test":
-				return ConnVerdict{Allowed: true, Rule: "allow net *.test"}
+				return netproxy.ConnVerdict{Allowed: true, Rule: "allow net *.test"}
 			}
-			return ConnVerdict{Reason: "no rule allows " + host + ": re-run with --allow-net " + host}
+			return netproxy.ConnVerdict{Reason: "no rule allows " + host + ": re-run with --allow-net " + host}
 		},
 		Record: w.rec.add,
 		LookupIP: func(_ context.Context, h string) ([]netip.Addr, error) {
@@ -183,7 +185,7 @@ try:
     ctx.wrap_socket(s, server_hostname="other.test").sendall(b"GET / HTTP/1.0\r\n\r\n"); print("TLS-THROUGH")
 except OSError as e:
     print("refused:", e)
-'`, ProxyPort, port))
+'`, netproxy.ProxyPort, port))
 			if out := string(r.Output); strings.Contains(out, "TLS-THROUGH") || !strings.Contains(out, `the TLS server name "other.test" is not the host asked for`) {
 				t.Errorf("SNI mismatch inside the sandbox:\n%s", out)
 			}
@@ -208,7 +210,7 @@ for what, f in (("bind", lambda s: s.bind(("127.0.0.1", 0))), ("connect", lambda
         f(socket.socket()); print(what, "ok")
     except OSError as e:
         print(what, e.strerror)
-'`, ProxyPort+1))
+'`, netproxy.ProxyPort+1))
 				if out := string(r.Output); !strings.Contains(out, "bind Permission denied") || !strings.Contains(out, "connect Permission denied") {
 					t.Errorf("landlock network rules:\n%s", out)
 				}
@@ -228,7 +230,7 @@ for host in ("127.0.0.1", "0.0.0.0"):
     except OSError as e:
         print("bind", host, e.strerror)
 '
-for f in /proc/$$/fd/*; do readlink "$f"; done | grep -c socket: || true`, ProxyPort))
+for f in /proc/$$/fd/*; do readlink "$f"; done | grep -c socket: || true`, netproxy.ProxyPort))
 				if out := string(r.Output); strings.Contains(out, "TOOK") || strings.Count(out, "bind ") != 2 || !strings.HasSuffix(strings.TrimSpace(out), "\n0") {
 					t.Errorf("the proxy's port taken over, or a socket held:\n%s", out)
 				}
@@ -433,8 +435,8 @@ func TestProxyNotOfferedWithoutNetns(t *testing.T) {
 				defer func() { noUserNamespaces = false }()
 			}
 			rec := &records{}
-			px := &Proxy{Decide: func(context.Context, string, int) ConnVerdict {
-				return ConnVerdict{Allowed: true, Exact: true, Rule: "allow net *"}
+			px := &netproxy.Proxy{Decide: func(context.Context, string, int) netproxy.ConnVerdict {
+				return netproxy.ConnVerdict{Allowed: true, Exact: true, Rule: "allow net *"}
 			}, Record: rec.add}
 			base, err := os.MkdirTemp(outsideBase(), "harness-proxy-test-")
 			if err != nil {
@@ -462,7 +464,7 @@ for fam, addr in ((socket.AF_INET, ("127.0.0.1", %d)), (socket.AF_INET, ("127.0.
         print("refused", addr, e.strerror)
 '
 curl -sS --max-time 5 http://127.0.0.1:%d/
-curl -sS --max-time 5 -x http://127.0.0.1:%d http://example.com/`, port, ProxyPort, ProxyPort, port, ProxyPort), Timeout: 60 * time.Second})
+curl -sS --max-time 5 -x http://127.0.0.1:%d http://example.com/`, port, netproxy.ProxyPort, netproxy.ProxyPort, port, netproxy.ProxyPort), Timeout: 60 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

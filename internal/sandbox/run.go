@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -28,7 +30,7 @@ type instance struct {
 	// helper is the harness executable's path as seen inside (probes use it).
 	helper string
 	// proxy, when set, is the commands' way out (proxy.go).
-	proxy *Proxy
+	proxy *netproxy.Proxy
 	// git, when set, lets commands write the project's git data (gitwrite.go).
 	git *gitSession
 	// track, when set, follows every process a command starts from the
@@ -122,8 +124,8 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	}
 	before := walls.Snapshot(s.pol.ProtectedNow())
 	gitBefore := s.git.before()
-	netMark := s.proxy.mark()
-	defer s.proxy.started(c.Script)()
+	netMark := s.proxy.Mark()
+	defer s.proxy.Started(c.Script)()
 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -160,7 +162,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	for _, m := range moves {
 		gitNote.WriteString("\n[harness: git: " + m.String() + "]\n")
 	}
-	for _, rec := range s.proxy.since(netMark) {
+	for _, rec := range s.proxy.Since(netMark) {
 		if rec.Verdict != "allowed" {
 			gitNote.WriteString("\n[harness: network: " + rec.String() + "]\n")
 		}

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -92,7 +94,7 @@ type Option func(*openOptions)
 
 type openOptions struct {
 	perCommand bool
-	proxy      *Proxy
+	proxy      *netproxy.Proxy
 	// cg is the session's cgroups, opened before the backend so its
 	// rlimits can defer to them (nprocRlimit); nil without any.
 	cg     *cgroupSession
@@ -113,7 +115,7 @@ func (o openOptions) env(k string) string {
 // there. The bwrap and landlock backends offer it (the landlock one only
 // with user namespaces, for a network namespace of its own), seatbelt on
 // macOS too; elsewhere commands stay without a network (Limits says so).
-func WithProxy(px *Proxy) Option {
+func WithProxy(px *netproxy.Proxy) Option {
 	return func(o *openOptions) { o.proxy = px }
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -45,7 +47,7 @@ func openBackend(name string, p *walls.Policy, tmp string, o openOptions) (Sandb
 		}
 		proxyLn, s.proxy = ln, o.proxy
 		argv[2] += seatbeltProxyRule(port)
-		env = append(env, proxyEnv(port)...)
+		env = append(env, netproxy.ProxyEnv(port)...)
 	}
 	if exe, err := os.Executable(); err == nil {
 		s.helper = exe // the battery's probes re-execute harness inside

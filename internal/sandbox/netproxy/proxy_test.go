@@ -1,4 +1,4 @@
-package sandbox
+package netproxy
 
 import (
 	"bufio"
@@ -26,7 +26,7 @@ func proxyFixture(t *testing.T, p *Proxy) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go p.serveListener(ln)
+	go p.ServeListener(ln)
 	return "http://" + ln.Addr().String()
 }
 

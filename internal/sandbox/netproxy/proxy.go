@@ -1,4 +1,4 @@
-package sandbox
+package netproxy
 
 import (
 	"bufio"
@@ -75,7 +75,7 @@ func AskedBy(ctx context.Context) string {
 }
 
 // started notes a running command for AskedBy; the returned func ends it.
-func (p *Proxy) started(script string) func() {
+func (p *Proxy) Started(script string) func() {
 	if p == nil {
 		return func() {}
 	}
@@ -202,7 +202,7 @@ func (c *capReader) Read(p []byte) (int, error) {
 // the HTTP variables at its HTTP face, ALL_PROXY (read by curl and libcurl
 // users for what no protocol's variable covers) at its SOCKS5 face, with
 // names resolved by the proxy (socks5h).
-func proxyEnv(port int) []string {
+func ProxyEnv(port int) []string {
 	hp := "127.0.0.1:" + strconv.Itoa(port)
 	var out []string
 	for _, kv := range [][2]string{{"HTTPS_PROXY", "http://" + hp}, {"HTTP_PROXY", "http://" + hp}, {"ALL_PROXY", "socks5h://" + hp}} {
@@ -219,7 +219,7 @@ func (p *Proxy) Recent() []ConnRecord {
 }
 
 // mark and since let a command's run collect the refusals it caused.
-func (p *Proxy) mark() int {
+func (p *Proxy) Mark() int {
 	if p == nil {
 		return 0
 	}
@@ -228,7 +228,7 @@ func (p *Proxy) mark() int {
 	return p.seq
 }
 
-func (p *Proxy) since(mark int) []ConnRecord {
+func (p *Proxy) Since(mark int) []ConnRecord {
 	if p == nil {
 		return nil
 	}
@@ -343,8 +343,8 @@ func (p *Proxy) Serve(ctx context.Context, c net.Conn) {
 
 // serveListener serves every connection ln accepts, each on its own,
 // until ln is closed.
-func (p *Proxy) serveListener(ln net.Listener) {
-	acceptEach(ln, func(c net.Conn) error {
+func (p *Proxy) ServeListener(ln net.Listener) {
+	AcceptEach(ln, func(c net.Conn) error {
 		go p.Serve(context.Background(), c)
 		return nil
 	})
@@ -352,7 +352,7 @@ func (p *Proxy) serveListener(ln net.Listener) {
 
 // acceptEach hands every connection ln accepts to handle, until ln is
 // closed or handle fails.
-func acceptEach(ln net.Listener, handle func(net.Conn) error) {
+func AcceptEach(ln net.Listener, handle func(net.Conn) error) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
