@@ -69,6 +69,8 @@ func (p *Policy) fileSys() fileSystem {
 // roots lists every path the policy names: writable roots, carve-outs,
 // protected paths and secrets.
 func (p *Policy) roots() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	var all []string
 	for _, l := range [][]string{p.Writable, p.ReadOnly, p.Protected, p.DenyRead} {
 		all = append(all, l...)

@@ -405,7 +405,9 @@ func (p *Policy) protectGitDir(dotgit, gitdir string) error {
 		hp = filepath.Clean(hp)
 		for _, w := range p.Writable {
 			if Within(resolve(hp), w) {
-				p.ensureHooksPath(hp)
+				if err := p.ensureHooksPath(hp); err != nil {
+					return err
+				}
 				if err := p.protect(hp); err != nil {
 					return err
 				}

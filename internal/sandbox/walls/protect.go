@@ -58,16 +58,18 @@ func (p *Policy) Refresh() []Finding {
 			name := d.Name()
 			switch {
 			case name == ".git":
-				if !known[path] {
-					found = append(found, p.adopt(path, ".git")...)
-				}
+				// A known one is read again: its config may have named a
+				// hooks path since it was adopted (a parallel file-tool
+				// write's Refresh can adopt it before the command that
+				// makes it is done).
+				found = append(found, p.adopt(path, ".git", known[path])...)
 				if d.IsDir() {
 					return fs.SkipDir
 				}
 			case name == "HEAD" && !d.IsDir():
 				dir := filepath.Dir(path)
 				if filepath.Base(dir) != ".git" && !known[dir] && !p.insideProtected(dir) && bareShaped(dir) {
-					found = append(found, p.adopt(dir, "bare")...)
+					found = append(found, p.adopt(dir, "bare", false)...)
 				}
 			}
 			return nil
@@ -115,7 +117,7 @@ func (p *Policy) insideProtected(path string) bool {
 
 // adopt protects a newly seen .git entry or bare repository and says what
 // it found, the gitdir it names and its hooks path included.
-func (p *Policy) adopt(path, how string) []Finding {
+func (p *Policy) adopt(path, how string, again bool) []Finding {
 	before := map[string]bool{}
 	for _, k := range p.ProtectedNow() {
 		before[k] = true
@@ -125,6 +127,9 @@ func (p *Policy) adopt(path, how string) []Finding {
 		err = p.protectGitDir(path, path)
 	} else {
 		err = p.protectGit(path)
+	}
+	if err != nil && again {
+		return nil // said when it was first adopted; it stays protected
 	}
 	if err != nil {
 		// A symlink at the path: refuse it to the file tools by name and
@@ -244,16 +249,23 @@ func runsCode(gitdir string) []string {
 
 // ensureHooksPath creates a missing hooks path inside a writable root, so
 // it can be mounted read-only: left missing, a command could create it and
-// fill it with hooks the user's next commit runs.
-func (p *Policy) ensureHooksPath(hp string) {
+// fill it with hooks the user's next commit runs. A path it cannot create
+// is an error (fail closed), never a carve-out that is not there.
+func (p *Policy) ensureHooksPath(hp string) error {
 	if _, err := os.Lstat(hp); !errors.Is(err, fs.ErrNotExist) {
-		return
+		return nil
 	}
 	if p.writableRootOf(resolve(hp)) == "" {
-		return
+		return nil
 	}
-	_ = os.MkdirAll(hp, 0o755)
+	if err := mkdirAll(hp, 0o755); err != nil {
+		return fmt.Errorf("cannot create the hooks path %s to hold it read-only: %w", hp, err)
+	}
+	return nil
 }
+
+// mkdirAll is os.MkdirAll; a test makes it fail.
+var mkdirAll = os.MkdirAll
 
 // Keep makes path, beneath a hidden directory, readable again (the
 // session's own spill directory, made after the sandbox opened): commands
