@@ -213,6 +213,10 @@ func (s *Server) Requests() []Request {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/responses") {
+		s.serveResponses(w, r) // responses.go
+		return
+	}
 	var f Format
 	switch strings.TrimPrefix(r.URL.Path, "/v1") {
 	case "/messages":
