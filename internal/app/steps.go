@@ -22,6 +22,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/anthropic"
 	"github.com/harness-dev/harness/internal/llm/openai"
+	"github.com/harness-dev/harness/internal/llm/responses"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/reminder"
@@ -502,6 +503,14 @@ func NewProvider(cfg *config.Config) (llm.Provider, error) {
 	case "anthropic":
 		p = anthropic.New(anthropic.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
 	default:
+		if responses.Use(cfg.WireAPI, cfg.OpenAIProfile, cfg.BaseURL, cfg.Model) {
+			rp, err := responses.New(responses.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
+			if err != nil {
+				return nil, fmt.Errorf("%w (in %s or the environment)", err, cfg.EnvFile)
+			}
+			p = rp
+			break
+		}
 		op, err := openai.NewChecked(openai.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Profile: cfg.OpenAIProfile})
 		if err != nil {
 			return nil, fmt.Errorf("%w (in %s or the environment)", err, cfg.EnvFile)

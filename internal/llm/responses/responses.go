@@ -239,3 +239,30 @@ func statusError(resp *http.Response, data []byte) *llm.Error {
 	}
 	return llm.StatusError(resp.StatusCode, resp.Header, errType, llm.ClipMessage(msg), time.Now())
 }
+
+// Use reports whether an OpenAI provider speaks the Responses API: as
+// wire says (WIRE_API: "responses" or "chat"), else, as Codex does for
+// OpenAI, for a reasoning model on OpenAI's own endpoint, where it keeps
+// its reasoning across tool calls. Elsewhere, or with a server profile
+// forced (OPENAI_PROFILE), Chat Completions stays the default: most
+// compatible servers speak only that.
+func Use(wire, profile, baseURL, model string) bool {
+	switch wire {
+	case "responses":
+		return true
+	case "chat":
+		return false
+	}
+	if profile != "" {
+		return false
+	}
+	host := "api.openai.com"
+	if strings.TrimSpace(baseURL) != "" {
+		u, err := url.Parse(baseURL)
+		if err != nil {
+			return false
+		}
+		host = strings.ToLower(u.Hostname())
+	}
+	return host == "api.openai.com" && Reasons(model)
+}

@@ -307,3 +307,24 @@ func TestDecodeResponseFailed(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+func TestUse(t *testing.T) {
+	tests := []struct {
+		wire, profile, base, model string
+		want                       bool
+	}{
+		{"", "", "", "gpt-5", true},
+		{"", "", "https://api.openai.com/v1", "gpt-5.1-codex", true},
+		{"", "", "https://api.openai.com/v1", "gpt-4o", false},
+		{"", "", "https://openrouter.ai/api/v1", "openai/gpt-5", false},
+		{"", "", "http://localhost:11434/v1", "gpt-oss:20b", false},
+		{"", "openai", "", "gpt-5", false},
+		{"responses", "", "https://res.openai.azure.com/openai/v1", "my-deployment", true},
+		{"chat", "", "", "gpt-5", false},
+	}
+	for _, tt := range tests {
+		if got := responses.Use(tt.wire, tt.profile, tt.base, tt.model); got != tt.want {
+			t.Errorf("Use(%q, %q, %q, %q) = %v", tt.wire, tt.profile, tt.base, tt.model, got)
+		}
+	}
+}
