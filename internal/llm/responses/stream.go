@@ -453,7 +453,9 @@ func DecodeResponse(body []byte, onEvent func(llm.Event)) (*llm.Reply, error) {
 	for _, b := range r.Message.Blocks {
 		switch b.Type {
 		case llm.BlockThinking:
-			d.onEvent(llm.Event{Type: llm.EventThinking, Text: b.Thinking})
+			if b.Thinking != "" {
+				d.onEvent(llm.Event{Type: llm.EventThinking, Text: b.Thinking})
+			}
 		case llm.BlockText:
 			d.onEvent(llm.Event{Type: llm.EventText, Text: b.Text})
 		}
