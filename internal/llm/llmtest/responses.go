@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/harness-dev/harness/internal/llm"
 )
@@ -54,6 +55,10 @@ type responsesState struct {
 // respStates keeps each Server's Responses state beside it, so the shared
 // Server struct needs no field of its own.
 var respStates sync.Map // *Server -> *responsesState
+
+// respServed numbers replies across every fake server of the process, so
+// no two servers issue the same item id (as no two real accounts do).
+var respServed atomic.Int64
 
 func (s *Server) responses() *responsesState {
 	v, _ := respStates.LoadOrStore(s, &responsesState{encrypted: map[string]string{}, following: map[string]string{}, reasonOf: map[string]string{}})
@@ -345,7 +350,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 func (s *Server) respOutput(r Reply, w respRequest) []obj {
 	st := s.responses()
 	st.served++
-	n := st.served
+	n := respServed.Add(1)
 	var out []obj
 	rsID := ""
 	if w.Reasoning != nil || r.Thinking != "" {

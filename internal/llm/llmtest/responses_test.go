@@ -40,6 +40,10 @@ func TestResponsesFakeEnforcesPairing(t *testing.T) {
 		t.Fatalf("first response %s", body)
 	}
 	rs, fc := string(first.Output[0]), string(first.Output[1])
+	var rsItem, fcItem struct{ ID string }
+	_ = json.Unmarshal(first.Output[0], &rsItem)
+	_ = json.Unmarshal(first.Output[1], &fcItem)
+	rsID, fcID := rsItem.ID, fcItem.ID
 	if !strings.Contains(rs, `"encrypted_content":"gAAAAB`) || !strings.Contains(rs, `"summary":[{"text":"Look first.","type":"summary_text"}]`) {
 		t.Fatalf("reasoning item %s", rs)
 	}
@@ -54,11 +58,11 @@ func TestResponsesFakeEnforcesPairing(t *testing.T) {
 	}{
 		{"whole turn back", req(user, rs, fc, out), ""},
 		{"no reasoning at all, no ids", req(user, fcNoID, out), ""},
-		{"reasoning without its following item", req(user, rs, fcNoID, out), "Item 'rs_fake01' of type 'reasoning' was provided without its required following item."},
-		{"call id without its reasoning", req(user, fc, out), "Item 'fc_fake01_0' of type 'function_call' was provided without its required 'reasoning' item: 'rs_fake01'."},
+		{"reasoning without its following item", req(user, rs, fcNoID, out), "Item '" + rsID + "' of type 'reasoning' was provided without its required following item."},
+		{"call id without its reasoning", req(user, fc, out), "Item '" + fcID + "' of type 'function_call' was provided without its required 'reasoning' item: '" + rsID + "'."},
 		{"output without its call", req(user, out), "No tool call found for function call output with call_id call_1."},
 		{"call without its output", req(user, rs, fc), "No tool output found for function call call_1."},
-		{"reasoning not persisted", req(user, `{"type":"reasoning","id":"rs_fake01","summary":[]}`, fc, out), "Items are not persisted when `store` is set to false."},
+		{"reasoning not persisted", req(user, `{"type":"reasoning","id":"`+rsID+`","summary":[]}`, fc, out), "Items are not persisted when `store` is set to false."},
 		{"reasoning altered", req(user, strings.Replace(rs, "Look first.", "Look later.", 1), fc, out), ""},
 		{"encrypted content altered", req(user, strings.Replace(rs, "gAAAAB", "gAAAAC", 1), fc, out), "could not be verified"},
 		{"reasoning without summary", req(user, `{"type":"reasoning","id":"rs_x","encrypted_content":"e"}`), "Missing required parameter: 'input[1].summary'."},

@@ -24,6 +24,12 @@
 //     session id. A 400 naming one of these settings (an organisation not
 //     verified for summaries) drops it for the session with one
 //     llm.EventNotice.
+//   - A reasoning item the server cannot verify (400 "The encrypted
+//     content for item rs_… could not be verified": it was encrypted for
+//     another organisation or Azure resource, as in a session resumed with
+//     another key) makes the provider send back, from then on, only the
+//     reasoning items it received itself; it retries at once and says so
+//     in one llm.EventNotice.
 //   - For a given llm.Request the body is always the same bytes (fixed
 //     field order, tools in order, input last).
 //   - Streams: output_text, refusal, reasoning_summary_text and
@@ -51,7 +57,10 @@
 // clients' bug reports for the API's pairing errors: continuedev/continue
 // #8933 and #12620, vercel/ai #7099 (item ids must go back with the
 // reasoning item) and #8031, openai/openai-node #1567, anomalyco/opencode
-// #16717; Microsoft Learn, "Azure OpenAI Responses API" (v1 endpoint,
+// #16717; openai/codex #3528 (Azure and item ids) and #3573, and
+// lidge-jun/opencodex #5583 (encrypted content from another resource);
+// NousResearch/hermes-agent #63446 (Azure needs the reasoning item's id);
+// Microsoft Learn, "Azure OpenAI Responses API" (v1 endpoint,
 // api-key header); recorded real streams in llmtest/testdata/responses
 // (charmbracelet/fantasy, Apache-2.0).
 package responses

@@ -73,6 +73,9 @@ type options struct {
 	reasoning bool // the model reasons: send reasoning and include
 	summary   bool // ask for reasoning summaries
 	cacheKey  bool
+	// keep says whether a stored reasoning item is sent back; nil keeps
+	// all (see Provider.Stream on items another account encrypted).
+	keep func(id string) bool
 }
 
 // encryptedContent is what the server must return for reasoning to survive
@@ -116,7 +119,7 @@ func buildRequest(req *llm.Request, o options) wireRequest {
 	}
 	for _, m := range req.Messages {
 		if m.Role == llm.RoleAssistant {
-			w.Input = append(w.Input, assistantItems(m)...)
+			w.Input = append(w.Input, assistantItems(m, o.keep)...)
 		} else {
 			w.Input = append(w.Input, userItems(m)...)
 		}
@@ -176,10 +179,13 @@ func userItems(m llm.Message) []any {
 // following item"), and an id whose reasoning was removed (compaction)
 // fails the other way ("… was provided without its required 'reasoning'
 // item").
-func assistantItems(m llm.Message) []any {
+func assistantItems(m llm.Message, keep func(string) bool) []any {
+	sent := func(b llm.Block) bool {
+		return b.Type == llm.BlockThinking && isReasoningItem(b.Item) && (keep == nil || keep(itemID(b.Item)))
+	}
 	withReasoning := false
 	for _, b := range m.Blocks {
-		if b.Type == llm.BlockThinking && isReasoningItem(b.Item) {
+		if sent(b) {
 			withReasoning = true
 		}
 	}
@@ -195,7 +201,7 @@ func assistantItems(m llm.Message) []any {
 		case b.Type == llm.BlockThinking:
 			// Reasoning from another API has no place here; a Responses
 			// reasoning item goes back whole.
-			if isReasoningItem(b.Item) {
+			if sent(b) {
 				out = append(out, b.Item)
 			}
 		case b.Blank():

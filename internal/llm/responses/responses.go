@@ -46,6 +46,11 @@ type Provider struct {
 	// dropped holds what the server's own errors taught this session.
 	mu      sync.Mutex
 	dropped map[string]bool
+	// issued are the reasoning items this provider received; once the
+	// server could not verify an item (encrypted for another account or
+	// resource: a resumed session, a changed key), only these go back.
+	issued  map[string]bool
+	foreign bool
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -69,7 +74,7 @@ func New(cfg Config) (*Provider, error) {
 			h.Set("api-key", cfg.APIKey)
 		}
 	}
-	p := &Provider{store: cfg.Store, stream: !cfg.NoStream, dropped: map[string]bool{}}
+	p := &Provider{store: cfg.Store, stream: !cfg.NoStream, dropped: map[string]bool{}, issued: map[string]bool{}}
 	p.x = llm.Exchange{
 		Name: "openai", Client: client, Endpoint: endpoint, Header: h, Key: cfg.APIKey,
 		StatusError: statusError, Stream: parseStream, Decode: DecodeResponse,
@@ -136,12 +141,20 @@ func (p *Provider) options(model string) options {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	reasoning := Reasons(model) && !p.dropped["reasoning"]
-	return options{
+	o := options{
 		store: p.store, stream: p.stream,
 		reasoning: reasoning,
 		summary:   reasoning && !p.dropped["reasoning.summary"],
 		cacheKey:  !p.dropped["prompt_cache_key"],
 	}
+	if p.foreign {
+		o.keep = func(id string) bool {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return p.issued[id]
+		}
+	}
+	return o
 }
 
 // MarshalRequest returns the exact body Stream sends for req.
@@ -164,6 +177,9 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onEvent func(ll
 			return nil, fmt.Errorf("openai responses: encode request: %w", err)
 		}
 		reply, err := p.x.Do(ctx, body, onEvent)
+		if err == nil {
+			p.remember(reply)
+		}
 		if err == nil || tries >= maxLearn {
 			return reply, err
 		}
@@ -172,6 +188,9 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onEvent func(ll
 			return nil, err
 		}
 		f, ok := rejected(e)
+		if !ok && unverified(e) {
+			f, ok = "foreign reasoning", true
+		}
 		if !ok || !p.learn(f) {
 			return nil, err
 		}
@@ -181,7 +200,31 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onEvent func(ll
 	}
 }
 
+// remember records the reasoning items of a reply as this provider's own.
+func (p *Provider) remember(r *llm.Reply) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range r.Message.Blocks {
+		if b.Type == llm.BlockThinking {
+			if id := itemID(b.Item); id != "" {
+				p.issued[id] = true
+			}
+		}
+	}
+}
+
+// unverified reports the 400 a server answers a reasoning item it cannot
+// decrypt with: "The encrypted content for item rs_… could not be
+// verified." (code invalid_encrypted_content; openai/codex#3573,
+// lidge-jun/opencodex#5583). Its items were encrypted for another
+// organisation or Azure resource, as after resuming a session with
+// another key; they are left out from then on.
+func unverified(e *llm.Error) bool {
+	return e.Status == 400 && (strings.Contains(e.Message, "could not be verified") || strings.Contains(e.Message, "invalid_encrypted_content"))
+}
+
 var describe = map[string]string{
+	"foreign reasoning": "reasoning items it cannot verify (encrypted for another account or resource), so earlier steps' reasoning is not sent back",
 	"reasoning.summary": "reasoning summaries (reasoning.summary; OpenAI gives them to verified organisations), so no reasoning is shown",
 	"reasoning":         "reasoning settings (EFFORT is not applied)",
 	"prompt_cache_key":  "prompt_cache_key (its prompt cache, if any, is keyed without it)",
@@ -190,6 +233,13 @@ var describe = map[string]string{
 func (p *Provider) learn(f string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if f == "foreign reasoning" {
+		if p.foreign {
+			return false
+		}
+		p.foreign = true
+		return true
+	}
 	if p.dropped[f] {
 		return false
 	}

@@ -328,3 +328,49 @@ func TestUse(t *testing.T) {
 		}
 	}
 }
+
+// A session resumed against another account (another key, another Azure
+// resource) holds reasoning items that server cannot decrypt: it answers
+// 400 "could not be verified". The provider leaves those items out from
+// then on, says so once, and keeps sending back the ones it received.
+func TestForeignReasoningLeftOut(t *testing.T) {
+	first := llmtest.NewServer(t)
+	p1, _ := responses.New(responses.Config{BaseURL: first.URL})
+	replies := session(t, first, p1)
+	history := []llm.Message{llm.Text(llm.RoleUser, "Fix the bug in main.go.")}
+	for _, r := range replies[:2] {
+		history = append(history, r.Message)
+		var res []llm.Block
+		for _, c := range r.Message.ToolCalls() {
+			res = append(res, llm.Block{Type: llm.BlockToolResult, ToolUseID: c.ID, Content: "ok"})
+		}
+		history = append(history, llm.Message{Role: llm.RoleUser, Blocks: res})
+	}
+
+	second := llmtest.NewServer(t)
+	second.Enqueue(llmtest.Reply{Thinking: "Again.", ToolCalls: []llmtest.ToolCall{{Name: "read", Input: `{"path":"b"}`}}}, llmtest.Reply{Text: "done"})
+	p2, _ := responses.New(responses.Config{BaseURL: second.URL})
+	req := &llm.Request{Model: "gpt-5", Tools: tools, Messages: history}
+	var notices []string
+	on := func(e llm.Event) {
+		if e.Type == llm.EventNotice {
+			notices = append(notices, e.Text)
+		}
+	}
+	r, err := p2.Stream(context.Background(), req, on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Messages = append(req.Messages, r.Message, llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: r.Message.ToolCalls()[0].ID, Content: "ok"}}})
+	if _, err := p2.Stream(context.Background(), req, on); err != nil {
+		t.Fatal(err)
+	}
+	reqs := second.Requests()
+	if len(reqs) != 3 || len(notices) != 1 || !strings.Contains(notices[0], "cannot verify") {
+		t.Fatalf("%d requests, notices %q", len(reqs), notices)
+	}
+	own := r.Message.Blocks[0].Item
+	if bytes.Contains(reqs[2].Body, replies[0].Message.Blocks[0].Item) || !bytes.Contains(reqs[2].Body, own) {
+		t.Errorf("last request: foreign items kept or own item lost: %s", reqs[2].Body)
+	}
+}
