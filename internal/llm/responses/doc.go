@@ -52,8 +52,8 @@
 // Sources: OpenAI's Responses API reference (streaming events, the
 // ResponseReasoningItem whose encrypted_content is "populated when a
 // response is generated with reasoning.encrypted_content in the include
-// parameter"); openai/codex (codex-rs: wire_api, store false with
-// encrypted reasoning, summary "auto", Azure endpoint detection); other
+// parameter"; reasoning.summary "auto"); openai/codex (its wire_api
+// setting, and its Azure handling: PR #3528, issue #37275); other
 // clients' bug reports for the API's pairing errors: continuedev/continue
 // #8933 and #12620, vercel/ai #7099 (item ids must go back with the
 // reasoning item) and #8031, openai/openai-node #1567, anomalyco/opencode
