@@ -104,6 +104,8 @@ type respItem struct {
 	Output           json.RawMessage `json:"output"`
 	Summary          json.RawMessage `json:"summary"`
 	EncryptedContent *string         `json:"encrypted_content"`
+
+	raw json.RawMessage // the item as sent
 }
 
 func respError(msg, param, code string) string {
@@ -141,10 +143,19 @@ func (s *Server) decodeResponses(body []byte) (req Request, w respRequest, items
 		return req, w, nil, respError(fmt.Sprintf(respMissing, "model"), "model", "missing_required_parameter")
 	}
 	var str string
+	var raws []json.RawMessage
 	if json.Unmarshal(w.Input, &str) == nil {
 		items = []respItem{{Type: "message", Role: "user", Content: json.RawMessage(jsonString(str))}}
-	} else if err := json.Unmarshal(w.Input, &items); err != nil {
+	} else if err := json.Unmarshal(w.Input, &raws); err != nil {
 		return req, w, nil, respError("Invalid type for 'input': expected a string or an array of input items.", "input", "invalid_type")
+	}
+	for i, raw := range raws {
+		var it respItem
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return req, w, nil, respError(fmt.Sprintf("Invalid type for 'input[%d]': expected an input item.", i), fmt.Sprintf("input[%d]", i), "invalid_type")
+		}
+		it.raw = raw
+		items = append(items, it)
 	}
 	if e := s.checkItems(w, items); e != "" {
 		return req, w, items, e
@@ -254,7 +265,7 @@ func respMessages(items []respItem) ([]llm.Message, string) {
 			m.Blocks = append(m.Blocks, llm.Block{Type: llm.BlockText, Text: respText(it.Content)})
 		case it.Type == "reasoning":
 			m := open(llm.RoleAssistant)
-			m.Blocks = append(m.Blocks, llm.Block{Type: llm.BlockThinking, Item: json.RawMessage(jsonString(it))})
+			m.Blocks = append(m.Blocks, llm.Block{Type: llm.BlockThinking, Item: it.raw})
 		case it.Role == "assistant":
 			m := open(llm.RoleAssistant)
 			m.Blocks = append(m.Blocks, llm.Block{Type: llm.BlockText, Text: respText(it.Content)})
