@@ -504,7 +504,7 @@ func NewProvider(cfg *config.Config) (llm.Provider, error) {
 		p = anthropic.New(anthropic.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
 	default:
 		if responses.Use(cfg.WireAPI, cfg.OpenAIProfile, cfg.BaseURL, cfg.Model) {
-			rp, err := responses.New(responses.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
+			rp, err := responses.New(responses.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Store: cfg.ResponsesStore})
 			if err != nil {
 				return nil, fmt.Errorf("%w (in %s or the environment)", err, cfg.EnvFile)
 			}

@@ -28,6 +28,10 @@ type Config struct {
 	// "responses" or "chat"; empty chooses (responses for a reasoning
 	// model on OpenAI's own endpoint, chat elsewhere).
 	WireAPI string
+	// ResponsesStore (RESPONSES_STORE) sends store: true on the Responses
+	// API, so the provider keeps each response; off by default, reasoning
+	// then travels back encrypted.
+	ResponsesStore bool
 	// Sandbox (SANDBOX) is the backend --sandbox auto means: empty picks
 	// the best OS sandbox; docker or podman runs the session in a
 	// container, which auto never picks by itself.
@@ -216,6 +220,13 @@ func Load(src Source) (*Config, error) {
 		c.TrimOldText = true
 	default:
 		return nil, fmt.Errorf("TRIM_OLD_TEXT=%q must be on or off: fix it in %s or the environment", v, c.EnvFile)
+	}
+	switch v := strings.ToLower(strings.TrimSpace(get("RESPONSES_STORE"))); v {
+	case "", "0", "off", "false", "no":
+	case "1", "on", "true", "yes":
+		c.ResponsesStore = true
+	default:
+		return nil, fmt.Errorf("RESPONSES_STORE=%q must be on or off: fix it in %s or the environment", v, c.EnvFile)
 	}
 	if err := c.parseThinking(get("THINKING"), get("EFFORT")); err != nil {
 		return nil, err

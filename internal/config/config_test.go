@@ -132,6 +132,7 @@ func TestBadValues(t *testing.T) {
 		{"EFFORT": "extreme"},
 		{"TRIM_OLD_TEXT": "sometimes"},
 		{"WIRE_API": "grpc"},
+		{"RESPONSES_STORE": "maybe"},
 	} {
 		if _, err := Load(Source{Home: t.TempDir(), Env: env}); err == nil {
 			t.Errorf("%v: no error", env)
@@ -188,6 +189,15 @@ func TestLayerDefaults(t *testing.T) {
 		c, err := Load(Source{Home: t.TempDir(), Env: map[string]string{"TRIM_OLD_TEXT": v}})
 		if err != nil || c.TrimOldText != want {
 			t.Errorf("TRIM_OLD_TEXT=%s: %v, %v", v, c.TrimOldText, err)
+		}
+	}
+}
+
+func TestResponsesStore(t *testing.T) {
+	for in, want := range map[string]bool{"": false, "off": false, "on": true, "true": true} {
+		c, err := Load(Source{Home: t.TempDir(), Env: map[string]string{"RESPONSES_STORE": in}})
+		if err != nil || c.ResponsesStore != want {
+			t.Errorf("RESPONSES_STORE=%q: %v, %v", in, c.ResponsesStore, err)
 		}
 	}
 }

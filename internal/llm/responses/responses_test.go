@@ -374,3 +374,18 @@ func TestForeignReasoningLeftOut(t *testing.T) {
 		t.Errorf("last request: foreign items kept or own item lost: %s", reqs[2].Body)
 	}
 }
+
+// With Store the server keeps the items: nothing encrypted is asked for,
+// and a reasoning item goes back by its id and summary.
+func TestStoredSession(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	p, _ := responses.New(responses.Config{BaseURL: srv.URL, Store: true})
+	replies := session(t, srv, p)
+	if item := replies[0].Message.Blocks[0].Item; bytes.Contains(item, []byte("encrypted_content")) {
+		t.Errorf("encrypted content with store: %s", item)
+	}
+	body := srv.Requests()[2].Body
+	if !bytes.Contains(body, []byte(`"store":true`)) || bytes.Contains(body, []byte(`"include"`)) || !bytes.Contains(body, replies[1].Message.Blocks[0].Item) {
+		t.Errorf("stored request %s", body)
+	}
+}
