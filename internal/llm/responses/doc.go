@@ -14,7 +14,8 @@
 //     assistant message or function_call) goes back under its own id, as
 //     the API pairs the two by id. When the context layers remove the
 //     reasoning of a message, its other items go back without ids, which
-//     the API then takes as new.
+//     the API then takes as new. With Config.Store (RESPONSES_STORE=on)
+//     the server keeps the items and nothing encrypted is asked for.
 //   - Function calls go back as function_call items with their call_id,
 //     their results as function_call_output items right after them; the
 //     system prompt is instructions; the reminder is a final user message.
