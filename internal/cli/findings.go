@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/ui"
 )
 
 // findingJSON is one repository, gitdir or hooks path that appeared during
@@ -36,7 +37,9 @@ func findingsWarning(fs []sandbox.Finding) string {
 		if b.Len() == 0 {
 			b.WriteString("SANDBOX WARNING: repositories created during this session configure code that git runs on YOUR machine; inspect them before you run git there:\n")
 		}
-		fmt.Fprintf(&b, "  %s (%s): %s\n", f.Path, f.Kind, strings.Join(f.RunsCode, ", "))
+		// The path and what it runs are the agent's to choose: escaped, so
+		// no byte in them can erase or rewrite this warning.
+		fmt.Fprintf(&b, "  %s (%s): %s\n", ui.Visible(f.Path), f.Kind, ui.Visible(strings.Join(f.RunsCode, ", ")))
 	}
 	return b.String()
 }
