@@ -318,8 +318,10 @@ func (p *progressObserver) OnToolEnd(call, res llm.Block, d time.Duration) {
 		fmt.Fprintf(p.w, "  ✗ %s\n", ui.Visible(firstLine(res.Content)))
 	}
 }
-func (p *progressObserver) OnReply(*llm.Reply)       {}
-func (p *progressObserver) OnNotice(n notice.Notice) { fmt.Fprintln(p.w, "harness:", ui.Visible(n.Text)) }
+func (p *progressObserver) OnReply(*llm.Reply) {}
+func (p *progressObserver) OnNotice(n notice.Notice) {
+	fmt.Fprintln(p.w, "harness:", ui.Visible(n.Text))
+}
 
 // streamObserver writes every event as one JSON line.
 type streamObserver struct {
