@@ -264,6 +264,9 @@ func TestContainerMounts(t *testing.T) {
 		filepath.Join(p.Project, ".git"):           "bind from " + gs.shadows[0].shadow,
 		filepath.Join(p.Project, ".git", "config"): "bind,ro",
 		filepath.Join(p.Project, ".git", "hooks"):  "bind,ro",
+		// The real objects, read-only: the shadow's own objects
+		// directory takes new ones (append-only history).
+		filepath.Join(p.Project, ".git", "objects", gitObjectsBase): "bind,ro from " + filepath.Join(p.Project, ".git", "objects"),
 		"/etc":          "bind,ro",
 		"/usr":          "bind,ro",
 		"/etc/shadow":   "bind,ro from /dev/null",

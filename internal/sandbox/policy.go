@@ -44,8 +44,9 @@ type Policy struct {
 	// HostModCache is the host's Go module cache, read-only inside.
 	HostModCache string
 	hostGoProxy  string // the host's GOPROXY, kept behind the read-only file:// entry
-	// GitWrite are the project's own git directories whose data (objects,
-	// refs, logs, index, HEAD) commands may write; see gitwrite.go.
+	// GitWrite are the project's own git directories whose data (refs,
+	// logs, index, HEAD) commands may write and whose objects they may
+	// add to; see gitwrite.go and gitobjects.go.
 	GitWrite    []GitDir
 	LoopbackTCP bool // macOS: commands may use TCP on localhost (Linux always has a private loopback)
 
