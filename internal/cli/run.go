@@ -216,9 +216,9 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 			out.IsError, out.Reason, out.Error = true, reasonBlocked, why
 		}
 	}
-	found := s.Sandbox.Policy().Findings()
-	out.SandboxFindings = findingsJSON(found)
-	if w := findingsWarning(found); w != "" {
+	found, later := s.Sandbox.Policy().Findings(), s.LaterRun.All()
+	out.SandboxFindings = findingsJSON(found, later)
+	if w := findingsWarning(found) + laterWarning(later); w != "" {
 		fmt.Fprint(stdio.Err, "harness: "+w)
 	}
 	if o.OutputFormat == "text" {

@@ -394,19 +394,23 @@ func (p *Policy) protectGitDir(dotgit, gitdir string) error {
 			return err
 		}
 	}
+	// Relative to where hooks run: the work tree, or a bare gitdir.
+	base := filepath.Dir(dotgit)
+	if dotgit == gitdir && filepath.Base(gitdir) != ".git" {
+		base = gitdir
+	}
+	hooks := filepath.Join(gitdir, "hooks")
 	if hp := hooksPath(filepath.Join(gitdir, "config")); hp != "" {
-		// Relative to where hooks run: the work tree, or a bare gitdir.
-		base := filepath.Dir(dotgit)
-		if dotgit == gitdir && filepath.Base(gitdir) != ".git" {
-			base = gitdir
-		}
 		if !filepath.IsAbs(hp) {
 			hp = filepath.Join(base, hp)
 		}
 		hp = filepath.Clean(hp)
+		hooks = hp
 		for _, w := range p.Writable {
 			if within(resolve(hp), w) {
-				p.ensureHooksPath(hp)
+				if err := p.ensureHooksPath(hp); err != nil {
+					return err
+				}
 				if err := p.protect(hp); err != nil {
 					return err
 				}
@@ -418,7 +422,7 @@ func (p *Policy) protectGitDir(dotgit, gitdir string) error {
 			}
 		}
 	}
-	return nil
+	return p.protectDelegates(base, hooks)
 }
 
 // hooksPath reads core.hooksPath from a git config file (a small ini parse:

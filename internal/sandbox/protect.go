@@ -244,15 +244,19 @@ func runsCode(gitdir string) []string {
 
 // ensureHooksPath creates a missing hooks path inside a writable root, so
 // it can be mounted read-only: left missing, a command could create it and
-// fill it with hooks the user's next commit runs.
-func (p *Policy) ensureHooksPath(hp string) {
+// fill it with hooks the user's next commit runs. Failing to is an error
+// (the caller fails closed): a path watched but not walled protects nothing.
+func (p *Policy) ensureHooksPath(hp string) error {
 	if _, err := os.Lstat(hp); !errors.Is(err, fs.ErrNotExist) {
-		return
+		return nil
 	}
 	if p.writableRootOf(resolve(hp)) == "" {
-		return
+		return nil
 	}
-	_ = os.MkdirAll(hp, 0o755)
+	if err := os.MkdirAll(hp, 0o755); err != nil {
+		return fmt.Errorf("creating the hooks path %s so it can be read-only: %w", hp, err)
+	}
+	return nil
 }
 
 // Keep makes path, beneath a hidden directory, readable again (the
