@@ -53,6 +53,8 @@ type Policy struct {
 	fsys   fileSystem // nil: the real one (see identity.go)
 	idents rootIDs
 
+	// tree finds what commands create in the writable roots (treewatch.go).
+	tree treeWatch
 	// mu guards ReadOnly, Protected and what Refresh found mid-session.
 	mu       sync.RWMutex
 	findings []Finding
@@ -122,9 +124,6 @@ var envAllow = []string{
 
 // secretWords mark a variable as a secret even when its name is allowlisted.
 var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE_"}
-
-// maxScan bounds the walk that looks for nested repositories.
-const maxScan = 200_000
 
 // NewPolicy computes the policy for a project. It refuses a project that is
 // the filesystem root, the home directory (or one of its ancestors) or a
@@ -277,31 +276,14 @@ func (p *Policy) scanCarveOuts(root string) error {
 	if err := p.protect(agents); err != nil {
 		return err
 	}
-	n := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == root {
-				return err
-			}
-			return nil // unreadable subtree: nothing to protect there we could see
-		}
-		n++
-		if n > maxScan {
-			p.Notes = append(p.Notes, fmt.Sprintf("stopped looking for nested repositories in %s after %d entries; .git directories deeper in are checked after each command only", root, maxScan))
-			return fs.SkipAll
-		}
+	// The whole tree, however large: what this walk does not see is
+	// not protected. It also seeds the watch Refresh looks again with.
+	return p.tree.walk(root, func(path string, d fs.DirEntry) (bool, error) {
 		if d.Name() != ".git" {
-			return nil
+			return false, nil
 		}
-		if err := p.protectGit(path); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return fs.SkipDir
-		}
-		return nil
+		return true, p.protectGit(path)
 	})
-	return err
 }
 
 // protectedNow is a copy of the protected paths as they stand.

@@ -46,31 +46,23 @@ func (p *Policy) Refresh() []Finding {
 	}
 	var found []Finding
 	for _, root := range p.Writable {
-		n := 0
-		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			n++
-			if n > maxScan {
-				return fs.SkipAll
-			}
+		_ = p.tree.walk(root, func(path string, d fs.DirEntry) (bool, error) {
 			name := d.Name()
 			switch {
 			case name == ".git":
 				if !known[path] {
+					known[path] = true
 					found = append(found, p.adopt(path, ".git")...)
 				}
-				if d.IsDir() {
-					return fs.SkipDir
-				}
+				return d.IsDir(), nil
 			case name == "HEAD" && !d.IsDir():
 				dir := filepath.Dir(path)
 				if filepath.Base(dir) != ".git" && !known[dir] && !p.insideProtected(dir) && bareShaped(dir) {
+					known[dir] = true
 					found = append(found, p.adopt(dir, "bare")...)
 				}
 			}
-			return nil
+			return false, nil
 		})
 	}
 	if len(found) > 0 {
