@@ -27,6 +27,7 @@ import (
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/reminder"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/autorun"
 	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/skills"
 	"github.com/harness-dev/harness/internal/subagent"
@@ -112,6 +113,7 @@ func (b *builder) openSandbox(ctx context.Context) error {
 	b.policy = pol
 	b.s.Sandbox = sb
 	b.s.cleanup = append(b.s.cleanup, func() { sb.Close() })
+	b.s.LaterRun = autorun.New(pol.Writable...)
 	b.s.Walls = wallsOf(sb.Backend(), strongest(runtime.GOOS), sandbox.WithEnv(getenv))
 	w := b.s.Walls
 	if b.o.Backend == BackendStrict && w.Weaker {

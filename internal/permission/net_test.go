@@ -182,3 +182,41 @@ func TestLockfileHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestLockfileNeverLocal: the agent can write a lockfile, so what one
+// names must never open loopback, the local network or an IP literal.
+func TestLockfileNeverLocal(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(`{"packages":{
+"node_modules/a":{"resolved":"https://localhost/x.tgz"},
+"node_modules/b":{"resolved":"https://127.0.0.1/x.tgz"},
+"node_modules/c":{"resolved":"https://[::1]/x.tgz"},
+"node_modules/d":{"resolved":"https://10.0.0.5/x.tgz"},
+"node_modules/e":{"resolved":"https://printer.local/x.tgz"},
+"node_modules/f":{"resolved":"https://metadata.google.internal/x.tgz"},
+"node_modules/g":{"resolved":"https://intranet/x.tgz"},
+"node_modules/h":{"resolved":"https://2130706433/x.tgz"},
+"node_modules/i":{"resolved":"https://a.localhost/x.tgz"},
+"node_modules/j":{"resolved":"https://169.254.169.254/x.tgz"},
+"node_modules/k":{"resolved":"https://registry.npmjs.org/k.tgz"}}}`), 0o644)
+	if got := strings.Join(LockfileHosts(dir), " "); got != "registry.npmjs.org:443" {
+		t.Errorf("LockfileHosts = %q, want only the public registry", got)
+	}
+	os.MkdirAll(filepath.Join(dir, ".agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".agents", "permissions"), []byte("allow net @lockfiles\nallow net @npm\n"), 0o644)
+	g, err := New(Options{Policy: testPolicy(t, dir, ""), Project: dir, ProjectFile: filepath.Join(dir, ".agents", "permissions")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"localhost", "127.0.0.1", "::1", "10.0.0.5", "printer.local", "169.254.169.254"} {
+		if v := g.CheckNet(context.Background(), NetRequest{Host: host, Port: 443}); v.Allowed && v.Exact {
+			t.Errorf("%s: allowed exactly by %q: a preset reached the local network", host, v.Rule)
+		}
+	}
+	// A public name a preset allows is allowed, but never exactly: were it
+	// to resolve to a private address, the proxy refuses the dial.
+	d, exact := g.DecideNet(NetRequest{Host: "registry.npmjs.org", Port: 443})
+	if d.Verdict != Allow || exact {
+		t.Errorf("registry.npmjs.org: %v exact=%v, want allowed, not exact", d.Verdict, exact)
+	}
+}

@@ -2,6 +2,9 @@ package sandbox
 
 import (
 	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -19,6 +22,9 @@ type fixture struct {
 	abstractLn          net.Listener
 	ptyMaster, ptySlave *os.File
 	ptsName             string
+	// a loose object of the project's repository, for the history probe
+	objectPath string
+	objectData []byte
 }
 
 const (
@@ -110,6 +116,27 @@ func (f *fixture) resetGit() {
 		os.WriteFile(filepath.Join(g, "hooks", "pre-commit"), []byte(hookText), 0o755)
 	}
 	os.RemoveAll(filepath.Join(f.proj, "git-moved"))
+	f.objectPath, f.objectData = plantGitObject(filepath.Join(f.proj, ".git"), "history "+f.tag+"\n")
+}
+
+// plantGitObject writes a loose blob into a git directory as git would
+// (zlib of "blob <size>\0<content>", named by its SHA-1) and returns its
+// path and bytes, for the probe that tries to destroy history.
+func plantGitObject(gitDir, content string) (path string, data []byte) {
+	raw := fmt.Sprintf("blob %d\x00%s", len(content), content)
+	sum := sha1.Sum([]byte(raw))
+	name := hex.EncodeToString(sum[:])
+	var b bytes.Buffer
+	zw := zlib.NewWriter(&b)
+	zw.Write([]byte(raw))
+	zw.Close()
+	path = filepath.Join(gitDir, "objects", name[:2], name[2:])
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, b.Bytes()) {
+		os.Remove(path)
+		os.WriteFile(path, b.Bytes(), 0o444)
+	}
+	return path, b.Bytes()
 }
 
 // openPty opens a host terminal in raw mode: a byte pushed with TIOCSTI
@@ -194,6 +221,17 @@ func (f *fixture) wallProbes(helper string) []probe {
 			script: "echo evil > .git/hooks/pre-commit; echo evil >> .git/config; echo evil > sub/.git/hooks/pre-commit; echo evil > .agents/conf; chmod 777 .git/hooks/pre-commit",
 			check:  gitIntact},
 		probe{name: "mv .git", before: f.resetGit, script: "mv .git git-moved", check: gitIntact},
+		// Commits work inside, so objects are written there; but only
+		// added to: history that existed cannot be deleted or rewritten.
+		probe{name: "git history: delete, prune, overwrite objects", before: f.resetGit,
+			script: "git gc -q --prune=now 2>/dev/null; rm -rf .git/objects/* .git/objects/.harness-base/* 2>/dev/null; " +
+				"for o in $(find .git/objects -type f 2>/dev/null); do chmod u+w \"$o\" 2>/dev/null; printf x > \"$o\" 2>/dev/null; done; rm -rf .git 2>/dev/null; true",
+			check: func(*Result) string {
+				if b, err := os.ReadFile(f.objectPath); err != nil || !bytes.Equal(b, f.objectData) {
+					return "an object that existed was deleted or rewritten: " + f.objectPath
+				}
+				return ""
+			}},
 		probe{name: "rm -rf .git", before: f.resetGit, script: "rm -rf .git sub/.git .agents", check: func(r *Result) string {
 			if !exists(filepath.Join(f.proj, ".git", "HEAD")) || !exists(filepath.Join(f.proj, "sub", ".git", "HEAD")) {
 				return ".git was removed"
