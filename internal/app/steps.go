@@ -233,6 +233,19 @@ func (b *builder) newGate(context.Context) error {
 		return err
 	}
 	s.Gate = gate
+	if gate.LockfilesInForce() {
+		// The lockfiles can change between sessions (an agent, a pull):
+		// hosts they name that they did not name last time are said.
+		added, first, err := permission.LockfileDrift(pol.Project, filepath.Join(sessionlog.Dir(home, pol.Project), "lockfile-hosts"))
+		switch {
+		case err != nil:
+			s.Warnings = append(s.Warnings, notice.Warning(notice.Config, "could not compare the lockfiles' hosts with the last session's: "+err.Error()))
+		case len(added) > 0 && !first:
+			s.Warnings = append(s.Warnings, notice.Warning(notice.Config, fmt.Sprintf("the project's lockfiles name hosts they did not name at your last session, and allow net @lockfiles lets commands reach them: %s; if you did not add them, check the lockfiles' changes", strings.Join(added, ", "))))
+		case len(added) > 0:
+			s.Warnings = append(s.Warnings, notice.Info(notice.Config, "allow net @lockfiles lets commands reach the hosts the project's lockfiles name: "+strings.Join(added, ", ")))
+		}
+	}
 	return nil
 }
 

@@ -220,3 +220,37 @@ func TestLockfileNeverLocal(t *testing.T) {
 		t.Errorf("registry.npmjs.org: %v exact=%v, want allowed, not exact", d.Verdict, exact)
 	}
 }
+
+// TestLockfileDrift: a host the lockfiles name that they did not name at
+// the last session is reported once, and the record follows.
+func TestLockfileDrift(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(t.TempDir(), "sessions", "lockfile-hosts")
+	lock := func(hosts ...string) {
+		var b strings.Builder
+		b.WriteString(`{"packages":{`)
+		for i, h := range hosts {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"node_modules/p` + h + `":{"resolved":"https://` + h + `/x.tgz"}`)
+		}
+		b.WriteString("}}")
+		os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(b.String()), 0o644)
+	}
+	lock("registry.npmjs.org")
+	added, first, err := LockfileDrift(dir, state)
+	if err != nil || !first || strings.Join(added, " ") != "registry.npmjs.org:443" {
+		t.Fatalf("first: %v %v %v", added, first, err)
+	}
+	if added, first, _ := LockfileDrift(dir, state); first || len(added) != 0 {
+		t.Errorf("unchanged: %v %v", added, first)
+	}
+	lock("registry.npmjs.org", "evil.example.net")
+	if added, _, _ := LockfileDrift(dir, state); strings.Join(added, " ") != "evil.example.net:443" {
+		t.Errorf("a host added to the lockfile: %v", added)
+	}
+	if added, _, _ := LockfileDrift(dir, state); len(added) != 0 {
+		t.Errorf("reported twice: %v", added)
+	}
+}
