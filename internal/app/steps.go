@@ -105,6 +105,15 @@ func (b *builder) openSandbox(ctx context.Context) error {
 			}
 		},
 	}
+	// The host loopback ports the rules name exactly are forwarded into
+	// the walls, so ordinary clients reach them as localhost; read from
+	// the same rules the gate loads next (the proxy asks the gate for
+	// each connection all the same).
+	fw, err := permission.LoopbackForwards(b.gateOptions(pol))
+	if err != nil {
+		return err
+	}
+	s.Proxy.Loopback = fw
 	getenv := func(k string) string { return b.o.Source.Env[k] }
 	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(s.Proxy), sandbox.WithEnv(getenv))
 	if err != nil {
@@ -203,10 +212,10 @@ func (b *builder) openLog(context.Context) error {
 	return nil
 }
 
-// newGate builds the permission gate, which records every decision.
-func (b *builder) newGate(context.Context) error {
-	s, pol, home := b.s, b.policy, b.o.Source.Home
-	gate, err := permission.New(permission.Options{
+// gateOptions are the rule sources of the session's gate.
+func (b *builder) gateOptions(pol *sandbox.Policy) permission.Options {
+	home := b.o.Source.Home
+	return permission.Options{
 		Policy:      pol,
 		Home:        home,
 		UserFile:    filepath.Join(home, ".agents", "permissions"),
@@ -215,20 +224,27 @@ func (b *builder) newGate(context.Context) error {
 		AllowNet:    b.o.AllowNet,
 		Deny:        b.o.Deny,
 		Yolo:        b.o.Yolo,
-		Prompter:    b.o.Prompter,
-		Unsandboxed: s.Sandbox.Backend() == sandbox.BackendNone,
-		Record: func(r permission.Record) {
-			// A record the disk refused stays queued in the log; the agent's
-			// next append meets the same failure and stops the turn.
-			if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypePermission, Permission: &sessionlog.Permission{
-				Tool: r.Tool, Command: r.Command, Path: r.Path, Rule: r.Rule, Answer: r.Answer}}); err != nil {
-				s.tell(logFailed("could not record a permission decision", err))
-			}
-			if b.o.OnDecision != nil {
-				b.o.OnDecision(r)
-			}
-		},
-	})
+	}
+}
+
+// newGate builds the permission gate, which records every decision.
+func (b *builder) newGate(context.Context) error {
+	s, pol, home := b.s, b.policy, b.o.Source.Home
+	o := b.gateOptions(pol)
+	o.Prompter = b.o.Prompter
+	o.Unsandboxed = s.Sandbox.Backend() == sandbox.BackendNone
+	o.Record = func(r permission.Record) {
+		// A record the disk refused stays queued in the log; the agent's
+		// next append meets the same failure and stops the turn.
+		if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypePermission, Permission: &sessionlog.Permission{
+			Tool: r.Tool, Command: r.Command, Path: r.Path, Rule: r.Rule, Answer: r.Answer}}); err != nil {
+			s.tell(logFailed("could not record a permission decision", err))
+		}
+		if b.o.OnDecision != nil {
+			b.o.OnDecision(r)
+		}
+	}
+	gate, err := permission.New(o)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package permission
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,5 +253,27 @@ func TestLockfileDrift(t *testing.T) {
 	}
 	if added, _, _ := LockfileDrift(dir, state); len(added) != 0 {
 		t.Errorf("reported twice: %v", added)
+	}
+}
+
+// TestLoopbackForwards: only allow rules the user wrote that name a
+// loopback host and a port are forwarded into the walls.
+func TestLoopbackForwards(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".agents", "permissions"), []byte("allow net localhost:8080\nallow net 127.0.0.1\ndeny net 127.0.0.1:22\nallow net @lockfiles\nallow net *:5000\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(`{"packages":{"a":{"resolved":"https://localhost:6000/x.tgz"}}}`), 0o644)
+	fw, err := LoopbackForwards(Options{Policy: testPolicy(t, dir, ""), Project: dir, ProjectFile: filepath.Join(dir, ".agents", "permissions"), AllowNet: []string{"127.0.0.1:5432", "[::1]:6379", "example.com:443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(fw)
+	for _, want := range []string{"{localhost 8080}", "{127.0.0.1 5432}", "{::1 6379}"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("forwards %s lack %s", got, want)
+		}
+	}
+	if len(fw) != 3 {
+		t.Errorf("forwards %s: want exactly three (no port-less, denied, preset or wildcard rule)", got)
 	}
 }
