@@ -50,7 +50,6 @@ func newNetRule(r *rule, pat, project string) (*rule, error) {
 		}
 		r.preset = true
 	} else if name, ok := strings.CutPrefix(pat, "@"); ok {
-		r.preset = true
 		hosts, ok := netPresets[name]
 		if !ok {
 			names := make([]string, 0, len(netPresets))

@@ -214,11 +214,15 @@ func TestLockfileNeverLocal(t *testing.T) {
 			t.Errorf("%s: allowed exactly by %q: a preset reached the local network", host, v.Rule)
 		}
 	}
-	// A public name a preset allows is allowed, but never exactly: were it
-	// to resolve to a private address, the proxy refuses the dial.
+	// A public name the lockfiles name is allowed, but never exactly:
+	// were it to resolve to a private address, the proxy refuses the dial.
+	g, err = New(Options{Policy: testPolicy(t, dir, ""), Project: dir, AllowNet: []string{"@lockfiles"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	d, exact := g.DecideNet(NetRequest{Host: "registry.npmjs.org", Port: 443})
 	if d.Verdict != Allow || exact {
-		t.Errorf("registry.npmjs.org: %v exact=%v, want allowed, not exact", d.Verdict, exact)
+		t.Errorf("registry.npmjs.org by @lockfiles: %v exact=%v, want allowed, not exact", d.Verdict, exact)
 	}
 }
 
