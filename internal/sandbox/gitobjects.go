@@ -79,7 +79,11 @@ func (sh *gitShadow) resetAlternates() {
 		os.Mkdir(info, 0o755)
 	}
 	_, dst := sh.mount.baseObjects()
-	_ = writeFileAtomic(filepath.Join(info, "alternates"), []byte(dst+"\n"))
+	want := []byte(dst + "\n")
+	if b, err := readFileNoFollow(filepath.Join(info, "alternates"), 1<<16); err == nil && bytes.Equal(b, want) {
+		return // as written: most commands leave it alone
+	}
+	_ = writeFileAtomic(filepath.Join(info, "alternates"), want)
 }
 
 // importObjects adds the objects a command wrote to the real repository
