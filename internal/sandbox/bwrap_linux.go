@@ -101,6 +101,7 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 		// The launcher, or a sandbox's own inner stage, listens there
 		// (proxy_linux.go); bwrap's network namespace holds the rest.
 		cfg.ProxyPort = netproxy.ProxyPort
+		cfg.Forward = o.proxy.LoopbackPorts()
 	}
 	s := &instance{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner, git: gs, proxy: o.proxy}
 	if o.proxy != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -28,8 +27,16 @@ import (
 // index.lock next to config), so the git directory a command sees is a
 // shadow: a harness-owned directory mounted over it, holding
 //
-//   - the data directories (objects, refs, logs) bound read-write from the
-//     real one;
+//   - the data directories (refs, logs) bound read-write from the real
+//     one;
+//   - objects append-only (gitobjects.go): the shadow's own objects
+//     directory takes a command's new objects, with the real one mounted
+//     read-only inside it as its alternate; after each command the host
+//     checks each new object against its name and adds it to the real
+//     directory without replacing anything. No command can delete,
+//     prune, repack away or overwrite an object that existed before it
+//     ran, so every commit a moved or deleted ref pointed at is still
+//     there to return to;
 //   - copies of the data files (HEAD, index, packed-refs, ORIG_HEAD, …),
 //     copied in before each command and, after it, checked (HEAD names a
 //     ref or a commit, the index is an index, …) and copied back;
@@ -46,12 +53,22 @@ import (
 const maxGitFile = 1 << 30
 
 // gitMount is how one shadow is mounted inside: Shadow over Dir, then
-// Dir/RW read-write and Dir/RO read-only from the real directory.
+// Dir/RW read-write and Dir/RO read-only from the real directory, and,
+// when Objects is set, the real Dir/objects read-only at
+// Dir/objects/.harness-base (gitObjectsBase), the alternate of the
+// shadow's own objects directory.
 type gitMount struct {
-	Shadow string   `json:"shadow"`
-	Dir    string   `json:"dir"`
-	RW     []string `json:"rw,omitempty"`
-	RO     []string `json:"ro,omitempty"`
+	Shadow  string   `json:"shadow"`
+	Dir     string   `json:"dir"`
+	RW      []string `json:"rw,omitempty"`
+	RO      []string `json:"ro,omitempty"`
+	Objects bool     `json:"objects,omitempty"`
+}
+
+// baseObjects is where the real objects directory is mounted inside
+// (its source is the same path outside).
+func (m gitMount) baseObjects() (src, dst string) {
+	return filepath.Join(m.Dir, "objects"), filepath.Join(m.Dir, "objects", gitObjectsBase)
 }
 
 // gitShadow is the host side of one shadowed git directory.
@@ -119,7 +136,12 @@ func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
 		return nil, err
 	}
 	sh := &gitShadow{GitDir: g, shadow: shadow, synced: map[string]fileStamp{}}
-	sh.mount = gitMount{Shadow: shadow, Dir: g.Dir}
+	sh.mount = gitMount{Shadow: shadow, Dir: g.Dir, Objects: g.Objects}
+	if g.Objects {
+		if err := sh.prepareObjects(); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range g.Dirs {
 		// A data directory git would create (logs) is made on the host
 		// now, so it is bound rather than left to the shadow.
@@ -147,6 +169,8 @@ func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
 			continue
 		case contains(g.Files, name) && e.Type().IsRegular():
 			continue // copied by syncIn
+		case g.Objects && name == "objects":
+			continue // the shadow's own, made by prepareObjects
 		case st.IsDir():
 			err = os.Mkdir(filepath.Join(shadow, name), 0o755)
 		default:
@@ -203,6 +227,10 @@ func (gs *gitSession) bwrapArgs() []string {
 		}
 		for _, r := range m.RO {
 			args = append(args, "--ro-bind", filepath.Join(m.Dir, r), filepath.Join(m.Dir, r))
+		}
+		if m.Objects {
+			src, dst := m.baseObjects()
+			args = append(args, "--ro-bind", src, dst)
 		}
 	}
 	return args
@@ -268,6 +296,8 @@ func (gs *gitSession) after(ctx context.Context, b gitBefore) (moves []RefMove, 
 	}
 	var refsDir string
 	for _, sh := range gs.shadows {
+		// Objects first: a ref copied back may name a new commit.
+		notes = append(notes, sh.importObjects(ctx)...)
 		notes = append(notes, sh.syncOut()...)
 		if sh.Refs {
 			refsDir = sh.Dir
@@ -308,7 +338,7 @@ func (sh *gitShadow) syncIn() {
 	if ents, err := os.ReadDir(sh.shadow); err == nil {
 		for _, e := range ents {
 			n := e.Name()
-			if !contains(sh.mount.RW, n) && !contains(sh.mount.RO, n) && !contains(sh.Files, n) && !contains(gitStateDirs, n) {
+			if !contains(sh.mount.RW, n) && !contains(sh.mount.RO, n) && !contains(sh.Files, n) && !contains(gitStateDirs, n) && !(sh.Objects && n == "objects") {
 				os.RemoveAll(filepath.Join(sh.shadow, n))
 			}
 		}
@@ -328,6 +358,9 @@ func (sh *gitShadow) syncIn() {
 			continue
 		}
 		sh.synced[name] = fileStamp{real: stampOf(real), shadow: stampOf(shadow)}
+	}
+	if sh.Objects {
+		sh.resetAlternates()
 	}
 }
 
@@ -359,7 +392,7 @@ func (sh *gitShadow) syncOut() (notes []string) {
 				continue
 			}
 		default:
-			data, err := readFileNoFollow(shadow, maxGitFile)
+			data, err := walls.ReadFileNoFollow(shadow, maxGitFile)
 			if err != nil {
 				notes = append(notes, fmt.Sprintf("%s written inside was not copied back: %v", real, err))
 				continue
@@ -454,7 +487,7 @@ func validRefName(r string) bool {
 // refs/heads over packed-refs.
 func readHeads(dir string) map[string]string {
 	out := map[string]string{}
-	if b, err := readFileNoFollow(filepath.Join(dir, "packed-refs"), maxGitFile); err == nil {
+	if b, err := walls.ReadFileNoFollow(filepath.Join(dir, "packed-refs"), maxGitFile); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
 			f := strings.Fields(l)
 			if len(f) == 2 && isHash(f[0]) && strings.HasPrefix(f[1], "refs/heads/") {
@@ -467,7 +500,7 @@ func readHeads(dir string) map[string]string {
 		if err != nil || !d.Type().IsRegular() || strings.HasSuffix(path, ".lock") {
 			return nil
 		}
-		b, err := readFileNoFollow(path, 256)
+		b, err := walls.ReadFileNoFollow(path, 256)
 		if err != nil {
 			return nil
 		}
@@ -501,27 +534,8 @@ func hostGitOK(ctx context.Context, gitDir string, args ...string) bool {
 	return cmd.Run() == nil
 }
 
-func readFileNoFollow(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("larger than %d bytes", limit)
-	}
-	return io.ReadAll(io.LimitReader(f, limit+1))
-}
-
 func copyFileNoFollow(src, dst string) error {
-	data, err := readFileNoFollow(src, maxGitFile)
+	data, err := walls.ReadFileNoFollow(src, maxGitFile)
 	if err != nil {
 		return err
 	}

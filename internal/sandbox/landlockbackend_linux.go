@@ -77,6 +77,7 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 		// socket() for every family instead.
 		s.proxy = o.proxy
 		cfg.ProxyPort, cfg.ConnectPort, cfg.DenySockets = netproxy.ProxyPort, netproxy.ProxyPort, "unix"
+		cfg.Forward = o.proxy.LoopbackPorts()
 		s.own = func(cmd *exec.Cmd) (func(), error) {
 			cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
 			return ownProxy(o.proxy, cmd)

@@ -180,7 +180,7 @@ func seatbeltProfile(p *walls.Policy, tmp string) (profile string, params []stri
 (allow file-read* file-write* file-ioctl
   (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))
 `)
-	readOnly, protected := p.ReadOnlyNow(), p.ProtectedNow() // Refresh may grow them beside us
+	readOnly, protected := p.ReadOnlyNow(), p.ProtectedNow()
 	ro := dedupe(append(append([]string(nil), readOnly...), protected...))
 	if len(ro) > 0 {
 		w("\n; Carve-outs: .git, hooks, the harness's project config.\n(deny file-write*")

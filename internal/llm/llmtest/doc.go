@@ -29,5 +29,15 @@
 // SetLocal answers Ollama's /api/show and /api/ps or llama.cpp's /props,
 // optionally truncating long prompts the way Ollama does.
 //
+// It also speaks OpenAI's Responses API (POST …/responses, responses.go):
+// streamed or whole, reasoning items with encrypted_content when asked
+// for, and the API's own 400s for input that breaks its pairing rules (a
+// reasoning item without the item that followed it, an item id without
+// its reasoning item, a function_call_output without its call or a call
+// without its output, a reasoning item that was not persisted or does
+// not verify), unknown parameters and an input over the window.
+// MistralContentParts sends Chat Completions content as Magistral's
+// arrays of thinking and text parts.
+//
 // Nothing here touches the network beyond 127.0.0.1.
 package llmtest

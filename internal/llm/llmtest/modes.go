@@ -68,7 +68,7 @@ const (
 func AllModes() []Mode {
 	m := []Mode{GeminiRejectsUnknown, GroqRejectsUnknown, MistralRejectsExtra, RejectsMaxTokens,
 		GeminiThoughtSignatures, DeepSeekThinking, OpenRouterReasoning, OpenRouterCache,
-		RepeatToolNames, ObjectArguments, AnthropicRejectsBlank, OpenAIEffortLevels}
+		RepeatToolNames, ObjectArguments, AnthropicRejectsBlank, OpenAIEffortLevels, MistralContentParts}
 	sort.Slice(m, func(i, j int) bool { return m[i] < m[j] })
 	return m
 }

@@ -213,6 +213,10 @@ func (s *Server) Requests() []Request {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/responses") {
+		s.serveResponses(w, r) // responses.go
+		return
+	}
 	var f Format
 	switch strings.TrimPrefix(r.URL.Path, "/v1") {
 	case "/messages":
@@ -307,7 +311,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		if f == FormatAnthropic {
 			w.Write(anthropicJSON(reply))
 		} else {
-			w.Write(openaiJSON(reply, sm, x))
+			b := openaiJSON(reply, sm, x)
+			if s.contentParts() {
+				b = contentPartsJSON(b) // parts.go
+			}
+			w.Write(b)
 		}
 		return
 	}
@@ -316,6 +324,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		chunks = anthropicStream(reply)
 	} else {
 		chunks = openaiStream(reply, sm, x)
+		if s.contentParts() {
+			chunks = toContentParts(chunks) // parts.go
+		}
 	}
 	s.stream(r.Context(), w, chunks, reply)
 }

@@ -17,6 +17,9 @@ type GitDir struct {
 	// Refs marks the directory holding the branch heads (the common
 	// directory of a worktree), whose moves are reported.
 	Refs bool
+	// Objects marks the directory holding the object store, which
+	// commands may only add to.
+	Objects bool
 }
 
 // Data files of a git directory. perWorktree belong to one working tree;
@@ -42,8 +45,8 @@ func (p *Policy) gitWrites() []GitDir {
 		if !isGitDir(dotgit) {
 			return nil
 		}
-		return []GitDir{{Dir: dotgit, Dirs: []string{"objects", "refs", "logs"},
-			Files: append(append([]string(nil), gitPerWorktreeFiles...), gitSharedFiles...), Refs: true}}
+		return []GitDir{{Dir: dotgit, Dirs: []string{"refs", "logs"},
+			Files: append(append([]string(nil), gitPerWorktreeFiles...), gitSharedFiles...), Refs: true, Objects: true}}
 	}
 	if !st.Mode().IsRegular() {
 		return nil
@@ -78,7 +81,7 @@ func (p *Policy) gitWrites() []GitDir {
 		return nil
 	}
 	return []GitDir{
-		{Dir: common, Dirs: []string{"objects", "refs", "logs"}, Files: gitSharedFiles, Refs: true},
+		{Dir: common, Dirs: []string{"refs", "logs"}, Files: gitSharedFiles, Refs: true, Objects: true},
 		{Dir: gitdir, Dirs: []string{"logs", "refs"}, Files: gitPerWorktreeFiles},
 	}
 }

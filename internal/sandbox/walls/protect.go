@@ -46,15 +46,7 @@ func (p *Policy) Refresh() []Finding {
 	}
 	var found []Finding
 	for _, root := range p.Writable {
-		n := 0
-		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			n++
-			if n > maxScan {
-				return fs.SkipAll
-			}
+		_ = p.tree.walk(root, func(path string, d fs.DirEntry) (bool, error) {
 			name := d.Name()
 			switch {
 			case name == ".git":
@@ -62,17 +54,18 @@ func (p *Policy) Refresh() []Finding {
 				// hooks path since it was adopted (a parallel file-tool
 				// write's Refresh can adopt it before the command that
 				// makes it is done).
-				found = append(found, p.adopt(path, ".git", known[path])...)
-				if d.IsDir() {
-					return fs.SkipDir
-				}
+				again := known[path]
+				known[path] = true
+				found = append(found, p.adopt(path, ".git", again)...)
+				return d.IsDir(), nil
 			case name == "HEAD" && !d.IsDir():
 				dir := filepath.Dir(path)
 				if filepath.Base(dir) != ".git" && !known[dir] && !p.insideProtected(dir) && bareShaped(dir) {
+					known[dir] = true
 					found = append(found, p.adopt(dir, "bare", false)...)
 				}
 			}
-			return nil
+			return false, nil
 		})
 	}
 	if len(found) > 0 {
@@ -249,8 +242,8 @@ func runsCode(gitdir string) []string {
 
 // ensureHooksPath creates a missing hooks path inside a writable root, so
 // it can be mounted read-only: left missing, a command could create it and
-// fill it with hooks the user's next commit runs. A path it cannot create
-// is an error (fail closed), never a carve-out that is not there.
+// fill it with hooks the user's next commit runs. Failing to is an error
+// (the caller fails closed): a path watched but not walled protects nothing.
 func (p *Policy) ensureHooksPath(hp string) error {
 	if _, err := os.Lstat(hp); !errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -259,7 +252,7 @@ func (p *Policy) ensureHooksPath(hp string) error {
 		return nil
 	}
 	if err := mkdirAll(hp, 0o755); err != nil {
-		return fmt.Errorf("cannot create the hooks path %s to hold it read-only: %w", hp, err)
+		return fmt.Errorf("creating the hooks path %s so it can be read-only: %w", hp, err)
 	}
 	return nil
 }

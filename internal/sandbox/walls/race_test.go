@@ -12,13 +12,13 @@ import (
 	"testing"
 )
 
-// TestRefreshBesideReaders runs Refresh (after each new repository a
+// TestRefreshRereadsAdoptedRepositories runs Refresh (after each new repository a
 // "command" made) while the permission gate's checks and the file tools
 // read the same Policy from other goroutines, as a session with parallel
 // tool calls and sub-agents does. Under -race any unguarded read of what
 // Refresh grows fails it; afterwards every repository made must be
 // refused to writes.
-func TestRefreshBesideReaders(t *testing.T) {
+func TestRefreshRereadsAdoptedRepositories(t *testing.T) {
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
