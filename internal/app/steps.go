@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/gitsafe"
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -487,10 +487,7 @@ func ProjectRoot(ctx context.Context, flag, workDir string) (string, error) {
 	if dir == "" {
 		dir = workDir
 		// The harness's own git calls never run code planted in a project.
-		cmd := exec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-			"--no-optional-locks", "rev-parse", "--show-toplevel")
-		cmd.Dir = workDir
-		out, err := cmd.Output()
+		out, err := gitsafe.Command(ctx, workDir, "rev-parse", "--show-toplevel").Output()
 		if err == nil {
 			if top := strings.TrimSpace(string(out)); top != "" {
 				dir = top

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/gitsafe"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -17,14 +18,9 @@ const gitOutputLimit = 16 << 20
 // repository (filters, fsmonitor, hooks, aliases) runs there, if at all,
 // never on the host. harness's own git calls go through it.
 func Git(ctx context.Context, sb Sandbox, dir string, args ...string) ([]byte, error) {
-	var sb2 strings.Builder
-	sb2.WriteString("exec git -c core.fsmonitor=false -c core.hooksPath=/dev/null --no-optional-locks")
-	for _, a := range args {
-		sb2.WriteString(" " + shellQuote(a))
-	}
 	out := &walls.BoundedBuffer{Limit: gitOutputLimit}
 	errOut := &walls.BoundedBuffer{Limit: 4096}
-	r, err := sb.Run(ctx, Cmd{Script: sb2.String(), Dir: dir, Timeout: 30 * time.Second, Stdout: out, Stderr: errOut})
+	r, err := sb.Run(ctx, Cmd{Script: "exec " + gitsafe.Shell(args...), Dir: dir, Timeout: 30 * time.Second, Stdout: out, Stderr: errOut})
 	if err != nil {
 		return nil, err
 	}

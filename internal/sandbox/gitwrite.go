@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/gitsafe"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -528,10 +528,7 @@ func hasObject(ctx context.Context, gitDir, h string) bool {
 func hostGitOK(ctx context.Context, gitDir string, args ...string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-		"--no-optional-locks", "--git-dir=" + gitDir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
-	return cmd.Run() == nil
+	return gitsafe.Command(ctx, "", append([]string{"--git-dir=" + gitDir}, args...)...).Run() == nil
 }
 
 func copyFileNoFollow(src, dst string) error {
