@@ -46,7 +46,7 @@ func (k KubeJob) Manifests(tasks []Task, taskFile []byte) ([]byte, error) {
 	cm := &kConfigMap{
 		kType:    kType{APIVersion: "v1", Kind: "ConfigMap"},
 		Metadata: meta,
-		Data:       map[string]string{"tasks.jsonl": string(taskFile)},
+		Data:     map[string]string{"tasks.jsonl": string(taskFile)},
 	}
 	n := len(tasks)
 	par := max(k.Jobs, 1)
