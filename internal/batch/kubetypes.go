@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"regexp"
+	"sync"
 )
 
 // The few Kubernetes objects Manifests writes, as local structs with the
@@ -124,8 +125,11 @@ type kVolume struct {
 // quantity is the grammar of a Kubernetes resource quantity (a signed
 // decimal, then a binary or decimal SI suffix or an exponent), as
 // apimachinery's resource.ParseQuantity documents it.
-var quantity = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$`)
+// Compiled on first use: a regexp compiled at init costs every process.
+var quantity = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$`)
+})
 
 var errQuantity = errors.New("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
 
-func isQuantity(s string) bool { return quantity.MatchString(s) }
+func isQuantity(s string) bool { return quantity().MatchString(s) }

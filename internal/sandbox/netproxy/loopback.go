@@ -27,7 +27,7 @@ type LoopbackForward struct {
 	Port int
 }
 
-// loopbackPorts are the ports the sandbox listens on for p's forwards.
+// LoopbackPorts are the ports the sandbox listens on for p's forwards.
 func (p *Proxy) LoopbackPorts() []int {
 	if p == nil {
 		return nil
@@ -67,7 +67,7 @@ type quietAnswer struct{}
 
 func (quietAnswer) established() error { return nil }
 
-// serveLoopback takes a connection a command made to a forwarded port
+// ServeLoopback takes a connection a command made to a forwarded port
 // inside and, if the rules still allow it, splices it to the host's
 // loopback port; a refused one is closed (and recorded, so the end of
 // the command says why).
@@ -101,7 +101,7 @@ func (p *Proxy) ServeLoopback(ctx context.Context, c net.Conn, port int) {
 	}
 }
 
-// loopbackNote explains a refused connection to a loopback address in a
+// LoopbackNote explains a refused connection to a loopback address in a
 // command's output: the sandbox's localhost is its own, and which of the
 // host's loopback ports (if any) the rules forward.
 func (p *Proxy) LoopbackNote(output []byte) string {

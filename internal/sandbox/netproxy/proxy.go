@@ -77,7 +77,7 @@ func AskedBy(ctx context.Context) string {
 	return s
 }
 
-// started notes a running command for AskedBy; the returned func ends it.
+// Started notes a running command for AskedBy; the returned func ends it.
 func (p *Proxy) Started(script string) func() {
 	if p == nil {
 		return func() {}
@@ -201,7 +201,7 @@ func (c *capReader) Read(p []byte) (int, error) {
 	return k, err
 }
 
-// proxyEnv points every common client at the proxy listening on port:
+// ProxyEnv points every common client at the proxy listening on port:
 // the HTTP variables at its HTTP face, ALL_PROXY (read by curl and libcurl
 // users for what no protocol's variable covers) at its SOCKS5 face, with
 // names resolved by the proxy (socks5h).
@@ -221,7 +221,7 @@ func (p *Proxy) Recent() []ConnRecord {
 	return append([]ConnRecord(nil), p.recent...)
 }
 
-// mark and since let a command's run collect the refusals it caused.
+// Mark and since let a command's run collect the refusals it caused.
 func (p *Proxy) Mark() int {
 	if p == nil {
 		return 0
@@ -344,7 +344,7 @@ func (p *Proxy) Serve(ctx context.Context, c net.Conn) {
 	}
 }
 
-// serveListener serves every connection ln accepts, each on its own,
+// ServeListener serves every connection ln accepts, each on its own,
 // until ln is closed.
 func (p *Proxy) ServeListener(ln net.Listener) {
 	AcceptEach(ln, func(c net.Conn) error {
@@ -353,7 +353,7 @@ func (p *Proxy) ServeListener(ln net.Listener) {
 	})
 }
 
-// acceptEach hands every connection ln accepts to handle, until ln is
+// AcceptEach hands every connection ln accepts to handle, until ln is
 // closed or handle fails.
 func AcceptEach(ln net.Listener, handle func(net.Conn) error) {
 	for {

@@ -75,7 +75,7 @@ func (p *Policy) LimitsText() string {
 	return fmt.Sprintf("processes per session's commands: %s (RLIMIT_NPROC inside the sandbox's user namespace; for a root harness, which the kernel exempts, the supervisor counts and kills the tree); memory: %s of data per process (RLIMIT_DATA); set %s and %s to change them", procs, mem, MaxProcsEnv, MaxMemoryEnv)
 }
 
-// limitNote explains a failure that looks like a resource bound.
+// LimitNote explains a failure that looks like a resource bound.
 func (p *Policy) LimitNote(out []byte) string {
 	o := string(out)
 	switch {

@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// boundedBuffer keeps at most limit bytes of what is written to it: the
+// BoundedBuffer keeps at most limit bytes of what is written to it: the
 // first half and the last half, and counts what fell between, so a
 // command like `yes` cannot grow the harness's memory and the end of a
 // long output (where a build or a test run prints its failures) is kept.
@@ -58,7 +58,7 @@ func (b *BoundedBuffer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// result returns what was kept, head then tail, with a line marking where
+// Result returns what was kept, head then tail, with a line marking where
 // bytes were dropped, and how many were.
 func (b *BoundedBuffer) Result() ([]byte, int) {
 	b.mu.Lock()

@@ -118,7 +118,7 @@ func validVarName(s string) bool {
 	return !strings.HasPrefix(up, "LD_") && !strings.HasPrefix(up, "GIT_") && !strings.HasPrefix(up, "HARNESS_")
 }
 
-// writeRoots are the paths commands may write as the backends see them on
+// WriteRoots are the paths commands may write as the backends see them on
 // the host: the writable roots and the project's build cache.
 func (p *Policy) WriteRoots() []string {
 	out := append([]string(nil), p.Writable...)

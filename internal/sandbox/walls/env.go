@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// sandboxEnv is the environment inside: the policy's allowlist plus
+// SandboxEnv is the environment inside: the policy's allowlist plus
 // variables that point every cache and temporary file at tmp (the private
 // temporary directory as seen inside), so compilers and package managers
 // work without writing to $HOME.

@@ -81,14 +81,14 @@ func openDirBeneath(parent *os.File, name string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), filepath.Join(parent.Name(), name)), nil
 }
 
-// processAlive reports whether pid names a live process (or one we may not
+// ProcessAlive reports whether pid names a live process (or one we may not
 // signal, which is alive too).
 func ProcessAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || err == syscall.EPERM
 }
 
-// ownedByMe reports whether fi belongs to this process's user.
+// OwnedByMe reports whether fi belongs to this process's user.
 func OwnedByMe(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Geteuid()

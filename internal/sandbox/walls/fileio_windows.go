@@ -19,7 +19,7 @@ func openDirBeneath(parent *os.File, name string) (*os.File, error) {
 	return os.Open(p)
 }
 
-// processAlive is conservative on Windows: every owner counts as alive.
+// ProcessAlive is conservative on Windows: every owner counts as alive.
 func ProcessAlive(int) bool { return true }
 
 func OwnedByMe(os.FileInfo) bool { return false }

@@ -97,7 +97,7 @@ func (p *Policy) isGitWrite(dir string) bool {
 	return false
 }
 
-// roBinds are the carve-outs mounted read-only: ReadOnly without the git
+// RoBinds are the carve-outs mounted read-only: ReadOnly without the git
 // directories that are shadowed instead.
 func (p *Policy) RoBinds() []string {
 	var out []string

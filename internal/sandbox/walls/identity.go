@@ -164,7 +164,7 @@ func withinFold(path, root string) bool {
 	return Within(FoldKey(path), FoldKey(root))
 }
 
-// foldKey maps every rune of s to one representative of its Unicode simple
+// FoldKey maps every rune of s to one representative of its Unicode simple
 // case-folding orbit (the smallest), so two spellings a case-insensitive
 // volume takes for one name get one key: not only .SSH and .ssh, but the
 // Kelvin sign for k and the long s for s (.githooK, .agentſ), which
@@ -187,7 +187,7 @@ func foldRune(r rune) rune {
 	return least
 }
 
-// foldOrbit lists r's simple case-folding orbit in rune order.
+// FoldOrbit lists r's simple case-folding orbit in rune order.
 func FoldOrbit(r rune) []rune {
 	out := []rune{r}
 	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {

@@ -286,7 +286,7 @@ func (p *Policy) scanCarveOuts(root string) error {
 	})
 }
 
-// protectedNow is a copy of the protected paths as they stand.
+// ProtectedNow is a copy of the protected paths as they stand.
 func (p *Policy) ProtectedNow() []string {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -520,7 +520,7 @@ func hiddenList(home string) []string {
 	return out
 }
 
-// maskPaths are what the backends hide: the secrets and host sockets.
+// MaskPaths are what the backends hide: the secrets and host sockets.
 func (p *Policy) MaskPaths() []string {
 	return append(append([]string(nil), p.DenyRead...), p.Sockets...)
 }

@@ -91,7 +91,7 @@ func (p *Policy) Findings() []Finding {
 	return out
 }
 
-// generation counts the times the carve-outs grew; a launcher started at
+// Generation counts the times the carve-outs grew; a launcher started at
 // an older generation is restarted so the new ones are mounted.
 func (p *Policy) Generation() int {
 	p.mu.RLock()
@@ -273,14 +273,14 @@ func (p *Policy) Keep(path string) {
 	p.gen++
 }
 
-// keepNow is a copy of KeepReadable as it stands.
+// KeepNow is a copy of KeepReadable as it stands.
 func (p *Policy) KeepNow() []string {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return append([]string(nil), p.KeepReadable...)
 }
 
-// isWritableRoot reports whether w is the project or an --add-dir root.
+// IsWritableRoot reports whether w is the project or an --add-dir root.
 func (p *Policy) IsWritableRoot(w string) bool {
 	for _, r := range p.Writable {
 		if r == w {
@@ -290,7 +290,7 @@ func (p *Policy) IsWritableRoot(w string) bool {
 	return false
 }
 
-// writeRootsFor is writeRoots, without the project and --add-dir roots
+// WriteRootsFor is writeRoots, without the project and --add-dir roots
 // for the read-only variant (the build cache stays writable).
 func (p *Policy) WriteRootsFor(ro bool) []string {
 	if !ro {

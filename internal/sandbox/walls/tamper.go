@@ -26,7 +26,7 @@ const (
 // redirect git: config (filters, aliases, hooksPath), hooks, info, pointers.
 var gitInterest = []string{"config", "hooks", "info", "HEAD", "commondir", "gitdir"}
 
-// snapshot records the protected paths: for a git directory its config,
+// Snapshot records the protected paths: for a git directory its config,
 // hooks, info and pointers (objects and refs change legitimately); for any
 // other carve-out, everything beneath it.
 func Snapshot(paths []string) map[string]state {
@@ -88,7 +88,7 @@ func record(out map[string]state, path string) {
 	out[path] = s
 }
 
-// changed compares two snapshots and lists the paths that differ.
+// Changed compares two snapshots and lists the paths that differ.
 func Changed(before, after map[string]state) []string {
 	var out []string
 	for path, b := range before {
