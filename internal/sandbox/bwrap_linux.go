@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -51,9 +53,9 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 	if o.proxy != nil {
 		env = append(env, netproxy.ProxyEnv(netproxy.ProxyPort)...)
 	}
-	var gs *gitSession
+	var gs *gitshadow.Session
 	if !ro {
-		if gs, err = openGitShadows(p, tmp); err != nil {
+		if gs, err = gitshadow.Open(p, tmp); err != nil {
 			return nil, err
 		}
 	}
@@ -87,7 +89,7 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 		for _, r := range p.RoBinds() {
 			args = append(args, "--ro-bind", r, r)
 		}
-		args = append(args, gs.bwrapArgs()...)
+		args = append(args, gs.BwrapArgs()...)
 		args = append(args, maskArgs(p.MaskPaths(), p.KeepNow())...)
 		args = append(args, "--clearenv")
 		for _, kv := range env {
@@ -96,7 +98,7 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 		}
 		return args
 	}
-	cfg := helperConfig{Write: append(append(p.WriteRootsFor(ro), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
+	cfg := helperConfig{Write: append(append(p.WriteRootsFor(ro), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
 	if o.proxy != nil {
 		// The launcher, or a sandbox's own inner stage, listens there
 		// (proxy_linux.go); bwrap's network namespace holds the rest.

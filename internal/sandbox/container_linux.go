@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -101,12 +103,12 @@ func openContainer(ctx context.Context, backend string, p *walls.Policy, tmp str
 		cli.Close()
 		return nil, err
 	}
-	gs, err := openGitShadows(p, tmp)
+	gs, err := gitshadow.Open(p, tmp)
 	if err != nil {
 		cli.Close()
 		return nil, err
 	}
-	cfg := helperConfig{Write: append(append(p.WriteRoots(), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
+	cfg := helperConfig{Write: append(append(p.WriteRoots(), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		cli.Close()
@@ -119,14 +121,14 @@ func openContainer(ctx context.Context, backend string, p *walls.Policy, tmp str
 	// whole: the proxy's socket, podman's seccomp profile.
 	dir, err := os.MkdirTemp(filepath.Dir(tmp), filepath.Base(tmp)+"-ctr-")
 	if err != nil {
-		gs.close()
+		gs.Close()
 		cli.Close()
 		return nil, err
 	}
 	cr := &containerRunner{backend: backend, cli: cli, pol: p, user: user, cfg: string(cfgJSON), dir: dir}
 	fail := func(err error) (*instance, error) {
 		cr.close()
-		gs.close()
+		gs.Close()
 		return nil, err
 	}
 	cr.podman = isPodman(ctx, cli)
@@ -210,7 +212,7 @@ func containerClient(backend string, getenv func(string) string) (*client.Client
 // containerMounts is the Policy as mounts, in an order the engine keeps
 // (it sorts by destination depth; a parent is mounted before what lies
 // beneath it).
-func containerMounts(p *walls.Policy, gs *gitSession, tmp, exe string, hostFS bool) []mount.Mount {
+func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, hostFS bool) []mount.Mount {
 	var ms []mount.Mount
 	seen := map[string]int{}
 	add := func(m mount.Mount) {
@@ -243,7 +245,7 @@ func containerMounts(p *walls.Policy, gs *gitSession, tmp, exe string, hostFS bo
 	for _, r := range ro {
 		bind(r, r, true)
 	}
-	for _, m := range gs.mounts() {
+	for _, m := range gs.Mounts() {
 		bind(m.Shadow, m.Dir, false)
 		for _, d := range m.RW {
 			bind(filepath.Join(m.Dir, d), filepath.Join(m.Dir, d), false)
@@ -252,7 +254,7 @@ func containerMounts(p *walls.Policy, gs *gitSession, tmp, exe string, hostFS bo
 			bind(filepath.Join(m.Dir, r), filepath.Join(m.Dir, r), true)
 		}
 		if m.Objects {
-			src, dst := m.baseObjects()
+			src, dst := m.BaseObjects()
 			bind(src, dst, true)
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -246,11 +248,11 @@ func TestContainerMounts(t *testing.T) {
 	// password hashes behind /dev/null.
 	tmp := filepath.Join(base, "tmp")
 	os.Mkdir(tmp, 0o700)
-	gs, err := openGitShadows(p, tmp)
+	gs, err := gitshadow.Open(p, tmp)
 	if err != nil || gs == nil {
 		t.Fatalf("git shadows: %v", err)
 	}
-	defer gs.close()
+	defer gs.Close()
 	ms := containerMounts(p, gs, tmp, "/bin/true", true)
 	got := map[string]string{}
 	for _, m := range ms {
@@ -266,12 +268,12 @@ func TestContainerMounts(t *testing.T) {
 	want := map[string]string{
 		p.Project:                                  "bind",
 		filepath.Join(p.Project, ".agents"):        "bind,ro",
-		filepath.Join(p.Project, ".git"):           "bind from " + gs.shadows[0].shadow,
+		filepath.Join(p.Project, ".git"):           "bind from " + gs.Shadows[0].Shadow,
 		filepath.Join(p.Project, ".git", "config"): "bind,ro",
 		filepath.Join(p.Project, ".git", "hooks"):  "bind,ro",
 		// The real objects, read-only: the shadow's own objects
 		// directory takes new ones (append-only history).
-		filepath.Join(p.Project, ".git", "objects", gitObjectsBase): "bind,ro from " + filepath.Join(p.Project, ".git", "objects"),
+		filepath.Join(p.Project, ".git", "objects", gitshadow.ObjectsBase): "bind,ro from " + filepath.Join(p.Project, ".git", "objects"),
 		"/etc":          "bind,ro",
 		"/usr":          "bind,ro",
 		"/etc/shadow":   "bind,ro from /dev/null",

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -14,14 +16,14 @@ import (
 type openedGit []openedGitMount
 
 type openedGitMount struct {
-	m        gitMount
+	m        gitshadow.Mount
 	shadow   int
 	rw, ro   []int
 	rwN, roN []string
 	objects  int // the real objects directory, when m.Objects; else -1
 }
 
-func openGitMounts(ms []gitMount) (openedGit, error) {
+func openGitMounts(ms []gitshadow.Mount) (openedGit, error) {
 	var out openedGit
 	open := func(p string) (int, error) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
@@ -37,7 +39,7 @@ func openGitMounts(ms []gitMount) (openedGit, error) {
 			return nil, err
 		}
 		if m.Objects {
-			src, _ := m.baseObjects()
+			src, _ := m.BaseObjects()
 			if om.objects, err = open(src); err != nil {
 				return nil, err
 			}
@@ -79,7 +81,7 @@ func (g openedGit) mount() error {
 		}
 		ro, roN := om.ro, om.roN
 		if om.objects >= 0 {
-			_, dst := om.m.baseObjects()
+			_, dst := om.m.BaseObjects()
 			ro, roN = append(ro, om.objects), append(roN, strings.TrimPrefix(dst, om.m.Dir+"/"))
 		}
 		for i, fd := range ro {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
 )
 
 // The harness re-executes itself as the inner stage; these argv[1] values
@@ -41,7 +43,7 @@ type helperConfig struct {
 	ReadOnly []string `json:"read_only,omitempty"`
 	// Git are the shadows of git directories commands may write
 	// (gitwrite.go), mounted in that mount namespace.
-	Git []gitMount `json:"git,omitempty"`
+	Git []gitshadow.Mount `json:"git,omitempty"`
 	// Mask are hidden (secrets, host sockets) in that mount namespace;
 	// Keep, beneath a hidden directory, are bound back read-only.
 	Mask []string `json:"mask,omitempty"`

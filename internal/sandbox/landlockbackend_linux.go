@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os/exec"
 
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -47,12 +49,12 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 		cfg.Tmp = tmp
 		cfg.RORoot = true
 		if !ro {
-			gs, err := openGitShadows(p, tmp)
+			gs, err := gitshadow.Open(p, tmp)
 			if err != nil {
 				return nil, err
 			}
 			s.git = gs
-			cfg.Git = gs.mounts()
+			cfg.Git = gs.Mounts()
 		}
 		cfg.Mask = p.MaskPaths()
 		for _, w := range p.WriteRoots() {
@@ -86,7 +88,7 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 	// Without a mount namespace nothing holds chmod, chown, utime and
 	// xattr changes outside the writable roots: seccomp denies them all.
 	cfg.DenyMeta = s.tree != treeUserPID
-	cfg.Write = append(append(p.WriteRootsFor(ro), tmpInside), s.git.writePaths()...)
+	cfg.Write = append(append(p.WriteRootsFor(ro), tmpInside), s.git.WritePaths()...)
 	env := walls.SandboxEnv(p, tmpInside, BackendLandlock)
 	if s.proxy != nil {
 		env = append(env, netproxy.ProxyEnv(netproxy.ProxyPort)...)

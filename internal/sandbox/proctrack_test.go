@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -96,7 +98,7 @@ func TestStartGate(t *testing.T) {
 	}
 	// ls's own directory descriptor is 3 when the gate is closed; a leaked
 	// gate would push it to 4.
-	if fds := strings.Fields(strings.SplitN(string(r.Output), "\n", 2)[0]); runtime.GOOS == "linux" && contains(fds, "4") {
+	if fds := strings.Fields(strings.SplitN(string(r.Output), "\n", 2)[0]); runtime.GOOS == "linux" && gitshadow.Contains(fds, "4") {
 		t.Errorf("the gate leaked into the command: fds %v", fds)
 	}
 }

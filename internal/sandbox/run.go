@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -32,7 +34,7 @@ type instance struct {
 	// proxy, when set, is the commands' way out (proxy.go).
 	proxy *netproxy.Proxy
 	// git, when set, lets commands write the project's git data (gitwrite.go).
-	git *gitSession
+	git *gitshadow.Session
 	// track, when set, follows every process a command starts from the
 	// moment it starts (macOS: kqueue, proc_darwin.go) and returns what
 	// kills them all; runOwn calls it on exit, timeout and cancel.
@@ -77,7 +79,7 @@ func (s *instance) Close() error {
 		s.ro.launch.close()
 	}
 	s.cg.close()
-	s.git.close()
+	s.git.Close()
 	if s.tmp == "" {
 		return nil
 	}
@@ -123,7 +125,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 		stdout, stderr = io.MultiWriter(stdout, c.Progress), io.MultiWriter(stderr, c.Progress)
 	}
 	before := walls.Snapshot(s.pol.ProtectedNow())
-	gitBefore := s.git.before()
+	gitBefore := s.git.Before()
 	netMark := s.proxy.Mark()
 	defer s.proxy.Started(c.Script)()
 
@@ -153,7 +155,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 		r.ExitCode = 130
 		io.WriteString(stderr, "\n[harness: command interrupted]\n")
 	}
-	moves, notes := s.git.after(ctx, gitBefore)
+	moves, notes := s.git.After(ctx, gitBefore)
 	r.GitMoves = moves
 	var gitNote strings.Builder
 	for _, n := range notes {
@@ -186,7 +188,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 			r.Output = append(r.Output, gitNote.String()...)
 		}
 	}
-	r.Tampered = s.git.filterTampered(walls.Changed(before, walls.Snapshot(s.pol.ProtectedNow())))
+	r.Tampered = s.git.FilterTampered(walls.Changed(before, walls.Snapshot(s.pol.ProtectedNow())))
 	r.Found = s.pol.Refresh()
 	return r, nil
 }

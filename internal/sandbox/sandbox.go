@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -49,7 +51,7 @@ type Result struct {
 	Tampered []string
 	// GitMoves are branch heads the command moved off their history or
 	// deleted, each with the commit to return to (also said in Output).
-	GitMoves []RefMove
+	GitMoves []gitshadow.RefMove
 	// Found lists repositories, gitdir pointers and hooks paths that
 	// appeared during the command: protected (read-only) from the next
 	// command on; the caller reports each to the user.

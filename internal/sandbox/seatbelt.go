@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -194,7 +196,7 @@ func seatbeltProfile(p *walls.Policy, tmp string) (profile string, params []stri
 		w("\n  (regex %s)", param("RE", gitNameRegex(root)))
 	}
 	for _, r := range protected {
-		if !contains(readOnly, r) {
+		if !gitshadow.Contains(readOnly, r) {
 			w("\n  (regex %s)", param("RE", pathRegex(r)))
 		}
 	}

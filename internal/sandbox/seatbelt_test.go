@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -287,7 +289,7 @@ func profileProblems(profile string, params []string, p *walls.Policy) (problems
 	// rule wins): find each by what it names.
 	find := func(action, op, names string) int {
 		for _, r := range rules(forms) {
-			if r.action != action || !contains(r.ops, op) {
+			if r.action != action || !gitshadow.Contains(r.ops, op) {
 				continue
 			}
 			var fs []string
@@ -319,7 +321,7 @@ func profileProblems(profile string, params []string, p *walls.Policy) (problems
 	}
 	// A secret mapped executable is read too.
 	for _, r := range rules(forms) {
-		if r.action == "deny" && contains(r.ops, "file-read*") && len(r.filters) > 0 && strings.Contains(r.filters[0].String(), `"DENY_0"`) && !contains(r.ops, "file-map-executable") {
+		if r.action == "deny" && gitshadow.Contains(r.ops, "file-read*") && len(r.filters) > 0 && strings.Contains(r.filters[0].String(), `"DENY_0"`) && !gitshadow.Contains(r.ops, "file-map-executable") {
 			add("the secrets' denial leaves file-map-executable open: (deny %s)", strings.Join(r.ops, " "))
 		}
 	}
@@ -517,7 +519,7 @@ func TestSeatbeltArgs(t *testing.T) {
 		t.Errorf("with a project cache, CLANG_MODULE_CACHE_PATH=%q", v)
 	}
 	profile, params = seatbeltProfile(pol, tmp)
-	if !contains(params, "WRITE_1="+pol.Cache) {
+	if !gitshadow.Contains(params, "WRITE_1="+pol.Cache) {
 		t.Errorf("the project's cache is not writable: %q", params)
 	}
 	if problems := profileProblems(profile, params, pol); len(problems) > 0 {

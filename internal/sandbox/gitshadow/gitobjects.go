@@ -1,4 +1,4 @@
-package sandbox
+package gitshadow
 
 import (
 	"bufio"
@@ -49,18 +49,18 @@ import (
 // gitObjectsBase is the name, inside the shadow's objects directory, of
 // the read-only mount of the real one. Not a fan-out name ("00".."ff")
 // nor pack/ or info/, so git never treats it as part of the local store.
-const gitObjectsBase = ".harness-base"
+const ObjectsBase = ".harness-base"
 
 // maxGitObject bounds a loose object or pack the host imports.
 const maxGitObject = 4 << 30
 
-func (sh *gitShadow) objectsDir() string { return filepath.Join(sh.shadow, "objects") }
+func (sh *gitShadow) ObjectsDir() string { return filepath.Join(sh.Shadow, "objects") }
 
 // prepareObjects makes the shadow's objects directory with its mount
 // point for the real one and the alternates file naming it.
 func (sh *gitShadow) prepareObjects() error {
-	for _, d := range []string{"", "info", "pack", gitObjectsBase} {
-		if err := os.MkdirAll(filepath.Join(sh.objectsDir(), d), 0o755); err != nil {
+	for _, d := range []string{"", "info", "pack", ObjectsBase} {
+		if err := os.MkdirAll(filepath.Join(sh.ObjectsDir(), d), 0o755); err != nil {
 			return err
 		}
 	}
@@ -75,12 +75,12 @@ func (sh *gitShadow) prepareObjects() error {
 // a command may have changed it, and git inside must keep seeing the
 // real objects (the path is the same inside, under the shadow's mount).
 func (sh *gitShadow) resetAlternates() {
-	info := filepath.Join(sh.objectsDir(), "info")
+	info := filepath.Join(sh.ObjectsDir(), "info")
 	if st, err := os.Lstat(info); err != nil || !st.IsDir() {
 		os.RemoveAll(info)
 		os.Mkdir(info, 0o755)
 	}
-	_, dst := sh.mount.baseObjects()
+	_, dst := sh.mount.BaseObjects()
 	want := []byte(dst + "\n")
 	if b, err := walls.ReadFileNoFollow(filepath.Join(info, "alternates"), 1<<16); err == nil && bytes.Equal(b, want) {
 		return // as written: most commands leave it alone
@@ -91,11 +91,11 @@ func (sh *gitShadow) resetAlternates() {
 // importObjects adds the objects a command wrote to the real repository
 // and removes them from the shadow (the real directory, the alternate,
 // serves them from then on). notes say what was refused.
-func (sh *gitShadow) importObjects(ctx context.Context) (notes []string) {
+func (sh *gitShadow) ImportObjects(ctx context.Context) (notes []string) {
 	if !sh.Objects {
 		return nil
 	}
-	root, err := os.OpenRoot(sh.objectsDir())
+	root, err := os.OpenRoot(sh.ObjectsDir())
 	if err != nil {
 		return []string{fmt.Sprintf("the objects this command wrote could not be read (%v); they are not in the repository", err)}
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package gitshadow
 
 import (
 	"bytes"
@@ -57,7 +57,7 @@ const maxGitFile = 1 << 30
 // when Objects is set, the real Dir/objects read-only at
 // Dir/objects/.harness-base (gitObjectsBase), the alternate of the
 // shadow's own objects directory.
-type gitMount struct {
+type Mount struct {
 	Shadow  string   `json:"shadow"`
 	Dir     string   `json:"dir"`
 	RW      []string `json:"rw,omitempty"`
@@ -67,15 +67,15 @@ type gitMount struct {
 
 // baseObjects is where the real objects directory is mounted inside
 // (its source is the same path outside).
-func (m gitMount) baseObjects() (src, dst string) {
-	return filepath.Join(m.Dir, "objects"), filepath.Join(m.Dir, "objects", gitObjectsBase)
+func (m Mount) BaseObjects() (src, dst string) {
+	return filepath.Join(m.Dir, "objects"), filepath.Join(m.Dir, "objects", ObjectsBase)
 }
 
 // gitShadow is the host side of one shadowed git directory.
 type gitShadow struct {
 	walls.GitDir
-	shadow string
-	mount  gitMount
+	Shadow string
+	mount  Mount
 	synced map[string]fileStamp // per data file: its state in both places after the last sync
 }
 
@@ -98,16 +98,16 @@ func stampOf(path string) stamp {
 }
 
 // gitSession is a session's shadows.
-type gitSession struct {
+type Session struct {
 	base    string // host directory holding the shadows
-	shadows []*gitShadow
+	Shadows []*gitShadow
 }
 
 // openGitShadows builds the shadows of p.GitWrite in a new directory next
 // to the session's private one, tmp. Not inside it: a command sees tmp as
 // its /tmp and could move a shadow away and put a link to the user's home
 // in its place for the host's next copy to write through.
-func openGitShadows(p *walls.Policy, tmp string) (*gitSession, error) {
+func Open(p *walls.Policy, tmp string) (*Session, error) {
 	if len(p.GitWrite) == 0 {
 		return nil, nil
 	}
@@ -115,7 +115,7 @@ func openGitShadows(p *walls.Policy, tmp string) (*gitSession, error) {
 	if err != nil {
 		return nil, fmt.Errorf("preparing git writes: %w", err)
 	}
-	gs := &gitSession{base: base}
+	gs := &Session{base: base}
 	dirs := append([]walls.GitDir(nil), p.GitWrite...)
 	// Outer directories first: a worktree's gitdir lies in its common
 	// directory's worktrees/, and its shadow is mounted on top.
@@ -126,7 +126,7 @@ func openGitShadows(p *walls.Policy, tmp string) (*gitSession, error) {
 			os.RemoveAll(base)
 			return nil, fmt.Errorf("preparing git writes for %s: %w", g.Dir, err)
 		}
-		gs.shadows = append(gs.shadows, sh)
+		gs.Shadows = append(gs.Shadows, sh)
 	}
 	return gs, nil
 }
@@ -135,8 +135,8 @@ func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
 	if err := os.Mkdir(shadow, 0o755); err != nil {
 		return nil, err
 	}
-	sh := &gitShadow{GitDir: g, shadow: shadow, synced: map[string]fileStamp{}}
-	sh.mount = gitMount{Shadow: shadow, Dir: g.Dir, Objects: g.Objects}
+	sh := &gitShadow{GitDir: g, Shadow: shadow, synced: map[string]fileStamp{}}
+	sh.mount = Mount{Shadow: shadow, Dir: g.Dir, Objects: g.Objects}
 	if g.Objects {
 		if err := sh.prepareObjects(); err != nil {
 			return nil, err
@@ -161,13 +161,13 @@ func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
 			continue // a dangling link: nothing to see through it
 		}
 		switch {
-		case contains(g.Dirs, name) && st.IsDir():
+		case Contains(g.Dirs, name) && st.IsDir():
 			if err := os.Mkdir(filepath.Join(shadow, name), 0o755); err != nil {
 				return nil, err
 			}
 			sh.mount.RW = append(sh.mount.RW, name)
 			continue
-		case contains(g.Files, name) && e.Type().IsRegular():
+		case Contains(g.Files, name) && e.Type().IsRegular():
 			continue // copied by syncIn
 		case g.Objects && name == "objects":
 			continue // the shadow's own, made by prepareObjects
@@ -184,7 +184,7 @@ func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
 	return sh, nil
 }
 
-func contains(list []string, s string) bool {
+func Contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -194,21 +194,21 @@ func contains(list []string, s string) bool {
 }
 
 // mounts lists the shadows in mount order.
-func (gs *gitSession) mounts() []gitMount {
+func (gs *Session) Mounts() []Mount {
 	if gs == nil {
 		return nil
 	}
-	var out []gitMount
-	for _, sh := range gs.shadows {
+	var out []Mount
+	for _, sh := range gs.Shadows {
 		out = append(out, sh.mount)
 	}
 	return out
 }
 
 // writePaths are the paths (as seen inside) Landlock must leave writable.
-func (gs *gitSession) writePaths() []string {
+func (gs *Session) WritePaths() []string {
 	var out []string
-	for _, m := range gs.mounts() {
+	for _, m := range gs.Mounts() {
 		out = append(out, m.Dir)
 		for _, d := range m.RW {
 			out = append(out, filepath.Join(m.Dir, d))
@@ -218,9 +218,9 @@ func (gs *gitSession) writePaths() []string {
 }
 
 // bwrapArgs mounts the shadows.
-func (gs *gitSession) bwrapArgs() []string {
+func (gs *Session) BwrapArgs() []string {
 	var args []string
-	for _, m := range gs.mounts() {
+	for _, m := range gs.Mounts() {
 		args = append(args, "--bind", m.Shadow, m.Dir)
 		for _, d := range m.RW {
 			args = append(args, "--bind", filepath.Join(m.Dir, d), filepath.Join(m.Dir, d))
@@ -229,7 +229,7 @@ func (gs *gitSession) bwrapArgs() []string {
 			args = append(args, "--ro-bind", filepath.Join(m.Dir, r), filepath.Join(m.Dir, r))
 		}
 		if m.Objects {
-			src, dst := m.baseObjects()
+			src, dst := m.BaseObjects()
 			args = append(args, "--ro-bind", src, dst)
 		}
 	}
@@ -243,12 +243,12 @@ type gitBefore struct {
 
 // before copies the real data files into the shadows (the user may have
 // run git on the host since the last command) and records the branch heads.
-func (gs *gitSession) before() gitBefore {
+func (gs *Session) Before() gitBefore {
 	b := gitBefore{heads: map[string]string{}}
 	if gs == nil {
 		return b
 	}
-	for _, sh := range gs.shadows {
+	for _, sh := range gs.Shadows {
 		sh.syncIn()
 		if sh.Refs {
 			for k, v := range readHeads(sh.Dir) {
@@ -290,14 +290,14 @@ func (m RefMove) String() string {
 
 // after copies the checked data files back to the real repository and
 // compares the branch heads with b. notes are for the command's output.
-func (gs *gitSession) after(ctx context.Context, b gitBefore) (moves []RefMove, notes []string) {
+func (gs *Session) After(ctx context.Context, b gitBefore) (moves []RefMove, notes []string) {
 	if gs == nil {
 		return nil, nil
 	}
 	var refsDir string
-	for _, sh := range gs.shadows {
+	for _, sh := range gs.Shadows {
 		// Objects first: a ref copied back may name a new commit.
-		notes = append(notes, sh.importObjects(ctx)...)
+		notes = append(notes, sh.ImportObjects(ctx)...)
 		notes = append(notes, sh.syncOut()...)
 		if sh.Refs {
 			refsDir = sh.Dir
@@ -335,16 +335,16 @@ var gitStateDirs = []string{"rebase-merge", "rebase-apply", "sequencer"}
 // and this keeps git inside seeing the host's repository) and copies each
 // data file the host changed since the last sync into the shadow.
 func (sh *gitShadow) syncIn() {
-	if ents, err := os.ReadDir(sh.shadow); err == nil {
+	if ents, err := os.ReadDir(sh.Shadow); err == nil {
 		for _, e := range ents {
 			n := e.Name()
-			if !contains(sh.mount.RW, n) && !contains(sh.mount.RO, n) && !contains(sh.Files, n) && !contains(gitStateDirs, n) && !(sh.Objects && n == "objects") {
-				os.RemoveAll(filepath.Join(sh.shadow, n))
+			if !Contains(sh.mount.RW, n) && !Contains(sh.mount.RO, n) && !Contains(sh.Files, n) && !Contains(gitStateDirs, n) && !(sh.Objects && n == "objects") {
+				os.RemoveAll(filepath.Join(sh.Shadow, n))
 			}
 		}
 	}
 	for _, name := range sh.Files {
-		real, shadow := filepath.Join(sh.Dir, name), filepath.Join(sh.shadow, name)
+		real, shadow := filepath.Join(sh.Dir, name), filepath.Join(sh.Shadow, name)
 		if st, err := os.Lstat(shadow); err == nil && !st.Mode().IsRegular() {
 			os.RemoveAll(shadow) // a command made it a directory or a link
 		}
@@ -368,7 +368,7 @@ func (sh *gitShadow) syncIn() {
 // directory, after checking it is what git writes there.
 func (sh *gitShadow) syncOut() (notes []string) {
 	for _, name := range sh.Files {
-		real, shadow := filepath.Join(sh.Dir, name), filepath.Join(sh.shadow, name)
+		real, shadow := filepath.Join(sh.Dir, name), filepath.Join(sh.Shadow, name)
 		ss := stampOf(shadow)
 		last, ok := sh.synced[name]
 		if ok && last.shadow == ss {
@@ -564,7 +564,7 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 // close removes the shadows.
-func (gs *gitSession) close() {
+func (gs *Session) Close() {
 	if gs != nil {
 		os.RemoveAll(gs.base)
 	}
@@ -573,15 +573,15 @@ func (gs *gitSession) close() {
 // filterTampered drops from a tamper report the HEAD files of shadowed
 // git directories: commands may move HEAD, and after() checked and
 // reported what they did to it.
-func (gs *gitSession) filterTampered(paths []string) []string {
+func (gs *Session) FilterTampered(paths []string) []string {
 	if gs == nil {
 		return paths
 	}
 	var out []string
 	for _, p := range paths {
 		skip := false
-		for _, sh := range gs.shadows {
-			skip = skip || p == filepath.Join(sh.Dir, "HEAD") && contains(sh.Files, "HEAD")
+		for _, sh := range gs.Shadows {
+			skip = skip || p == filepath.Join(sh.Dir, "HEAD") && Contains(sh.Files, "HEAD")
 		}
 		if !skip {
 			out = append(out, p)
