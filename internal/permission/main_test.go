@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/harness-dev/harness/internal/sandbox/walls"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // The tables decide against a real policy on a real tree: proj (with a
@@ -21,7 +21,7 @@ var (
 
 func TestMain(m *testing.M) {
 	// The sandbox re-executes the test binary as its inner stage.
-	sandbox.RunHelperIfRequested()
+	inner.RunHelperIfRequested()
 	base, err := os.MkdirTemp(outsideTmp(), "harness-permission-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

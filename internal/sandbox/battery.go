@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -258,7 +260,7 @@ func helperCommand(helper string) string {
 	if helper == "" {
 		return ""
 	}
-	return shellQuote(helper) + " " + probeArg + " "
+	return shellQuote(helper) + " " + inner.ProbeArg + " "
 }
 
 // accepted reports whether a connection reached the host listener.

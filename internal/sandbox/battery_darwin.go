@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -55,7 +57,7 @@ func newBatteryFixture() (batteryFixture, error) {
 		f.close()
 		return nil, err
 	}
-	f.ptyMaster, f.ptySlave, _ = openPty()
+	f.ptyMaster, f.ptySlave, _ = inner.OpenPty()
 	f.certLn, _ = net.Listen("tcp", "127.0.0.1:0")
 	// A host process with a canary in its environment: its arguments and
 	// environment (KERN_PROCARGS2, ps -E) must stay unreadable inside.
@@ -113,7 +115,7 @@ func survivors(marker string, grace time.Duration) int {
 		out, _ := exec.Command("/bin/ps", "-axww", "-o", "command=").Output()
 		n := 0
 		for _, l := range strings.Split(string(out), "\n") {
-			if strings.Contains(l, marker) && !strings.Contains(l, probeArg) {
+			if strings.Contains(l, marker) && !strings.Contains(l, inner.ProbeArg) {
 				n++
 			}
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"golang.org/x/sys/unix"
@@ -367,7 +369,7 @@ func (f *fixture) launcherProbes(helper string, l *launcher) []probe {
 	}
 	ps = append(ps, probe{name: "ptrace, mem, fd, environ of the launcher", script: h + "supervisors", check: reached})
 	kill := probe{name: "kill the launcher and supervisors", script: h + "supervisors kill", check: reached}
-	if LandlockABI() < 6 {
+	if inner.LandlockABI() < 6 {
 		kill.skip = "Landlock below ABI 6 cannot stop a same-uid signal (a denial of service: the next command restarts the launcher)"
 	}
 	return append(ps, kill)
@@ -385,7 +387,7 @@ func survivors(marker string, grace time.Duration) int {
 				continue
 			}
 			b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-			if err == nil && bytes.Contains(b, []byte(marker)) && !bytes.Contains(b, []byte(probeArg)) {
+			if err == nil && bytes.Contains(b, []byte(marker)) && !bytes.Contains(b, []byte(inner.ProbeArg)) {
 				n++
 			}
 		}

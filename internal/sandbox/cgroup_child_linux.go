@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"golang.org/x/sys/unix"
@@ -282,17 +284,6 @@ func enterTasks(tasks []*os.File) error {
 	return nil
 }
 
-// enterFDs is enterTasks on raw descriptors, for the supervisor inside
-// the walls, which gets them from the host with the command.
-func enterFDs(fds []int) error {
-	for _, fd := range fds {
-		if _, err := unix.Write(fd, []byte("0")); err != nil {
-			return fmt.Errorf("entering the command's cgroup: %w", err)
-		}
-	}
-	return nil
-}
-
 // placeFDs are the descriptors of the child's tasks files, which the
 // command's supervisor writes its command's thread into (enterFDs) before
 // it forks the command, then those of the harness's own, where the
@@ -329,7 +320,7 @@ func (c *cgroupChild) overProcs(stop <-chan struct{}) <-chan struct{} {
 	// The poller gets values, not c: kill may hand c's directories on
 	// while a last tick still runs.
 	v1, max, base := len(c.dirs) > 0, c.s.maxProcs, c.basePids
-	return pollUntil(50*time.Millisecond, stop, func() bool { return pidsHit(dir, v1, max, base) })
+	return inner.PollUntil(50*time.Millisecond, stop, func() bool { return pidsHit(dir, v1, max, base) })
 }
 
 // pidsDir is the child's cgroup with the pids limit, "" for none.

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
@@ -108,7 +110,7 @@ func openContainer(ctx context.Context, backend string, p *walls.Policy, tmp str
 		cli.Close()
 		return nil, err
 	}
-	cfg := helperConfig{Write: append(append(p.WriteRoots(), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
+	cfg := inner.HelperConfig{Write: append(append(p.WriteRoots(), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		cli.Close()
@@ -116,7 +118,7 @@ func openContainer(ctx context.Context, backend string, p *walls.Policy, tmp str
 	}
 	user := strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
 	env := walls.SandboxEnv(p, "/tmp", backend)
-	entry := []string{containerHelper, containerInitArg}
+	entry := []string{containerHelper, inner.ContainerInitArg}
 	// The session's engine directory, beside its tmp and never mounted
 	// whole: the proxy's socket, podman's seccomp profile.
 	dir, err := os.MkdirTemp(filepath.Dir(tmp), filepath.Base(tmp)+"-ctr-")
@@ -162,7 +164,7 @@ func openContainer(ctx context.Context, backend string, p *walls.Policy, tmp str
 	cr.spec = func() (*container.Config, *container.HostConfig) {
 		mounts := containerMounts(p, gs, tmp, exe, img.hostFS)
 		if cn != nil {
-			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: cn.sock, Target: containerProxySock, ReadOnly: true,
+			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: cn.sock, Target: inner.ContainerProxySock, ReadOnly: true,
 				BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
 		}
 		return &container.Config{
@@ -264,16 +266,16 @@ func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, ho
 		visible = append(visible, hostFSMounts()...)
 	}
 	keep := p.KeepNow()
-	masks := maskTargets(append(p.MaskPaths(), hostFSSecrets(hostFS)...))
+	masks := inner.MaskTargets(append(p.MaskPaths(), hostFSSecrets(hostFS)...))
 	for _, m := range masks {
-		if !underAny(m.path, visible) {
+		if !underAny(m.Path, visible) {
 			continue
 		}
-		if m.dir {
-			add(mount.Mount{Type: mount.TypeTmpfs, Target: m.path, ReadOnly: true,
+		if m.Dir {
+			add(mount.Mount{Type: mount.TypeTmpfs, Target: m.Path, ReadOnly: true,
 				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 4096, Mode: 0o111}})
 		} else {
-			bind(os.DevNull, m.path, true)
+			bind(os.DevNull, m.Path, true)
 		}
 	}
 	// This session's spill directory lies under a hidden one; the model
@@ -440,7 +442,7 @@ func (c *containerRunner) run(ctx context.Context, script, dir string, stdout, s
 		return 0, note, err
 	}
 	opts := client.ExecCreateOptions{
-		Cmd: []string{containerHelper, containerExecArg, c.cfg, script}, WorkingDir: dir, User: c.user,
+		Cmd: []string{containerHelper, inner.ContainerExecArg, c.cfg, script}, WorkingDir: dir, User: c.user,
 		AttachStdin: true, AttachStdout: true, AttachStderr: true,
 	}
 	ex, err := c.cli.ExecCreate(bg, cp.id, opts)
@@ -498,7 +500,7 @@ func containerLimits(backend string) []string {
 	if backend == BackendPodman {
 		l = append(l, "podman: a path with a comma, a double quote or a newline cannot be mounted (its Docker-compatible API reads mounts as comma-separated options): such a project is refused")
 	}
-	if LandlockABI() < 6 {
+	if inner.LandlockABI() < 6 {
 		l = append(l, "Landlock below ABI 6: a command can kill its own supervisor (its tree is then killed by the container's init; a denial of service only)")
 	}
 	return l

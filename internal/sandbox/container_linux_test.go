@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
@@ -172,7 +174,7 @@ func checkContainerSeccomp(t *testing.T, proxy bool) {
 			}
 		}
 	}
-	for _, nr := range deniedSyscalls {
+	for _, nr := range inner.DeniedSyscalls {
 		name, ok := syscallNames[nr]
 		if !ok {
 			t.Fatalf("system call %d is denied by the inner stage but has no name for the container profile", nr)
@@ -213,8 +215,8 @@ func checkContainerSeccomp(t *testing.T, proxy bool) {
 			}
 		}
 	}
-	if cloneFlags != cloneNamespaces {
-		t.Errorf("clone rules cover flags %#x, want every namespace flag %#x", cloneFlags, uint64(cloneNamespaces))
+	if cloneFlags != inner.CloneNamespaces {
+		t.Errorf("clone rules cover flags %#x, want every namespace flag %#x", cloneFlags, uint64(inner.CloneNamespaces))
 	}
 	if fmt.Sprint(sockets) != fmt.Sprint([]uint64{unix.AF_UNIX, unix.AF_VSOCK}) {
 		t.Errorf("socket rules deny families %v, want AF_UNIX and AF_VSOCK", sockets)
@@ -273,7 +275,7 @@ func TestContainerMounts(t *testing.T) {
 		filepath.Join(p.Project, ".git", "hooks"):  "bind,ro",
 		// The real objects, read-only: the shadow's own objects
 		// directory takes new ones (append-only history).
-		filepath.Join(p.Project, ".git", "objects", gitshadow.ObjectsBase): "bind,ro from " + filepath.Join(p.Project, ".git", "objects"),
+		filepath.Join(p.Project, ".git", "objects", inner.GitObjectsBase): "bind,ro from " + filepath.Join(p.Project, ".git", "objects"),
 		"/etc":          "bind,ro",
 		"/usr":          "bind,ro",
 		"/etc/shadow":   "bind,ro from /dev/null",
@@ -485,7 +487,7 @@ for host, port in (` + strings.Join(targets, ", ") + `,):
 import ctypes, socket
 for typ in (socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC, socket.SOCK_STREAM):
     try:
-        s = socket.socket(socket.AF_UNIX, typ); s.connect("` + containerProxySock + `"); print("CHANNEL", typ)
+        s = socket.socket(socket.AF_UNIX, typ); s.connect("` + inner.ContainerProxySock + `"); print("CHANNEL", typ)
     except OSError as e:
         print("no channel", e.strerror)
 libc = ctypes.CDLL(None, use_errno=True)

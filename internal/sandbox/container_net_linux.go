@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,10 +27,6 @@ import (
 // containerProxySock, that the init connects to once it listens. Commands
 // cannot use it themselves: the inner stage denies them every unix socket
 // (and were one to slip past, the socket leads only to the proxy).
-
-// containerProxySock is where the host's end of the proxy channel is
-// mounted in the container.
-const containerProxySock = "/.harness/proxy.sock"
 
 // containerReadyWait bounds the wait for a new container's init to listen
 // on the proxy's port and connect its channel.
@@ -153,28 +148,4 @@ func (cn *containerNet) close() {
 		return
 	}
 	cn.ln.Close()
-}
-
-// serveContainerProxy, in the container's init, listens on port on the
-// container's loopback and connects the channel to the host; the host
-// lets commands run only once it is connected, so none can reach the
-// port before the init listens there.
-func serveContainerProxy(port string) error {
-	n, err := strconv.Atoi(port)
-	if err != nil || n <= 0 || n > 65535 {
-		return fmt.Errorf("bad proxy port %q", port)
-	}
-	// The engine's profile (containerSeccompProfile) allows this one kind
-	// of unix socket when the proxy is offered; the inner stage none.
-	fd, err := unix.Socket(unix.AF_UNIX, proxyChannelType, 0)
-	if err != nil {
-		return fmt.Errorf("the proxy channel's socket: %w", err)
-	}
-	if err := forwardProxyTo(fd, n); err != nil {
-		return err
-	}
-	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: containerProxySock}); err != nil {
-		return fmt.Errorf("connecting the proxy channel to the host: %w", err)
-	}
-	return nil
 }

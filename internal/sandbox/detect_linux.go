@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os/exec"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -18,7 +20,7 @@ func detect() (string, string) {
 		}
 		why = fmt.Sprintf("bubblewrap at %s cannot create namespaces here (%s)", bw, firstLine(out))
 	}
-	if abi := LandlockABI(); abi > 0 {
+	if abi := inner.LandlockABI(); abi > 0 {
 		return BackendLandlock, fmt.Sprintf("%s; Landlock ABI %d is available, so harness applies Landlock and seccomp itself", why, abi)
 	}
 	return "", why + ", and this kernel has no Landlock"

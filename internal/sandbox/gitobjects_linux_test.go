@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
@@ -129,11 +130,11 @@ func TestImportObjectsRefuses(t *testing.T) {
 	// What was imported or refused left the shadow; the alternate stays.
 	ents, _ := os.ReadDir(stage)
 	for _, e := range ents {
-		if n := e.Name(); n != "info" && n != "pack" && n != gitshadow.ObjectsBase && n != "34" {
+		if n := e.Name(); n != "info" && n != "pack" && n != inner.GitObjectsBase && n != "34" {
 			t.Errorf("left in the shadow: %s", n)
 		}
 	}
-	if b, _ := os.ReadFile(filepath.Join(stage, "info", "alternates")); strings.TrimSpace(string(b)) != filepath.Join(dotgit, "objects", gitshadow.ObjectsBase) {
+	if b, _ := os.ReadFile(filepath.Join(stage, "info", "alternates")); strings.TrimSpace(string(b)) != filepath.Join(dotgit, "objects", inner.GitObjectsBase) {
 		t.Errorf("alternates: %q", b)
 	}
 }

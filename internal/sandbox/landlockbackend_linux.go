@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os/exec"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
@@ -32,7 +34,7 @@ func openLandlock(p *walls.Policy, tmp string, o openOptions) (*instance, error)
 // buildLandlock builds the landlock backend; ro is its read-only variant
 // (see buildBwrap).
 func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance, error) {
-	abi := LandlockABI()
+	abi := inner.LandlockABI()
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: this kernel has no Landlock (not built in or not in the lsm= list); install bubblewrap for the bwrap backend", ErrUnavailable)
 	}
@@ -40,7 +42,7 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 	if err != nil {
 		return nil, err
 	}
-	cfg := helperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true, MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
+	cfg := inner.HelperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true, MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
 	s := &instance{name: BackendLandlock, pol: p, tmp: tmp, tree: treeGroup, helper: exe}
 	tmpInside := tmp
 	if userNamespaces() {
@@ -63,7 +65,7 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 			}
 		}
 		if walls.Within(exe, "/tmp") {
-			cfg.Helper, s.helper = exe, helperInTmp
+			cfg.Helper, s.helper = exe, inner.HelperInTmp
 		}
 	}
 	if s.tree == treeUserPID && o.proxy != nil {
@@ -95,7 +97,7 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 	}
 	// now is cfg with the carve-outs as they stand (a repository created
 	// mid-session is mounted read-only from the next sandbox on).
-	now := func() helperConfig {
+	now := func() inner.HelperConfig {
 		c := cfg
 		if s.tree == treeUserPID {
 			c.ReadOnly = p.RoBinds()
@@ -107,7 +109,7 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 		return c
 	}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
-		h, err := helperArgv(exe, now(), "/bin/sh", "-c", script)
+		h, err := inner.HelperArgv(exe, now(), "/bin/sh", "-c", script)
 		return h, env, err
 	}
 	if s.tree == treeUserPID {
@@ -116,7 +118,7 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 		// to hold a command's tree, and each command keeps its own helper.
 		s.launch = &launcher{backend: BackendLandlock, tree: treeUserPID, pol: p, proxy: s.proxy, netns: s.proxy != nil, newCmd: func() *exec.Cmd {
 			lcfg, _ := json.Marshal(now()) // plain strings, bools and numbers: cannot fail
-			c := exec.Command(exe, launcherArg, string(lcfg))
+			c := exec.Command(exe, inner.LauncherArg, string(lcfg))
 			c.Dir, c.Env = p.Project, env
 			return c
 		}}

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -184,14 +186,14 @@ func (lp *launcherProc) place(cg *cgroupSession, conn *net.UnixConn, deadline ti
 		return nil, 0, false
 	}
 	pidfd := -1
-	for i, fd := range parseRights(oob[:oobn]) {
+	for i, fd := range inner.ParseRights(oob[:oobn]) {
 		if i == 0 {
 			pidfd = fd
 		} else {
 			unix.Close(fd)
 		}
 	}
-	var r report
+	var r inner.Report
 	if json.Unmarshal(bytes.TrimSpace(buf[:n]), &r) != nil || !r.Place {
 		if pidfd >= 0 {
 			unix.Close(pidfd)
@@ -227,7 +229,7 @@ func (lp *launcherProc) place(cg *cgroupSession, conn *net.UnixConn, deadline ti
 	if sup != nil && sup.cmd != "" {
 		rights = unix.UnixRights(int(sup.enter.Fd()), int(sup.leave.Fd()))
 	}
-	msg, _ := json.Marshal(job{Placed: sup != nil})
+	msg, _ := json.Marshal(inner.Job{Placed: sup != nil})
 	if _, _, err := conn.WriteMsgUnix(append(msg, '\n'), rights, nil); err != nil {
 		return nil, 0, false
 	}
@@ -366,7 +368,7 @@ func (l *launcher) run(ctx context.Context, script, dir string, stdout, stderr i
 	}
 	code, err := l.runOn(ctx, lp, script, dir, stdout, stderr)
 	l.release(lp)
-	if errors.Is(err, errLauncherGone) {
+	if errors.Is(err, inner.ErrLauncherGone) {
 		// It died between commands: start another and try once more.
 		l.discard(lp)
 		lp, note2, err := l.get()
@@ -419,7 +421,7 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return 0, fmt.Errorf("%w: %v", errLauncherGone, err)
+		return 0, fmt.Errorf("%w: %v", inner.ErrLauncherGone, err)
 	}
 	var wg sync.WaitGroup
 	copyOut := func(r *os.File, w io.Writer) {
@@ -438,7 +440,7 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	if d, ok := ctx.Deadline(); ok {
 		conn.SetWriteDeadline(d)
 	}
-	sent := enc.Encode(job{Script: script, Dir: dir}) == nil
+	sent := enc.Encode(inner.Job{Script: script, Dir: dir}) == nil
 	// On a v2-only host the supervisor asks first to be in a cgroup of
 	// its own, where the command is then born.
 	supPid := 0
@@ -460,12 +462,12 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	stopWatch := make(chan struct{})
 	defer close(stopWatch)
 	over, procsHit := cg.overProcs(stopWatch), false
-	reports := make(chan report, 2)
+	reports := make(chan inner.Report, 2)
 	go func() {
 		defer close(reports)
 		dec := json.NewDecoder(conn)
 		for {
-			var r report
+			var r inner.Report
 			if dec.Decode(&r) != nil {
 				return
 			}
@@ -473,7 +475,7 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 		}
 	}()
 
-	var final *report
+	var final *inner.Report
 	var grace <-chan time.Time
 	cancelled := ctx.Done()
 	if !sent {
@@ -493,13 +495,13 @@ wait:
 		case <-over:
 			over, procsHit = nil, true
 			conn.SetWriteDeadline(time.Now().Add(time.Second))
-			if enc.Encode(job{Kill: true}) != nil {
+			if enc.Encode(inner.Job{Kill: true}) != nil {
 				conn.(*net.UnixConn).CloseWrite()
 			}
 		case <-cancelled:
 			cancelled = nil
 			conn.SetWriteDeadline(time.Now().Add(time.Second))
-			if enc.Encode(job{Kill: true}) != nil {
+			if enc.Encode(inner.Job{Kill: true}) != nil {
 				conn.(*net.UnixConn).CloseWrite() // the end of the socket kills too
 			}
 			grace = time.After(5 * time.Second)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -200,7 +202,7 @@ except OSError as e:
 			if got := rec.await(t, mark, nil); got.Verdict != "refused" || got.Host != "unlisted.test" {
 				t.Errorf("record %+v", got)
 			}
-			if backend == BackendLandlock && LandlockABI() >= 4 {
+			if backend == BackendLandlock && inner.LandlockABI() >= 4 {
 				// Landlock lets commands connect to the proxy's port only,
 				// and bind none.
 				r = w.run(t, fmt.Sprintf(`/usr/bin/python3 -c '

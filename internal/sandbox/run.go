@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
@@ -264,7 +266,7 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 	defer close(stop)
 	var over <-chan struct{}
 	if s.name != BackendNone {
-		over = watchProcs(cmd.Process.Pid, s.pol.MaxProcs, stop)
+		over = inner.WatchProcs(cmd.Process.Pid, s.pol.MaxProcs, stop)
 	}
 	cgOver, procsHit := cg.overProcs(stop), false
 	defer func() { cg.report(stderr, procsHit) }() // before the kill removes its counts

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/harness-dev/harness/internal/testenv"
@@ -297,7 +299,7 @@ func TestLauncherRestart(t *testing.T) {
 // TestLauncherCommandsIsolated: one command cannot signal another running
 // at the same time (each has its own Landlock domain, scoped for signals).
 func TestLauncherCommandsIsolated(t *testing.T) {
-	if LandlockABI() < 6 {
+	if inner.LandlockABI() < 6 {
 		t.Skip("Landlock below ABI 6 does not scope signals")
 	}
 	sb, _ := openTest(t, BackendBwrap, nil)
@@ -391,8 +393,8 @@ func TestInnerStageFailureExits125(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.ExitCode != helperFailed {
-		t.Errorf("exit %d, want %d: %s", r.ExitCode, helperFailed, r.Output)
+	if r.ExitCode != inner.HelperFailed {
+		t.Errorf("exit %d, want %d: %s", r.ExitCode, inner.HelperFailed, r.Output)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the command ran without its walls")

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"golang.org/x/sys/unix"
@@ -27,7 +29,7 @@ const stallEnv = "HARNESS_SANDBOX_TEST_STALL"
 // main thread was locked in init, the main goroutine leaves it within a
 // few steps.
 func stallIfAsked() {
-	if len(os.Args) < 2 || os.Args[1] != supervisorArg || os.Getenv(stallEnv) == "" {
+	if len(os.Args) < 2 || os.Args[1] != inner.SupervisorArg || os.Getenv(stallEnv) == "" {
 		return
 	}
 	stop := make(chan struct{})

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/gitsafe"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -46,11 +47,6 @@ import (
 // leaves in its objects directory (commit-graph, info/packs, a bitmap)
 // is derived data git rebuilds; it stays in the shadow.
 
-// gitObjectsBase is the name, inside the shadow's objects directory, of
-// the read-only mount of the real one. Not a fan-out name ("00".."ff")
-// nor pack/ or info/, so git never treats it as part of the local store.
-const ObjectsBase = ".harness-base"
-
 // maxGitObject bounds a loose object or pack the host imports.
 const maxGitObject = 4 << 30
 
@@ -59,7 +55,7 @@ func (sh *gitShadow) ObjectsDir() string { return filepath.Join(sh.Shadow, "obje
 // prepareObjects makes the shadow's objects directory with its mount
 // point for the real one and the alternates file naming it.
 func (sh *gitShadow) prepareObjects() error {
-	for _, d := range []string{"", "info", "pack", ObjectsBase} {
+	for _, d := range []string{"", "info", "pack", inner.GitObjectsBase} {
 		if err := os.MkdirAll(filepath.Join(sh.ObjectsDir(), d), 0o755); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/gitsafe"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -52,30 +53,11 @@ import (
 // repository is tens of megabytes).
 const maxGitFile = 1 << 30
 
-// gitMount is how one shadow is mounted inside: Shadow over Dir, then
-// Dir/RW read-write and Dir/RO read-only from the real directory, and,
-// when Objects is set, the real Dir/objects read-only at
-// Dir/objects/.harness-base (gitObjectsBase), the alternate of the
-// shadow's own objects directory.
-type Mount struct {
-	Shadow  string   `json:"shadow"`
-	Dir     string   `json:"dir"`
-	RW      []string `json:"rw,omitempty"`
-	RO      []string `json:"ro,omitempty"`
-	Objects bool     `json:"objects,omitempty"`
-}
-
-// baseObjects is where the real objects directory is mounted inside
-// (its source is the same path outside).
-func (m Mount) BaseObjects() (src, dst string) {
-	return filepath.Join(m.Dir, "objects"), filepath.Join(m.Dir, "objects", ObjectsBase)
-}
-
 // gitShadow is the host side of one shadowed git directory.
 type gitShadow struct {
 	walls.GitDir
 	Shadow string
-	mount  Mount
+	mount  inner.GitMount
 	synced map[string]fileStamp // per data file: its state in both places after the last sync
 }
 
@@ -136,7 +118,7 @@ func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
 		return nil, err
 	}
 	sh := &gitShadow{GitDir: g, Shadow: shadow, synced: map[string]fileStamp{}}
-	sh.mount = Mount{Shadow: shadow, Dir: g.Dir, Objects: g.Objects}
+	sh.mount = inner.GitMount{Shadow: shadow, Dir: g.Dir, Objects: g.Objects}
 	if g.Objects {
 		if err := sh.prepareObjects(); err != nil {
 			return nil, err
@@ -194,11 +176,11 @@ func Contains(list []string, s string) bool {
 }
 
 // mounts lists the shadows in mount order.
-func (gs *Session) Mounts() []Mount {
+func (gs *Session) Mounts() []inner.GitMount {
 	if gs == nil {
 		return nil
 	}
-	var out []Mount
+	var out []inner.GitMount
 	for _, sh := range gs.Shadows {
 		out = append(out, sh.mount)
 	}

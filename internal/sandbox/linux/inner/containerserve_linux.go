@@ -1,4 +1,4 @@
-package sandbox
+package inner
 
 import (
 	"fmt"
@@ -19,12 +19,12 @@ import (
 // never returns) and returns otherwise.
 func runContainerStage(argv []string) {
 	switch argv[1] {
-	case containerInitArg:
+	case ContainerInitArg:
 		os.Exit(serveContainerInit(argv[2:]))
-	case containerExecArg:
+	case ContainerExecArg:
 		if len(argv) != 4 {
 			fmt.Fprintln(os.Stderr, "harness container exec: bad arguments")
-			os.Exit(helperFailed)
+			os.Exit(HelperFailed)
 		}
 		os.Exit(serveContainerExec(argv[2], argv[3]))
 	}
@@ -40,12 +40,12 @@ func runContainerStage(argv []string) {
 func serveContainerInit(args []string) int {
 	if err := guardSelf(); err != nil {
 		fmt.Fprintf(os.Stderr, "harness container init: %v\n", err)
-		return helperFailed
+		return HelperFailed
 	}
 	if len(args) > 0 {
 		if err := serveContainerProxy(args[0]); err != nil {
 			fmt.Fprintf(os.Stderr, "harness container init: %v\n", err)
-			return helperFailed
+			return HelperFailed
 		}
 	}
 	stop := make(chan os.Signal, 1)
@@ -84,7 +84,7 @@ func serveContainerInit(args []string) int {
 func serveContainerExec(cfgJSON, script string) int {
 	fail := func(err error) int {
 		fmt.Fprintf(os.Stderr, "harness container exec: %v\n", err)
-		return helperFailed
+		return HelperFailed
 	}
 	if err := guardSelf(); err != nil {
 		return fail(err)

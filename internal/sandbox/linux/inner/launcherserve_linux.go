@@ -1,4 +1,4 @@
-package sandbox
+package inner
 
 import (
 	"bytes"
@@ -61,7 +61,7 @@ const maxJobFDs = 7
 const maxIdle = 4
 
 // job is a host's message to a command's supervisor.
-type job struct {
+type Job struct {
 	Script string `json:"script,omitempty"`
 	Dir    string `json:"dir,omitempty"`
 	Kill   bool   `json:"kill,omitempty"`
@@ -71,7 +71,7 @@ type job struct {
 }
 
 // report is a supervisor's message to the host.
-type report struct {
+type Report struct {
 	Pid    int  `json:"pid,omitempty"` // the command started
 	Done   bool `json:"done,omitempty"`
 	Code   int  `json:"code"`             // exit code, with Done
@@ -86,7 +86,7 @@ type report struct {
 }
 
 // serveLauncher runs the launcher until the host closes its socket.
-func serveLauncher(cfg helperConfig) error {
+func serveLauncher(cfg HelperConfig) error {
 	if cfg.Tmp != "" || len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || len(cfg.Git) > 0 || cfg.DropCaps {
 		// First stage (landlock backend, init of fresh namespaces): the
 		// mounts need this user namespace's capabilities. Drop them on this
@@ -119,7 +119,7 @@ func serveLauncher(cfg helperConfig) error {
 		if err != nil {
 			return err
 		}
-		return unix.Exec("/proc/self/exe", []string{os.Args[0], launcherArg, string(b)}, os.Environ())
+		return unix.Exec("/proc/self/exe", []string{os.Args[0], LauncherArg, string(b)}, os.Environ())
 	}
 	if err := guardSelf(); err != nil {
 		return err
@@ -159,11 +159,11 @@ func serveLauncher(cfg helperConfig) error {
 	buf := make([]byte, 16)
 	oob := make([]byte, unix.CmsgSpace(maxJobFDs*4))
 	for {
-		n, oobn, err := recvFDs(ctrlFD, buf, oob)
+		n, oobn, err := RecvFDs(ctrlFD, buf, oob)
 		if err != nil || (n == 0 && oobn == 0) {
 			break // the host closed the session (or died)
 		}
-		fds := parseRights(oob[:oobn])
+		fds := ParseRights(oob[:oobn])
 		l.dispatch(buf[:n], fds)
 	}
 	killDescendants(selfPid())
@@ -264,7 +264,7 @@ func (l *launcherState) dispatch(msg []byte, fds []int) {
 func (l *launcherState) watch(sp int) {
 	buf := make([]byte, 16)
 	for {
-		n, _, err := recvFDs(sp, buf, nil)
+		n, _, err := RecvFDs(sp, buf, nil)
 		if err != nil || n == 0 {
 			unix.Close(sp)
 			return
@@ -293,7 +293,7 @@ func (l *launcherState) startSupervisor() (int, error) {
 	}
 	defer null.Close()
 	l.mu.Lock()
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], supervisorArg, l.cfgJSON},
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], SupervisorArg, l.cfgJSON},
 		&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), child.Fd()}})
 	if err == nil {
 		l.live[pid] = true
@@ -351,7 +351,7 @@ func (l *launcherState) reap() {
 // which prepareThread's guard refuses. Only the supervisor re-exec takes
 // it; the harness itself and its other stages are unaffected.
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == supervisorArg {
+	if len(os.Args) > 1 && os.Args[1] == SupervisorArg {
 		runtime.LockOSThread() // never unlocked
 	}
 }
@@ -359,7 +359,7 @@ func init() {
 // serveSupervisor runs commands one at a time until the launcher closes
 // its socket: one at a time, so that every orphan it inherits as a child
 // subreaper belongs to the command in hand.
-func serveSupervisor(cfg helperConfig) error {
+func serveSupervisor(cfg HelperConfig) error {
 	// The main goroutine holds the main thread since init (above), so
 	// prepareThread's goroutines never get it.
 	if err := guardSelf(); err != nil {
@@ -375,12 +375,12 @@ func serveSupervisor(cfg helperConfig) error {
 	oob := make([]byte, unix.CmsgSpace(maxJobFDs*4))
 	for {
 		next := prepareThread(cfg)
-		n, oobn, err := recvFDs(ctrlFD, buf, oob)
+		n, oobn, err := RecvFDs(ctrlFD, buf, oob)
 		if err != nil || (n == 0 && oobn == 0) {
 			close(next.jobs)
 			return nil // the launcher is done with this supervisor
 		}
-		fds := parseRights(oob[:oobn])
+		fds := ParseRights(oob[:oobn])
 		if len(fds) < 3 || len(fds) > maxJobFDs || (len(fds)-3)%2 != 0 {
 			for _, fd := range fds {
 				unix.Close(fd)
@@ -405,7 +405,7 @@ type commandThread struct {
 }
 
 type startReq struct {
-	job   job
+	job   Job
 	stdio []uintptr
 	enter []int // cgroup tasks files to enter first
 	leave []int // and to go back to after the fork
@@ -422,7 +422,7 @@ type started struct {
 // with its goroutine (a locked goroutine that returns takes its thread
 // along), so no thread of the supervisor stays in the command's Landlock
 // domain, where the command could signal it.
-func prepareThread(cfg helperConfig) commandThread {
+func prepareThread(cfg HelperConfig) commandThread {
 	t := commandThread{jobs: make(chan startReq, 1), started: make(chan started, 1)}
 	go func() {
 		runtime.LockOSThread() // never unlocked, see above
@@ -445,7 +445,7 @@ func prepareThread(cfg helperConfig) commandThread {
 			werr = enterFDs(req.enter)
 		}
 		if werr != nil {
-			t.started <- started{code: helperFailed, err: werr}
+			t.started <- started{code: HelperFailed, err: werr}
 			return
 		}
 		pid, err := syscall.ForkExec("/bin/sh", []string{"/bin/sh", "-c", req.job.Script}, &syscall.ProcAttr{
@@ -481,7 +481,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 	out := os.NewFile(uintptr(fds[1]), "command stdout")
 	errw := os.NewFile(uintptr(fds[2]), "command stderr")
 	dec, enc := json.NewDecoder(ctrl), json.NewEncoder(ctrl)
-	var j job
+	var j Job
 	if err := dec.Decode(&j); err != nil {
 		close(t.jobs) // the host gave up before sending the job
 		out.Close()
@@ -510,7 +510,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 		fmt.Fprintf(errw, "harness sandbox: %v\n", err)
 		out.Close()
 		errw.Close()
-		enc.Encode(report{Done: true, Code: helperFailed})
+		enc.Encode(Report{Done: true, Code: HelperFailed})
 		return
 	}
 	t.jobs <- startReq{job: j, stdio: []uintptr{null.Fd(), out.Fd(), errw.Fd()}, enter: enter, leave: leave}
@@ -522,10 +522,10 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 	out.Close()
 	errw.Close()
 	if s.err != nil {
-		enc.Encode(report{Done: true, Code: s.code})
+		enc.Encode(Report{Done: true, Code: s.code})
 		return
 	}
-	if err := enc.Encode(report{Pid: s.pid}); err != nil {
+	if err := enc.Encode(Report{Pid: s.pid}); err != nil {
 		killDescendants(selfPid())
 		reapAll()
 		return
@@ -535,7 +535,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 	kill := make(chan struct{})
 	go func() {
 		for {
-			var m job
+			var m Job
 			if err := dec.Decode(&m); err != nil || m.Kill {
 				close(kill)
 				return
@@ -545,7 +545,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 	// The kernel exempts root from RLIMIT_NPROC: count the tree and kill
 	// it past the bound (the rlimit already holds everyone else).
 	stopWatch := make(chan struct{})
-	over := watchProcs(selfPid(), maxProcs, stopWatch)
+	over := WatchProcs(selfPid(), maxProcs, stopWatch)
 	var ws unix.WaitStatus
 	limit := 0
 	select {
@@ -565,7 +565,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 		killDescendants(selfPid())
 		reapAll()
 	}
-	r := report{Done: true, Code: ws.ExitStatus(), Procs: limit}
+	r := Report{Done: true, Code: ws.ExitStatus(), Procs: limit}
 	if ws.Signaled() {
 		r.Code, r.Signal = 128+int(ws.Signal()), int(ws.Signal())
 	}
@@ -732,7 +732,7 @@ func sendAll(fd int, msg []byte, fds []int) error {
 }
 
 // recvFDs receives one message; descriptors arrive close-on-exec.
-func recvFDs(fd int, buf, oob []byte) (n, oobn int, err error) {
+func RecvFDs(fd int, buf, oob []byte) (n, oobn int, err error) {
 	for {
 		n, oobn, _, _, err = unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if err != unix.EINTR {
@@ -742,7 +742,7 @@ func recvFDs(fd int, buf, oob []byte) (n, oobn int, err error) {
 }
 
 // parseRights extracts the descriptors of an SCM_RIGHTS message.
-func parseRights(oob []byte) []int {
+func ParseRights(oob []byte) []int {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
 		return nil
@@ -756,7 +756,7 @@ func parseRights(oob []byte) []int {
 	return fds
 }
 
-var errLauncherGone = errors.New("the sandbox launcher is gone")
+var ErrLauncherGone = errors.New("the sandbox launcher is gone")
 
 // askPlacement asks the host, over the command's control socket, to move
 // this supervisor into a cgroup v2 of its own before it forks the
@@ -770,7 +770,7 @@ func askPlacement(ctrl *os.File) (enter, leave []int, err error) {
 	if err != nil {
 		pidfd = -1 // the host then leaves the command in the launcher's cgroup
 	}
-	msg, _ := json.Marshal(report{Place: true})
+	msg, _ := json.Marshal(Report{Place: true})
 	var rights []byte
 	if pidfd >= 0 {
 		rights = unix.UnixRights(pidfd)
@@ -801,8 +801,8 @@ func askPlacement(ctrl *os.File) (enter, leave []int, err error) {
 	if werr != nil || serr != nil || n == 0 {
 		return nil, nil, errors.Join(werr, serr, io.ErrUnexpectedEOF)
 	}
-	fds := parseRights(oob[:oobn])
-	var m job
+	fds := ParseRights(oob[:oobn])
+	var m Job
 	if json.Unmarshal(bytes.TrimSpace(buf[:n]), &m) != nil || (len(fds) != 0 && len(fds) != 2) {
 		for _, fd := range fds {
 			unix.Close(fd)

@@ -1,4 +1,4 @@
-package sandbox
+package inner
 
 import "golang.org/x/sys/unix"
 

@@ -1,4 +1,4 @@
-package sandbox
+package inner
 
 import (
 	"encoding/binary"
@@ -6,7 +6,6 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,7 +21,7 @@ func forwardLoopback(fd int, ports []int) error {
 		}
 		msg := loopbackMsg(port)
 		for _, ln := range lns {
-			go netproxy.AcceptEach(ln, func(c net.Conn) error {
+			go acceptEach(ln, func(c net.Conn) error {
 				f, err := c.(*net.TCPConn).File()
 				c.Close()
 				if err != nil {
@@ -55,7 +54,7 @@ func loopbackMsg(port int) []byte {
 }
 
 // parseLoopbackMsg reads loopbackMsg.
-func parseLoopbackMsg(b []byte) (int, bool) {
+func ParseLoopbackMsg(b []byte) (int, bool) {
 	if len(b) != 3 || b[0] != 'f' {
 		return 0, false
 	}

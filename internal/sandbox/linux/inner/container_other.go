@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sandbox
+package inner
 
 // runContainerStage: the container backend's stages run only in a Linux
 // container, from a Linux binary.

@@ -1,4 +1,4 @@
-package sandbox
+package inner
 
 import (
 	"fmt"
@@ -198,7 +198,7 @@ func probeSupervisors(kill bool) int {
 		}
 		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
 		args := strings.Split(string(cmdline), "\x00")
-		if len(args) < 2 || (args[1] != launcherArg && args[1] != supervisorArg) {
+		if len(args) < 2 || (args[1] != LauncherArg && args[1] != SupervisorArg) {
 			continue
 		}
 		n++
@@ -264,7 +264,7 @@ func zombieLeader() {
 // init runs on the main thread (the runtime locks it there for init), the
 // one zombieLeader must end; nothing else happens in init.
 func init() {
-	if len(os.Args) > 2 && os.Args[1] == probeArg && os.Args[2] == "zombie-leader" {
+	if len(os.Args) > 2 && os.Args[1] == ProbeArg && os.Args[2] == "zombie-leader" {
 		zombieLeader()
 	}
 }

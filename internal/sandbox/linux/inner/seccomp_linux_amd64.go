@@ -1,8 +1,8 @@
-package sandbox
+package inner
 
 import "golang.org/x/sys/unix"
 
-const auditArch = unix.AUDIT_ARCH_X86_64
+const AuditArch = unix.AUDIT_ARCH_X86_64
 
 // archPrologue kills x32 system calls (nr with bit 30 set), which would
 // otherwise reach the kernel under numbers this filter does not check.
@@ -20,9 +20,9 @@ var metaSyscalls = []uint32{
 	unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_REMOVEXATTRAT,
 }
 
-func archPrologue() []bpf {
-	return []bpf{
+func archPrologue() []Bpf {
+	return []Bpf{
 		{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, Jt: 0, Jf: 1, K: 0x40000000},
-		ret(retKill),
+		ret(RetKill),
 	}
 }

@@ -1,4 +1,4 @@
-package sandbox
+package inner
 
 import (
 	"crypto/ecdsa"
@@ -21,15 +21,15 @@ import (
 
 // The inner stage, launcher and supervisors exist on Linux only: on macOS
 // sandbox-exec puts up the walls.
-func execInner(helperConfig, []string) error {
+func execInner(HelperConfig, []string) error {
 	return errors.New("the inner stage exists on Linux only")
 }
 
-func serveLauncher(helperConfig) error {
+func serveLauncher(HelperConfig) error {
 	return errors.New("the sandbox launcher exists on Linux only")
 }
 
-func serveSupervisor(helperConfig) error {
+func serveSupervisor(HelperConfig) error {
 	return errors.New("the sandbox launcher exists on Linux only")
 }
 
@@ -77,7 +77,7 @@ func runProbe(args []string) int {
 		// A pseudo-terminal the command makes itself must work.
 		ok = "works"
 		var m, s *os.File
-		if m, s, err = openPty(); err == nil {
+		if m, s, err = OpenPty(); err == nil {
 			_, err = s.Write([]byte("x\n"))
 			m.Close()
 			s.Close()
@@ -181,7 +181,7 @@ func verifyFetching(base string) error {
 
 // openPty opens a pseudo-terminal pair (posix_openpt, grantpt, unlockpt,
 // ptsname by their ioctls).
-func openPty() (master, slave *os.File, err error) {
+func OpenPty() (master, slave *os.File, err error) {
 	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, err

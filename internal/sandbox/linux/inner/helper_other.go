@@ -1,21 +1,21 @@
 //go:build !linux && !darwin
 
-package sandbox
+package inner
 
 import (
 	"errors"
 	"fmt"
 )
 
-func execInner(helperConfig, []string) error {
+func execInner(HelperConfig, []string) error {
 	return errors.New("the inner stage exists on Linux only")
 }
 
-func serveLauncher(helperConfig) error {
+func serveLauncher(HelperConfig) error {
 	return errors.New("the sandbox launcher exists on Linux only")
 }
 
-func serveSupervisor(helperConfig) error {
+func serveSupervisor(HelperConfig) error {
 	return errors.New("the sandbox launcher exists on Linux only")
 }
 

@@ -1,22 +1,21 @@
-package sandbox
+package inner
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // execInner puts up the inner walls on this OS thread and execs argv. It
 // returns only on failure; the caller then exits without running argv.
-func execInner(cfg helperConfig, argv []string) error {
+func execInner(cfg HelperConfig, argv []string) error {
 	// Everything below is per thread and must be on the thread that execs.
 	runtime.LockOSThread()
 	if len(cfg.ReadOnly) > 0 || len(cfg.Mask) > 0 || len(cfg.Git) > 0 || cfg.Tmp != "" || cfg.RORoot {
@@ -49,7 +48,7 @@ func execInner(cfg helperConfig, argv []string) error {
 // thread: capabilities dropped, no_new_privs, Landlock, seccomp. A process
 // that thread execs or forks inherits them all; the process's other
 // threads do not.
-func restrictThread(cfg helperConfig) error {
+func restrictThread(cfg HelperConfig) error {
 	if cfg.DropCaps {
 		if err := dropCapabilities(); err != nil {
 			return err
@@ -103,7 +102,7 @@ func dropCapabilities() error {
 // mount but the writable roots is read-only. The seccomp filter then
 // denies mount, umount and mount_setattr, so the command cannot undo
 // them. A kernel without mount_setattr gets DenyMeta set instead.
-func innerMounts(cfg *helperConfig) error {
+func innerMounts(cfg *HelperConfig) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making mounts private: %w", err)
 	}
@@ -166,15 +165,15 @@ func innerMounts(cfg *helperConfig) error {
 			return fmt.Errorf("making %s read-only: %w", p, err)
 		}
 	}
-	for _, m := range maskTargets(cfg.Mask) {
+	for _, m := range MaskTargets(cfg.Mask) {
 		var err error
-		if m.dir {
-			err = maskDir(m.path, cfg.Keep)
+		if m.Dir {
+			err = maskDir(m.Path, cfg.Keep)
 		} else {
-			err = unix.Mount("/dev/null", m.path, "", unix.MS_BIND, "")
+			err = unix.Mount("/dev/null", m.Path, "", unix.MS_BIND, "")
 		}
 		if err != nil {
-			return fmt.Errorf("hiding %s: %w", m.path, err)
+			return fmt.Errorf("hiding %s: %w", m.Path, err)
 		}
 	}
 	if cfg.RORoot {
@@ -228,7 +227,7 @@ func readOnlyRoot(write []string) error {
 
 // mountSetattrWorks reports whether this kernel has mount_setattr(2)
 // (5.12 and later), which readOnlyRoot needs.
-func mountSetattrWorks() bool {
+func MountSetattrWorks() bool {
 	err := unix.MountSetattr(-1, "", 0, &unix.MountAttr{})
 	return !errors.Is(err, unix.ENOSYS)
 }
@@ -240,7 +239,7 @@ func maskDir(dir string, keep []string) error {
 	var kept []string
 	var fds []int
 	for _, k := range keep {
-		if !walls.Within(k, dir) || k == dir {
+		if !within(k, dir) || k == dir {
 			continue
 		}
 		fd, err := unix.Open(k, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -274,16 +273,16 @@ func maskDir(dir string, keep []string) error {
 // helperInTmp inside the private /tmp.
 func bindHelper(fd int) error {
 	defer unix.Close(fd)
-	f, err := os.OpenFile(helperInTmp, os.O_CREATE|os.O_RDONLY, 0o500)
+	f, err := os.OpenFile(HelperInTmp, os.O_CREATE|os.O_RDONLY, 0o500)
 	if err != nil {
 		return fmt.Errorf("placing the helper in the private /tmp: %w", err)
 	}
 	f.Close()
 	src := "/proc/self/fd/" + strconv.Itoa(fd)
-	if err := unix.Mount(src, helperInTmp, "", unix.MS_BIND, ""); err != nil {
+	if err := unix.Mount(src, HelperInTmp, "", unix.MS_BIND, ""); err != nil {
 		return fmt.Errorf("placing the helper in the private /tmp: %w", err)
 	}
-	if err := unix.Mount("", helperInTmp, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+	if err := unix.Mount("", HelperInTmp, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
 		return fmt.Errorf("placing the helper in the private /tmp: %w", err)
 	}
 	return nil
@@ -293,7 +292,7 @@ func bindHelper(fd int) error {
 // it starts: RLIMIT_NPROC (counted per user in this user namespace, so
 // the user's processes outside do not count; the kernel exempts root,
 // whose commands the supervisor counts instead) and RLIMIT_DATA.
-func applyBounds(cfg helperConfig) error {
+func applyBounds(cfg HelperConfig) error {
 	if cfg.MaxProcs > 0 {
 		n := uint64(cfg.MaxProcs)
 		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: n, Max: n}); err != nil {
@@ -311,9 +310,18 @@ func applyBounds(cfg helperConfig) error {
 
 // connectPorts are the TCP ports Landlock lets commands connect to: the
 // proxy's and the loopback forwards'.
-func connectPorts(cfg helperConfig) []int {
+func connectPorts(cfg HelperConfig) []int {
 	if cfg.ConnectPort == 0 {
 		return nil
 	}
 	return append([]int{cfg.ConnectPort}, cfg.Forward...)
+}
+
+// within reports whether path is root or beneath it (walls.Within's twin:
+// the code inside the walls imports only x/sys and its siblings).
+func within(path, root string) bool {
+	if root == string(filepath.Separator) {
+		return filepath.IsAbs(path)
+	}
+	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
 }

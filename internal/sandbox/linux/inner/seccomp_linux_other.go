@@ -1,6 +1,6 @@
 //go:build linux && !amd64 && !arm64
 
-package sandbox
+package inner
 
 // auditArch 0 makes applySeccomp refuse: the inner stage fails closed on
 // architectures whose filter nobody has checked.

@@ -1,12 +1,10 @@
-package sandbox
+package inner
 
 import (
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,14 +14,14 @@ import (
 type openedGit []openedGitMount
 
 type openedGitMount struct {
-	m        gitshadow.Mount
+	m        GitMount
 	shadow   int
 	rw, ro   []int
 	rwN, roN []string
 	objects  int // the real objects directory, when m.Objects; else -1
 }
 
-func openGitMounts(ms []gitshadow.Mount) (openedGit, error) {
+func openGitMounts(ms []GitMount) (openedGit, error) {
 	var out openedGit
 	open := func(p string) (int, error) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)

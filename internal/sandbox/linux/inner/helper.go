@@ -1,34 +1,33 @@
-package sandbox
+package inner
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
-
-	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+	"path/filepath"
 )
 
 // The harness re-executes itself as the inner stage; these argv[1] values
 // select it. They are not user commands.
 const (
 	helperArg = "__harness-sandbox-helper"
-	probeArg  = "__harness-sandbox-probe"
+	ProbeArg  = "__harness-sandbox-probe"
 	// launcherArg starts a session's long-lived launcher inside the walls;
 	// supervisorArg one command's supervisor, which the launcher starts.
-	launcherArg   = "__harness-sandbox-launcher"
-	supervisorArg = "__harness-sandbox-supervisor"
+	LauncherArg   = "__harness-sandbox-launcher"
+	SupervisorArg = "__harness-sandbox-supervisor"
 	// containerInitArg and containerExecArg are the container backend's
 	// init and per-command supervisor (containerserve_linux.go).
-	containerInitArg = "__harness-container-init"
-	containerExecArg = "__harness-container-exec"
+	ContainerInitArg = "__harness-container-init"
+	ContainerExecArg = "__harness-container-exec"
 )
 
 // helperFailed is the exit status when the inner stage could not put up its
 // walls: the command never ran (fail closed).
-const helperFailed = 125
+const HelperFailed = 125
 
 // helperConfig is what the host tells the inner stage, as JSON in argv[2].
-type helperConfig struct {
+type HelperConfig struct {
 	// Write lists the paths (as seen inside) Landlock leaves writable.
 	Write []string `json:"write"`
 	// DenySockets: "unix" denies socket(AF_UNIX) and AF_VSOCK (a network
@@ -43,7 +42,7 @@ type helperConfig struct {
 	ReadOnly []string `json:"read_only,omitempty"`
 	// Git are the shadows of git directories commands may write
 	// (gitwrite.go), mounted in that mount namespace.
-	Git []gitshadow.Mount `json:"git,omitempty"`
+	Git []GitMount `json:"git,omitempty"`
 	// Mask are hidden (secrets, host sockets) in that mount namespace;
 	// Keep, beneath a hidden directory, are bound back read-only.
 	Mask []string `json:"mask,omitempty"`
@@ -101,49 +100,73 @@ func RunHelperIfRequested() {
 		return
 	}
 	switch os.Args[1] {
-	case containerInitArg, containerExecArg:
+	case ContainerInitArg, ContainerExecArg:
 		runContainerStage(os.Args)
 	case helperArg:
 		if len(os.Args) < 5 || os.Args[3] != "--" {
 			fmt.Fprintln(os.Stderr, "harness sandbox helper: bad arguments")
-			os.Exit(helperFailed)
+			os.Exit(HelperFailed)
 		}
-		var cfg helperConfig
+		var cfg HelperConfig
 		if err := json.Unmarshal([]byte(os.Args[2]), &cfg); err != nil {
 			fmt.Fprintf(os.Stderr, "harness sandbox helper: %v\n", err)
-			os.Exit(helperFailed)
+			os.Exit(HelperFailed)
 		}
 		err := execInner(cfg, os.Args[4:])
 		fmt.Fprintf(os.Stderr, "harness sandbox helper: %v\n", err)
-		os.Exit(helperFailed)
-	case probeArg:
+		os.Exit(HelperFailed)
+	case ProbeArg:
 		os.Exit(runProbe(os.Args[2:]))
-	case launcherArg, supervisorArg:
+	case LauncherArg, SupervisorArg:
 		if len(os.Args) != 3 {
 			fmt.Fprintln(os.Stderr, "harness sandbox launcher: bad arguments")
-			os.Exit(helperFailed)
+			os.Exit(HelperFailed)
 		}
-		var cfg helperConfig
+		var cfg HelperConfig
 		if err := json.Unmarshal([]byte(os.Args[2]), &cfg); err != nil {
 			fmt.Fprintf(os.Stderr, "harness sandbox launcher: %v\n", err)
-			os.Exit(helperFailed)
+			os.Exit(HelperFailed)
 		}
 		serve := serveLauncher
-		if os.Args[1] == supervisorArg {
+		if os.Args[1] == SupervisorArg {
 			serve = serveSupervisor
 		}
 		if err := serve(cfg); err != nil {
 			fmt.Fprintf(os.Stderr, "harness sandbox %s: %v\n", os.Args[1], err)
-			os.Exit(helperFailed)
+			os.Exit(HelperFailed)
 		}
 		os.Exit(0)
 	}
 }
 
-func helperArgv(exe string, cfg helperConfig, argv ...string) ([]string, error) {
+func HelperArgv(exe string, cfg HelperConfig, argv ...string) ([]string, error) {
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return append([]string{exe, helperArg, string(b), "--"}, argv...), nil
+}
+
+// gitMount is how one shadow is mounted inside: Shadow over Dir, then
+// Dir/RW read-write and Dir/RO read-only from the real directory, and,
+// when Objects is set, the real Dir/objects read-only at
+// Dir/objects/.harness-base (gitObjectsBase), the alternate of the
+// shadow's own objects directory.
+type GitMount struct {
+	Shadow  string   `json:"shadow"`
+	Dir     string   `json:"dir"`
+	RW      []string `json:"rw,omitempty"`
+	RO      []string `json:"ro,omitempty"`
+	Objects bool     `json:"objects,omitempty"`
+}
+
+// GitObjectsBase is the name, inside the shadow's objects directory, of
+// the read-only mount of the real one. Not a fan-out name ("00".."ff")
+// nor pack/ or info/, so git never treats it as part of the local store.
+const GitObjectsBase = ".harness-base"
+
+// BaseObjects is where the real objects directory is mounted inside
+// (its source is the same path outside).
+func (m GitMount) BaseObjects() (src, dst string) {
+	return filepath.Join(m.Dir, "objects"), filepath.Join(m.Dir, "objects", GitObjectsBase)
 }
