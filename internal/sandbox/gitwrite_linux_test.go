@@ -300,7 +300,7 @@ func TestGitHistoryCannotBeDestroyed(t *testing.T) {
 				if len(commits) != 4 {
 					t.Fatalf("host has %d commits before the attack, want 4", len(commits))
 				}
-				r = run(t, sb, attack)
+				run(t, sb, attack)
 				for _, c := range commits {
 					cmd := exec.Command("git", "-C", proj, "cat-file", "-e", c+"^{commit}")
 					if out, err := cmd.CombinedOutput(); err != nil {

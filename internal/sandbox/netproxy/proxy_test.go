@@ -38,9 +38,6 @@ type records struct {
 
 func (r *records) add(c ConnRecord) { r.mu.Lock(); r.all = append(r.all, c); r.mu.Unlock() }
 
-// count is how many connections were recorded so far: a mark for await.
-func (r *records) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.all) }
-
 // await returns the first record from the from-th on that satisfies ok
 // (nil: any), waiting for it: Serve records a connection once it is
 // over, which may be after the client saw its end. It fails the test
