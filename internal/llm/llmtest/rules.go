@@ -46,6 +46,11 @@ const (
 	msgA10TopP      = "`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled"
 	msgA10MinBudget = "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
 	msgA10Budget    = "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size"
+	// Sampling removed (mnfst/modelparams.dev#238 probed temperature live;
+	// top_p and top_k got "400 deprecated", their text inferred from it).
+	msgDeprecated = "`%s` is deprecated for this model."
+	// Prefill (smallmain/vscode-unify-chat-provider#249).
+	msgPrefill = "This model does not support assistant message prefill. The conversation must end with a user message."
 	// A11 (router-for-me/CLIProxyAPI#4957).
 	msgA11 = "`clear_thinking_20251015` strategy requires `thinking` to be enabled or adaptive"
 	// A12 (anthropics/claude-code#5989, Kilo-Org/kilocode#5163;
@@ -62,17 +67,33 @@ const betaInterleaved = "interleaved-thinking-2025-05-14"
 
 // Model families, by the normalised name (see modelKey).
 var (
-	// Reject manual "enabled" thinking: Opus 4.7/4.8, Fable 5 and later,
-	// Opus 5.5 (A8).
-	noManual = []string{"claude-opus-4-7", "claude-opus-4-8", "claude-fable-5", "claude-opus-5-5"}
-	// Cannot disable thinking, and think adaptively when the request
-	// names no mode (A8; docs whats-new-opus-5-5).
-	alwaysThinking = []string{"claude-fable-5", "claude-mythos-5", "claude-opus-5-5"}
+	// Reject manual "enabled" thinking: Opus 4.7/4.8, Mythos Preview and
+	// every Claude 5 model (A8; memberjunction observed it on
+	// claude-sonnet-5; the Sonnet 5.5 migration guide lists "thinking
+	// budgets" among its 400s).
+	noManual = []string{"claude-opus-4-7", "claude-opus-4-8", "claude-mythos-preview", "claude-fable-5", "claude-mythos-5",
+		"claude-opus-5", "claude-sonnet-5", "claude-haiku-5"}
+	// Cannot disable thinking (A8; Bedrock's adaptive-thinking page for
+	// Mythos 5, Fable 5, Opus 4.7 and Mythos Preview; whats-new-opus-5-5;
+	// the Sonnet 5.5 migration guide).
+	noDisable = []string{"claude-opus-4-7", "claude-mythos-preview", "claude-fable-5", "claude-mythos-5",
+		"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"}
+	// Think adaptively when the request names no mode: the above, Opus 5
+	// ("reasoning on by default") and the 5.5 models (OpenRouter's
+	// claude-5-5 migration cookbook: "Adaptive thinking runs by default").
+	defaultThinking = append([]string{"claude-opus-5"}, noDisable...)
 	// Reject a forced tool_choice outright (A9).
-	noForcedTools = []string{"claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1"}
+	noForcedTools = []string{"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "claude-fable-5-1", "claude-mythos-5-1"}
+	// Sampling parameters removed: Opus 4.7 and later, Claude 5
+	// (anomalyco/models.dev#3961; probed live in mnfst/modelparams.dev#238).
+	noSampling = []string{"claude-opus-4-7", "claude-opus-4-8", "claude-mythos-preview", "claude-fable-5", "claude-mythos-5",
+		"claude-opus-5", "claude-sonnet-5", "claude-haiku-5"}
 	// Before adaptive thinking (Claude 3.x and 4.0 to 4.5).
 	reNoAdaptive = regexp.MustCompile(`^claude-(3|(opus|sonnet|haiku)-4(-[0-5])?$)`)
-	reDate       = regexp.MustCompile(`(-\d{8}|@.*|-v\d+:\d+)$`)
+	// No assistant prefill: Claude 4.6 and later (copilot-api#261 names
+	// 4.6 to 4.8; cortexkit/magic-context#511 Sonnet 4.6 and Sonnet 5).
+	reNoPrefill = regexp.MustCompile(`^claude-((opus|sonnet|haiku)-4-([6-9])|(opus|sonnet|haiku|fable|mythos)-([5-9])($|-)|mythos-preview)`)
+	reDate      = regexp.MustCompile(`(-\d{8}|@.*|-v\d+:\d+)$`)
 )
 
 // modelKey normalises a model id: no router prefix, dots as dashes, no
@@ -152,7 +173,7 @@ func thinkingOn(w *wireAnthropic, preserved bool) bool {
 	if w.Thinking != nil && w.Thinking.Type != "" {
 		return w.Thinking.Type == "enabled" || w.Thinking.Type == "adaptive"
 	}
-	return preserved || inFamily(w.Model, alwaysThinking)
+	return preserved || inFamily(w.Model, defaultThinking)
 }
 
 // anthropicRules returns the 400 message for the first rule body breaks,
@@ -169,7 +190,7 @@ func anthropicRules(w *wireAnthropic, header map[string][]string, preserved bool
 	switch {
 	case claude && mode == "enabled" && inFamily(w.Model, noManual):
 		return msgA8Enabled
-	case claude && mode == "disabled" && inFamily(w.Model, alwaysThinking):
+	case claude && mode == "disabled" && inFamily(w.Model, noDisable):
 		return msgA8Disabled
 	case claude && mode == "adaptive" && reNoAdaptive.MatchString(modelKey(w.Model)):
 		return msgA8Adaptive
@@ -182,6 +203,20 @@ func anthropicRules(w *wireAnthropic, header map[string][]string, preserved bool
 		}
 		if b >= w.MaxTokens && !hasBeta(header, betaInterleaved) {
 			return msgA10Budget
+		}
+	}
+	if claude && inFamily(w.Model, noSampling) {
+		// The deprecation gate comes first, but for a temperature under
+		// thinking (mnfst/modelparams.dev#238).
+		switch {
+		case on && w.Temperature != nil && *w.Temperature != 1:
+			return msgA10Temperature
+		case w.Temperature != nil && *w.Temperature != 1:
+			return fmt.Sprintf(msgDeprecated, "temperature")
+		case w.TopP != nil:
+			return fmt.Sprintf(msgDeprecated, "top_p")
+		case w.TopK != nil:
+			return fmt.Sprintf(msgDeprecated, "top_k")
 		}
 	}
 	if on {
@@ -211,7 +246,13 @@ func anthropicRules(w *wireAnthropic, header map[string][]string, preserved bool
 			}
 		}
 	}
-	return messageRules(w, on)
+	if msg := messageRules(w, on); msg != "" {
+		return msg
+	}
+	if n := len(w.Messages); claude && n > 0 && w.Messages[n-1].Role == "assistant" && reNoPrefill.MatchString(modelKey(w.Model)) {
+		return msgPrefill
+	}
+	return ""
 }
 
 // messageRules checks the messages' structure: tool pairs (A12), blank
