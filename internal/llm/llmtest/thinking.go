@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"strings"
 
 	"github.com/harness-dev/harness/internal/llm"
@@ -105,30 +106,54 @@ type anthropicBody struct {
 	} `json:"thinking"`
 }
 
-// prefixMAC hashes system, tools, messages[:msg] and the first blk content
-// blocks of messages[msg], then the block's own payload.
-func prefixMAC(b *anthropicBody, msg, blk int, payload string) string {
+// prefixHash hashes a request's prefix as it goes, so binding every
+// thinking block of a long turn costs one pass over the body: the running
+// SHA-256 covers system, tools, every earlier message and the blocks of
+// the current one before the thinking block.
+type prefixHash struct{ h hash.Hash }
+
+func newPrefixHash(b *anthropicBody) *prefixHash {
+	p := &prefixHash{sha256.New()}
+	p.h.Write(canonical(b.System))
+	p.h.Write([]byte{0})
+	p.h.Write(canonical(b.Tools))
+	return p
+}
+
+// message starts a message of role.
+func (p *prefixHash) message(role string) {
+	p.h.Write([]byte{0})
+	p.h.Write([]byte(role))
+	p.h.Write([]byte{1})
+}
+
+// block adds one content block of the current message.
+func (p *prefixHash) block(c any) {
+	p.h.Write(canonical(c))
+	p.h.Write([]byte{3})
+}
+
+// mac binds payload to the prefix hashed so far.
+func (p *prefixHash) mac(payload string) string {
 	m := hmac.New(sha256.New, signKey)
-	m.Write(canonical(b.System))
-	m.Write([]byte{0})
-	m.Write(canonical(b.Tools))
-	for i := 0; i < msg && i < len(b.Messages); i++ {
-		m.Write([]byte{0})
-		m.Write([]byte(b.Messages[i].Role))
-		m.Write(canonical(contentList(b.Messages[i].Content)))
-	}
-	m.Write([]byte{1})
-	if msg == len(b.Messages) {
-		m.Write([]byte("assistant")) // the reply being signed
-	} else if msg < len(b.Messages) {
-		m.Write([]byte(b.Messages[msg].Role))
-		for _, c := range contentList(b.Messages[msg].Content)[:blk] {
-			m.Write(canonical(c))
-		}
-	}
+	m.Write(p.h.Sum(nil))
 	m.Write([]byte{2})
 	m.Write([]byte(payload))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// replyMAC binds a reply's first thinking block, payload, to the whole of
+// b: the reply is a new assistant message after every message of it.
+func replyMAC(b *anthropicBody, payload string) string {
+	p := newPrefixHash(b)
+	for _, msg := range b.Messages {
+		p.message(msg.Role)
+		for _, c := range contentList(msg.Content) {
+			p.block(c)
+		}
+	}
+	p.message("assistant")
+	return p.mac(payload)
 }
 
 // textMAC binds a block's text to the model that wrote it.
@@ -213,11 +238,14 @@ func checkThinking(body []byte, header map[string][]string, preserved bool) thin
 	}
 	invalid := false
 	first := ""
+	ph := newPrefixHash(&b)
 	for i, m := range b.Messages {
+		ph.message(m.Role)
 		for j, c := range contentList(m.Content) {
 			blk, _ := c.(map[string]any)
 			typ, _ := blk["type"].(string)
 			if !isThinking(typ) {
+				ph.block(c)
 				continue
 			}
 			sig, _ := blk["signature"].(string)
@@ -228,6 +256,12 @@ func checkThinking(body []byte, header map[string][]string, preserved bool) thin
 				sig, _ = blk["data"].(string)
 				payload = ""
 			}
+			want := ""
+			if preserved {
+				want = ph.mac(payload)
+			}
+			// The block itself is part of every later block's prefix.
+			ph.block(c)
 			ps := parseSig(sig, payload)
 			switch {
 			case !ps.ok && i == latest:
@@ -249,7 +283,7 @@ func checkThinking(body []byte, header map[string][]string, preserved bool) thin
 			}
 			path := fmt.Sprintf("messages.%d.content.%d", i, j)
 			// Once one block fails, every later one is invalid too.
-			if invalid || !hmac.Equal([]byte(ps.prefix), []byte(prefixMAC(&b, i, j, payload))) {
+			if invalid || !hmac.Equal([]byte(ps.prefix), []byte(want)) {
 				if !invalid {
 					first = path + "|" + typ
 				}
@@ -281,7 +315,7 @@ func signReply(body []byte, text string, preserved bool) string {
 	_ = json.Unmarshal(body, &b)
 	prefix := ""
 	if preserved {
-		prefix = prefixMAC(&b, len(b.Messages), 0, text)
+		prefix = replyMAC(&b, text)
 	}
 	return sign(b.Model, text, prefix)
 }
