@@ -95,8 +95,8 @@ type Request struct {
 	// DecodeErr is set when the body could not be decoded.
 	DecodeErr error
 
-	// Tokens is the prompt size the server counted (see ContextLimit),
-	// 0 when it counts nothing.
+	// Tokens is the prompt size the server counted: CountTokens, or
+	// ContextLimit's counter.
 	Tokens int
 	// PrefixFailures are the thinking blocks that failed the prefix check
 	// (PreservedThinking), as "messages.I.content.J".
@@ -404,8 +404,10 @@ func writeError(w http.ResponseWriter, status int, body string) {
 // ContextLimit makes the server refuse a request whose prompt, counted by
 // count (CountTokens when nil), is over limit tokens, with the error each
 // real API sends: Anthropic's "prompt is too long: N tokens > M maximum",
-// OpenAI's context_length_exceeded. Replies scripted without usage then
-// report the counted prompt as input, as a real server would.
+// OpenAI's context_length_exceeded, or the emulated server's own (see
+// overflowBody). Without it the limit is the model's catalogue window.
+// Replies scripted without usage report the counted prompt, as a real
+// server would (see promptUsage).
 func (s *Server) ContextLimit(limit int, count func(body []byte) int) {
 	if count == nil {
 		count = CountTokens
