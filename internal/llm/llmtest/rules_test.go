@@ -236,6 +236,9 @@ func TestAnthropicRules(t *testing.T) {
 			if st, body := post(t, srv, "/v1/messages", tt.ok, nil); st != http.StatusOK {
 				t.Errorf("valid request refused: %d %s", st, body)
 			}
+			if r := srv.Rejected(); len(r) != 1 || !strings.Contains(r[0].Rejected, jsonEscape(tt.want)) {
+				t.Errorf("Rejected() = %d requests, want the breaking one", len(r))
+			}
 		})
 	}
 }

@@ -101,6 +101,10 @@ type Request struct {
 	// PrefixFailures are the thinking blocks that failed the prefix check
 	// (PreservedThinking), as "messages.I.content.J".
 	PrefixFailures []string
+	// Rejected is the error body the server answered with because the
+	// request broke a rule, a mode's requirement or the window ("" when
+	// it was served, or failed only as scripted). Set once answered.
+	Rejected string
 }
 
 // DefaultText is the text of the reply served when nothing is queued and no
@@ -268,14 +272,19 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
+	idx := len(s.reqs) - 1
+	reject := func(status int, body string) {
+		s.reqs[idx].Rejected = body
+		httpError(w, status, body)
+	}
 	if obs := s.observe; obs != nil {
 		s.mu.Unlock()
 		obs(req)
 		s.mu.Lock()
 	}
 	if st, eb := s.reject(f, body); st != 0 {
+		reject(st, eb)
 		s.mu.Unlock()
-		httpError(w, st, eb)
 		return
 	}
 	var reply Reply
@@ -303,20 +312,22 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.remember(body)
 	sm := s.streamModes(f, body, reply.Usage.Input+reply.Usage.CacheRead+reply.Usage.CacheWrite)
 	x := s.issue(&reply, sm)
+	var refused string
+	switch {
+	case !fits:
+		refused = s.overflowBody(f, req.Tokens, limit, req.MaxTokens)
+	case ruleErr != "":
+		refused = errorJSON(ruleErr)
+	case tc.errBody != "":
+		refused = tc.errBody
+	}
+	if refused != "" {
+		reject(http.StatusBadRequest, refused)
+		s.mu.Unlock()
+		return
+	}
 	s.mu.Unlock()
 
-	if !fits {
-		writeError(w, http.StatusBadRequest, s.overflowBody(f, req.Tokens, limit, req.MaxTokens))
-		return
-	}
-	if ruleErr != "" {
-		writeError(w, http.StatusBadRequest, errorJSON(ruleErr))
-		return
-	}
-	if tc.errBody != "" {
-		writeError(w, http.StatusBadRequest, tc.errBody)
-		return
-	}
 	if f == FormatAnthropic {
 		// With thinking on, every reply starts with a thinking block
 		// (empty text when none is scripted, as with display

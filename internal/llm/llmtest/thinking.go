@@ -48,6 +48,21 @@ func (s *Server) PreservedThinking() {
 	s.preserved = true
 }
 
+// Rejected returns every request the server refused because it broke a
+// rule, a mode's requirement or the window: a run that the real server
+// would have served throughout has none.
+func (s *Server) Rejected() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Request
+	for _, r := range s.reqs {
+		if r.Rejected != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // PrefixFailures returns every thinking block that failed the prefix check
 // so far ("messages.I.content.J"), whether the request failed or the block
 // was dropped.

@@ -92,16 +92,14 @@ func (s *Server) promptUsage(f Format, body []byte, count func([]byte) int) llm.
 }
 
 // overflowBody is the server's answer to a prompt of n tokens over limit,
-// in the words of the server the modes emulate. Called without s.mu.
+// in the words of the server the modes emulate. Called with s.mu held.
 func (s *Server) overflowBody(f Format, n, limit, maxTokens int) string {
 	if f == FormatAnthropic {
 		return errorJSON(fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, limit))
 	}
-	s.mu.Lock()
 	deepseek := s.has(DeepSeekThinking)
 	gemini := s.has(GeminiThoughtSignatures) || s.has(GeminiRejectsUnknown)
 	openrouter := s.has(OpenRouterReasoning) || s.has(OpenRouterCache)
-	s.mu.Unlock()
 	switch {
 	case deepseek:
 		// DeepSeek counts the reply's reserve in (evalstate/fast-agent#621).
