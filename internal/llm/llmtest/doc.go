@@ -43,8 +43,11 @@
 //     (anthropics/claude-code#5989, #13460); no whitespace-only text
 //     (nick1udwig/kibitz#87).
 //
-// With thinking on, every reply starts with a thinking block (empty text
-// when none is scripted). PreservedThinking adds A5: the signature also
+// Claude 4.6 and later refuse assistant prefill, and Opus 4.7+ and Claude 5
+// refuse sampling parameters (smallmain/vscode-unify-chat-provider#249,
+// mnfst/modelparams.dev#238). With thinking on, every reply starts with a
+// thinking block (empty text when none is scripted). Rejected lists every
+// request refused by a rule, a mode or the window. PreservedThinking adds A5: the signature also
 // binds the block to its exact prefix (system, tools, earlier messages,
 // cache_control aside), and a changed prefix gets the documented 400 "The
 // block is bound to a different conversation" for that block and every
