@@ -406,12 +406,6 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chunks []str
 	}
 }
 
-func writeError(w http.ResponseWriter, status int, body string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	io.WriteString(w, body)
-}
-
 // ContextLimit makes the server refuse a request whose prompt, counted by
 // count (CountTokens when nil), is over limit tokens, with the error each
 // real API sends: Anthropic's "prompt is too long: N tokens > M maximum",
