@@ -287,6 +287,7 @@ func (c *chat) turn(ctx context.Context, prompt string) {
 		c.r.Print(c.t.Style.Dim("@ " + n))
 	}
 	c.r.StartTurn()
+	c.s.Checkpoints.StartTurn()
 	var res *agent.Result
 	interrupted, err := c.withTurn(ctx, func(ctx context.Context) error {
 		var err error
