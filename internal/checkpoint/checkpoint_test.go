@@ -170,3 +170,42 @@ func TestUndoAfterCrash(t *testing.T) {
 		t.Errorf("no note for the big file: %v", notes)
 	}
 }
+
+// TestBigBuildOutput: a 500 MB build output (sparse here) is neither read
+// nor copied: in build/ it is not walked at all, elsewhere it is named as
+// too big to keep; the store stays small.
+func TestBigBuildOutput(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "build"), 0o755)
+	journal := filepath.Join(t.TempDir(), "checkpoints", "s.jsonl")
+	store, err := Open(journal, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.StartTurn()
+	end := store.Begin("c1", "bash")
+	for _, p := range []string{"build/app.bin", "out.img"} {
+		f, _ := os.Create(filepath.Join(root, p))
+		f.Truncate(500 << 20)
+		f.Close()
+	}
+	end()
+	if n := dirSize(blobDir(journal)); n > 1<<20 {
+		t.Errorf("the store holds %d bytes after a 500 MB output", n)
+	}
+	notes := strings.Join(store.Notes(), " ")
+	if !strings.Contains(notes, "out.img") || !strings.Contains(notes, "too big to keep") || strings.Contains(notes, "app.bin") {
+		t.Errorf("notes: %s", notes)
+	}
+	entries, _ := Entries(journal)
+	if len(entries) != 1 || len(entries[0].Changes) != 1 || !strings.HasSuffix(entries[0].Changes[0].Path, "out.img") {
+		t.Errorf("entries: %+v", entries)
+	}
+	// Undoing it removes the file it created: no content needed for that.
+	if res, _ := store.Undo(Selection{}, Options{}); len(res.Restored) != 1 {
+		t.Errorf("undo: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(root, "out.img")); err == nil {
+		t.Errorf("out.img is still there")
+	}
+}

@@ -25,6 +25,6 @@
 //
 // The journal and the copies live with the session's log, where no
 // sandboxed command can read them (they may hold what a secret-bearing
-// file contained); each entry is synced before the next call, so undo
-// works after a crash, from another process (harness undo).
+// file contained); each entry is written whole before the next call, so
+// undo works after harness is killed, from another process (harness undo).
 package checkpoint

@@ -293,12 +293,30 @@ func removeNonDir(p string) error {
 
 // Undo undoes in the live store and takes the result as the reference.
 func (s *Store) Undo(sel Selection, o Options) (Result, error) {
+	if s == nil {
+		return Result{}, errors.New("undo is off for this session")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.man = s.scan(s.man)
 	res, err := Undo(s.dir, sel, o)
 	s.man = s.scan(s.man)
 	return res, err
+}
+
+// UndoTurns undoes the files of the last n user turns of this store
+// (the conversation's /rewind N takes the same turns back).
+func (s *Store) UndoTurns(n int, o Options) (Result, error) {
+	if s == nil {
+		return Result{}, nil
+	}
+	s.mu.Lock()
+	from := s.turn - n + 1
+	s.mu.Unlock()
+	if from < 1 {
+		from = 1
+	}
+	return s.Undo(Selection{FromTurn: from}, o)
 }
 
 // Describe says a result in a few lines for the user.
