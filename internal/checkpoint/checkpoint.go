@@ -100,10 +100,10 @@ func blobDir(journal string) string { return filepath.Join(filepath.Dir(journal)
 // at journal, for the writable roots, taking their current state as the
 // reference.
 func Open(journal string, roots ...string) (*Store, error) {
+	// Nothing is written until a call that can write begins: a session
+	// opened and left leaves nothing on disk, and the first Begin takes
+	// the reference (what the roots hold before the agent's first write).
 	dir := journal
-	if err := os.MkdirAll(blobDir(dir), 0o700); err != nil {
-		return nil, fmt.Errorf("checkpoints: %w", err)
-	}
 	s := &Store{dir: dir, roots: roots, noted: map[string]bool{}}
 	entries, _ := readJournal(dir)
 	for _, e := range entries {
@@ -115,7 +115,6 @@ func Open(journal string, roots ...string) (*Store, error) {
 		}
 	}
 	s.used = dirSize(blobDir(dir))
-	s.man = s.scan(nil)
 	return s, nil
 }
 
@@ -143,6 +142,9 @@ func (s *Store) StartTurn() int {
 // reference; changes made during the call are journaled.
 func (s *Store) Begin(callID, tool string) (end func()) {
 	s.mu.Lock()
+	if err := os.MkdirAll(blobDir(s.dir), 0o700); err != nil {
+		s.note("checkpoints: " + err.Error() + "; undo will not cover this session's changes")
+	}
 	s.man = s.scan(s.man)
 	s.mu.Unlock()
 	return func() {

@@ -298,6 +298,9 @@ func (s *Store) Undo(sel Selection, o Options) (Result, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.man == nil {
+		return Undo(s.dir, sel, o) // no call wrote yet in this process
+	}
 	s.man = s.scan(s.man)
 	res, err := Undo(s.dir, sel, o)
 	s.man = s.scan(s.man)
