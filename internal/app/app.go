@@ -7,6 +7,7 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/harness-dev/harness/internal/agent"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
@@ -92,6 +93,9 @@ type Session struct {
 	Todos    *tools.TodoList // the plan of write_todos, shown in the reminder
 	Walls    Walls           // the sandbox in force, against the strongest this OS offers
 	Skills   *skills.Set
+	// Checkpoints keep what every call that can write replaced, for undo
+	// (nil when the store could not be opened: a warning says so).
+	Checkpoints *checkpoint.Store
 	// LaterRun watches the files of the writable roots that other
 	// programs run later on the user's machine (hooks managers, .envrc,
 	// editor tasks, venv .pth, the next session's instructions…): the

@@ -20,6 +20,7 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/harness-dev/harness/internal/agent"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/instructions"
@@ -398,6 +399,21 @@ func (b *builder) buildAgent(context.Context) error {
 		MaxTokens:  cfg.MaxTokens,
 		SessionID:  s.ID,
 	}))
+	// Checkpoints of every call that can write, kept beside the log where
+	// no command can read them; a store that cannot open costs undo, not
+	// the session.
+	sessDir := sessionlog.Dir(b.o.Source.Home, b.policy.Project)
+	checkpoint.Prune(filepath.Join(sessDir, "checkpoints"), 30*24*time.Hour)
+	if cp, err := checkpoint.Open(checkpoint.Journal(sessDir, s.ID), b.policy.Writable...); err != nil {
+		s.Warnings = append(s.Warnings, notice.Warning(notice.Config, "undo is off for this session: "+err.Error()))
+	} else {
+		s.Checkpoints = cp
+		cp.Notify = func(n string) { s.tell(notice.Info(notice.Config, n)) }
+		for _, n := range cp.Notes() {
+			s.Warnings = append(s.Warnings, notice.Info(notice.Config, n))
+		}
+		s.Registry.SetCheckpointer(cp)
+	}
 	s.Agent = agent.New(agent.Options{
 		Provider:   s.Provider,
 		Model:      cfg.Model,

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/agent"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
@@ -36,7 +37,8 @@ var chatCommands = []struct{ name, args, help string }{
 	{"/cost", "", "tokens and dollars of this session"},
 	{"/context", "", "what fills the context window, by kind"},
 	{"/todos", "", "the model's current plan"},
-	{"/rewind", "[N]", "take back the last N turns (default 1); files stay as they are"},
+	{"/rewind", "[N]", "take back the last N turns (default 1) and the files they changed"},
+	{"/undo", "[call|--force]", "set back the files the last turn (or its last call) changed"},
 	{"/sessions", "", "this project's sessions"},
 	{"/resume", "ID", "switch to an earlier session"},
 	{"/model", "NAME", "use another model from the next turn on (!NAME: one the catalogue lacks)"},
@@ -287,6 +289,7 @@ func (c *chat) turn(ctx context.Context, prompt string) {
 		c.r.Print(c.t.Style.Dim("@ " + n))
 	}
 	c.r.StartTurn()
+	c.s.Checkpoints.StartTurn()
 	var res *agent.Result
 	interrupted, err := c.withTurn(ctx, func(ctx context.Context) error {
 		var err error
@@ -404,8 +407,30 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		if err != nil {
 			return false, fmt.Errorf("/rewind: %w", err)
 		}
-		c.r.Print(st.Dim(fmt.Sprintf("took back %d turn(s), from: %s", taken, ui.Truncate(strings.ReplaceAll(prompt, "\n", " "), 60))) + "\n" +
-			st.Dim("files the agent changed are left as they are (git diff shows them)"))
+		c.r.Print(st.Dim(fmt.Sprintf("took back %d turn(s), from: %s", taken, ui.Truncate(strings.ReplaceAll(prompt, "\n", " "), 60))))
+		// Code and conversation together: the files those turns changed.
+		if res, err := c.s.Checkpoints.UndoTurns(taken, checkpoint.Options{}); err != nil {
+			c.r.Print(st.Yellow("files not restored: " + err.Error()))
+		} else if len(res.Undone) > 0 {
+			c.r.Print(st.Dim(res.Describe(c.s.Sandbox.Policy().Writable)))
+		}
+	case "/undo":
+		sel, o := checkpoint.Selection{}, checkpoint.Options{}
+		for _, a := range strings.Fields(arg) {
+			switch a {
+			case "call":
+				sel.LastCall = true
+			case "--force":
+				o.Force = true
+			default:
+				return false, fmt.Errorf("/undo takes call or --force, not %q", a)
+			}
+		}
+		res, err := c.s.Checkpoints.Undo(sel, o)
+		if err != nil {
+			return false, fmt.Errorf("/undo: %w", err)
+		}
+		c.r.Print(res.Describe(c.s.Sandbox.Policy().Writable))
 	case "/sessions":
 		return false, c.listSessions()
 	case "/resume":

@@ -198,6 +198,7 @@ headless. Configuration lives in ~/.agents/env (see the README).` + chatExitHelp
 		newDoctorCommand(),
 		newBenchCommand(),
 		newSessionsCommand(g, stdio),
+		newUndoCommand(g, stdio),
 		newModelsCommand(stdio),
 		newPermissionsTopic(stdio),
 		newCacheCommand(stdio),

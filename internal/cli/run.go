@@ -184,6 +184,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	}
 	watch := &refusalWatch{Observer: obs}
 	before, _ := projectStamp(s.Sandbox.Policy().Project)
+	s.Checkpoints.StartTurn()
 	res, runErr := s.Agent.Run(runCtx, o.Prompt, watch)
 	out := runResult{SessionID: s.ID, Sandbox: &s.Walls}
 	if res != nil {

@@ -58,7 +58,18 @@ type Registry struct {
 	tools  []Tool
 	byName map[string]Tool
 	gate   Gate
+	cp     Checkpointer
 }
+
+// Checkpointer keeps what a call that can write is about to change
+// (package checkpoint): Begin before it runs, the returned func after.
+type Checkpointer interface {
+	Begin(callID, tool string) (end func())
+}
+
+// SetCheckpointer has every call that can write (bash, and the file
+// tools that write) checkpointed by c; nil turns it off.
+func (r *Registry) SetCheckpointer(c Checkpointer) { r.cp = c }
 
 // NewRegistry returns a registry of the given tools in the given order.
 // Every call goes through gate; a nil gate is a construction error (it
@@ -184,6 +195,10 @@ func (r *Registry) run(ctx context.Context, call llm.Block) (res Result) {
 	}
 	if err := ctx.Err(); err != nil {
 		return Errorf("cancelled by the user before it ran")
+	}
+	if r.cp != nil && (acc.Write || acc.Tool == "bash") {
+		end := r.cp.Begin(call.ID, call.Name)
+		defer end()
 	}
 	return t.Run(ctx, input)
 }

@@ -1,0 +1,397 @@
+package checkpoint
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Limits.
+const (
+	MaxFile  = 16 << 20 // a file larger than this is not kept (noted)
+	MaxStore = 2 << 30  // no more versions once the blobs take this much
+)
+
+// skipDirs are not walked: rewritten by tools, large, or git's own (harness
+// never touches .git; its history has its own protection).
+var skipDirs = map[string]bool{
+	".git": true, "node_modules": true, "target": true, "dist": true, "build": true,
+	".venv": true, "venv": true, "__pycache__": true, ".cache": true, ".gradle": true,
+	".next": true, ".nuxt": true, ".tox": true, ".mypy_cache": true, ".pytest_cache": true,
+}
+
+// State is what a path held: absent, a directory, a symlink (Target) or a
+// regular file (Blob, its content's hash; empty when too big to keep).
+type State struct {
+	Kind   string      `json:"kind"` // "absent", "file", "dir", "symlink"
+	Mode   fs.FileMode `json:"mode,omitempty"`
+	Blob   string      `json:"blob,omitempty"`
+	Size   int64       `json:"size,omitempty"`
+	Target string      `json:"target,omitempty"`
+	// NotKept says why the content was not kept (too big, store full).
+	NotKept string `json:"not_kept,omitempty"`
+	mtime   int64
+	ino     uint64
+	recent  bool // its time was within a clock tick of the scan: hash again next time
+}
+
+func (s State) same(o State) bool {
+	return s.Kind == o.Kind && s.Mode == o.Mode && s.Target == o.Target && s.Size == o.Size &&
+		(s.Blob == o.Blob || s.Blob == "" || o.Blob == "")
+}
+
+// Change is one path a call changed.
+type Change struct {
+	Path   string `json:"path"`
+	Before State  `json:"before"`
+	After  State  `json:"after"`
+}
+
+// Entry is one checkpoint: a call and what it changed.
+type Entry struct {
+	Seq     int       `json:"seq"`
+	Turn    int       `json:"turn"`
+	Tool    string    `json:"tool"`
+	CallID  string    `json:"call_id,omitempty"`
+	Time    time.Time `json:"time"`
+	Changes []Change  `json:"changes,omitempty"`
+	// Undone marks an entry a later undo restored (an entry of its own
+	// that names the seqs it undid).
+	Undo []int `json:"undo,omitempty"`
+}
+
+// Store is one session's checkpoints: its journal, and the blobs it
+// shares with the project's other sessions (the same content is kept
+// once).
+type Store struct {
+	mu     sync.Mutex
+	dir    string // the journal's path
+	roots  []string
+	man    map[string]State
+	turn   int
+	seq    int
+	used   int64
+	notes  []string
+	noted  map[string]bool
+	Notify func(string) // notes for the user (a file too big to keep)
+}
+
+// Journal is the path of a session's checkpoint journal, beside its log
+// (sessionDir is the project's session directory); the blobs are in
+// "blobs" next to it.
+func Journal(sessionDir, sessionID string) string {
+	return filepath.Join(sessionDir, "checkpoints", sessionID+".jsonl")
+}
+
+func blobDir(journal string) string { return filepath.Join(filepath.Dir(journal), "blobs") }
+
+// Open starts (or, after a resume, continues) the store whose journal is
+// at journal, for the writable roots, taking their current state as the
+// reference.
+func Open(journal string, roots ...string) (*Store, error) {
+	// Nothing is written until a call that can write begins: a session
+	// opened and left leaves nothing on disk, and the first Begin takes
+	// the reference (what the roots hold before the agent's first write).
+	dir := journal
+	s := &Store{dir: dir, roots: roots, noted: map[string]bool{}}
+	entries, _ := readJournal(dir)
+	for _, e := range entries {
+		if e.Seq > s.seq {
+			s.seq = e.Seq
+		}
+		if e.Turn > s.turn {
+			s.turn = e.Turn
+		}
+	}
+	s.used = dirSize(blobDir(dir))
+	return s, nil
+}
+
+// Notes lists what the store could not keep so far (a file too big), the
+// ones from Open included, before any Notify was set.
+func (s *Store) Notes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.notes...)
+}
+
+// StartTurn numbers the calls that follow as the next user turn.
+func (s *Store) StartTurn() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turn++
+	return s.turn
+}
+
+// Begin is called before a call that can write; the function it returns,
+// after it. Changes made between calls (by the user) become the new
+// reference; changes made during the call are journaled.
+func (s *Store) Begin(callID, tool string) (end func()) {
+	s.mu.Lock()
+	if err := os.MkdirAll(blobDir(s.dir), 0o700); err != nil {
+		s.note("checkpoints: " + err.Error() + "; undo will not cover this session's changes")
+	}
+	s.man = s.scan(s.man)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		now := s.scan(s.man)
+		changes := diff(s.man, now)
+		s.man = now
+		if len(changes) == 0 {
+			return
+		}
+		s.seq++
+		e := Entry{Seq: s.seq, Turn: s.turn, Tool: tool, CallID: callID, Time: time.Now().UTC(), Changes: changes}
+		if err := appendJournal(s.dir, e); err != nil {
+			s.note("checkpoints: could not record what " + tool + " changed: " + err.Error() + "; undo will not cover it")
+		}
+	}
+}
+
+func (s *Store) note(n string) {
+	if s.noted[n] {
+		return
+	}
+	s.noted[n] = true
+	s.notes = append(s.notes, n)
+	if s.Notify != nil {
+		s.Notify(n)
+	}
+}
+
+// scan walks the roots; a file whose size, time, mode and inode match old
+// keeps its hash, any other is hashed and kept.
+func (s *Store) scan(old map[string]State) map[string]State {
+	out := map[string]State{}
+	for _, root := range s.roots {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() && p != root && skipDirs[d.Name()] {
+				return fs.SkipDir
+			}
+			st, err := os.Lstat(p)
+			if err != nil {
+				return nil
+			}
+			out[p] = s.stateOf(p, st, old[p])
+			return nil
+		})
+	}
+	return out
+}
+
+func (s *Store) stateOf(p string, st fs.FileInfo, old State) State {
+	ino, mtime := statIDs(st)
+	switch {
+	case st.IsDir():
+		return State{Kind: "dir", Mode: st.Mode().Perm()}
+	case st.Mode()&fs.ModeSymlink != 0:
+		t, _ := os.Readlink(p)
+		return State{Kind: "symlink", Target: t}
+	case !st.Mode().IsRegular():
+		return State{Kind: "other", Mode: st.Mode()}
+	}
+	// A write within the same clock tick as the last look keeps the
+	// time: a file that recent is hashed again rather than trusted.
+	cur := State{Kind: "file", Mode: st.Mode().Perm(), Size: st.Size(), mtime: mtime, ino: ino,
+		recent: time.Since(st.ModTime()) < 50*time.Millisecond}
+	if old.Kind == "file" && !old.recent && old.Size == cur.Size && old.mtime == mtime && old.ino == ino && old.Mode == cur.Mode {
+		return old
+	}
+	if st.Size() > MaxFile {
+		cur.NotKept = fmt.Sprintf("larger than %d MiB", MaxFile>>20)
+		s.note(fmt.Sprintf("checkpoints: %s (%d MiB) is too big to keep; undo cannot restore its content", p, st.Size()>>20))
+		return cur
+	}
+	h, n, err := s.keep(p)
+	if err != nil {
+		cur.NotKept = err.Error()
+		return cur
+	}
+	cur.Blob, cur.Size = h, n
+	return cur
+}
+
+// keep copies p's content into the blobs under its hash.
+func (s *Store) keep(p string) (string, int64, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	tmp, err := os.CreateTemp(blobDir(s.dir), ".in-*")
+	if err != nil {
+		return "", 0, err
+	}
+	defer os.Remove(tmp.Name())
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(f, MaxFile+1))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	final := filepath.Join(blobDir(s.dir), sum)
+	if _, err := os.Stat(final); err == nil {
+		now := time.Now()
+		os.Chtimes(final, now, now) // in use again: Prune's age counts from now
+		return sum, n, nil
+	}
+	if s.used+n > MaxStore {
+		s.note(fmt.Sprintf("checkpoints: the project's store is full (%d GiB); later versions are not kept", MaxStore>>30))
+		return "", n, errors.New("store full")
+	}
+	if err := os.Rename(tmp.Name(), final); err != nil {
+		return "", 0, err
+	}
+	s.used += n
+	return sum, n, nil
+}
+
+// diff lists what changed from a to b, parents before children for
+// creations and children before parents for removals (the order undo
+// reverses).
+func diff(a, b map[string]State) []Change {
+	var out []Change
+	for p, nb := range b {
+		na, ok := a[p]
+		if !ok {
+			na = State{Kind: "absent"}
+		}
+		if !ok || !na.same(nb) || na.Blob != nb.Blob {
+			if ok && na.Kind == "dir" && nb.Kind == "dir" && na.Mode == nb.Mode {
+				continue
+			}
+			out = append(out, Change{Path: p, Before: na, After: nb})
+		}
+	}
+	for p, na := range a {
+		if _, ok := b[p]; !ok {
+			out = append(out, Change{Path: p, Before: na, After: State{Kind: "absent"}})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+func appendJournal(dir string, e Entry) error {
+	f, err := os.OpenFile(dir, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	// One write per entry, not synced: a killed process loses nothing
+	// written (the page cache keeps it); a fsync per call cost 10 ms here.
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// readJournal reads a store's entries; a torn last line (a crash) is
+// skipped.
+func readJournal(dir string) ([]Entry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Entry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var e Entry
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out, sc.Err()
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// shortPath is p relative to the first root holding it.
+func shortPath(roots []string, p string) string {
+	for _, r := range roots {
+		if rel, err := filepath.Rel(r, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return p
+}
+
+// Prune removes the journals of a project's sessions older than maxAge
+// and then every blob no remaining journal names; it returns the bytes
+// freed. Run when a session opens.
+func Prune(storeDir string, maxAge time.Duration) int64 {
+	ents, err := os.ReadDir(storeDir)
+	if err != nil {
+		return 0
+	}
+	keep := map[string]bool{}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		p := filepath.Join(storeDir, e.Name())
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > maxAge {
+			os.Remove(p)
+			continue
+		}
+		all, _ := readJournal(p)
+		for _, en := range all {
+			for _, c := range en.Changes {
+				keep[c.Before.Blob], keep[c.After.Blob] = true, true
+			}
+		}
+	}
+	var freed int64
+	blobs, _ := os.ReadDir(filepath.Join(storeDir, "blobs"))
+	for _, b := range blobs {
+		if keep[b.Name()] {
+			continue
+		}
+		if fi, err := b.Info(); err == nil && time.Since(fi.ModTime()) > maxAge {
+			// Unnamed but recent: a live session's reference copy, named by
+			// no journal until a call changes the file (keep refreshes it)
+			if os.Remove(filepath.Join(storeDir, "blobs", b.Name())) == nil {
+				freed += fi.Size()
+			}
+		}
+	}
+	return freed
+}

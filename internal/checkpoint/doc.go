@@ -1,0 +1,30 @@
+// Package checkpoint keeps what every change the agent makes replaced, so
+// any of it can be undone: by the file tools and by shell commands, in a
+// project with or without git, deletions, new directories, modes and
+// symlinks included.
+//
+// The walls make the write boundary known: commands write only the
+// writable roots. A Store holds a manifest of those roots (every file's
+// kind, mode, size, time and content hash) and a content-addressed copy
+// of every version it has seen. Around each call that can write (bash,
+// write_file, edit_file) it looks again: changes found before the call
+// are someone else's (the user editing by hand) and only become the new
+// reference; changes found after it are the call's, and are appended to
+// a journal as a checkpoint: for each path, what it was and what the call
+// left. Why a scan and not an overlay or fanotify: it needs no privilege
+// or kernel feature, works the same under every backend and for the file
+// tools (which run on the host), and costs a stat per file, which on a
+// project's source tree is a few milliseconds; large trees that tools
+// rewrite (node_modules, target, build outputs, caches) are not walked.
+//
+// Undo restores, newest first, each path a checkpoint changed to what it
+// was, unless the path no longer holds what the agent left there: then
+// someone changed it since, and it is a conflict, reported and left
+// alone. Files over MaxFile are not kept (a note says so) and a store
+// over MaxStore keeps no more versions.
+//
+// The journal and the copies live with the session's log, where no
+// sandboxed command can read them (they may hold what a secret-bearing
+// file contained); each entry is written whole before the next call, so
+// undo works after harness is killed, from another process (harness undo).
+package checkpoint
