@@ -206,12 +206,31 @@ func parseMarkdown(data []byte) (Command, error) {
 			AllowedTools yaml.Node `yaml:"allowed-tools"`
 			Model        string    `yaml:"model"`
 		}
-		if err := yaml.Unmarshal([]byte(head), &fm); err != nil {
-			return c, fmt.Errorf("the front matter is not valid YAML: %w", err)
+		if err := yaml.Unmarshal([]byte(head), &fm); err == nil {
+			c.Description, c.Model = oneLine(fm.Description), fm.Model
+			c.ArgumentHint = nodeText(fm.ArgumentHint)
+			c.AllowedTools = nodeList(fm.AllowedTools)
+		} else {
+			// Claude Code reads "argument-hint: [pr] [priority]", which is
+			// not YAML, as the text it says: so do we, one key a line.
+			for _, l := range strings.Split(head, "\n") {
+				k, v, ok := strings.Cut(l, ":")
+				if !ok {
+					continue
+				}
+				v = strings.Trim(strings.TrimSpace(v), `"'`)
+				switch strings.TrimSpace(k) {
+				case "description":
+					c.Description = oneLine(v)
+				case "argument-hint":
+					c.ArgumentHint = v
+				case "allowed-tools":
+					c.AllowedTools = nodeList(yaml.Node{Value: v})
+				case "model":
+					c.Model = v
+				}
+			}
 		}
-		c.Description, c.Model = oneLine(fm.Description), fm.Model
-		c.ArgumentHint = nodeText(fm.ArgumentHint)
-		c.AllowedTools = nodeList(fm.AllowedTools)
 		text = strings.TrimPrefix(rest, "\n")
 	}
 	c.Body = text
