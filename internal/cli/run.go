@@ -184,7 +184,12 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	}
 	watch := &refusalWatch{Observer: obs}
 	before, _ := projectStamp(s.Sandbox.Policy().Project)
-	res, runErr := s.Agent.Run(runCtx, o.Prompt, watch)
+	prompt := o.Prompt
+	// "/name args" runs a custom command (package extend), as in chat.
+	if p, _, ok := s.Commands.Expand(strings.TrimSpace(prompt)); ok {
+		prompt = p
+	}
+	res, runErr := s.Agent.Run(runCtx, prompt, watch)
 	out := runResult{SessionID: s.ID, Sandbox: &s.Walls}
 	if res != nil {
 		out.Result, out.Steps = res.Text, res.Steps
@@ -196,6 +201,9 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		}
 		if res.HitStepLimit {
 			out.IsError, out.Reason = true, reasonMaxSteps
+		}
+		if res.Blocked {
+			out.IsError, out.Reason = true, "blocked_by_hook"
 		}
 	}
 	if runErr != nil {
