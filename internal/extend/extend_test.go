@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 func TestExpand(t *testing.T) {
@@ -38,7 +39,7 @@ func TestExpand(t *testing.T) {
 // about anew, and a refused one does not run.
 func TestProjectHookApproval(t *testing.T) {
 	proj, home := t.TempDir(), t.TempDir()
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: home})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}

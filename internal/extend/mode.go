@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // Mode is the permission mode, by Claude Code's names.
@@ -62,11 +62,11 @@ type Modes struct {
 	mu       sync.Mutex
 	mode     Mode
 	accepted string // an accepted plan, for the next turn
-	pol      *sandbox.Policy
+	pol      *walls.Policy
 }
 
 // NewModes starts in mode m; plan mode makes pol's project read-only.
-func NewModes(pol *sandbox.Policy, m Mode) *Modes {
+func NewModes(pol *walls.Policy, m Mode) *Modes {
 	ms := &Modes{pol: pol}
 	ms.Set(m)
 	return ms

@@ -96,7 +96,7 @@ func timeoutMessage(d time.Duration) string {
 }
 
 func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
-	if s.pol.ProjectReadOnly() && !c.ReadOnly { // plan mode (planmode.go)
+	if s.pol.ProjectReadOnly() && !c.ReadOnly { // plan mode (walls/planmode.go)
 		if s.ro == nil {
 			return nil, fmt.Errorf("%w: the %s backend has no read-only variant, so no command runs in plan mode", ErrNoReadOnly, s.name)
 		}

@@ -1,4 +1,4 @@
-package sandbox
+package walls
 
 // Plan mode (package extend) makes the project read-only for everything
 // that runs, in the kernel: while SetProjectReadOnly(true) holds, every
