@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/compact"
+	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
@@ -62,6 +63,12 @@ type Options struct {
 	// each time the files it knows change, so the session log can carry
 	// it across a resume.
 	OnReminder func(reminder.State)
+
+	// Hooks, when set, are fired at the loop's points (package extend):
+	// UserPromptSubmit before the prompt is stored, PreToolUse and
+	// PostToolUse around each call, Stop (SubagentStop for a sub-agent)
+	// when a reply asks for no tools.
+	Hooks Hooks
 }
 
 // Agent runs turns of one conversation. It is not safe for concurrent Runs.
@@ -115,6 +122,9 @@ type Result struct {
 	Steps        int
 	Usage        llm.Usage // this turn, sub-agents included
 	HitStepLimit bool
+	// Blocked is set when a UserPromptSubmit hook refused the prompt (or
+	// a hook stopped the turn): Text says why, and nothing was stored.
+	Blocked bool
 }
 
 // ErrInterrupted is returned when the turn's context was cancelled. What
@@ -142,11 +152,26 @@ func (a *Agent) Run(ctx context.Context, prompt string, obs Observer) (*Result, 
 
 func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, error) {
 	user := llm.Text(llm.RoleUser, prompt)
+	if a.o.Hooks != nil && a.o.Label == "" { // a sub-agent's task is not the user's prompt
+		o := a.o.Hooks.Fire(ctx, extend.Event{Name: extend.UserPromptSubmit, Prompt: prompt})
+		hookNotices(obs, o)
+		if o.Block || o.Stop {
+			why := o.Reason
+			if o.Stop {
+				why = join(why, o.StopReason)
+			}
+			return &Result{Text: "The prompt was blocked by a UserPromptSubmit hook: " + why, Blocked: true}, nil
+		}
+		if o.Context != "" {
+			user.Blocks = append(user.Blocks, llm.Block{Type: llm.BlockText, Text: o.Context})
+		}
+	}
 	a.persistReminder(ctx, &user, true)
 	if err := a.appendMessage(user); err != nil {
 		return nil, err
 	}
 	res := &Result{}
+	stops := 0 // times a Stop hook kept this turn going
 	overflows := 0
 	truncated := 0 // replies of this turn cut in the middle of a tool call
 	for res.Steps < a.o.MaxSteps {
@@ -252,6 +277,21 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 			continue
 		}
 
+		if len(calls) == 0 && a.o.Hooks != nil && stops < maxStopContinues {
+			ev := extend.Stop
+			if a.o.Label != "" {
+				ev = extend.SubagentStop
+			}
+			o := a.o.Hooks.Fire(ctx, extend.Event{Name: ev, Active: stops > 0})
+			hookNotices(obs, o)
+			if o.Block && !o.Stop {
+				stops++
+				if err := a.appendMessage(llm.Text(llm.RoleUser, "[harness: a "+ev+" hook asks you to go on] "+o.Reason)); err != nil {
+					return res, err
+				}
+				continue
+			}
+		}
 		if len(calls) == 0 {
 			res.Text = msg.PlainText()
 			if reply.StopReason == llm.StopMaxTokens {
@@ -428,8 +468,8 @@ func (a *Agent) runTool(ctx context.Context, call llm.Block, obs Observer) llm.B
 	if g, ok := obs.(*guarded); ok {
 		tctx = g.withOutput(ctx, call)
 	}
-	res := a.o.Tools.Run(tctx, call)
-	if ctx.Err() != nil && !res.IsError {
+	res, ran := a.runHooked(tctx, call, obs)
+	if ctx.Err() != nil && !res.IsError && ran {
 		res.Content += "\n[the user interrupted the turn]"
 	}
 	a.capMu.Lock()

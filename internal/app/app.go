@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
@@ -9,6 +10,7 @@ import (
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/config"
+	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
@@ -52,6 +54,19 @@ type Options struct {
 	// OnDecision, when set, is told every permission decision once it is
 	// logged (harness run tallies what was refused).
 	OnDecision func(permission.Record)
+
+	// PermissionMode is --permission-mode: default, acceptEdits or plan.
+	PermissionMode string
+	// Settings are --settings files: hooks of the user's, like ~/.agents/settings.json.
+	Settings []string
+	// AllowProjectHooks approves the project's hooks as they are at the
+	// start (headless: --allow-project-hooks).
+	AllowProjectHooks bool
+	// HookApprover asks the user about project hooks; nil: headless.
+	HookApprover extend.Approver
+	// ReservedCommands are the front end's own slash commands (without
+	// the slash): a custom command of such a name is ignored.
+	ReservedCommands []string
 }
 
 func (o Options) now() time.Time {
@@ -96,6 +111,14 @@ type Session struct {
 	// Checkpoints keep what every call that can write replaced, for undo
 	// (nil when the store could not be opened: a warning says so).
 	Checkpoints *checkpoint.Store
+	Commands    *extend.Commands // custom slash commands
+	Hooks       *extend.Hooks
+	Modes       *extend.Modes // the permission mode and an accepted plan
+
+	mu           sync.Mutex
+	startContext string // SessionStart hooks' context, for the first prompt
+	end          string // why the session ends, for SessionEnd
+	endArmed     bool   // SessionStart fired; SessionEnd fires at Close
 	// LaterRun watches the files of the writable roots that other
 	// programs run later on the user's machine (hooks managers, .envrc,
 	// editor tasks, venv .pth, the next session's instructions…): the
@@ -171,8 +194,10 @@ func (b *builder) steps() []step {
 		{"buildTools", b.buildTools},
 		{"newProvider", b.newProvider},
 		{"newHistory", b.newHistory},
+		{"loadExtensions", b.loadExtensions},
 		{"buildAgent", b.buildAgent},
 		{"logPrompt", b.logPrompt},
 		{"restore", b.restore},
+		{"startHooks", b.startHooks},
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/config"
+	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/instructions"
 	"github.com/harness-dev/harness/internal/llm"
@@ -236,7 +237,7 @@ func (b *builder) gateOptions(pol *walls.Policy) permission.Options {
 func (b *builder) newGate(context.Context) error {
 	s, pol, home := b.s, b.policy, b.o.Source.Home
 	o := b.gateOptions(pol)
-	o.Prompter = b.o.Prompter
+	o.Prompter = b.prompter()
 	o.Unsandboxed = s.Sandbox.Backend() == sandbox.BackendNone
 	o.Record = func(r permission.Record) {
 		// A record the disk refused stays queued in the log; the agent's
@@ -304,7 +305,7 @@ func (b *builder) buildTools(context.Context) error {
 		}
 		return s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeTodos, Todos: raw})
 	}
-	s.Registry = tools.NewRegistry(gateAdapter{s.Gate}, append(tools.Builtins(env),
+	s.Registry = tools.NewRegistry(gateAdapter{s.Gate, s}, append(tools.Builtins(env),
 		&tools.WriteTodos{List: s.Todos, Record: recordTodos},
 		&tools.ReadSkill{Skills: skillSet})...)
 	return nil
@@ -391,13 +392,14 @@ func (b *builder) buildAgent(context.Context) error {
 		Model:      cfg.Model,
 		System:     agent.SystemPrompt(subInfo),
 		Tools:      s.Registry,
-		Gate:       gateAdapter{s.Gate},
+		Gate:       gateAdapter{s.Gate, s},
 		NewHistory: func() *history.History { return history.New(histCfg) },
 		Log:        s.Log,
 		AddUsage:   func(u llm.Usage) { s.Agent.AddUsage(u) },
 		Observer:   s.subagentObserver,
 		MaxTokens:  cfg.MaxTokens,
 		SessionID:  s.ID,
+		Hooks:      sessionHooks{s},
 	}))
 	// Checkpoints of every call that can write, kept beside the log where
 	// no command can read them; a store that cannot open costs undo, not
@@ -428,6 +430,7 @@ func (b *builder) buildAgent(context.Context) error {
 		SessionID:  s.ID,
 		Thinking:   thinkingOf(cfg),
 		AppendOnly: llm.AppendOnly(cfg.Model, cfg.BaseURL),
+		Hooks:      sessionHooks{s},
 		OnReminder: func(st reminder.State) {
 			if raw, err := json.Marshal(st); err == nil {
 				if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeReminder, Reminder: raw}); err != nil {
@@ -537,11 +540,35 @@ func catalogueWindow(cfg *config.Config, src config.Source) {
 	}
 }
 
-// gateAdapter lets the permission gate guard the tool registry.
-type gateAdapter struct{ g *permission.Gate }
+// gateAdapter lets the permission gate guard the tool registry. A
+// PreToolUse hook's allow or ask, and acceptEdits mode for the file
+// tools' writes, reach the gate as an Override (never over a deny).
+type gateAdapter struct {
+	g *permission.Gate
+	s *Session
+}
 
 func (a gateAdapter) Check(ctx context.Context, acc tools.Access) (bool, string) {
-	return a.g.Check(ctx, permission.Request{Tool: acc.Tool, Command: acc.Command, Path: acc.Path, Write: acc.Write})
+	req := permission.Request{Tool: acc.Tool, Command: acc.Command, Path: acc.Path, Write: acc.Write}
+	switch extend.PermissionOf(ctx) {
+	case "allow":
+		req.Override, req.OverrideBy = permission.Allow, "PreToolUse hook: allow"
+	case "ask":
+		req.Override, req.OverrideBy = permission.Ask, "PreToolUse hook"
+	default:
+		if a.s != nil && a.s.Modes.Mode() == extend.ModeAcceptEdits && acc.Write && acc.Tool != "bash" {
+			req.Override, req.OverrideBy = permission.Allow, "acceptEdits mode"
+		}
+	}
+	return a.g.Check(ctx, req)
+}
+
+// prompter is the front end's prompter, firing Notification hooks.
+func (b *builder) prompter() permission.Prompter {
+	if b.o.Prompter == nil {
+		return nil
+	}
+	return notifyingPrompter{p: b.o.Prompter, s: b.s}
 }
 
 // NewProvider is the provider client cfg names, with retries.

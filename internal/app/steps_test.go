@@ -35,9 +35,11 @@ func TestStepsInOrder(t *testing.T) {
 		"buildTools":     func() bool { return b.s.Registry != nil && b.reminder != nil && b.s.Todos != nil },
 		"newProvider":    func() bool { return b.s.Provider != nil },
 		"newHistory":     func() bool { return b.s.History != nil },
+		"loadExtensions": func() bool { return b.s.Modes != nil && b.s.Commands != nil && b.s.Hooks != nil },
 		"buildAgent":     func() bool { return b.s.Agent != nil && b.system != "" },
 		"logPrompt":      func() bool { return b.s.Log != nil && prompts(t, b.s.Log.Path()) == 2 },
 		"restore":        func() bool { return b.s.History != nil && b.s.History.Len() == 1 },
+		"startHooks":     func() bool { return startHooksRan(b.s) },
 	}
 	steps := b.steps()
 	if len(steps) != len(added) {
@@ -77,3 +79,7 @@ func prompts(t *testing.T, path string) int {
 	}
 	return n
 }
+
+// startHooksRan reports whether SessionStart was fired: its SessionEnd
+// cleanup is the last one registered.
+func startHooksRan(s *Session) bool { return s.endArmed }

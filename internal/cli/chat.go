@@ -20,6 +20,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/checkpoint"
+	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
@@ -111,17 +112,22 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		names = append(names, cmd.name)
 		help[cmd.name] = strings.TrimSpace(cmd.args + "  " + cmd.help)
 	}
+	for _, cmd := range c.s.Commands.List() {
+		names = append(names, "/"+cmd.Name)
+		help["/"+cmd.Name] = strings.TrimSpace(cmd.ArgumentHint + "  " + cmd.Description)
+	}
 	c.ed = ui.NewEditor(c.in, c.t, ui.EditorOptions{
 		HistoryPath: filepath.Join(c.s.Home, ".agents", "history"),
 		Completer:   ui.CommandCompleter(names, ui.PathCompleter(c.s.Sandbox.Policy().Project, c.s.Home)),
 		Describe:    func(name string) string { return help[name] },
 		OnResize:    c.r.Reflow,
+		OnBackTab:   c.cycleMode,
 	})
 	c.banner(ctx)
 
 	interrupted := false
 	for {
-		line, err := c.ed.ReadLine(ctx, c.t.Style.BoldCyan("› "))
+		line, err := c.ed.ReadLine(ctx, c.promptText())
 		switch {
 		case errors.Is(err, ui.ErrInterrupt):
 			if interrupted {
@@ -150,6 +156,10 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 			continue
 		}
 		c.r.Remember(c.t.Style.BoldCyan("› ") + ui.Sanitize(line))
+		if p, ok := c.customCommand(line); ok {
+			c.turn(ctx, p)
+			continue
+		}
 		if strings.HasPrefix(line, "/") {
 			quit, err := c.command(ctx, line)
 			if err != nil {
@@ -167,7 +177,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 // open starts (or resumes, per the flags) the session and points the meter
 // at it.
 func (c *chat) open(ctx context.Context) error {
-	s, err := openSession(ctx, c.g, c.stdio, sessionSetup{Prompter: watchedPrompter{c}})
+	s, err := openSession(ctx, c.g, c.stdio, sessionSetup{Prompter: watchedPrompter{c}, Approver: c, Reserved: builtinNames()})
 	if err != nil {
 		return err
 	}
@@ -296,6 +306,7 @@ func (c *chat) turn(ctx context.Context, prompt string) {
 		res, err = c.s.Agent.Run(ctx, prompt, c.r)
 		return err
 	})
+	planned := c.s.Modes.Mode() == extend.ModePlan && !interrupted && err == nil
 	c.r.EndTurn(interrupted || errors.Is(err, agent.ErrInterrupted))
 	switch {
 	case err == nil || errors.Is(err, agent.ErrInterrupted) || interrupted:
@@ -311,6 +322,9 @@ func (c *chat) turn(ctx context.Context, prompt string) {
 		c.r.Print(c.t.Style.Red(strings.TrimRight(w, "\n")))
 	}
 	c.status()
+	if planned && res != nil && !res.Blocked && !res.HitStepLimit && strings.TrimSpace(res.Text) != "" {
+		c.offerPlan(ctx, res.Text)
+	}
 }
 
 // sync takes the agent's own usage figures, which include sub-agents,
@@ -355,7 +369,9 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 			fmt.Fprintf(&b, "  %s %s%s %s\n", st.Bold(cmd.name), cmd.args, strings.Repeat(" ", pad), st.Dim(cmd.help))
 		}
 		b.WriteString(st.Dim("  \\ then Enter, Ctrl-J or Alt-Enter: new line · Tab: complete (@path mentions a file) · Up/Down: history · Ctrl-R: search it\n"))
-		b.WriteString(st.Dim("  Esc or Ctrl-C: interrupt a turn (Ctrl-C twice at an empty prompt: quit) · Ctrl-D: quit · /expand: the last tool result whole"))
+		b.WriteString(st.Dim("  Esc or Ctrl-C: interrupt a turn (Ctrl-C twice at an empty prompt: quit) · Ctrl-D: quit · /expand: the last tool result whole\n"))
+		b.WriteString(st.Dim("  Shift+Tab: permission mode (default → acceptEdits → plan)"))
+		b.WriteString(c.describeExtensions())
 		c.r.Print(b.String())
 	case "/compact":
 		if c.s.History.Len() == 0 {

@@ -26,6 +26,10 @@ type globalOptions struct {
 	MaxTokens int
 	Thinking  string
 	Effort    string
+	// Extensions (package extend).
+	PermissionMode    string
+	Settings          []string
+	AllowProjectHooks bool
 }
 
 // register adds the agent flags to a command that runs the agent (the
@@ -49,6 +53,9 @@ func (g *globalOptions) register(cmd *cobra.Command) {
 	f.DurationVar(&g.Timeout, "timeout", 0, "default timeout of one shell command (default 60s)")
 	f.IntVar(&g.MaxTokens, "max-tokens", 0, "output token limit per reply (overrides MAX_TOKENS)")
 	f.StringVar(&g.Thinking, "thinking", "", "reasoning: off, adaptive, or a budget in tokens such as 'budget 8000' (overrides THINKING)")
+	f.StringVar(&g.PermissionMode, "permission-mode", "default", "default, acceptEdits (file edits in the project without asking; commands by the rules) or plan (the project read-only in the sandbox; the turn ends in a plan)")
+	f.StringArrayVar(&g.Settings, "settings", nil, "a settings JSON file with hooks in Claude Code's format (repeatable); read like ~/.agents/settings.json")
+	f.BoolVar(&g.AllowProjectHooks, "allow-project-hooks", false, "run the project's hooks (.agents/settings.json, .claude/settings.json) as they are at the start without asking; a hook changed later is not run")
 	f.StringVar(&g.Effort, "effort", "", "reasoning effort where the model takes one: low, medium, high, xhigh or max (overrides EFFORT)")
 }
 

@@ -184,8 +184,13 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	}
 	watch := &refusalWatch{Observer: obs}
 	before, _ := projectStamp(s.Sandbox.Policy().Project)
+	prompt := o.Prompt
+	// "/name args" runs a custom command (package extend), as in chat.
+	if p, _, ok := s.Commands.Expand(strings.TrimSpace(prompt)); ok {
+		prompt = p
+	}
 	s.Checkpoints.StartTurn()
-	res, runErr := s.Agent.Run(runCtx, o.Prompt, watch)
+	res, runErr := s.Agent.Run(runCtx, prompt, watch)
 	out := runResult{SessionID: s.ID, Sandbox: &s.Walls}
 	if res != nil {
 		out.Result, out.Steps = res.Text, res.Steps
@@ -197,6 +202,9 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		}
 		if res.HitStepLimit {
 			out.IsError, out.Reason = true, reasonMaxSteps
+		}
+		if res.Blocked {
+			out.IsError, out.Reason = true, "blocked_by_hook"
 		}
 	}
 	if runErr != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/config"
+	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/pricing"
@@ -19,6 +20,8 @@ type Session = app.Session
 type sessionSetup struct {
 	Prompter   permission.Prompter // nil: headless
 	OnDecision func(permission.Record)
+	Approver   extend.Approver // asks about project hooks; nil: headless
+	Reserved   []string        // the front end's own slash commands
 }
 
 // projectRoot resolves --project against the working directory.
@@ -49,6 +52,8 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		Continue: g.Continue, Resume: g.Resume, MaxSteps: g.MaxSteps,
 		Allow: g.Allow, AllowNet: g.AllowNet, Deny: g.Deny, Yolo: g.Yolo,
 		Prompter: su.Prompter, OnDecision: su.OnDecision,
+		PermissionMode: g.PermissionMode, Settings: g.Settings, AllowProjectHooks: g.AllowProjectHooks,
+		HookApprover: su.Approver, ReservedCommands: su.Reserved,
 	})
 }
 

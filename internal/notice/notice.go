@@ -23,6 +23,7 @@ const (
 	SandboxTamper  Kind = "sandbox_tamper"      // protected paths changed: Paths
 	SandboxFinding Kind = "sandbox_finding"     // a repository or hooks path appeared: Paths
 	LogFailed      Kind = "log_failed"          // the session log could not record something: Err
+	Hook           Kind = "hook"                // a hook failed, was not approved, or has a message for the user
 
 	// What opening a session found (app.Session.Warnings).
 	SandboxWeaker Kind = "sandbox_weaker" // the walls are weaker than the strongest this OS offers

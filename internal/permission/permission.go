@@ -17,6 +17,12 @@ type Request struct {
 	Command string // bash: the shell command
 	Path    string // file tools: the path (absolute or relative to the project)
 	Write   bool   // the file tool writes
+	// Override, when Allow, lets an Ask through (a PreToolUse hook allowed
+	// the call; acceptEdits mode for a file edit); when Ask, asks about a
+	// call a rule allowed (a hook asked). Nothing lifts a Deny or the
+	// walls. OverrideBy says who, for the record.
+	Override   Verdict
+	OverrideBy string
 }
 
 // Verdict is what a decision says. Verdicts are ordered by strictness, so
@@ -257,6 +263,14 @@ func (g *Gate) Decide(req Request) Decision {
 		return Decision{Verdict: Deny, Rule: "deny: write without a path", Reason: "Not written: the call names no path."}
 	default:
 		return Decision{Verdict: Allow, Rule: "default: allow (touches no file and runs no command)"}
+	}
+	switch {
+	case req.Override == Allow && d.Verdict == Ask:
+		d.Rule = req.OverrideBy + " (was: " + d.Rule + ")"
+		d.Verdict, d.Reason = Allow, ""
+	case req.Override == Ask && d.Verdict == Allow:
+		d.Rule = req.OverrideBy + " asked (was: " + d.Rule + ")"
+		d.Verdict = Ask
 	}
 	if g.o.Yolo && d.Verdict == Ask {
 		d.Rule = "yolo (was: " + d.Rule + ")"

@@ -96,12 +96,22 @@ func timeoutMessage(d time.Duration) string {
 }
 
 func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
+	if s.pol.ProjectReadOnly() && !c.ReadOnly { // plan mode (walls/planmode.go)
+		if s.ro == nil {
+			return nil, fmt.Errorf("%w: the %s backend has no read-only variant, so no command runs in plan mode", ErrNoReadOnly, s.name)
+		}
+		return s.ro.run(ctx, c)
+	}
+	return s.run(ctx, c)
+}
+
+func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 	if c.ReadOnly {
 		if s.ro == nil {
 			return nil, fmt.Errorf("%w: the %s backend has no read-only variant", ErrNoReadOnly, s.name)
 		}
 		c.ReadOnly = false
-		return s.ro.Run(ctx, c)
+		return s.ro.run(ctx, c)
 	}
 	timeout := c.Timeout
 	if timeout <= 0 {

@@ -50,6 +50,9 @@ type Config struct {
 	// Observer, when set, returns the observer of the sub-agent with that
 	// label, for display.
 	Observer func(label string) agent.Observer
+	// Hooks, when set, fire for the sub-agent's calls and its end
+	// (SubagentStop).
+	Hooks agent.Hooks
 }
 
 // Task is the task tool.
@@ -194,6 +197,7 @@ func (t *Task) Run(ctx context.Context, input json.RawMessage) tools.Result {
 		MaxTokens: t.c.MaxTokens,
 		SessionID: t.c.SessionID,
 		Label:     label,
+		Hooks:     t.c.Hooks,
 	})
 	res, err := sub.Run(ctx, a.Prompt, obs)
 	if t.c.AddUsage != nil {

@@ -38,6 +38,10 @@ type EditorOptions struct {
 	// edited (see Input.Resized), before the line is drawn again from the
 	// cursor's row: it may clear and redraw the screen above.
 	OnResize func()
+	// OnBackTab, when set, is called on Shift+Tab and returns the prompt
+	// to show from then on (the interactive session cycles the permission
+	// mode and names it in the prompt).
+	OnBackTab func() string
 	// Describe gives a completion candidate's one-line description, shown
 	// when candidates are listed (slash commands); nil shows names only.
 	Describe func(candidate string) string
@@ -211,6 +215,10 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 		}
 		e.finish(s)
 		return true, s.text(), nil
+	case keyBackTab:
+		if e.opts.OnBackTab != nil {
+			s.prompt = e.opts.OnBackTab()
+		}
 	case keyResize:
 		if e.opts.OnResize != nil {
 			// The screen is redrawn from the top: the input starts on a

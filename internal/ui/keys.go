@@ -41,6 +41,7 @@ const (
 	keyResize // the terminal changed size
 	keyPageUp
 	keyPageDown
+	keyBackTab // Shift+Tab
 )
 
 type key struct {
@@ -197,6 +198,8 @@ func csiKey(params string, final byte) key {
 	// Modifier suffix: ;3 is Alt, ;5 is Ctrl — both move by word.
 	word := params == "1;5" || params == "1;3"
 	switch final {
+	case 'Z':
+		return key{kind: keyBackTab}
 	case 'A':
 		return key{kind: keyUp}
 	case 'B':

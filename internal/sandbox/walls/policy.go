@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -59,6 +60,8 @@ type Policy struct {
 	mu       sync.RWMutex
 	findings []Finding
 	gen      int
+
+	projectRO atomic.Bool // plan mode: see planmode.go
 }
 
 // PolicyOptions are the inputs of NewPolicy.
@@ -581,6 +584,9 @@ func (p *Policy) checkWrite(name, path string, id *fileID) error {
 		return fmt.Errorf("%s goes through /proc; write the file by its real path inside the project", name)
 	}
 	grant := p.locate(path, id)
+	if err := p.planDenied(name, grant); err != nil {
+		return err
+	}
 	deny := grant
 	deny.spellings = AppendUnique(append([]string(nil), grant.spellings...), abs)
 	p.mu.RLock()

@@ -1,0 +1,151 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/harness-dev/harness/internal/extend"
+	"github.com/harness-dev/harness/internal/notice"
+	"github.com/harness-dev/harness/internal/permission"
+)
+
+// loadExtensions reads the custom commands and hooks (package extend) and
+// sets the permission mode: plan mode makes the project read-only in the
+// walls from the first command on.
+func (b *builder) loadExtensions(context.Context) error {
+	s, pol, home := b.s, b.policy, b.o.Source.Home
+	mode, err := extend.ParseMode(b.o.PermissionMode)
+	if err != nil {
+		return err
+	}
+	s.Modes = extend.NewModes(pol, mode)
+	reserved := map[string]bool{}
+	for _, r := range b.o.ReservedCommands {
+		reserved[r] = true
+	}
+	cmds, warns := extend.DiscoverCommands(pol.Project, home, policyOpener(pol), reserved)
+	for _, w := range warns {
+		s.Warnings = append(s.Warnings, notice.Warning(notice.Instructions, w.Error()))
+	}
+	s.Commands = cmds
+	var approver extend.Approver
+	if b.o.HookApprover != nil {
+		approver = b.o.HookApprover
+	}
+	hooks, warns := extend.NewHooks(extend.HookOptions{
+		Project:      pol.Project,
+		Files:        extend.DefaultSettingsFiles(pol.Project, home, b.o.Settings),
+		Required:     b.o.Settings,
+		Open:         policyOpener(pol),
+		Sandbox:      s.Sandbox,
+		Env:          environ(b.o.Source.Env),
+		SessionID:    s.ID,
+		Transcript:   func() string { return s.Log.Path() },
+		Mode:         func() string { return string(s.Modes.Mode()) },
+		Approver:     approver,
+		AllowProject: b.o.AllowProjectHooks,
+		ApprovalFile: filepath.Join(home, ".agents", "hooks-approved"),
+	})
+	for _, w := range warns {
+		for _, f := range b.o.Settings {
+			if strings.Contains(w.Error(), f) {
+				return fmt.Errorf("--settings: %w", w)
+			}
+		}
+		s.Warnings = append(s.Warnings, notice.Warning(notice.Hook, w.Error()))
+	}
+	s.Hooks = hooks
+	return nil
+}
+
+// startHooks fires SessionStart; what the hooks say goes with the first
+// prompt.
+func (b *builder) startHooks(ctx context.Context) error {
+	s := b.s
+	src := "startup"
+	if s.Resumed {
+		src = "resume"
+	}
+	o := s.Hooks.Fire(ctx, extend.Event{Name: extend.SessionStart, Source: src})
+	for _, n := range o.Notices {
+		s.Warnings = append(s.Warnings, notice.Warning(notice.Hook, n))
+	}
+	s.startContext = o.Context
+	s.endArmed = true
+	s.cleanup = append(s.cleanup, func() {
+		// SessionEnd may not block; its notices have nowhere left to go.
+		ctx, cancel := context.WithTimeout(context.Background(), extend.DefaultHookTimeout)
+		defer cancel()
+		s.Hooks.Fire(ctx, extend.Event{Name: extend.SessionEnd, Source: s.endReason()})
+	})
+	return nil
+}
+
+// sessionHooks are the hooks as the agent fires them, with what the
+// session adds to the prompt: SessionStart's context (once) and the
+// mode's (the planning note, an accepted plan).
+type sessionHooks struct{ s *Session }
+
+func (h sessionHooks) Fire(ctx context.Context, ev extend.Event) extend.Outcome {
+	o := h.s.Hooks.Fire(ctx, ev)
+	if ev.Name == extend.UserPromptSubmit && !o.Block {
+		h.s.mu.Lock()
+		start := h.s.startContext
+		h.s.startContext = ""
+		h.s.mu.Unlock()
+		o.Context = joinText(start, o.Context, h.s.Modes.TurnContext())
+	}
+	return o
+}
+
+func joinText(parts ...string) string {
+	out := ""
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if out != "" {
+			out += "\n\n"
+		}
+		out += p
+	}
+	return out
+}
+
+// AcceptPlan takes the plan of a plan-mode turn as accepted: the session
+// switches to next (default or acceptEdits) and the next turn carries it.
+func (s *Session) AcceptPlan(plan string, next extend.Mode) { s.Modes.Accept(plan, next) }
+
+// SetEndReason says why the session ends, for SessionEnd hooks (Claude
+// Code's reasons: clear, logout, prompt_input_exit, other).
+func (s *Session) SetEndReason(r string) {
+	s.mu.Lock()
+	s.end = r
+	s.mu.Unlock()
+}
+
+func (s *Session) endReason() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.end == "" {
+		return "other"
+	}
+	return s.end
+}
+
+// notifyingPrompter fires Notification hooks before a permission prompt,
+// as Claude Code does ("Claude needs your permission to use Bash").
+type notifyingPrompter struct {
+	p permission.Prompter
+	s *Session
+}
+
+func (n notifyingPrompter) Prompt(ctx context.Context, req permission.Request, d permission.Decision, pattern string) (permission.Answer, error) {
+	if n.s.Hooks != nil {
+		n.s.Hooks.Fire(ctx, extend.Event{Name: extend.Notification, Source: "permission_prompt",
+			Message: "harness needs your permission to use " + extend.ToolName(req.Tool)})
+	}
+	return n.p.Prompt(ctx, req, d, pattern)
+}

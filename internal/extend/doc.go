@@ -1,0 +1,78 @@
+// Package extend reads the extensions users already have in other agents'
+// formats: custom slash commands, hooks, and the permission modes
+// (default, acceptEdits, plan).
+//
+// # Commands
+//
+// A command is a Markdown prompt file with optional YAML front matter
+// (description, argument-hint, allowed-tools, model) in
+// <project>/.agents/commands, <project>/.claude/commands, or a Gemini CLI
+// .toml (prompt, description) in <project>/.gemini/commands; then the same
+// under the home directory. The first of a name wins, so a project
+// overrides a personal habit. A subdirectory is a namespace: git/fix.md is
+// /git:fix (Gemini CLI's naming); a namespaced .claude command also
+// answers to its base name, as Claude Code calls it, where nothing else
+// has that name. Claude Code's $ARGUMENTS and $1…$9 are filled (a file
+// with neither gets "ARGUMENTS: …" appended); Gemini's {{args}} too (a
+// file without it gets the command as typed appended). Project files are
+// read through an Opener, the sandbox policy's in a session, as
+// instructions and skills are. allowed-tools and model are read and shown
+// in /help; harness does not yet apply them (the permission rules and the
+// session's model decide), and it runs neither Claude Code's !`cmd` nor
+// Gemini's !{…} shell expansion: a prompt file never runs code on the host.
+//
+// # Hooks
+//
+// Hooks are read in Claude Code's format ("hooks": event → [{matcher,
+// hooks: [{type: command, command, timeout}]}]) from the user's
+// ~/.agents/settings.json and ~/.claude/settings.json and every --settings
+// FILE, and from the project's .agents/settings.json, .claude/settings.json
+// and .claude/settings.local.json. The events are PreToolUse, PostToolUse,
+// UserPromptSubmit, Stop, SubagentStop, SessionStart, SessionEnd,
+// PreCompact (not fired yet: compaction has no hook point) and
+// Notification (before a permission prompt); a hook for another event or
+// of another type is reported and ignored. A hook reads Claude Code's JSON
+// on stdin (session_id, transcript_path, cwd, permission_mode,
+// hook_event_name and the event's fields; tool_name in Claude Code's names
+// — Bash, Read, Write, Edit, Glob, Grep, Task, TodoWrite, mcp__… — and the
+// file tools' path also as file_path), and answers by Claude Code's
+// contract: exit 0 is success (JSON on stdout may allow, deny or ask,
+// block, add context, or stop; plain stdout is context for UserPromptSubmit
+// and SessionStart), exit 2 blocks and its stderr goes to the model (to the
+// user for UserPromptSubmit), any other status is an error shown to the
+// user while the action goes on. Matching hooks run side by side and an
+// identical command once; the timeout defaults to 60 s. A hook's allow
+// lets an ask through, its ask makes the gate ask; neither lifts a deny
+// rule or the walls.
+//
+// Settings files are read again at every event, so a change takes effect
+// at once.
+//
+// # Where hooks run, and who may define them
+//
+// A hook from the user's own files (~/.agents, ~/.claude, --settings) is
+// the user's code, written before the session and out of the agent's
+// reach (the home directory is read-only inside the walls): it runs on the
+// host, as Claude Code runs it, so a hook that notifies, formats or logs
+// outside the project keeps working. A hook from a project file is code
+// the agent could have written — .claude is writable to it, and a cloned
+// repository brings its own — so it runs only after the user approved
+// that exact definition (the file, event, matcher, command and timeout,
+// hashed; a yes is remembered in ~/.agents/hooks-approved, outside the
+// project; a changed definition is a new one), and it runs inside the
+// walls, through the session's sandbox, like a command of the agent's: a
+// script the approved command calls may have been changed by the agent
+// since, and inside the walls it can do no more than the agent could.
+// Headless, --allow-project-hooks approves the definitions in force when
+// the session starts; one changed later is skipped with a notice saying so.
+//
+// # Modes
+//
+// Modes holds the permission mode. Plan mode makes the project read-only
+// in the kernel (walls.Policy.SetProjectReadOnly: every command runs
+// under the read-only walls and the file tools' writes are refused), and
+// each prompt of the turn carries PlanNote; an accepted plan switches to
+// default or acceptEdits and rides along with the next prompt. In
+// acceptEdits mode the file tools' writes need no approval (app passes it
+// to the permission gate as an Override, never over a deny).
+package extend

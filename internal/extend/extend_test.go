@@ -1,0 +1,137 @@
+package extend
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+)
+
+func TestExpand(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cmd  Command
+		args string
+		want string
+	}{
+		{"arguments", Command{Body: "Fix #$ARGUMENTS now"}, "12 a", "Fix #12 a now"},
+		{"positional", Command{Body: "PR $1 prio $2, $3."}, `7 "very high"`, "PR 7 prio very high, ."},
+		{"appended", Command{Body: "Review.\n"}, "x y", "Review.\n\nARGUMENTS: x y"},
+		{"no args", Command{Body: "Review."}, "", "Review."},
+		{"dollar kept", Command{Body: "cost $x and $"}, "", "cost $x and $"},
+		{"gemini", Command{Body: "Fix: {{args}}", gemini: true}, "bug", "Fix: bug"},
+		{"gemini appended", Command{Name: "git:fix", Body: "Fix.", gemini: true}, "bug", "Fix.\n\n/git:fix bug"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.cmd.Expand(c.args); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestProjectHookApproval: a project hook runs only once its exact
+// definition is approved; a definition changed mid-session is asked
+// about anew, and a refused one does not run.
+func TestProjectHookApproval(t *testing.T) {
+	proj, home := t.TempDir(), t.TempDir()
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(proj, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	write := func(cmd string) {
+		os.WriteFile(settings, []byte(`{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"`+cmd+`"}]}]}}`), 0o644)
+	}
+	write("echo v1")
+	ap := &fakeApprover{answers: []bool{true, false}}
+	h, warns := NewHooks(HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{P: pol},
+		Approver: ap, ApprovalFile: filepath.Join(home, ".agents", "hooks-approved")})
+	if len(warns) > 0 {
+		t.Fatal(warns)
+	}
+	ctx := context.Background()
+	fire := func() string { return h.Fire(ctx, Event{Name: UserPromptSubmit, Prompt: "p"}).Context }
+	if got := fire(); got != "v1" || len(ap.asked) != 1 {
+		t.Fatalf("approved v1: context %q, asked %d", got, len(ap.asked))
+	}
+	if got := fire(); got != "v1" || len(ap.asked) != 1 {
+		t.Fatalf("approved v1 asked again or did not run: %q %d", got, len(ap.asked))
+	}
+	write("echo v2")
+	if got := fire(); got != "" || len(ap.asked) != 2 || ap.asked[1] != "echo v2" {
+		t.Fatalf("changed definition: context %q, asked %v", got, ap.asked)
+	}
+	if got := fire(); got != "" || len(ap.asked) != 2 {
+		t.Fatalf("refused definition ran or was asked again: %q %v", got, ap.asked)
+	}
+	// The approval is remembered outside the project, for v1 only.
+	write("echo v1")
+	h2, _ := NewHooks(HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{P: pol},
+		ApprovalFile: filepath.Join(home, ".agents", "hooks-approved")})
+	if got := h2.Fire(ctx, Event{Name: UserPromptSubmit}).Context; got != "v1" {
+		t.Fatalf("remembered approval: %q", got)
+	}
+	write("echo v3")
+	if o := h2.Fire(ctx, Event{Name: UserPromptSubmit}); o.Context != "" || len(o.Notices) != 1 || !strings.Contains(o.Notices[0], "not approved") {
+		t.Fatalf("headless, unapproved: %+v", o)
+	}
+}
+
+type fakeApprover struct {
+	answers []bool
+	asked   []string
+}
+
+func (f *fakeApprover) ApproveHook(_ context.Context, h Hook) (bool, error) {
+	f.asked = append(f.asked, h.Command)
+	a := f.answers[0]
+	f.answers = f.answers[1:]
+	return a, nil
+}
+
+func TestInterpret(t *testing.T) {
+	k := Hook{Command: "x"}
+	for _, c := range []struct {
+		name  string
+		event string
+		r     hookResult
+		check func(Outcome) bool
+	}{
+		{"exit 2 blocks a call", PreToolUse, hookResult{code: 2, stderr: "nope"}, func(o Outcome) bool { return o.Block && o.Reason == "nope" }},
+		{"exit 1 does not block", PreToolUse, hookResult{code: 1, stderr: "oops"}, func(o Outcome) bool { return !o.Block && len(o.Notices) == 1 }},
+		{"json deny", PreToolUse, hookResult{stdout: `{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"r"}}`}, func(o Outcome) bool { return o.Block && o.Reason == "r" }},
+		{"json allow", PreToolUse, hookResult{stdout: `{"hookSpecificOutput":{"permissionDecision":"allow"}}`}, func(o Outcome) bool { return !o.Block && o.Permission == "allow" }},
+		{"legacy block", PreToolUse, hookResult{stdout: `{"decision":"block","reason":"r"}`}, func(o Outcome) bool { return o.Block && o.Reason == "r" }},
+		{"post feedback", PostToolUse, hookResult{code: 2, stderr: "lint failed"}, func(o Outcome) bool { return !o.Block && o.Feedback == "lint failed" }},
+		{"prompt stdout is context", UserPromptSubmit, hookResult{stdout: "ctx"}, func(o Outcome) bool { return o.Context == "ctx" }},
+		{"tool stdout is not", PreToolUse, hookResult{stdout: "ctx"}, func(o Outcome) bool { return o.Context == "" }},
+		{"stop block", Stop, hookResult{stdout: `{"decision":"block","reason":"go on"}`}, func(o Outcome) bool { return o.Block && o.Reason == "go on" }},
+		{"continue false", PostToolUse, hookResult{stdout: `{"continue":false,"stopReason":"s"}`}, func(o Outcome) bool { return o.Stop && o.StopReason == "s" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if o := interpret(c.event, k, c.r); !c.check(o) {
+				t.Errorf("%+v", o)
+			}
+		})
+	}
+}
+
+func TestMatches(t *testing.T) {
+	for _, c := range []struct {
+		m, tool string
+		want    bool
+	}{
+		{"Bash", "bash", true}, {"Write|Edit", "edit_file", true}, {"Write|Edit", "bash", false},
+		{"", "grep", true}, {"*", "grep", true}, {"mcp__.*", "mcp__gh__issue", true}, {"Bas", "bash", false},
+	} {
+		if got := matches(c.m, Event{Name: PreToolUse, Tool: c.tool}); got != c.want {
+			t.Errorf("matches(%q, %q) = %v", c.m, c.tool, got)
+		}
+	}
+}

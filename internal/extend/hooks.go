@@ -1,0 +1,536 @@
+package extend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox"
+)
+
+// Event is one point of the loop at which hooks fire.
+type Event struct {
+	Name      string
+	Tool      string          // harness's tool name (PreToolUse, PostToolUse)
+	Input     json.RawMessage // the call's arguments, harness's form
+	ToolUseID string
+	Result    *ToolResult // PostToolUse
+	Prompt    string      // UserPromptSubmit
+	Active    bool        // Stop, SubagentStop: a Stop hook already kept this turn going
+	Source    string      // SessionStart: startup|resume; SessionEnd: the reason; PreCompact: manual|auto; Notification: its type
+	Message   string      // Notification
+	Custom    string      // PreCompact: the user's focus
+}
+
+// ToolResult is what a call returned.
+type ToolResult struct {
+	Content string
+	IsError bool
+}
+
+// Outcome is what the hooks of one event decided, merged.
+type Outcome struct {
+	// Block stops what the event is about: the call (PreToolUse), the
+	// prompt (UserPromptSubmit), or the end of the turn (Stop: the model
+	// goes on). Reason says why: to the model, but for UserPromptSubmit
+	// to the user.
+	Block  bool
+	Reason string
+	// Feedback is for the model after a call ran (PostToolUse: exit 2 or
+	// decision block).
+	Feedback string
+	// Permission is a PreToolUse hook's word: "allow" (no prompt),
+	// "ask" (prompt even where a rule allows) or "" (the rules decide).
+	Permission string
+	// Input replaces the call's arguments (PreToolUse updatedInput).
+	Input json.RawMessage
+	// Context is added to the model's context (UserPromptSubmit and
+	// SessionStart stdout, additionalContext).
+	Context string
+	// Stop ends the turn (continue: false); StopReason is for the user.
+	Stop       bool
+	StopReason string
+	// Notices are for the user: failures, systemMessage, stderr where
+	// Claude Code shows it to the user.
+	Notices []string
+}
+
+// Approver asks the user whether a project hook may run.
+type Approver interface {
+	ApproveHook(ctx context.Context, h Hook) (bool, error)
+}
+
+// HookOptions configure a Hooks.
+type HookOptions struct {
+	Project   string
+	Files     SettingsFiles
+	Required  []string // files that must exist (--settings)
+	Open      Opener   // project files are read through it
+	Sandbox   sandbox.Sandbox
+	Env       []string // host hooks' environment
+	SessionID string
+	// Transcript is the session log's path (transcript_path).
+	Transcript func() string
+	// Mode is the permission mode (permission_mode).
+	Mode func() string
+	// Approver asks about project hooks; nil is headless.
+	Approver Approver
+	// AllowProject (headless: --allow-project-hooks) approves the project
+	// hooks defined when the session starts; a definition changed later
+	// still needs the user.
+	AllowProject bool
+	// ApprovalFile remembers approved definitions (by hash), outside the
+	// project: ~/.agents/hooks-approved.
+	ApprovalFile string
+}
+
+// Hooks runs a session's hooks. Settings files are read again at every
+// event, so a change made mid-session takes effect at once, and a changed
+// project definition is a new one that waits for approval.
+type Hooks struct {
+	o HookOptions
+
+	mu       sync.Mutex
+	approved map[string]bool // by hash: yes (this session or remembered)
+	refused  map[string]bool // asked and refused this session
+	warned   map[string]bool // told already (unapproved, headless)
+	errs     map[string]bool
+	askMu    sync.Mutex
+}
+
+// NewHooks loads the settings and returns the runner and what could not
+// be loaded.
+func NewHooks(o HookOptions) (*Hooks, []error) {
+	h := &Hooks{o: o, approved: map[string]bool{}, refused: map[string]bool{}, warned: map[string]bool{}, errs: map[string]bool{}}
+	for _, line := range readLines(o.ApprovalFile) {
+		h.approved[line] = true
+	}
+	hooks, warns := LoadHooks(o.Files, o.Open, o.Required)
+	for _, w := range warns {
+		h.errs[w.Error()] = true
+	}
+	if o.AllowProject {
+		for _, k := range hooks {
+			if k.Project {
+				h.approved[k.Hash()] = true
+			}
+		}
+	}
+	return h, warns
+}
+
+func readLines(path string) []string {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+			out = append(out, f[0])
+		}
+	}
+	return out
+}
+
+// List is the hooks in force now, for /help.
+func (h *Hooks) List() []Hook {
+	if h == nil {
+		return nil
+	}
+	hooks, _ := LoadHooks(h.o.Files, h.o.Open, nil)
+	return hooks
+}
+
+// Approved reports whether a hook may run without asking.
+func (h *Hooks) Approved(k Hook) bool {
+	if !k.Project {
+		return true
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.approved[k.Hash()]
+}
+
+// Fire runs the hooks that match ev and merges what they say. Hooks run
+// side by side; identical commands run once.
+func (h *Hooks) Fire(ctx context.Context, ev Event) Outcome {
+	var out Outcome
+	if h == nil {
+		return out
+	}
+	hooks, warns := LoadHooks(h.o.Files, h.o.Open, nil)
+	h.mu.Lock()
+	for _, w := range warns {
+		if !h.errs[w.Error()] {
+			h.errs[w.Error()] = true
+			out.Notices = append(out.Notices, "hooks: "+w.Error())
+		}
+	}
+	h.mu.Unlock()
+	var run []Hook
+	seen := map[string]bool{}
+	for _, k := range hooks {
+		if k.Event != ev.Name || !matches(k.Matcher, ev) || seen[k.Command] {
+			continue
+		}
+		seen[k.Command] = true
+		if ok, note := h.mayRun(ctx, k); !ok {
+			if note != "" {
+				out.Notices = append(out.Notices, note)
+			}
+			continue
+		}
+		run = append(run, k)
+	}
+	if len(run) == 0 {
+		return out
+	}
+	input, err := h.input(ev)
+	if err != nil {
+		out.Notices = append(out.Notices, "hooks: "+err.Error())
+		return out
+	}
+	results := make([]Outcome, len(run))
+	var wg sync.WaitGroup
+	for i, k := range run {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := h.run(ctx, k, input)
+			results[i] = interpret(ev.Name, k, res)
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		out = merge(out, r)
+	}
+	return out
+}
+
+// mayRun decides whether a project hook runs: an approved definition runs;
+// otherwise the user is asked (once a session), and headless it is
+// skipped with a notice saying how to approve it.
+func (h *Hooks) mayRun(ctx context.Context, k Hook) (bool, string) {
+	if h.Approved(k) {
+		return true, ""
+	}
+	hash := k.Hash()
+	h.mu.Lock()
+	refused, warned := h.refused[hash], h.warned[hash]
+	h.warned[hash] = true
+	h.mu.Unlock()
+	if refused {
+		return false, ""
+	}
+	if h.o.Approver == nil {
+		if warned {
+			return false, ""
+		}
+		return false, fmt.Sprintf("hooks: the %s hook %q from %s is not approved, so it does not run: approve it in an interactive session, or pass --allow-project-hooks (it approves the project's hooks as they are when harness starts)", k.Event, clip(k.Command, 80), k.Source)
+	}
+	h.askMu.Lock()
+	defer h.askMu.Unlock()
+	if h.Approved(k) {
+		return true, ""
+	}
+	ok, err := h.o.Approver.ApproveHook(ctx, k)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil || !ok {
+		h.refused[hash] = true
+		return false, fmt.Sprintf("hooks: the %s hook %q from %s was not approved and does not run this session", k.Event, clip(k.Command, 80), k.Source)
+	}
+	h.approved[hash] = true
+	if err := h.remember(k); err != nil {
+		return true, "hooks: approved for this session, but not remembered: " + err.Error()
+	}
+	return true, ""
+}
+
+func (h *Hooks) remember(k Hook) error {
+	if h.o.ApprovalFile == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(h.o.ApprovalFile), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(h.o.ApprovalFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "%s %s %s %s\n", k.Hash(), k.Source, k.Event, strings.Join(strings.Fields(k.Command), " "))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// matches applies a hook's matcher: for tool events a regular expression
+// over the whole tool name (Claude Code's name, or harness's), "" and "*"
+// matching all; for SessionStart, PreCompact and Notification the source,
+// trigger or type; other events have no matcher.
+func matches(m string, ev Event) bool {
+	if m == "" || m == "*" {
+		return true
+	}
+	var names []string
+	switch ev.Name {
+	case PreToolUse, PostToolUse:
+		names = []string{ToolName(ev.Tool), ev.Tool}
+	case SessionStart, PreCompact, Notification:
+		names = []string{ev.Source}
+	default:
+		return true
+	}
+	re, err := regexp.Compile("^(?:" + m + ")$")
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if re.MatchString(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// hookResult is what one hook command did.
+type hookResult struct {
+	code           int
+	stdout, stderr string
+	err            error
+}
+
+// maxHookOutput bounds what is kept of a hook's stdout and stderr.
+const maxHookOutput = 64 << 10
+
+type boundedBuf struct {
+	bytes.Buffer
+	mu sync.Mutex
+}
+
+func (b *boundedBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := maxHookOutput - b.Len(); room > 0 {
+		if len(p) > room {
+			b.Buffer.Write(p[:room])
+		} else {
+			b.Buffer.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (b *boundedBuf) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.Buffer.String()
+}
+
+// run runs one hook: a user's on the host (it is the user's own code, run
+// as Claude Code runs it), a project's inside the walls (see doc.go).
+func (h *Hooks) run(ctx context.Context, k Hook, input []byte) hookResult {
+	ctx, cancel := context.WithTimeout(ctx, k.Timeout)
+	defer cancel()
+	if k.Project {
+		return h.runInside(ctx, k, input)
+	}
+	var stdout, stderr boundedBuf
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", k.Command)
+	cmd.Dir = h.o.Project
+	cmd.Env = append(append([]string(nil), h.o.Env...), "CLAUDE_PROJECT_DIR="+h.o.Project, "HARNESS_PROJECT_DIR="+h.o.Project)
+	cmd.Stdin = bytes.NewReader(input)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	res := hookResult{stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		res.err = fmt.Errorf("timed out after %s", k.Timeout)
+	case errors.As(err, &ee):
+		res.code = ee.ExitCode()
+	case err != nil:
+		res.err = err
+	}
+	return res
+}
+
+// runInside runs a project hook in the session's sandbox; its input goes
+// to stdin through a here-document with a random delimiter (the input is
+// one line of JSON, so no line of it can be the delimiter).
+func (h *Hooks) runInside(ctx context.Context, k Hook, input []byte) hookResult {
+	if h.o.Sandbox == nil {
+		return hookResult{err: errors.New("no sandbox to run a project hook in")}
+	}
+	var r [8]byte
+	rand.Read(r[:])
+	eof := "HARNESS_HOOK_" + hex.EncodeToString(r[:])
+	script := "CLAUDE_PROJECT_DIR=" + shellQuote(h.o.Project) + "; HARNESS_PROJECT_DIR=$CLAUDE_PROJECT_DIR; export CLAUDE_PROJECT_DIR HARNESS_PROJECT_DIR\n" +
+		"(\n" + k.Command + "\n) <<'" + eof + "'\n" + string(input) + "\n" + eof + "\n"
+	var stdout, stderr boundedBuf
+	res, err := h.o.Sandbox.Run(ctx, sandbox.Cmd{Script: script, Timeout: k.Timeout, Stdout: &stdout, Stderr: &stderr})
+	out := hookResult{stdout: stdout.String(), stderr: stderr.String(), err: err}
+	if res != nil {
+		out.code = res.ExitCode
+		if res.TimedOut {
+			out.err = fmt.Errorf("timed out after %s", k.Timeout)
+		}
+	}
+	return out
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// hookOutput is the JSON a hook may print on stdout (exit 0).
+type hookOutput struct {
+	Continue           *bool  `json:"continue"`
+	StopReason         string `json:"stopReason"`
+	SystemMessage      string `json:"systemMessage"`
+	Decision           string `json:"decision"`
+	Reason             string `json:"reason"`
+	HookSpecificOutput struct {
+		PermissionDecision       string          `json:"permissionDecision"`
+		PermissionDecisionReason string          `json:"permissionDecisionReason"`
+		AdditionalContext        string          `json:"additionalContext"`
+		UpdatedInput             json.RawMessage `json:"updatedInput"`
+	} `json:"hookSpecificOutput"`
+}
+
+// interpret applies Claude Code's contract: exit 0 is success (JSON on
+// stdout is read; plain stdout is context for UserPromptSubmit and
+// SessionStart), exit 2 blocks and its stderr goes to the model (to the
+// user for UserPromptSubmit and the events that cannot block), any other
+// status is an error shown to the user, and the action goes on.
+func interpret(event string, k Hook, r hookResult) Outcome {
+	var o Outcome
+	name := fmt.Sprintf("%s hook %q", event, clip(k.Command, 60))
+	if r.err != nil {
+		o.Notices = append(o.Notices, name+" failed: "+r.err.Error())
+		return o
+	}
+	stderr := strings.TrimSpace(r.stderr)
+	switch r.code {
+	case 0:
+	case 2:
+		if stderr == "" {
+			stderr = "blocked by a " + event + " hook (" + clip(k.Command, 60) + ")"
+		}
+		switch event {
+		case PreToolUse, Stop, SubagentStop:
+			o.Block, o.Reason = true, stderr
+		case UserPromptSubmit:
+			o.Block, o.Reason = true, stderr
+		case PostToolUse:
+			o.Feedback = stderr
+		default:
+			o.Notices = append(o.Notices, name+": "+stderr)
+		}
+		return o
+	default:
+		msg := fmt.Sprintf("%s failed (exit %d)", name, r.code)
+		if stderr != "" {
+			msg += ": " + clip(stderr, 400)
+		}
+		o.Notices = append(o.Notices, msg)
+		return o
+	}
+	stdout := strings.TrimSpace(r.stdout)
+	var j hookOutput
+	if !strings.HasPrefix(stdout, "{") || json.Unmarshal([]byte(stdout), &j) != nil {
+		if stdout != "" && (event == UserPromptSubmit || event == SessionStart) {
+			o.Context = stdout
+		}
+		return o
+	}
+	if j.SystemMessage != "" {
+		o.Notices = append(o.Notices, j.SystemMessage)
+	}
+	if j.Continue != nil && !*j.Continue {
+		o.Stop, o.StopReason = true, j.StopReason
+	}
+	hs := j.HookSpecificOutput
+	o.Context = hs.AdditionalContext
+	switch event {
+	case PreToolUse:
+		d := hs.PermissionDecision
+		reason := hs.PermissionDecisionReason
+		switch j.Decision { // the older form
+		case "approve":
+			d = "allow"
+		case "block":
+			d, reason = "deny", j.Reason
+		}
+		switch d {
+		case "deny":
+			o.Block, o.Reason = true, reason
+			if o.Reason == "" {
+				o.Reason = "denied by a PreToolUse hook (" + clip(k.Command, 60) + ")"
+			}
+		case "allow", "ask":
+			o.Permission = d
+		}
+		if len(hs.UpdatedInput) > 0 && string(hs.UpdatedInput) != "null" {
+			o.Input = hs.UpdatedInput
+		}
+	case PostToolUse:
+		if j.Decision == "block" {
+			o.Feedback = j.Reason
+		}
+	case UserPromptSubmit, Stop, SubagentStop:
+		if j.Decision == "block" {
+			o.Block, o.Reason = true, j.Reason
+		}
+	}
+	return o
+}
+
+var permissionRank = map[string]int{"": 0, "allow": 1, "ask": 2}
+
+// merge combines two outcomes: any block blocks, the strictest permission
+// wins, texts are joined.
+func merge(a, b Outcome) Outcome {
+	a.Block = a.Block || b.Block
+	a.Reason = join(a.Reason, b.Reason)
+	a.Feedback = join(a.Feedback, b.Feedback)
+	if permissionRank[b.Permission] > permissionRank[a.Permission] {
+		a.Permission = b.Permission
+	}
+	if b.Input != nil {
+		a.Input = b.Input
+	}
+	a.Context = join(a.Context, b.Context)
+	if b.Stop {
+		a.Stop, a.StopReason = true, join(a.StopReason, b.StopReason)
+	}
+	a.Notices = append(a.Notices, b.Notices...)
+	return a
+}
+
+func join(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n" + b
+}
