@@ -302,6 +302,11 @@ func (b *builder) buildTools(context.Context) error {
 	s.Registry = tools.NewRegistry(gateAdapter{s.Gate}, append(tools.Builtins(env),
 		&tools.WriteTodos{List: s.Todos, Record: recordTodos},
 		&tools.ReadSkill{Skills: skillSet})...)
+	if s.Proxy != nil {
+		// web_fetch leaves through the same proxy as commands: the same
+		// net rules, questions, address checks and /network record.
+		s.Registry = s.Registry.With(&tools.WebFetch{Proxy: s.Proxy})
+	}
 	return nil
 }
 
