@@ -277,7 +277,9 @@ func (b *builder) buildTools(context.Context) error {
 			return sandbox.Git(ctx, sb, pol.Project, args...)
 		})
 	}
-	env := &tools.Env{Sandbox: s.Sandbox, Wrote: b.reminder.Wrote, Notify: func(n notice.Notice) {
+	// read_file returns images to a model the catalogue says takes them.
+	m, _ := llm.LookupModel(s.Config.Model)
+	env := &tools.Env{Sandbox: s.Sandbox, Wrote: b.reminder.Wrote, Images: m.Images, Notify: func(n notice.Notice) {
 		err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: n.Text})
 		s.tell(n)
 		if err != nil {
