@@ -282,7 +282,7 @@ func (c *chat) cancelTurn() {
 // turn runs one agent turn and shows the status line after it.
 func (c *chat) turn(ctx context.Context, prompt string) {
 	pol := c.s.Sandbox.Policy()
-	prompt, notes := expandMentions(prompt, pol.Project, pol.DenyRead)
+	prompt, images, notes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(c.s.Config.Model))
 	for _, n := range notes {
 		c.r.Print(c.t.Style.Dim("@ " + n))
 	}
@@ -290,7 +290,7 @@ func (c *chat) turn(ctx context.Context, prompt string) {
 	var res *agent.Result
 	interrupted, err := c.withTurn(ctx, func(ctx context.Context) error {
 		var err error
-		res, err = c.s.Agent.Run(ctx, prompt, c.r)
+		res, err = c.s.Agent.RunWithImages(ctx, prompt, images, c.r)
 		return err
 	})
 	c.r.EndTurn(interrupted || errors.Is(err, agent.ErrInterrupted))
