@@ -279,7 +279,11 @@ func (b *builder) buildTools(context.Context) error {
 	}
 	// read_file returns images to a model the catalogue says takes them.
 	m, _ := llm.LookupModel(s.Config.Model)
-	env := &tools.Env{Sandbox: s.Sandbox, Wrote: b.reminder.Wrote, Images: m.Images, Notify: func(n notice.Notice) {
+	// Background commands end with the session: the cleanups run last
+	// first, so they are killed before the sandbox closes.
+	s.Jobs = &tools.Jobs{Sandbox: s.Sandbox}
+	s.cleanup = append(s.cleanup, s.Jobs.Close)
+	env := &tools.Env{Sandbox: s.Sandbox, Wrote: b.reminder.Wrote, Images: m.Images, Jobs: s.Jobs, Notify: func(n notice.Notice) {
 		err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: n.Text})
 		s.tell(n)
 		if err != nil {
@@ -309,6 +313,7 @@ func (b *builder) buildTools(context.Context) error {
 		// net rules, questions, address checks and /network record.
 		s.Registry = s.Registry.With(&tools.WebFetch{Proxy: s.Proxy})
 	}
+	s.Registry = s.Registry.With(&tools.BashOutput{Jobs: s.Jobs}, &tools.BashStop{Jobs: s.Jobs})
 	return nil
 }
 

@@ -43,6 +43,7 @@ var chatCommands = []struct{ name, args, help string }{
 	{"/expand", "", "the last tool result, whole"},
 	{"/sandbox", "", "the walls in force"},
 	{"/network", "", "the connections commands made through the proxy, and the network rules"},
+	{"/ps", "[stop ID]", "the background commands; stop ID kills one and all it started"},
 	{"/permissions", "", "the permission rules in force"},
 	{"/exit", "", "quit (also Ctrl-D, or Ctrl-C twice)"},
 }
@@ -472,6 +473,8 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		c.r.Print(c.describePolicy())
 	case "/network":
 		c.r.Print(c.describeNetwork())
+	case "/ps":
+		c.r.Print(describeJobs(c.s.Jobs, arg))
 	case "/permissions":
 		c.r.Print(c.describeRules(arg == "all"))
 	default:

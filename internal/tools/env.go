@@ -20,6 +20,8 @@ type Env struct {
 	// Images says the model takes images: read_file of a PNG, JPEG, GIF
 	// or WebP then returns the picture itself.
 	Images bool
+	// Jobs, when set, lets bash start background commands (the session's).
+	Jobs *Jobs
 }
 
 func (e *Env) wrote(path string) {
