@@ -547,7 +547,7 @@ func (c *chat) describePolicy() string {
 		return out
 	}
 	list("writable", home(p.Writable))
-	list("read-only", home(p.ReadOnly))
+	list("read-only", home(p.ReadOnlyNow()))
 	list("hidden", ui.Wrap(strings.Join(home(p.DenyRead), "  "), c.t.Width()-13))
 	list("env", ui.Wrap(strings.Join(p.EnvAllow, " "), c.t.Width()-13))
 	list("network", c.s.Gate.NetRules())

