@@ -131,7 +131,7 @@ func dataURLImage(u string) (ImageSeen, error) {
 	rest, ok := strings.CutPrefix(u, "data:")
 	mt, data, ok2 := strings.Cut(rest, ";base64,")
 	if !ok || !ok2 {
-		return ImageSeen{}, fmt.Errorf("Invalid image: expected a base64 data URL")
+		return ImageSeen{}, apiErr("Invalid image: expected a base64 data URL")
 	}
 	return decodeImage(mt, data)
 }
@@ -139,17 +139,25 @@ func dataURLImage(u string) (ImageSeen, error) {
 func decodeImage(mt, data string) (ImageSeen, error) {
 	raw, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
-		return ImageSeen{}, fmt.Errorf("Invalid image: the data is not valid base64")
+		return ImageSeen{}, apiErr("Invalid image: the data is not valid base64")
 	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(raw))
 	if err != nil {
-		return ImageSeen{}, fmt.Errorf("Invalid image: could not process image")
+		return ImageSeen{}, apiErr("Invalid image: could not process image")
 	}
 	if want := "image/" + format; mt != want {
-		return ImageSeen{}, fmt.Errorf("Image does not match the provided media type %s", mt)
+		return ImageSeen{}, apiErr("Image does not match the provided media type %s", mt)
 	}
 	if cfg.Width > maxImageSide || cfg.Height > maxImageSide {
 		return ImageSeen{}, fmt.Errorf("image dimensions exceed max allowed size: %d pixels", maxImageSide)
 	}
 	return ImageSeen{MediaType: mt, Width: cfg.Width, Height: cfg.Height, Bytes: len(raw)}, nil
 }
+
+// apiErr is an error whose text is the real server's message, capitals
+// and all.
+type apiError string
+
+func (e apiError) Error() string { return string(e) }
+
+func apiErr(format string, a ...any) error { return apiError(fmt.Sprintf(format, a...)) }
