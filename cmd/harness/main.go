@@ -6,12 +6,13 @@ import (
 	"context"
 	"os"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/cli"
-	"github.com/harness-dev/harness/internal/sandbox"
 )
 
 func main() {
 	// When re-executed as the sandbox's inner stage, this never returns.
-	sandbox.RunHelperIfRequested()
+	inner.RunHelperIfRequested()
 	os.Exit(cli.Main(context.Background(), os.Args[1:], cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
@@ -79,7 +81,7 @@ func newFixture(t *testing.T, steps ...func(*llm.Request) (*llm.Reply, error)) *
 	t.Helper()
 	proj := filepath.Join(t.TempDir(), "p")
 	os.MkdirAll(proj, 0o755)
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: t.TempDir()})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
@@ -25,7 +27,7 @@ func BenchmarkStep(b *testing.B) {
 		b.Run(fmt.Sprintf("log=%v", withLog), func(b *testing.B) {
 			proj := filepath.Join(b.TempDir(), "p")
 			os.MkdirAll(proj, 0o755)
-			pol, _ := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: b.TempDir()})
+			pol, _ := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: b.TempDir()})
 			env := &tools.Env{Sandbox: &sandbox.None{P: pol}}
 			var lg *sessionlog.Log
 			if withLog {

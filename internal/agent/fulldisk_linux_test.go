@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/harness-dev/harness/internal/history"
@@ -28,7 +30,7 @@ func TestFullDiskMidTurn(t *testing.T) {
 	dir, fill, free := testenv.SmallDisk(t, "")
 	proj := filepath.Join(t.TempDir(), "p")
 	os.MkdirAll(proj, 0o755)
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: t.TempDir()})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
@@ -107,7 +109,7 @@ func newLoopSession(t *testing.T, format, model string, cfg history.Config, appe
 	}
 	proj := filepath.Join(t.TempDir(), "p")
 	os.MkdirAll(proj, 0o755)
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: t.TempDir()})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

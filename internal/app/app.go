@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/history"
@@ -78,7 +80,7 @@ type Session struct {
 	Home     string
 	Config   *config.Config
 	Sandbox  sandbox.Sandbox
-	Proxy    *sandbox.Proxy // the commands' way out, decided by Gate's net rules
+	Proxy    *netproxy.Proxy // the commands' way out, decided by Gate's net rules
 	Gate     *permission.Gate
 	Registry *tools.Registry
 	History  *history.History

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
@@ -296,7 +298,7 @@ func TestStrictRefusesWeakerWalls(t *testing.T) {
 	if strongest(runtime.GOOS) != sandbox.BackendBwrap {
 		t.Skip("the fallback from bwrap to landlock is Linux's")
 	}
-	if sandbox.LandlockABI() == 0 {
+	if inner.LandlockABI() == 0 {
 		testenv.Missing(t, testenv.Landlock, "this kernel has no Landlock")
 	}
 	t.Setenv("PATH", pathWithout(t, "bwrap"))

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // projectDisk answers history's input strip from the project's files, as
@@ -13,7 +13,7 @@ import (
 // checked, not the path). Only files inside the project count: the
 // sandbox's /tmp is private, so the host's file at the same path is
 // another file, and a path that resolves outside (a symlink) may be too.
-type projectDisk struct{ pol *sandbox.Policy }
+type projectDisk struct{ pol *walls.Policy }
 
 func (d projectDisk) Sum(path string, size int) ([sha256.Size]byte, bool) {
 	var none [sha256.Size]byte

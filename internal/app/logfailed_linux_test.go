@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/harness-dev/harness/internal/agent"
@@ -22,7 +24,6 @@ import (
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
-	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/testenv"
 )
@@ -298,7 +299,7 @@ func TestReminderStateLogFailed(t *testing.T) {
 // at the user's message, before the model is asked.
 func TestNetworkRecordLogFailed(t *testing.T) {
 	const what = "could not record a network connection"
-	rec := sandbox.ConnRecord{Method: "CONNECT", Host: "unlisted.test", Port: 443, Verdict: "refused", Reason: "no rule allows unlisted.test"}
+	rec := netproxy.ConnRecord{Method: "CONNECT", Host: "unlisted.test", Port: 443, Verdict: "refused", Reason: "no rule allows unlisted.test"}
 	hasRecord := func(e sessionlog.Entry) bool {
 		return e.Type == sessionlog.TypeNotice && e.Text == "network: "+rec.String()
 	}

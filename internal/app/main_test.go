@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 )
 
 // TestMain lets the test binary serve as the sandbox's helper and
@@ -12,6 +12,6 @@ import (
 // running binary, and without this that binary would run the tests again
 // instead of the command (the self-check then times out).
 func TestMain(m *testing.M) {
-	sandbox.RunHelperIfRequested()
+	inner.RunHelperIfRequested()
 	os.Exit(m.Run())
 }

@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/harness-dev/harness/internal/gitsafe"
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/config"
@@ -40,7 +44,7 @@ type builder struct {
 	s *Session
 
 	project  string
-	policy   *sandbox.Policy
+	policy   *walls.Policy
 	entries  []sessionlog.Entry // the resumed log; nil for a new session
 	reminder *reminder.Builder
 	system   string
@@ -73,8 +77,8 @@ func (b *builder) resolveProject(ctx context.Context) error {
 // openSandbox computes the policy and opens the backend.
 func (b *builder) openSandbox(ctx context.Context) error {
 	env := environ(b.o.Source.Env)
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: b.project, AddDirs: b.o.AddDirs, Home: b.o.Source.Home, Timeout: b.o.Timeout,
-		Environ: env, CacheRoot: sandbox.CacheRoot(b.o.Source.Home, env), Hide: spillDirs(b.o.CacheDir)})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: b.project, AddDirs: b.o.AddDirs, Home: b.o.Source.Home, Timeout: b.o.Timeout,
+		Environ: env, CacheRoot: walls.CacheRoot(b.o.Source.Home, env), Hide: spillDirs(b.o.CacheDir)})
 	if err != nil {
 		return err
 	}
@@ -90,12 +94,12 @@ func (b *builder) openSandbox(ctx context.Context) error {
 	// The proxy asks the gate (built by a later step, before any command
 	// runs) and logs every connection.
 	s := b.s
-	s.Proxy = &sandbox.Proxy{
-		Decide: func(ctx context.Context, host string, port int) sandbox.ConnVerdict {
-			v := s.Gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: sandbox.AskedBy(ctx)})
-			return sandbox.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
+	s.Proxy = &netproxy.Proxy{
+		Decide: func(ctx context.Context, host string, port int) netproxy.ConnVerdict {
+			v := s.Gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: netproxy.AskedBy(ctx)})
+			return netproxy.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
 		},
-		Record: func(r sandbox.ConnRecord) {
+		Record: func(r netproxy.ConnRecord) {
 			// As for a permission record: the log keeps what the disk
 			// refused, and the agent's next append stops the turn.
 			if s.Log != nil {
@@ -213,7 +217,7 @@ func (b *builder) openLog(context.Context) error {
 }
 
 // gateOptions are the rule sources of the session's gate.
-func (b *builder) gateOptions(pol *sandbox.Policy) permission.Options {
+func (b *builder) gateOptions(pol *walls.Policy) permission.Options {
 	home := b.o.Source.Home
 	return permission.Options{
 		Policy:      pol,
@@ -495,10 +499,7 @@ func ProjectRoot(ctx context.Context, flag, workDir string) (string, error) {
 	if dir == "" {
 		dir = workDir
 		// The harness's own git calls never run code planted in a project.
-		cmd := exec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-			"--no-optional-locks", "rev-parse", "--show-toplevel")
-		cmd.Dir = workDir
-		out, err := cmd.Output()
+		out, err := gitsafe.Command(ctx, workDir, "rev-parse", "--show-toplevel").Output()
 		if err == nil {
 			if top := strings.TrimSpace(string(out)); top != "" {
 				dir = top
@@ -702,7 +703,7 @@ func thinkingOf(cfg *config.Config) llm.Thinking {
 // policyOpener opens what harness feeds the model (instructions, skills)
 // through the sandbox policy: links resolved, secrets refused, regular
 // files only, the opened file checked.
-func policyOpener(pol *sandbox.Policy) func(string) (*os.File, error) {
+func policyOpener(pol *walls.Policy) func(string) (*os.File, error) {
 	return func(path string) (*os.File, error) {
 		f, _, _, err := pol.OpenRead(path)
 		return f, err

@@ -8,10 +8,6 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -46,16 +42,16 @@ func (k KubeJob) Manifests(tasks []Task, taskFile []byte) ([]byte, error) {
 	if name == "" {
 		name = "harness-batch"
 	}
-	meta := metav1.ObjectMeta{Name: name, Namespace: k.Namespace, Labels: map[string]string{"app.kubernetes.io/name": "harness-batch", "app.kubernetes.io/instance": name}}
-	cm := &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: meta,
-		Data:       map[string]string{"tasks.jsonl": string(taskFile)},
+	meta := kMeta{Name: name, Namespace: k.Namespace, Labels: map[string]string{"app.kubernetes.io/name": "harness-batch", "app.kubernetes.io/instance": name}}
+	cm := &kConfigMap{
+		kType:    kType{APIVersion: "v1", Kind: "ConfigMap"},
+		Metadata: meta,
+		Data:     map[string]string{"tasks.jsonl": string(taskFile)},
 	}
-	n := int32(len(tasks))
-	par := int32(max(k.Jobs, 1))
-	indexed := batchv1.IndexedCompletion
-	perIndex := int32(1) // a pod lost to its node gets one more try; a task that failed does not
+	n := len(tasks)
+	par := max(k.Jobs, 1)
+	indexed := "Indexed"
+	perIndex := 1 // a pod lost to its node gets one more try; a task that failed does not
 	deadline := int64(0)
 	for _, t := range tasks {
 		deadline = max(deadline, int64(time.Duration(timeOr(t.Timeout)).Seconds())*2+600)
@@ -65,69 +61,67 @@ func (k KubeJob) Manifests(tasks []Task, taskFile []byte) ([]byte, error) {
 	args := []string{"batch", "--index", "$(JOB_COMPLETION_INDEX)", "--out", "-", "--workdir", "/work"}
 	args = append(args, k.RunArgs...)
 	args = append(args, "/tasks/tasks.jsonl")
-	limits := corev1.ResourceList{}
+	limits := map[string]string{}
 	if k.Memory != "" {
-		q, err := resource.ParseQuantity(k.Memory)
-		if err != nil {
-			return nil, fmt.Errorf("kubernetes: memory %q: %w", k.Memory, err)
+		if !isQuantity(k.Memory) {
+			return nil, fmt.Errorf("kubernetes: memory %q: %w", k.Memory, errQuantity)
 		}
-		limits[corev1.ResourceMemory] = q
+		limits["memory"] = k.Memory
 	}
 	if k.CPU != "" {
-		q, err := resource.ParseQuantity(k.CPU)
-		if err != nil {
-			return nil, fmt.Errorf("kubernetes: cpu %q: %w", k.CPU, err)
+		if !isQuantity(k.CPU) {
+			return nil, fmt.Errorf("kubernetes: cpu %q: %w", k.CPU, errQuantity)
 		}
-		limits[corev1.ResourceCPU] = q
+		limits["cpu"] = k.CPU
 	}
 	secret := k.Secret
 	if secret == "" {
 		secret = "harness-model"
 	}
-	emptyDir := func(name string) corev1.Volume {
-		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+	emptyDir := func(name string) kVolume {
+		return kVolume{Name: name, EmptyDir: &struct{}{}}
 	}
-	job := &batchv1.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: meta,
-		Spec: batchv1.JobSpec{
+	job := &kJob{
+		kType:    kType{APIVersion: "batch/v1", Kind: "Job"},
+		Metadata: meta,
+		Spec: kJobSpec{
 			CompletionMode:        &indexed,
 			Completions:           &n,
 			Parallelism:           &par,
 			BackoffLimitPerIndex:  &perIndex,
 			ActiveDeadlineSeconds: &deadline,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: meta.Labels},
-				Spec: corev1.PodSpec{
-					RestartPolicy:                corev1.RestartPolicyNever,
+			Template: kPodTemplate{
+				Metadata: kMeta{Labels: meta.Labels},
+				Spec: kPodSpec{
+					RestartPolicy:                "Never",
 					AutomountServiceAccountToken: &no,
 					EnableServiceLinks:           &no,
-					SecurityContext: &corev1.PodSecurityContext{
+					SecurityContext: &kPodSecurity{
 						RunAsNonRoot: &yes, RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid,
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+						SeccompProfile: &kSeccomp{Type: "RuntimeDefault"},
 					},
-					Containers: []corev1.Container{{
+					Containers: []kContainer{{
 						Name:    "task",
 						Image:   k.Image,
 						Command: []string{"harness"},
 						Args:    args,
-						Env:     []corev1.EnvVar{{Name: "HOME", Value: "/home/harness"}},
-						EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: secret}}}},
-						SecurityContext: &corev1.SecurityContext{
+						Env:     []kEnvVar{{Name: "HOME", Value: "/home/harness"}},
+						EnvFrom: []kEnvFrom{{SecretRef: &kName{Name: secret}}},
+						SecurityContext: &kSecurity{
 							AllowPrivilegeEscalation: &no,
 							ReadOnlyRootFilesystem:   &yes,
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+							Capabilities:             &kCapabilities{Drop: []string{"ALL"}},
 						},
-						Resources: corev1.ResourceRequirements{Limits: limits},
-						VolumeMounts: []corev1.VolumeMount{
+						Resources: kResources{Limits: limits},
+						VolumeMounts: []kVolumeMount{
 							{Name: "tasks", MountPath: "/tasks", ReadOnly: true},
 							{Name: "work", MountPath: "/work"},
 							{Name: "home", MountPath: "/home/harness"},
 							{Name: "tmp", MountPath: "/tmp"},
 						},
 					}},
-					Volumes: []corev1.Volume{
-						{Name: "tasks", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
+					Volumes: []kVolume{
+						{Name: "tasks", ConfigMap: &kName{Name: name}},
 						emptyDir("work"), emptyDir("home"), emptyDir("tmp"),
 					},
 				},

@@ -73,3 +73,21 @@ func TestKubeManifests(t *testing.T) {
 		t.Error("no image was accepted")
 	}
 }
+
+// TestKubeQuantities: limits are checked against the Kubernetes quantity
+// grammar here, before kubectl sees them.
+func TestKubeQuantities(t *testing.T) {
+	tasks := []Task{{ID: "a", Repo: "https://git.example.com/a.git", Prompt: "p"}}
+	for _, c := range []struct {
+		mem, cpu string
+		ok       bool
+	}{
+		{"4Gi", "2", true}, {"512Mi", "500m", true}, {"1e9", "0.5", true}, {"1.5G", ".5", true},
+		{"4GB", "", false}, {"", "two", false}, {"Gi", "", false}, {"", "1.2.3", false},
+	} {
+		_, err := KubeJob{Image: "x", Memory: c.mem, CPU: c.cpu}.Manifests(tasks, nil)
+		if (err == nil) != c.ok {
+			t.Errorf("memory %q cpu %q: err %v, want ok=%v", c.mem, c.cpu, err, c.ok)
+		}
+	}
+}

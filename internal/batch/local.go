@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/harness-dev/harness/internal/gitsafe"
 )
 
 // Local runs each task in its own clone under Root with its own harness
@@ -31,12 +33,12 @@ type Local struct {
 // included, without touching the checkout's index: it works on a copy in
 // the sandbox's own temporary directory. External diff drivers and
 // textconv are off, so no configuration in the checkout runs a program.
-const diffScript = `set -e
+var diffScript = `set -e
 GIT_INDEX_FILE=$(mktemp)
 export GIT_INDEX_FILE
 cp .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"
-git -c core.fsmonitor=false -c core.hooksPath=/dev/null add -A
-git -c core.fsmonitor=false diff --cached --binary --no-ext-diff --no-textconv --no-color "$1"
+` + gitsafe.Shell("add", "-A") + `
+` + gitsafe.Shell("diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", "--no-color") + ` "$1"
 rm -f "$GIT_INDEX_FILE"
 `
 

@@ -1,13 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/spf13/cobra"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/spf13/cobra"
 )
 
 // newCacheCommand is `harness cache`: the per-project build caches the
@@ -29,29 +30,7 @@ current project's (or --project DIR's), "harness cache clean --all" every one.
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root, err := cacheRoot()
-			if err != nil {
-				return err
-			}
-			list, err := sandbox.ListCaches(root)
-			if err != nil {
-				return err
-			}
-			if len(list) == 0 {
-				fmt.Fprintf(stdio.Out, "no build caches under %s\n", root)
-				return nil
-			}
-			var total int64
-			for _, c := range list {
-				name := c.Project
-				if name == "" {
-					name = "(unknown project)"
-				}
-				fmt.Fprintf(stdio.Out, "%9s  %6d files  %s\n           %s\n", humanBytes(c.Bytes), c.Files, name, c.Dir)
-				total += c.Bytes
-			}
-			fmt.Fprintf(stdio.Out, "%9s  in all; harness cache clean [--project DIR | --all] removes them\n", humanBytes(total))
-			return nil
+			return runCache(cmd.Context(), stdio)
 		},
 	}
 	clean := &cobra.Command{
@@ -61,37 +40,7 @@ current project's (or --project DIR's), "harness cache clean --all" every one.
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root, err := cacheRoot()
-			if err != nil {
-				return err
-			}
-			var dirs []string
-			if all {
-				list, err := sandbox.ListCaches(root)
-				if err != nil {
-					return err
-				}
-				for _, c := range list {
-					dirs = append(dirs, c.Dir)
-				}
-			} else {
-				proj, err := projectRoot(cmd.Context(), project)
-				if err != nil {
-					return err
-				}
-				dirs = append(dirs, sandbox.ProjectCache(root, proj))
-			}
-			for _, d := range dirs {
-				if _, err := os.Stat(d); err != nil {
-					fmt.Fprintf(stdio.Out, "no build cache at %s\n", d)
-					continue
-				}
-				if err := sandbox.CleanCache(root, d); err != nil {
-					return fmt.Errorf("removing %s: %w", d, err)
-				}
-				fmt.Fprintf(stdio.Out, "removed %s\n", d)
-			}
-			return nil
+			return runCacheClean(cmd.Context(), cacheCleanOptions{Project: project, All: all}, stdio)
 		},
 	}
 	clean.Flags().StringVar(&project, "project", "", "the project whose cache to remove (default: the current one)")
@@ -103,7 +52,7 @@ current project's (or --project DIR's), "harness cache clean --all" every one.
 // cacheRoot is where the sandbox keeps per-project build caches.
 func cacheRoot() (string, error) {
 	home, _ := os.UserHomeDir()
-	root := sandbox.CacheRoot(home, os.Environ())
+	root := walls.CacheRoot(home, os.Environ())
 	if root == "" {
 		return "", fmt.Errorf("no home directory or XDG_CACHE_HOME: harness keeps no build caches")
 	}
@@ -120,4 +69,72 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// runCache lists every project's build cache and its size.
+func runCache(_ context.Context, stdio Stdio) error {
+	root, err := cacheRoot()
+	if err != nil {
+		return err
+	}
+	list, err := walls.ListCaches(root)
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(stdio.Out, "no build caches under %s\n", root)
+		return nil
+	}
+	var total int64
+	for _, c := range list {
+		name := c.Project
+		if name == "" {
+			name = "(unknown project)"
+		}
+		fmt.Fprintf(stdio.Out, "%9s  %6d files  %s\n           %s\n", humanBytes(c.Bytes), c.Files, name, c.Dir)
+		total += c.Bytes
+	}
+	fmt.Fprintf(stdio.Out, "%9s  in all; harness cache clean [--project DIR | --all] removes them\n", humanBytes(total))
+	return nil
+}
+
+// cacheCleanOptions are harness cache clean's flags.
+type cacheCleanOptions struct {
+	Project string // the project whose cache to remove ("": the current one)
+	All     bool   // every project's
+}
+
+// runCacheClean removes one project's build cache, or with All every one.
+func runCacheClean(ctx context.Context, o cacheCleanOptions, stdio Stdio) error {
+	root, err := cacheRoot()
+	if err != nil {
+		return err
+	}
+	var dirs []string
+	if o.All {
+		list, err := walls.ListCaches(root)
+		if err != nil {
+			return err
+		}
+		for _, c := range list {
+			dirs = append(dirs, c.Dir)
+		}
+	} else {
+		proj, err := projectRoot(ctx, o.Project)
+		if err != nil {
+			return err
+		}
+		dirs = append(dirs, walls.ProjectCache(root, proj))
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			fmt.Fprintf(stdio.Out, "no build cache at %s\n", d)
+			continue
+		}
+		if err := walls.CleanCache(root, d); err != nil {
+			return fmt.Errorf("removing %s: %w", d, err)
+		}
+		fmt.Fprintf(stdio.Out, "removed %s\n", d)
+	}
+	return nil
 }

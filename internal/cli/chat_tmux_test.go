@@ -268,18 +268,11 @@ func tmuxProject(t *testing.T) (home, proj string) {
 	return home, proj
 }
 
-// buildHarness builds the harness binary once per test into a temporary
-// directory.
+// buildHarness returns the harness binary, built once per package run
+// (shared with the crash tests: see builtHarness).
 func buildHarness(t *testing.T) string {
 	t.Helper()
-	root := moduleRoot(t)
-	bin := filepath.Join(t.TempDir(), "harness")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/harness")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building harness: %v\n%s", err, out)
-	}
-	return bin
+	return builtHarness(t)
 }
 
 func moduleRoot(t *testing.T) string {

@@ -33,21 +33,32 @@ var (
 	buildErr  error
 )
 
-// harnessBinary builds cmd/harness once per test process.
+// harnessBinary is the harness binary for the crash tests; skipped with
+// -short.
 func harnessBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and kills the binary; skipped with -short")
 	}
+	return builtHarness(t)
+}
+
+// builtHarness builds cmd/harness once per package run (the go command's
+// cache makes it cheap after the first, but linking a 17 MB binary is
+// not), for every test that runs the real binary.
+func builtHarness(t *testing.T) string {
+	t.Helper()
+	root := moduleRoot(t)
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "harness-crash-test-")
+		dir, err := os.MkdirTemp("", "harness-cli-test-")
 		if err != nil {
 			buildErr = err
 			return
 		}
 		binPath = filepath.Join(dir, "harness")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/harness-dev/harness/cmd/harness").CombinedOutput()
-		if err != nil {
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/harness")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = errors.New(string(out))
 		}
 	})

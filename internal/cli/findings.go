@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sandbox/autorun"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 	"github.com/harness-dev/harness/internal/ui"
 )
 
 // findingJSON is one repository, gitdir or hooks path that appeared during
-// a run (sandbox.Finding), in run's json output.
+// a run (walls.Finding), in run's json output.
 // A file that other programs run later (autorun.File) is one too, of kind
 // "runs later", with its change and what runs it.
 type findingJSON struct {
@@ -21,7 +21,7 @@ type findingJSON struct {
 	RunBy    string   `json:"run_by,omitempty"`
 }
 
-func findingsJSON(fs []sandbox.Finding, later []autorun.File) []findingJSON {
+func findingsJSON(fs []walls.Finding, later []autorun.File) []findingJSON {
 	var out []findingJSON
 	for _, f := range fs {
 		out = append(out, findingJSON{Path: f.Path, Kind: f.Kind, RunsCode: f.RunsCode})
@@ -51,7 +51,7 @@ func laterWarning(later []autorun.File) string {
 // repositories or hooks paths appeared: each that configures code to run
 // (a filter, fsmonitor, hook…) by path, loudly, since the user's next git
 // command there runs it; "" when none does.
-func findingsWarning(fs []sandbox.Finding) string {
+func findingsWarning(fs []walls.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
 		if len(f.RunsCode) == 0 {

@@ -1,9 +1,9 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,15 +33,7 @@ add to the built-in ones; CONTEXT_WINDOW, MAX_TOKENS and PRICE_* in ~/.agents/en
 override them for the configured model.` + plainExitHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, err := config.FromOS(nil)
-			if err != nil {
-				return err
-			}
-			cat, err := userCatalogue(config.EnvPath(src.Home))
-			if err != nil {
-				return err
-			}
-			return runModels(cat, firstArg(args), stdio.Out)
+			return runModels(cmd.Context(), modelsOptions{Name: firstArg(args)}, stdio)
 		},
 	}
 	return cmd
@@ -66,7 +58,23 @@ func userCatalogue(envFile string) (*llm.Catalogue, error) {
 	return llm.DefaultCatalogue().Merge(over), nil
 }
 
-func runModels(cat *llm.Catalogue, name string, w io.Writer) error {
+// modelsOptions are harness models' arguments.
+type modelsOptions struct {
+	Name string // one model to show ("": all)
+}
+
+// runModels prints the catalogue (the built-in one with
+// ~/.agents/models.json laid over it), or the entry Name resolves to.
+func runModels(_ context.Context, o modelsOptions, stdio Stdio) error {
+	src, err := config.FromOS(nil)
+	if err != nil {
+		return err
+	}
+	cat, err := userCatalogue(config.EnvPath(src.Home))
+	if err != nil {
+		return err
+	}
+	name, w := o.Name, stdio.Out
 	models := cat.Sorted()
 	if name != "" {
 		m, ok := cat.Lookup(name)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/spf13/cobra"
 
 	"github.com/harness-dev/harness/internal/permission"
@@ -63,7 +65,7 @@ func runPermissionsCheck(cmd *cobra.Command, o checkOptions, command string, std
 		return err
 	}
 	home, _ := os.UserHomeDir()
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, AddDirs: o.AddDirs, Home: home})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, AddDirs: o.AddDirs, Home: home})
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/spf13/cobra"
 
 	"github.com/harness-dev/harness/internal/permission"
@@ -59,7 +63,7 @@ EXIT STATUS
 	f := cmd.Flags()
 	f.StringVar(&opts.Project, "project", ".", "project directory: the only writable place")
 	f.StringArrayVar(&opts.AddDirs, "add-dir", nil, "an extra writable directory (repeatable)")
-	f.DurationVar(&opts.Timeout, "timeout", sandbox.DefaultTimeout, "kill the command and all its processes after this long")
+	f.DurationVar(&opts.Timeout, "timeout", walls.DefaultTimeout, "kill the command and all its processes after this long")
 	f.StringVar(&opts.Backend, "backend", sandbox.BackendAuto, "auto, bwrap, landlock, seatbelt or none")
 	f.StringVar(&opts.Backend, "sandbox", sandbox.BackendAuto, "same as --backend")
 	_ = f.MarkHidden("sandbox")
@@ -100,8 +104,8 @@ func runSandbox(ctx context.Context, opts sandboxOptions, argv []string, stdio S
 func openSandbox(ctx context.Context, project string, addDirs []string, timeout time.Duration, backend string, allowNet ...string) (sandbox.Sandbox, error) {
 	home, _ := os.UserHomeDir()
 	env := os.Environ()
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: project, AddDirs: addDirs, Home: home, Timeout: timeout,
-		Environ: env, CacheRoot: sandbox.CacheRoot(home, env)})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: project, AddDirs: addDirs, Home: home, Timeout: timeout,
+		Environ: env, CacheRoot: walls.CacheRoot(home, env)})
 	if err != nil {
 		return nil, err
 	}
@@ -114,9 +118,9 @@ func openSandbox(ctx context.Context, project string, addDirs []string, timeout 
 	if err != nil {
 		return nil, err
 	}
-	px := &sandbox.Proxy{Decide: func(ctx context.Context, host string, port int) sandbox.ConnVerdict {
-		v := gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: sandbox.AskedBy(ctx)})
-		return sandbox.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
+	px := &netproxy.Proxy{Decide: func(ctx context.Context, host string, port int) netproxy.ConnVerdict {
+		v := gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: netproxy.AskedBy(ctx)})
+		return netproxy.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
 	}}
 	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(px), sandbox.WithEnv(os.Getenv))
 	if err != nil {

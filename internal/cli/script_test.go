@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/harness-dev/harness/internal/llm"
@@ -28,7 +30,7 @@ import (
 func TestMain(m *testing.M) {
 	// The sandbox re-executes the running binary as its inner stage; in
 	// tests that binary is this one.
-	sandbox.RunHelperIfRequested()
+	inner.RunHelperIfRequested()
 	testscript.Main(m, map[string]func(){
 		"harness": func() {
 			os.Exit(Main(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
@@ -95,7 +97,7 @@ func TestScripts(t *testing.T) {
 			}
 			switch cond {
 			case "landlock":
-				return need(sandbox.LandlockABI() > 0, testenv.Landlock, "this kernel has no Landlock")
+				return need(inner.LandlockABI() > 0, testenv.Landlock, "this kernel has no Landlock")
 			case "nouserns":
 				// The nouserns command can run here.
 				err := testenv.WithoutUsernsUnavailable()

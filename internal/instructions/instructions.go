@@ -27,7 +27,7 @@ type File struct {
 var ProjectNames = []string{"AGENTS.md", "CLAUDE.md"}
 
 // Opener opens a file for reading. A session passes its sandbox policy's
-// (sandbox.Policy.OpenRead): it resolves every link, refuses secrets and
+// (walls.Policy.OpenRead): it resolves every link, refuses secrets and
 // anything but a regular file, and checks what it opened, so an AGENTS.md
 // that links to ~/.agents/env puts nothing into the prompt.
 type Opener func(path string) (*os.File, error)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 func put(t *testing.T, path, text string) {
@@ -108,7 +108,7 @@ func TestLoadThroughPolicyRefusesLinksToSecrets(t *testing.T) {
 	os.WriteFile(filepath.Join(home, ".agents", "env"), []byte("ANTHROPIC_API_KEY=sk-canary"), 0o600)
 	os.Symlink(filepath.Join(home, ".agents", "env"), filepath.Join(proj, "AGENTS.md"))
 	os.Symlink("/dev/zero", filepath.Join(home, ".agents", "AGENTS.md"))
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: home})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}

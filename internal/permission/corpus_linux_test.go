@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/sandbox"
 )
 
@@ -78,14 +80,14 @@ func readCorpus(t *testing.T) []corpusCase {
 
 // corpusProject makes the throwaway project the corpus describes and
 // returns its policy (session start is now).
-func corpusProject(t *testing.T) (pol *sandbox.Policy, proj string) {
+func corpusProject(t *testing.T) (pol *walls.Policy, proj string) {
 	t.Helper()
 	return corpusProjectFor(t, t)
 }
 
 // corpusProjectFor fails t but leaves the project to owner's cleanup: a
 // subtest may make the project the next subtests use.
-func corpusProjectFor(t, owner *testing.T) (pol *sandbox.Policy, proj string) {
+func corpusProjectFor(t, owner *testing.T) (pol *walls.Policy, proj string) {
 	t.Helper()
 	base, err := os.MkdirTemp(outsideTmp(), "harness-corpus-")
 	if err != nil {
@@ -125,7 +127,7 @@ func corpusProjectFor(t, owner *testing.T) (pol *sandbox.Policy, proj string) {
 	git(proj, "commit", "-q", "-m", "start")
 	os.MkdirAll(filepath.Join(proj, "nested"), 0o755)
 	git(filepath.Join(proj, "nested"), "init", "-q")
-	pol, err = sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: home})
+	pol, err = walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +242,7 @@ func TestCorpus(t *testing.T) {
 			sb.Close()
 			sb = nil
 		}
-		var pol *sandbox.Policy
+		var pol *walls.Policy
 		pol, proj = corpusProjectFor(t, parent)
 		s, err := sandbox.Open(ctx, pol, sandbox.BackendBwrap)
 		if err != nil {

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // The tables decide against a real policy on a real tree: proj (with a
@@ -14,12 +16,12 @@ import (
 // secrets the policy never lets be read.
 var (
 	proj, home, extra string
-	testPol           *sandbox.Policy
+	testPol           *walls.Policy
 )
 
 func TestMain(m *testing.M) {
 	// The sandbox re-executes the test binary as its inner stage.
-	sandbox.RunHelperIfRequested()
+	inner.RunHelperIfRequested()
 	base, err := os.MkdirTemp(outsideTmp(), "harness-permission-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -35,7 +37,7 @@ func TestMain(m *testing.M) {
 	}
 	os.WriteFile(proj+"/.git/HEAD", []byte("ref: refs/heads/main\n"), 0o644)
 	os.WriteFile(proj+"/.git/config", []byte("[core]\n"), 0o644)
-	testPol, err = sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, AddDirs: []string{extra}, Home: home})
+	testPol, err = walls.NewPolicy(walls.PolicyOptions{Project: proj, AddDirs: []string{extra}, Home: home})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -61,9 +63,9 @@ func outsideTmp() string {
 }
 
 // testPolicy is the policy for a project of a test's own.
-func testPolicy(t testing.TB, project, home string, addDirs ...string) *sandbox.Policy {
+func testPolicy(t testing.TB, project, home string, addDirs ...string) *walls.Policy {
 	t.Helper()
-	p, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: project, AddDirs: addDirs, Home: home})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: project, AddDirs: addDirs, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // Request is one tool call that needs a decision.
@@ -131,7 +131,7 @@ type Record struct{ Tool, Command, Path, Rule, Answer string }
 type Options struct {
 	// Policy is the session's sandbox policy: the walls. Every question of
 	// whether a path may be read or written at all is its to answer.
-	Policy      *sandbox.Policy
+	Policy      *walls.Policy
 	Project     string   // project root; empty means Policy.Project
 	Home        string   // home directory for ~ in commands and rules; empty means Policy.Home
 	UserFile    string   // e.g. ~/.agents/permissions; may not exist
@@ -150,7 +150,7 @@ type Options struct {
 // serialised.
 type Gate struct {
 	o    Options
-	pol  *sandbox.Policy
+	pol  *walls.Policy
 	home string
 
 	mu    sync.RWMutex

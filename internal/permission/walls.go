@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // The walls are the sandbox Policy's: every "may this path be read or
@@ -33,7 +33,7 @@ func (g *Gate) abs(p, dir string) string {
 
 // canon is the form rules are matched against: every symlink resolved as
 // the policy resolves it.
-func canon(p string) string { return sandbox.Resolve(p) }
+func canon(p string) string { return walls.Resolve(p) }
 
 // readWall says why the policy refuses to let abs be read, or "".
 func (g *Gate) readWall(abs string) (rule, reason string) {

@@ -21,9 +21,10 @@
 // The Builder's git runs through a GitRunner: a session's runs inside the
 // sandbox's walls (sandbox.Git), so a filter, fsmonitor or hook the agent
 // configured in a repository runs there if at all, never on the host.
-// HostGit, the default, turns off every program status could run that
-// configuration outside the repository names (fsmonitor, hooks, system
-// and global config, attributes file) and takes no optional locks.
+// HostGit, the default, runs git as internal/gitsafe does every host call:
+// no program that configuration outside the repository names (fsmonitor,
+// hooks, system and global config, attributes file), no GIT_* variables of
+// the host's, no optional locks.
 //
 // Hashing is bounded: files are hashed only when their stat changed since
 // the last hash; files over MaxHashSize and anything that is not a regular

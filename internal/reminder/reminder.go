@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/harness-dev/harness/internal/gitsafe"
 )
 
 // Change kinds.
@@ -130,10 +131,7 @@ func (b *Builder) SetGit(run GitRunner) { b.git = run }
 // session runs its git inside the walls instead.
 func HostGit(dir string) GitRunner {
 	return func(ctx context.Context, args []string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), GitArgs...), args...)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), GitEnv...)
-		return cmd.Output()
+		return gitsafe.Command(ctx, dir, args...).Output()
 	}
 }
 
@@ -358,15 +356,6 @@ func diff(prev, cur map[string]entry) []Change {
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
 }
-
-// GitArgs are prepended to every git call of the harness: no fsmonitor
-// hook, no hooks, no attributes file, no pager, no optional locks.
-var GitArgs = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-	"-c", "core.attributesFile=/dev/null", "-c", "core.pager=cat", "--no-optional-locks"}
-
-// GitEnv is added to the environment of every git call of the harness.
-var GitEnv = []string{"GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1",
-	"GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1", "GIT_PAGER=cat"}
 
 // status runs git status in the project and returns the branch and a
 // snapshot of the changed files, or ok=false outside a git work tree.

@@ -11,6 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // The escape battery's runner, shared by every system: a platform file
@@ -32,7 +36,7 @@ func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (
 		return 0, err
 	}
 	defer f.close()
-	pol, err := NewPolicy(f.policyOptions())
+	pol, err := walls.NewPolicy(f.policyOptions())
 	if err != nil {
 		return 0, err
 	}
@@ -54,7 +58,7 @@ func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (
 
 // batteryFixture is one platform's throw-away world.
 type batteryFixture interface {
-	policyOptions() PolicyOptions
+	policyOptions() walls.PolicyOptions
 	project() string
 	// probes lists the attempts in order; helper is the harness binary as
 	// seen inside ("" when unknown: the probes that need it are skipped).
@@ -256,7 +260,7 @@ func helperCommand(helper string) string {
 	if helper == "" {
 		return ""
 	}
-	return shellQuote(helper) + " " + probeArg + " "
+	return shellQuote(helper) + " " + inner.ProbeArg + " "
 }
 
 // accepted reports whether a connection reached the host listener.

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // The darwin battery's world (the runner is battery.go's): besides the
@@ -53,7 +57,7 @@ func newBatteryFixture() (batteryFixture, error) {
 		f.close()
 		return nil, err
 	}
-	f.ptyMaster, f.ptySlave, _ = openPty()
+	f.ptyMaster, f.ptySlave, _ = inner.OpenPty()
 	f.certLn, _ = net.Listen("tcp", "127.0.0.1:0")
 	// A host process with a canary in its environment: its arguments and
 	// environment (KERN_PROCARGS2, ps -E) must stay unreadable inside.
@@ -65,8 +69,8 @@ func newBatteryFixture() (batteryFixture, error) {
 	return f, nil
 }
 
-func (f *darwinFixture) policyOptions() PolicyOptions {
-	return PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second}
+func (f *darwinFixture) policyOptions() walls.PolicyOptions {
+	return walls.PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second}
 }
 
 func batteryMode(Sandbox) string { return " (a sandbox per command)" }
@@ -111,7 +115,7 @@ func survivors(marker string, grace time.Duration) int {
 		out, _ := exec.Command("/bin/ps", "-axww", "-o", "command=").Output()
 		n := 0
 		for _, l := range strings.Split(string(out), "\n") {
-			if strings.Contains(l, marker) && !strings.Contains(l, probeArg) {
+			if strings.Contains(l, marker) && !strings.Contains(l, inner.ProbeArg) {
 				n++
 			}
 		}
@@ -195,7 +199,7 @@ func (f *darwinFixture) probes(_ Sandbox, helper string) []probe {
 			check: func(r *Result) string {
 				ents, _ := os.ReadDir(f.proj)
 				for _, e := range ents {
-					if strings.EqualFold(foldKey(e.Name()), foldKey(".githooks")) {
+					if strings.EqualFold(walls.FoldKey(e.Name()), walls.FoldKey(".githooks")) {
 						os.RemoveAll(filepath.Join(f.proj, e.Name()))
 						return fmt.Sprintf("created %q on the host", e.Name())
 					}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -366,7 +368,7 @@ func (f *fixture) gitProbe(sb Sandbox) probe {
 		if !bytes.Contains(r.Output, []byte("planted")) {
 			return "the repository could not be planted: " + firstLine(r.Output), ""
 		}
-		var found *Finding
+		var found *walls.Finding
 		for i, fd := range r.Found {
 			if fd.Path == filepath.Join(repo, ".git") {
 				found = &r.Found[i]

@@ -12,6 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -46,8 +50,8 @@ func newBatteryFixture() (batteryFixture, error) {
 	return f, nil
 }
 
-func (f *fixture) policyOptions() PolicyOptions {
-	return PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second,
+func (f *fixture) policyOptions() walls.PolicyOptions {
+	return walls.PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second,
 		Hide: []string{filepath.Join(f.home, ".cache", "harness", "spill")}}
 }
 
@@ -365,7 +369,7 @@ func (f *fixture) launcherProbes(helper string, l *launcher) []probe {
 	}
 	ps = append(ps, probe{name: "ptrace, mem, fd, environ of the launcher", script: h + "supervisors", check: reached})
 	kill := probe{name: "kill the launcher and supervisors", script: h + "supervisors kill", check: reached}
-	if LandlockABI() < 6 {
+	if inner.LandlockABI() < 6 {
 		kill.skip = "Landlock below ABI 6 cannot stop a same-uid signal (a denial of service: the next command restarts the launcher)"
 	}
 	return append(ps, kill)
@@ -383,7 +387,7 @@ func survivors(marker string, grace time.Duration) int {
 				continue
 			}
 			b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-			if err == nil && bytes.Contains(b, []byte(marker)) && !bytes.Contains(b, []byte(probeArg)) {
+			if err == nil && bytes.Contains(b, []byte(marker)) && !bytes.Contains(b, []byte(inner.ProbeArg)) {
 				n++
 			}
 		}

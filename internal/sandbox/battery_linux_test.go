@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
@@ -25,7 +27,7 @@ func requireBackend(t *testing.T, backend string) {
 			testenv.Missing(t, testenv.Bwrap, why+" (apt-get install bubblewrap; user namespaces must be allowed)")
 		}
 	case BackendLandlock:
-		if LandlockABI() == 0 {
+		if inner.LandlockABI() == 0 {
 			testenv.Missing(t, testenv.Landlock, "this kernel has no Landlock")
 		}
 	case BackendDocker:

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // BenchmarkOverheadGit is BenchmarkOverhead in a project that is a git
@@ -30,7 +32,7 @@ func BenchmarkOverheadGit(b *testing.B) {
 						b.Fatalf("git %v: %v %s", args, err, out)
 					}
 				}
-				p, err := NewPolicy(PolicyOptions{Project: dir})
+				p, err := walls.NewPolicy(walls.PolicyOptions{Project: dir})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // BenchmarkOverhead measures per-command overhead: `true` through the same
@@ -44,7 +46,7 @@ func BenchmarkOverhead(b *testing.B) {
 
 func openBench(b *testing.B, backend string, opts ...Option) Sandbox {
 	b.Helper()
-	p, err := NewPolicy(PolicyOptions{Project: b.TempDir()})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func openBench(b *testing.B, backend string, opts ...Option) Sandbox {
 // BenchmarkFileTools measures the file tools' descriptor-based I/O against
 // plain os calls on the same small file: ns per read or write.
 func BenchmarkFileTools(b *testing.B) {
-	p, err := NewPolicy(PolicyOptions{Project: b.TempDir()})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -73,7 +75,7 @@ func checkBounds(variant string) string {
 	defer os.RemoveAll(base)
 	proj := filepath.Join(base, "proj")
 	os.MkdirAll(proj, 0o755)
-	p, err := NewPolicy(PolicyOptions{Project: proj, Environ: []string{"PATH=/usr/bin:/bin", MaxProcsEnv + "=64", MaxMemoryEnv + "=1G"}})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Environ: []string{"PATH=/usr/bin:/bin", walls.MaxProcsEnv + "=64", walls.MaxMemoryEnv + "=1G"}})
 	if err != nil {
 		return err.Error()
 	}

@@ -7,15 +7,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-)
 
-// helperInTmp is where the harness binary is bound inside bwrap when its
-// host path is under /tmp (which the private /tmp hides), as with go test.
-const helperInTmp = "/tmp/.harness-helper"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+)
 
 // openBwrap builds the bwrap argv once per session; each command then adds
 // its working directory and script.
-func openBwrap(p *Policy, tmp string, o openOptions) (*instance, error) {
+func openBwrap(p *walls.Policy, tmp string, o openOptions) (*instance, error) {
 	s, err := buildBwrap(p, tmp, o, false)
 	if err != nil {
 		return nil, err
@@ -29,7 +33,7 @@ func openBwrap(p *Policy, tmp string, o openOptions) (*instance, error) {
 // buildBwrap builds the bwrap backend; ro is the read-only variant
 // (Cmd.ReadOnly): the writable roots bound read-only, only the private
 // /tmp and the build cache writable, no git writes.
-func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error) {
+func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance, error) {
 	bw, err := exec.LookPath("bwrap")
 	if err != nil {
 		return nil, fmt.Errorf("%w: bwrap not found in PATH: install bubblewrap (apt-get install bubblewrap)", ErrUnavailable)
@@ -39,17 +43,17 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		return nil, err
 	}
 	userns := bwrapHas(bw, "--disable-userns")
-	inner := exe
-	if within(exe, "/tmp") {
-		inner = helperInTmp
+	innerExe := exe
+	if walls.Within(exe, "/tmp") {
+		innerExe = inner.HelperInTmp
 	}
-	env := sandboxEnv(p, "/tmp", BackendBwrap)
+	env := walls.SandboxEnv(p, "/tmp", BackendBwrap)
 	if o.proxy != nil {
-		env = append(env, proxyEnv(ProxyPort)...)
+		env = append(env, netproxy.ProxyEnv(netproxy.ProxyPort)...)
 	}
-	var gs *gitSession
+	var gs *gitshadow.Session
 	if !ro {
-		if gs, err = openGitShadows(p, tmp); err != nil {
+		if gs, err = gitshadow.Open(p, tmp); err != nil {
 			return nil, err
 		}
 	}
@@ -70,21 +74,21 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 			"--proc", "/proc",
 			"--bind", tmp, "/tmp",
 		)
-		if inner != exe {
-			args = append(args, "--ro-bind", exe, inner)
+		if innerExe != exe {
+			args = append(args, "--ro-bind", exe, innerExe)
 		}
-		for _, w := range p.writeRoots() {
-			if ro && p.isWritableRoot(w) {
+		for _, w := range p.WriteRoots() {
+			if ro && p.IsWritableRoot(w) {
 				args = append(args, "--ro-bind", w, w)
 				continue
 			}
 			args = append(args, "--bind", w, w)
 		}
-		for _, r := range p.roBinds() {
+		for _, r := range p.RoBinds() {
 			args = append(args, "--ro-bind", r, r)
 		}
-		args = append(args, gs.bwrapArgs()...)
-		args = append(args, maskArgs(p.maskPaths(), p.keepNow())...)
+		args = append(args, gs.BwrapArgs()...)
+		args = append(args, maskArgs(p.MaskPaths(), p.KeepNow())...)
 		args = append(args, "--clearenv")
 		for _, kv := range env {
 			k, v, _ := strings.Cut(kv, "=")
@@ -92,20 +96,20 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		}
 		return args
 	}
-	cfg := helperConfig{Write: append(append(p.writeRootsFor(ro), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
+	cfg := inner.HelperConfig{Write: append(append(p.WriteRootsFor(ro), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
 	if o.proxy != nil {
 		// The launcher, or a sandbox's own inner stage, listens there
 		// (proxy_linux.go); bwrap's network namespace holds the rest.
-		cfg.ProxyPort = ProxyPort
-		cfg.Forward = o.proxy.loopbackPorts()
+		cfg.ProxyPort = netproxy.ProxyPort
+		cfg.Forward = o.proxy.LoopbackPorts()
 	}
-	s := &instance{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner, git: gs, proxy: o.proxy}
+	s := &instance{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: innerExe, git: gs, proxy: o.proxy}
 	if o.proxy != nil {
 		s.own = func(cmd *exec.Cmd) (func(), error) { return ownProxy(o.proxy, cmd) }
 	}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
 		argv := append(outer(env), "--chdir", dir, "--")
-		h, err := helperArgv(inner, cfg, "/bin/sh", "-c", script)
+		h, err := inner.HelperArgv(innerExe, cfg, "/bin/sh", "-c", script)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -116,7 +120,7 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		return nil, err
 	}
 	s.launch = &launcher{backend: BackendBwrap, tree: treeGroup, pol: p, proxy: o.proxy, newCmd: func() *exec.Cmd {
-		argv := append(outer(env), "--chdir", p.Project, "--", inner, launcherArg, string(lcfg))
+		argv := append(outer(env), "--chdir", p.Project, "--", innerExe, inner.LauncherArg, string(lcfg))
 		c := exec.Command(argv[0], argv[1:]...)
 		c.Dir, c.Env = p.Project, env
 		return c
@@ -129,14 +133,14 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 // (the session's own spill directory) is bound back, read-only, on top.
 func maskArgs(paths, keep []string) []string {
 	var args []string
-	for _, m := range maskTargets(paths) {
-		if !m.dir {
-			args = append(args, "--ro-bind", "/dev/null", m.path)
+	for _, m := range inner.MaskTargets(paths) {
+		if !m.Dir {
+			args = append(args, "--ro-bind", "/dev/null", m.Path)
 			continue
 		}
 		var kept []string
 		for _, k := range keep {
-			if within(k, m.path) && k != m.path && exists(k) {
+			if walls.Within(k, m.Path) && k != m.Path && exists(k) {
 				kept = append(kept, "--ro-bind", k, k)
 			}
 		}
@@ -144,39 +148,11 @@ func maskArgs(paths, keep []string) []string {
 		if kept != nil {
 			perms = "0111" // searchable, not listable: only the kept path is reached
 		}
-		args = append(args, "--perms", perms, "--tmpfs", m.path)
+		args = append(args, "--perms", perms, "--tmpfs", m.Path)
 		args = append(args, kept...)
-		args = append(args, "--remount-ro", m.path)
+		args = append(args, "--remount-ro", m.Path)
 	}
 	return args
-}
-
-type mask struct {
-	path string
-	dir  bool
-}
-
-// maskTargets canonicalises the paths to hide (mounts need real paths; a
-// symlinked parent such as /var/run would make them fail) and drops the
-// missing ones and the symlinks (whose targets are listed themselves).
-func maskTargets(paths []string) []mask {
-	var out []mask
-	seen := map[string]bool{}
-	for _, d := range paths {
-		if r, err := filepath.EvalSymlinks(filepath.Dir(d)); err == nil {
-			d = filepath.Join(r, filepath.Base(d))
-		}
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		st, err := os.Lstat(d)
-		if err != nil || st.Mode()&os.ModeSymlink != 0 {
-			continue
-		}
-		out = append(out, mask{path: d, dir: st.IsDir()})
-	}
-	return out
 }
 
 func bwrapHas(bw, flag string) bool {

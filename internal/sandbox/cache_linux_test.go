@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // fakeModCache writes a host Go module cache holding one module,
@@ -119,8 +121,8 @@ func TestGreet(t *testing.T) {
 			if out, err := tidy.CombinedOutput(); err != nil {
 				t.Fatalf("go mod tidy on the host: %v\n%s", err, out)
 			}
-			session := func(env []string) (Sandbox, *Policy) {
-				p, err := NewPolicy(PolicyOptions{Project: proj, Home: home, CacheRoot: root, Environ: env})
+			session := func(env []string) (Sandbox, *walls.Policy) {
+				p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home, CacheRoot: root, Environ: env})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -166,7 +168,7 @@ func TestGreet(t *testing.T) {
 			t.Logf("%s: go test ./... first session %v, second session %v: %s", backend, first.Round(time.Millisecond), second.Round(time.Millisecond), strings.TrimSpace(string(r.Output)))
 
 			// The cache holds the build, and the way out is harness cache clean.
-			list, err := ListCaches(root)
+			list, err := walls.ListCaches(root)
 			if err != nil || len(list) != 1 || list[0].Project != p.Project || list[0].Bytes == 0 {
 				t.Fatalf("ListCaches = %+v, %v", list, err)
 			}
@@ -179,7 +181,7 @@ func TestGreet(t *testing.T) {
 				t.Fatalf("planting a symlink in the cache: %s", r.Output)
 			}
 			sb.Close()
-			if err := CleanCache(root, list[0].Dir); err != nil {
+			if err := walls.CleanCache(root, list[0].Dir); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := os.Stat(list[0].Dir); err == nil {
@@ -207,11 +209,11 @@ func TestCacheIsPerProject(t *testing.T) {
 			t.Cleanup(func() { os.RemoveAll(base) })
 			root := filepath.Join(base, "cacheroot")
 			os.MkdirAll(filepath.Join(base, "home"), 0o755)
-			var pols []*Policy
+			var pols []*walls.Policy
 			for _, name := range []string{"a", "b"} {
 				proj := filepath.Join(base, name)
 				os.MkdirAll(proj, 0o755)
-				p, err := NewPolicy(PolicyOptions{Project: proj, Home: filepath.Join(base, "home"), CacheRoot: root})
+				p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: filepath.Join(base, "home"), CacheRoot: root})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/moby/moby/client"
 )
 
@@ -37,7 +39,7 @@ const DefaultImage = "harness-hostfs:1"
 // (built once per content, tagged harness-project:<hash>, with no
 // network; its build context is the Dockerfile alone, so nothing of the
 // project leaks into the image), else DefaultImage.
-func containerImage(ctx context.Context, cli *client.Client, p *Policy, ref string) (containerImg, error) {
+func containerImage(ctx context.Context, cli *client.Client, p *walls.Policy, ref string) (containerImg, error) {
 	if ref != "" {
 		if _, err := cli.ImageInspect(ctx, ref); err != nil {
 			return containerImg{}, fmt.Errorf("%w: %s=%s: %v (harness pulls nothing: build or pull it first)", ErrUnavailable, ImageEnv, ref, err)

@@ -14,6 +14,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
@@ -63,7 +71,7 @@ const (
 )
 
 // containerResources: the cgroup limits of the session's container.
-func containerResources(p *Policy) container.Resources {
+func containerResources(p *walls.Policy) container.Resources {
 	mem, pids := int64(containerMemory), int64(containerPids)
 	if p.MaxMemory > mem {
 		mem = p.MaxMemory
@@ -78,7 +86,7 @@ func containerResources(p *Policy) container.Resources {
 // (`docker rm -f $(docker ps -aq --filter label=dev.harness.sandbox)`).
 const containerLabel = "dev.harness.sandbox"
 
-func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o openOptions) (*instance, error) {
+func openContainer(ctx context.Context, backend string, p *walls.Policy, tmp string, o openOptions) (*instance, error) {
 	cli, err := containerClient(backend, o.env)
 	if err != nil {
 		return nil, err
@@ -97,32 +105,32 @@ func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o
 		cli.Close()
 		return nil, err
 	}
-	gs, err := openGitShadows(p, tmp)
+	gs, err := gitshadow.Open(p, tmp)
 	if err != nil {
 		cli.Close()
 		return nil, err
 	}
-	cfg := helperConfig{Write: append(append(p.writeRoots(), "/tmp"), gs.writePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
+	cfg := inner.HelperConfig{Write: append(append(p.WriteRoots(), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		cli.Close()
 		return nil, err
 	}
 	user := strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
-	env := sandboxEnv(p, "/tmp", backend)
-	entry := []string{containerHelper, containerInitArg}
+	env := walls.SandboxEnv(p, "/tmp", backend)
+	entry := []string{containerHelper, inner.ContainerInitArg}
 	// The session's engine directory, beside its tmp and never mounted
 	// whole: the proxy's socket, podman's seccomp profile.
 	dir, err := os.MkdirTemp(filepath.Dir(tmp), filepath.Base(tmp)+"-ctr-")
 	if err != nil {
-		gs.close()
+		gs.Close()
 		cli.Close()
 		return nil, err
 	}
 	cr := &containerRunner{backend: backend, cli: cli, pol: p, user: user, cfg: string(cfgJSON), dir: dir}
 	fail := func(err error) (*instance, error) {
 		cr.close()
-		gs.close()
+		gs.Close()
 		return nil, err
 	}
 	cr.podman = isPodman(ctx, cli)
@@ -136,8 +144,8 @@ func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o
 			return fail(err)
 		}
 		cr.net = cn
-		env = append(env, proxyEnv(ProxyPort)...)
-		entry = append(entry, strconv.Itoa(ProxyPort))
+		env = append(env, netproxy.ProxyEnv(netproxy.ProxyPort)...)
+		entry = append(entry, strconv.Itoa(netproxy.ProxyPort))
 	}
 	res := containerResources(p)
 	if cr.podman {
@@ -156,7 +164,7 @@ func openContainer(ctx context.Context, backend string, p *Policy, tmp string, o
 	cr.spec = func() (*container.Config, *container.HostConfig) {
 		mounts := containerMounts(p, gs, tmp, exe, img.hostFS)
 		if cn != nil {
-			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: cn.sock, Target: containerProxySock, ReadOnly: true,
+			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: cn.sock, Target: inner.ContainerProxySock, ReadOnly: true,
 				BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
 		}
 		return &container.Config{
@@ -206,7 +214,7 @@ func containerClient(backend string, getenv func(string) string) (*client.Client
 // containerMounts is the Policy as mounts, in an order the engine keeps
 // (it sorts by destination depth; a parent is mounted before what lies
 // beneath it).
-func containerMounts(p *Policy, gs *gitSession, tmp, exe string, hostFS bool) []mount.Mount {
+func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, hostFS bool) []mount.Mount {
 	var ms []mount.Mount
 	seen := map[string]int{}
 	add := func(m mount.Mount) {
@@ -231,15 +239,15 @@ func containerMounts(p *Policy, gs *gitSession, tmp, exe string, hostFS bool) []
 	if p.HostModCache != "" && exists(p.HostModCache) {
 		bind(p.HostModCache, p.HostModCache, true)
 	}
-	roots := p.writeRoots()
+	roots := p.WriteRoots()
 	for _, w := range roots {
 		bind(w, w, false)
 	}
-	ro := p.roBinds()
+	ro := p.RoBinds()
 	for _, r := range ro {
 		bind(r, r, true)
 	}
-	for _, m := range gs.mounts() {
+	for _, m := range gs.Mounts() {
 		bind(m.Shadow, m.Dir, false)
 		for _, d := range m.RW {
 			bind(filepath.Join(m.Dir, d), filepath.Join(m.Dir, d), false)
@@ -248,7 +256,7 @@ func containerMounts(p *Policy, gs *gitSession, tmp, exe string, hostFS bool) []
 			bind(filepath.Join(m.Dir, r), filepath.Join(m.Dir, r), true)
 		}
 		if m.Objects {
-			src, dst := m.baseObjects()
+			src, dst := m.BaseObjects()
 			bind(src, dst, true)
 		}
 	}
@@ -257,17 +265,17 @@ func containerMounts(p *Policy, gs *gitSession, tmp, exe string, hostFS bool) []
 	if hostFS {
 		visible = append(visible, hostFSMounts()...)
 	}
-	keep := p.keepNow()
-	masks := maskTargets(append(p.maskPaths(), hostFSSecrets(hostFS)...))
+	keep := p.KeepNow()
+	masks := inner.MaskTargets(append(p.MaskPaths(), hostFSSecrets(hostFS)...))
 	for _, m := range masks {
-		if !underAny(m.path, visible) {
+		if !underAny(m.Path, visible) {
 			continue
 		}
-		if m.dir {
-			add(mount.Mount{Type: mount.TypeTmpfs, Target: m.path, ReadOnly: true,
+		if m.Dir {
+			add(mount.Mount{Type: mount.TypeTmpfs, Target: m.Path, ReadOnly: true,
 				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 4096, Mode: 0o111}})
 		} else {
-			bind(os.DevNull, m.path, true)
+			bind(os.DevNull, m.Path, true)
 		}
 	}
 	// This session's spill directory lies under a hidden one; the model
@@ -309,7 +317,7 @@ func depth(p string) int {
 
 func underAny(p string, roots []string) bool {
 	for _, r := range roots {
-		if within(p, r) {
+		if walls.Within(p, r) {
 			return true
 		}
 	}
@@ -320,7 +328,7 @@ func underAny(p string, roots []string) bool {
 type containerRunner struct {
 	backend string
 	cli     *client.Client
-	pol     *Policy
+	pol     *walls.Policy
 	user    string
 	cfg     string // the inner stage's helperConfig, JSON
 	spec    func() (*container.Config, *container.HostConfig)
@@ -354,7 +362,7 @@ func (c *containerRunner) get(ctx context.Context) (*containerProc, string, erro
 	}
 	note := c.note
 	c.note = ""
-	if c.cur != nil && c.cur.gen != c.pol.generation() {
+	if c.cur != nil && c.cur.gen != c.pol.Generation() {
 		// New carve-outs need new mounts: a new container (the private
 		// /tmp is a host directory, so its files carry over).
 		c.retire(c.cur)
@@ -364,7 +372,7 @@ func (c *containerRunner) get(ctx context.Context) (*containerProc, string, erro
 		c.cur.inflight++
 		return c.cur, note, nil
 	}
-	gen := c.pol.generation()
+	gen := c.pol.Generation()
 	cfg, hc := c.spec()
 	if c.podman {
 		if err := podmanMountable(hc.Mounts); err != nil {
@@ -434,7 +442,7 @@ func (c *containerRunner) run(ctx context.Context, script, dir string, stdout, s
 		return 0, note, err
 	}
 	opts := client.ExecCreateOptions{
-		Cmd: []string{containerHelper, containerExecArg, c.cfg, script}, WorkingDir: dir, User: c.user,
+		Cmd: []string{containerHelper, inner.ContainerExecArg, c.cfg, script}, WorkingDir: dir, User: c.user,
 		AttachStdin: true, AttachStdout: true, AttachStderr: true,
 	}
 	ex, err := c.cli.ExecCreate(bg, cp.id, opts)
@@ -492,7 +500,7 @@ func containerLimits(backend string) []string {
 	if backend == BackendPodman {
 		l = append(l, "podman: a path with a comma, a double quote or a newline cannot be mounted (its Docker-compatible API reads mounts as comma-separated options): such a project is refused")
 	}
-	if LandlockABI() < 6 {
+	if inner.LandlockABI() < 6 {
 		l = append(l, "Landlock below ABI 6: a command can kill its own supervisor (its tree is then killed by the container's init; a denial of service only)")
 	}
 	return l

@@ -17,6 +17,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
@@ -26,9 +34,9 @@ import (
 )
 
 // openSession opens backend's sandbox on project, closed when t ends.
-func openSession(t *testing.T, backend, project string, opts ...Option) (Sandbox, *Policy) {
+func openSession(t *testing.T, backend, project string, opts ...Option) (Sandbox, *walls.Policy) {
 	t.Helper()
-	p, err := NewPolicy(PolicyOptions{Project: project, Home: t.TempDir()})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: project, Home: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +174,7 @@ func checkContainerSeccomp(t *testing.T, proxy bool) {
 			}
 		}
 	}
-	for _, nr := range deniedSyscalls {
+	for _, nr := range inner.DeniedSyscalls {
 		name, ok := syscallNames[nr]
 		if !ok {
 			t.Fatalf("system call %d is denied by the inner stage but has no name for the container profile", nr)
@@ -207,8 +215,8 @@ func checkContainerSeccomp(t *testing.T, proxy bool) {
 			}
 		}
 	}
-	if cloneFlags != cloneNamespaces {
-		t.Errorf("clone rules cover flags %#x, want every namespace flag %#x", cloneFlags, uint64(cloneNamespaces))
+	if cloneFlags != inner.CloneNamespaces {
+		t.Errorf("clone rules cover flags %#x, want every namespace flag %#x", cloneFlags, uint64(inner.CloneNamespaces))
 	}
 	if fmt.Sprint(sockets) != fmt.Sprint([]uint64{unix.AF_UNIX, unix.AF_VSOCK}) {
 		t.Errorf("socket rules deny families %v, want AF_UNIX and AF_VSOCK", sockets)
@@ -234,7 +242,7 @@ func TestContainerMounts(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(proj, ".git", "config"), []byte(configText), 0o644)
 	os.WriteFile(filepath.Join(proj, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: home})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,11 +250,11 @@ func TestContainerMounts(t *testing.T) {
 	// password hashes behind /dev/null.
 	tmp := filepath.Join(base, "tmp")
 	os.Mkdir(tmp, 0o700)
-	gs, err := openGitShadows(p, tmp)
+	gs, err := gitshadow.Open(p, tmp)
 	if err != nil || gs == nil {
 		t.Fatalf("git shadows: %v", err)
 	}
-	defer gs.close()
+	defer gs.Close()
 	ms := containerMounts(p, gs, tmp, "/bin/true", true)
 	got := map[string]string{}
 	for _, m := range ms {
@@ -262,12 +270,12 @@ func TestContainerMounts(t *testing.T) {
 	want := map[string]string{
 		p.Project:                                  "bind",
 		filepath.Join(p.Project, ".agents"):        "bind,ro",
-		filepath.Join(p.Project, ".git"):           "bind from " + gs.shadows[0].shadow,
+		filepath.Join(p.Project, ".git"):           "bind from " + gs.Shadows[0].Shadow,
 		filepath.Join(p.Project, ".git", "config"): "bind,ro",
 		filepath.Join(p.Project, ".git", "hooks"):  "bind,ro",
 		// The real objects, read-only: the shadow's own objects
 		// directory takes new ones (append-only history).
-		filepath.Join(p.Project, ".git", "objects", gitObjectsBase): "bind,ro from " + filepath.Join(p.Project, ".git", "objects"),
+		filepath.Join(p.Project, ".git", "objects", inner.GitObjectsBase): "bind,ro from " + filepath.Join(p.Project, ".git", "objects"),
 		"/etc":          "bind,ro",
 		"/usr":          "bind,ro",
 		"/etc/shadow":   "bind,ro from /dev/null",
@@ -280,7 +288,7 @@ func TestContainerMounts(t *testing.T) {
 		}
 	}
 	for target := range got {
-		if within(target, home) || target == "/" || within(target, "/root") || within(target, "/var") || within(target, "/run") {
+		if walls.Within(target, home) || target == "/" || walls.Within(target, "/root") || walls.Within(target, "/var") || walls.Within(target, "/run") {
 			t.Errorf("%s is mounted: only what the policy names may be", target)
 		}
 	}
@@ -393,12 +401,12 @@ func TestContainerProxy(t *testing.T) {
 	widePort := wide.Addr().(*net.TCPAddr).Port
 	rec := &records{}
 	loop := netip.MustParseAddr("127.0.0.1")
-	px := &Proxy{
-		Decide: func(_ context.Context, host string, _ int) ConnVerdict {
+	px := &netproxy.Proxy{
+		Decide: func(_ context.Context, host string, _ int) netproxy.ConnVerdict {
 			if host == "www.example.com" || host == "plain.example.com" {
-				return ConnVerdict{Allowed: true, Rule: "allow net *.example.com"}
+				return netproxy.ConnVerdict{Allowed: true, Rule: "allow net *.example.com"}
 			}
-			return ConnVerdict{Reason: "no rule allows " + host + ": re-run with --allow-net " + host}
+			return netproxy.ConnVerdict{Reason: "no rule allows " + host + ": re-run with --allow-net " + host}
 		},
 		Record:    rec.add,
 		LookupIP:  func(context.Context, string) ([]netip.Addr, error) { return []netip.Addr{loop}, nil },
@@ -479,7 +487,7 @@ for host, port in (` + strings.Join(targets, ", ") + `,):
 import ctypes, socket
 for typ in (socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC, socket.SOCK_STREAM):
     try:
-        s = socket.socket(socket.AF_UNIX, typ); s.connect("` + containerProxySock + `"); print("CHANNEL", typ)
+        s = socket.socket(socket.AF_UNIX, typ); s.connect("` + inner.ContainerProxySock + `"); print("CHANNEL", typ)
     except OSError as e:
         print("no channel", e.strerror)
 libc = ctypes.CDLL(None, use_errno=True)
@@ -555,7 +563,9 @@ func TestPodmanSession(t *testing.T) {
 	if _, err := os.Stat(sock); err != nil || os.Getenv("DOCKER_HOST") != "" || os.Getenv("HARNESS_TEST_IMAGE") == "" {
 		t.Skip("no rootful podman socket at " + sock + " (and HARNESS_TEST_IMAGE loaded into podman)")
 	}
-	px := &Proxy{Decide: func(context.Context, string, int) ConnVerdict { return ConnVerdict{Reason: "no rule allows it"} }}
+	px := &netproxy.Proxy{Decide: func(context.Context, string, int) netproxy.ConnVerdict {
+		return netproxy.ConnVerdict{Reason: "no rule allows it"}
+	}}
 	sb, _ := openSession(t, BackendPodman, t.TempDir(), WithEnv(testEnv), WithProxy(px))
 	r, err := sb.Run(context.Background(), Cmd{Script: `grep -E '^(CapBnd|Seccomp|NoNewPrivs):' /proc/self/status; ls /sys/class/net
 bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128 && printf "CONNECT unlisted.test:443 HTTP/1.1\r\n\r\n" >&3 && head -c 12 <&3'`})
@@ -570,7 +580,7 @@ bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128 && printf "CONNECT unlisted.test:443 HT
 	}
 	comma := filepath.Join(t.TempDir(), "a,ro=false")
 	os.Mkdir(comma, 0o755)
-	p2, err := NewPolicy(PolicyOptions{Project: comma})
+	p2, err := walls.NewPolicy(walls.PolicyOptions{Project: comma})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
@@ -27,10 +28,6 @@ import (
 // cannot use it themselves: the inner stage denies them every unix socket
 // (and were one to slip past, the socket leads only to the proxy).
 
-// containerProxySock is where the host's end of the proxy channel is
-// mounted in the container.
-const containerProxySock = "/.harness/proxy.sock"
-
 // containerReadyWait bounds the wait for a new container's init to listen
 // on the proxy's port and connect its channel.
 const containerReadyWait = 60 * time.Second
@@ -45,7 +42,7 @@ type containerNet struct {
 
 // listenContainerNet listens in dir, the session's engine directory
 // (never mounted whole into a container).
-func listenContainerNet(dir string, px *Proxy) (*containerNet, error) {
+func listenContainerNet(dir string, px *netproxy.Proxy) (*containerNet, error) {
 	ln, err := listenIn(dir, "proxy.sock")
 	if err != nil {
 		return nil, fmt.Errorf("the network proxy's socket: %w", err)
@@ -72,7 +69,7 @@ func listenIn(dir, name string) (*net.UnixListener, error) {
 	return ln, nil
 }
 
-func (cn *containerNet) serve(px *Proxy) {
+func (cn *containerNet) serve(px *netproxy.Proxy) {
 	for {
 		c, err := cn.ln.AcceptUnix()
 		if err != nil {
@@ -151,28 +148,4 @@ func (cn *containerNet) close() {
 		return
 	}
 	cn.ln.Close()
-}
-
-// serveContainerProxy, in the container's init, listens on port on the
-// container's loopback and connects the channel to the host; the host
-// lets commands run only once it is connected, so none can reach the
-// port before the init listens there.
-func serveContainerProxy(port string) error {
-	n, err := strconv.Atoi(port)
-	if err != nil || n <= 0 || n > 65535 {
-		return fmt.Errorf("bad proxy port %q", port)
-	}
-	// The engine's profile (containerSeccompProfile) allows this one kind
-	// of unix socket when the proxy is offered; the inner stage none.
-	fd, err := unix.Socket(unix.AF_UNIX, proxyChannelType, 0)
-	if err != nil {
-		return fmt.Errorf("the proxy channel's socket: %w", err)
-	}
-	if err := forwardProxyTo(fd, n); err != nil {
-		return err
-	}
-	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: containerProxySock}); err != nil {
-		return fmt.Errorf("connecting the proxy channel to the host: %w", err)
-	}
-	return nil
 }

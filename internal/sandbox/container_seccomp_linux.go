@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
 )
@@ -74,10 +76,10 @@ func containerSeccompProfile(proxy bool) seccompProfile {
 	// A type with high bits set is not the one let through.
 	unixRule := deny("socket", low(0, unix.AF_UNIX))
 	if proxy {
-		unixRule = deny("socket", low(0, unix.AF_UNIX), seccompArg{Index: 1, Value: proxyChannelType, Op: "SCMP_CMP_NE"})
+		unixRule = deny("socket", low(0, unix.AF_UNIX), seccompArg{Index: 1, Value: inner.ProxyChannelType, Op: "SCMP_CMP_NE"})
 	}
 	var names []string
-	for _, nr := range deniedSyscalls {
+	for _, nr := range inner.DeniedSyscalls {
 		names = append(names, syscallNames[nr])
 	}
 	rules := []seccompRule{
@@ -91,7 +93,7 @@ func containerSeccompProfile(proxy bool) seccompProfile {
 	// One rule per flag: a rule's arguments are ANDed, and any one
 	// namespace flag must be enough to be refused.
 	for bit := uint64(1); bit != 0; bit <<= 1 {
-		if bit&cloneNamespaces != 0 {
+		if bit&inner.CloneNamespaces != 0 {
 			rules = append(rules, deny("clone", seccompArg{Index: cloneFlagsArg(), Value: bit, ValueTwo: bit, Op: "SCMP_CMP_MASKED_EQ"}))
 		}
 	}
@@ -102,9 +104,6 @@ func containerSeccompProfile(proxy bool) seccompProfile {
 // cloneFlagsArg is clone's flags argument: the first everywhere harness
 // builds a filter for (s390x, which swaps the first two, is not one).
 func cloneFlagsArg() uint { return 0 }
-
-// proxyChannelType is the socket type of the container's proxy channel.
-const proxyChannelType = unix.SOCK_SEQPACKET | unix.SOCK_CLOEXEC
 
 // containerSeccomp is the profile as Docker's security option takes it.
 func containerSeccomp(proxy bool) string {

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 func detect() (string, string) {
@@ -16,13 +20,13 @@ func detect() (string, string) {
 		}
 		why = fmt.Sprintf("bubblewrap at %s cannot create namespaces here (%s)", bw, firstLine(out))
 	}
-	if abi := LandlockABI(); abi > 0 {
+	if abi := inner.LandlockABI(); abi > 0 {
 		return BackendLandlock, fmt.Sprintf("%s; Landlock ABI %d is available, so harness applies Landlock and seccomp itself", why, abi)
 	}
 	return "", why + ", and this kernel has no Landlock"
 }
 
-func openBackend(name string, p *Policy, tmp string, o openOptions) (Sandbox, error) {
+func openBackend(name string, p *walls.Policy, tmp string, o openOptions) (Sandbox, error) {
 	var s *instance
 	var err error
 	switch name {

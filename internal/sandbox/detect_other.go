@@ -5,12 +5,14 @@ package sandbox
 import (
 	"fmt"
 	"runtime"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 func detect() (string, string) {
 	return "", "no sandbox backend exists for " + runtime.GOOS
 }
 
-func openBackend(name string, _ *Policy, _ string, _ openOptions) (Sandbox, error) {
+func openBackend(name string, _ *walls.Policy, _ string, _ openOptions) (Sandbox, error) {
 	return nil, fmt.Errorf("%w: no %s backend on %s: pass --sandbox none to run without walls (every command then needs approval)", ErrUnavailable, name, runtime.GOOS)
 }

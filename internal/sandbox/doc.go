@@ -1,5 +1,22 @@
-// Package sandbox runs the agent's shell commands inside kernel walls and
-// holds the Policy that the host-side file tools obey too.
+// Package sandbox runs the agent's shell commands inside kernel walls.
+//
+// # Rooms
+//
+// This package is the public face and the orchestration: Open, Sandbox,
+// Cmd, Result, Run, the backends (bwrap, landlock, seatbelt, containers,
+// none) and the Linux mechanisms beneath them (launcher, inner stage,
+// seccomp, Landlock, cgroups), and the escape battery. Beside it, each
+// depending on nothing here:
+//
+//   - walls: the Policy (the walls' rules) and the file tools'
+//     descriptor-based I/O; readers get copies, Refresh grows them.
+//   - netproxy: the host-side network proxy and its records.
+//   - gitshadow: commits inside, objects append-only, refs recoverable.
+//   - autorun: files other programs run later, watched and reported.
+//   - ../gitsafe: how every git call of harness's is run.
+//
+// Everything below describes the whole; Policy, NewPolicy, Refresh and
+// the file I/O named here live in walls.
 //
 // # Contract
 //
@@ -12,7 +29,7 @@
 // ~/.agents/env), an environment allowlist that never passes an API key, a
 // timeout and an output limit. A symlink at a protected path fails closed.
 // With PolicyOptions.CacheRoot, the project also gets a persistent build
-// cache (CacheRoot/projects/<hash>/cache, cache.go) that only its own
+// cache (CacheRoot/projects/<hash>/cache, walls/cache.go) that only its own
 // sessions' commands can write and no host toolchain reads; the build
 // tools' cache variables point there, and the host's Go module cache is
 // offered read-only as a file:// GOPROXY entry. ListCaches and CleanCache
@@ -69,7 +86,7 @@
 //     top; Landlock grants writes only to the project and the private /tmp.
 //   - Commits inside, without the above: the project's own git directory
 //     (and a worktree's gitdir and common directory) is a shadow
-//     (gitwrite.go): refs and logs bound read-write, HEAD, the
+//     (gitshadow/gitwrite.go): refs and logs bound read-write, HEAD, the
 //     index, packed-refs and the other data files copied in before each
 //     command and copied back after it only when they are what git writes
 //     there (HEAD a ref under refs/ or a hash, the index an index, never a
@@ -79,7 +96,7 @@
 //     outside the private /tmp, so a command cannot swap it for a link.
 //   - Destroying history (rm -rf .git, reflog expire + gc --prune, deleting
 //     or overwriting objects or packs): objects are append-only
-//     (gitobjects.go). The shadow's own objects directory takes new
+//     (gitshadow/gitobjects.go). The shadow's own objects directory takes new
 //     objects, with the real one mounted read-only inside it as its
 //     alternate; after each command the host adds each new loose object
 //     whose content hashes to its name, and each new pack through its own
@@ -110,7 +127,7 @@
 //   - The network (exfiltration, downloads): a network namespace with only
 //     loopback. The landlock backend has none, so its seccomp filter denies
 //     socket() for every family and Landlock denies TCP bind and connect.
-//     The way out, with WithProxy (proxy.go), is the host's Proxy: the
+//     The way out, with WithProxy (netproxy/proxy.go), is the host's Proxy: the
 //     launcher listens on ProxyPort on the namespace's loopback and passes
 //     each accepted connection to the host over its control channel (no
 //     unix socket a command could open); a sandbox of its own (no
@@ -267,7 +284,7 @@
 // rule that answers each there:
 //
 //   - Another spelling of a protected path (case, /System/Volumes/Data):
-//     host-side checks compare device and inode (identity.go) and fold
+//     host-side checks compare device and inode (walls/identity.go) and fold
 //     names not there yet by Unicode case orbit (the Kelvin sign is k, the
 //     long s is s); the profile denies both spellings, and a name pattern
 //     folded the same way (a -D parameter, never profile text) denies a
@@ -283,7 +300,7 @@
 //     and the profile allows TCP sockets and outbound to localhost on that
 //     port only (seatbeltproxy.go).
 //   - Secrets behind a symlink in a hidden directory: the link's target is
-//     hidden too (secrets.go); macOS's stores (keychains, browser profiles,
+//     hidden too (walls/secrets.go); macOS's stores (keychains, browser profiles,
 //     cookies) are on the list; mapping a secret executable is denied with
 //     reading it.
 //   - Outliving the command: a kqueue tracker (proc_darwin.go) follows every

@@ -9,6 +9,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // TestImportObjectsRefuses: what a command leaves in the shadow's objects
@@ -46,13 +51,13 @@ func TestImportObjectsRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	gs, err := openGitShadows(&Policy{Project: proj, GitWrite: []GitDir{{Dir: dotgit, Dirs: []string{"refs", "logs"}, Refs: true, Objects: true}}}, filepath.Join(t.TempDir(), "tmp"))
+	gs, err := gitshadow.Open(&walls.Policy{Project: proj, GitWrite: []walls.GitDir{{Dir: dotgit, Dirs: []string{"refs", "logs"}, Refs: true, Objects: true}}}, filepath.Join(t.TempDir(), "tmp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer gs.close()
-	sh := gs.shadows[0]
-	stage := sh.objectsDir()
+	defer gs.Close()
+	sh := gs.Shadows[0]
+	stage := sh.ObjectsDir()
 	put := func(rel string, data []byte) {
 		os.MkdirAll(filepath.Join(stage, filepath.Dir(rel)), 0o755)
 		if err := os.WriteFile(filepath.Join(stage, rel), data, 0o644); err != nil {
@@ -88,7 +93,7 @@ func TestImportObjectsRefuses(t *testing.T) {
 	put("pack/pack-forged.idx", idx2)
 
 	done := make(chan []string)
-	go func() { done <- sh.importObjects(context.Background()) }()
+	go func() { done <- sh.ImportObjects(context.Background()) }()
 	var notes []string
 	select {
 	case notes = <-done:
@@ -125,11 +130,11 @@ func TestImportObjectsRefuses(t *testing.T) {
 	// What was imported or refused left the shadow; the alternate stays.
 	ents, _ := os.ReadDir(stage)
 	for _, e := range ents {
-		if n := e.Name(); n != "info" && n != "pack" && n != gitObjectsBase && n != "34" {
+		if n := e.Name(); n != "info" && n != "pack" && n != inner.GitObjectsBase && n != "34" {
 			t.Errorf("left in the shadow: %s", n)
 		}
 	}
-	if b, _ := os.ReadFile(filepath.Join(stage, "info", "alternates")); strings.TrimSpace(string(b)) != filepath.Join(dotgit, "objects", gitObjectsBase) {
+	if b, _ := os.ReadFile(filepath.Join(stage, "info", "alternates")); strings.TrimSpace(string(b)) != filepath.Join(dotgit, "objects", inner.GitObjectsBase) {
 		t.Errorf("alternates: %q", b)
 	}
 }

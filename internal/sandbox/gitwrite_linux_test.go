@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
@@ -50,7 +52,7 @@ func openGitTest(t *testing.T, backend, proj string) Sandbox {
 	t.Helper()
 	b, opts := testVariant(backend)
 	requireBackend(t, b)
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: filepath.Join(filepath.Dir(proj), "home")})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: filepath.Join(filepath.Dir(proj), "home")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +300,7 @@ func TestGitHistoryCannotBeDestroyed(t *testing.T) {
 				if len(commits) != 4 {
 					t.Fatalf("host has %d commits before the attack, want 4", len(commits))
 				}
-				r = run(t, sb, attack)
+				run(t, sb, attack)
 				for _, c := range commits {
 					cmd := exec.Command("git", "-C", proj, "cat-file", "-e", c+"^{commit}")
 					if out, err := cmd.CombinedOutput(); err != nil {

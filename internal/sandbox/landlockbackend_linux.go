@@ -5,6 +5,14 @@ import (
 	"fmt"
 	"os/exec"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -12,7 +20,7 @@ import (
 // alone, started as the init of fresh user, mount and PID namespaces when
 // the kernel allows them (then carve-outs are read-only bind mounts and
 // /tmp is private), and as a plain process group otherwise.
-func openLandlock(p *Policy, tmp string, o openOptions) (*instance, error) {
+func openLandlock(p *walls.Policy, tmp string, o openOptions) (*instance, error) {
 	s, err := buildLandlock(p, tmp, o, false)
 	if err != nil {
 		return nil, err
@@ -25,8 +33,8 @@ func openLandlock(p *Policy, tmp string, o openOptions) (*instance, error) {
 
 // buildLandlock builds the landlock backend; ro is its read-only variant
 // (see buildBwrap).
-func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, error) {
-	abi := LandlockABI()
+func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance, error) {
+	abi := inner.LandlockABI()
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: this kernel has no Landlock (not built in or not in the lsm= list); install bubblewrap for the bwrap backend", ErrUnavailable)
 	}
@@ -34,7 +42,7 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 	if err != nil {
 		return nil, err
 	}
-	cfg := helperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true, MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
+	cfg := inner.HelperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true, MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
 	s := &instance{name: BackendLandlock, pol: p, tmp: tmp, tree: treeGroup, helper: exe}
 	tmpInside := tmp
 	if userNamespaces() {
@@ -43,21 +51,21 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 		cfg.Tmp = tmp
 		cfg.RORoot = true
 		if !ro {
-			gs, err := openGitShadows(p, tmp)
+			gs, err := gitshadow.Open(p, tmp)
 			if err != nil {
 				return nil, err
 			}
 			s.git = gs
-			cfg.Git = gs.mounts()
+			cfg.Git = gs.Mounts()
 		}
-		cfg.Mask = p.maskPaths()
-		for _, w := range p.writeRoots() {
-			if within(w, "/tmp") {
+		cfg.Mask = p.MaskPaths()
+		for _, w := range p.WriteRoots() {
+			if walls.Within(w, "/tmp") {
 				cfg.Rebind = append(cfg.Rebind, w)
 			}
 		}
-		if within(exe, "/tmp") {
-			cfg.Helper, s.helper = exe, helperInTmp
+		if walls.Within(exe, "/tmp") {
+			cfg.Helper, s.helper = exe, inner.HelperInTmp
 		}
 	}
 	if s.tree == treeUserPID && o.proxy != nil {
@@ -72,8 +80,8 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 		// to that port on any host. There the seccomp filter denies
 		// socket() for every family instead.
 		s.proxy = o.proxy
-		cfg.ProxyPort, cfg.ConnectPort, cfg.DenySockets = ProxyPort, ProxyPort, "unix"
-		cfg.Forward = o.proxy.loopbackPorts()
+		cfg.ProxyPort, cfg.ConnectPort, cfg.DenySockets = netproxy.ProxyPort, netproxy.ProxyPort, "unix"
+		cfg.Forward = o.proxy.LoopbackPorts()
 		s.own = func(cmd *exec.Cmd) (func(), error) {
 			cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
 			return ownProxy(o.proxy, cmd)
@@ -82,26 +90,26 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 	// Without a mount namespace nothing holds chmod, chown, utime and
 	// xattr changes outside the writable roots: seccomp denies them all.
 	cfg.DenyMeta = s.tree != treeUserPID
-	cfg.Write = append(append(p.writeRootsFor(ro), tmpInside), s.git.writePaths()...)
-	env := sandboxEnv(p, tmpInside, BackendLandlock)
+	cfg.Write = append(append(p.WriteRootsFor(ro), tmpInside), s.git.WritePaths()...)
+	env := walls.SandboxEnv(p, tmpInside, BackendLandlock)
 	if s.proxy != nil {
-		env = append(env, proxyEnv(ProxyPort)...)
+		env = append(env, netproxy.ProxyEnv(netproxy.ProxyPort)...)
 	}
 	// now is cfg with the carve-outs as they stand (a repository created
 	// mid-session is mounted read-only from the next sandbox on).
-	now := func() helperConfig {
+	now := func() inner.HelperConfig {
 		c := cfg
 		if s.tree == treeUserPID {
-			c.ReadOnly = p.roBinds()
+			c.ReadOnly = p.RoBinds()
 			if ro {
 				c.ReadOnly = append(c.ReadOnly, p.Writable...)
 			}
-			c.Keep = p.keepNow()
+			c.Keep = p.KeepNow()
 		}
 		return c
 	}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
-		h, err := helperArgv(exe, now(), "/bin/sh", "-c", script)
+		h, err := inner.HelperArgv(exe, now(), "/bin/sh", "-c", script)
 		return h, env, err
 	}
 	if s.tree == treeUserPID {
@@ -110,7 +118,7 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 		// to hold a command's tree, and each command keeps its own helper.
 		s.launch = &launcher{backend: BackendLandlock, tree: treeUserPID, pol: p, proxy: s.proxy, netns: s.proxy != nil, newCmd: func() *exec.Cmd {
 			lcfg, _ := json.Marshal(now()) // plain strings, bools and numbers: cannot fail
-			c := exec.Command(exe, launcherArg, string(lcfg))
+			c := exec.Command(exe, inner.LauncherArg, string(lcfg))
 			c.Dir, c.Env = p.Project, env
 			return c
 		}}

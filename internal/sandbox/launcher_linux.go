@@ -16,6 +16,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -29,7 +35,7 @@ type launcher struct {
 	// pol, when set, is asked for its generation: a launcher started
 	// before the carve-outs last grew is retired, so the next command
 	// gets a launcher that mounts them all.
-	pol *Policy
+	pol *walls.Policy
 	// newCmd builds the unstarted command that runs the launcher inside the
 	// outer walls; start adds its control socket as descriptor 3.
 	newCmd func() *exec.Cmd
@@ -38,7 +44,7 @@ type launcher struct {
 	cg *cgroupSession
 	// proxy, when set, serves the connections the launcher passes on;
 	// netns starts the launcher in a network namespace of its own.
-	proxy *Proxy
+	proxy *netproxy.Proxy
 	netns bool
 
 	mu       sync.Mutex
@@ -51,11 +57,11 @@ type launcher struct {
 type launcherProc struct {
 	cmd  *exec.Cmd
 	ctrl *net.UnixConn
-	diag *boundedBuffer // the launcher's and its supervisors' stderr
-	done chan struct{}  // closed when the process has exited
-	err  error          // its Wait error, once done
-	gen  int            // the policy generation it mounts
-	cg   *cgroupChild   // its cgroup, nil without one
+	diag *walls.BoundedBuffer // the launcher's and its supervisors' stderr
+	done chan struct{}        // closed when the process has exited
+	err  error                // its Wait error, once done
+	gen  int                  // the policy generation it mounts
+	cg   *cgroupChild         // its cgroup, nil without one
 
 	// sups are its supervisors' cgroups by host pid (placement in
 	// cgroup_linux.go), killed with it.
@@ -82,7 +88,7 @@ func (l *launcher) get() (lp *launcherProc, note string, err error) {
 	if l.failed != nil {
 		return nil, "", errNoLauncher
 	}
-	if l.cur != nil && l.pol != nil && l.cur.gen != l.pol.generation() {
+	if l.cur != nil && l.pol != nil && l.cur.gen != l.pol.Generation() {
 		l.retire(l.cur)
 		l.cur = nil
 	}
@@ -100,7 +106,7 @@ func (l *launcher) get() (lp *launcherProc, note string, err error) {
 	}
 	gen := 0
 	if l.pol != nil {
-		gen = l.pol.generation()
+		gen = l.pol.Generation()
 	}
 	lp, err = l.start()
 	if err != nil {
@@ -180,14 +186,14 @@ func (lp *launcherProc) place(cg *cgroupSession, conn *net.UnixConn, deadline ti
 		return nil, 0, false
 	}
 	pidfd := -1
-	for i, fd := range parseRights(oob[:oobn]) {
+	for i, fd := range inner.ParseRights(oob[:oobn]) {
 		if i == 0 {
 			pidfd = fd
 		} else {
 			unix.Close(fd)
 		}
 	}
-	var r report
+	var r inner.Report
 	if json.Unmarshal(bytes.TrimSpace(buf[:n]), &r) != nil || !r.Place {
 		if pidfd >= 0 {
 			unix.Close(pidfd)
@@ -223,7 +229,7 @@ func (lp *launcherProc) place(cg *cgroupSession, conn *net.UnixConn, deadline ti
 	if sup != nil && sup.cmd != "" {
 		rights = unix.UnixRights(int(sup.enter.Fd()), int(sup.leave.Fd()))
 	}
-	msg, _ := json.Marshal(job{Placed: sup != nil})
+	msg, _ := json.Marshal(inner.Job{Placed: sup != nil})
 	if _, _, err := conn.WriteMsgUnix(append(msg, '\n'), rights, nil); err != nil {
 		return nil, 0, false
 	}
@@ -277,7 +283,7 @@ func (lp *launcherProc) exitText() string {
 	if lp.err != nil {
 		msg = lp.err.Error()
 	}
-	if d, _ := lp.diag.result(); len(bytes.TrimSpace(d)) > 0 {
+	if d, _ := lp.diag.Result(); len(bytes.TrimSpace(d)) > 0 {
 		msg += ": " + firstLine(d)
 	}
 	return msg
@@ -308,7 +314,7 @@ func (l *launcher) start() (*launcherProc, error) {
 		c.ExtraFiles = append(c.ExtraFiles, pr) // proxyFD
 		go serveProxyChannel(pl, l.proxy)
 	}
-	diag := &boundedBuffer{limit: 8192}
+	diag := &walls.BoundedBuffer{Limit: 8192}
 	c.Stderr = diag
 	c.SysProcAttr = procAttr(l.tree)
 	if l.netns {
@@ -362,7 +368,7 @@ func (l *launcher) run(ctx context.Context, script, dir string, stdout, stderr i
 	}
 	code, err := l.runOn(ctx, lp, script, dir, stdout, stderr)
 	l.release(lp)
-	if errors.Is(err, errLauncherGone) {
+	if errors.Is(err, inner.ErrLauncherGone) {
 		// It died between commands: start another and try once more.
 		l.discard(lp)
 		lp, note2, err := l.get()
@@ -415,7 +421,7 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return 0, fmt.Errorf("%w: %v", errLauncherGone, err)
+		return 0, fmt.Errorf("%w: %v", inner.ErrLauncherGone, err)
 	}
 	var wg sync.WaitGroup
 	copyOut := func(r *os.File, w io.Writer) {
@@ -434,7 +440,7 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	if d, ok := ctx.Deadline(); ok {
 		conn.SetWriteDeadline(d)
 	}
-	sent := enc.Encode(job{Script: script, Dir: dir}) == nil
+	sent := enc.Encode(inner.Job{Script: script, Dir: dir}) == nil
 	// On a v2-only host the supervisor asks first to be in a cgroup of
 	// its own, where the command is then born.
 	supPid := 0
@@ -456,12 +462,12 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	stopWatch := make(chan struct{})
 	defer close(stopWatch)
 	over, procsHit := cg.overProcs(stopWatch), false
-	reports := make(chan report, 2)
+	reports := make(chan inner.Report, 2)
 	go func() {
 		defer close(reports)
 		dec := json.NewDecoder(conn)
 		for {
-			var r report
+			var r inner.Report
 			if dec.Decode(&r) != nil {
 				return
 			}
@@ -469,7 +475,7 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 		}
 	}()
 
-	var final *report
+	var final *inner.Report
 	var grace <-chan time.Time
 	cancelled := ctx.Done()
 	if !sent {
@@ -489,13 +495,13 @@ wait:
 		case <-over:
 			over, procsHit = nil, true
 			conn.SetWriteDeadline(time.Now().Add(time.Second))
-			if enc.Encode(job{Kill: true}) != nil {
+			if enc.Encode(inner.Job{Kill: true}) != nil {
 				conn.(*net.UnixConn).CloseWrite()
 			}
 		case <-cancelled:
 			cancelled = nil
 			conn.SetWriteDeadline(time.Now().Add(time.Second))
-			if enc.Encode(job{Kill: true}) != nil {
+			if enc.Encode(inner.Job{Kill: true}) != nil {
 				conn.(*net.UnixConn).CloseWrite() // the end of the socket kills too
 			}
 			grace = time.After(5 * time.Second)
@@ -530,7 +536,7 @@ wait:
 			return 128 + int(unix.SIGKILL), nil
 		}
 		if final.Procs > 0 {
-			fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", final.Procs, MaxProcsEnv)
+			fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", final.Procs, walls.MaxProcsEnv)
 		}
 		return final.Code, nil
 	case ctx.Err() != nil:

@@ -1,5 +1,7 @@
 package sandbox
 
+import "github.com/harness-dev/harness/internal/sandbox/walls"
+
 // Limits says, plainly, which rules backend, opened with opts, cannot
 // hold on this machine.
 func Limits(backend string, _ ...Option) []string {
@@ -10,7 +12,7 @@ func Limits(backend string, _ ...Option) []string {
 			"the sandbox's processes can read other processes' kinfo (kern.proc.pid.*: pid, parent, command name, never arguments or environment), which ps of itself needs",
 			"all of every .git is read-only, objects and refs included: commit from your terminal (Linux's writable git data needs a mount namespace)",
 			"no private /tmp: /tmp is read-only to commands, $TMPDIR is the session's private directory",
-			"no private loopback: unix sockets work inside $TMPDIR only; TCP on localhost only with " + LoopbackEnv + "=1, and then every local listener of the user is reachable",
+			"no private loopback: unix sockets work inside $TMPDIR only; TCP on localhost only with " + walls.LoopbackEnv + "=1, and then every local listener of the user is reachable",
 			"the network proxy listens on a port of the host's loopback (the profile lets commands reach that port only): other processes of this machine can reach it too, under the same rules, and their connections are logged as the session's",
 			"no seccomp: terminal ioctls are refused by the profile (no terminal but the pseudo-terminals a command opens itself), not filtered one by one",
 			"the file tools run on the host: they judge a path by the identity of what it names; a hard link to a file inside a hidden directory is not recognised there (the profile refuses making one)",

@@ -1,5 +1,7 @@
 package sandbox
 
+import "github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 // Limits says, plainly, which rules backend, opened with opts, cannot
 // hold on this machine.
 func Limits(backend string, opts ...Option) []string {
@@ -10,13 +12,13 @@ func Limits(backend string, opts ...Option) []string {
 	switch backend {
 	case BackendBwrap:
 		var l []string
-		if LandlockABI() == 0 {
+		if inner.LandlockABI() == 0 {
 			l = append(l, "this kernel has no Landlock: the inner stage adds seccomp only (bwrap's read-only mounts still hold every write rule)")
 			if !o.perCommand {
 				l = append(l, "with the launcher, a command may ptrace a supervisor in the moment between its start and PR_SET_DUMPABLE 0; it gains no wall it did not have (HARNESS_SANDBOX_LAUNCHER=0 gives each command a sandbox of its own)")
 			}
 		}
-		if LandlockABI() < 6 {
+		if inner.LandlockABI() < 6 {
 			l = append(l, "Landlock below ABI 6: a command can kill the session's launcher or a command running beside it (a denial of service; the next command restarts the launcher)")
 		}
 		return l
@@ -25,10 +27,10 @@ func Limits(backend string, opts ...Option) []string {
 		if !userNamespaces() {
 			l = append(l, "no user namespaces, so no network namespace: socket() is denied for every address family (socketpair still works) and the network proxy is not offered: Landlock's network rules name a port, not an address, so a grant to reach the proxy's port on the host's loopback would reach that port on any host")
 		}
-		if !userNamespaces() || !mountSetattrWorks() {
+		if !userNamespaces() || !inner.MountSetattrWorks() {
 			l = append(l, "no read-only mount view of / (no user namespaces, or no mount_setattr): chmod, chown, utime and extended-attribute changes, which Landlock does not mediate, are denied by seccomp everywhere, inside the project too (chmod +x, touch of an existing file and cp -p fail there)")
 		}
-		if LandlockABI() < 6 {
+		if inner.LandlockABI() < 6 {
 			l = append(l, "Landlock below ABI 6: signals to processes outside the sandbox are not scoped, so a command can kill the session's launcher or a command running beside it (a denial of service; the next command restarts the launcher)")
 		}
 		if !userNamespaces() {
@@ -55,7 +57,7 @@ func MetadataWall(backend string) string {
 	case BackendBwrap:
 		return "read-only bind of / (EROFS outside the writable roots)"
 	case BackendLandlock:
-		if userNamespaces() && mountSetattrWorks() {
+		if userNamespaces() && inner.MountSetattrWorks() {
 			return "read-only view of / in the sandbox's mount namespace (EROFS outside the writable roots)"
 		}
 		return "seccomp denies every form (EPERM), inside the project too: there is no mount namespace to hold / read-only"

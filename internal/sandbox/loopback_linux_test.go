@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
@@ -43,15 +45,15 @@ func TestLoopbackForward(t *testing.T) {
 			backend, opts := testVariant(variant)
 			requireBackend(t, backend)
 			rec := &records{}
-			px := &Proxy{
-				Decide: func(ctx context.Context, h string, p int) ConnVerdict {
+			px := &netproxy.Proxy{
+				Decide: func(ctx context.Context, h string, p int) netproxy.ConnVerdict {
 					if (h == "127.0.0.1" || h == "localhost") && p == port {
-						return ConnVerdict{Allowed: true, Exact: true, Rule: "allow net 127.0.0.1:" + strconv.Itoa(p)}
+						return netproxy.ConnVerdict{Allowed: true, Exact: true, Rule: "allow net 127.0.0.1:" + strconv.Itoa(p)}
 					}
-					return ConnVerdict{Reason: "no rule allows " + h}
+					return netproxy.ConnVerdict{Reason: "no rule allows " + h}
 				},
 				Record:   rec.add,
-				Loopback: []LoopbackForward{{Host: "127.0.0.1", Port: port}},
+				Loopback: []netproxy.LoopbackForward{{Host: "127.0.0.1", Port: port}},
 			}
 			base, err := os.MkdirTemp(outsideBase(), "harness-loopback-test-")
 			if err != nil {
@@ -60,7 +62,7 @@ func TestLoopbackForward(t *testing.T) {
 			t.Cleanup(func() { os.RemoveAll(base) })
 			proj := filepath.Join(base, "proj")
 			os.MkdirAll(proj, 0o755)
-			p, err := NewPolicy(PolicyOptions{Project: proj, Home: base})
+			p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: base})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +99,7 @@ func TestLoopbackForward(t *testing.T) {
 			}
 			found := false
 			rec.mu.Lock()
-			all := append([]ConnRecord(nil), rec.all...)
+			all := append([]netproxy.ConnRecord(nil), rec.all...)
 			rec.mu.Unlock()
 			for _, r := range all {
 				found = found || r.Method == "LOOPBACK" && r.Port == port && r.Verdict == "allowed"

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 )
 
 // batteryEnv asks a re-executed test binary (as an unprivileged user) to
@@ -22,7 +24,7 @@ const netProbeEnv = "HARNESS_SANDBOX_TEST_NETPROBE"
 // harness binary does in production.
 func TestMain(m *testing.M) {
 	stallIfAsked()
-	RunHelperIfRequested()
+	inner.RunHelperIfRequested()
 	// A re-executed test binary (as an unprivileged user) runs one probe
 	// set and exits with the number that failed.
 	for env, probe := range map[string]func(context.Context, string, io.Writer, ...Option) (int, error){

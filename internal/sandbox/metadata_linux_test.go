@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -33,8 +35,8 @@ func TestMetadataOutside(t *testing.T) {
 			os.WriteFile(outside, []byte("x"), 0o600)
 			os.WriteFile(filepath.Join(proj, "run.sh"), []byte("#!/bin/sh\necho ran-inside\n"), 0o644)
 			ctx := context.Background()
-			r, err := sb.Run(ctx, Cmd{Script: shellQuote(s.helper) + " " + probeArg + " meta " + shellQuote(outside) + "; " +
-				shellQuote(s.helper) + " " + probeArg + " meta .git/config"})
+			r, err := sb.Run(ctx, Cmd{Script: shellQuote(s.helper) + " " + inner.ProbeArg + " meta " + shellQuote(outside) + "; " +
+				shellQuote(s.helper) + " " + inner.ProbeArg + " meta .git/config"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,19 +5,21 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // None runs commands directly on the host. It exists only when the user asks
 // for it (--sandbox none); every command then needs approval. It goes
 // through the same runner as the walled backends (timeout, bounded output,
 // tamper check, filtered environment), just without walls.
-type None struct{ P *Policy }
+type None struct{ P *walls.Policy }
 
 // Backend implements Sandbox.
 func (n *None) Backend() string { return BackendNone }
 
 // Policy implements Sandbox.
-func (n *None) Policy() *Policy { return n.P }
+func (n *None) Policy() *walls.Policy { return n.P }
 
 // Close implements Sandbox.
 func (n *None) Close() error { return nil }

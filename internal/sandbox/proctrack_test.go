@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // TestTrackedAdopt: a command's tree is its session, its group, every
@@ -61,7 +65,14 @@ func TestStartGate(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("POSIX shell")
 	}
-	p, proj, _, _ := policyFixture(t)
+	proj, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	marker := filepath.Join(proj, "ran")
 	var seen []string
 	s := &instance{name: "test", pol: p, tree: treeGroup,
@@ -87,7 +98,7 @@ func TestStartGate(t *testing.T) {
 	}
 	// ls's own directory descriptor is 3 when the gate is closed; a leaked
 	// gate would push it to 4.
-	if fds := strings.Fields(strings.SplitN(string(r.Output), "\n", 2)[0]); runtime.GOOS == "linux" && contains(fds, "4") {
+	if fds := strings.Fields(strings.SplitN(string(r.Output), "\n", 2)[0]); runtime.GOOS == "linux" && gitshadow.Contains(fds, "4") {
 		t.Errorf("the gate leaked into the command: fds %v", fds)
 	}
 }

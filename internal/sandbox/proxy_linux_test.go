@@ -16,6 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
@@ -32,7 +38,7 @@ var publicOrigin = netip.MustParseAddr("93.184.215.14")
 // anew: a rebinding name).
 type proxyWorld struct {
 	sb      Sandbox
-	px      *Proxy
+	px      *netproxy.Proxy
 	rec     *records
 	port    int // the origin's, on the host's loopback
 	mu      sync.Mutex
@@ -55,18 +61,18 @@ func newProxyWorld(t *testing.T, variant string, names map[string]func(n int) []
 	}))
 	t.Cleanup(origin.Close)
 	w := &proxyWorld{rec: &records{}, port: origin.Listener.Addr().(*net.TCPAddr).Port, lookups: map[string]int{}}
-	w.px = &Proxy{
-		Decide: func(ctx context.Context, host string, _ int) ConnVerdict {
-			if asker := AskedBy(ctx); !strings.Contains(asker, "curl -sS") && !strings.Contains(asker, "python3") {
-				return ConnVerdict{Reason: "asked by " + asker + ", not the command that ran"}
+	w.px = &netproxy.Proxy{
+		Decide: func(ctx context.Context, host string, _ int) netproxy.ConnVerdict {
+			if asker := netproxy.AskedBy(ctx); !strings.Contains(asker, "curl -sS") && !strings.Contains(asker, "python3") {
+				return netproxy.ConnVerdict{Reason: "asked by " + asker + ", not the command that ran"}
 			}
 			switch {
 			case strings.HasSuffix(host, ".example.com"):
-				return ConnVerdict{Allowed: true, Rule: "allow net *.example.com"}
+				return netproxy.ConnVerdict{Allowed: true, Rule: "allow net *.example.com"}
 			case strings.HasSuffix(host, ".test") && host != "unlisted.test":
-				return ConnVerdict{Allowed: true, Rule: "allow net *.test"}
+				return netproxy.ConnVerdict{Allowed: true, Rule: "allow net *.test"}
 			}
-			return ConnVerdict{Reason: "no rule allows " + host + ": re-run with --allow-net " + host}
+			return netproxy.ConnVerdict{Reason: "no rule allows " + host + ": re-run with --allow-net " + host}
 		},
 		Record: w.rec.add,
 		LookupIP: func(_ context.Context, h string) ([]netip.Addr, error) {
@@ -102,7 +108,7 @@ func newProxyWorld(t *testing.T, variant string, names map[string]func(n int) []
 	os.MkdirAll(proj, 0o755)
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: origin.Certificate().Raw})
 	os.WriteFile(filepath.Join(proj, "ca.pem"), ca, 0o644)
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: base})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +187,7 @@ try:
     ctx.wrap_socket(s, server_hostname="other.test").sendall(b"GET / HTTP/1.0\r\n\r\n"); print("TLS-THROUGH")
 except OSError as e:
     print("refused:", e)
-'`, ProxyPort, port))
+'`, netproxy.ProxyPort, port))
 			if out := string(r.Output); strings.Contains(out, "TLS-THROUGH") || !strings.Contains(out, `the TLS server name "other.test" is not the host asked for`) {
 				t.Errorf("SNI mismatch inside the sandbox:\n%s", out)
 			}
@@ -196,7 +202,7 @@ except OSError as e:
 			if got := rec.await(t, mark, nil); got.Verdict != "refused" || got.Host != "unlisted.test" {
 				t.Errorf("record %+v", got)
 			}
-			if backend == BackendLandlock && LandlockABI() >= 4 {
+			if backend == BackendLandlock && inner.LandlockABI() >= 4 {
 				// Landlock lets commands connect to the proxy's port only,
 				// and bind none.
 				r = w.run(t, fmt.Sprintf(`/usr/bin/python3 -c '
@@ -206,7 +212,7 @@ for what, f in (("bind", lambda s: s.bind(("127.0.0.1", 0))), ("connect", lambda
         f(socket.socket()); print(what, "ok")
     except OSError as e:
         print(what, e.strerror)
-'`, ProxyPort+1))
+'`, netproxy.ProxyPort+1))
 				if out := string(r.Output); !strings.Contains(out, "bind Permission denied") || !strings.Contains(out, "connect Permission denied") {
 					t.Errorf("landlock network rules:\n%s", out)
 				}
@@ -226,7 +232,7 @@ for host in ("127.0.0.1", "0.0.0.0"):
     except OSError as e:
         print("bind", host, e.strerror)
 '
-for f in /proc/$$/fd/*; do readlink "$f"; done | grep -c socket: || true`, ProxyPort))
+for f in /proc/$$/fd/*; do readlink "$f"; done | grep -c socket: || true`, netproxy.ProxyPort))
 				if out := string(r.Output); strings.Contains(out, "TOOK") || strings.Count(out, "bind ") != 2 || !strings.HasSuffix(strings.TrimSpace(out), "\n0") {
 					t.Errorf("the proxy's port taken over, or a socket held:\n%s", out)
 				}
@@ -431,8 +437,8 @@ func TestProxyNotOfferedWithoutNetns(t *testing.T) {
 				defer func() { noUserNamespaces = false }()
 			}
 			rec := &records{}
-			px := &Proxy{Decide: func(context.Context, string, int) ConnVerdict {
-				return ConnVerdict{Allowed: true, Exact: true, Rule: "allow net *"}
+			px := &netproxy.Proxy{Decide: func(context.Context, string, int) netproxy.ConnVerdict {
+				return netproxy.ConnVerdict{Allowed: true, Exact: true, Rule: "allow net *"}
 			}, Record: rec.add}
 			base, err := os.MkdirTemp(outsideBase(), "harness-proxy-test-")
 			if err != nil {
@@ -441,7 +447,7 @@ func TestProxyNotOfferedWithoutNetns(t *testing.T) {
 			defer os.RemoveAll(base)
 			proj := filepath.Join(base, "proj")
 			os.MkdirAll(proj, 0o755)
-			p, err := NewPolicy(PolicyOptions{Project: proj, Home: base})
+			p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: base})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -460,7 +466,7 @@ for fam, addr in ((socket.AF_INET, ("127.0.0.1", %d)), (socket.AF_INET, ("127.0.
         print("refused", addr, e.strerror)
 '
 curl -sS --max-time 5 http://127.0.0.1:%d/
-curl -sS --max-time 5 -x http://127.0.0.1:%d http://example.com/`, port, ProxyPort, ProxyPort, port, ProxyPort), Timeout: 60 * time.Second})
+curl -sS --max-time 5 -x http://127.0.0.1:%d http://example.com/`, port, netproxy.ProxyPort, netproxy.ProxyPort, port, netproxy.ProxyPort), Timeout: 60 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

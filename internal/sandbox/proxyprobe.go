@@ -10,6 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // ProbeNetwork checks the proxy path end to end for `harness doctor`: a
@@ -37,12 +41,12 @@ func ProbeNetwork(ctx context.Context, backend string, out io.Writer, opts ...Op
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 	const probeHost = "harness-doctor.invalid"
-	px := &Proxy{
-		Decide: func(_ context.Context, host string, p int) ConnVerdict {
+	px := &netproxy.Proxy{
+		Decide: func(_ context.Context, host string, p int) netproxy.ConnVerdict {
 			if host == probeHost && p == port {
-				return ConnVerdict{Allowed: true, Exact: true, Rule: fmt.Sprintf("allow net %s:%d", probeHost, port)}
+				return netproxy.ConnVerdict{Allowed: true, Exact: true, Rule: fmt.Sprintf("allow net %s:%d", probeHost, port)}
 			}
-			return ConnVerdict{Reason: "no rule allows " + host}
+			return netproxy.ConnVerdict{Reason: "no rule allows " + host}
 		},
 		LookupIP: func(context.Context, string) ([]netip.Addr, error) {
 			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
@@ -57,7 +61,7 @@ func ProbeNetwork(ctx context.Context, backend string, out io.Writer, opts ...Op
 	if err := os.Mkdir(proj, 0o755); err != nil {
 		return 0, err
 	}
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: base})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: base})
 	if err != nil {
 		return 0, err
 	}
@@ -68,7 +72,7 @@ func ProbeNetwork(ctx context.Context, backend string, out io.Writer, opts ...Op
 	defer sb.Close()
 	connect := func(target string) string {
 		// bash's /dev/tcp, so the probe needs no client installed.
-		script := fmt.Sprintf(`exec bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d || exit 3; printf "CONNECT %s HTTP/1.1\r\n\r\n" >&3; timeout 10 head -c 300 <&3'`, ProxyPort, target)
+		script := fmt.Sprintf(`exec bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d || exit 3; printf "CONNECT %s HTTP/1.1\r\n\r\n" >&3; timeout 10 head -c 300 <&3'`, netproxy.ProxyPort, target)
 		r, err := sb.Run(ctx, Cmd{Script: script, Timeout: 20 * time.Second})
 		if err != nil {
 			return err.Error()
@@ -91,7 +95,7 @@ func ProbeNetwork(ctx context.Context, backend string, out io.Writer, opts ...Op
 	if s, ok := sb.(*instance); ok && s.launch == nil {
 		how = "each command's own sandbox hands over"
 	}
-	fmt.Fprintf(out, "network proxy: backend %s, port %d inside (%s), host proxy in this process\n", backend, ProxyPort, how)
+	fmt.Fprintf(out, "network proxy: backend %s, port %d inside (%s), host proxy in this process\n", backend, netproxy.ProxyPort, how)
 	got := connect(fmt.Sprintf("%s:%d", probeHost, port))
 	line(strings.Contains(got, "200 Connection established") && strings.Contains(got, token), "a loopback origin through the proxy", firstLine([]byte(got)))
 	got = connect("unlisted.invalid:443")

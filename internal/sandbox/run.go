@@ -9,6 +9,14 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // instance is one open sandbox, the shared implementation of every backend: a backend only
@@ -17,7 +25,7 @@ import (
 // benchmark compares like with like.
 type instance struct {
 	name string
-	pol  *Policy
+	pol  *walls.Policy
 	tmp  string // host path of the private temporary directory ("" for none)
 	// wrap returns the argv (argv[0] is a path) and environment for script.
 	wrap func(script, dir string) (argv, env []string, err error)
@@ -26,9 +34,9 @@ type instance struct {
 	// helper is the harness executable's path as seen inside (probes use it).
 	helper string
 	// proxy, when set, is the commands' way out (proxy.go).
-	proxy *Proxy
+	proxy *netproxy.Proxy
 	// git, when set, lets commands write the project's git data (gitwrite.go).
-	git *gitSession
+	git *gitshadow.Session
 	// track, when set, follows every process a command starts from the
 	// moment it starts (macOS: kqueue, proc_darwin.go) and returns what
 	// kills them all; runOwn calls it on exit, timeout and cancel.
@@ -59,8 +67,8 @@ type launchRunner interface {
 	close()
 }
 
-func (s *instance) Backend() string { return s.name }
-func (s *instance) Policy() *Policy { return s.pol }
+func (s *instance) Backend() string       { return s.name }
+func (s *instance) Policy() *walls.Policy { return s.pol }
 
 func (s *instance) Close() error {
 	if s.closed != nil {
@@ -73,7 +81,7 @@ func (s *instance) Close() error {
 		s.ro.launch.close()
 	}
 	s.cg.close()
-	s.git.close()
+	s.git.Close()
 	if s.tmp == "" {
 		return nil
 	}
@@ -100,7 +108,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 		timeout = s.pol.Timeout
 	}
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = walls.DefaultTimeout
 	}
 	dir := c.Dir
 	if dir == "" {
@@ -110,7 +118,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	if limit <= 0 {
 		limit = 1 << 20
 	}
-	buf := &boundedBuffer{limit: limit}
+	buf := &walls.BoundedBuffer{Limit: limit}
 	var stdout, stderr io.Writer = buf, buf
 	if c.Stdout != nil || c.Stderr != nil {
 		stdout, stderr = orDiscard(c.Stdout), orDiscard(c.Stderr)
@@ -118,10 +126,10 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	if c.Progress != nil {
 		stdout, stderr = io.MultiWriter(stdout, c.Progress), io.MultiWriter(stderr, c.Progress)
 	}
-	before := snapshot(s.pol.protectedNow())
-	gitBefore := s.git.before()
-	netMark := s.proxy.mark()
-	defer s.proxy.started(c.Script)()
+	before := walls.Snapshot(s.pol.ProtectedNow())
+	gitBefore := s.git.Before()
+	netMark := s.proxy.Mark()
+	defer s.proxy.Started(c.Script)()
 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -149,7 +157,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 		r.ExitCode = 130
 		io.WriteString(stderr, "\n[harness: command interrupted]\n")
 	}
-	moves, notes := s.git.after(ctx, gitBefore)
+	moves, notes := s.git.After(ctx, gitBefore)
 	r.GitMoves = moves
 	var gitNote strings.Builder
 	for _, n := range notes {
@@ -159,21 +167,21 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 		gitNote.WriteString("\n[harness: git: " + m.String() + "]\n")
 	}
 	if s.name != BackendNone {
-		out, _ := buf.result()
-		gitNote.WriteString(s.proxy.loopbackNote(out))
+		out, _ := buf.Result()
+		gitNote.WriteString(s.proxy.LoopbackNote(out))
 	}
-	for _, rec := range s.proxy.since(netMark) {
+	for _, rec := range s.proxy.Since(netMark) {
 		if rec.Verdict != "allowed" {
 			gitNote.WriteString("\n[harness: network: " + rec.String() + "]\n")
 		}
 	}
 	// Whatever the exit code: a shell that could not fork may still exit 0.
 	if s.name != BackendNone && c.Stdout == nil && c.Stderr == nil {
-		if out, _ := buf.result(); len(out) > 0 {
-			io.WriteString(stderr, s.pol.limitNote(out))
+		if out, _ := buf.Result(); len(out) > 0 {
+			io.WriteString(stderr, s.pol.LimitNote(out))
 		}
 	}
-	r.Output, r.Truncated = buf.result()
+	r.Output, r.Truncated = buf.Result()
 	if gitNote.Len() > 0 {
 		// Past the output bound: the way back must not be cut off.
 		if c.Stdout != nil || c.Stderr != nil {
@@ -182,7 +190,7 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 			r.Output = append(r.Output, gitNote.String()...)
 		}
 	}
-	r.Tampered = s.git.filterTampered(changed(before, snapshot(s.pol.protectedNow())))
+	r.Tampered = s.git.FilterTampered(walls.Changed(before, walls.Snapshot(s.pol.ProtectedNow())))
 	r.Found = s.pol.Refresh()
 	return r, nil
 }
@@ -258,7 +266,7 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 	defer close(stop)
 	var over <-chan struct{}
 	if s.name != BackendNone {
-		over = watchProcs(cmd.Process.Pid, s.pol.MaxProcs, stop)
+		over = inner.WatchProcs(cmd.Process.Pid, s.pol.MaxProcs, stop)
 	}
 	cgOver, procsHit := cg.overProcs(stop), false
 	defer func() { cg.report(stderr, procsHit) }() // before the kill removes its counts
@@ -272,7 +280,7 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 		killTree(cmd.Process, s.tree)
 		killAll()
 		<-done
-		fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", s.pol.MaxProcs, MaxProcsEnv)
+		fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", s.pol.MaxProcs, walls.MaxProcsEnv)
 		return 128 + 9, nil
 	case <-cgOver:
 		procsHit = true

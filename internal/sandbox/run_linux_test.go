@@ -13,12 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // openTest opens backend (optionally suffixed with perCommand) on a fresh
 // project outside /tmp's view.
-func openTest(t *testing.T, backend string, mod func(*Policy)) (Sandbox, string) {
+func openTest(t *testing.T, backend string, mod func(*walls.Policy)) (Sandbox, string) {
 	t.Helper()
 	backend, opts := testVariant(backend)
 	requireBackend(t, backend)
@@ -32,7 +36,7 @@ func openTest(t *testing.T, backend string, mod func(*Policy)) (Sandbox, string)
 	os.WriteFile(filepath.Join(proj, ".git", "config"), []byte("[core]\n"), 0o644)
 	os.WriteFile(filepath.Join(proj, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
 	home, _ := os.UserHomeDir()
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: home})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +56,7 @@ var allBackends = []string{BackendNone, BackendBwrap, BackendBwrap + perCommand,
 func TestRunBasics(t *testing.T) {
 	for _, backend := range allBackends {
 		t.Run(backend, func(t *testing.T) {
-			sb, proj := openTest(t, backend, func(p *Policy) { p.OutputLimit = 4096 })
+			sb, proj := openTest(t, backend, func(p *walls.Policy) { p.OutputLimit = 4096 })
 			ctx := context.Background()
 
 			r, err := sb.Run(ctx, Cmd{Script: "pwd; read x; echo \"stdin:[$x]\"; exit 3"})
@@ -146,7 +150,7 @@ func TestGoBuildInside(t *testing.T) {
 
 func TestOpen(t *testing.T) {
 	dir := t.TempDir()
-	p, err := NewPolicy(PolicyOptions{Project: dir})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +186,7 @@ func TestOpen(t *testing.T) {
 
 // TestSelfCheckRefuses: a backend whose walls do not hold is refused.
 func TestSelfCheckRefuses(t *testing.T) {
-	p, err := NewPolicy(PolicyOptions{Project: t.TempDir()})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +299,7 @@ func TestLauncherRestart(t *testing.T) {
 // TestLauncherCommandsIsolated: one command cannot signal another running
 // at the same time (each has its own Landlock domain, scoped for signals).
 func TestLauncherCommandsIsolated(t *testing.T) {
-	if LandlockABI() < 6 {
+	if inner.LandlockABI() < 6 {
 		t.Skip("Landlock below ABI 6 does not scope signals")
 	}
 	sb, _ := openTest(t, BackendBwrap, nil)
@@ -351,7 +355,7 @@ func TestLauncherFallback(t *testing.T) {
 func TestLauncherEnvOff(t *testing.T) {
 	requireBackend(t, BackendBwrap)
 	t.Setenv(LauncherEnv, "0")
-	p, err := NewPolicy(PolicyOptions{Project: t.TempDir()})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,8 +393,8 @@ func TestInnerStageFailureExits125(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.ExitCode != helperFailed {
-		t.Errorf("exit %d, want %d: %s", r.ExitCode, helperFailed, r.Output)
+	if r.ExitCode != inner.HelperFailed {
+		t.Errorf("exit %d, want %d: %s", r.ExitCode, inner.HelperFailed, r.Output)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the command ran without its walls")

@@ -8,6 +8,12 @@ import (
 	"os"
 	"runtime"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // Cmd is one shell command to run.
@@ -45,11 +51,11 @@ type Result struct {
 	Tampered []string
 	// GitMoves are branch heads the command moved off their history or
 	// deleted, each with the commit to return to (also said in Output).
-	GitMoves []RefMove
+	GitMoves []gitshadow.RefMove
 	// Found lists repositories, gitdir pointers and hooks paths that
 	// appeared during the command: protected (read-only) from the next
 	// command on; the caller reports each to the user.
-	Found []Finding
+	Found []walls.Finding
 }
 
 // Sandbox is one session's sandbox.
@@ -60,7 +66,7 @@ type Sandbox interface {
 	// Backend names the backend in force: bwrap, landlock, seatbelt or none.
 	Backend() string
 	// Policy is the policy this sandbox enforces.
-	Policy() *Policy
+	Policy() *walls.Policy
 	// Close stops the session's launcher, if any (killing what still runs
 	// inside), and removes the session's private temporary directory.
 	Close() error
@@ -90,7 +96,7 @@ type Option func(*openOptions)
 
 type openOptions struct {
 	perCommand bool
-	proxy      *Proxy
+	proxy      *netproxy.Proxy
 	// cg is the session's cgroups, opened before the backend so its
 	// rlimits can defer to them (nprocRlimit); nil without any.
 	cg     *cgroupSession
@@ -111,7 +117,7 @@ func (o openOptions) env(k string) string {
 // there. The bwrap and landlock backends offer it (the landlock one only
 // with user namespaces, for a network namespace of its own), seatbelt on
 // macOS too; elsewhere commands stay without a network (Limits says so).
-func WithProxy(px *Proxy) Option {
+func WithProxy(px *netproxy.Proxy) Option {
 	return func(o *openOptions) { o.proxy = px }
 }
 
@@ -161,7 +167,7 @@ func WithLauncher(on bool) Option {
 // directory and runs a self-check (selfcheck.go): a write inside must
 // succeed and a write outside the project must fail with a denial, or Open
 // refuses the backend with a *SelfCheckError.
-func Open(ctx context.Context, p *Policy, backend string, opts ...Option) (Sandbox, error) {
+func Open(ctx context.Context, p *walls.Policy, backend string, opts ...Option) (Sandbox, error) {
 	var o openOptions
 	for _, opt := range opts {
 		opt(&o)

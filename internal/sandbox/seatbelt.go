@@ -6,6 +6,10 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // The macOS profile is built the way Codex's is (codex-rs sandboxing
@@ -87,7 +91,7 @@ const firmlinkData = "/System/Volumes/Data"
 // seatbeltProfile generates the macOS sandbox-exec profile for p. tmp is
 // the session's private temporary directory (canonical, so under
 // /private/var/folders there).
-func seatbeltProfile(p *Policy, tmp string) (profile string, params []string) {
+func seatbeltProfile(p *walls.Policy, tmp string) (profile string, params []string) {
 	var b strings.Builder
 	n := map[string]int{}
 	param := func(prefix, value string) string {
@@ -99,9 +103,9 @@ func seatbeltProfile(p *Policy, tmp string) (profile string, params []string) {
 	denyVariants := func(paths []string) []string {
 		var out []string
 		for _, d := range paths {
-			out = appendUnique(out, d)
-			if !within(d, firmlinkData) {
-				out = appendUnique(out, firmlinkData+d)
+			out = walls.AppendUnique(out, d)
+			if !walls.Within(d, firmlinkData) {
+				out = walls.AppendUnique(out, firmlinkData+d)
 			}
 		}
 		return out
@@ -160,7 +164,7 @@ func seatbeltProfile(p *Policy, tmp string) (profile string, params []string) {
 		w(")\n")
 	}
 	w("\n; Write only the writable roots (the project's build cache among them)\n; and the private temporary directory.\n(allow file-write*")
-	for _, root := range p.writeRoots() {
+	for _, root := range p.WriteRoots() {
 		w("\n  (subpath %s)", param("WRITE", root))
 	}
 	w("\n  (subpath %s))\n", param("TMP", tmp))
@@ -178,7 +182,7 @@ func seatbeltProfile(p *Policy, tmp string) (profile string, params []string) {
 (allow file-read* file-write* file-ioctl
   (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))
 `)
-	readOnly, protected := p.ReadOnlyNow(), p.protectedNow()
+	readOnly, protected := p.ReadOnlyNow(), p.ProtectedNow()
 	ro := dedupe(append(append([]string(nil), readOnly...), protected...))
 	if len(ro) > 0 {
 		w("\n; Carve-outs: .git, hooks, the harness's project config.\n(deny file-write*")
@@ -192,7 +196,7 @@ func seatbeltProfile(p *Policy, tmp string) (profile string, params []string) {
 		w("\n  (regex %s)", param("RE", gitNameRegex(root)))
 	}
 	for _, r := range protected {
-		if !contains(readOnly, r) {
+		if !gitshadow.Contains(readOnly, r) {
 			w("\n  (regex %s)", param("RE", pathRegex(r)))
 		}
 	}
@@ -232,7 +236,7 @@ func seatbeltProfile(p *Policy, tmp string) (profile string, params []string) {
 func regexQuote(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		orbit := foldOrbit(r)
+		orbit := walls.FoldOrbit(r)
 		ascii := true
 		for _, o := range orbit {
 			ascii = ascii && o < utf8.RuneSelf
@@ -271,7 +275,7 @@ func pathRegex(path string) string {
 // firmlinkOpt is an optional /System/Volumes/Data prefix (any case) for a
 // path outside it.
 func firmlinkOpt(path string) string {
-	if within(path, firmlinkData) {
+	if walls.Within(path, firmlinkData) {
 		return ""
 	}
 	return "(" + regexQuote(firmlinkData) + ")?"
@@ -280,7 +284,7 @@ func firmlinkOpt(path string) string {
 // seatbeltEnv adds to the environment what darwin's toolchains need beyond
 // sandboxEnv: their caches default to ~/Library/Caches (os.UserCacheDir
 // ignores XDG_CACHE_HOME there), which is read-only inside.
-func seatbeltEnv(p *Policy, env []string, tmp string) []string {
+func seatbeltEnv(p *walls.Policy, env []string, tmp string) []string {
 	cache := tmp + "/.cache"
 	if p.Cache != "" {
 		cache = p.Cache // the project's persistent cache (cache.go)
@@ -303,7 +307,7 @@ func seatbeltEnv(p *Policy, env []string, tmp string) []string {
 		"ZIG_GLOBAL_CACHE_DIR=" + cache + "/zig",
 	} {
 		k, _, _ := strings.Cut(kv, "=")
-		if !hasEnv(env, k) {
+		if !walls.HasEnv(env, k) {
 			env = append(env, kv)
 		}
 	}
@@ -313,7 +317,7 @@ func seatbeltEnv(p *Policy, env []string, tmp string) []string {
 func dedupe(in []string) []string {
 	var out []string
 	for _, s := range in {
-		out = appendUnique(out, s)
+		out = walls.AppendUnique(out, s)
 	}
 	return out
 }
@@ -324,11 +328,11 @@ func ancestors(protected, roots []string) []string {
 	var out []string
 	for _, p := range protected {
 		for _, r := range roots {
-			if !within(p, r) || p == r {
+			if !walls.Within(p, r) || p == r {
 				continue
 			}
-			for d := filepath.Dir(p); within(d, r); d = filepath.Dir(d) {
-				out = appendUnique(out, d)
+			for d := filepath.Dir(p); walls.Within(d, r); d = filepath.Dir(d) {
+				out = walls.AppendUnique(out, d)
 				if d == r {
 					break
 				}
@@ -339,18 +343,13 @@ func ancestors(protected, roots []string) []string {
 	return out
 }
 
-// LoopbackEnv, set to 1, lets sandboxed commands use TCP on localhost on
-// macOS, where there is no private loopback: every process of the user
-// listening there is then reachable.
-const LoopbackEnv = "HARNESS_SANDBOX_LOOPBACK"
-
 // seatbeltArgs is the sandbox-exec command line (before the command) and
 // the environment for p, with tmp the session's private directory.
-func seatbeltArgs(p *Policy, tmp string) (argv, env []string) {
+func seatbeltArgs(p *walls.Policy, tmp string) (argv, env []string) {
 	profile, params := seatbeltProfile(p, tmp)
 	argv = []string{"/usr/bin/sandbox-exec", "-p", profile}
 	for _, kv := range params {
 		argv = append(argv, "-D", kv)
 	}
-	return append(argv, "--"), seatbeltEnv(p, sandboxEnv(p, tmp, BackendSeatbelt), tmp)
+	return append(argv, "--"), seatbeltEnv(p, walls.SandboxEnv(p, tmp, BackendSeatbelt), tmp)
 }

@@ -6,6 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 const sandboxExec = "/usr/bin/sandbox-exec"
@@ -17,7 +21,7 @@ func detect() (string, string) {
 	return "", sandboxExec + " is missing"
 }
 
-func openBackend(name string, p *Policy, tmp string, o openOptions) (Sandbox, error) {
+func openBackend(name string, p *walls.Policy, tmp string, o openOptions) (Sandbox, error) {
 	switch name {
 	case BackendSeatbelt:
 	case BackendBwrap, BackendLandlock:
@@ -43,7 +47,7 @@ func openBackend(name string, p *Policy, tmp string, o openOptions) (Sandbox, er
 		}
 		proxyLn, s.proxy = ln, o.proxy
 		argv[2] += seatbeltProxyRule(port)
-		env = append(env, proxyEnv(port)...)
+		env = append(env, netproxy.ProxyEnv(port)...)
 	}
 	if exe, err := os.Executable(); err == nil {
 		s.helper = exe // the battery's probes re-execute harness inside

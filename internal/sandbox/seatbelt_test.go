@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files (a security profile's rewrite also fails the run, so it is reviewed)")
@@ -186,7 +190,7 @@ var unfiltered = map[string]bool{
 
 // profileProblems checks a generated profile by its structure: what it
 // allows, with which filters, in which order. It lists what is wrong.
-func profileProblems(profile string, params []string, p *Policy) (problems []string) {
+func profileProblems(profile string, params []string, p *walls.Policy) (problems []string) {
 	add := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
 	forms, err := parseSBPL(profile)
 	if err != nil {
@@ -285,7 +289,7 @@ func profileProblems(profile string, params []string, p *Policy) (problems []str
 	// rule wins): find each by what it names.
 	find := func(action, op, names string) int {
 		for _, r := range rules(forms) {
-			if r.action != action || !contains(r.ops, op) {
+			if r.action != action || !gitshadow.Contains(r.ops, op) {
 				continue
 			}
 			var fs []string
@@ -317,7 +321,7 @@ func profileProblems(profile string, params []string, p *Policy) (problems []str
 	}
 	// A secret mapped executable is read too.
 	for _, r := range rules(forms) {
-		if r.action == "deny" && contains(r.ops, "file-read*") && len(r.filters) > 0 && strings.Contains(r.filters[0].String(), `"DENY_0"`) && !contains(r.ops, "file-map-executable") {
+		if r.action == "deny" && gitshadow.Contains(r.ops, "file-read*") && len(r.filters) > 0 && strings.Contains(r.filters[0].String(), `"DENY_0"`) && !gitshadow.Contains(r.ops, "file-map-executable") {
 			add("the secrets' denial leaves file-map-executable open: (deny %s)", strings.Join(r.ops, " "))
 		}
 	}
@@ -336,13 +340,13 @@ func profileProblems(profile string, params []string, p *Policy) (problems []str
 
 func testPolicies() []struct {
 	name string
-	pol  *Policy
+	pol  *walls.Policy
 } {
 	return []struct {
 		name string
-		pol  *Policy
+		pol  *walls.Policy
 	}{
-		{"plain", &Policy{
+		{"plain", &walls.Policy{
 			Project:   "/Users/me/proj",
 			Writable:  []string{"/Users/me/proj"},
 			ReadOnly:  []string{"/Users/me/proj/.git", "/Users/me/proj/.agents"},
@@ -350,14 +354,14 @@ func testPolicies() []struct {
 			DenyRead:  []string{"/Users/me/.ssh", "/Users/me/.agents/env", "/Users/me/Library/Keychains"},
 			Timeout:   time.Minute,
 		}},
-		{"hostile-names", &Policy{
+		{"hostile-names", &walls.Policy{
 			Project:   `/Users/me/a "b") (allow file-write* (subpath "/"))`,
 			Writable:  []string{`/Users/me/a "b") (allow file-write* (subpath "/"))`, "/private/tmp/extra dir"},
 			ReadOnly:  []string{`/Users/me/a "b") (allow file-write* (subpath "/"))/.git`, `/Users/me/a "b") (allow file-write* (subpath "/"))/vendor/x/.git`},
 			Protected: []string{`/Users/me/a "b") (allow file-write* (subpath "/"))/.git`, `/Users/me/a "b") (allow file-write* (subpath "/"))/.h[o]oks$`},
 			DenyRead:  []string{"/Users/me/.ssh"},
 		}},
-		{"loopback", &Policy{
+		{"loopback", &walls.Policy{
 			Project:     "/Users/me/proj",
 			Writable:    []string{"/Users/me/proj"},
 			Protected:   []string{"/Users/me/proj/.git"},
@@ -515,7 +519,7 @@ func TestSeatbeltArgs(t *testing.T) {
 		t.Errorf("with a project cache, CLANG_MODULE_CACHE_PATH=%q", v)
 	}
 	profile, params = seatbeltProfile(pol, tmp)
-	if !contains(params, "WRITE_1="+pol.Cache) {
+	if !gitshadow.Contains(params, "WRITE_1="+pol.Cache) {
 		t.Errorf("the project's cache is not writable: %q", params)
 	}
 	if problems := profileProblems(profile, params, pol); len(problems) > 0 {

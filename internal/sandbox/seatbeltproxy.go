@@ -3,6 +3,8 @@ package sandbox
 import (
 	"fmt"
 	"net"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 )
 
 // On macOS there is no network namespace to forward from: the proxy
@@ -26,11 +28,11 @@ func seatbeltProxyRule(port int) string {
 
 // listenProxy serves px on a free port of the host's loopback until the
 // listener is closed.
-func listenProxy(px *Proxy) (net.Listener, int, error) {
+func listenProxy(px *netproxy.Proxy) (net.Listener, int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, 0, fmt.Errorf("listening for the network proxy: %w", err)
 	}
-	go px.serveListener(ln)
+	go px.ServeListener(ln)
 	return ln, ln.Addr().(*net.TCPAddr).Port, nil
 }

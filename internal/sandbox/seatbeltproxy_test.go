@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 )
 
 // TestSeatbeltProxyRule checks, by structure, what the proxy adds to each
@@ -58,7 +60,7 @@ func TestSeatbeltProxyRule(t *testing.T) {
 // serves the proxy, on loopback only.
 func TestListenProxy(t *testing.T) {
 	rec := &records{}
-	ln, port, err := listenProxy(&Proxy{Decide: netTable(nil), Record: rec.add})
+	ln, port, err := listenProxy(&netproxy.Proxy{Decide: netTable(nil), Record: rec.add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestListenProxy(t *testing.T) {
 	if r := rec.await(t, 0, nil); r.Host != "unlisted.test" || r.Verdict != "refused" {
 		t.Errorf("record %+v", r)
 	}
-	env := strings.Join(proxyEnv(port), " ")
+	env := strings.Join(netproxy.ProxyEnv(port), " ")
 	for _, want := range []string{fmt.Sprintf("HTTPS_PROXY=http://127.0.0.1:%d", port), fmt.Sprintf("https_proxy=http://127.0.0.1:%d", port), fmt.Sprintf("ALL_PROXY=socks5h://127.0.0.1:%d", port), "NO_PROXY=localhost"} {
 		if !strings.Contains(env, want) {
 			t.Errorf("proxy environment lacks %s: %s", want, env)

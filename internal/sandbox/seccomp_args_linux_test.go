@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -36,7 +38,7 @@ func seccompData(nr, arch uint32, args ...uint64) []byte {
 // runBPF interprets the classic BPF instructions a seccomp filter may
 // use and that seccompProgram emits (loads of a word of seccomp_data,
 // jumps on a constant, returns); any other instruction fails the test.
-func runBPF(t *testing.T, prog []bpf, data []byte) uint32 {
+func runBPF(t *testing.T, prog []inner.Bpf, data []byte) uint32 {
 	t.Helper()
 	var a uint32
 	for pc := 0; pc < len(prog); pc++ {
@@ -87,7 +89,7 @@ var wideCalls = []struct {
 	args []uint64
 }{
 	{"socket(AF_UNIX)", unix.SYS_SOCKET, 0, unix.AF_UNIX, []uint64{0, unix.SOCK_STREAM, 0}},
-	{"socket(AF_UNIX, seqpacket)", unix.SYS_SOCKET, 0, unix.AF_UNIX, []uint64{0, proxyChannelType, 0}},
+	{"socket(AF_UNIX, seqpacket)", unix.SYS_SOCKET, 0, unix.AF_UNIX, []uint64{0, inner.ProxyChannelType, 0}},
 	{"socket(AF_VSOCK)", unix.SYS_SOCKET, 0, unix.AF_VSOCK, []uint64{0, unix.SOCK_STREAM, 0}},
 	{"socket(AF_INET)", unix.SYS_SOCKET, 0, unix.AF_INET, []uint64{0, unix.SOCK_STREAM, 0}},
 	{"socket(AF_NETLINK)", unix.SYS_SOCKET, 0, unix.AF_NETLINK, []uint64{0, unix.SOCK_RAW, 0}},
@@ -101,13 +103,13 @@ var wideCalls = []struct {
 // TestSeccompArgumentsLowWord runs the inner stage's filter, in each of
 // its forms, over every call of wideCalls with each high word.
 func TestSeccompArgumentsLowWord(t *testing.T) {
-	if auditArch == 0 {
+	if inner.AuditArch == 0 {
 		t.Skip("no seccomp filter for this architecture")
 	}
-	for _, o := range []filterOptions{{}, {denyAllSockets: true}, {denyMeta: true}} {
-		prog := seccompProgram(o)
+	for _, o := range []inner.FilterOptions{{}, {DenyAllSockets: true}, {DenyMeta: true}} {
+		prog := inner.SeccompProgram(o)
 		verdict := func(nr uint32, args ...uint64) uint32 {
-			return runBPF(t, prog, seccompData(nr, auditArch, args...))
+			return runBPF(t, prog, seccompData(nr, inner.AuditArch, args...))
 		}
 		// What each low word gets: the families denied are.
 		for _, c := range []struct {
@@ -115,19 +117,19 @@ func TestSeccompArgumentsLowWord(t *testing.T) {
 			args []uint64
 			want uint32
 		}{
-			{unix.SYS_SOCKET, []uint64{unix.AF_UNIX, unix.SOCK_STREAM}, retEPERM},
-			{unix.SYS_SOCKET, []uint64{unix.AF_VSOCK, unix.SOCK_STREAM}, retEPERM},
-			{unix.SYS_IOCTL, []uint64{0, unix.TIOCSTI}, retEPERM},
-			{unix.SYS_CLONE, []uint64{unix.CLONE_NEWUSER}, retEPERM},
-			{unix.SYS_CLONE, []uint64{uint64(unix.SIGCHLD)}, retAllow},
-			{unix.SYS_IOCTL, []uint64{0, unix.TCGETS}, retAllow},
+			{unix.SYS_SOCKET, []uint64{unix.AF_UNIX, unix.SOCK_STREAM}, inner.RetEPERM},
+			{unix.SYS_SOCKET, []uint64{unix.AF_VSOCK, unix.SOCK_STREAM}, inner.RetEPERM},
+			{unix.SYS_IOCTL, []uint64{0, unix.TIOCSTI}, inner.RetEPERM},
+			{unix.SYS_CLONE, []uint64{unix.CLONE_NEWUSER}, inner.RetEPERM},
+			{unix.SYS_CLONE, []uint64{uint64(unix.SIGCHLD)}, inner.RetAllow},
+			{unix.SYS_IOCTL, []uint64{0, unix.TCGETS}, inner.RetAllow},
 		} {
 			if got := verdict(c.nr, c.args...); got != c.want {
 				t.Errorf("%+v: call %d%v gets %#x, want %#x", o, c.nr, c.args, got, c.want)
 			}
 		}
 		inet := verdict(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM)
-		if want := map[bool]uint32{false: retAllow, true: retEPERM}[o.denyAllSockets]; inet != want {
+		if want := map[bool]uint32{false: inner.RetAllow, true: inner.RetEPERM}[o.DenyAllSockets]; inet != want {
 			t.Errorf("%+v: socket(AF_INET) gets %#x, want %#x", o, inet, want)
 		}
 		for _, c := range wideCalls {
@@ -144,15 +146,15 @@ func TestSeccompArgumentsLowWord(t *testing.T) {
 		// Other ABIs cannot reach the kernel under numbers the filter
 		// does not check: another architecture dies, and so do x32 calls.
 		for _, arch := range []uint32{unix.AUDIT_ARCH_I386, unix.AUDIT_ARCH_X86_64, unix.AUDIT_ARCH_AARCH64, unix.AUDIT_ARCH_ARM} {
-			if arch == auditArch {
+			if arch == inner.AuditArch {
 				continue
 			}
-			if got := runBPF(t, prog, seccompData(unix.SYS_SOCKET, arch, unix.AF_UNIX)); got != retKill {
+			if got := runBPF(t, prog, seccompData(unix.SYS_SOCKET, arch, unix.AF_UNIX)); got != inner.RetKill {
 				t.Errorf("%+v: socket(AF_UNIX) of arch %#x gets %#x, want the kill", o, arch, got)
 			}
 		}
 		if runtime.GOARCH == "amd64" {
-			if got := verdict(0x40000000|unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM); got != retKill {
+			if got := verdict(0x40000000|unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM); got != inner.RetKill {
 				t.Errorf("%+v: x32 socket(AF_UNIX) gets %#x, want the kill", o, got)
 			}
 		}
@@ -222,8 +224,8 @@ func TestContainerSeccompArgumentsLowWord(t *testing.T) {
 		}{
 			{"socket", []uint64{unix.AF_UNIX, unix.SOCK_STREAM}, eperm},
 			{"socket", []uint64{unix.AF_UNIX, unix.SOCK_SEQPACKET}, eperm},
-			{"socket", []uint64{unix.AF_UNIX, 1<<32 | proxyChannelType}, eperm},
-			{"socket", []uint64{unix.AF_UNIX, proxyChannelType}, map[bool]string{false: eperm, true: "SCMP_ACT_ALLOW"}[proxy]},
+			{"socket", []uint64{unix.AF_UNIX, 1<<32 | inner.ProxyChannelType}, eperm},
+			{"socket", []uint64{unix.AF_UNIX, inner.ProxyChannelType}, map[bool]string{false: eperm, true: "SCMP_ACT_ALLOW"}[proxy]},
 			{"socket", []uint64{unix.AF_VSOCK, unix.SOCK_STREAM}, eperm},
 			{"socket", []uint64{unix.AF_INET, unix.SOCK_STREAM}, "SCMP_ACT_ALLOW"},
 			{"ioctl", []uint64{0, unix.TIOCSTI}, eperm},

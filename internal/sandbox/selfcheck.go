@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 )
 
 // SelfCheckError says why Open refused a backend: its self-check did not
@@ -82,7 +84,7 @@ func classifySelfCheck(backend string, r *Result, escaped bool) error {
 		return fail(CheckEscaped, "the file was written")
 	case !ran && r.ExitCode == sandboxExecFailed && backend == BackendSeatbelt:
 		return fail(CheckProfile, firstLine(out))
-	case !ran && r.ExitCode == helperFailed:
+	case !ran && r.ExitCode == inner.HelperFailed:
 		return fail(CheckInner, firstLine(out))
 	case !ran:
 		return fail(CheckNoRun, fmt.Sprintf("exit %d: %s", r.ExitCode, firstLine(out)))

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // sessionPrefix names a session's private temporary directory, followed by
@@ -27,11 +29,11 @@ func removeStale() {
 		}
 		pidText, _, ok := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 || processAlive(pid) {
+		if !ok || err != nil || pid <= 0 || walls.ProcessAlive(pid) {
 			continue
 		}
 		path := filepath.Join(os.TempDir(), e.Name())
-		if fi, err := os.Lstat(path); err != nil || !ownedByMe(fi) {
+		if fi, err := os.Lstat(path); err != nil || !walls.OwnedByMe(fi) {
 			continue
 		}
 		os.RemoveAll(path)

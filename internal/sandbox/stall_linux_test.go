@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -25,7 +29,7 @@ const stallEnv = "HARNESS_SANDBOX_TEST_STALL"
 // main thread was locked in init, the main goroutine leaves it within a
 // few steps.
 func stallIfAsked() {
-	if len(os.Args) < 2 || os.Args[1] != supervisorArg || os.Getenv(stallEnv) == "" {
+	if len(os.Args) < 2 || os.Args[1] != inner.SupervisorArg || os.Getenv(stallEnv) == "" {
 		return
 	}
 	stop := make(chan struct{})
@@ -59,7 +63,7 @@ func stallIfAsked() {
 func TestSupervisorStalledBeforeServing(t *testing.T) {
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
-			sb, _ := openTest(t, backend, func(p *Policy) { p.Env = append(p.Env, stallEnv+"=1") })
+			sb, _ := openTest(t, backend, func(p *walls.Policy) { p.Env = append(p.Env, stallEnv+"=1") })
 			// Six at once, twice: several supervisors are started, each stalled.
 			for round := range 2 {
 				var wg sync.WaitGroup

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // TestRefreshNeverStopsShort: a repository created after 200,500 files
@@ -58,7 +60,7 @@ func TestRefreshNeverStopsShort(t *testing.T) {
 	}
 }
 
-func foundPath(fs []Finding, path string) bool {
+func foundPath(fs []walls.Finding, path string) bool {
 	for _, f := range fs {
 		if f.Path == path {
 			return true

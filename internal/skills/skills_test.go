@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 func write(t *testing.T, path, text string) {
@@ -111,7 +111,7 @@ func TestDiscoverThroughPolicy(t *testing.T) {
 	write(t, filepath.Join(proj, ".agents", "skills", "ok", FileName), "---\ndescription: fine\n---\nbody\n")
 	os.MkdirAll(filepath.Join(proj, ".agents", "skills", "evil"), 0o755)
 	os.Symlink(filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(proj, ".agents", "skills", "evil", FileName))
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: home})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
@@ -76,7 +78,7 @@ func newEnv(t *testing.T, extra ...tools.Tool) *env {
 	if err := os.MkdirAll(proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: t.TempDir()})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +317,7 @@ func TestSubAgentBashIsReadOnly(t *testing.T) {
 	proj := filepath.Join(base, "proj")
 	os.MkdirAll(proj, 0o755)
 	os.WriteFile(filepath.Join(proj, "keep.txt"), []byte("original"), 0o644)
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj})
 	if err != nil {
 		t.Fatal(err)
 	}

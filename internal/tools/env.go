@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/sandbox"
 )
@@ -30,11 +32,11 @@ func (e *Env) wrote(path string) {
 	}
 }
 
-func (e *Env) policy() *sandbox.Policy { return e.Sandbox.Policy() }
+func (e *Env) policy() *walls.Policy { return e.Sandbox.Policy() }
 
 // write writes a file through the policy and tells the user loudly of
 // protected paths that changed meanwhile and repositories that appeared.
-func (e *Env) write(path string, data []byte) (sandbox.WriteResult, error) {
+func (e *Env) write(path string, data []byte) (walls.WriteResult, error) {
 	res, err := e.policy().WriteFile(path, data)
 	if err == nil {
 		e.wrote(path)
@@ -49,7 +51,7 @@ func (e *Env) write(path string, data []byte) (sandbox.WriteResult, error) {
 }
 
 // found reports repositories and hooks paths that appeared mid-session.
-func (e *Env) found(fs []sandbox.Finding) {
+func (e *Env) found(fs []walls.Finding) {
 	if e.Notify == nil {
 		return
 	}

@@ -10,8 +10,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/llm"
-	"github.com/harness-dev/harness/internal/sandbox"
 )
 
 // Limits of read_file.
@@ -118,19 +119,19 @@ func isBinary(b []byte) bool {
 // fileError words a file operation's failure for the model, decided by
 // the error's type.
 func fileError(shown string, err error) error {
-	var se *sandbox.SizeError
-	var de *sandbox.DeniedError
+	var se *walls.SizeError
+	var de *walls.DeniedError
 	switch {
 	case errors.As(err, &se):
 		return fmt.Errorf("%s is %d MB, too large to read here; use bash with head, tail, sed -n or grep", shown, se.Size>>20)
 	case errors.As(err, &de):
 		return err
-	case errors.Is(err, sandbox.ErrNotRegular):
+	case errors.Is(err, walls.ErrNotRegular):
 		if strings.Contains(err.Error(), "a directory") {
 			return fmt.Errorf("%s is a directory; use glob or bash ls to list it", shown)
 		}
 		return fmt.Errorf("%s is not a regular file (%v); the file tools read and write regular files only, use bash for devices and pipes", shown, err)
-	case errors.Is(err, sandbox.ErrRaced):
+	case errors.Is(err, walls.ErrRaced):
 		return fmt.Errorf("%s changed while it was being opened (something is swapping it); nothing was read or written: %v", shown, err)
 	}
 	return fmt.Errorf("cannot access %s: %v", shown, friendly(err))

@@ -14,8 +14,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/llm"
-	"github.com/harness-dev/harness/internal/sandbox"
 )
 
 const (
@@ -212,7 +213,7 @@ func (g *Grep) Run(ctx context.Context, input json.RawMessage) Result {
 		// One file: grep it alone.
 		more += grepFile(f, fi, g.Env.rel(root), re, &out)
 		f.Close()
-	case !errors.Is(err, sandbox.ErrNotRegular):
+	case !errors.Is(err, walls.ErrNotRegular):
 		return Errorf("%v", fileError(a.Path, err))
 	default:
 		err = pol.Walk(ctx, root, func(p string, d fs.DirEntry) error {

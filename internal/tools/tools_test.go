@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
 )
@@ -21,7 +23,7 @@ func newEnv(t *testing.T) (*Env, string) {
 	if err := os.MkdirAll(proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: home})
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}

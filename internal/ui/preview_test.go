@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/permission"
-	"github.com/harness-dev/harness/internal/sandbox"
 )
 
 func TestEditPreview(t *testing.T) {
@@ -113,7 +114,7 @@ func TestPrompterShowsEdit(t *testing.T) {
 // with its syntax colours.
 func TestPrompterMarksAskingPart(t *testing.T) {
 	home, proj := t.TempDir(), t.TempDir()
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: home})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package sandbox
-
-// runContainerStage: the container backend's stages run only in a Linux
-// container, from a Linux binary.
-func runContainerStage([]string) {}

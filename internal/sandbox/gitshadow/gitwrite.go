@@ -1,0 +1,573 @@
+package gitshadow
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/harness-dev/harness/internal/gitsafe"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+)
+
+// Limited git writes for the project's own repository.
+//
+// A command may write a repository's data (objects, refs, logs, the index,
+// HEAD) but nothing that can make git run a program: config (filters,
+// fsmonitor, aliases, hooksPath, pagers), hooks/, info/, the pointer file,
+// commondir, and whatever else lives in the git directory. The kernel
+// cannot tell names apart within one writable directory (git creates
+// index.lock next to config), so the git directory a command sees is a
+// shadow: a harness-owned directory mounted over it, holding
+//
+//   - the data directories (refs, logs) bound read-write from the real
+//     one;
+//   - objects append-only (gitobjects.go): the shadow's own objects
+//     directory takes a command's new objects, with the real one mounted
+//     read-only inside it as its alternate; after each command the host
+//     checks each new object against its name and adds it to the real
+//     directory without replacing anything. No command can delete,
+//     prune, repack away or overwrite an object that existed before it
+//     ran, so every commit a moved or deleted ref pointed at is still
+//     there to return to;
+//   - copies of the data files (HEAD, index, packed-refs, ORIG_HEAD, …),
+//     copied in before each command and, after it, checked (HEAD names a
+//     ref or a commit, the index is an index, …) and copied back;
+//   - everything else bound read-only from the real one.
+//
+// A file a command creates in the shadow under any other name (commondir,
+// config.worktree, a rebase's todo list with exec lines) never reaches
+// the real repository. Before and after each command the branch heads are
+// compared, and any that moved off its history or vanished is reported
+// with the hash to return to.
+
+// maxGitFile bounds a data file harness copies back (an index of a large
+// repository is tens of megabytes).
+const maxGitFile = 1 << 30
+
+// gitShadow is the host side of one shadowed git directory.
+type gitShadow struct {
+	walls.GitDir
+	Shadow string
+	mount  inner.GitMount
+	synced map[string]fileStamp // per data file: its state in both places after the last sync
+}
+
+type fileStamp struct{ real, shadow stamp }
+
+type stamp struct {
+	exists bool
+	size   int64
+	mtime  int64
+	ino    uint64
+}
+
+func stampOf(path string) stamp {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return stamp{}
+	}
+	id, _ := walls.SysFileID(st)
+	return stamp{exists: true, size: st.Size(), mtime: st.ModTime().UnixNano(), ino: id.Ino}
+}
+
+// gitSession is a session's shadows.
+type Session struct {
+	base    string // host directory holding the shadows
+	Shadows []*gitShadow
+}
+
+// openGitShadows builds the shadows of p.GitWrite in a new directory next
+// to the session's private one, tmp. Not inside it: a command sees tmp as
+// its /tmp and could move a shadow away and put a link to the user's home
+// in its place for the host's next copy to write through.
+func Open(p *walls.Policy, tmp string) (*Session, error) {
+	if len(p.GitWrite) == 0 {
+		return nil, nil
+	}
+	base, err := os.MkdirTemp(filepath.Dir(tmp), filepath.Base(tmp)+"-git-")
+	if err != nil {
+		return nil, fmt.Errorf("preparing git writes: %w", err)
+	}
+	gs := &Session{base: base}
+	dirs := append([]walls.GitDir(nil), p.GitWrite...)
+	// Outer directories first: a worktree's gitdir lies in its common
+	// directory's worktrees/, and its shadow is mounted on top.
+	sort.SliceStable(dirs, func(i, j int) bool { return len(dirs[i].Dir) < len(dirs[j].Dir) })
+	for i, g := range dirs {
+		sh, err := newGitShadow(g, filepath.Join(base, strconv.Itoa(i)))
+		if err != nil {
+			os.RemoveAll(base)
+			return nil, fmt.Errorf("preparing git writes for %s: %w", g.Dir, err)
+		}
+		gs.Shadows = append(gs.Shadows, sh)
+	}
+	return gs, nil
+}
+
+func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
+	if err := os.Mkdir(shadow, 0o755); err != nil {
+		return nil, err
+	}
+	sh := &gitShadow{GitDir: g, Shadow: shadow, synced: map[string]fileStamp{}}
+	sh.mount = inner.GitMount{Shadow: shadow, Dir: g.Dir, Objects: g.Objects}
+	if g.Objects {
+		if err := sh.prepareObjects(); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range g.Dirs {
+		// A data directory git would create (logs) is made on the host
+		// now, so it is bound rather than left to the shadow.
+		if err := os.MkdirAll(filepath.Join(g.Dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	ents, err := os.ReadDir(g.Dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		real := filepath.Join(g.Dir, name)
+		st, err := os.Stat(real)
+		if err != nil {
+			continue // a dangling link: nothing to see through it
+		}
+		switch {
+		case Contains(g.Dirs, name) && st.IsDir():
+			if err := os.Mkdir(filepath.Join(shadow, name), 0o755); err != nil {
+				return nil, err
+			}
+			sh.mount.RW = append(sh.mount.RW, name)
+			continue
+		case Contains(g.Files, name) && e.Type().IsRegular():
+			continue // copied by syncIn
+		case g.Objects && name == "objects":
+			continue // the shadow's own, made by prepareObjects
+		case st.IsDir():
+			err = os.Mkdir(filepath.Join(shadow, name), 0o755)
+		default:
+			err = os.WriteFile(filepath.Join(shadow, name), nil, 0o644)
+		}
+		if err != nil {
+			return nil, err
+		}
+		sh.mount.RO = append(sh.mount.RO, name)
+	}
+	return sh, nil
+}
+
+func Contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// mounts lists the shadows in mount order.
+func (gs *Session) Mounts() []inner.GitMount {
+	if gs == nil {
+		return nil
+	}
+	var out []inner.GitMount
+	for _, sh := range gs.Shadows {
+		out = append(out, sh.mount)
+	}
+	return out
+}
+
+// writePaths are the paths (as seen inside) Landlock must leave writable.
+func (gs *Session) WritePaths() []string {
+	var out []string
+	for _, m := range gs.Mounts() {
+		out = append(out, m.Dir)
+		for _, d := range m.RW {
+			out = append(out, filepath.Join(m.Dir, d))
+		}
+	}
+	return out
+}
+
+// bwrapArgs mounts the shadows.
+func (gs *Session) BwrapArgs() []string {
+	var args []string
+	for _, m := range gs.Mounts() {
+		args = append(args, "--bind", m.Shadow, m.Dir)
+		for _, d := range m.RW {
+			args = append(args, "--bind", filepath.Join(m.Dir, d), filepath.Join(m.Dir, d))
+		}
+		for _, r := range m.RO {
+			args = append(args, "--ro-bind", filepath.Join(m.Dir, r), filepath.Join(m.Dir, r))
+		}
+		if m.Objects {
+			src, dst := m.BaseObjects()
+			args = append(args, "--ro-bind", src, dst)
+		}
+	}
+	return args
+}
+
+// gitBefore is the state a command's git writes are judged against.
+type gitBefore struct {
+	heads map[string]string // ref name → hash, per Refs directory
+}
+
+// before copies the real data files into the shadows (the user may have
+// run git on the host since the last command) and records the branch heads.
+func (gs *Session) Before() gitBefore {
+	b := gitBefore{heads: map[string]string{}}
+	if gs == nil {
+		return b
+	}
+	for _, sh := range gs.Shadows {
+		sh.syncIn()
+		if sh.Refs {
+			for k, v := range readHeads(sh.Dir) {
+				b.heads[k] = v
+			}
+		}
+	}
+	return b
+}
+
+// RefMove is a branch head that a command moved off its history or
+// deleted: Old is the commit to return to.
+type RefMove struct {
+	Ref      string // e.g. refs/heads/main
+	Old, New string // New is "" for a deleted ref
+	// Lost is set when the old commit is no longer in the repository
+	// either (pruned or deleted): the hash is then all that is left.
+	Lost bool
+}
+
+func (m RefMove) String() string {
+	short := func(h string) string {
+		if len(h) > 12 {
+			return h[:12]
+		}
+		return h
+	}
+	if m.Lost {
+		return fmt.Sprintf("%s moved from %s to %s, and the old commit is no longer in the repository (its objects were deleted); a remote or another clone may still have it",
+			m.Ref, m.Old, short(m.New))
+	}
+	if m.New == "" {
+		return fmt.Sprintf("%s was deleted (it was at %s); to bring it back: git branch %s %s",
+			m.Ref, m.Old, strings.TrimPrefix(m.Ref, "refs/heads/"), m.Old)
+	}
+	return fmt.Sprintf("%s moved off its history, from %s to %s; the old commit is still in the repository: git branch -f %s %s (or git reset --hard %s on that branch) returns to it",
+		m.Ref, m.Old, short(m.New), strings.TrimPrefix(m.Ref, "refs/heads/"), m.Old, m.Old)
+}
+
+// after copies the checked data files back to the real repository and
+// compares the branch heads with b. notes are for the command's output.
+func (gs *Session) After(ctx context.Context, b gitBefore) (moves []RefMove, notes []string) {
+	if gs == nil {
+		return nil, nil
+	}
+	var refsDir string
+	for _, sh := range gs.Shadows {
+		// Objects first: a ref copied back may name a new commit.
+		notes = append(notes, sh.ImportObjects(ctx)...)
+		notes = append(notes, sh.syncOut()...)
+		if sh.Refs {
+			refsDir = sh.Dir
+		}
+	}
+	if refsDir == "" {
+		return nil, notes
+	}
+	now := readHeads(refsDir)
+	names := make([]string, 0, len(b.heads))
+	for k := range b.heads {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, ref := range names {
+		old, cur := b.heads[ref], now[ref]
+		switch {
+		case cur == old:
+		case cur == "":
+			moves = append(moves, RefMove{Ref: ref, Old: old, Lost: !hasObject(ctx, refsDir, old)})
+		case !isAncestor(ctx, refsDir, old, cur):
+			moves = append(moves, RefMove{Ref: ref, Old: old, New: cur, Lost: !hasObject(ctx, refsDir, old)})
+		}
+	}
+	return moves, notes
+}
+
+// gitStateDirs are kept in a shadow from one command to the next, so a
+// rebase or cherry-pick stopped on a conflict can be continued inside;
+// they never reach the real directory.
+var gitStateDirs = []string{"rebase-merge", "rebase-apply", "sequencer"}
+
+// syncIn removes what an earlier command planted in the shadow (a
+// commondir, a config.worktree: the walls hold them back from the host,
+// and this keeps git inside seeing the host's repository) and copies each
+// data file the host changed since the last sync into the shadow.
+func (sh *gitShadow) syncIn() {
+	if ents, err := os.ReadDir(sh.Shadow); err == nil {
+		for _, e := range ents {
+			n := e.Name()
+			if !Contains(sh.mount.RW, n) && !Contains(sh.mount.RO, n) && !Contains(sh.Files, n) && !Contains(gitStateDirs, n) && !(sh.Objects && n == "objects") {
+				os.RemoveAll(filepath.Join(sh.Shadow, n))
+			}
+		}
+	}
+	for _, name := range sh.Files {
+		real, shadow := filepath.Join(sh.Dir, name), filepath.Join(sh.Shadow, name)
+		if st, err := os.Lstat(shadow); err == nil && !st.Mode().IsRegular() {
+			os.RemoveAll(shadow) // a command made it a directory or a link
+		}
+		rs := stampOf(real)
+		if last, ok := sh.synced[name]; ok && last.real == rs && last.shadow == stampOf(shadow) {
+			continue
+		}
+		if !rs.exists {
+			os.Remove(shadow)
+		} else if err := copyFileNoFollow(real, shadow); err != nil {
+			continue
+		}
+		sh.synced[name] = fileStamp{real: stampOf(real), shadow: stampOf(shadow)}
+	}
+	if sh.Objects {
+		sh.resetAlternates()
+	}
+}
+
+// syncOut copies each data file the command changed back to the real
+// directory, after checking it is what git writes there.
+func (sh *gitShadow) syncOut() (notes []string) {
+	for _, name := range sh.Files {
+		real, shadow := filepath.Join(sh.Dir, name), filepath.Join(sh.Shadow, name)
+		ss := stampOf(shadow)
+		last, ok := sh.synced[name]
+		if ok && last.shadow == ss {
+			continue
+		}
+		if !ss.exists {
+			if _, err := os.Lstat(shadow); err == nil {
+				notes = append(notes, fmt.Sprintf("%s is not a regular file in the sandbox's view; not copied back", real))
+				continue
+			}
+		}
+		switch {
+		case !ss.exists && !ok:
+			continue // never there
+		case !ss.exists && name == "HEAD":
+			notes = append(notes, real+" was removed inside; the host's is kept (a repository without HEAD is no repository)")
+			continue
+		case !ss.exists:
+			if err := os.Remove(real); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				notes = append(notes, fmt.Sprintf("removing %s: %v", real, err))
+				continue
+			}
+		default:
+			data, err := walls.ReadFileNoFollow(shadow, maxGitFile)
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("%s written inside was not copied back: %v", real, err))
+				continue
+			}
+			if err := checkGitFile(name, data); err != nil {
+				notes = append(notes, fmt.Sprintf("%s written inside was not copied back: %v", real, err))
+				continue
+			}
+			if err := writeFileAtomic(real, data); err != nil {
+				notes = append(notes, fmt.Sprintf("copying %s back: %v", real, err))
+				continue
+			}
+		}
+		sh.synced[name] = fileStamp{real: stampOf(real), shadow: stampOf(shadow)}
+	}
+	return notes
+}
+
+// checkGitFile accepts what git itself writes under name.
+func checkGitFile(name string, data []byte) error {
+	switch name {
+	case "index":
+		if len(data) > 0 && !bytes.HasPrefix(data, []byte("DIRC")) {
+			return errors.New("not a git index")
+		}
+		return nil
+	case "HEAD":
+		s := strings.TrimSuffix(string(data), "\n")
+		if ref, ok := strings.CutPrefix(s, "ref: "); ok {
+			if !strings.HasPrefix(ref, "refs/") || !validRefName(ref) {
+				return fmt.Errorf("HEAD names %q, not a ref under refs/", ref)
+			}
+			return nil
+		}
+		if !isHash(s) {
+			return errors.New("HEAD is neither a ref nor a commit hash")
+		}
+		return nil
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return errors.New("binary data in a text file")
+	}
+	switch name {
+	case "ORIG_HEAD", "MERGE_HEAD", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD":
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if !isHash(strings.TrimSpace(l)) {
+				return fmt.Errorf("%s holds %q, not a commit hash", name, l)
+			}
+		}
+	case "packed-refs":
+		for _, l := range strings.Split(string(data), "\n") {
+			f := strings.Fields(l)
+			switch {
+			case l == "" || strings.HasPrefix(l, "#"):
+			case strings.HasPrefix(l, "^") && isHash(l[1:]):
+			case len(f) == 2 && isHash(f[0]) && validRefName(f[1]):
+			default:
+				return fmt.Errorf("packed-refs line %q", l)
+			}
+		}
+	}
+	return nil
+}
+
+func isHash(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	return strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// validRefName is git's check-ref-format, the parts that matter here.
+func validRefName(r string) bool {
+	if r == "" || strings.HasSuffix(r, "/") || strings.HasSuffix(r, ".") || strings.Contains(r, "..") ||
+		strings.Contains(r, "@{") || strings.Contains(r, "//") {
+		return false
+	}
+	for _, part := range strings.Split(r, "/") {
+		if part == "" || strings.HasPrefix(part, ".") || strings.HasSuffix(part, ".lock") {
+			return false
+		}
+	}
+	for i := 0; i < len(r); i++ {
+		if c := r[i]; c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// readHeads reads the branch heads of a git directory: loose refs under
+// refs/heads over packed-refs.
+func readHeads(dir string) map[string]string {
+	out := map[string]string{}
+	if b, err := walls.ReadFileNoFollow(filepath.Join(dir, "packed-refs"), maxGitFile); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			f := strings.Fields(l)
+			if len(f) == 2 && isHash(f[0]) && strings.HasPrefix(f[1], "refs/heads/") {
+				out[f[1]] = f[0]
+			}
+		}
+	}
+	heads := filepath.Join(dir, "refs", "heads")
+	_ = filepath.WalkDir(heads, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || strings.HasSuffix(path, ".lock") {
+			return nil
+		}
+		b, err := walls.ReadFileNoFollow(path, 256)
+		if err != nil {
+			return nil
+		}
+		if h := strings.TrimSpace(string(b)); isHash(h) {
+			rel, _ := filepath.Rel(dir, path)
+			out[filepath.ToSlash(rel)] = h
+		}
+		return nil
+	})
+	return out
+}
+
+// isAncestor asks the host's git whether old is an ancestor of cur,
+// through options that keep planted configuration from running anything.
+// When git cannot tell (no git, a missing object), the move is reported.
+func isAncestor(ctx context.Context, gitDir, old, cur string) bool {
+	return hostGitOK(ctx, gitDir, "merge-base", "--is-ancestor", old, cur)
+}
+
+// hasObject reports whether the repository still holds commit h.
+func hasObject(ctx context.Context, gitDir, h string) bool {
+	return hostGitOK(ctx, gitDir, "cat-file", "-e", h+"^{commit}")
+}
+
+func hostGitOK(ctx context.Context, gitDir string, args ...string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return gitsafe.Command(ctx, "", append([]string{"--git-dir=" + gitDir}, args...)...).Run() == nil
+}
+
+func copyFileNoFollow(src, dst string) error {
+	data, err := walls.ReadFileNoFollow(src, maxGitFile)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(dst, data)
+}
+
+// writeFileAtomic replaces path by a new file (never writing through a
+// link planted at path).
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".harness-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	os.Chmod(f.Name(), 0o644)
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// close removes the shadows.
+func (gs *Session) Close() {
+	if gs != nil {
+		os.RemoveAll(gs.base)
+	}
+}
+
+// filterTampered drops from a tamper report the HEAD files of shadowed
+// git directories: commands may move HEAD, and after() checked and
+// reported what they did to it.
+func (gs *Session) FilterTampered(paths []string) []string {
+	if gs == nil {
+		return paths
+	}
+	var out []string
+	for _, p := range paths {
+		skip := false
+		for _, sh := range gs.Shadows {
+			skip = skip || p == filepath.Join(sh.Dir, "HEAD") && Contains(sh.Files, "HEAD")
+		}
+		if !skip {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,4 @@
+package walls
+
+// ONoFollow: Windows has no sandbox backend, and no O_NOFOLLOW.
+const ONoFollow = 0

@@ -1,0 +1,149 @@
+package walls
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestRefreshRereadsAdoptedRepositories runs Refresh (after each new repository a
+// "command" made) while the permission gate's checks and the file tools
+// read the same Policy from other goroutines, as a session with parallel
+// tool calls and sub-agents does. Under -race any unguarded read of what
+// Refresh grows fails it; afterwards every repository made must be
+// refused to writes.
+func TestRefreshRereadsAdoptedRepositories(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := filepath.Join(base, "proj")
+	if err := os.MkdirAll(filepath.Join(proj, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(base, "home"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPolicy(PolicyOptions{Project: proj, Home: filepath.Join(base, "home")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const repos = 20
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the "commands": each makes a repository, then Refresh
+		defer wg.Done()
+		defer close(done)
+		for i := range repos {
+			dot := filepath.Join(proj, fmt.Sprintf("r%d", i), ".git")
+			if err := os.MkdirAll(filepath.Join(dot, "hooks"), 0o755); err != nil {
+				t.Error(err)
+				return
+			}
+			os.WriteFile(filepath.Join(dot, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+			os.WriteFile(filepath.Join(dot, "config"), []byte("[core]\n\thooksPath = ../hooks"+fmt.Sprint(i)+"\n"), 0o644)
+			p.Refresh() // or a file-tool write's Refresh beside it
+		}
+	}()
+	readers := []func(n int) error{
+		func(n int) error { // the gate
+			p.CheckRead(filepath.Join(proj, "src", "a.go"))
+			if err := p.CheckWrite(filepath.Join(proj, "src", "a.go")); err != nil {
+				return err
+			}
+			p.CheckWrite(filepath.Join(proj, fmt.Sprintf("r%d", n%repos), ".git", "config"))
+			return nil
+		},
+		func(n int) error { // write_file, read_file, edit_file
+			path := filepath.Join(proj, "src", fmt.Sprintf("f%d.go", n%5))
+			if _, err := p.WriteFile(path, []byte("package src\n")); err != nil {
+				return err
+			}
+			_, _, err := p.ReadFile(path, 1<<20)
+			return err
+		},
+		func(n int) error { // glob, grep
+			return p.Walk(context.Background(), proj, func(string, fs.DirEntry) error { return nil })
+		},
+		func(n int) error { // what the backends and the launcher read
+			p.ProtectedNow()
+			p.ReadOnlyNow()
+			p.RoBinds()
+			p.MaskPaths()
+			p.KeepNow()
+			p.Generation()
+			p.Findings()
+			return nil
+		},
+	}
+	for _, read := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := read(n); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	found := map[string]bool{}
+	for _, f := range p.Findings() {
+		found[f.Path] = true
+	}
+	for i := range repos {
+		for _, rel := range []string{".git/config", ".git/hooks/pre-commit"} {
+			path := filepath.Join(proj, fmt.Sprintf("r%d", i), rel)
+			if err := p.CheckWrite(path); err == nil {
+				t.Errorf("%s writable after Refresh", path)
+			}
+			if _, err := p.WriteFile(path, []byte("x")); err == nil {
+				t.Errorf("WriteFile %s succeeded after Refresh", path)
+			}
+		}
+		if dot := filepath.Join(proj, fmt.Sprintf("r%d", i), ".git"); !found[dot] {
+			t.Errorf("Findings lacks %s", dot)
+		}
+		hooks := filepath.Join(proj, fmt.Sprintf("hooks%d", i), "pre-commit")
+		if err := p.CheckWrite(hooks); err == nil {
+			t.Errorf("hooks path %s writable after Refresh", hooks)
+		}
+	}
+}
+
+// TestHooksPathThatCannotBeMadeFailsClosed: a hooks path inside the
+// project that is missing is created so it can be held read-only; when it
+// cannot be, the policy must refuse to open, not go on without the
+// carve-out (a command could then create it full of hooks).
+func TestHooksPathThatCannotBeMadeFailsClosed(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := filepath.Join(base, "proj")
+	if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(proj, ".git", "config"), []byte("[core]\n\thooksPath = githooks\n"), 0o644)
+	refused := errors.New("no space left on device")
+	mkdirAll = func(string, os.FileMode) error { return refused }
+	t.Cleanup(func() { mkdirAll = os.MkdirAll })
+	_, err = NewPolicy(PolicyOptions{Project: proj})
+	if !errors.Is(err, refused) || !strings.Contains(err.Error(), "githooks") {
+		t.Fatalf("NewPolicy = %v, want the hooks path's error", err)
+	}
+}
