@@ -17,6 +17,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
@@ -39,7 +40,7 @@ func runTestRoles() {
 		fmt.Println(http.ListenAndServe("127.0.0.1:"+port, nil))
 		os.Exit(1)
 	case roleHarness:
-		pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: os.Args[1]})
+		pol, err := walls.NewPolicy(walls.PolicyOptions{Project: os.Args[1]})
 		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
@@ -76,7 +77,7 @@ func bgSandbox(t *testing.T) (sandbox.Sandbox, string, string) {
 	t.Cleanup(func() { os.RemoveAll(base) })
 	proj := filepath.Join(base, "proj")
 	os.MkdirAll(proj, 0o755)
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj})
 	if err != nil {
 		t.Fatal(err)
 	}

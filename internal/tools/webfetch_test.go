@@ -19,7 +19,7 @@ import (
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/permission"
-	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 )
 
 // fetchNet is the world a web_fetch test sees: the real proxy, deciding
@@ -35,11 +35,11 @@ type fetchNet struct {
 	asked  []string
 }
 
-func (n *fetchNet) proxy(t *testing.T, gate *permission.Gate) *sandbox.Proxy {
-	return &sandbox.Proxy{
-		Decide: func(ctx context.Context, host string, port int) sandbox.ConnVerdict {
+func (n *fetchNet) proxy(t *testing.T, gate *permission.Gate) *netproxy.Proxy {
+	return &netproxy.Proxy{
+		Decide: func(ctx context.Context, host string, port int) netproxy.ConnVerdict {
 			v := gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port})
-			return sandbox.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
+			return netproxy.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
 		},
 		LookupIP: func(_ context.Context, host string) ([]netip.Addr, error) {
 			a, ok := n.names[host]
