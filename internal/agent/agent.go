@@ -133,12 +133,18 @@ var ErrInterrupted = errors.New("interrupted")
 
 // Run runs one user turn to completion.
 func (a *Agent) Run(ctx context.Context, prompt string, obs Observer) (*Result, error) {
+	return a.RunWithImages(ctx, prompt, nil, obs)
+}
+
+// RunWithImages runs one user turn whose prompt carries images (pasted,
+// @image.png, --image), sent after the text.
+func (a *Agent) RunWithImages(ctx context.Context, prompt string, images []*llm.Image, obs Observer) (*Result, error) {
 	if obs == nil {
 		obs = nopObserver{}
 	}
 	obs = &guarded{obs: obs}
 	before := a.Usage()
-	res, err := a.run(ctx, prompt, obs)
+	res, err := a.run(ctx, prompt, images, obs)
 	if res != nil {
 		res.Usage = diff(a.Usage(), before)
 	}
@@ -150,7 +156,7 @@ func (a *Agent) Run(ctx context.Context, prompt string, obs Observer) (*Result, 
 	return res, err
 }
 
-func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, error) {
+func (a *Agent) run(ctx context.Context, prompt string, images []*llm.Image, obs Observer) (*Result, error) {
 	user := llm.Text(llm.RoleUser, prompt)
 	if a.o.Hooks != nil && a.o.Label == "" { // a sub-agent's task is not the user's prompt
 		o := a.o.Hooks.Fire(ctx, extend.Event{Name: extend.UserPromptSubmit, Prompt: prompt})
@@ -165,6 +171,9 @@ func (a *Agent) run(ctx context.Context, prompt string, obs Observer) (*Result, 
 		if o.Context != "" {
 			user.Blocks = append(user.Blocks, llm.Block{Type: llm.BlockText, Text: o.Context})
 		}
+	}
+	for _, img := range images {
+		user.Blocks = append(user.Blocks, llm.ImageBlock(img))
 	}
 	a.persistReminder(ctx, &user, true)
 	if err := a.appendMessage(user); err != nil {

@@ -106,6 +106,7 @@ type Session struct {
 	Resumed  bool
 	Warnings []notice.Notice // what opening it found, typed: the banner and harness run show Text, stream-json the object
 	Todos    *tools.TodoList // the plan of write_todos, shown in the reminder
+	Jobs     *tools.Jobs     // background commands (bash background: true), killed when the session closes
 	Walls    Walls           // the sandbox in force, against the strongest this OS offers
 	Skills   *skills.Set
 	// Checkpoints keep what every call that can write replaced, for undo

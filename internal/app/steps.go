@@ -283,7 +283,13 @@ func (b *builder) buildTools(context.Context) error {
 			return sandbox.Git(ctx, sb, pol.Project, args...)
 		})
 	}
-	env := &tools.Env{Sandbox: s.Sandbox, Wrote: b.reminder.Wrote, Notify: func(n notice.Notice) {
+	// read_file returns images to a model the catalogue says takes them.
+	m, _ := llm.LookupModel(s.Config.Model)
+	// Background commands end with the session: the cleanups run last
+	// first, so they are killed before the sandbox closes.
+	s.Jobs = &tools.Jobs{Sandbox: s.Sandbox}
+	s.cleanup = append(s.cleanup, s.Jobs.Close)
+	env := &tools.Env{Sandbox: s.Sandbox, Wrote: b.reminder.Wrote, Images: m.Images, Jobs: s.Jobs, Notify: func(n notice.Notice) {
 		err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: n.Text})
 		s.tell(n)
 		if err != nil {
@@ -308,6 +314,12 @@ func (b *builder) buildTools(context.Context) error {
 	s.Registry = tools.NewRegistry(gateAdapter{s.Gate, s}, append(tools.Builtins(env),
 		&tools.WriteTodos{List: s.Todos, Record: recordTodos},
 		&tools.ReadSkill{Skills: skillSet})...)
+	if s.Proxy != nil {
+		// web_fetch leaves through the same proxy as commands: the same
+		// net rules, questions, address checks and /network record.
+		s.Registry = s.Registry.With(&tools.WebFetch{Proxy: s.Proxy})
+	}
+	s.Registry = s.Registry.With(&tools.BashOutput{Jobs: s.Jobs}, &tools.BashStop{Jobs: s.Jobs})
 	return nil
 }
 

@@ -46,6 +46,7 @@ var chatCommands = []struct{ name, args, help string }{
 	{"/expand", "", "the last tool result, whole"},
 	{"/sandbox", "", "the walls in force"},
 	{"/network", "", "the connections commands made through the proxy, and the network rules"},
+	{"/ps", "[stop ID]", "the background commands; stop ID kills one and all it started"},
 	{"/permissions", "", "the permission rules in force"},
 	{"/exit", "", "quit (also Ctrl-D, or Ctrl-C twice)"},
 }
@@ -294,7 +295,7 @@ func (c *chat) cancelTurn() {
 // turn runs one agent turn and shows the status line after it.
 func (c *chat) turn(ctx context.Context, prompt string) {
 	pol := c.s.Sandbox.Policy()
-	prompt, notes := expandMentions(prompt, pol.Project, pol.DenyRead)
+	prompt, images, notes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(c.s.Config.Model))
 	for _, n := range notes {
 		c.r.Print(c.t.Style.Dim("@ " + n))
 	}
@@ -303,7 +304,7 @@ func (c *chat) turn(ctx context.Context, prompt string) {
 	var res *agent.Result
 	interrupted, err := c.withTurn(ctx, func(ctx context.Context) error {
 		var err error
-		res, err = c.s.Agent.Run(ctx, prompt, c.r)
+		res, err = c.s.Agent.RunWithImages(ctx, prompt, images, c.r)
 		return err
 	})
 	planned := c.s.Modes.Mode() == extend.ModePlan && !interrupted && err == nil
@@ -513,6 +514,8 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		c.r.Print(c.describePolicy())
 	case "/network":
 		c.r.Print(c.describeNetwork())
+	case "/ps":
+		c.r.Print(describeJobs(c.s.Jobs, arg))
 	case "/permissions":
 		c.r.Print(c.describeRules(arg == "all"))
 	default:

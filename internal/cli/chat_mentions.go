@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/harness-dev/harness/internal/llm"
 )
 
 // mentionRe finds @path mentions: an @ at a word start, then a path.
@@ -21,15 +23,25 @@ const mentionLimit = 100 << 10
 // paths and under mentionLimit, are attached; notes say what was attached
 // or why not.
 func expandMentions(prompt, project string, hidden []string) (string, []string) {
+	p, _, notes := attachMentions(prompt, project, hidden, false)
+	return p, notes
+}
+
+// attachMentions is expandMentions that also takes images: an @image.png
+// (or a dropped absolute path to one, from anywhere the sandbox does not
+// hide) becomes an image for a model that takes images (withImages), and
+// is never attached as text.
+func attachMentions(prompt, project string, hidden []string, withImages bool) (string, []*llm.Image, []string) {
 	var b strings.Builder
 	var notes []string
 	seen := map[string]bool{}
+	var images []*llm.Image
 	root, err := filepath.EvalSymlinks(project)
 	if err != nil {
-		return prompt, nil
+		return prompt, nil, nil
 	}
-	for _, m := range mentionRe.FindAllStringSubmatch(prompt, -1) {
-		name := strings.TrimRight(m[1], ".,;:!?)")
+	for _, m := range mentions(prompt) {
+		name := strings.TrimRight(m.name, ".,;:!?)")
 		if seen[name] {
 			continue
 		}
@@ -41,6 +53,19 @@ func expandMentions(prompt, project string, hidden []string) (string, []string) 
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			continue // not a file: an @ in prose
+		}
+		if llm.IsImagePath(real) {
+			img, note := attachImage(name, real, hidden, withImages)
+			if img != nil {
+				images = append(images, img)
+			}
+			if note != "" {
+				notes = append(notes, note)
+			}
+			continue
+		}
+		if m.bare {
+			continue // a bare path is taken only for an image
 		}
 		rel, err := filepath.Rel(root, real)
 		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
@@ -72,9 +97,9 @@ func expandMentions(prompt, project string, hidden []string) (string, []string) 
 		notes = append(notes, fmt.Sprintf("attached %s (%d lines)", rel, strings.Count(string(data), "\n")))
 	}
 	if b.Len() == 0 {
-		return prompt, notes
+		return prompt, images, notes
 	}
-	return prompt + b.String(), notes
+	return prompt + b.String(), images, notes
 }
 
 // isHidden reports whether path is one of the sandbox's hidden paths or

@@ -26,6 +26,7 @@ type runOptions struct {
 	Prompt       string
 	OutputFormat string
 	MaxCost      float64 // USD at list price; zero: no limit
+	Images       []string
 }
 
 func newRunCommand(g *globalOptions, stdio Stdio) *cobra.Command {
@@ -68,6 +69,7 @@ be known.
 	cmd.Flags().StringVarP(&o.Prompt, "prompt", "p", "", "the task (\"-\" reads it from stdin)")
 	cmd.Flags().StringVar(&o.OutputFormat, "output-format", "text", "text, json or stream-json")
 	cmd.Flags().Float64Var(&o.MaxCost, "max-cost", 0, "stop once the run has cost this many USD at list price")
+	cmd.Flags().StringArrayVar(&o.Images, "image", nil, "send this image (PNG, JPEG, GIF, WebP; a screenshot) with the prompt; repeatable")
 	return cmd
 }
 
@@ -145,6 +147,11 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		fmt.Fprintln(stdio.Err, "harness: warning:", ui.Visible(w.Text))
 	}
 
+	images, err := loadRunImages(s.Config.Model, o.Images)
+	if err != nil {
+		return err
+	}
+
 	var obs agent.Observer
 	var stream *streamObserver
 	switch o.OutputFormat {
@@ -190,7 +197,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		prompt = p
 	}
 	s.Checkpoints.StartTurn()
-	res, runErr := s.Agent.Run(runCtx, prompt, watch)
+	res, runErr := s.Agent.RunWithImages(runCtx, prompt, images, watch)
 	out := runResult{SessionID: s.ID, Sandbox: &s.Walls}
 	if res != nil {
 		out.Result, out.Steps = res.Text, res.Steps

@@ -83,6 +83,7 @@ func TestScripts(t *testing.T) {
 			"llm":      cmdLLM,
 			"origin":   cmdOrigin,
 			"nouserns": cmdNoUserns,
+			"mkpng":    cmdMkPNG,
 		},
 		RequireExplicitExec: true,
 		Condition: func(cond string) (bool, error) {
@@ -243,6 +244,17 @@ func cmdLLM(ts *testscript.TestScript, neg bool, args []string) {
 			Messages any
 			Reminder string
 		}{reqs[i].Path, reqs[i].Model, reqs[i].Tools, reqs[i].Messages, reqs[i].Reminder}))
+	case "images":
+		// llm images I: the images request I carried, as the server saw them.
+		i, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		reqs := srv.Requests()
+		if i >= len(reqs) {
+			ts.Fatalf("request %d: only %d received", i, len(reqs))
+		}
+		for _, im := range reqs[i].Images {
+			fmt.Fprintf(ts.Stdout(), "%s %dx%d %s\n", im.Where, im.Width, im.Height, im.MediaType)
+		}
 	case "body":
 		// llm body I: print request I's raw body.
 		i, err := strconv.Atoi(args[1])

@@ -25,7 +25,9 @@
 //     that cuts the first copy gives the next its text back. With
 //     Config.TrimText (off by default) it cuts old assistant text over
 //     900 chars to about 500, never the answer that ended a user's turn.
-//     Each block is rewritten at most once.
+//     Each block is rewritten at most once. An old image (a user's image
+//     block or a tool result's image) is always stubbed to a line naming
+//     it, since it costs up to thousands of tokens every time it is sent.
 //   - Drop empties the oldest tool results when the count is over
 //     CompactAt × Window, enough at once to get well under it.
 //

@@ -30,6 +30,9 @@ func Estimate(m llm.Message) int {
 		case llm.BlockToolResult:
 			n += toolOverhead + len(b.Content)/charsPerToken
 		}
+		if b.Image != nil {
+			n += b.Image.Tokens()
+		}
 	}
 	return n
 }

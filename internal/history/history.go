@@ -144,11 +144,16 @@ type BlockEdit struct {
 	// Layer, when set, is recorded on the block instead of the edit's
 	// (a fold or a trim inside a strip).
 	Layer string `json:"block_layer,omitempty"`
+	// Unimage removes the image of a tool result, or turns an image block
+	// into the text block Text (an old image is never resent in full).
+	Unimage bool `json:"unimage,omitempty"`
 }
 
 // want is the block type an edit applies to.
 func (be BlockEdit) want() llm.BlockType {
 	switch {
+	case be.Unimage && be.Text != "":
+		return llm.BlockImage
 	case be.Input != nil:
 		return llm.BlockToolUse
 	case be.Text != "":
@@ -278,8 +283,13 @@ func (h *History) setBlock(be BlockEdit, layer string) {
 		m.Blocks[be.Block].Input = be.Input
 	case llm.BlockText:
 		m.Blocks[be.Block].Text = be.Text
+	case llm.BlockImage:
+		m.Blocks[be.Block] = llm.Block{Type: llm.BlockText, Text: be.Text}
 	default:
 		m.Blocks[be.Block].Content = be.Content
+		if be.Unimage {
+			m.Blocks[be.Block].Image = nil
+		}
 	}
 	if be.Layer != "" {
 		layer = be.Layer

@@ -179,7 +179,7 @@ func (h *History) Squeeze(target int) []Edit {
 // worth writing: only results not yet stripped or dropped, and only when the
 // stub is shorter than what it replaces.
 func (h *History) stripBlock(b llm.Block) (string, bool) {
-	if b.Type != llm.BlockToolResult || (b.Layer != "" && b.Layer != LayerCap) || len(b.Content) <= h.cfg.Stub {
+	if b.Type != llm.BlockToolResult || b.Image != nil || (b.Layer != "" && b.Layer != LayerCap) || len(b.Content) <= h.cfg.Stub {
 		return "", false
 	}
 	if failed(b) {
@@ -195,6 +195,24 @@ func (h *History) stripBlock(b llm.Block) (string, bool) {
 	head := cutAt(b.Content, h.cfg.Stub, false)
 	stub := head + fmt.Sprintf("\n[harness strip: %d more chars of this old output removed; run the tool again to see them]", len(b.Content)-len(head))
 	return stub, h.stubWorth(stub, b.Content)
+}
+
+// imageStub is the edit that takes an old image out: an image block
+// becomes a line of text naming it, a tool result loses its image and says
+// so. An image costs hundreds to thousands of tokens each time it is sent,
+// and the model has already looked at it.
+func imageStub(i, j int, b llm.Block) (BlockEdit, bool) {
+	switch {
+	case b.Image == nil:
+		return BlockEdit{}, false
+	case b.Type == llm.BlockImage:
+		return BlockEdit{Message: i, Block: j, Unimage: true,
+			Text: "[harness strip: the " + b.Image.Describe() + " shown here earlier was removed; ask for it again (read_file on the file) to see it]"}, true
+	case b.Type == llm.BlockToolResult:
+		return BlockEdit{Message: i, Block: j, Unimage: true,
+			Content: b.Content + "\n[harness strip: the " + b.Image.Describe() + " returned here was removed; read it again to see it]"}, true
+	}
+	return BlockEdit{}, false
 }
 
 // stubWorth reports whether stub is worth writing in place of content.
@@ -240,7 +258,8 @@ func (h *History) Volatile() int {
 			_, okI := h.stripInput(b)
 			_, okT := h.trimBlock(i, b)
 			_, okF := folds[[2]int{i, j}]
-			if okR || okI || okT || okF {
+			_, okM := imageStub(i, j, b)
+			if okR || okI || okT || okF || okM {
 				return back
 			}
 		}
@@ -256,6 +275,9 @@ func (h *History) strippable() int {
 		for j, b := range h.msgs[i].Blocks {
 			if stub, ok := h.stripBlock(b); ok {
 				saved += (len(b.Content) - len(stub)) / charsPerToken
+			}
+			if _, ok := imageStub(i, j, b); ok {
+				saved += b.Image.Tokens()
 			}
 			if in, ok := h.oldInput(b); ok {
 				saved += (len(b.Input) - len(in)) / charsPerToken
@@ -280,6 +302,9 @@ func (h *History) strip() (Edit, bool) {
 		for j, b := range h.msgs[i].Blocks {
 			if stub, ok := h.stripBlock(b); ok {
 				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: stub})
+			}
+			if be, ok := imageStub(i, j, b); ok {
+				e.Blocks = append(e.Blocks, be)
 			}
 			if in, ok := h.oldInput(b); ok {
 				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Input: in})
@@ -359,7 +384,7 @@ func (h *History) dropTo(target, end int) (Edit, bool) {
 			if dropped == "" {
 				continue
 			}
-			e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: dropped})
+			e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: dropped, Unimage: b.Image != nil})
 			tokens -= (len(b.Content) - len(dropped)) / charsPerToken
 		}
 	}

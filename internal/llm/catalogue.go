@@ -22,7 +22,10 @@ type Model struct {
 	ContextWindow int
 	MaxOutput     int
 	Reasoning     bool
-	Price         *Price
+	// Images says the model takes image input (vision), so a pasted
+	// screenshot or read_file of an image reaches it as an image block.
+	Images bool
+	Price  *Price
 	// Family makes the entry match every model whose name starts with
 	// Name and a dash ("gemini-3-flash" covers "gemini-3-flash-preview").
 	// Without it only the name itself and its dated snapshots match.
@@ -46,6 +49,7 @@ type wireModel struct {
 	ContextWindow int        `json:"context_window,omitempty"`
 	MaxOutput     int        `json:"max_output,omitempty"`
 	Reasoning     bool       `json:"reasoning,omitempty"`
+	Images        bool       `json:"images,omitempty"`
 	Price         *wirePrice `json:"price,omitempty"`
 	Family        bool       `json:"family,omitempty"`
 	Source        string     `json:"source,omitempty"`
@@ -100,7 +104,7 @@ func ParseCatalogue(r io.Reader) (*Catalogue, error) {
 			return nil, fmt.Errorf("model catalogue: entry %d has no name", i+1)
 		}
 		m := Model{Name: wm.Name, Aliases: wm.Aliases, Provider: wm.Provider, ContextWindow: wm.ContextWindow,
-			MaxOutput: wm.MaxOutput, Reasoning: wm.Reasoning, Family: wm.Family, Source: wm.Source}
+			MaxOutput: wm.MaxOutput, Reasoning: wm.Reasoning, Images: wm.Images, Family: wm.Family, Source: wm.Source}
 		if p := wm.Price; p != nil {
 			if p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
 				return nil, fmt.Errorf("model catalogue: %s has a negative price", wm.Name)
@@ -144,6 +148,7 @@ func (c *Catalogue) Merge(over *Catalogue) *Catalogue {
 			m.Price = o.Price
 		}
 		m.Reasoning = m.Reasoning || o.Reasoning
+		m.Images = m.Images || o.Images
 		m.Family = m.Family || o.Family
 		m.Aliases = append(m.Aliases, o.Aliases...)
 		if o.Source != "" {

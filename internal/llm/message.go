@@ -27,6 +27,9 @@ const (
 	BlockRedactedThinking BlockType = "redacted_thinking"
 	BlockToolUse          BlockType = "tool_use"
 	BlockToolResult       BlockType = "tool_result"
+	// BlockImage is an image the user gave (a path, @image.png, --image),
+	// in a user message; Image holds it.
+	BlockImage BlockType = "image"
 )
 
 // Block is one piece of a message. It is also the stored form in the session
@@ -74,6 +77,9 @@ type Block struct {
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	Content   string `json:"content,omitempty"`
 	IsError   bool   `json:"is_error,omitempty"`
+	// Image is the picture of an image block, or the one a tool result
+	// returns (read_file of a PNG) to a model that takes images.
+	Image *Image `json:"image,omitempty"`
 
 	// Layer records which context layer last rewrote this block's content
 	// (see package history). It is metadata for the harness and never sent

@@ -30,9 +30,15 @@ func (b *Bash) ReadOnlyVariant() Tool {
 }
 
 type bashArgs struct {
-	Command string `json:"command"`
-	Timeout int    `json:"timeout"`
+	Command    string `json:"command"`
+	Timeout    int    `json:"timeout"`
+	Background bool   `json:"background"`
 }
+
+// background says whether this bash can start background commands: the
+// session's, never a sub-agent's (its read-only copy has no Jobs), so
+// nothing outlives the sub-agent.
+func (b *Bash) background() bool { return b.Env != nil && b.Env.Jobs != nil && !b.ReadOnly }
 
 // Spec implements Tool.
 func (b *Bash) Spec() llm.Tool {
@@ -42,7 +48,7 @@ func (b *Bash) Spec() llm.Tool {
 		where = "write only /tmp (private to this session): the project is read-only here, so build outputs and " +
 			"test caches must go to /tmp; it reaches the network only through harness's proxy (allowed hosts; others are refused with a message)"
 	}
-	return llm.Tool{
+	t := llm.Tool{
 		Name: "bash",
 		Description: "Run a shell command (/bin/sh -c) in the project directory, inside a sandbox: it can read the filesystem " +
 			"(except secrets), " + where + ". stdin is empty, so interactive commands fail; pass flags like -y. Returns stdout and " +
@@ -51,6 +57,13 @@ func (b *Bash) Spec() llm.Tool {
 			"grep for files; use bash to build, test, and run programs.",
 		Schema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string","description":"The command to run."},"timeout":{"type":"integer","description":"Timeout in seconds (default 60, max 600)."}},"required":["command"]}`),
 	}
+	if b.background() {
+		t.Description += " background: true starts a long-running command (a dev server, a watcher) and returns its job id at once; " +
+			"it keeps running, inside the same walls, until bash_stop or the end of the session. Read its new output with bash_output; " +
+			"other commands reach a server it started on localhost."
+		t.Schema = json.RawMessage(`{"type":"object","properties":{"command":{"type":"string","description":"The command to run."},"timeout":{"type":"integer","description":"Timeout in seconds (default 60, max 600); not for background commands."},"background":{"type":"boolean","description":"Run in the background and return its job id at once."}},"required":["command"]}`)
+	}
+	return t
 }
 
 // Access implements Tool.
@@ -70,6 +83,16 @@ func (b *Bash) Run(ctx context.Context, input json.RawMessage) Result {
 	var a bashArgs
 	if err := decode(input, &a, "command"); err != nil {
 		return Errorf("%v", err)
+	}
+	if a.Background {
+		if !b.background() {
+			return Errorf("background commands are not available here; run it in the foreground with a timeout")
+		}
+		id, err := b.Env.Jobs.Start(a.Command, b.ReadOnly)
+		if err != nil {
+			return Errorf("the command could not be started: %v", err)
+		}
+		return Result{Content: fmt.Sprintf("started in the background as %s. Read its output with bash_output {\"id\":%q}; stop it with bash_stop. It ends with the session.", id, id)}
 	}
 	timeout := time.Duration(a.Timeout) * time.Second
 	if timeout > 600*time.Second {

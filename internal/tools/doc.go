@@ -9,7 +9,15 @@
 // (read_file, write_file, edit_file, glob, grep) run on the host and obey the
 // same sandbox Policy. write_todos keeps the session's plan (logged whole on
 // every change) and read_skill loads a skill's instructions. The task tool
-// lives in package subagent, since it builds an agent.
+// lives in package subagent, since it builds an agent. web_fetch leaves the
+// host only through a ConnServer (the session's sandbox.Proxy), so a fetch
+// is decided, address-checked and recorded exactly like a command's
+// connection, redirects included. bash with background: true hands the
+// command to Jobs, which runs it through the same sandbox Run under a
+// context the session's end cancels; bash_output reads its new output and
+// bash_stop kills it with all it started. A sub-agent's read-only bash has
+// no Jobs, so nothing outlives it. read_file of an image returns the
+// picture (Result.Image) when Env.Images says the model takes images.
 //
 // A tool's Spec is sent to the model on every request, so its name, text and
 // schema are constants: changing them costs a prefix-cache miss.

@@ -19,6 +19,11 @@ type Env struct {
 	// Wrote, when set, is told of every file write_file or edit_file wrote,
 	// so the reminder does not send the model back to re-read its own work.
 	Wrote func(path string)
+	// Images says the model takes images: read_file of a PNG, JPEG, GIF
+	// or WebP then returns the picture itself.
+	Images bool
+	// Jobs, when set, lets bash start background commands (the session's).
+	Jobs *Jobs
 }
 
 func (e *Env) wrote(path string) {

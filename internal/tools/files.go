@@ -39,7 +39,7 @@ func (r *ReadFile) Spec() llm.Tool {
 		Description: "Read a text file. Returns lines prefixed with their 1-based line number and a tab (like cat -n). " +
 			"By default the first 2000 lines; use offset (first line, 1-based) and limit (number of lines) to page " +
 			"through longer files. Lines longer than 2000 characters are cut. Binary files are refused. Paths are " +
-			"relative to the project root unless absolute. Read a file before editing it.",
+			"relative to the project root unless absolute. Read a file before editing it." + r.imagesNote(),
 		Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"File to read."},"offset":{"type":"integer","description":"First line to return, 1-based (default 1)."},"limit":{"type":"integer","description":"Number of lines to return (default 2000)."}},"required":["path"]}`),
 	}
 }
@@ -63,6 +63,9 @@ func (r *ReadFile) Run(ctx context.Context, input json.RawMessage) Result {
 	data, _, err := r.Env.policy().ReadFile(path, maxFileBytes)
 	if err != nil {
 		return Errorf("%v", fileError(a.Path, err))
+	}
+	if llm.IsImagePath(path) && isBinary(data) {
+		return r.image(a.Path, data)
 	}
 	if isBinary(data) {
 		return Errorf("%s looks binary (%d bytes); read_file only shows text. Use bash (file, xxd | head, strings) to inspect it", a.Path, len(data))

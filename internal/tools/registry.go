@@ -34,6 +34,9 @@ func (f GateFunc) Check(ctx context.Context, a Access) (bool, string) { return f
 type Result struct {
 	Content string
 	IsError bool
+	// Image, when set, goes to the model with the result (read_file of an
+	// image, for a model that takes images).
+	Image *llm.Image
 
 	malformed bool // the call itself was malformed: the harness's feedback
 }
@@ -149,7 +152,7 @@ func (r *Registry) Names() []string {
 // panics and never returns an error: every failure is a result for the model.
 func (r *Registry) Run(ctx context.Context, call llm.Block) (out llm.Block) {
 	res := r.run(ctx, call)
-	b := llm.Block{Type: llm.BlockToolResult, ToolUseID: call.ID, Content: res.Content, IsError: res.IsError}
+	b := llm.Block{Type: llm.BlockToolResult, ToolUseID: call.ID, Content: res.Content, IsError: res.IsError, Image: res.Image}
 	if res.malformed {
 		b.Layer = llm.LayerFeedback // the harness's words on a malformed call
 	}

@@ -121,9 +121,21 @@ type wireBlock struct {
 	Name         string          `json:"name,omitempty"`
 	Input        json.RawMessage `json:"input,omitempty"`
 	ToolUseID    string          `json:"tool_use_id,omitempty"`
-	Content      *string         `json:"content,omitempty"`
+	Content      any             `json:"content,omitempty"` // *string, or []wireBlock with an image
 	IsError      bool            `json:"is_error,omitempty"`
+	Source       *imageSource    `json:"source,omitempty"`
 	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+}
+
+// imageSource is an image block's source: base64 inline.
+type imageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+func imageBlock(img *llm.Image) wireBlock {
+	return wireBlock{Type: "image", Source: &imageSource{Type: "base64", MediaType: img.MediaType, Data: img.Data}}
 }
 
 var emptyObject = json.RawMessage(`{}`)
@@ -154,7 +166,16 @@ func wireBlockOf(b llm.Block) (wireBlock, bool) {
 		return wireBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: toolInput(b.Input)}, true
 	case llm.BlockToolResult:
 		c := b.Content
+		if b.Image != nil {
+			// A tool result may hold images beside its text.
+			return wireBlock{Type: "tool_result", ToolUseID: b.ToolUseID, Content: []wireBlock{{Type: "text", Text: &c}, imageBlock(b.Image)}, IsError: b.IsError}, true
+		}
 		return wireBlock{Type: "tool_result", ToolUseID: b.ToolUseID, Content: &c, IsError: b.IsError}, true
+	case llm.BlockImage:
+		if b.Image == nil {
+			return wireBlock{}, false
+		}
+		return imageBlock(b.Image), true
 	}
 	return wireBlock{}, false
 }

@@ -294,6 +294,12 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req, wr, _, errBody := s.decodeResponses(body)
 	req.Method, req.Path, req.Header = r.Method, r.URL.Path, r.Header.Clone()
+	var imgStatus int
+	var imgErr string
+	req.Images, imgStatus, imgErr = checkImages(FormatOpenAI, body)
+	if errBody == "" && imgStatus != 0 {
+		errBody = imgErr
+	}
 
 	s.mu.Lock()
 	limit, count := s.limit, s.count

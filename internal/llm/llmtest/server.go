@@ -101,6 +101,10 @@ type Request struct {
 	// PrefixFailures are the thinking blocks that failed the prefix check
 	// (PreservedThinking), as "messages.I.content.J".
 	PrefixFailures []string
+	// Images are the images the request carried, as the server decoded
+	// them (a request with an image the real server refuses is answered
+	// 400, as it would be).
+	Images []ImageSeen
 	// Rejected is the error body the server answered with because the
 	// request broke a rule, a mode's requirement or the window ("" when
 	// it was served, or failed only as scripted). Set once answered.
@@ -238,6 +242,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req := decodeRequest(f, body)
 	req.Method, req.Path, req.Header = r.Method, r.URL.Path, r.Header.Clone()
+	images, imgStatus, imgErr := checkImages(f, body)
+	req.Images = images
 
 	s.mu.Lock()
 	preserved, limit, count := s.preserved, s.limit, s.count
@@ -285,6 +291,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		obs(req)
 		s.mu.Lock()
+	}
+	if imgStatus != 0 {
+		reject(imgStatus, imgErr)
+		s.mu.Unlock()
+		return
 	}
 	if st, eb := s.reject(f, body); st != 0 {
 		reject(st, eb)

@@ -280,20 +280,51 @@ func wireMessages(i int, m llm.Message, p Profile) []wireMessage {
 	}
 	var out []wireMessage
 	var textBlocks []int
+	// A tool message holds text only, so the images of tool results and
+	// the user's own go in the user message after the tool messages.
+	var images []any
 	for j, b := range m.Blocks {
 		switch {
 		case b.Type == llm.BlockToolResult:
 			out = append(out, wireMessage{Role: "tool", Content: str(b.Content), ToolCallID: b.ToolUseID, src: i, blocks: []int{j}})
+			if b.Image != nil {
+				images = append(images, contentPart{Type: "text", Text: "The " + b.Image.Describe() + " returned by tool call " + b.ToolUseID + ":"}, imagePartOf(b.Image))
+				textBlocks = append(textBlocks, j)
+			}
+		case b.Type == llm.BlockImage && b.Image != nil:
+			images = append(images, imagePartOf(b.Image))
+			textBlocks = append(textBlocks, j)
 		case b.Blank():
 		case b.Type == llm.BlockText:
 			text = append(text, b.Text)
 			textBlocks = append(textBlocks, j)
 		}
 	}
+	if len(images) > 0 {
+		var parts []any
+		if len(text) > 0 {
+			parts = append(parts, contentPart{Type: "text", Text: strings.Join(text, "\n\n")})
+		}
+		return append(out, wireMessage{Role: "user", Content: append(parts, images...), src: i, blocks: textBlocks})
+	}
 	if len(text) > 0 || len(out) == 0 {
 		out = append(out, wireMessage{Role: "user", Content: str(strings.Join(text, "\n\n")), src: i, blocks: textBlocks})
 	}
 	return out
+}
+
+// imagePart is an image content part: a data: URL.
+type imagePart struct {
+	Type     string `json:"type"` // image_url
+	ImageURL struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+}
+
+func imagePartOf(img *llm.Image) imagePart {
+	p := imagePart{Type: "image_url"}
+	p.ImageURL.URL = img.DataURL()
+	return p
 }
 
 // joinDetails concatenates reasoning_details arrays into one.

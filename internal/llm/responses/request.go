@@ -51,6 +51,12 @@ type wirePart struct {
 	Text string `json:"text"`
 }
 
+// imagePart is an input_image content part: a data: URL.
+type imagePart struct {
+	Type     string `json:"type"` // input_image
+	ImageURL string `json:"image_url"`
+}
+
 type wireCall struct {
 	Type      string `json:"type"`
 	ID        string `json:"id,omitempty"`
@@ -155,14 +161,34 @@ func userMessage(text string) wireMessage {
 func userItems(m llm.Message) []any {
 	var out []any
 	var text []string
+	// Images (the user's, and those tool results return) go in the user
+	// message after the outputs, as in Chat Completions.
+	var images []any
 	for _, b := range m.Blocks {
 		switch {
 		case b.Type == llm.BlockToolResult:
 			out = append(out, wireOutput{Type: "function_call_output", CallID: b.ToolUseID, Output: b.Content})
+			if b.Image != nil {
+				images = append(images, wirePart{Type: "input_text", Text: "The " + b.Image.Describe() + " returned by tool call " + b.ToolUseID + ":"},
+					imagePart{Type: "input_image", ImageURL: b.Image.DataURL()})
+			}
+		case b.Type == llm.BlockImage && b.Image != nil:
+			images = append(images, imagePart{Type: "input_image", ImageURL: b.Image.DataURL()})
 		case b.Blank():
 		case b.Type == llm.BlockText:
 			text = append(text, b.Text)
 		}
+	}
+	if len(images) > 0 {
+		var parts []any
+		if len(text) > 0 {
+			parts = append(parts, wirePart{Type: "input_text", Text: strings.Join(text, "\n\n")})
+		}
+		return append(out, struct {
+			Type    string `json:"type"`
+			Role    string `json:"role"`
+			Content []any  `json:"content"`
+		}{"message", "user", append(parts, images...)})
 	}
 	if len(text) > 0 || len(out) == 0 {
 		out = append(out, userMessage(strings.Join(text, "\n\n")))

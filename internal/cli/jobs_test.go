@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/llm/llmtest"
+)
+
+// TestChatPs: the model starts a command in the background, /ps lists it,
+// /ps stop ends it, and /ps shows it ended.
+func TestChatPs(t *testing.T) {
+	srv, _ := chatEnv(t, "anthropic", "claude-haiku-4-5")
+	proj := t.TempDir()
+	os.MkdirAll(filepath.Join(proj, ".agents"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".agents", "permissions"), []byte("allow bash sleep *\n"), 0o644)
+	srv.Enqueue(
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"sleep 271828","background":true}`}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"sleep 314159","background":true}`}}},
+		llmtest.Reply{Text: "Started them."},
+	)
+	in := strings.Join([]string{"start the watcher", "/ps", "/ps stop job-1", "/ps", "/exit"}, "\n") + "\n"
+	got, _ := chatPiped(t, proj, in)
+	for _, re := range []string{
+		`job-1 +running \d+s +sleep 271828`,
+		`job-2 +running \d+s +sleep 314159`,
+		`job-1 was stopped: it and every process it started were killed`,
+		`job-1 +exited \d+ +sleep 271828`,
+	} {
+		if !regexp.MustCompile(re).MatchString(got) {
+			t.Errorf("missing %q in:\n%s", re, got)
+		}
+	}
+	// The one left running ended with the session, on the host too.
+	if procs := hostSleeps("314159"); len(procs) > 0 {
+		t.Errorf("a background command outlived the session: %v", procs)
+	}
+	reqs := srv.Requests()
+	if len(reqs) < 2 || !strings.Contains(string(reqs[1].Body), "started in the background as job-1") {
+		t.Errorf("the model was not told the job id")
+	}
+}
+
+// hostSleeps lists the host's processes running sleep ARG.
+func hostSleeps(arg string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && string(cmd) == "sleep\x00"+arg+"\x00" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}

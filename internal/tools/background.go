@@ -1,0 +1,285 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/sandbox"
+)
+
+// Jobs are the session's background commands (bash with background: true):
+// each runs through the same sandbox Run as any command, so inside the same
+// walls and bounds, under a context that Close cancels, which kills it and
+// everything it started (the sandbox kills the whole process tree, and its
+// PID namespace dies with harness). They outlive the tool call, never the
+// session.
+type Jobs struct {
+	Sandbox sandbox.Sandbox
+	// Lifetime bounds a background command (default 12 h): a forgotten
+	// server does not run for ever.
+	Lifetime time.Duration
+	// Keep is how much of a job's latest output is kept (default 1 MiB).
+	Keep int
+
+	mu     sync.Mutex
+	ctx    context.Context
+	cancel context.CancelFunc
+	seq    int
+	jobs   map[string]*job
+	wg     sync.WaitGroup
+	closed bool
+}
+
+type job struct {
+	id, command string
+	started     time.Time
+	cancel      context.CancelFunc
+	done        chan struct{}
+
+	mu      sync.Mutex
+	out     []byte // the latest Keep bytes
+	total   int64  // bytes written in all
+	read    int64  // bytes handed to the model so far
+	res     *sandbox.Result
+	err     error
+	stopped bool
+}
+
+func (j *job) Write(p []byte) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.out = append(j.out, p...)
+	j.total += int64(len(p))
+	return len(p), nil
+}
+
+// JobInfo is one background command, for /ps.
+type JobInfo struct {
+	ID, Command string
+	Started     time.Time
+	Running     bool
+	ExitCode    int
+}
+
+func (js *Jobs) init() {
+	if js.jobs == nil {
+		js.jobs = map[string]*job{}
+		js.ctx, js.cancel = context.WithCancel(context.Background())
+	}
+}
+
+// Start runs script in the background and returns its id.
+func (js *Jobs) Start(script string, readOnly bool) (string, error) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	js.init()
+	if js.closed {
+		return "", fmt.Errorf("the session is ending")
+	}
+	js.seq++
+	id := "job-" + strconv.Itoa(js.seq)
+	life := js.Lifetime
+	if life <= 0 {
+		life = 12 * time.Hour
+	}
+	keep := js.Keep
+	if keep <= 0 {
+		keep = 1 << 20
+	}
+	ctx, cancel := context.WithCancel(js.ctx)
+	j := &job{id: id, command: script, started: time.Now(), cancel: cancel, done: make(chan struct{})}
+	js.jobs[id] = j
+	js.wg.Add(1)
+	go func() {
+		defer js.wg.Done()
+		defer close(j.done)
+		defer cancel()
+		w := &keepTail{j: j, keep: keep}
+		res, err := js.Sandbox.Run(ctx, sandbox.Cmd{Script: script, Timeout: life, ReadOnly: readOnly, Stdout: w, Stderr: w})
+		j.mu.Lock()
+		j.res, j.err = res, err
+		j.mu.Unlock()
+	}()
+	return id, nil
+}
+
+// keepTail keeps the latest keep bytes of a job's output.
+type keepTail struct {
+	j    *job
+	keep int
+}
+
+func (k *keepTail) Write(p []byte) (int, error) {
+	n, _ := k.j.Write(p)
+	k.j.mu.Lock()
+	if over := len(k.j.out) - k.keep; over > 0 {
+		k.j.out = append([]byte(nil), k.j.out[over:]...)
+	}
+	k.j.mu.Unlock()
+	return n, nil
+}
+
+func (js *Jobs) get(id string) (*job, bool) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j, ok := js.jobs[strings.TrimSpace(id)]
+	return j, ok
+}
+
+// List returns the background commands, oldest first.
+func (js *Jobs) List() []JobInfo {
+	js.mu.Lock()
+	var all []*job
+	for _, j := range js.jobs {
+		all = append(all, j)
+	}
+	js.mu.Unlock()
+	sort.Slice(all, func(a, b int) bool { return all[a].started.Before(all[b].started) })
+	var out []JobInfo
+	for _, j := range all {
+		out = append(out, j.info())
+	}
+	return out
+}
+
+func (j *job) info() JobInfo {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	in := JobInfo{ID: j.id, Command: j.command, Started: j.started, Running: j.res == nil && j.err == nil}
+	if j.res != nil {
+		in.ExitCode = j.res.ExitCode
+	}
+	return in
+}
+
+// news returns the output not yet read and the job's state.
+func (j *job) news() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var sb strings.Builder
+	start := j.total - int64(len(j.out)) // offset of out[0]
+	if j.read < start {
+		fmt.Fprintf(&sb, "[%d bytes of output were not kept; the latest follow]\n", start-j.read)
+		j.read = start
+	}
+	sb.Write(j.out[j.read-start:])
+	j.read = j.total
+	if sb.Len() > 0 && !strings.HasSuffix(sb.String(), "\n") {
+		sb.WriteByte('\n')
+	}
+	switch {
+	case j.err != nil:
+		fmt.Fprintf(&sb, "[%s could not run: %v]", j.id, j.err)
+	case j.res == nil:
+		fmt.Fprintf(&sb, "[%s is running, for %s]", j.id, time.Since(j.started).Round(time.Second))
+	case j.stopped:
+		fmt.Fprintf(&sb, "[%s was stopped: it and every process it started were killed]", j.id)
+	default:
+		fmt.Fprintf(&sb, "[%s exited with code %d]", j.id, j.res.ExitCode)
+	}
+	return sb.String()
+}
+
+// Stop kills a job and everything it started, and waits for it.
+func (js *Jobs) Stop(id string) (string, error) {
+	j, ok := js.get(id)
+	if !ok {
+		return "", fmt.Errorf("no background command %q; /ps lists them", id)
+	}
+	j.mu.Lock()
+	if j.res == nil && j.err == nil {
+		j.stopped = true
+	}
+	j.mu.Unlock()
+	j.cancel()
+	select {
+	case <-j.done:
+	case <-time.After(30 * time.Second):
+		return "", fmt.Errorf("%s did not end within 30 s of being stopped", id)
+	}
+	return j.news(), nil
+}
+
+// Close kills every background command with all it started, and waits.
+func (js *Jobs) Close() {
+	js.mu.Lock()
+	js.init()
+	js.closed = true
+	js.mu.Unlock()
+	js.cancel()
+	js.wg.Wait()
+}
+
+// BashOutput reads what a background command printed since the last read.
+type BashOutput struct{ Jobs *Jobs }
+
+type jobArgs struct {
+	ID string `json:"id"`
+}
+
+// Spec implements Tool.
+func (b *BashOutput) Spec() llm.Tool {
+	return llm.Tool{
+		Name: "bash_output",
+		Description: "Read the new output of a background command (bash with background: true): what it printed since the " +
+			"last read, then whether it is still running or its exit code.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The job id bash gave (job-1)."}},"required":["id"]}`),
+	}
+}
+
+// Access implements Tool: reading a job's output touches nothing.
+func (b *BashOutput) Access(input json.RawMessage) (Access, error) {
+	var a jobArgs
+	return Access{Tool: "bash_output"}, decode(input, &a, "id")
+}
+
+// Run implements Tool.
+func (b *BashOutput) Run(_ context.Context, input json.RawMessage) Result {
+	var a jobArgs
+	if err := decode(input, &a, "id"); err != nil {
+		return Errorf("%v", err)
+	}
+	j, ok := b.Jobs.get(a.ID)
+	if !ok {
+		return Errorf("no background command %q", a.ID)
+	}
+	return Result{Content: j.news()}
+}
+
+// BashStop stops a background command and everything it started.
+type BashStop struct{ Jobs *Jobs }
+
+// Spec implements Tool.
+func (b *BashStop) Spec() llm.Tool {
+	return llm.Tool{
+		Name:        "bash_stop",
+		Description: "Stop a background command: it and every process it started are killed. Returns its last output.",
+		Schema:      json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The job id bash gave (job-1)."}},"required":["id"]}`),
+	}
+}
+
+// Access implements Tool: stopping the agent's own job needs no approval.
+func (b *BashStop) Access(input json.RawMessage) (Access, error) {
+	var a jobArgs
+	return Access{Tool: "bash_stop"}, decode(input, &a, "id")
+}
+
+// Run implements Tool.
+func (b *BashStop) Run(_ context.Context, input json.RawMessage) Result {
+	var a jobArgs
+	if err := decode(input, &a, "id"); err != nil {
+		return Errorf("%v", err)
+	}
+	out, err := b.Jobs.Stop(a.ID)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	return Result{Content: out}
+}

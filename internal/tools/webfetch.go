@@ -1,0 +1,288 @@
+package tools
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"golang.org/x/net/html/charset"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+// ConnServer serves one client connection to the session's network proxy
+// (*sandbox.Proxy): web_fetch's only way out, so a fetch obeys the same
+// net rules, asks the same way and is recorded like a command's connection.
+type ConnServer interface {
+	Serve(ctx context.Context, c net.Conn)
+}
+
+// WebFetch fetches a URL on the host through the session's proxy and
+// returns it as Markdown (HTML) or text. Every connection, redirects
+// included, is a new one through the proxy, so each hop is decided and its
+// address checked (private, loopback, link-local and metadata addresses
+// only by a rule naming host and port exactly) on the address dialled.
+type WebFetch struct {
+	Proxy ConnServer
+	// MaxBytes bounds the body read (default 10 MiB); the result is then
+	// capped and spilled like any tool result.
+	MaxBytes int64
+	// TLS is the client TLS configuration; nil means the system roots
+	// (tests give their own).
+	TLS *tls.Config
+}
+
+const (
+	defaultFetchBytes   = 10 << 20
+	defaultFetchTimeout = 30 * time.Second
+	maxFetchTimeout     = 120 * time.Second
+	maxRedirects        = 10
+	// proxyHost is where plain-HTTP requests are addressed; the dial
+	// never leaves the process (a pipe to the proxy).
+	proxyHost = "harness-proxy.invalid:3128"
+)
+
+type fetchArgs struct {
+	URL     string `json:"url"`
+	Raw     bool   `json:"raw"`
+	Timeout int    `json:"timeout"`
+}
+
+// Spec implements Tool.
+func (w *WebFetch) Spec() llm.Tool {
+	return llm.Tool{
+		Name: "web_fetch",
+		Description: "Fetch an http(s) URL from the host through harness's network proxy (the same allowed hosts as bash: an unlisted host " +
+			"asks the user; private, loopback and cloud-metadata addresses are refused unless a rule names that host and port exactly; " +
+			"each redirect is checked again). HTML is converted to Markdown (raw: true returns the body as sent, e.g. to read a page's source); " +
+			"other text is returned as is. The result starts with the final URL, the status and the content type; long pages are cut " +
+			"and saved whole to a file you can page. For a local dev server, curl it from bash instead.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","description":"The http:// or https:// URL to fetch."},"raw":{"type":"boolean","description":"Return the body as sent instead of converting HTML to Markdown."},"timeout":{"type":"integer","description":"Timeout in seconds (default 30, max 120)."}},"required":["url"]}`),
+	}
+}
+
+func parseFetchURL(s string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return nil, fmt.Errorf("bad url: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("url %q: only http:// and https:// URLs can be fetched", s)
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("url %q names no host", s)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("url %q carries credentials; harness does not send them", s)
+	}
+	return u, nil
+}
+
+// Access implements Tool. The tool call itself touches no file and runs no
+// command; the connection is decided by the proxy, host by host.
+func (w *WebFetch) Access(input json.RawMessage) (Access, error) {
+	var a fetchArgs
+	if err := decode(input, &a, "url"); err != nil {
+		return Access{}, err
+	}
+	if _, err := parseFetchURL(a.URL); err != nil {
+		return Access{}, err
+	}
+	return Access{Tool: "web_fetch", Command: a.URL}, nil
+}
+
+// errProxyRefused is a refusal by the proxy (a rule, the user, or an
+// address only an exact rule reaches), as opposed to the site's answer.
+type errProxyRefused struct{ reason string }
+
+func (e *errProxyRefused) Error() string { return e.reason }
+
+// transport sends every request through the proxy over in-process pipes:
+// plain HTTP in absolute form, HTTPS through a CONNECT tunnel opened here,
+// so that the proxy's reason for a refusal reaches the model.
+func (w *WebFetch) transport(ctx context.Context) *http.Transport {
+	pipe := func() net.Conn {
+		c, s := net.Pipe()
+		go w.Proxy.Serve(ctx, s)
+		return c
+	}
+	return &http.Transport{
+		Proxy: func(r *http.Request) (*url.URL, error) {
+			if r.URL.Scheme == "http" {
+				return &url.URL{Scheme: "http", Host: proxyHost}, nil
+			}
+			return nil, nil
+		},
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			if addr == proxyHost {
+				return pipe(), nil
+			}
+			return connect(ctx, pipe(), addr)
+		},
+		TLSClientConfig:       w.TLS,
+		DisableKeepAlives:     true, // each hop a new connection, decided anew
+		TLSHandshakeTimeout:   15 * time.Second,
+		ResponseHeaderTimeout: 30 * time.Second,
+	}
+}
+
+// connect opens a CONNECT tunnel to addr over c.
+func connect(ctx context.Context, c net.Conn, addr string) (net.Conn, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	if _, err := fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr); err != nil {
+		c.Close()
+		return nil, err
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		c.Close()
+		return nil, &errProxyRefused{reason: strings.TrimSpace(strings.TrimPrefix(string(body), "harness: "))}
+	}
+	c.SetDeadline(time.Time{})
+	return &bufConn{Conn: c, r: br}, nil
+}
+
+// bufConn reads what the CONNECT answer's reader buffered first.
+type bufConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// Run implements Tool.
+func (w *WebFetch) Run(ctx context.Context, input json.RawMessage) Result {
+	var a fetchArgs
+	if err := decode(input, &a, "url"); err != nil {
+		return Errorf("%v", err)
+	}
+	u, err := parseFetchURL(a.URL)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if w.Proxy == nil {
+		return Errorf("web_fetch is not available: this session has no network proxy")
+	}
+	timeout := defaultFetchTimeout
+	if a.Timeout > 0 {
+		timeout = min(time.Duration(a.Timeout)*time.Second, maxFetchTimeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var hops []string
+	client := &http.Client{
+		Transport: w.transport(ctx),
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= maxRedirects {
+				return fmt.Errorf("stopped after %d redirects", maxRedirects)
+			}
+			hops = append(hops, req.URL.String())
+			return nil
+		},
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return Errorf("bad url: %v", err)
+	}
+	req.Header.Set("User-Agent", "harness-web-fetch")
+	req.Header.Set("Accept", "text/html, text/markdown;q=0.9, text/plain;q=0.8, */*;q=0.5")
+	resp, err := client.Do(req)
+	if err != nil {
+		var ref *errProxyRefused
+		if errors.As(err, &ref) {
+			return Errorf("web_fetch %s: refused by harness: %s%s", u, ref.reason, via(hops))
+		}
+		if ctx.Err() == context.DeadlineExceeded {
+			return Errorf("web_fetch %s: timed out after %s%s", u, timeout, via(hops))
+		}
+		return Errorf("web_fetch %s: %v%s", u, err, via(hops))
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("X-Harness-Proxy") == "refused" {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return Errorf("web_fetch %s: refused by harness: %s%s", resp.Request.URL, strings.TrimSpace(strings.TrimPrefix(string(body), "harness: ")), via(hops))
+	}
+	limit := w.MaxBytes
+	if limit <= 0 {
+		limit = defaultFetchBytes
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	cut := int64(len(body)) > limit
+	if cut {
+		body = body[:limit]
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "URL: %s\nStatus: %s\n", resp.Request.URL, resp.Status)
+	ctype := resp.Header.Get("Content-Type")
+	if ctype != "" {
+		fmt.Fprintf(&sb, "Content-Type: %s\n", ctype)
+	}
+	if len(hops) > 0 {
+		fmt.Fprintf(&sb, "Redirected from: %s\n", u)
+	}
+	if err != nil {
+		fmt.Fprintf(&sb, "[the body was cut short: %v]\n", err)
+	}
+	if cut {
+		fmt.Fprintf(&sb, "[the body is larger than %d bytes; only the first %d were read]\n", limit, limit)
+	}
+	sb.WriteByte('\n')
+	sb.WriteString(render(ctx, body, ctype, resp.Request.URL, a.Raw))
+	return Result{Content: sb.String(), IsError: resp.StatusCode >= 400}
+}
+
+func via(hops []string) string {
+	if len(hops) == 0 {
+		return ""
+	}
+	return " (redirected through " + strings.Join(hops, " -> ") + ")"
+}
+
+// render turns a body into text for the model: HTML to Markdown (links
+// made absolute against the final URL), text as is, binary described.
+func render(ctx context.Context, body []byte, ctype string, final *url.URL, raw bool) string {
+	mt, _, _ := mime.ParseMediaType(ctype)
+	if mt == "" {
+		mt = http.DetectContentType(body)
+		mt, _, _ = mime.ParseMediaType(mt)
+	}
+	textual := strings.HasPrefix(mt, "text/") || strings.HasSuffix(mt, "+xml") || strings.HasSuffix(mt, "+json") ||
+		mt == "application/json" || mt == "application/xml" || mt == "application/javascript" || mt == "application/xhtml+xml"
+	if !textual {
+		return fmt.Sprintf("[%d bytes of %s: not text, not shown]", len(body), mt)
+	}
+	// Decode to UTF-8 from the declared (or sniffed) charset.
+	if r, err := charset.NewReader(strings.NewReader(string(body)), ctype); err == nil {
+		if b, err := io.ReadAll(r); err == nil {
+			body = b
+		}
+	}
+	if raw || (mt != "text/html" && mt != "application/xhtml+xml") {
+		return string(body)
+	}
+	md, err := htmltomarkdown.ConvertString(string(body), converter.WithContext(ctx), converter.WithDomain(final.Scheme+"://"+final.Host))
+	if err != nil {
+		return fmt.Sprintf("[the HTML could not be converted to Markdown (%v); the raw body follows]\n%s", err, body)
+	}
+	return md
+}
