@@ -125,6 +125,10 @@ func allowFlags(rules []string) string {
 	}
 	var flags []string
 	for _, r := range rules {
+		if host, ok := strings.CutPrefix(r, "net "); ok {
+			flags = append(flags, "--allow-net "+host)
+			continue
+		}
 		flags = append(flags, "--allow "+shellQuote(r))
 	}
 	return strings.Join(flags, " ")
