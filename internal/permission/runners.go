@@ -148,6 +148,11 @@ var (
 		{long: "log-level", arg: needArg}, {long: "log-cli-level", arg: needArg}, {long: "log-format", arg: needArg},
 		{long: "log-file-level", arg: needArg}, {long: "color", arg: needArg}, {long: "dist", arg: needArg},
 		{long: "timeout", arg: needArg}, {long: "lfnf", arg: needArg}, {long: "cov", arg: optArg},
+		// Exact names that would otherwise read as prefixes of the above
+		// (--co of --config-file, --pdb of --pdbcls).
+		{long: "co"}, {long: "collect-only"}, {long: "lf"}, {long: "ff"}, {long: "nf"}, {long: "sw"},
+		{long: "pdb"}, {long: "trace"}, {long: "setup-show"}, {long: "setup-only"}, {long: "setup-plan"},
+		{long: "cache-clear"}, {long: "cache-show", arg: optArg}, {long: "runxfail"},
 	}}
 
 	// python -m unittest [discover -s START -t TOP].

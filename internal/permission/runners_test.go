@@ -85,7 +85,8 @@ func TestRunnerOptions(t *testing.T) {
 		}, []string{"pytest", "pytest -x -q tests/", "pytest -p no:cacheprovider", "pytest -k 'a and not b' -vv",
 			"python -m pytest -o log_cli=true", "python3 -m pytest --basetemp=/tmp/pt", "pytest --junitxml=/tmp/r.xml",
 			"PYTHONPATH=. pytest", "PYTHONPATH=sub:. python3 -m pytest", "pytest --cov=src --cov-report=term-missing",
-			"pytest -c sub/pytest.ini", "pytest --lf -n 2", "uv run pytest -x"}},
+			"pytest -c sub/pytest.ini", "pytest --lf -n 2", "uv run pytest -x", "pytest --co -q", "pytest --co tests",
+			"pytest --pdb -x", "pytest --cache-clear --ff"}},
 		{"unittest", []string{
 			"python3 -m unittest discover -s /tmp/t|runs tests from outside", "python -m unittest discover -t /tmp|outside the project",
 		}, []string{"python3 -m unittest", "python3 -m unittest -v", "python -m unittest discover -s sub -p 'test_*.py'",
