@@ -77,19 +77,6 @@ func (r *refusals) matchCall(call, res llm.Block) {
 	}
 }
 
-// needApproval counts the calls refused for want of an approval.
-func (r *refusals) needApproval() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, f := range r.refused {
-		if f.rec.Answer == permission.AnswerHeadless {
-			n++
-		}
-	}
-	return n
-}
-
 // denials are the refusals as run's JSON lists them, in order.
 func (r *refusals) denials(project string) []denialJSON {
 	r.mu.Lock()
