@@ -62,8 +62,8 @@ func TestExitStatus(t *testing.T) {
 		{"failure saying accepts", configured, []string{"run", "--project", filepath.Join(proj, "accepts 2 args"), "hi"}, 1, `accepts 2 args: no such file`, nil},
 		{"sandboxed command's own status", nil, []string{"sandbox", "--backend", "none", "--project", proj, "--", "sh", "-c", "exit 7"}, 7, `no sandbox`, nil},
 		{"sandboxed command timed out", nil, []string{"sandbox", "--backend", "none", "--project", proj, "--timeout", "200ms", "--", "sleep", "30"}, 124, `timed out`, nil},
-		// A headless run whose only write needed an approval it cannot ask for.
-		{"nothing written", served, []string{"run", "--sandbox", "none", "--project", proj, "make a file"}, 3, `nothing was written: 1 call\(s\) needed an approval`,
+		// A headless run in which a call needed an approval it cannot ask for.
+		{"needs approval", served, []string{"run", "--sandbox", "none", "--project", proj, "make a file"}, 3, `1 call\(s\) were refused for want of an approval`,
 			[]llmtest.Reply{{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "bash", Input: `{"command":"touch made-by-agent"}`}}}, {Text: "ok"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"errors"
+	"encoding/json"
 	"fmt"
-	"io/fs"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -16,119 +12,173 @@ import (
 	"github.com/harness-dev/harness/internal/permission"
 )
 
-// exitNothingWritten is harness run's status when the task needed writes
-// and every one was refused for want of an approval nobody can give
-// headless.
-const exitNothingWritten = 3
+// exitNeedsApproval is harness run's status when the task finished but
+// calls were refused for want of an approval nobody can give headless:
+// whatever the model says, the work may be incomplete.
+const exitNeedsApproval = 3
 
-// refusals tallies, for harness run, the calls the gate refused because
-// they needed an approval.
-type refusals struct {
-	mu      sync.Mutex
-	refused []permission.Record
+// denialJSON is one refused call in run's result. tool_name, tool_use_id
+// and tool_input are Claude Code's names for the same list in `claude -p
+// --output-format json` (its permission_denials, as SDKs parse them, e.g.
+// hex.pm claude_code ClaudeCode.Session.PermissionDenial); the rest says
+// why and what would admit it.
+type denialJSON struct {
+	ToolName  string          `json:"tool_name"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	ToolInput json.RawMessage `json:"tool_input"`
+	// Verdict is "ask" (refused for want of an approval) or "deny" (a
+	// deny rule or the sandbox's walls: no flag but --add-dir or editing
+	// the rule admits it).
+	Verdict string `json:"verdict"`
+	Rule    string `json:"rule"` // the rule or reason that decided
+	// Allow is the flag that would admit it, for an "ask": --allow 'RULE'
+	// (the same rule can go in .agents/permissions), or --yolo.
+	Allow string `json:"allow,omitempty"`
 }
 
+// refusals collects, for harness run, the calls the gate refused, and
+// matches them to the tool calls they refused.
+type refusals struct {
+	mu      sync.Mutex
+	refused []refusal
+}
+
+type refusal struct {
+	rec  permission.Record
+	call *llm.Block // the tool call, once its result is seen
+}
+
+// note is the session's OnDecision: every refusal, the sub-agents' too.
 func (r *refusals) note(rec permission.Record) {
-	if rec.Answer != "deny (non-interactive)" {
+	if !strings.HasPrefix(rec.Answer, "deny") {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.refused = append(r.refused, rec)
+	r.refused = append(r.refused, refusal{rec: rec})
 }
 
-// stampLimit bounds the files projectStamp looks at.
-const stampLimit = 50000
-
-// projectStamp condenses the project's files (path, size, modification
-// time; not .git) into one value, so a run can tell whether anything in
-// the project changed. ok is false for a project too big to look at.
-func projectStamp(root string) (stamp string, ok bool) {
-	h := sha256.New()
-	n := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable parts count as unchanged
-		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		if n++; n > stampLimit {
-			return errTooBig
-		}
-		if fi, err := d.Info(); err == nil {
-			fmt.Fprintf(h, "%s\x00%d\x00%d\x00%v\n", p, fi.Size(), fi.ModTime().UnixNano(), fi.Mode())
-		}
-		return nil
-	})
-	if err != nil {
-		return "", false
+// matchCall ties a refused tool result to the earliest refusal whose
+// message it carries (the registry returns the gate's message as the
+// result), for the call's id and input.
+func (r *refusals) matchCall(call, res llm.Block) {
+	if !res.IsError {
+		return
 	}
-	return string(h.Sum(nil)), true
-}
-
-var errTooBig = errors.New("too many files")
-
-// allowRe finds the flags a headless refusal names (the gate's message to
-// the model ends "re-run with --allow 'PATTERN' … or --yolo").
-var allowRe = regexp.MustCompile(`--allow '(?:[^']|'\\'')*'`)
-
-// blocked says why nothing could be written, with what would allow it,
-// or "" when something in the project changed (before and after are
-// projectStamp's) or nothing was refused. messages are the refusals'
-// texts as the model got them, for the --allow flags they name.
-func (r *refusals) blocked(project, before, after string, messages []string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.refused) == 0 || before == "" || before != after {
+	for i := range r.refused {
+		f := &r.refused[i]
+		if f.call == nil && f.rec.Message != "" && strings.HasPrefix(res.Content, f.rec.Message) {
+			c := call
+			f.call = &c
+			return
+		}
+	}
+}
+
+// denials are the refusals as run's JSON lists them, in order.
+func (r *refusals) denials(project string) []denialJSON {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := []denialJSON{}
+	for _, f := range r.refused {
+		d := denialJSON{ToolName: f.rec.Tool, Verdict: "deny", Rule: f.rec.Rule}
+		if f.call != nil {
+			d.ToolUseID, d.ToolInput = f.call.ID, f.call.Input
+		}
+		if !json.Valid(d.ToolInput) {
+			in := map[string]string{}
+			if f.rec.Command != "" {
+				in["command"] = f.rec.Command
+			} else {
+				in["path"] = relToProject(f.rec.Path, project)
+			}
+			d.ToolInput, _ = json.Marshal(in)
+		}
+		if f.rec.Answer == permission.AnswerHeadless {
+			d.Verdict, d.Allow = "ask", allowFlags(f.rec.Admit)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// allowFlags are the --allow flags admitting rules (TOOL PATTERN), or
+// --yolo when there are none.
+func allowFlags(rules []string) string {
+	if len(rules) == 0 {
+		return "--yolo"
+	}
+	var flags []string
+	for _, r := range rules {
+		if host, ok := strings.CutPrefix(r, "net "); ok {
+			flags = append(flags, "--allow-net "+host)
+			continue
+		}
+		flags = append(flags, "--allow "+shellQuote(r))
+	}
+	return strings.Join(flags, " ")
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func relToProject(p, project string) string {
+	if rel, ok := strings.CutPrefix(p, project+"/"); ok {
+		return rel
+	}
+	return p
+}
+
+// summary says, for the run's error, which calls needed an approval and
+// the flags that would admit them all; "" when none did.
+func (r *refusals) summary(project string) string {
+	var asks []denialJSON
+	for _, d := range r.denials(project) {
+		if d.Verdict == "ask" {
+			asks = append(asks, d)
+		}
+	}
+	if len(asks) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "nothing was written: %d call(s) needed an approval, which harness run cannot ask for:", len(r.refused))
-	for _, rec := range r.refused {
-		what := rec.Command
-		if what == "" {
-			what = strings.TrimPrefix(strings.TrimPrefix(rec.Path, project), "/")
-		}
-		fmt.Fprintf(&b, "\n  %s %s  (%s)", rec.Tool, firstLine(what), rec.Rule)
-	}
+	fmt.Fprintf(&b, "%d call(s) were refused for want of an approval, which harness run cannot ask for; the task may be unfinished whatever the answer says:", len(asks))
 	seen := map[string]bool{}
 	var flags []string
-	for _, m := range messages {
-		for _, f := range allowRe.FindAllString(m, -1) {
-			if !seen[f] {
-				seen[f] = true
-				flags = append(flags, f)
+	for _, d := range asks {
+		what := d.ToolInput
+		var in map[string]any
+		if json.Unmarshal(d.ToolInput, &in) == nil {
+			for _, k := range []string{"command", "path"} {
+				if v, ok := in[k].(string); ok {
+					what = json.RawMessage(v)
+					break
+				}
 			}
+		}
+		fmt.Fprintf(&b, "\n  %s %s  (%s)", d.ToolName, firstLine(string(what)), d.Rule)
+		if d.Allow != "--yolo" && !seen[d.Allow] {
+			seen[d.Allow] = true
+			flags = append(flags, d.Allow)
 		}
 	}
 	if len(flags) > 0 {
 		fmt.Fprintf(&b, "\nre-run with %s (or --yolo; the sandbox stays on), or put the rules in .agents/permissions", strings.Join(flags, " "))
 	} else {
-		b.WriteString("\nre-run with --allow 'PATTERN' for what it needs, or --yolo (the sandbox stays on)")
+		b.WriteString("\nre-run with --yolo (the sandbox stays on): no --allow rule can cover these")
 	}
 	return b.String()
 }
 
-// refusalWatch keeps the texts of results refused headless (they name
-// the --allow flags) on the way to the run's observer.
+// refusalWatch ties refused tool results to the gate's refusals on the
+// way to the run's observer.
 type refusalWatch struct {
 	agent.Observer
-	mu   sync.Mutex
-	msgs []string
+	r *refusals
 }
 
 func (w *refusalWatch) OnToolEnd(call, res llm.Block, d time.Duration) {
-	if res.IsError && strings.Contains(res.Content, "non-interactive mode") {
-		w.mu.Lock()
-		w.msgs = append(w.msgs, res.Content)
-		w.mu.Unlock()
-	}
+	w.r.matchCall(call, res)
 	w.Observer.OnToolEnd(call, res, d)
-}
-
-func (w *refusalWatch) messages() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]string(nil), w.msgs...)
 }

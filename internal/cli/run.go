@@ -43,17 +43,35 @@ PROMPT is the arguments joined by spaces, or -p PROMPT; "-" reads it from stdin.
 Output formats:
   text         the final answer on stdout, progress on stderr
   json         one object: result, session_id, steps, usage, cost_usd, is_error,
-               and with is_error a reason (error, max_steps, interrupted, budget,
-               nothing_written) and error
+               permission_denials, and with is_error a reason (error,
+               max_steps, interrupted, budget, needs_approval) and error
   stream-json  one JSON event a line, ending with the result object
+
+permission_denials lists every call the gate refused: tool_name, tool_use_id
+and tool_input (as Claude Code's -p JSON names them), verdict ("ask": it
+needed an approval; "deny": a deny rule or the sandbox's walls), rule (what
+decided) and, for an "ask", allow: the --allow flag (or --yolo) that would
+admit it.
 
 --max-cost USD stops the run after the first model reply that brings its cost
 at list price (or the PRICE_* settings) to USD or more; the model's price must
 be known.
-` + exitStatusHelp + `  3    nothing was written: the project is unchanged and calls were refused
-       for want of an approval, which a headless run cannot ask for; the
-       message names the --allow flags (or rules for .agents/permissions)
-       that would admit them
+
+EXIT STATUS
+  0    success: the agent finished and no call needed an approval
+  1    failure: the agent or a provider failed, or --max-steps or --max-cost
+       stopped it first (reason error, max_steps, budget)
+  2    bad usage (unknown flag, missing prompt)
+  3    the agent finished, but calls were refused for want of an approval,
+       which a headless run cannot ask for (reason needs_approval): the work
+       may be unfinished whatever the answer says, and whatever the run
+       wrote (a test run's caches count as much as the edit it needed). The
+       message and permission_denials name the --allow flags that would
+       admit them. Calls a deny rule or the walls refused are listed too
+       but do not change the status.
+  130  interrupted (SIGINT or SIGTERM); completed steps are saved
+  A failure or an interruption decides the status over refusals; the JSON
+  lists the refusals either way.
 `,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -85,6 +103,8 @@ type runResult struct {
 	Reason    string     `json:"reason,omitempty"` // with is_error: one of the reason* values
 	Sandbox   *app.Walls `json:"sandbox,omitempty"`
 	Error     string     `json:"error,omitempty"`
+	// PermissionDenials are the calls the gate refused, in order.
+	PermissionDenials []denialJSON `json:"permission_denials"`
 	// SandboxFindings are the repositories, gitdirs and hooks paths that
 	// appeared during the run, each with what it configures to run.
 	SandboxFindings []findingJSON `json:"sandbox_findings,omitempty"`
@@ -92,11 +112,11 @@ type runResult struct {
 
 // Why a run ended in error, for runResult.Reason.
 const (
-	reasonError       = "error"           // the agent or the provider failed
-	reasonMaxSteps    = "max_steps"       // the step limit came first
-	reasonInterrupted = "interrupted"     // SIGINT or SIGTERM
-	reasonBudget      = "budget"          // --max-cost was reached
-	reasonBlocked     = "nothing_written" // every write needed an approval
+	reasonError       = "error"          // the agent or the provider failed
+	reasonMaxSteps    = "max_steps"      // the step limit came first
+	reasonInterrupted = "interrupted"    // SIGINT or SIGTERM
+	reasonBudget      = "budget"         // --max-cost was reached
+	reasonApproval    = "needs_approval" // calls were refused for want of an approval
 )
 
 type usageJSON struct {
@@ -189,8 +209,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		budget = &budgetObserver{Observer: obs, price: price, max: o.MaxCost, stop: cancel}
 		obs = budget
 	}
-	watch := &refusalWatch{Observer: obs}
-	before, _ := projectStamp(s.Sandbox.Policy().Project)
+	watch := &refusalWatch{Observer: obs, r: &tally}
 	prompt := o.Prompt
 	// "/name args" runs a custom command (package extend), as in chat.
 	if p, _, ok := s.Commands.Expand(strings.TrimSpace(prompt)); ok {
@@ -226,10 +245,15 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 			out.Error = fmt.Sprintf("stopped at $%.6f, over --max-cost $%.6f; completed steps are saved: resume with harness run --resume %s", budget.spent(), o.MaxCost, s.ID)
 		}
 	}
-	if !out.IsError && before != "" {
-		after, _ := projectStamp(s.Sandbox.Policy().Project)
-		if why := tally.blocked(s.Sandbox.Policy().Project, before, after, watch.messages()); why != "" {
-			out.IsError, out.Reason, out.Error = true, reasonBlocked, why
+	// Refusals decide the status, not whether the disk changed: a test
+	// run rewrites its caches whether or not the edit it needed was made.
+	project := s.Sandbox.Policy().Project
+	out.PermissionDenials = tally.denials(project)
+	if why := tally.summary(project); why != "" {
+		if !out.IsError {
+			out.IsError, out.Reason, out.Error = true, reasonApproval, why
+		} else if out.Error != "" {
+			out.Error += "\n" + why
 		}
 	}
 	found, later := s.Sandbox.Policy().Findings(), s.LaterRun.All()
@@ -262,8 +286,8 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		switch out.Reason {
 		case reasonInterrupted:
 			code = exitInterrupted
-		case reasonBlocked:
-			code = exitNothingWritten
+		case reasonApproval:
+			code = exitNeedsApproval
 		}
 		return &ExitError{Code: code, Err: errors.New(msg)}
 	}
@@ -330,7 +354,11 @@ func (p *progressObserver) OnToolStart(call llm.Block) {
 	fmt.Fprintf(p.w, "⚙ %s  %s\n", ui.Visible(call.Name), ui.Visible(summarizeInput(call)))
 }
 func (p *progressObserver) OnToolEnd(call, res llm.Block, d time.Duration) {
-	if res.IsError {
+	switch {
+	case res.IsError && strings.HasPrefix(res.Content, "Not run:"):
+		// A refusal is shown whole: its end names the flag that admits it.
+		fmt.Fprintf(p.w, "  ✗ %s\n", ui.Visible(strings.Join(strings.Fields(res.Content), " ")))
+	case res.IsError:
 		fmt.Fprintf(p.w, "  ✗ %s\n", ui.Visible(firstLine(res.Content)))
 	}
 }

@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -220,6 +222,42 @@ func TestCorpus(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Fatal("bwrap is not installed (apt-get install bubblewrap): the corpus must run in the real sandbox")
 	}
+	// The cases run in shards side by side, each with projects, sandboxes
+	// and gates of its own: most of a case's time is the sandbox starting
+	// and the command running (go vet and go test compile until they are
+	// killed), not this process. Cases are dealt round-robin so the slow
+	// ones spread.
+	// The shards are goroutines, not t.Parallel subtests: -test.parallel
+	// (GOMAXPROCS) would let only two run at once, and they are waiting,
+	// not computing.
+	n := corpusShards()
+	var wg sync.WaitGroup
+	for i := range n {
+		var shard []corpusCase
+		for j := i; j < len(cases); j += n {
+			shard = append(shard, cases[j])
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(fmt.Sprintf("shard%d", i), func(t *testing.T) { runCorpusShard(t, shard) })
+		}()
+	}
+	wg.Wait()
+}
+
+// corpusShards is how many shards of the corpus run at once:
+// HARNESS_CORPUS_SHARDS, else four per CPU (the shards mostly wait on
+// the sandbox's processes), at most 8.
+func corpusShards() int {
+	if n, err := strconv.Atoi(os.Getenv("HARNESS_CORPUS_SHARDS")); err == nil && n > 0 {
+		return n
+	}
+	return min(4*runtime.GOMAXPROCS(0), 8)
+}
+
+// runCorpusShard runs cases in order in the real sandbox.
+func runCorpusShard(t *testing.T, cases []corpusCase) {
 	ctx := context.Background()
 	// A project (with its policy, sandbox and gate) serves until a command
 	// changes it; then the next case gets a fresh one. .git is in the
@@ -298,7 +336,9 @@ func TestCorpus(t *testing.T) {
 				if len(changed) > 0 {
 					fresh(t)
 				}
-				if r.ExitCode == 0 {
+				// A command killed at the timeout ran: its syntax is
+				// not in question, so bash would only run it again.
+				if r.ExitCode == 0 || r.TimedOut {
 					break
 				}
 			}

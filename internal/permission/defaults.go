@@ -29,6 +29,7 @@ var defaultRules = []string{
 	// Test runners.
 	"allow bash go test *", "allow bash go vet *", "allow bash pytest *",
 	"allow bash python -m pytest *", "allow bash python3 -m pytest *",
+	"allow bash python -m unittest *", "allow bash python3 -m unittest *",
 	"allow bash npm test *", "allow bash npm run test *", "allow bash yarn test *",
 	"allow bash pnpm test *", "allow bash cargo test *", "allow bash make test *",
 	"allow bash make check *",

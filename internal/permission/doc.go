@@ -45,6 +45,18 @@
 // and the unique prefixes getopt_long and git accept; a word computed at
 // run time in an option's place asks.
 //
+// Test runners and build tools (runners.go: go, make, pytest, python -m
+// unittest, npm/pnpm/yarn, cargo, mvn, gradle, dotnet, rspec, and through
+// bundle exec, uv run, poetry run, npx...) run the project's code, but
+// every option naming a program, shell, preload or config that can name
+// one asks, as does one naming a directory or file of code or config
+// outside the project, or a runner started in the private /tmp; their
+// output options are writes; the variables they read as flags or
+// programs (GOFLAGS, PYTEST_ADDOPTS, NODE_OPTIONS, npm_config_*,
+// RUSTC_WRAPPER, MAKEFLAGS...) ask, and PYTHONPATH-like lists pass only
+// inside the project. env -S STRING is split as env splits it and read
+// as the command it is.
+//
 // Read-only tools stay read-only option by option: rg --pre and
 // --hostname-bin, go vet -vettool/-toolexec, sort --compress-program,
 // find -exec/-ok (their command is checked), sed's e command and s///e,
@@ -150,7 +162,8 @@
 // With a Prompter, Ask shows the command, the rule and the choices yes, no,
 // always, yes for this session, or a typed reason that is passed to the
 // model. "Always" records the narrowest useful pattern covering the
-// command — the command and its subcommand (a group's second one: "npm
+// command — a module an interpreter runs ("python3 -m mypy *"), the
+// command and its subcommand (a group's second one: "npm
 // run build"), or its leading options when it has none, with * for the
 // arguments ("allow bash go test *", "git commit *", "gofmt -w *"), the
 // exact words for
@@ -160,7 +173,8 @@
 // parse errors) "always" is not offered. Without a Prompter (harness run)
 // Ask becomes a refusal telling the model it is not allowed in
 // non-interactive mode and how the user could allow it (--allow 'PATTERN'
-// or --yolo; for a write, --allow 'write PATH'). --yolo turns every Ask into Allow; it never lifts a Deny or
+// or --yolo; for a write, --allow 'write PATH'); its Record (Answer
+// AnswerHeadless) carries that message and the rules that would admit it. --yolo turns every Ask into Allow; it never lifts a Deny or
 // the walls, and never turns the sandbox off. Without a sandbox (backend
 // none) no bash command is allowed silently: every one asks unless --yolo.
 package permission

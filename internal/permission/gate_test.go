@@ -409,7 +409,7 @@ func TestNarrowPattern(t *testing.T) {
 		{"make -C sub all", "make -C *"},
 		{"cargo build --release", "cargo build *"},
 		{"cargo run --bin x -- --flag", "cargo run *"},
-		{"go build -o bin/x ./cmd/x", "go build *"},
+		{"go build -o bin/x ./cmd/x", "write bin/x; go build *"},
 		{"go mod tidy", "go mod tidy"},
 		{"go get example.com/x@v1", "go get *"},
 		{"docker build -t x .", "docker build *"},

@@ -13,6 +13,12 @@ var exactCommands = []string{"rm", "rmdir", "mv", "cp", "dd", "ln", "chmod", "ch
 	"sh", "bash", "zsh", "dash", "fish", "eval", "exec", "env", "xargs", "nohup", "timeout", "nice", "find",
 	"python", "python3", "node", "ruby", "perl", "php", "deno", "bun", "lua"}
 
+// moduleRunners run a module named by -m.
+var moduleRunners = []string{"python", "python3"}
+
+// moduleRe is a Python module name.
+var moduleRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
 // wordRe is a word that names what a command does rather than what it
 // works on: a subcommand ("test", "run-script"), never a path or a value
 // with a dot or a slash in it.
@@ -40,6 +46,13 @@ var runners = []string{"npx", "bunx", "pnpx", "uv run", "uvx", "poetry run", "pn
 // A command in exactCommands, or one with nothing left to generalise,
 // keeps its exact words.
 func narrowPattern(ws []string) string {
+	// An interpreter running a module is that module's command:
+	// "python3 -m unittest -v" is "python3 -m unittest *", which covers
+	// its other flags (their risky options are checked on their own,
+	// runners.go) and no other module.
+	if len(ws) > 2 && slices.Contains(moduleRunners, ws[0]) && ws[1] == "-m" && moduleRe.MatchString(ws[2]) {
+		return strings.Join(ws[:3], " ") + " *"
+	}
 	if len(ws) <= 1 || slices.Contains(exactCommands, ws[0]) {
 		return strings.Join(ws, " ")
 	}

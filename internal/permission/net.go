@@ -243,10 +243,11 @@ func (g *Gate) CheckNet(ctx context.Context, req NetRequest) NetVerdict {
 	}
 	host := normHost(req.Host)
 	if g.o.Prompter == nil {
-		g.record(preq, d, "deny (non-interactive)")
-		return NetVerdict{Rule: d.Rule, Reason: fmt.Sprintf(
+		msg := fmt.Sprintf(
 			"harness refused the connection to %s: no rule allows it and harness is running non-interactively. To allow it, re-run with --allow-net %s (or add \"allow net %s\" to .agents/permissions).",
-			req.target(), host, host)}
+			req.target(), host, host)
+		g.recordRefusal(preq, d, AnswerHeadless, msg, []string{"net " + host})
+		return NetVerdict{Rule: d.Rule, Reason: msg}
 	}
 	g.promptMu.Lock()
 	defer g.promptMu.Unlock()

@@ -23,6 +23,11 @@ const (
 	rName         // a shell variable the shell assigns, subscript evaluated
 	rScript       // a sed script: checked for commands that write or run
 	rInPlace      // sed -i: the file operands are rewritten
+	// rDir: a directory or file whose code or config the tool runs or
+	// loads (make -C, pytest -c, cargo --manifest-path): allowed when it
+	// is a literal path inside the project, asked about elsewhere (the
+	// private /tmp is anyone's to fill).
+	rDir
 )
 
 type argKind uint8
@@ -39,6 +44,10 @@ type opt struct {
 	arg   argKind
 	role  role
 	why   string // for rAsk
+	// ok, when set, says a value is harmless whatever the role (pytest
+	// -p no:NAME disables a plugin); bad says it asks whatever the role
+	// (cargo --config KEY=VALUE), with why.
+	ok, bad func(v string) bool
 }
 
 // spec is one tool's option grammar.
@@ -54,6 +63,9 @@ type spec struct {
 	posix bool
 	// operands are the roles of the operands in order; the last repeats.
 	operands []role
+	// strip is a prefix long names may carry ("test." of go test's
+	// -test.coverprofile, which the test binary reads too).
+	strip string
 }
 
 func (s *spec) risky() bool {
@@ -91,6 +103,9 @@ func (s *spec) short(c byte) *opt {
 // abbreviations, by prefix: of several candidates the one with the
 // strictest role is taken.
 func (s *spec) long(name string) *opt {
+	if s.strip != "" {
+		name = strings.TrimPrefix(name, s.strip)
+	}
 	var best *opt
 	for i := range s.opts {
 		o := &s.opts[i]
@@ -196,7 +211,7 @@ func (s *spec) operandRole(i int) role {
 }
 
 // Option grammars, from each tool's manual (GNU coreutils, findutils,
-// tree 2.x, file 5.x, ripgrep 14, bash builtins, go help vet).
+// tree 2.x, file 5.x, ripgrep 14, bash builtins; go's are in runners.go).
 var (
 	specTee = &spec{abbrev: true, operands: []role{rWrite}, opts: []opt{
 		{short: 'a', long: "append"}, {short: 'i', long: "ignore-interrupts"}, {short: 'p'},
@@ -261,16 +276,6 @@ var (
 		{long: "colors", arg: needArg}, {long: "color", arg: needArg}, {long: "sort", arg: needArg},
 		{long: "sortr", arg: needArg}, {long: "engine", arg: needArg}, {long: "generate", arg: needArg},
 		{long: "hyperlink-format", arg: needArg}, {long: "pre-glob", arg: needArg},
-	}}
-	// go vet: Go flag syntax.
-	specGoVet = &spec{oneDash: true, opts: []opt{
-		{long: "vettool", arg: needArg, role: rRun},
-		{long: "toolexec", arg: needArg, role: rRun},
-		{long: "exec", arg: needArg, role: rRun},
-		{long: "overlay", arg: needArg, role: rRead},
-		{long: "C", arg: needArg}, {long: "tags", arg: needArg}, {long: "mod", arg: needArg},
-		{long: "modfile", arg: needArg, role: rRead}, {long: "p", arg: needArg},
-		{long: "gcflags", arg: needArg}, {long: "ldflags", arg: needArg}, {long: "asmflags", arg: needArg},
 	}}
 	// bash's printf builtin: -v NAME assigns instead of printing.
 	specPrintf = &spec{posix: true, opts: []opt{{short: 'v', arg: needArg, role: rName}}}
@@ -351,6 +356,13 @@ func (sc *shellCheck) applySpec(name string, s *spec, args []token) []token {
 			continue
 		}
 		what := name + " " + u.spell
+		if u.has && !u.val.dyn && u.o.ok != nil && u.o.ok(u.val.s) {
+			continue
+		}
+		if u.has && (u.val.dyn || (u.o.bad != nil && u.o.bad(u.val.s))) && (u.o.bad != nil || u.o.ok != nil) {
+			sc.ask("ask: " + what + " " + u.o.why)
+			continue
+		}
 		switch u.o.role {
 		case rWrite:
 			if u.has {
@@ -367,6 +379,10 @@ func (sc *shellCheck) applySpec(name string, s *spec, args []token) []token {
 		case rName:
 			if u.has {
 				sc.evalName(u.val, what)
+			}
+		case rDir:
+			if u.has {
+				sc.inProject(u.val, what, u.o.why)
 			}
 		}
 	}

@@ -131,7 +131,20 @@ type Prompter interface {
 }
 
 // Record is one decision, for the session log.
-type Record struct{ Tool, Command, Path, Rule, Answer string }
+type Record struct {
+	Tool, Command, Path, Rule, Answer string
+	// Message is what the model was told of a refusal ("" when allowed).
+	Message string
+	// Admit, for a call refused headless for want of an approval
+	// (Answer AnswerHeadless), are the rules (TOOL PATTERN) that would
+	// have allowed it, as --allow takes them; empty when no rule can
+	// cover it and only --yolo would.
+	Admit []string
+}
+
+// AnswerHeadless is the Answer of a call refused because it needed an
+// approval and there was no Prompter to ask.
+const AnswerHeadless = "deny (non-interactive)"
 
 // Options configure a Gate.
 type Options struct {
@@ -289,12 +302,12 @@ func (g *Gate) Check(ctx context.Context, req Request) (ok bool, msg string) {
 		return true, ""
 	case Ask:
 	default:
-		g.record(req, d, "deny")
+		g.recordRefusal(req, d, "deny", d.Reason, nil)
 		return false, d.Reason
 	}
 	if g.o.Prompter == nil {
 		msg := g.headlessMessage(req, d)
-		g.record(req, d, "deny (non-interactive)")
+		g.recordRefusal(req, d, AnswerHeadless, msg, d.alwaysRules())
 		return false, msg
 	}
 
@@ -306,7 +319,7 @@ func (g *Gate) Check(ctx context.Context, req Request) (ok bool, msg string) {
 			g.record(req, d2, "allow")
 			return true, ""
 		}
-		g.record(req, d2, "deny")
+		g.recordRefusal(req, d2, "deny", d2.Reason, nil)
 		return false, d2.Reason
 	}
 	pattern := d.Pattern()
@@ -373,8 +386,12 @@ func describe(req Request) string {
 }
 
 func (g *Gate) record(req Request, d Decision, answer string) {
+	g.recordRefusal(req, d, answer, "", nil)
+}
+
+func (g *Gate) recordRefusal(req Request, d Decision, answer, msg string, admit []string) {
 	if g.o.Record != nil {
-		g.o.Record(Record{Tool: req.Tool, Command: req.Command, Path: req.Path, Rule: d.Rule, Answer: answer})
+		g.o.Record(Record{Tool: req.Tool, Command: req.Command, Path: req.Path, Rule: d.Rule, Answer: answer, Message: msg, Admit: admit})
 	}
 }
 

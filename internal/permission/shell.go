@@ -43,16 +43,6 @@ const maxDepth = 8
 // systemDirs hold programs that are the same as their bare names.
 var systemDirs = []string{"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"}
 
-// riskyVars change what later commands run or how the shell reads them.
-var riskyVars = []string{"PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS",
-	"BASHOPTS", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "LESSOPEN", "LESSCLOSE",
-	"RIPGREP_CONFIG_PATH", "GREP_OPTIONS", "BROWSER", "CDPATH", "GLOBIGNORE", "FIGNORE"}
-
-func isRiskyVar(name string) bool {
-	return slices.Contains(riskyVars, name) || strings.HasPrefix(name, "LD_") ||
-		strings.HasPrefix(name, "DYLD_") || strings.HasPrefix(name, "GIT_")
-}
-
 func (g *Gate) decideBash(rs *ruleSet, cmd string) Decision {
 	d := Decision{tool: "bash"}
 	if strings.TrimSpace(cmd) == "" {
@@ -179,12 +169,15 @@ func (sc *shellCheck) assign(a *syntax.Assign) {
 			sc.evalName(token{s: target, dyn: t.dyn && !strings.Contains(t.s, "=")}, "declare")
 		}
 	}
-	if isRiskyVar(name) {
-		sc.ask("ask: sets " + name + ", which changes what later commands run")
+	var val token
+	if a.Value != nil {
+		val = sc.tok(a.Value)
+	}
+	if sc.riskyAssign(name, val) {
 		return
 	}
 	if a.Value != nil {
-		t := sc.tok(a.Value)
+		t := val
 		if strings.Contains(t.s, "$(") || strings.Contains(t.s, "`") {
 			sc.ask("ask: assigns text that looks like a command substitution, which the shell may run later")
 		}
@@ -367,6 +360,7 @@ func (sc *shellCheck) argv(toks []token) {
 		sc.ask("ask: the command name has unusual characters (a look-alike?)")
 		return
 	}
+	sc.runnerOptions(base, toks[1:])
 	if !system {
 		sc.match(toks, base, false)
 		return
@@ -459,11 +453,6 @@ func (sc *shellCheck) argv(toks []token) {
 	case "file":
 		sc.applySpec(base, specFile, args)
 		sc.fileCompile(args)
-		sc.match(toks, base, true)
-	case "go":
-		if len(args) > 0 && !args[0].dyn && args[0].s == "vet" {
-			sc.applySpec("go vet", specGoVet, args[1:])
-		}
 		sc.match(toks, base, true)
 	case "test", "[":
 		for i, t := range args {
@@ -617,42 +606,6 @@ func skipOpts(args []token, withValue ...string) []token {
 		if slices.Contains(withValue, t.s) && len(args) > 0 {
 			args = args[1:]
 		}
-	}
-	return args
-}
-
-func (sc *shellCheck) skipEnv(args []token) []token {
-	for len(args) > 0 {
-		t := args[0]
-		switch {
-		case t.dyn:
-			return args
-		case t.s == "--":
-			return args[1:]
-		case t.s == "-u" || t.s == "--unset" || t.s == "-C" || t.s == "--chdir":
-			args = args[1:]
-			if len(args) > 0 {
-				if t.s == "-C" || t.s == "--chdir" {
-					sc.chdir(args[0])
-				}
-				args = args[1:]
-			}
-			continue
-		case strings.HasPrefix(t.s, "--chdir="):
-			sc.chdir(token{s: strings.TrimPrefix(t.s, "--chdir="), dyn: t.dyn})
-		case t.s == "-S" || strings.HasPrefix(t.s, "--split-string"):
-			sc.ask("ask: env -S splits a string into a command")
-			return nil
-		case strings.HasPrefix(t.s, "-"):
-		case strings.Contains(t.s, "="):
-			name, _, _ := strings.Cut(t.s, "=")
-			if isRiskyVar(name) {
-				sc.ask("ask: sets " + name + ", which changes what later commands run")
-			}
-		default:
-			return args
-		}
-		args = args[1:]
 	}
 	return args
 }
