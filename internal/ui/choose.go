@@ -193,7 +193,7 @@ func renderOptions(st Style, opts []Option, cur, width int) string {
 			key = string(o.Key)
 		}
 		label := o.Label
-		lines := Wrap(label, max(10, width-8))
+		lines := wrapLine(label, max(10, width-8))
 		for j, l := range lines {
 			switch {
 			case j > 0:

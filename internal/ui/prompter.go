@@ -239,15 +239,21 @@ func renderPermission(st Style, req permission.Request, d permission.Decision, p
 			}
 		}
 	case req.Tool == "net":
-		b.WriteString(bar + st.Bold(Sanitize(req.Command)) + "\n")
+		for _, l := range wrapLine(st.Bold(Sanitize(req.Command)), max(width-2, 8)) {
+			b.WriteString(bar + l + "\n")
+		}
 	default:
-		b.WriteString(bar + st.Bold(Sanitize(req.Tool)) + "  " + st.Cyan(Sanitize(req.Path)) + "\n")
+		for _, l := range cutStyled(st.Bold(Sanitize(req.Tool))+"  "+st.Cyan(Sanitize(req.Path)), max(width-2, 8)) {
+			b.WriteString(bar + l + "\n")
+		}
 		for _, l := range pv.Short {
 			b.WriteString(bar + l + "\n")
 		}
 	}
 	if d.Rule != "" {
-		b.WriteString(bar + st.Dim("rule: "+Sanitize(d.Rule)) + "\n")
+		for _, l := range Wrap("rule: "+Sanitize(d.Rule), max(width-2, 10)) {
+			b.WriteString(bar + st.Dim(l) + "\n")
+		}
 	}
 	b.WriteString(st.Yellow("╰ ") + st.Bold("allow?") + "\n")
 	return b.String()
