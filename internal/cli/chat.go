@@ -47,6 +47,11 @@ var chatCommands = []struct{ name, args, help string }{
 	{"/exit", "", "quit (also Ctrl-D, or Ctrl-C twice)"},
 }
 
+// compactMin is the size of the conversation (its messages, estimated)
+// below which /compact declines: a handoff summary takes a few hundred
+// tokens itself, so it would only grow the history.
+const compactMin = 1500
+
 // chat is the state of one interactive session.
 type chat struct {
 	g     *globalOptions
@@ -102,7 +107,18 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 	if err := c.open(ctx); err != nil {
 		return err
 	}
-	defer func() { c.closing(c.s); c.s.Close() }()
+	quit := false // the user ended the session: say how to come back
+	defer func() {
+		c.closing(c.s)
+		if quit && c.s.Log.Written() {
+			hint := "resume this session with: harness --resume " + c.s.ID
+			if c.replied() {
+				hint += " (or harness -c, the latest)"
+			}
+			c.r.Print(c.t.Style.Dim(hint))
+		}
+		c.s.Close()
+	}()
 	var names []string
 	help := map[string]string{}
 	for _, cmd := range chatCommands {
@@ -123,12 +139,14 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		switch {
 		case errors.Is(err, ui.ErrInterrupt):
 			if interrupted {
+				quit = true
 				return nil
 			}
 			interrupted = true
 			c.r.Print(c.t.Style.Dim("(Ctrl-C again to quit, or Ctrl-D)"))
 			continue
 		case errors.Is(err, io.EOF):
+			quit = true
 			return nil
 		case err != nil:
 			if ctx.Err() != nil {
@@ -149,17 +167,29 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		}
 		c.r.Remember(c.t.Style.BoldCyan("› ") + ui.Sanitize(line))
 		if strings.HasPrefix(line, "/") {
-			quit, err := c.command(ctx, line)
+			q, err := c.command(ctx, line)
 			if err != nil {
 				c.r.Print(c.t.Style.Red("error: ") + err.Error())
 			}
-			if quit {
+			if q {
+				quit = true
 				return nil
 			}
 			continue
 		}
 		c.turn(ctx, line)
 	}
+}
+
+// replied reports whether the model ever answered in this session: only
+// then is it a conversation harness -c takes up (sessionlog.Latest).
+func (c *chat) replied() bool {
+	for _, m := range c.s.History.Messages() {
+		if m.Role == llm.RoleAssistant {
+			return true
+		}
+	}
+	return false
 }
 
 // open starts (or resumes, per the flags) the session and points the meter
@@ -352,6 +382,10 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 	case "/compact":
 		if c.s.History.Len() == 0 {
 			c.r.Print(st.Dim("nothing to compact yet: the session has no messages"))
+			return false, nil
+		}
+		if n := c.s.History.MessageTokens(); n < compactMin {
+			c.r.Print(st.Dim(fmt.Sprintf("nothing to compact: the conversation is about %s tokens, less than its summary would take", humanTokens(n))))
 			return false, nil
 		}
 		c.r.StartTurn()
@@ -715,34 +749,56 @@ func StringWidthOf(s string) int { return ui.StringWidth(s) }
 
 // listSessions shows this project's latest sessions, marking the current
 // one (listed even before it is saved), with the same columns as harness
-// sessions: steps, tokens, cost, title.
+// sessions: steps, tokens, cost, title. Sessions that never got a reply
+// are left out (harness sessions --all lists them). A title takes the
+// rest of the row, cut at a word; on a narrow screen it gets a row of its
+// own.
 func (c *chat) listSessions() error {
 	st := c.t.Style
-	list, _ := sessionlog.List(sessionlog.Dir(c.s.Home, c.s.Sandbox.Policy().Project))
+	all, _ := sessionlog.List(sessionlog.Dir(c.s.Home, c.s.Sandbox.Policy().Project))
+	var list []sessionlog.Summary
+	hidden := 0
+	for _, ss := range all {
+		if ss.Started() || ss.ID == c.s.ID {
+			list = append(list, ss)
+		} else {
+			hidden++
+		}
+	}
 	if len(list) > 15 {
 		list = list[:15]
 	}
+	w := c.t.Width()
 	var b strings.Builder
 	if !c.s.Log.Written() {
-		fmt.Fprintf(&b, "%s%s  %s\n", st.Green("● "), st.Bold(c.s.ID), st.Dim("this session: new, saved once it has a message"))
+		b.WriteString(st.Green("● ") + st.Bold(c.s.ID) + "  " + st.Dim("this session: new, saved once it has a message") + "\n")
 	}
 	for _, ss := range list {
 		mark := "  "
 		if ss.ID == c.s.ID {
 			mark = st.Green("● ")
 		}
-		title := ui.Truncate(ui.Sanitize(ss.Title), max(10, c.t.Width()-62))
 		price := "?"
 		if v, ok := cost(ss); ok {
 			price = usd(v)
 		}
-		fmt.Fprintf(&b, "%s%s  %s  %3d steps  %6s tok  %7s  %s\n", mark, st.Bold(ss.ID), st.Dim(ss.Used.Local().Format("2006-01-02 15:04")),
-			ss.Steps, humanTokens(tokens(ss.Usage)), price, title)
+		row := fmt.Sprintf("%s%s  %s  %3d steps  %6s tok  %7s", mark, st.Bold(ss.ID), st.Dim(ss.Used.Local().Format("2006-01-02 15:04")),
+			ss.Steps, humanTokens(tokens(ss.Usage)), price)
+		title := ui.Sanitize(ss.Title)
+		if room := w - ui.StringWidth(row) - 3; room >= 20 {
+			b.WriteString(row + "  " + ui.TruncateWords(title, room) + "\n")
+		} else {
+			b.WriteString(row + "\n" + "    " + ui.TruncateWords(title, w-5) + "\n")
+		}
 	}
-	if b.Len() == 0 {
+	switch {
+	case b.Len() == 0:
 		b.WriteString(st.Dim("no sessions yet"))
-	} else {
+	default:
 		b.WriteString(st.Dim("/resume ID switches to one (harness -c resumes the one used last)"))
+	}
+	if hidden > 0 {
+		b.WriteString("\n" + st.Dim(plural(hidden, "session")+" that never got a reply not listed (harness sessions --all lists them)"))
 	}
 	c.r.Print(b.String())
 	return nil

@@ -40,7 +40,10 @@ func expandMentions(prompt, project string, hidden []string) (string, []string) 
 		}
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
-			continue // not a file: an @ in prose
+			// Said, not dropped in silence: a typo in a path would
+			// otherwise leave the model without the file unnoticed.
+			notes = append(notes, fmt.Sprintf("@%s: no such file in the project: not attached (Tab completes paths after @)", name))
+			continue
 		}
 		rel, err := filepath.Rel(root, real)
 		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
@@ -53,6 +56,7 @@ func expandMentions(prompt, project string, hidden []string) (string, []string) 
 		}
 		fi, err := os.Stat(real)
 		if err != nil || !fi.Mode().IsRegular() {
+			notes = append(notes, fmt.Sprintf("@%s is not a regular file: not attached (the model can list a directory)", name))
 			continue
 		}
 		if fi.Size() > mentionLimit {

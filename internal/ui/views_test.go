@@ -71,7 +71,8 @@ func TestBanner(t *testing.T) {
 	b := Banner{Version: "v0.1.0", Project: "/src/app", Model: "claude-sonnet-4-5", Provider: "anthropic", Backend: "bwrap"}
 	got := b.Render(Style{}, 120)
 	for _, want := range []string{"harness v0.1.0  ·  /src/app", "model    claude-sonnet-4-5 via anthropic",
-		"sandbox  bwrap — read anywhere but secrets, write only the project and /tmp, .git read-only, no network", "/help"} {
+		"sandbox  bwrap", "read anywhere but secrets, write only the project and /tmp, no network; git commits work, git config and",
+		"hooks are read-only", "/help"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("banner lacks %q:\n%s", want, got)
 		}
