@@ -130,6 +130,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		Completer:   ui.CommandCompleter(names, ui.PathCompleter(c.s.Sandbox.Policy().Project, c.s.Home)),
 		Describe:    func(name string) string { return help[name] },
 		OnResize:    c.r.Reflow,
+		Popup:       ui.NewPopup(c.menuSources(), ui.ProjectFiles(c.s.Sandbox.Policy().Project, 5000)),
 	})
 	c.banner(ctx)
 
@@ -504,6 +505,10 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 	case "/permissions":
 		c.r.Print(c.describeRules(arg == "all"))
 	default:
+		if sk, ok := c.s.Skills.Lookup(strings.TrimPrefix(name, "/")); ok {
+			c.turn(ctx, skillPrompt(sk.Name, arg))
+			return false, nil
+		}
 		return false, fmt.Errorf("unknown command %s; /help lists them", name)
 	}
 	return false, nil

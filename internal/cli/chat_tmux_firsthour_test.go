@@ -40,6 +40,8 @@ func firstHour(t *testing.T, bin string, w, h int) {
 	home, proj := tmuxProject(t)
 	env := tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5")
 	os.WriteFile(filepath.Join(proj, "notes.txt"), []byte("alpha\nbeta\ngamma\n"), 0o644)
+	os.MkdirAll(filepath.Join(proj, ".agents", "skills", "release"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".agents", "skills", "release", "SKILL.md"), []byte("---\nname: release\ndescription: How to cut a release of this project.\n---\nTag it.\n"), 0o644)
 	name := func(s string) string { return fmt.Sprintf("%s-%d", s, w) }
 
 	// Earlier, headless: a session with a long title, and one whose first
@@ -61,6 +63,31 @@ func firstHour(t *testing.T, bin string, w, h int) {
 	tm.typeLine("/help")
 	tm.waitFor("/help", "quit (also Ctrl-D")
 	tm.captureText(name("help"))
+
+	// The / menu pops up as a command is typed, narrows fuzzily, moves
+	// with the arrows; skills are in it; Esc closes it.
+	tm.waitPrompt()
+	tm.keys("-l", "/co")
+	tm.waitFor("the / menu", "❯ /compact")
+	tm.waitFor("a description in the menu", "/cost")
+	tm.captureText(name("slash-menu"))
+	tm.keys("Down")
+	tm.waitFor("the highlight in the menu", "❯ /context")
+	tm.keys("Escape")
+	waitRows(t, tm, func(rows []string) bool { return !strings.Contains(strings.Join(rows, "\n"), "❯ /context") })
+	tm.keys("C-u")
+	tm.keys("-l", "/rel")
+	tm.waitFor("a skill in the menu", "❯ /release")
+	tm.waitForWords("the skill's description", "How to cut a release")
+	tm.keys("C-u")
+	// The @ picker: files of the project, fuzzy; Tab takes one.
+	tm.keys("-l", "look at @nts")
+	tm.waitFor("the @ picker", "❯ @notes.txt")
+	tm.captureText(name("at-picker"))
+	tm.keys("Tab")
+	tm.waitFor("the file taken", "› look at @notes.txt")
+	tm.keys("C-u")
+	tm.waitPrompt()
 
 	// An @ mention of a file that is not there is said.
 	srv.Enqueue(llmtest.Reply{Text: "Read it."})
