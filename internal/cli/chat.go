@@ -63,8 +63,10 @@ type chat struct {
 	ed    *ui.Editor
 	pr    *ui.Prompter
 	s     *Session
+	bell  *ui.Notifier // the bell and desktop notifications
 
-	mu     sync.Mutex
+	turnStart time.Time // when the running turn began
+	mu        sync.Mutex
 	cancel context.CancelFunc // the running turn's, nil between turns
 	keys   keyWatch           // reads Esc and typed-ahead keys during a turn
 }
@@ -97,10 +99,20 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 	c.meter = &ui.Meter{}
 	c.r = ui.NewRenderer(c.t, c.meter)
 	defer c.r.Close()
+	bell, err := newNotifier(c.t)
+	if err != nil {
+		return err
+	}
+	c.bell = bell
 	c.pr = &ui.Prompter{
 		R:           c.r,
 		Editor:      ui.NewEditor(c.in, c.t, ui.EditorOptions{NoHistory: true, EscapeInterrupts: true}),
 		OnInterrupt: c.cancelTurn,
+		OnWait: func(what string) {
+			if c.bell.Due(time.Since(c.turnStart)) {
+				c.bell.Send("harness", "waiting for your answer ("+what+")")
+			}
+		},
 	}
 	stopResize := notifyResize(c.in.Resized)
 	defer stopResize()
@@ -285,6 +297,7 @@ func probeEndpoint(ctx context.Context, base string) error {
 func (c *chat) withTurn(ctx context.Context, f func(ctx context.Context) error) (interrupted bool, err error) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	c.turnStart = time.Now()
 	c.mu.Lock()
 	c.cancel = cancel
 	c.mu.Unlock()
@@ -325,6 +338,9 @@ func (c *chat) turn(ctx context.Context, prompt string) {
 		return err
 	})
 	c.r.EndTurn(interrupted || errors.Is(err, agent.ErrInterrupted))
+	if took := time.Since(c.turnStart); c.bell.Due(took) && !interrupted {
+		c.bell.Send("harness", "the turn is done after "+took.Round(time.Second).String())
+	}
 	switch {
 	case err == nil || errors.Is(err, agent.ErrInterrupted) || interrupted:
 	default:

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"os"
+	"time"
+
 	"github.com/harness-dev/harness/internal/ui"
 )
 
@@ -34,4 +37,23 @@ func skillPrompt(name, task string) string {
 		return p + "."
 	}
 	return p + ": " + task
+}
+
+// newNotifier reads HARNESS_NOTIFY (auto, bell, osc9, osc777 or off) and
+// HARNESS_NOTIFY_AFTER (a duration: turns shorter than it are not
+// notified).
+func newNotifier(t *ui.Term) (*ui.Notifier, error) {
+	var after time.Duration
+	if v := os.Getenv("HARNESS_NOTIFY_AFTER"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return nil, usageError("HARNESS_NOTIFY_AFTER is %q: give a duration such as 30s or 2m", v)
+		}
+		after = max(d, time.Nanosecond)
+	}
+	n, err := ui.NewNotifier(t, os.Getenv, os.Getenv("HARNESS_NOTIFY"), after)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	return n, nil
 }

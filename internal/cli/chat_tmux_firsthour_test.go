@@ -231,3 +231,62 @@ func (tm *tmuxSession) captureText(name string) {
 		tm.t.Error(err)
 	}
 }
+
+// TestChatTmuxNotify: with HARNESS_NOTIFY=osc9 a turn longer than
+// HARNESS_NOTIFY_AFTER ends with the bell and an OSC 9 notification, and
+// a permission prompt in such a turn notifies that it waits. The bytes
+// the terminal got are read through tmux's pipe-pane (capture-pane shows
+// no escape sequences).
+func TestChatTmuxNotify(t *testing.T) {
+	bin := tmuxHarness(t)
+	for _, size := range firstHourSizes {
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
+			srv := llmtest.NewServer(t)
+			home, proj := tmuxProject(t)
+			env := append(tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), "HARNESS_NOTIFY=osc9", "HARNESS_NOTIFY_AFTER=200ms")
+			tm := startTmux(t, size.w, size.h, proj, env, bin, "--project", proj)
+			raw := filepath.Join(t.TempDir(), "raw")
+			tm.run("pipe-pane", "-o", "-t", tm.name, "cat >> "+raw)
+			tm.waitPrompt()
+			srv.Enqueue(llmtest.Reply{Text: "Quick."})
+			tm.typeLine("a quick one")
+			tm.waitFor("quick reply", "Quick.")
+			tm.waitPrompt()
+			srv.Enqueue(llmtest.Reply{Text: "A slow reply that takes a while to stream in.", Delay: 60 * time.Millisecond},
+				llmtest.Reply{Text: "Asking, after a long think about it.", Delay: 60 * time.Millisecond, ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch notify-file"}`}}},
+				llmtest.Reply{Text: "Refused, fine."})
+			tm.typeLine("a slow one")
+			tm.waitFor("slow reply", "to stream in.")
+			tm.waitPrompt()
+			waitRaw(t, raw, "\x1b]9;harness: the turn is done after ")
+			tm.typeLine("ask me")
+			tm.answer("n")
+			tm.waitFor("after the refusal", "Refused, fine.")
+			tm.keys("C-d")
+			tm.waitExit()
+			data := waitRaw(t, raw, "\x1b]9;harness: waiting for your answer (permission)\x1b\\\a")
+			// The slow turn and the one that asked; the quick one is under
+			// the threshold (a third would be its).
+			if n := strings.Count(data, "\x1b]9;harness: the turn is done"); n != 2 {
+				t.Errorf("%d turn-done notifications, want 2", n)
+			}
+		})
+	}
+}
+
+// waitRaw waits until the file holding the pane's raw output contains
+// want, and returns it.
+func waitRaw(t *testing.T, path, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(tmuxDeadline)
+	for {
+		data, _ := os.ReadFile(path)
+		if strings.Contains(string(data), want) {
+			return string(data)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal never got %q; it got:\n%q", want, data)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
