@@ -67,8 +67,8 @@ type chat struct {
 
 	turnStart time.Time // when the running turn began
 	mu        sync.Mutex
-	cancel context.CancelFunc // the running turn's, nil between turns
-	keys   keyWatch           // reads Esc and typed-ahead keys during a turn
+	cancel    context.CancelFunc // the running turn's, nil between turns
+	keys      keyWatch           // reads Esc and typed-ahead keys during a turn
 }
 
 // runChat is the interactive session: banner, then a loop of prompt, slash
