@@ -24,8 +24,13 @@ type rule struct {
 	words   []string   // bash: glob words; "*" alone matches any run of words
 	path    string     // file tools: absolute glob path
 	hosts   []hostPort // net: host patterns and ports (several for a preset)
-	layer   int
-	origin  string // "default", "path:line", "--allow", "always"
+	// preset: the hosts came from the project's lockfiles (@lockfiles),
+	// which the agent can write, not from a host the user typed or a
+	// shipped preset, so they never count as naming a host exactly: they
+	// cannot open loopback or the local network.
+	preset bool
+	layer  int
+	origin string // "default", "path:line", "--allow", "always"
 
 	lits, nonStar, litChars int // specificity, see moreSpecific
 }
