@@ -48,9 +48,10 @@ var chatCommands = []struct{ name, args, help string }{
 }
 
 // compactMin is the size of the conversation (its messages, estimated)
-// below which /compact declines: a handoff summary takes a few hundred
-// tokens itself, so it would only grow the history.
-const compactMin = 1500
+// below which /compact declines: a handoff summary (Goal, What happened,
+// Files, State, Next) takes a couple of hundred tokens itself, so it
+// would only grow the history.
+const compactMin = 256
 
 // chat is the state of one interactive session.
 type chat struct {

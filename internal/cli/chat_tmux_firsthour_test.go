@@ -97,6 +97,10 @@ func firstHour(t *testing.T, bin string, w, h int) {
 	if got := lastUser(srv); !strings.Contains(got, "<file path=\"notes.txt\">") {
 		t.Errorf("the file that exists was not attached: %q", got)
 	}
+	// /compact of a chat this small declines, saying why.
+	tm.typeLine("/compact")
+	tm.waitForWords("/compact of a tiny chat", "nothing to compact: the conversation is about")
+	tm.captureText(name("compact"))
 
 	// One key: "all edits this session" answers the first edit and the
 	// second never asks.
@@ -163,9 +167,7 @@ func firstHour(t *testing.T, bin string, w, h int) {
 
 	tm.typeLine("/cost")
 	tm.waitFor("/cost", "cache read")
-	tm.typeLine("/compact")
-	tm.waitForWords("/compact of a tiny chat", "nothing to compact: the conversation is about")
-	tm.captureText(name("cost-compact"))
+	tm.captureText(name("cost"))
 
 	tm.typeLine("/exit")
 	tm.waitForWords("resume hint", "resume this session with: harness --resume")
