@@ -48,11 +48,13 @@ func (e *Editor) Choose(ctx context.Context, opts []Option, def int) (Chosen, er
 	f, isFile := e.in.File()
 	tty := isFile && term.IsTerminal(int(f.Fd()))
 	if !tty && !e.opts.ForceRaw {
+		io.WriteString(e.t.Out, renderOptions(e.t.Style, opts, -1, e.t.Width()))
 		return e.choosePlain(ctx, opts)
 	}
 	if tty && !e.opts.ForceRaw {
 		old, err := term.MakeRaw(int(f.Fd()))
 		if err != nil {
+			io.WriteString(e.t.Out, renderOptions(e.t.Style, opts, -1, e.t.Width()))
 			return e.choosePlain(ctx, opts)
 		}
 		defer term.Restore(int(f.Fd()), old) //nolint:errcheck // best effort on the way out
@@ -211,6 +213,9 @@ func renderOptions(st Style, opts []Option, cur, width int) string {
 		}
 	}
 	hint := "↑↓ Enter picks · or press its key · Esc stops the turn"
+	if cur < 0 {
+		hint = "type its key and Enter" // read as a line: no terminal
+	}
 	if typedOption(opts) >= 0 {
 		hint += " · other text: a reason to refuse"
 	}
