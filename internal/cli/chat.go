@@ -51,6 +51,12 @@ var chatCommands = []struct{ name, args, help string }{
 	{"/exit", "", "quit (also Ctrl-D, or Ctrl-C twice)"},
 }
 
+// compactMin is the size of the conversation (its messages, estimated)
+// below which /compact declines: a handoff summary (Goal, What happened,
+// Files, State, Next) takes a couple of hundred tokens itself, so it
+// would only grow the history.
+const compactMin = 256
+
 // chat is the state of one interactive session.
 type chat struct {
 	g     *globalOptions
@@ -62,10 +68,12 @@ type chat struct {
 	ed    *ui.Editor
 	pr    *ui.Prompter
 	s     *Session
+	bell  *ui.Notifier // the bell and desktop notifications
 
-	mu     sync.Mutex
-	cancel context.CancelFunc // the running turn's, nil between turns
-	keys   keyWatch           // reads Esc and typed-ahead keys during a turn
+	turnStart time.Time // when the running turn began
+	mu        sync.Mutex
+	cancel    context.CancelFunc // the running turn's, nil between turns
+	keys      keyWatch           // reads Esc and typed-ahead keys during a turn
 }
 
 // runChat is the interactive session: banner, then a loop of prompt, slash
@@ -96,17 +104,38 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 	c.meter = &ui.Meter{}
 	c.r = ui.NewRenderer(c.t, c.meter)
 	defer c.r.Close()
+	bell, err := newNotifier(c.t)
+	if err != nil {
+		return err
+	}
+	c.bell = bell
 	c.pr = &ui.Prompter{
 		R:           c.r,
 		Editor:      ui.NewEditor(c.in, c.t, ui.EditorOptions{NoHistory: true, EscapeInterrupts: true}),
 		OnInterrupt: c.cancelTurn,
+		OnWait: func(what string) {
+			if c.bell.Due(time.Since(c.turnStart)) {
+				c.bell.Send("harness", "waiting for your answer ("+what+")")
+			}
+		},
 	}
 	stopResize := notifyResize(c.in.Resized)
 	defer stopResize()
 	if err := c.open(ctx); err != nil {
 		return err
 	}
-	defer func() { c.closing(c.s); c.s.Close() }()
+	quit := false // the user ended the session: say how to come back
+	defer func() {
+		c.closing(c.s)
+		if quit && c.s.Log.Written() {
+			hint := "resume this session with: harness --resume " + c.s.ID
+			if c.replied() {
+				hint += " (or harness -c, the latest)"
+			}
+			c.r.Print(c.t.Style.Dim(hint))
+		}
+		c.s.Close()
+	}()
 	var names []string
 	help := map[string]string{}
 	for _, cmd := range chatCommands {
@@ -123,6 +152,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		Describe:    func(name string) string { return help[name] },
 		OnResize:    c.r.Reflow,
 		OnBackTab:   c.cycleMode,
+		Popup:       ui.NewPopup(c.menuSources(), ui.ProjectFiles(c.s.Sandbox.Policy().Project, 5000)),
 	})
 	c.banner(ctx)
 
@@ -132,12 +162,14 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		switch {
 		case errors.Is(err, ui.ErrInterrupt):
 			if interrupted {
+				quit = true
 				return nil
 			}
 			interrupted = true
 			c.r.Print(c.t.Style.Dim("(Ctrl-C again to quit, or Ctrl-D)"))
 			continue
 		case errors.Is(err, io.EOF):
+			quit = true
 			return nil
 		case err != nil:
 			if ctx.Err() != nil {
@@ -162,17 +194,29 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 			continue
 		}
 		if strings.HasPrefix(line, "/") {
-			quit, err := c.command(ctx, line)
+			q, err := c.command(ctx, line)
 			if err != nil {
 				c.r.Print(c.t.Style.Red("error: ") + err.Error())
 			}
-			if quit {
+			if q {
+				quit = true
 				return nil
 			}
 			continue
 		}
 		c.turn(ctx, line)
 	}
+}
+
+// replied reports whether the model ever answered in this session: only
+// then is it a conversation harness -c takes up (sessionlog.Latest).
+func (c *chat) replied() bool {
+	for _, m := range c.s.History.Messages() {
+		if m.Role == llm.RoleAssistant {
+			return true
+		}
+	}
+	return false
 }
 
 // open starts (or resumes, per the flags) the session and points the meter
@@ -267,6 +311,7 @@ func probeEndpoint(ctx context.Context, base string) error {
 func (c *chat) withTurn(ctx context.Context, f func(ctx context.Context) error) (interrupted bool, err error) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	c.turnStart = time.Now()
 	c.mu.Lock()
 	c.cancel = cancel
 	c.mu.Unlock()
@@ -309,6 +354,9 @@ func (c *chat) turn(ctx context.Context, prompt string) {
 	})
 	planned := c.s.Modes.Mode() == extend.ModePlan && !interrupted && err == nil
 	c.r.EndTurn(interrupted || errors.Is(err, agent.ErrInterrupted))
+	if took := time.Since(c.turnStart); c.bell.Due(took) && !interrupted {
+		c.bell.Send("harness", "the turn is done after "+took.Round(time.Second).String())
+	}
 	switch {
 	case err == nil || errors.Is(err, agent.ErrInterrupted) || interrupted:
 	default:
@@ -377,6 +425,10 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 	case "/compact":
 		if c.s.History.Len() == 0 {
 			c.r.Print(st.Dim("nothing to compact yet: the session has no messages"))
+			return false, nil
+		}
+		if n := c.s.History.MessageTokens(); n < compactMin {
+			c.r.Print(st.Dim(fmt.Sprintf("nothing to compact: the conversation is about %s tokens, less than its summary would take", humanTokens(n))))
 			return false, nil
 		}
 		c.r.StartTurn()
@@ -519,6 +571,10 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 	case "/permissions":
 		c.r.Print(c.describeRules(arg == "all"))
 	default:
+		if sk, ok := c.s.Skills.Lookup(strings.TrimPrefix(name, "/")); ok {
+			c.turn(ctx, skillPrompt(sk.Name, arg))
+			return false, nil
+		}
 		return false, fmt.Errorf("unknown command %s; /help lists them", name)
 	}
 	return false, nil
@@ -764,34 +820,56 @@ func StringWidthOf(s string) int { return ui.StringWidth(s) }
 
 // listSessions shows this project's latest sessions, marking the current
 // one (listed even before it is saved), with the same columns as harness
-// sessions: steps, tokens, cost, title.
+// sessions: steps, tokens, cost, title. Sessions that never got a reply
+// are left out (harness sessions --all lists them). A title takes the
+// rest of the row, cut at a word; on a narrow screen it gets a row of its
+// own.
 func (c *chat) listSessions() error {
 	st := c.t.Style
-	list, _ := sessionlog.List(sessionlog.Dir(c.s.Home, c.s.Sandbox.Policy().Project))
+	all, _ := sessionlog.List(sessionlog.Dir(c.s.Home, c.s.Sandbox.Policy().Project))
+	var list []sessionlog.Summary
+	hidden := 0
+	for _, ss := range all {
+		if ss.Started() || ss.ID == c.s.ID {
+			list = append(list, ss)
+		} else {
+			hidden++
+		}
+	}
 	if len(list) > 15 {
 		list = list[:15]
 	}
+	w := c.t.Width()
 	var b strings.Builder
 	if !c.s.Log.Written() {
-		fmt.Fprintf(&b, "%s%s  %s\n", st.Green("● "), st.Bold(c.s.ID), st.Dim("this session: new, saved once it has a message"))
+		b.WriteString(st.Green("● ") + st.Bold(c.s.ID) + "  " + st.Dim("this session: new, saved once it has a message") + "\n")
 	}
 	for _, ss := range list {
 		mark := "  "
 		if ss.ID == c.s.ID {
 			mark = st.Green("● ")
 		}
-		title := ui.Truncate(ui.Sanitize(ss.Title), max(10, c.t.Width()-62))
 		price := "?"
 		if v, ok := cost(ss); ok {
 			price = usd(v)
 		}
-		fmt.Fprintf(&b, "%s%s  %s  %3d steps  %6s tok  %7s  %s\n", mark, st.Bold(ss.ID), st.Dim(ss.Used.Local().Format("2006-01-02 15:04")),
-			ss.Steps, humanTokens(tokens(ss.Usage)), price, title)
+		row := fmt.Sprintf("%s%s  %s  %3d steps  %6s tok  %7s", mark, st.Bold(ss.ID), st.Dim(ss.Used.Local().Format("2006-01-02 15:04")),
+			ss.Steps, humanTokens(tokens(ss.Usage)), price)
+		title := ui.Sanitize(ss.Title)
+		if room := w - ui.StringWidth(row) - 3; room >= 20 {
+			b.WriteString(row + "  " + ui.TruncateWords(title, room) + "\n")
+		} else {
+			b.WriteString(row + "\n" + "    " + ui.TruncateWords(title, w-5) + "\n")
+		}
 	}
-	if b.Len() == 0 {
+	switch {
+	case b.Len() == 0:
 		b.WriteString(st.Dim("no sessions yet"))
-	} else {
+	default:
 		b.WriteString(st.Dim("/resume ID switches to one (harness -c resumes the one used last)"))
+	}
+	if hidden > 0 {
+		b.WriteString("\n" + st.Dim(plural(hidden, "session")+" that never got a reply not listed (harness sessions --all lists them)"))
 	}
 	c.r.Print(b.String())
 	return nil

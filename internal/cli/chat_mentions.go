@@ -52,7 +52,10 @@ func attachMentions(prompt, project string, hidden []string, withImages bool) (s
 		}
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
-			continue // not a file: an @ in prose
+			// Said, not dropped in silence: a typo in a path would
+			// otherwise leave the model without the file unnoticed.
+			notes = append(notes, fmt.Sprintf("@%s: no such file in the project: not attached (Tab completes paths after @)", name))
+			continue
 		}
 		if llm.IsImagePath(real) {
 			img, note := attachImage(name, real, hidden, withImages)
@@ -78,6 +81,7 @@ func attachMentions(prompt, project string, hidden []string, withImages bool) (s
 		}
 		fi, err := os.Stat(real)
 		if err != nil || !fi.Mode().IsRegular() {
+			notes = append(notes, fmt.Sprintf("@%s is not a regular file: not attached (the model can list a directory)", name))
 			continue
 		}
 		if fi.Size() > mentionLimit {

@@ -16,7 +16,7 @@ func TestExpandMentions(t *testing.T) {
 	os.WriteFile(filepath.Join(proj, "secret.env"), []byte("KEY=1\n"), 0o644)
 	os.WriteFile(filepath.Join(out, "x.txt"), []byte("outside\n"), 0o644)
 	os.Symlink(filepath.Join(out, "x.txt"), filepath.Join(proj, "link.txt"))
-	got, notes := expandMentions("look at @main.go, and @link.txt and @secret.env; mail me@example.com", proj, []string{filepath.Join(proj, "secret.env")})
+	got, notes := expandMentions("look at @main.go, and @link.txt and @secret.env and @mian.go; mail me@example.com", proj, []string{filepath.Join(proj, "secret.env")})
 	if !strings.Contains(got, "<file path=\"main.go\">\npackage main\n</file>") {
 		t.Errorf("main.go not attached:\n%s", got)
 	}
@@ -26,7 +26,7 @@ func TestExpandMentions(t *testing.T) {
 		}
 	}
 	joined := strings.Join(notes, "\n")
-	for _, want := range []string{"attached main.go (1 lines)", "@link.txt is outside the project", "@secret.env is hidden by the sandbox"} {
+	for _, want := range []string{"attached main.go (1 lines)", "@link.txt is outside the project", "@secret.env is hidden by the sandbox", "@mian.go: no such file in the project: not attached"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("notes lack %q: %v", want, notes)
 		}

@@ -77,8 +77,8 @@ func TestChatPiped(t *testing.T) {
 	}
 	for _, want := range []string{
 		"harness ", "model    claude-haiku-4-5 via anthropic", // banner
-		"/compact [focus]",                                  // help
-		"⚙ bash  touch piped-file", "rule: ", "y yes, once", // the prompt
+		"/compact [focus]",                                   // help
+		"⚙ bash  touch piped-file", "rule: ", "y  yes, once", // the prompt
 		"Refused, fine: **no file**.", // streamed text kept raw without a terminal
 		"─ claude-haiku-4-5 · ctx",    // status line
 		"context ", "tool output",     // /context

@@ -35,9 +35,9 @@ func TestChatTmuxNetwork(t *testing.T) {
 
 	enqueue(t, srv, "network.jsonl")
 	tm.typeLine("fetch it")
-	tm.waitFor("network prompt", "allow? [y/n/a")
+	tm.waitFor("network prompt", "╰ allow?")
 	s := tm.screen()
-	for _, want := range []string{"connect to the network", "localhost:80", "asked by: curl -sS", "always allow localhost"} {
+	for _, want := range []string{"connect to the network", "localhost:80", "asked by: curl -sS", "yes, always: localhost"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the prompt lacks %q:\n%s", want, s)
 		}
@@ -46,7 +46,7 @@ func TestChatTmuxNetwork(t *testing.T) {
 	tm.answer("a")
 	tm.waitFor("final text", "The proxy refused loopback.")
 	s = tm.screen()
-	if n := strings.Count(s, "allow? [y/n/a"); n != 1 {
+	if n := strings.Count(s, "╰ allow?"); n != 1 {
 		t.Errorf("%d prompts, want 1: the saved rule did not cover the second connection:\n%s", n, s)
 	}
 	rules, _ := os.ReadFile(filepath.Join(proj, ".agents", "permissions"))

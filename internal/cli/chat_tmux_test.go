@@ -56,7 +56,7 @@ func TestChatTmux(t *testing.T) {
 	// 2. A command that needs approval: approve it once, it runs.
 	enqueue(t, srv, "approve.jsonl")
 	tm.typeLine("make a file")
-	tm.waitFor("permission prompt", "allow? [y/n/a/s]")
+	tm.waitFor("permission prompt", "╰ allow?")
 	if s := tm.screen(); !strings.Contains(s, "touch made-by-harness") || !strings.Contains(s, "rule: ") {
 		t.Errorf("the prompt does not show the command and the rule:\n%s", s)
 	}
@@ -72,14 +72,14 @@ func TestChatTmux(t *testing.T) {
 	// the same command then runs without a prompt.
 	enqueue(t, srv, "always.jsonl")
 	tm.typeLine("make another")
-	tm.waitForCount("prompt for always", "allow? [y/n/a/s]", 2)
-	if s := tm.screen(); !strings.Contains(s, "a always allow touch always-made") {
+	tm.waitForCount("prompt for always", "╰ allow?", 2)
+	if s := tm.screen(); !strings.Contains(s, "yes, always: touch always-made") {
 		t.Errorf("the prompt does not offer the narrowest pattern:\n%s", s)
 	}
 	tm.answer("a")
 	tm.waitFor("saved rule", "saved: allow touch always-made")
 	tm.waitFor("final text after always", "Made it twice.")
-	if n := strings.Count(tm.screen(), "allow? [y/n/a/s]"); n != 2 {
+	if n := strings.Count(tm.screen(), "╰ allow?"); n != 2 {
 		t.Errorf("%d permission prompts, want 2: the remembered command asked again", n)
 	}
 	rules, _ := os.ReadFile(filepath.Join(proj, ".agents", "permissions"))
@@ -91,7 +91,7 @@ func TestChatTmux(t *testing.T) {
 	enqueue(t, srv, "interrupt.jsonl")
 	tm.typeLine("wait for it")
 	tm.waitFor("third permission prompt", "sleep 120 && echo never")
-	tm.waitForCount("prompt for sleep", "allow? [y/n/a/s]", 3)
+	tm.waitForCount("prompt for sleep", "╰ allow?", 3)
 	tm.answer("y")
 	tm.waitFor("spinner while the command runs", "running")
 	tm.keys("C-c")
@@ -404,11 +404,21 @@ func (tm *tmuxSession) waitForCount(what, text string, n int) {
 	tm.t.Fatalf("waiting for %s: %q (×%d) never appeared on screen:\n%s", what, text, n, tm.screen())
 }
 
-// answer types s and Enter at a permission prompt (whose text the caller
-// has waited for: it is drawn once the terminal is raw).
-func (tm *tmuxSession) answer(s string) {
+// answer presses key at a list of answers (a permission prompt), once the
+// list is on screen (it is drawn once the terminal is raw, and cleared
+// when answered, so at most one is ever shown).
+func (tm *tmuxSession) answer(key string) {
 	tm.t.Helper()
-	tm.keys("-l", s)
+	tm.waitFor("the list of answers", "↑↓ Enter picks")
+	tm.keys("-l", key)
+}
+
+// refuse answers a permission prompt with a reason for the model.
+func (tm *tmuxSession) refuse(reason string) {
+	tm.t.Helper()
+	tm.answer("r")
+	tm.waitFor("the reason line", "tell the model why:")
+	tm.keys("-l", reason)
 	tm.keys("Enter")
 }
 

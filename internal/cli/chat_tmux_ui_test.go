@@ -205,9 +205,9 @@ func TestChatTmuxEditPrompt(t *testing.T) {
 	)
 	tm.typeLine("change line 12")
 	tm.waitFor("edit prompt", "edit a file")
-	tm.waitFor("answer line", "allow? [")
+	tm.waitFor("answer line", "╰ allow?")
 	screen := tm.screen()
-	for _, want := range []string{"notes.txt", "-1 +1 lines", "10   line 10", "12 - line 12", "12 + line twelve", "14   line 14", "a always allow", "s yes for this session"} {
+	for _, want := range []string{"notes.txt", "-1 +1 lines", "10   line 10", "12 - line 12", "12 + line twelve", "14   line 14", "yes, always: ", "yes, for this session: ", "yes, and allow all edits this session"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the edit prompt lacks %q:\n%s", want, screen)
 		}
@@ -219,15 +219,15 @@ func TestChatTmuxEditPrompt(t *testing.T) {
 	tm.answer("y")
 	tm.waitFor("write prompt", "write a file")
 	tm.waitFor("write preview", "new file · 80 lines")
-	tm.waitForCount("answer line for the write", "allow? [", 2)
-	if s := tm.screen(); !strings.Contains(s, "more rows (v shows the whole of it)") || !strings.Contains(s, "/v]") {
+	tm.waitForCount("answer line for the write", "╰ allow?", 2)
+	if s := tm.screen(); !strings.Contains(s, "more rows (v shows the whole of it)") || !strings.Contains(s, "v  view the whole change") {
 		t.Errorf("a long write offers no pager:\n%s", s)
 	}
 	tm.answer("v")
 	waitRows(t, tm, func(rows []string) bool { return strings.Contains(strings.Join(rows, "\n"), "q back to the prompt") })
 	tm.keys("q")
 	waitRows(t, tm, func(rows []string) bool { return !strings.Contains(strings.Join(rows, "\n"), "q back to the prompt") })
-	tm.answer("not now")
+	tm.refuse("not now")
 	tm.waitFor("final text", "Done with both.")
 	if b, _ := os.ReadFile(filepath.Join(proj, "notes.txt")); !strings.Contains(string(b), "line twelve\n") {
 		t.Errorf("the approved edit was not made:\n%s", b)
@@ -279,7 +279,7 @@ func TestChatTmuxEscape(t *testing.T) {
 	// Esc at a permission prompt stops the turn too: the call is refused.
 	srv.Enqueue(llmtest.Reply{Text: "Making it.", ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch esc-file"}`}}})
 	tm.typeLine("make a file")
-	tm.waitFor("permission prompt", "allow? [")
+	tm.waitFor("permission prompt", "╰ allow?")
 	tm.keys("Escape")
 	tm.waitForCount("interrupted at the prompt", "⏹ interrupted", 2)
 	tm.waitPrompt()

@@ -178,8 +178,9 @@ func newRootCommand(stdio Stdio) *cobra.Command {
 		Use:   "harness [flags]",
 		Short: "A coding agent for the terminal, inside kernel walls",
 		Long: `harness runs a language model as a coding agent in your project: it reads code, runs
-commands in a sandbox (read anywhere but secrets, write only the project, no network,
-.git read-only) and edits files, asking you about what matters.
+commands in a sandbox (read anywhere but secrets, write only the project, no network;
+git commits work, git config and hooks stay read-only) and edits files, asking you
+about what matters.
 
 Run without arguments for an interactive session; "harness run PROMPT" runs one task
 headless. Configuration lives in ~/.agents/env (see the README).` + chatExitHelp,
@@ -206,6 +207,7 @@ headless. Configuration lives in ~/.agents/env (see the README).` + chatExitHelp
 		newNetworkTopic(),
 	)
 	markUsage(root)
+	wrapHelp(root)
 	return root
 }
 

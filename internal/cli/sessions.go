@@ -35,7 +35,9 @@ func newSessionsCommand(g *globalOptions, stdio Stdio) *cobra.Command {
 		Long: `List the sessions of this project, newest first: id, when it was last used,
 steps (model replies), tokens, cost at list price, and the title (the first
 user message); with --all, every project's, with a PROJECT column. A session
-is saved from its first message on: one opened and left is not listed.
+is saved from its first message on: one opened and left is not listed, and
+one that never got a reply (its first request failed) is listed only with
+--all.
 
 Every session is an append-only log under ~/.agents/sessions/<project>/. Resume
 one with "harness --resume ID" (or "harness run --resume ID PROMPT"), the latest
@@ -49,7 +51,7 @@ works wherever an id does.
 		},
 	}
 	cmd.PersistentFlags().StringVar(&g.Project, "project", "", "project directory (default: the git root of the working directory, else the working directory)")
-	cmd.Flags().BoolVar(&o.All, "all", false, "list the sessions of every project")
+	cmd.Flags().BoolVar(&o.All, "all", false, "list the sessions of every project, and those that never got a reply")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print one JSON object a line")
 
 	show := &cobra.Command{
@@ -137,6 +139,10 @@ func runSessions(ctx context.Context, g *globalOptions, o *sessionsOptions, stdi
 	} else {
 		list, warns = sessionlog.List(dir)
 	}
+	hidden := 0
+	if !o.All {
+		list, hidden = startedOnly(list)
+	}
 	for _, w := range warns {
 		fmt.Fprintln(stdio.Err, "harness: warning:", w)
 	}
@@ -157,6 +163,9 @@ func runSessions(ctx context.Context, g *globalOptions, o *sessionsOptions, stdi
 			}
 		}
 		return nil
+	}
+	if hidden > 0 {
+		defer fmt.Fprintf(stdio.Err, "%s that never got a reply (the first request failed) not listed; --all lists them\n", plural(hidden, "session"))
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(stdio.Err, "no sessions yet in this project; start one with harness (or list every project's with --all)")
@@ -191,6 +200,19 @@ func runSessions(ctx context.Context, g *globalOptions, o *sessionsOptions, stdi
 		fmt.Fprintf(tw, "%s\t%s%s\t%d\t%s\t%s\t%s\n", s.ID, proj, used.Local().Format("2006-01-02 15:04"), s.Steps, humanTokens(tokens(s.Usage)), c, t)
 	}
 	return tw.Flush()
+}
+
+// startedOnly drops the sessions that never got a reply (a first request
+// that failed) and counts them.
+func startedOnly(list []sessionlog.Summary) (kept []sessionlog.Summary, hidden int) {
+	for _, s := range list {
+		if s.Started() {
+			kept = append(kept, s)
+		} else {
+			hidden++
+		}
+	}
+	return kept, hidden
 }
 
 // usd is a cost at list price: cents are too coarse for one session, so

@@ -112,7 +112,14 @@ func (x *Exchange) Do(ctx context.Context, body []byte, onEvent func(Event)) (*R
 	}
 	if resp.StatusCode/100 != 2 {
 		data, _ := io.ReadAll(io.LimitReader(bodyR, maxErrorBody))
+		if isHTML(resp.Header.Get("Content-Type"), data) && !proxyBusy(resp.StatusCode) {
+			return nil, x.redact(x.notAPI(resp.StatusCode, data))
+		}
 		return nil, x.redact(x.StatusError(resp, data))
+	}
+	if ct := resp.Header.Get("Content-Type"); isHTML(ct, nil) {
+		data, _ := io.ReadAll(io.LimitReader(bodyR, maxErrorBody))
+		return nil, x.redact(x.notAPI(resp.StatusCode, data))
 	}
 	var reply *Reply
 	if isJSON(resp.Header.Get("Content-Type")) {
@@ -137,6 +144,36 @@ func (x *Exchange) Do(ctx context.Context, body []byte, onEvent func(Event)) (*R
 		return nil, x.redact(err)
 	}
 	return reply, nil
+}
+
+// isHTML reports whether an answer is a web page (by its type, or by its
+// first bytes when it has none): a wrong BASE_URL, a login portal, a
+// proxy's error page, never a model API.
+func isHTML(contentType string, body []byte) bool {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	if mt == "text/html" || mt == "application/xhtml+xml" {
+		return true
+	}
+	low := strings.ToLower(strings.TrimSpace(string(body[:min(len(body), 64)])))
+	return strings.HasPrefix(low, "<!doctype html") || strings.HasPrefix(low, "<html")
+}
+
+// proxyBusy reports the statuses whose HTML pages proxies in front of
+// model servers serve under load (429, 503, 529, Cloudflare's 520–524):
+// those stay retried as overloaded.
+func proxyBusy(status int) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable || status == 529 || cloudflareRetryable(status)
+}
+
+// notAPI is the error for a web page where the API should answer: not
+// retried, since asking again gets the same page.
+func (x *Exchange) notAPI(status int, data []byte) *Error {
+	what := "a web page"
+	if t := PlainBody(data); strings.HasPrefix(t, "an HTML error page: ") {
+		what += " (" + strings.TrimPrefix(t, "an HTML error page: ") + ")"
+	}
+	return &Error{Kind: ErrBadRequest, Status: status, Message: x.Endpoint + " answered " + what +
+		", which does not look like the API: check the URL (BASE_URL, or --base-url); it usually ends in /v1 for OpenAI-compatible servers"}
 }
 
 func isJSON(contentType string) bool {

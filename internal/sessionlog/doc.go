@@ -22,7 +22,7 @@
 // Logs live under Root(home)/<ProjectKey(project)>/<start>-<id>.jsonl.
 // List, ListAll and Find read them back (newest first, ids by unique
 // prefix); Latest is the one used last (its last message or resume
-// entry); Summarize condenses one for listing; WriteMarkdown and
+// entry) among those that got a reply (Summary.Started); Summarize condenses one for listing; WriteMarkdown and
 // WriteJSONL export one. Entries with Agent set belong to a sub-agent:
 // they count toward usage but are never replayed into the main history.
 package sessionlog

@@ -31,6 +31,11 @@ type Summary struct {
 	Torn     bool      // the last line was cut short by a crash
 }
 
+// Started reports whether the session ever got a reply from the model:
+// one whose first request failed (a wrong URL, no key) holds a prompt
+// and nothing else, and is no conversation to go back to.
+func (s Summary) Started() bool { return s.Steps > 0 }
+
 // titleRunes bounds a listed title.
 const titleRunes = 60
 
@@ -225,14 +230,14 @@ var ErrNoSession = errors.New("no session in this project yet; start one with ha
 // Latest returns the log of the session in dir used last (its last
 // message, or its last resume, is the newest): the conversation the user
 // was last in, not the last one opened.
-// Sessions without a message (opened and left, or cleared at once) are
-// skipped; ties go to the later start.
+// Sessions that never got a reply (opened and left, cleared at once, or
+// a first request that failed) are skipped; ties go to the later start.
 func Latest(dir string) (string, error) {
 	list, _ := List(dir)
 	var best *Summary
 	for i := range list {
 		s := &list[i]
-		if s.Messages == 0 {
+		if !s.Started() {
 			continue
 		}
 		if best == nil || s.Used.After(best.Used) {

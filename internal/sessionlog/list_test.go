@@ -254,6 +254,12 @@ func TestLatestIsLastUsed(t *testing.T) {
 		{Type: TypeMeta, Time: t0.Add(4 * time.Hour), Meta: &Meta{ID: "nomsg", Project: "/work/p"}},
 		{Type: TypePrompt, Time: t0.Add(4 * time.Hour), System: "s"},
 	})
+	// A run whose first request failed (no server at BASE_URL): a prompt
+	// and no reply. It is no conversation to continue.
+	writeLog(t, dir, t0.Add(5*time.Hour), []Entry{
+		{Type: TypeMeta, Time: t0.Add(5 * time.Hour), Meta: &Meta{ID: "failed", Project: "/work/p"}},
+		{Type: TypeMessage, Time: t0.Add(5 * time.Hour), Message: &llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockText, Text: "hello?"}}}},
+	})
 	got, err := Latest(dir)
 	if err != nil || got != used {
 		t.Fatalf("Latest = %s, %v; want %s", got, err, used)
@@ -267,7 +273,7 @@ func TestLatestIsLastUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Append(Entry{Type: TypeResumed, Time: t0.Add(5 * time.Hour)}); err != nil {
+	if err := l.Append(Entry{Type: TypeResumed, Time: t0.Add(6 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()

@@ -81,7 +81,7 @@ func (b Banner) Render(st Style, width int) string {
 		help = "/help for commands · Ctrl-D quits"
 	}
 	out.WriteString(st.Dim("  "+help) + "\n")
-	return out.String()
+	return Fit(out.String(), width)
 }
 
 func (b Banner) warnings() []string {
@@ -107,8 +107,14 @@ func (b Banner) warnings() []string {
 // enforces.
 func DefaultEnforces(backend string) string {
 	switch backend {
-	case "bwrap", "landlock", "seatbelt":
-		return "read anywhere but secrets, write only the project and /tmp, .git read-only, no network"
+	case "docker", "podman":
+		return "a container with the project and nothing else of the host, write only the project and /tmp, no network; git commits work, git config and hooks are read-only"
+	case "bwrap", "landlock":
+		// Commits work inside; what could make git run a program does not
+		// move (config, hooks).
+		return "read anywhere but secrets, write only the project and /tmp, no network; git commits work, git config and hooks are read-only"
+	case "seatbelt":
+		return "read anywhere but secrets, write only the project, no network; .git is read-only (commit from your terminal)"
 	}
 	return "nothing enforced: commands can read secrets, write anywhere and use the network"
 }

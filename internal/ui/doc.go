@@ -24,9 +24,18 @@
 //     completion (CommandCompleter with descriptions, PathCompleter, @file
 //     mentions). A lone Esc is a key of its own, never the start of the
 //     next one (at the permission prompt it interrupts, as Ctrl-C). Without a terminal it reads plain lines.
+//     A Popup (NewPopup: slash commands from CommandSources, @ files from
+//     ProjectFiles) opens a menu under the input as a word is typed,
+//     filtered by FuzzyScore; it is redrawn with the input and gone when
+//     the line is sent. Choose reads one answer from a list, a key (or
+//     the arrows and Enter) at a time, and leaves one row naming it.
 //   - Renderer implements the agent's Observer (structurally: ui never
 //     imports agent) and accounts usage in a Meter for the status line.
-//   - Prompter implements permission.Prompter on top of the Editor.
+//   - Prompter implements permission.Prompter on top of Editor.Choose,
+//     and remembers "all edits this session".
+//   - Fit wraps harness's own lines at words to the width (Renderer.Print
+//     does it for every block it prints); Notifier rings the bell and
+//     sends OSC 9/777 desktop notifications.
 //
 // Colours are used only when output is a terminal, NO_COLOR is unset or
 // empty and TERM is not dumb.

@@ -48,6 +48,10 @@ type EditorOptions struct {
 	// EscapeInterrupts makes a lone Esc end the read with ErrInterrupt, as
 	// Ctrl-C does (the permission prompt: Esc stops the turn there too).
 	EscapeInterrupts bool
+	// Popup opens a menu under the input as a word is typed (/ commands,
+	// @ files); nil: none. While it is open Up and Down move in it, Tab
+	// or Enter take the highlighted entry, Esc closes it.
+	Popup Popup
 	// ForceRaw uses the key-by-key editor even when input is not a terminal
 	// and leaves the terminal mode alone. Tests use it to drive the editor
 	// with byte sequences.
@@ -154,6 +158,13 @@ type lineState struct {
 	preBuf      []rune
 	prePos      int
 	searchStyle Style
+
+	// The pop-up menu: the word it is for, its items, the highlighted one,
+	// and a word whose menu Esc closed (it stays closed until the word
+	// changes).
+	popWord, popShut string
+	pop              []MenuItem
+	popSel           int
 }
 
 func (e *Editor) edit(ctx context.Context, prompt string) (string, error) {
@@ -169,10 +180,17 @@ func (e *Editor) edit(ctx context.Context, prompt string) (string, error) {
 			e.finish(s)
 			return "", err
 		}
+		if e.applyPopup(s, k) {
+			if !e.in.Buffered() {
+				e.refresh(s)
+			}
+			continue
+		}
 		done, line, err := e.apply(s, k)
 		if done {
 			return line, err
 		}
+		e.updatePopup(s, k)
 		// While a paste streams in, redraw once at the end of the burst.
 		if !e.in.Buffered() {
 			e.refresh(s)
@@ -653,7 +671,13 @@ func (e *Editor) refresh(s *lineState) {
 	}
 	b.WriteString("\r\x1b[J")
 	b.WriteString(out)
-	if up := erow - crow; up > 0 {
+	up := erow - crow
+	if len(s.pop) > 0 && !s.search {
+		rows := renderPopup(e.t.Style, s.pop, s.popSel, e.t.Width())
+		b.WriteString("\r\n" + strings.Join(rows, "\r\n"))
+		up += len(rows)
+	}
+	if up > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA", up)
 	}
 	b.WriteString("\r")
@@ -678,6 +702,7 @@ func (e *Editor) moveToEnd(s *lineState) {
 
 // finish leaves the final text on screen and moves to a fresh line.
 func (e *Editor) finish(s *lineState) {
+	s.pop = nil
 	s.pos = len(s.buf)
 	e.refresh(s)
 	io.WriteString(e.t.Out, "\r\n")

@@ -99,7 +99,7 @@ func TestPrompterShowsEdit(t *testing.T) {
 		t.Fatalf("answer %+v, %v", ans, err)
 	}
 	got := scr.all()
-	for _, want := range []string{"╭ permission  edit a file", "│    1   one", "│    2 - two", "│    2 + TWO", "│    3   three", "allow? [y/n/a/s]"} {
+	for _, want := range []string{"╭ permission  edit a file", "│    1   one", "│    2 - two", "│    2 + TWO", "│    3   three", "╰ allow?"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, got)
 		}

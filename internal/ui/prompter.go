@@ -13,26 +13,81 @@ import (
 
 // Prompter asks the user about a tool call whose decision is Ask. It
 // implements permission.Prompter: it shows the exact command (highlighted)
-// or path, the rule that matched, and the choices, then reads the answer
-// with a line editor on the shared Input, so the answer can be edited and
-// typed-ahead keystrokes are not lost.
+// or path, the rule that matched, and the answers as a list read one key
+// at a time (Editor.Choose on the shared Input, so typed-ahead keystrokes
+// are not lost): yes once, for the session, always, all edits this
+// session, no, or no with a reason typed for the model.
 type Prompter struct {
 	R      *Renderer
 	Editor *Editor // reads the answer; should have NoHistory set
-	// OnInterrupt is called when the user presses Ctrl-C (or Esc, with
-	// the Editor's EscapeInterrupts) at the prompt:
-	// the call is refused and the interactive loop cancels the turn.
+	// OnInterrupt is called when the user presses Ctrl-C (or Esc) at the
+	// prompt: the call is refused and the interactive loop cancels the
+	// turn.
 	OnInterrupt func()
+	// OnWait is called when a prompt starts waiting for the user (the
+	// front end may ring the bell or notify the desktop).
+	OnWait func(what string)
+
+	allEdits bool // "all edits this session" was chosen
 }
 
 var _ permission.Prompter = (*Prompter)(nil)
 
+// The things an answer of the list does.
+type promptAct int
+
+const (
+	actYes promptAct = iota
+	actSession
+	actAlways
+	actAllEdits
+	actView
+	actNo
+	actReason
+)
+
+// isEdit reports whether req is a file tool's write (edit_file,
+// write_file), which "all edits this session" covers; a shell command's
+// write is not one.
+func isEdit(req permission.Request) bool {
+	return req.Write && req.Tool != "bash" && req.Tool != "net"
+}
+
+// permissionOptions are the answers offered for req, with what each does.
+func permissionOptions(req permission.Request, pattern string, canView bool) ([]Option, []promptAct) {
+	opts := []Option{{Key: 'y', Label: "yes, once"}}
+	acts := []promptAct{actYes}
+	if pattern != "" {
+		p := Sanitize(pattern)
+		opts = append(opts, Option{Key: 's', Label: "yes, for this session: " + p},
+			Option{Key: 'a', Label: "yes, always: " + p + " (saved in .agents/permissions)"})
+		acts = append(acts, actSession, actAlways)
+	}
+	if isEdit(req) {
+		opts = append(opts, Option{Key: 'e', Label: "yes, and allow all edits this session"})
+		acts = append(acts, actAllEdits)
+	}
+	if canView {
+		opts = append(opts, Option{Key: 'v', Label: "view the whole change"})
+		acts = append(acts, actView)
+	}
+	opts = append(opts, Option{Key: 'n', Label: "no"}, Option{Key: 'r', Label: "no, and tell the model why…", Typed: true})
+	acts = append(acts, actNo, actReason)
+	return opts, acts
+}
+
 // Prompt implements permission.Prompter. For edit_file and write_file the
 // box shows what would change (the diff, the content), for bash which
 // part of the command needs the approval; v opens the whole diff in a
-// pager when the box shows only part of it.
+// pager when the box shows only part of it. Once "all edits this
+// session" was chosen, file edits are allowed without a prompt (the
+// walls still decide where a write may land).
 func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permission.Decision, pattern string) (permission.Answer, error) {
 	t := p.R.t
+	if p.allEdits && isEdit(req) {
+		p.R.Print(t.Style.Dim("  allowed (all edits this session): " + Sanitize(req.Path)))
+		return permission.Answer{Choice: permission.Yes}, nil
+	}
 	p.R.Pause()
 	defer p.R.Resume()
 	call, _ := p.R.RunningCall(req.Tool, req.Path)
@@ -42,22 +97,17 @@ func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permiss
 	// new width).
 	p.R.RememberFunc(func(w int) string { return renderPermission(t.Style, req, d, pattern, w, p.preview(req, call, w)) })
 	say := func(s string) {
-		io.WriteString(t.Out, s+"\n")
-		p.R.Remember(s)
-	}
-	keys := "y/n"
-	if pattern != "" {
-		keys += "/a/s"
-	}
-	if pv.Full != nil {
-		keys += "/v"
-	}
-	for {
-		ask := t.Style.Bold("allow? ") + t.Style.Dim("["+keys+"] ")
-		line, err := p.Editor.ReadLine(ctx, ask)
-		if err == nil {
-			p.R.Remember(ask + Sanitize(line))
+		for _, l := range Wrap(s, t.Width()-2) {
+			io.WriteString(t.Out, "  "+t.Style.Dim(l)+"\n")
+			p.R.Remember("  " + t.Style.Dim(l))
 		}
+	}
+	if p.OnWait != nil {
+		p.OnWait("permission")
+	}
+	opts, acts := permissionOptions(req, pattern, pv.Full != nil)
+	for {
+		ch, err := p.Editor.Choose(ctx, opts, 0)
 		switch {
 		case errors.Is(err, ErrInterrupt):
 			if p.OnInterrupt != nil {
@@ -67,36 +117,42 @@ func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permiss
 		case err != nil:
 			return permission.Answer{Choice: permission.No}, fmt.Errorf("reading the answer: %w", err)
 		}
-		if v := strings.ToLower(strings.TrimSpace(line)); pv.Full != nil && (v == "v" || v == "view") {
+		label := opts[ch.Index].Label
+		if ch.Text != "" {
+			label = "no: " + Sanitize(ch.Text)
+		}
+		if acts[ch.Index] != actView {
+			p.R.Remember("  " + t.Style.BoldCyan("❯") + " " + label)
+		}
+		switch acts[ch.Index] {
+		case actView:
 			if err := Page(ctx, p.Editor.in, t, pv.Full); err != nil {
-				say(t.Style.Dim("  (the pager failed: " + err.Error() + ")"))
+				say("(the pager failed: " + err.Error() + ")")
 			}
 			continue
+		case actYes:
+			return permission.Answer{Choice: permission.Yes}, nil
+		case actSession:
+			say("allowed until harness exits: " + Sanitize(pattern))
+			return permission.Answer{Choice: permission.Session}, nil
+		case actAlways:
+			say("saved: allow " + Sanitize(pattern) + " (in .agents/permissions)")
+			return permission.Answer{Choice: permission.Always}, nil
+		case actAllEdits:
+			p.allEdits = true
+			say("file edits are allowed until harness exits; commands still ask")
+			return permission.Answer{Choice: permission.Yes}, nil
+		case actReason:
+			return permission.Answer{Choice: permission.No, Reason: ch.Text}, nil
+		default:
+			return permission.Answer{Choice: permission.No}, nil
 		}
-		ans, ok := ParseAnswer(line, pattern)
-		if ok {
-			switch ans.Choice {
-			case permission.Always:
-				say(t.Style.Dim("  saved: allow " + pattern + " (in .agents/permissions)"))
-			case permission.Session:
-				say(t.Style.Dim("  allowed until harness exits: " + pattern))
-			}
-			return ans, nil
-		}
-		help := "  y to allow once, n to refuse"
-		if pattern != "" {
-			help += ", a to always allow, s to allow for this session"
-		}
-		if pv.Full != nil {
-			help += ", v to view the whole change"
-		}
-		say(t.Style.Dim(help + ", or type why not"))
 	}
 }
 
 // previewRows is how many rows of a change the prompt box shows: the rest
-// of the screen, minus the box's own lines and the answer.
-func (p *Prompter) previewRows() int { return max(6, p.R.t.Height()-10) }
+// of the screen, minus the box's own lines and the list of answers.
+func (p *Prompter) previewRows() int { return max(4, p.R.t.Height()-18) }
 
 // preview shows what call (the one behind req, when found) would do, in
 // a box width columns wide.
@@ -183,41 +239,22 @@ func renderPermission(st Style, req permission.Request, d permission.Decision, p
 			}
 		}
 	case req.Tool == "net":
-		b.WriteString(bar + st.Bold(Sanitize(req.Command)) + "\n")
+		for _, l := range wrapLine(st.Bold(Sanitize(req.Command)), max(width-2, 8)) {
+			b.WriteString(bar + l + "\n")
+		}
 	default:
-		b.WriteString(bar + st.Bold(Sanitize(req.Tool)) + "  " + st.Cyan(Sanitize(req.Path)) + "\n")
+		for _, l := range cutStyled(st.Bold(Sanitize(req.Tool))+"  "+st.Cyan(Sanitize(req.Path)), max(width-2, 8)) {
+			b.WriteString(bar + l + "\n")
+		}
 		for _, l := range pv.Short {
 			b.WriteString(bar + l + "\n")
 		}
 	}
 	if d.Rule != "" {
-		b.WriteString(bar + st.Dim("rule: "+Sanitize(d.Rule)) + "\n")
-	}
-	choices := []string{st.Green("y") + " yes, once", st.Red("n") + " no"}
-	if pattern != "" {
-		choices = append(choices, st.Cyan("a")+" always allow "+st.Bold(Sanitize(pattern)), st.Cyan("s")+" yes for this session")
-	}
-	if pv.Full != nil {
-		choices = append(choices, st.Cyan("v")+" view all")
-	}
-	choices = append(choices, "or type a reason to refuse")
-	// Whole choices to a row: "s yes for this session" never breaks.
-	sep := st.Dim(" · ")
-	row, rowW := "", 0
-	lead := st.Yellow("╰ ")
-	for _, c := range choices {
-		cw := StringWidth(c)
-		if rowW > 0 && rowW+3+cw > width-2 {
-			b.WriteString(lead + row + "\n")
-			lead, row, rowW = "  ", "", 0
+		for _, l := range Wrap("rule: "+Sanitize(d.Rule), max(width-2, 10)) {
+			b.WriteString(bar + st.Dim(l) + "\n")
 		}
-		if rowW > 0 {
-			row += sep
-			rowW += 3
-		}
-		row += c
-		rowW += cw
 	}
-	b.WriteString(lead + row + "\n")
+	b.WriteString(st.Yellow("╰ ") + st.Bold("allow?") + "\n")
 	return b.String()
 }

@@ -883,9 +883,9 @@ func (r *Renderer) OnNotice(n notice.Notice) {
 	// chose, and a byte hidden from a warning must still show.
 	msg := Visible(n.Text)
 	if n.Level == notice.LevelWarning {
-		r.write(r.t.Style.BoldRed("‼ "+msg) + "\n")
+		r.write(Fit(r.t.Style.BoldRed("‼ "+msg), r.t.Width()) + "\n")
 	} else {
-		r.write(r.t.Style.Yellow("• "+msg) + "\n")
+		r.write(Fit(r.t.Style.Yellow("• "+msg), r.t.Width()) + "\n")
 	}
 	if spinning {
 		r.spin.start(label)
@@ -893,9 +893,10 @@ func (r *Renderer) OnNotice(n notice.Notice) {
 }
 
 // Print writes a block of already-styled text from the interactive loop
-// (a command's output), on its own lines.
+// (a command's output), on its own lines, each wrapped at word
+// boundaries to the width (Fit), again after a resize.
 func (r *Renderer) Print(s string) {
-	r.PrintFunc(func(int) string { return s })
+	r.PrintFunc(func(w int) string { return Fit(s, w) })
 }
 
 // toolArgKeys are the input fields that best describe a call, in order.

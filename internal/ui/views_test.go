@@ -3,8 +3,10 @@ package ui
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/permission"
@@ -69,7 +71,8 @@ func TestBanner(t *testing.T) {
 	b := Banner{Version: "v0.1.0", Project: "/src/app", Model: "claude-sonnet-4-5", Provider: "anthropic", Backend: "bwrap"}
 	got := b.Render(Style{}, 120)
 	for _, want := range []string{"harness v0.1.0  ·  /src/app", "model    claude-sonnet-4-5 via anthropic",
-		"sandbox  bwrap — read anywhere but secrets, write only the project and /tmp, .git read-only, no network", "/help"} {
+		"sandbox  bwrap", "read anywhere but secrets, write only the project and /tmp, no network; git commits work, git config and",
+		"hooks are read-only", "/help"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("banner lacks %q:\n%s", want, got)
 		}
@@ -147,17 +150,23 @@ func TestPrompter(t *testing.T) {
 	}{
 		{"always after a stray enter", "\ra\r", permission.Answer{Choice: permission.Always}, false},
 		{"session", "s\r", permission.Answer{Choice: permission.Session}, false},
-		{"reason", "not yet, run the tests\r", permission.Answer{Choice: permission.No, Reason: "not yet, run the tests"}, false},
+		{"reason", "rnot yet, run the tests\r", permission.Answer{Choice: permission.No, Reason: "not yet, run the tests"}, false},
+		{"typed reason", "use make test instead\r", permission.Answer{Choice: permission.No, Reason: "use make test instead"}, false},
+		{"no", "n", permission.Answer{Choice: permission.No}, false},
+		{"arrows then enter", "\x1b[B\x1b[B\x1b[A" + settled + "\r", permission.Answer{Choice: permission.Session}, false},
+		{"enter picks the default", settled + "\r", permission.Answer{Choice: permission.Yes}, false},
+		{"number", "3", permission.Answer{Choice: permission.Always}, false},
 		{"ctrl-c", "\x03", permission.Answer{Choice: permission.No, Reason: "the user interrupted the turn"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			scr := newScreen(80, 20)
-			tm := &Term{Out: scr, TTY: true, Size: func() (int, int) { return 80, 20 }}
+			var raw strings.Builder
+			tm := &Term{Out: io.MultiWriter(scr, &raw), TTY: true, Size: func() (int, int) { return 80, 20 }}
 			r := NewRenderer(tm, nil)
 			defer r.Close()
 			interrupted := false
-			p := &Prompter{R: r, Editor: NewEditor(NewInput(strings.NewReader(tt.input)), tm, EditorOptions{ForceRaw: true, NoHistory: true}),
+			p := &Prompter{R: r, Editor: NewEditor(NewInput(&pausedReader{parts: strings.Split(tt.input, settled)}), tm, EditorOptions{ForceRaw: true, NoHistory: true}),
 				OnInterrupt: func() { interrupted = true }}
 			got, err := p.Prompt(context.Background(), req, d, "git push origin main")
 			if err != nil {
@@ -167,10 +176,20 @@ func TestPrompter(t *testing.T) {
 				t.Errorf("got %+v (interrupted %v), want %+v (%v)", got, interrupted, tt.want, tt.interrupted)
 			}
 			screen := scr.all()
-			for _, want := range []string{"permission  run a command", "│ git push origin main", "rule: ask bash git push *", "a always allow git push origin main", "s yes for this session", "allow? [y/n/a/s]"} {
+			for _, want := range []string{"permission  run a command", "│ git push origin main", "rule: ask bash git push *", "╰ allow?"} {
 				if !strings.Contains(screen, want) {
 					t.Errorf("screen lacks %q:\n%s", want, screen)
 				}
+			}
+			// The list was shown, the default highlighted, then replaced
+			// by the answer.
+			for _, want := range []string{"❯ y  yes, once", "a  yes, always: git push origin main (saved in .agents/permissions)", "s  yes, for this session: git push origin main", "r  no, and tell the model why…"} {
+				if !strings.Contains(StripANSI(raw.String()), want) {
+					t.Errorf("the list lacked %q:\n%s", want, StripANSI(raw.String()))
+				}
+			}
+			if strings.Contains(screen, "↑↓ Enter picks") {
+				t.Errorf("the list stayed on screen after the answer:\n%s", screen)
 			}
 		})
 	}
@@ -183,9 +202,65 @@ func TestPrompter(t *testing.T) {
 	})
 }
 
+// settled, in a test's keys, waits past enterSettle before the rest.
+const settled = "\x00settle\x00"
+
+// pausedReader returns its parts one read at a time, waiting past
+// enterSettle before each one after the first: keys a person types once
+// the list is on screen.
+type pausedReader struct {
+	parts []string
+	n     int
+}
+
+func (r *pausedReader) Read(p []byte) (int, error) {
+	if r.n >= len(r.parts) {
+		return 0, io.EOF
+	}
+	if r.n > 0 {
+		time.Sleep(enterSettle + 50*time.Millisecond)
+	}
+	s := r.parts[r.n]
+	r.n++
+	return copy(p, s), nil
+}
+
+// "All edits this session" allows the later file edits without a prompt;
+// a command still asks.
+func TestPrompterAllEdits(t *testing.T) {
+	var raw strings.Builder
+	tm := &Term{Out: &raw, TTY: true, Size: func() (int, int) { return 80, 24 }}
+	r := NewRenderer(tm, nil)
+	defer r.Close()
+	p := &Prompter{R: r, Editor: NewEditor(NewInput(strings.NewReader("en")), tm, EditorOptions{ForceRaw: true, NoHistory: true})}
+	ask := permission.Decision{Verdict: permission.Ask, Rule: "default: ask"}
+	edit := permission.Request{Tool: "edit_file", Path: "/p/a.go", Write: true}
+	for i, want := range []permission.Choice{permission.Yes, permission.Yes, permission.Yes} {
+		req := edit
+		if i == 2 {
+			req = permission.Request{Tool: "write_file", Path: "/p/new.go", Write: true}
+		}
+		got, err := p.Prompt(context.Background(), req, ask, "")
+		if err != nil || got.Choice != want {
+			t.Fatalf("edit %d: %+v, %v", i, got, err)
+		}
+	}
+	if n := strings.Count(raw.String(), "╰ allow?"); n != 1 {
+		t.Errorf("%d prompts for three edits, want 1", n)
+	}
+	got, err := p.Prompt(context.Background(), permission.Request{Tool: "bash", Command: "make"}, ask, "make")
+	if err != nil || got.Choice != permission.No {
+		t.Errorf("a command after all edits: %+v, %v; want it asked (and refused)", got, err)
+	}
+	out := StripANSI(raw.String())
+	if strings.Count(out, "╰ allow?") != 2 || strings.Contains(out[strings.LastIndex(out, "╰ allow?"):], "all edits") {
+		t.Errorf("the command's prompt was not shown, or offered all edits:\n%s", out)
+	}
+}
+
 func TestRenderPermissionFile(t *testing.T) {
 	got := RenderPermission(Style{}, permission.Request{Tool: "write_file", Path: "/etc/hosts", Write: true}, permission.Decision{Rule: "outside the project"}, "", 80)
-	want := "╭ permission  write a file\n│ write_file  /etc/hosts\n│ rule: outside the project\n╰ y yes, once · n no · or type a reason to refuse\n"
+	want := "╭ permission  write a file\n│ write_file  /etc/hosts\n│ rule: outside the project\n╰ allow?\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

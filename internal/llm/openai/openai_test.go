@@ -260,7 +260,11 @@ func TestErrors(t *testing.T) {
 		{"llama.cpp context", 400, nil, "application/json", `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}`, llm.ErrContextTooLong, 0, "available context size"},
 		{"vllm context", 400, nil, "application/json", `{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens","type":"BadRequestError","param":null,"code":400}`, llm.ErrContextTooLong, 0, "8192"},
 		{"bad request", 400, nil, "application/json", `{"error":{"message":"Unrecognized request argument supplied: foo","type":"invalid_request_error"}}`, llm.ErrBadRequest, 0, "Unrecognized request argument"},
-		{"502", 502, nil, "text/html", `bad gateway`, llm.ErrOverloaded, 0, "bad gateway"},
+		{"502", 502, nil, "text/plain", `bad gateway`, llm.ErrOverloaded, 0, "bad gateway"},
+		// A web page is not the API: said at once, with what to check.
+		{"502 web page", 502, nil, "text/html", `<html><head><title>502 Bad Gateway</title></head></html>`, llm.ErrBadRequest, 0, "answered a web page (502 Bad Gateway), which does not look like the API: check the URL"},
+		{"200 web page", 200, nil, "text/html; charset=utf-8", `<!doctype html><title>Welcome to nginx!</title>`, llm.ErrBadRequest, 0, "answered a web page (Welcome to nginx!), which does not look like the API"},
+		{"503 page from a busy proxy", 503, nil, "text/html", `<html>busy</html>`, llm.ErrOverloaded, 0, "busy"},
 		{"error chunk mid-stream", 200, nil, "text/event-stream",
 			`data: {"choices":[{"index":0,"delta":{"content":"par"}}]}` + "\n\n" + `data: {"error":{"message":"Provider returned error","code":502}}` + "\n\n",
 			llm.ErrOverloaded, 0, "Provider returned error"},
