@@ -101,9 +101,9 @@ func testServer(kind string) *sdk.Server {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "spawn", Description: "Start a background process that outlives this call (sleep), and say its pid."},
-		func(ctx context.Context, r *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
-			p, err := os.StartProcess("/bin/sh", []string{"sh", "-c", "exec sleep 3600 harness-mcp-orphan"}, &os.ProcAttr{Files: []*os.File{nil, nil, nil}})
+	sdk.AddTool(s, &sdk.Tool{Name: "spawn", Description: "Start a background process, in a session of its own, that outlives this call; text marks its command line."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in textArg) (*sdk.CallToolResult, any, error) {
+			p, err := os.StartProcess("/bin/sh", []string{"sh", "-c", "sleep 3600; echo " + in.Text}, &os.ProcAttr{Files: []*os.File{nil, nil, nil}, Sys: detached()})
 			if err != nil {
 				return nil, nil, err
 			}
