@@ -30,9 +30,9 @@ const (
 	Tmux     = "tmux"
 	Setpriv  = "setpriv" // util-linux's setpriv, to run tests unprivileged
 	Git      = "git"
-	Curl     = "curl"   // the network tests fetch through the proxy with it
-	Root     = "root"   // running as uid 0 (mounts, setpriv)
-	Docker   = "docker" // a Docker engine that answers, and HARNESS_TEST_IMAGE built (see .ci/run)
+	Curl     = "curl"    // the network tests fetch through the proxy with it
+	Root     = "root"    // running as uid 0 (mounts, setpriv)
+	Docker   = "docker"  // a Docker engine that answers, and HARNESS_TEST_IMAGE built (see .ci/run)
 	MCPNpm   = "mcp-npm" // node and the reference MCP servers installed with npm in HARNESS_MCP_NPM (see .ci/run)
 )
 
