@@ -8,6 +8,7 @@ import (
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/mcp"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
@@ -48,6 +49,12 @@ type Options struct {
 	// OnDecision, when set, is told every permission decision once it is
 	// logged (harness run tallies what was refused).
 	OnDecision func(permission.Record)
+	// MCPConfigs are --mcp-config files (mcpServers format), on top of
+	// ~/.agents/mcp.json and the project's .mcp.json.
+	MCPConfigs []string
+	// ApproveMCP runs the project's MCP servers without asking, for this
+	// run (--approve-mcp; headless runs have no one to ask).
+	ApproveMCP bool
 }
 
 func (o Options) now() time.Time {
@@ -89,6 +96,7 @@ type Session struct {
 	Todos    *tools.TodoList // the plan of write_todos, shown in the reminder
 	Walls    Walls           // the sandbox in force, against the strongest this OS offers
 	Skills   *skills.Set
+	MCP      *mcp.Manager // the session's MCP servers (none configured: an empty one)
 
 	notify  func(notice.Notice)               // where tool notices go; set by the front end
 	subObs  func(label string) agent.Observer // how sub-agents are shown; set by the front end
@@ -156,6 +164,7 @@ func (b *builder) steps() []step {
 		{"openSandbox", b.openSandbox},
 		{"openLog", b.openLog},
 		{"newGate", b.newGate},
+		{"startMCP", b.startMCP},
 		{"buildTools", b.buildTools},
 		{"newProvider", b.newProvider},
 		{"newHistory", b.newHistory},

@@ -267,9 +267,9 @@ func (b *builder) buildTools(context.Context) error {
 		}
 		return s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeTodos, Todos: raw})
 	}
-	s.Registry = tools.NewRegistry(gateAdapter{s.Gate}, append(tools.Builtins(env),
+	s.Registry = tools.NewRegistry(gateAdapter{s.Gate}, append(append(tools.Builtins(env),
 		&tools.WriteTodos{List: s.Todos, Record: recordTodos},
-		&tools.ReadSkill{Skills: skillSet})...)
+		&tools.ReadSkill{Skills: skillSet}), s.MCP.Tools(mcpLazy(b.o.Source.Env))...)...)
 	return nil
 }
 

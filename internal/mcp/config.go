@@ -183,7 +183,9 @@ func ProjectFile(project string) string { return filepath.Join(project, ".mcp.js
 // Load reads the user file, the project file and the --mcp-config files, in
 // that order; a later definition of a name replaces an earlier one (a flag
 // file beats the project, which beats the user file, as in Claude Code).
-func Load(home, project string, flagFiles []string) ([]Server, error) {
+// A user or project file that does not parse is left out and said in
+// warns; a --mcp-config file the user named must parse (err).
+func Load(home, project string, flagFiles []string) (servers []Server, warns []error, err error) {
 	byName := map[string]Server{}
 	var order []string
 	add := func(ss []Server) {
@@ -209,8 +211,12 @@ func Load(home, project string, flagFiles []string) ([]Server, error) {
 			continue
 		}
 		ss, err := ParseFile(src.path, src.scope)
+		if err != nil && src.scope == ScopeFlag {
+			return nil, nil, err
+		}
 		if err != nil {
-			return nil, err
+			warns = append(warns, fmt.Errorf("%w; its servers are not started", err))
+			continue
 		}
 		add(ss)
 	}
@@ -219,7 +225,7 @@ func Load(home, project string, flagFiles []string) ([]Server, error) {
 	for _, n := range order {
 		out = append(out, byName[n])
 	}
-	return out, nil
+	return out, warns, nil
 }
 
 var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
