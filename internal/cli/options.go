@@ -26,6 +26,10 @@ type globalOptions struct {
 	MaxTokens int
 	Thinking  string
 	Effort    string
+	// MCPConfigs are --mcp-config files; ApproveMCP runs the project's
+	// MCP servers without asking (--approve-mcp).
+	MCPConfigs []string
+	ApproveMCP bool
 }
 
 // register adds the agent flags to a command that runs the agent (the
@@ -50,6 +54,8 @@ func (g *globalOptions) register(cmd *cobra.Command) {
 	f.IntVar(&g.MaxTokens, "max-tokens", 0, "output token limit per reply (overrides MAX_TOKENS)")
 	f.StringVar(&g.Thinking, "thinking", "", "reasoning: off, adaptive, or a budget in tokens such as 'budget 8000' (overrides THINKING)")
 	f.StringVar(&g.Effort, "effort", "", "reasoning effort where the model takes one: low, medium, high, xhigh or max (overrides EFFORT)")
+	f.StringArrayVar(&g.MCPConfigs, "mcp-config", nil, "load MCP servers from FILE, in Claude Code's mcpServers format (repeatable); see harness mcp --help")
+	f.BoolVar(&g.ApproveMCP, "approve-mcp", false, "run the MCP servers the project's .mcp.json defines without asking (headless runs cannot ask)")
 }
 
 // configFlags maps the flags the user set to config keys.

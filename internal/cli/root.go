@@ -203,6 +203,7 @@ headless. Configuration lives in ~/.agents/env (see the README).` + chatExitHelp
 		newCacheCommand(stdio),
 		newBatchCommand(stdio),
 		newNetworkTopic(),
+		newMCPCommand(stdio),
 	)
 	markUsage(root)
 	return root

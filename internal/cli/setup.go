@@ -49,6 +49,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		Continue: g.Continue, Resume: g.Resume, MaxSteps: g.MaxSteps,
 		Allow: g.Allow, AllowNet: g.AllowNet, Deny: g.Deny, Yolo: g.Yolo,
 		Prompter: su.Prompter, OnDecision: su.OnDecision,
+		MCPConfigs: g.MCPConfigs, ApproveMCP: g.ApproveMCP,
 	})
 }
 
