@@ -55,6 +55,9 @@ type conn struct {
 	tools   []*sdk.Tool
 	err     error // why it is not connected (start failure, exit)
 	stdio   *stdioTransport
+	// end cancels the connection's context: an HTTP transport's streams
+	// live as long as it, so it is the session's, not the start's.
+	end context.CancelFunc
 }
 
 // Start connects to every server at once and waits for them (each within
@@ -155,10 +158,22 @@ func (c *conn) start(ctx context.Context) error {
 	case "sse":
 		t = &sdk.SSEClientTransport{Endpoint: def.URL, HTTPClient: c.m.httpClient(def)}
 	}
+	// The connection lives in a context of its own; the start's timeout
+	// and the caller's cancellation end it only while it starts.
+	cctx, end := context.WithCancel(context.Background())
+	c.end = end
 	sctx, cancel := context.WithTimeout(ctx, c.m.o.StartTimeout)
 	defer cancel()
-	s, err := c.m.client.Connect(sctx, t, nil)
+	stopWatch := context.AfterFunc(sctx, end)
+	s, err := c.m.client.Connect(cctx, t, nil)
+	if !stopWatch() {
+		err = errors.Join(err, sctx.Err())
+	}
 	if err != nil {
+		if s != nil {
+			s.Close()
+		}
+		end()
 		if c.stdio != nil {
 			c.stdio.stop()
 			if why := c.stdio.why(); why != "" {
@@ -175,6 +190,7 @@ func (c *conn) start(ctx context.Context) error {
 	c.mu.Unlock()
 	if err := c.listTools(sctx); err != nil {
 		s.Close()
+		end()
 		if c.stdio != nil {
 			c.stdio.stop()
 		}
@@ -242,6 +258,9 @@ func (c *conn) close() {
 	c.mu.Unlock()
 	if s != nil {
 		s.Close()
+	}
+	if c.end != nil {
+		c.end()
 	}
 	if c.stdio != nil {
 		c.stdio.stop()

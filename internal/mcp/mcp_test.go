@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +116,46 @@ func TestServerFailures(t *testing.T) {
 	}
 	if len(notes) == 0 || !strings.Contains(strings.Join(notes, "\n"), "MCP server b stopped") {
 		t.Errorf("the user was not told b stopped: %q", notes)
+	}
+}
+
+// TestStartFailures: a server that never answers the handshake, one whose
+// command does not exist and one that is not an MCP server each give a
+// start error that names the server and says why; the others start.
+func TestStartFailures(t *testing.T) {
+	f := newFixture(t)
+	sb := f.open(t, sandbox.BackendNone)
+	marker := "harness-silent-" + filepath.Base(f.base)
+	m, errs := Start(context.Background(), []Server{
+		{Name: "silent", Command: "sh", Args: []string{"-c", "sleep 100; echo " + marker}},
+		{Name: "missing", Command: "/nonexistent/mcp-server"},
+		{Name: "chatty", Command: "sh", Args: []string{"-c", "echo hello; echo oops >&2; exit 2"}},
+		f.goServer("good", "full"),
+	}, Options{Sandbox: sb, StartTimeout: time.Second})
+	defer m.Close()
+	all := ""
+	for _, e := range errs {
+		all += e.Error() + "\n"
+	}
+	for _, want := range []string{
+		"MCP server silent: did not answer within 1s (MCP_TIMEOUT raises it)",
+		"MCP server missing:", "not found",
+		"MCP server chatty:", "exited with code 2", "oops",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("start errors lack %q:\n%s", want, all)
+		}
+	}
+	if len(errs) != 3 {
+		t.Errorf("%d start errors, want 3:\n%s", len(errs), all)
+	}
+	if res := run(t, m.Tools(true), "mcp_call", `{"name":"mcp__good__echo","arguments":{"text":"ok"}}`); res.Content != "echo: ok" {
+		t.Errorf("the good server beside them: %+v", res)
+	}
+	if res := run(t, m.Tools(true), "mcp_call", `{"name":"mcp__silent__x"}`); !res.IsError || !strings.Contains(res.Content, "did not answer") {
+		t.Errorf("a call to the server that did not start: %+v", res)
+	}
+	if left := procsMatching(marker); len(left) > 0 {
+		t.Errorf("the silent server still runs: %q", left)
 	}
 }

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -37,28 +36,6 @@ func npmServer(t *testing.T, bin string) string {
 		testenv.Missing(t, testenv.MCPNpm, bin+" is not installed in "+dir+" ("+npmDirEnv+"): run "+install)
 	}
 	return p
-}
-
-// procsMatching lists the host's processes whose command line contains
-// every one of ss.
-func procsMatching(ss ...string) []string {
-	var out []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || e.Name() == "self" {
-			continue
-		}
-		cmd := string(bytes.ReplaceAll(raw, []byte{0}, []byte{' '}))
-		all := true
-		for _, s := range ss {
-			all = all && strings.Contains(cmd, s)
-		}
-		if all {
-			out = append(out, e.Name()+": "+cmd)
-		}
-	}
-	return out
 }
 
 // TestFilesystemServerWalls: the reference filesystem server, told it may
