@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/mcp/mcptest"
 	"github.com/harness-dev/harness/internal/sandbox"
 )
 
@@ -13,5 +14,6 @@ import (
 // instead of the command (the self-check then times out).
 func TestMain(m *testing.M) {
 	sandbox.RunHelperIfRequested()
+	mcptest.RunIfRequested() // the Go MCP server the MCP tests configure
 	os.Exit(m.Run())
 }
