@@ -12,6 +12,7 @@ import (
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/autorun"
 	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/skills"
 	"github.com/harness-dev/harness/internal/tools"
@@ -97,6 +98,11 @@ type Session struct {
 	Walls    Walls           // the sandbox in force, against the strongest this OS offers
 	Skills   *skills.Set
 	MCP      *mcp.Manager // the session's MCP servers (none configured: an empty one)
+	// LaterRun watches the files of the writable roots that other
+	// programs run later on the user's machine (hooks managers, .envrc,
+	// editor tasks, venv .pth, the next session's instructions…): the
+	// walls let commands write them, so the front ends report changes.
+	LaterRun *autorun.Watch
 
 	notify  func(notice.Notice)               // where tool notices go; set by the front end
 	subObs  func(label string) agent.Observer // how sub-agents are shown; set by the front end

@@ -22,10 +22,12 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/anthropic"
 	"github.com/harness-dev/harness/internal/llm/openai"
+	"github.com/harness-dev/harness/internal/llm/responses"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/reminder"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/autorun"
 	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/skills"
 	"github.com/harness-dev/harness/internal/subagent"
@@ -103,6 +105,15 @@ func (b *builder) openSandbox(ctx context.Context) error {
 			}
 		},
 	}
+	// The host loopback ports the rules name exactly are forwarded into
+	// the walls, so ordinary clients reach them as localhost; read from
+	// the same rules the gate loads next (the proxy asks the gate for
+	// each connection all the same).
+	fw, err := permission.LoopbackForwards(b.gateOptions(pol))
+	if err != nil {
+		return err
+	}
+	s.Proxy.Loopback = fw
 	getenv := func(k string) string { return b.o.Source.Env[k] }
 	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(s.Proxy), sandbox.WithEnv(getenv))
 	if err != nil {
@@ -111,6 +122,7 @@ func (b *builder) openSandbox(ctx context.Context) error {
 	b.policy = pol
 	b.s.Sandbox = sb
 	b.s.cleanup = append(b.s.cleanup, func() { sb.Close() })
+	b.s.LaterRun = autorun.New(pol.Writable...)
 	b.s.Walls = wallsOf(sb.Backend(), strongest(runtime.GOOS), sandbox.WithEnv(getenv))
 	w := b.s.Walls
 	if b.o.Backend == BackendStrict && w.Weaker {
@@ -200,10 +212,10 @@ func (b *builder) openLog(context.Context) error {
 	return nil
 }
 
-// newGate builds the permission gate, which records every decision.
-func (b *builder) newGate(context.Context) error {
-	s, pol, home := b.s, b.policy, b.o.Source.Home
-	gate, err := permission.New(permission.Options{
+// gateOptions are the rule sources of the session's gate.
+func (b *builder) gateOptions(pol *sandbox.Policy) permission.Options {
+	home := b.o.Source.Home
+	return permission.Options{
 		Policy:      pol,
 		Home:        home,
 		UserFile:    filepath.Join(home, ".agents", "permissions"),
@@ -212,24 +224,44 @@ func (b *builder) newGate(context.Context) error {
 		AllowNet:    b.o.AllowNet,
 		Deny:        b.o.Deny,
 		Yolo:        b.o.Yolo,
-		Prompter:    b.o.Prompter,
-		Unsandboxed: s.Sandbox.Backend() == sandbox.BackendNone,
-		Record: func(r permission.Record) {
-			// A record the disk refused stays queued in the log; the agent's
-			// next append meets the same failure and stops the turn.
-			if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypePermission, Permission: &sessionlog.Permission{
-				Tool: r.Tool, Command: r.Command, Path: r.Path, Rule: r.Rule, Answer: r.Answer}}); err != nil {
-				s.tell(logFailed("could not record a permission decision", err))
-			}
-			if b.o.OnDecision != nil {
-				b.o.OnDecision(r)
-			}
-		},
-	})
+	}
+}
+
+// newGate builds the permission gate, which records every decision.
+func (b *builder) newGate(context.Context) error {
+	s, pol, home := b.s, b.policy, b.o.Source.Home
+	o := b.gateOptions(pol)
+	o.Prompter = b.o.Prompter
+	o.Unsandboxed = s.Sandbox.Backend() == sandbox.BackendNone
+	o.Record = func(r permission.Record) {
+		// A record the disk refused stays queued in the log; the agent's
+		// next append meets the same failure and stops the turn.
+		if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypePermission, Permission: &sessionlog.Permission{
+			Tool: r.Tool, Command: r.Command, Path: r.Path, Rule: r.Rule, Answer: r.Answer}}); err != nil {
+			s.tell(logFailed("could not record a permission decision", err))
+		}
+		if b.o.OnDecision != nil {
+			b.o.OnDecision(r)
+		}
+	}
+	gate, err := permission.New(o)
 	if err != nil {
 		return err
 	}
 	s.Gate = gate
+	if gate.LockfilesInForce() {
+		// The lockfiles can change between sessions (an agent, a pull):
+		// hosts they name that they did not name last time are said.
+		added, first, err := permission.LockfileDrift(pol.Project, filepath.Join(sessionlog.Dir(home, pol.Project), "lockfile-hosts"))
+		switch {
+		case err != nil:
+			s.Warnings = append(s.Warnings, notice.Warning(notice.Config, "could not compare the lockfiles' hosts with the last session's: "+err.Error()))
+		case len(added) > 0 && !first:
+			s.Warnings = append(s.Warnings, notice.Warning(notice.Config, fmt.Sprintf("the project's lockfiles name hosts they did not name at your last session, and allow net @lockfiles lets commands reach them: %s; if you did not add them, check the lockfiles' changes", strings.Join(added, ", "))))
+		case len(added) > 0:
+			s.Warnings = append(s.Warnings, notice.Info(notice.Config, "allow net @lockfiles lets commands reach the hosts the project's lockfiles name: "+strings.Join(added, ", ")))
+		}
+	}
 	return nil
 }
 
@@ -502,6 +534,14 @@ func NewProvider(cfg *config.Config) (llm.Provider, error) {
 	case "anthropic":
 		p = anthropic.New(anthropic.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
 	default:
+		if responses.Use(cfg.WireAPI, cfg.OpenAIProfile, cfg.BaseURL, cfg.Model) {
+			rp, err := responses.New(responses.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Store: cfg.ResponsesStore})
+			if err != nil {
+				return nil, fmt.Errorf("%w (in %s or the environment)", err, cfg.EnvFile)
+			}
+			p = rp
+			break
+		}
 		op, err := openai.NewChecked(openai.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Profile: cfg.OpenAIProfile})
 		if err != nil {
 			return nil, fmt.Errorf("%w (in %s or the environment)", err, cfg.EnvFile)

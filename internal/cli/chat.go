@@ -302,6 +302,11 @@ func (c *chat) turn(ctx context.Context, prompt string) {
 	if res != nil && res.HitStepLimit {
 		c.r.Print(c.t.Style.Yellow("stopped after " + fmt.Sprint(res.Steps) + " model calls (--max-steps); say \"continue\" to go on"))
 	}
+	// At the end of every turn: files this turn wrote that other programs
+	// run later on the user's machine.
+	if w := laterWarning(c.s.LaterRun.Changes()); w != "" {
+		c.r.Print(c.t.Style.Red(strings.TrimRight(w, "\n")))
+	}
 	c.status()
 }
 
@@ -320,7 +325,7 @@ func (c *chat) closing(s *Session) {
 	if s == nil || s.Sandbox == nil {
 		return
 	}
-	if w := findingsWarning(s.Sandbox.Policy().Findings()); w != "" {
+	if w := findingsWarning(s.Sandbox.Policy().Findings()) + laterWarning(s.LaterRun.All()); w != "" {
 		c.r.Print(c.t.Style.Red(strings.TrimRight(w, "\n")))
 	}
 }
@@ -539,7 +544,7 @@ func (c *chat) describePolicy() string {
 		return out
 	}
 	list("writable", home(p.Writable))
-	list("read-only", home(p.ReadOnly))
+	list("read-only", home(p.ReadOnlyNow()))
 	list("hidden", ui.Wrap(strings.Join(home(p.DenyRead), "  "), c.t.Width()-13))
 	list("env", ui.Wrap(strings.Join(p.EnvAllow, " "), c.t.Width()-13))
 	list("network", c.s.Gate.NetRules())

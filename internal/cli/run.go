@@ -19,6 +19,7 @@ import (
 	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
+	"github.com/harness-dev/harness/internal/ui"
 )
 
 type runOptions struct {
@@ -141,7 +142,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	}
 	defer s.Close()
 	for _, w := range s.Warnings {
-		fmt.Fprintln(stdio.Err, "harness: warning:", w.Text)
+		fmt.Fprintln(stdio.Err, "harness: warning:", ui.Visible(w.Text))
 	}
 
 	var obs agent.Observer
@@ -215,14 +216,16 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 			out.IsError, out.Reason, out.Error = true, reasonBlocked, why
 		}
 	}
-	found := s.Sandbox.Policy().Findings()
-	out.SandboxFindings = findingsJSON(found)
-	if w := findingsWarning(found); w != "" {
+	found, later := s.Sandbox.Policy().Findings(), s.LaterRun.All()
+	out.SandboxFindings = findingsJSON(found, later)
+	if w := findingsWarning(found) + laterWarning(later); w != "" {
 		fmt.Fprint(stdio.Err, "harness: "+w)
 	}
 	if o.OutputFormat == "text" {
 		if out.Result != "" {
-			fmt.Fprintln(stdio.Out, strings.TrimRight(out.Result, "\n"))
+			// The model's text, escaped: a reply can carry escape
+			// sequences (OSC 52 sets the clipboard, CSI erases lines).
+			fmt.Fprintln(stdio.Out, ui.Visible(strings.TrimRight(out.Result, "\n")))
 		}
 		// A closing line on stderr: what it cost and how to go on.
 		u := out.Usage
@@ -308,15 +311,17 @@ func (p *progressObserver) OnEvent(e llm.Event) {
 	}
 }
 func (p *progressObserver) OnToolStart(call llm.Block) {
-	fmt.Fprintf(p.w, "⚙ %s  %s\n", call.Name, summarizeInput(call))
+	fmt.Fprintf(p.w, "⚙ %s  %s\n", ui.Visible(call.Name), ui.Visible(summarizeInput(call)))
 }
 func (p *progressObserver) OnToolEnd(call, res llm.Block, d time.Duration) {
 	if res.IsError {
-		fmt.Fprintf(p.w, "  ✗ %s\n", firstLine(res.Content))
+		fmt.Fprintf(p.w, "  ✗ %s\n", ui.Visible(firstLine(res.Content)))
 	}
 }
-func (p *progressObserver) OnReply(*llm.Reply)       {}
-func (p *progressObserver) OnNotice(n notice.Notice) { fmt.Fprintln(p.w, "harness:", n.Text) }
+func (p *progressObserver) OnReply(*llm.Reply) {}
+func (p *progressObserver) OnNotice(n notice.Notice) {
+	fmt.Fprintln(p.w, "harness:", ui.Visible(n.Text))
+}
 
 // streamObserver writes every event as one JSON line.
 type streamObserver struct {

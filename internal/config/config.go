@@ -24,6 +24,14 @@ type Config struct {
 	// (OPENAI_PROFILE: openai, gemini, groq, mistral, deepseek, openrouter,
 	// ollama…); empty lets it choose by host and model.
 	OpenAIProfile string
+	// WireAPI (WIRE_API, Codex's wire_api) is the OpenAI format:
+	// "responses" or "chat"; empty chooses (responses for a reasoning
+	// model on OpenAI's own endpoint, chat elsewhere).
+	WireAPI string
+	// ResponsesStore (RESPONSES_STORE) sends store: true on the Responses
+	// API, so the provider keeps each response; off by default, reasoning
+	// then travels back encrypted.
+	ResponsesStore bool
 	// Sandbox (SANDBOX) is the backend --sandbox auto means: empty picks
 	// the best OS sandbox; docker or podman runs the session in a
 	// container, which auto never picks by itself.
@@ -130,6 +138,14 @@ func Load(src Source) (*Config, error) {
 	c.APIKey = get("API_KEY")
 	c.Model = get("MODEL")
 	c.OpenAIProfile = get("OPENAI_PROFILE")
+	c.WireAPI = strings.ToLower(strings.TrimSpace(get("WIRE_API")))
+	switch c.WireAPI {
+	case "", "responses", "chat":
+	case "chat_completions", "chat-completions", "completions":
+		c.WireAPI = "chat"
+	default:
+		return nil, fmt.Errorf("WIRE_API=%q is not known: set it to responses (OpenAI's Responses API) or chat (Chat Completions) in %s or the environment", c.WireAPI, c.EnvFile)
+	}
 	c.Sandbox = strings.ToLower(get("SANDBOX"))
 
 	if c.Provider == "" {
@@ -204,6 +220,13 @@ func Load(src Source) (*Config, error) {
 		c.TrimOldText = true
 	default:
 		return nil, fmt.Errorf("TRIM_OLD_TEXT=%q must be on or off: fix it in %s or the environment", v, c.EnvFile)
+	}
+	switch v := strings.ToLower(strings.TrimSpace(get("RESPONSES_STORE"))); v {
+	case "", "0", "off", "false", "no":
+	case "1", "on", "true", "yes":
+		c.ResponsesStore = true
+	default:
+		return nil, fmt.Errorf("RESPONSES_STORE=%q must be on or off: fix it in %s or the environment", v, c.EnvFile)
 	}
 	if err := c.parseThinking(get("THINKING"), get("EFFORT")); err != nil {
 		return nil, err

@@ -131,6 +131,8 @@ func TestBadValues(t *testing.T) {
 		{"THINKING": "budget 8000", "MAX_TOKENS": "8000"}, // must stay below max_tokens
 		{"EFFORT": "extreme"},
 		{"TRIM_OLD_TEXT": "sometimes"},
+		{"WIRE_API": "grpc"},
+		{"RESPONSES_STORE": "maybe"},
 	} {
 		if _, err := Load(Source{Home: t.TempDir(), Env: env}); err == nil {
 			t.Errorf("%v: no error", env)
@@ -187,6 +189,24 @@ func TestLayerDefaults(t *testing.T) {
 		c, err := Load(Source{Home: t.TempDir(), Env: map[string]string{"TRIM_OLD_TEXT": v}})
 		if err != nil || c.TrimOldText != want {
 			t.Errorf("TRIM_OLD_TEXT=%s: %v, %v", v, c.TrimOldText, err)
+		}
+	}
+}
+
+func TestResponsesStore(t *testing.T) {
+	for in, want := range map[string]bool{"": false, "off": false, "on": true, "true": true} {
+		c, err := Load(Source{Home: t.TempDir(), Env: map[string]string{"RESPONSES_STORE": in}})
+		if err != nil || c.ResponsesStore != want {
+			t.Errorf("RESPONSES_STORE=%q: %v, %v", in, c.ResponsesStore, err)
+		}
+	}
+}
+
+func TestWireAPI(t *testing.T) {
+	for in, want := range map[string]string{"": "", "responses": "responses", " Chat ": "chat", "chat_completions": "chat"} {
+		c, err := Load(Source{Home: t.TempDir(), Env: map[string]string{"WIRE_API": in}})
+		if err != nil || c.WireAPI != want {
+			t.Errorf("WIRE_API=%q: %q, %v; want %q", in, c.WireAPI, err, want)
 		}
 	}
 }

@@ -26,6 +26,10 @@ func TestLookupModel(t *testing.T) {
 		{"google/gemini-3-pro-preview-11-2025", "gemini-3-pro", 1048576},
 		{"gemini-3.1-pro-preview", "gemini-3.1-pro", 1048576}, // longest family
 		{"deepseek-v4-pro", "deepseek-v4-pro", 1000000},
+		{"deepseek-chat", "deepseek-chat", 1000000}, // now V4-Flash
+		{"deepseek/deepseek-reasoner", "deepseek-reasoner", 1000000},
+		{"gpt-5.4-2026-03-05", "gpt-5.4", 1050000},
+		{"gpt-5.4-pro", "", 0}, // not gpt-5.4's price
 		{"llama3.1:8b", "", 0},
 		{"", "", 0},
 	}
@@ -77,6 +81,26 @@ func TestCatalogueMerge(t *testing.T) {
 	for _, bad := range []string{`{"models":[{"name":""}]}`, `{"models":[{"name":"x","price":{"input":-1}}]}`, `{"modles":[]}`, `[`} {
 		if _, err := llm.ParseCatalogue(strings.NewReader(bad)); err == nil {
 			t.Errorf("ParseCatalogue(%s) accepted", bad)
+		}
+	}
+}
+
+// Entries checked against the providers' pages this session (issue 35).
+func TestCatalogueChecked(t *testing.T) {
+	for _, tt := range []struct {
+		name            string
+		window, output  int
+		priced, reasons bool
+	}{
+		{"claude-sonnet-4-6", 1000000, 128000, true, true},
+		{"deepseek-chat", 1000000, 384000, true, false},
+		{"deepseek-reasoner", 1000000, 384000, true, true},
+		{"gpt-5.4", 1050000, 128000, true, true},
+		{"gpt-5.4-mini", 0, 0, true, true}, // window not on a page we could check: unknown
+	} {
+		m, ok := llm.LookupModel(tt.name)
+		if !ok || m.ContextWindow != tt.window || m.MaxOutput != tt.output || (m.Price != nil) != tt.priced || m.Reasoning != tt.reasons || m.Source == "" {
+			t.Errorf("%s: %+v", tt.name, m)
 		}
 	}
 }

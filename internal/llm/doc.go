@@ -1,7 +1,8 @@
 // Package llm is the provider-neutral vocabulary of harness: messages made of
 // blocks, tool definitions, requests, streamed events, usage and typed errors.
 //
-// Provider adapters (llm/anthropic, llm/openai) translate a Request into their
+// Provider adapters (llm/anthropic, llm/openai for Chat Completions,
+// llm/responses for OpenAI's Responses API) translate a Request into their
 // wire format and their stream back into Events. The translation must be
 // byte-stable: the same Request always yields the same body, so a provider's
 // prefix cache keeps hitting turn after turn. Nothing here talks to the network.

@@ -62,6 +62,14 @@ type Block struct {
 	// be sent back with the assistant message it came with.
 	ReasoningDetails json.RawMessage `json:"reasoning_details,omitempty"`
 
+	// Item is the OpenAI Responses API output item the block came from
+	// (package llm/responses). A reasoning item is kept whole, verbatim,
+	// encrypted_content included, and sent back exactly as received; for a
+	// message or function call only its type and id are kept (the content
+	// lives in the block), so the item that followed a reasoning item goes
+	// back under the same id.
+	Item json.RawMessage `json:"item,omitempty"`
+
 	// ToolUseID, Content and IsError describe a tool result.
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	Content   string `json:"content,omitempty"`

@@ -3,6 +3,7 @@ package permission
 import (
 	"bufio"
 	"encoding/json"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,12 +21,17 @@ import (
 //
 // The lockfiles are the project's, which the agent can edit: the preset
 // is read when the rules are loaded (at session start), and a user who
-// enables it trusts what the project's lockfiles say then.
+// enables it trusts what the project's lockfiles say then. Because the
+// agent may have written them, only public DNS names count: an IP
+// literal, localhost, a single-label name or a local-only suffix is
+// ignored, and the rules a preset makes never name a host exactly, so
+// they cannot reach a loopback or private address even through a public
+// name that resolves to one (the proxy checks the address it dials).
 func LockfileHosts(project string) []string {
 	hosts := map[string]bool{}
 	addURL := func(raw string) {
 		u, err := url.Parse(strings.TrimSpace(raw))
-		if err != nil || u.Scheme != "https" || u.Hostname() == "" || (u.Port() != "" && u.Port() != "443") {
+		if err != nil || u.Scheme != "https" || u.Hostname() == "" || (u.Port() != "" && u.Port() != "443") || !publicName(u.Hostname()) {
 			return
 		}
 		hosts[strings.ToLower(u.Hostname())+":443"] = true
@@ -85,6 +91,25 @@ func LockfileHosts(project string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// publicName reports whether host is a DNS name that can be public: not
+// an IP literal, not single-label, not localhost or a suffix reserved
+// for local networks (RFC 6761, 6762, 8375 and the common private ones).
+func publicName(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if net.ParseIP(h) != nil || !strings.Contains(h, ".") {
+		return false
+	}
+	for _, s := range []string{".localhost", ".local", ".internal", ".home.arpa", ".lan", ".localdomain", ".intranet", ".corp", ".home", ".test", ".invalid", ".example"} {
+		if strings.HasSuffix(h, s) {
+			return false
+		}
+	}
+	// An all-numeric last label is an IP address in some parser's eyes
+	// (0x7f.1, 2130706433.x): no public TLD is numeric.
+	last := h[strings.LastIndexByte(h, '.')+1:]
+	return strings.Trim(last, "0123456789x") != ""
 }
 
 const maxLockfile = 64 << 20

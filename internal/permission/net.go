@@ -48,6 +48,7 @@ func newNetRule(r *rule, pat, project string) (*rule, error) {
 			r.hosts = []hostPort{{host: "lockfiles.invalid", port: 443}}
 			return r, nil
 		}
+		r.preset = true
 	} else if name, ok := strings.CutPrefix(pat, "@"); ok {
 		hosts, ok := netPresets[name]
 		if !ok {
@@ -183,7 +184,7 @@ func (g *Gate) DecideNet(req NetRequest) (Decision, bool) {
 		for _, hp := range r.hosts {
 			if ok, ex := hp.match(host, req.Port); ok {
 				matches = append(matches, r)
-				exact[r] = exact[r] || ex
+				exact[r] = exact[r] || (ex && !r.preset)
 				break
 			}
 		}

@@ -2,6 +2,7 @@ package permission
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -180,5 +181,103 @@ func TestLockfileHosts(t *testing.T) {
 		if d, _ := g.DecideNet(NetRequest{Host: host, Port: 443}); d.Verdict != want {
 			t.Errorf("%s: %v, want %v", host, d.Verdict, want)
 		}
+	}
+}
+
+// TestLockfileNeverLocal: the agent can write a lockfile, so what one
+// names must never open loopback, the local network or an IP literal.
+func TestLockfileNeverLocal(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(`{"packages":{
+"node_modules/a":{"resolved":"https://localhost/x.tgz"},
+"node_modules/b":{"resolved":"https://127.0.0.1/x.tgz"},
+"node_modules/c":{"resolved":"https://[::1]/x.tgz"},
+"node_modules/d":{"resolved":"https://10.0.0.5/x.tgz"},
+"node_modules/e":{"resolved":"https://printer.local/x.tgz"},
+"node_modules/f":{"resolved":"https://metadata.google.internal/x.tgz"},
+"node_modules/g":{"resolved":"https://intranet/x.tgz"},
+"node_modules/h":{"resolved":"https://2130706433/x.tgz"},
+"node_modules/i":{"resolved":"https://a.localhost/x.tgz"},
+"node_modules/j":{"resolved":"https://169.254.169.254/x.tgz"},
+"node_modules/k":{"resolved":"https://registry.npmjs.org/k.tgz"}}}`), 0o644)
+	if got := strings.Join(LockfileHosts(dir), " "); got != "registry.npmjs.org:443" {
+		t.Errorf("LockfileHosts = %q, want only the public registry", got)
+	}
+	os.MkdirAll(filepath.Join(dir, ".agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".agents", "permissions"), []byte("allow net @lockfiles\nallow net @npm\n"), 0o644)
+	g, err := New(Options{Policy: testPolicy(t, dir, ""), Project: dir, ProjectFile: filepath.Join(dir, ".agents", "permissions")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"localhost", "127.0.0.1", "::1", "10.0.0.5", "printer.local", "169.254.169.254"} {
+		if v := g.CheckNet(context.Background(), NetRequest{Host: host, Port: 443}); v.Allowed && v.Exact {
+			t.Errorf("%s: allowed exactly by %q: a preset reached the local network", host, v.Rule)
+		}
+	}
+	// A public name the lockfiles name is allowed, but never exactly:
+	// were it to resolve to a private address, the proxy refuses the dial.
+	g, err = New(Options{Policy: testPolicy(t, dir, ""), Project: dir, AllowNet: []string{"@lockfiles"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, exact := g.DecideNet(NetRequest{Host: "registry.npmjs.org", Port: 443})
+	if d.Verdict != Allow || exact {
+		t.Errorf("registry.npmjs.org by @lockfiles: %v exact=%v, want allowed, not exact", d.Verdict, exact)
+	}
+}
+
+// TestLockfileDrift: a host the lockfiles name that they did not name at
+// the last session is reported once, and the record follows.
+func TestLockfileDrift(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(t.TempDir(), "sessions", "lockfile-hosts")
+	lock := func(hosts ...string) {
+		var b strings.Builder
+		b.WriteString(`{"packages":{`)
+		for i, h := range hosts {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"node_modules/p` + h + `":{"resolved":"https://` + h + `/x.tgz"}`)
+		}
+		b.WriteString("}}")
+		os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(b.String()), 0o644)
+	}
+	lock("registry.npmjs.org")
+	added, first, err := LockfileDrift(dir, state)
+	if err != nil || !first || strings.Join(added, " ") != "registry.npmjs.org:443" {
+		t.Fatalf("first: %v %v %v", added, first, err)
+	}
+	if added, first, _ := LockfileDrift(dir, state); first || len(added) != 0 {
+		t.Errorf("unchanged: %v %v", added, first)
+	}
+	lock("registry.npmjs.org", "evil.example.net")
+	if added, _, _ := LockfileDrift(dir, state); strings.Join(added, " ") != "evil.example.net:443" {
+		t.Errorf("a host added to the lockfile: %v", added)
+	}
+	if added, _, _ := LockfileDrift(dir, state); len(added) != 0 {
+		t.Errorf("reported twice: %v", added)
+	}
+}
+
+// TestLoopbackForwards: only allow rules the user wrote that name a
+// loopback host and a port are forwarded into the walls.
+func TestLoopbackForwards(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".agents", "permissions"), []byte("allow net localhost:8080\nallow net 127.0.0.1\ndeny net 127.0.0.1:22\nallow net @lockfiles\nallow net *:5000\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(`{"packages":{"a":{"resolved":"https://localhost:6000/x.tgz"}}}`), 0o644)
+	fw, err := LoopbackForwards(Options{Policy: testPolicy(t, dir, ""), Project: dir, ProjectFile: filepath.Join(dir, ".agents", "permissions"), AllowNet: []string{"127.0.0.1:5432", "[::1]:6379", "example.com:443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(fw)
+	for _, want := range []string{"{localhost 8080}", "{127.0.0.1 5432}", "{::1 6379}"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("forwards %s lack %s", got, want)
+		}
+	}
+	if len(fw) != 3 {
+		t.Errorf("forwards %s: want exactly three (no port-less, denied, preset or wildcard rule)", got)
 	}
 }

@@ -25,8 +25,13 @@ type rule struct {
 	path    string     // file tools: absolute glob path
 	hosts   []hostPort // net: host patterns and ports (several for a preset)
 	name    string     // mcp: a glob of MCP tool names (mcp.go)
-	layer   int
-	origin  string // "default", "path:line", "--allow", "always"
+	// preset: the hosts came from the project's lockfiles (@lockfiles),
+	// which the agent can write, not from a host the user typed or a
+	// shipped preset, so they never count as naming a host exactly: they
+	// cannot open loopback or the local network.
+	preset bool
+	layer  int
+	origin string // "default", "path:line", "--allow", "always"
 
 	lits, nonStar, litChars int // specificity, see moreSpecific
 }

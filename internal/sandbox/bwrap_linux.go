@@ -97,6 +97,7 @@ func buildBwrap(p *Policy, tmp string, o openOptions, ro bool) (*instance, error
 		// The launcher, or a sandbox's own inner stage, listens there
 		// (proxy_linux.go); bwrap's network namespace holds the rest.
 		cfg.ProxyPort = ProxyPort
+		cfg.Forward = o.proxy.loopbackPorts()
 	}
 	s := &instance{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: inner, git: gs, proxy: o.proxy}
 	if o.proxy != nil {

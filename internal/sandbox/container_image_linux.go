@@ -34,9 +34,9 @@ const DefaultImage = "harness-hostfs:1"
 // containerImage picks the image: ref, HARNESS_IMAGE as the caller read
 // it (which must be there already: nothing is pulled), else the project's
 // harness.Dockerfile
-// (built once per content, tagged harness-project:<hash>; its build
-// context is the Dockerfile alone, so nothing of the project leaks into
-// the image), else DefaultImage.
+// (built once per content, tagged harness-project:<hash>, with no
+// network; its build context is the Dockerfile alone, so nothing of the
+// project leaks into the image), else DefaultImage.
 func containerImage(ctx context.Context, cli *client.Client, p *Policy, ref string) (containerImg, error) {
 	if ref != "" {
 		if _, err := cli.ImageInspect(ctx, ref); err != nil {
@@ -71,13 +71,17 @@ func projectImage(ctx context.Context, cli *client.Client, dockerfile []byte) (c
 	tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile)), ModTime: time.Unix(0, 0)})
 	tw.Write(dockerfile)
 	tw.Close()
-	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{ref}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true})
+	// No network for the build: the Dockerfile is the project's, which
+	// the agent may have written, and a RUN step with the engine's
+	// default network would reach anything the host can. A Dockerfile
+	// that must download is built by the user, who names the image.
+	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{ref}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true, NetworkMode: "none"})
 	if err != nil {
 		return containerImg{}, fmt.Errorf("%w: building %s: %v", ErrUnavailable, ProjectDockerfile, err)
 	}
 	defer res.Body.Close()
 	if err := buildStreamError(res.Body); err != nil {
-		return containerImg{}, fmt.Errorf("%w: building %s: %v", ErrUnavailable, ProjectDockerfile, err)
+		return containerImg{}, fmt.Errorf("%w: building %s without network: %v (harness builds it with no network, since the agent can edit it; if it must download, build it yourself: docker build -t NAME -f %s . and set %s=NAME)", ErrUnavailable, ProjectDockerfile, err, ProjectDockerfile, ImageEnv)
 	}
 	return containerImg{ref: ref}, nil
 }

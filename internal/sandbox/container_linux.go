@@ -247,6 +247,10 @@ func containerMounts(p *Policy, gs *gitSession, tmp, exe string, hostFS bool) []
 		for _, r := range m.RO {
 			bind(filepath.Join(m.Dir, r), filepath.Join(m.Dir, r), true)
 		}
+		if m.Objects {
+			src, dst := m.baseObjects()
+			bind(src, dst, true)
+		}
 	}
 	// Hidden paths: only those inside something mounted need a mask.
 	visible := append(append([]string(nil), roots...), ro...) // not /tmp: the container's is the session's

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -264,6 +265,9 @@ func TestContainerMounts(t *testing.T) {
 		filepath.Join(p.Project, ".git"):           "bind from " + gs.shadows[0].shadow,
 		filepath.Join(p.Project, ".git", "config"): "bind,ro",
 		filepath.Join(p.Project, ".git", "hooks"):  "bind,ro",
+		// The real objects, read-only: the shadow's own objects
+		// directory takes new ones (append-only history).
+		filepath.Join(p.Project, ".git", "objects", gitObjectsBase): "bind,ro from " + filepath.Join(p.Project, ".git", "objects"),
 		"/etc":          "bind,ro",
 		"/usr":          "bind,ro",
 		"/etc/shadow":   "bind,ro from /dev/null",
@@ -575,5 +579,30 @@ bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128 && printf "CONNECT unlisted.test:443 HT
 		t.Error("podman mounted a project whose path it reads as options")
 	} else if !strings.Contains(err.Error(), "podman cannot mount") {
 		t.Errorf("the comma project: %v", err)
+	}
+}
+
+// TestProjectImageBuildsWithoutNetwork: harness.Dockerfile is the
+// project's, which the agent can write, so its RUN steps get no network:
+// a build that sees an interface besides loopback fails, and one that
+// needs none builds.
+func TestProjectImageBuildsWithoutNetwork(t *testing.T) {
+	requireDocker(t)
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	img := os.Getenv("HARNESS_TEST_IMAGE")
+	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
+	df := "FROM " + img + "\nRUN test \"$(ls /sys/class/net)\" = lo && echo " + tag + " > /built\n"
+	got, err := projectImage(context.Background(), cli, []byte(df))
+	if err != nil {
+		t.Fatalf("a build that needs no network: %v", err)
+	}
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), got.ref, client.ImageRemoveOptions{Force: true}) })
+	_, err = projectImage(context.Background(), cli, []byte("FROM "+img+"\nRUN echo "+tag+" && getent hosts example.com || ls /sys/class/net | grep -vx lo\n"))
+	if err == nil || !strings.Contains(err.Error(), "without network") {
+		t.Errorf("a build that looks for a network: %v, want it to fail, saying the build has no network", err)
 	}
 }

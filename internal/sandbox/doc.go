@@ -69,7 +69,7 @@
 //     top; Landlock grants writes only to the project and the private /tmp.
 //   - Commits inside, without the above: the project's own git directory
 //     (and a worktree's gitdir and common directory) is a shadow
-//     (gitwrite.go): objects, refs and logs bound read-write, HEAD, the
+//     (gitwrite.go): refs and logs bound read-write, HEAD, the
 //     index, packed-refs and the other data files copied in before each
 //     command and copied back after it only when they are what git writes
 //     there (HEAD a ref under refs/ or a hash, the index an index, never a
@@ -77,9 +77,16 @@
 //     pointer file) read-only; a file planted under any other name stays
 //     in the shadow and is swept before the next command. The shadow lives
 //     outside the private /tmp, so a command cannot swap it for a link.
-//     Branch heads that move off their history or vanish are reported
-//     with the hash to return to (Result.GitMoves), and said plainly when
-//     the objects were deleted too: data writes include deletions. git
+//   - Destroying history (rm -rf .git, reflog expire + gc --prune, deleting
+//     or overwriting objects or packs): objects are append-only
+//     (gitobjects.go). The shadow's own objects directory takes new
+//     objects, with the real one mounted read-only inside it as its
+//     alternate; after each command the host adds each new loose object
+//     whose content hashes to its name, and each new pack through its own
+//     `git index-pack` (the command's index is never trusted), never
+//     replacing a file. So every commit a branch ever pointed at stays in
+//     the repository: branch heads that move off their history or vanish
+//     are reported with the hash to return to (Result.GitMoves). git
 //     push is refused inside by configuration (an empty pushInsteadOf),
 //     besides the permission gate's rule. Landlock without user
 //     namespaces cannot mount the shadow: .git stays read-only there.

@@ -26,8 +26,16 @@ import (
 // index.lock next to config), so the git directory a command sees is a
 // shadow: a harness-owned directory mounted over it, holding
 //
-//   - the data directories (objects, refs, logs) bound read-write from the
-//     real one;
+//   - the data directories (refs, logs) bound read-write from the real
+//     one;
+//   - objects append-only (gitobjects.go): the shadow's own objects
+//     directory takes a command's new objects, with the real one mounted
+//     read-only inside it as its alternate; after each command the host
+//     checks each new object against its name and adds it to the real
+//     directory without replacing anything. No command can delete,
+//     prune, repack away or overwrite an object that existed before it
+//     ran, so every commit a moved or deleted ref pointed at is still
+//     there to return to;
 //   - copies of the data files (HEAD, index, packed-refs, ORIG_HEAD, …),
 //     copied in before each command and, after it, checked (HEAD names a
 //     ref or a commit, the index is an index, …) and copied back;
@@ -47,6 +55,9 @@ type GitDir struct {
 	// Refs marks the directory holding the branch heads (the common
 	// directory of a worktree), whose moves are reported.
 	Refs bool
+	// Objects marks the directory holding the object store, which
+	// commands may only add to.
+	Objects bool
 }
 
 // Data files of a git directory. perWorktree belong to one working tree;
@@ -76,8 +87,8 @@ func (p *Policy) gitWrites() []GitDir {
 		if !isGitDir(dotgit) {
 			return nil
 		}
-		return []GitDir{{Dir: dotgit, Dirs: []string{"objects", "refs", "logs"},
-			Files: append(append([]string(nil), gitPerWorktreeFiles...), gitSharedFiles...), Refs: true}}
+		return []GitDir{{Dir: dotgit, Dirs: []string{"refs", "logs"},
+			Files: append(append([]string(nil), gitPerWorktreeFiles...), gitSharedFiles...), Refs: true, Objects: true}}
 	}
 	if !st.Mode().IsRegular() {
 		return nil
@@ -112,7 +123,7 @@ func (p *Policy) gitWrites() []GitDir {
 		return nil
 	}
 	return []GitDir{
-		{Dir: common, Dirs: []string{"objects", "refs", "logs"}, Files: gitSharedFiles, Refs: true},
+		{Dir: common, Dirs: []string{"refs", "logs"}, Files: gitSharedFiles, Refs: true, Objects: true},
 		{Dir: gitdir, Dirs: []string{"logs", "refs"}, Files: gitPerWorktreeFiles},
 	}
 }
@@ -141,12 +152,22 @@ func (p *Policy) roBinds() []string {
 }
 
 // gitMount is how one shadow is mounted inside: Shadow over Dir, then
-// Dir/RW read-write and Dir/RO read-only from the real directory.
+// Dir/RW read-write and Dir/RO read-only from the real directory, and,
+// when Objects is set, the real Dir/objects read-only at
+// Dir/objects/.harness-base (gitObjectsBase), the alternate of the
+// shadow's own objects directory.
 type gitMount struct {
-	Shadow string   `json:"shadow"`
-	Dir    string   `json:"dir"`
-	RW     []string `json:"rw,omitempty"`
-	RO     []string `json:"ro,omitempty"`
+	Shadow  string   `json:"shadow"`
+	Dir     string   `json:"dir"`
+	RW      []string `json:"rw,omitempty"`
+	RO      []string `json:"ro,omitempty"`
+	Objects bool     `json:"objects,omitempty"`
+}
+
+// baseObjects is where the real objects directory is mounted inside
+// (its source is the same path outside).
+func (m gitMount) baseObjects() (src, dst string) {
+	return filepath.Join(m.Dir, "objects"), filepath.Join(m.Dir, "objects", gitObjectsBase)
 }
 
 // gitShadow is the host side of one shadowed git directory.
@@ -214,7 +235,12 @@ func newGitShadow(g GitDir, shadow string) (*gitShadow, error) {
 		return nil, err
 	}
 	sh := &gitShadow{GitDir: g, shadow: shadow, synced: map[string]fileStamp{}}
-	sh.mount = gitMount{Shadow: shadow, Dir: g.Dir}
+	sh.mount = gitMount{Shadow: shadow, Dir: g.Dir, Objects: g.Objects}
+	if g.Objects {
+		if err := sh.prepareObjects(); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range g.Dirs {
 		// A data directory git would create (logs) is made on the host
 		// now, so it is bound rather than left to the shadow.
@@ -242,6 +268,8 @@ func newGitShadow(g GitDir, shadow string) (*gitShadow, error) {
 			continue
 		case contains(g.Files, name) && e.Type().IsRegular():
 			continue // copied by syncIn
+		case g.Objects && name == "objects":
+			continue // the shadow's own, made by prepareObjects
 		case st.IsDir():
 			err = os.Mkdir(filepath.Join(shadow, name), 0o755)
 		default:
@@ -298,6 +326,10 @@ func (gs *gitSession) bwrapArgs() []string {
 		}
 		for _, r := range m.RO {
 			args = append(args, "--ro-bind", filepath.Join(m.Dir, r), filepath.Join(m.Dir, r))
+		}
+		if m.Objects {
+			src, dst := m.baseObjects()
+			args = append(args, "--ro-bind", src, dst)
 		}
 	}
 	return args
@@ -363,6 +395,8 @@ func (gs *gitSession) after(ctx context.Context, b gitBefore) (moves []RefMove, 
 	}
 	var refsDir string
 	for _, sh := range gs.shadows {
+		// Objects first: a ref copied back may name a new commit.
+		notes = append(notes, sh.importObjects(ctx)...)
 		notes = append(notes, sh.syncOut()...)
 		if sh.Refs {
 			refsDir = sh.Dir
@@ -403,7 +437,7 @@ func (sh *gitShadow) syncIn() {
 	if ents, err := os.ReadDir(sh.shadow); err == nil {
 		for _, e := range ents {
 			n := e.Name()
-			if !contains(sh.mount.RW, n) && !contains(sh.mount.RO, n) && !contains(sh.Files, n) && !contains(gitStateDirs, n) {
+			if !contains(sh.mount.RW, n) && !contains(sh.mount.RO, n) && !contains(sh.Files, n) && !contains(gitStateDirs, n) && !(sh.Objects && n == "objects") {
 				os.RemoveAll(filepath.Join(sh.shadow, n))
 			}
 		}
@@ -423,6 +457,9 @@ func (sh *gitShadow) syncIn() {
 			continue
 		}
 		sh.synced[name] = fileStamp{real: stampOf(real), shadow: stampOf(shadow)}
+	}
+	if sh.Objects {
+		sh.resetAlternates()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,6 +18,7 @@ type openedGitMount struct {
 	shadow   int
 	rw, ro   []int
 	rwN, roN []string
+	objects  int // the real objects directory, when m.Objects; else -1
 }
 
 func openGitMounts(ms []gitMount) (openedGit, error) {
@@ -29,10 +31,16 @@ func openGitMounts(ms []gitMount) (openedGit, error) {
 		return fd, nil
 	}
 	for _, m := range ms {
-		om := openedGitMount{m: m}
+		om := openedGitMount{m: m, objects: -1}
 		var err error
 		if om.shadow, err = open(m.Shadow); err != nil {
 			return nil, err
+		}
+		if m.Objects {
+			src, _ := m.baseObjects()
+			if om.objects, err = open(src); err != nil {
+				return nil, err
+			}
 		}
 		for _, d := range m.RW {
 			fd, err := open(filepath.Join(m.Dir, d))
@@ -69,8 +77,13 @@ func (g openedGit) mount() error {
 			}
 			unix.Close(fd)
 		}
-		for i, fd := range om.ro {
-			dst := filepath.Join(om.m.Dir, om.roN[i])
+		ro, roN := om.ro, om.roN
+		if om.objects >= 0 {
+			_, dst := om.m.baseObjects()
+			ro, roN = append(ro, om.objects), append(roN, strings.TrimPrefix(dst, om.m.Dir+"/"))
+		}
+		for i, fd := range ro {
+			dst := filepath.Join(om.m.Dir, roN[i])
 			if err := unix.Mount(fdPath(fd), dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 				return fmt.Errorf("mounting %s: %w", dst, err)
 			}

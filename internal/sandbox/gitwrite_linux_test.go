@@ -246,10 +246,114 @@ func TestGitRewriteReported(t *testing.T) {
 			}
 			// The way back works from the host.
 			hostGit(t, proj, "reset", "-q", "--hard", second)
-			// Deleting the objects too is said plainly.
+			// Pruning cannot take the old commit: objects are append-only,
+			// so the way back is still there.
 			r = run(t, sb, "git branch -q doomed HEAD~1 >/dev/null; git reset -q --hard HEAD~1 && git reflog expire --expire=now --all && git branch -q -D doomed keep 2>/dev/null; git gc -q --prune=now")
-			if len(r.GitMoves) == 0 || !r.GitMoves[0].Lost || !strings.Contains(string(r.Output), "no longer in the repository") {
+			if len(r.GitMoves) == 0 || r.GitMoves[0].Lost || !strings.Contains(string(r.Output), "still in the repository") {
 				t.Errorf("pruned: moves %+v\n%s", r.GitMoves, r.Output)
+			}
+			hostGit(t, proj, "cat-file", "-e", second+"^{commit}")
+		})
+	}
+}
+
+// TestGitHistoryCannotBeDestroyed: every way a command inside can try to
+// delete or rewrite the repository's history (#26's attempts and more)
+// leaves every commit on the host, checked with the host's git, and the
+// commits made inside during the session reach the host intact.
+func TestGitHistoryCannotBeDestroyed(t *testing.T) {
+	attacks := map[string]string{
+		"rm -rf .git":               "rm -rf .git 2>/dev/null; true",
+		"reflog expire + gc":        "git reset -q --hard HEAD~1 && git reflog expire --expire=now --all && git gc -q --prune=now",
+		"delete objects/*":          "rm -rf .git/objects/* 2>/dev/null; true",
+		"find -delete":              "find .git/objects -type f -delete 2>/dev/null; true",
+		"overwrite an object":       `for f in $(find .git/objects/.harness-base .git/objects -type f -path '*/[0-9a-f][0-9a-f]/*' 2>/dev/null); do chmod u+w "$f" 2>/dev/null; printf garbage > "$f" 2>/dev/null; done; true`,
+		"repack, delete packs":      "git repack -q -a -d && rm -f .git/objects/pack/* .git/objects/.harness-base/pack/* 2>/dev/null; git prune --expire=now; true",
+		"branch -D + gc aggressive": "git checkout -q --detach && git branch -D main side >/dev/null && git reflog expire --expire=now --all && git gc -q --aggressive --prune=now",
+		"alternates removed":        "rm -f .git/objects/info/alternates && git gc -q --prune=now; true",
+		"unmount the base":          "umount .git/objects/.harness-base 2>/dev/null; rm -rf .git/objects/.harness-base/* 2>/dev/null; true",
+	}
+	for _, backend := range gitBackends {
+		for name, attack := range attacks {
+			t.Run(backend+"/"+name, func(t *testing.T) {
+				base, proj := gitProject(t)
+				os.MkdirAll(filepath.Join(base, "home"), 0o755)
+				// History made on the host, in loose objects and in a pack.
+				os.WriteFile(filepath.Join(proj, "b.txt"), []byte("two\n"), 0o644)
+				hostGit(t, proj, "add", "b.txt")
+				hostGit(t, proj, "commit", "-q", "-m", "second")
+				hostGit(t, proj, "branch", "side")
+				hostGit(t, proj, "gc", "-q")
+				os.WriteFile(filepath.Join(proj, "c.txt"), []byte("three\n"), 0o644)
+				hostGit(t, proj, "add", "c.txt")
+				hostGit(t, proj, "commit", "-q", "-m", "third")
+				sb := openGitTest(t, backend, proj)
+				// A commit made inside, before the attack: it too must stay.
+				r := run(t, sb, "echo four > d.txt && git add d.txt && git commit -q -m fourth && git rev-parse HEAD")
+				inside := strings.TrimSpace(string(r.Output))
+				if r.ExitCode != 0 || len(inside) != 40 {
+					t.Fatalf("commit inside: exit %d\n%s", r.ExitCode, r.Output)
+				}
+				commits := strings.Fields(hostGit(t, proj, "rev-list", "--all"))
+				if len(commits) != 4 {
+					t.Fatalf("host has %d commits before the attack, want 4", len(commits))
+				}
+				r = run(t, sb, attack)
+				for _, c := range commits {
+					cmd := exec.Command("git", "-C", proj, "cat-file", "-e", c+"^{commit}")
+					if out, err := cmd.CombinedOutput(); err != nil {
+						t.Errorf("commit %s is gone from the host after %q: %v %s", c, attack, err, out)
+					}
+				}
+				// Everything every old commit reaches is readable: fsck from them.
+				fsck := exec.Command("git", append([]string{"-C", proj, "fsck", "--no-dangling", "--connectivity-only"}, commits...)...)
+				if out, err := fsck.CombinedOutput(); err != nil {
+					t.Errorf("git fsck on the host after %q: %v\n%s", attack, err, out)
+				}
+				// A commit after the attack still works and reaches the host.
+				r = run(t, sb, "git checkout -q -B after "+inside+" 2>&1 && echo five > e.txt && git add e.txt && git commit -q -m fifth && git rev-parse HEAD")
+				if r.ExitCode != 0 {
+					t.Logf("commit after %q failed inside (the attack broke the view inside, not the host): %s", name, r.Output)
+					return
+				}
+				next := strings.TrimSpace(string(r.Output))
+				if got := hostGit(t, proj, "cat-file", "-t", next); got != "commit" {
+					t.Errorf("commit made after the attack is %q on the host", got)
+				}
+			})
+		}
+	}
+}
+
+// TestGitEverydayWorkflows: with objects append-only, the git people use
+// inside keeps working and reaches the host: stash, rebase, gc, worktrees.
+func TestGitEverydayWorkflows(t *testing.T) {
+	for _, backend := range []string{BackendBwrap, BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			base, proj := gitProject(t)
+			os.MkdirAll(filepath.Join(base, "home"), 0o755)
+			sb := openGitTest(t, backend, proj)
+			script := strings.Join([]string{
+				"set -e",
+				"git switch -q -c topic",
+				"echo t > t.txt && git add t.txt && git commit -q -m topic",
+				"git switch -q main",
+				"echo m > m.txt && git add m.txt && git commit -q -m main2",
+				"echo wip >> a.txt && git stash -q && git stash pop -q && git checkout -q -- a.txt",
+				"git switch -q topic && git rebase -q main",
+				"git gc -q --prune=now",
+				"git worktree add -q .wt2 -b wt2 && git -C .wt2 log -1 --format=%s",
+				"git log --format=%s topic | tr '\\n' ' '",
+			}, "\n")
+			r := run(t, sb, script)
+			if r.ExitCode != 0 {
+				t.Fatalf("exit %d\n%s", r.ExitCode, r.Output)
+			}
+			if got := hostGit(t, proj, "log", "--format=%s", "topic"); got != "topic\nmain2\nfirst" {
+				t.Errorf("host topic log %q, want the rebased history", got)
+			}
+			if out, err := exec.Command("git", "-C", proj, "fsck", "--no-dangling").CombinedOutput(); err != nil {
+				t.Errorf("host fsck: %v\n%s", err, out)
 			}
 		})
 	}

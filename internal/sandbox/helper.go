@@ -72,6 +72,9 @@ type helperConfig struct {
 	// ConnectPort, with NoNet, is the one TCP port Landlock lets commands
 	// connect to (the proxy's, in the launcher's network namespace).
 	ConnectPort int `json:"connect_port,omitempty"`
+	// Forward are the loopback ports forwarded to the host's
+	// (loopback.go): listened on beside ProxyPort, and connectable.
+	Forward []int `json:"forward,omitempty"`
 	// MaxProcs and MaxData are the resource bounds (Policy.MaxProcs,
 	// MaxMemory), set as RLIMIT_NPROC and RLIMIT_DATA; 0 is none.
 	MaxProcs int   `json:"max_procs,omitempty"`

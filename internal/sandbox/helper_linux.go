@@ -23,7 +23,7 @@ func execInner(cfg helperConfig, argv []string) error {
 		}
 	}
 	if cfg.ProxyPort != 0 {
-		if err := handOverListener(cfg.ProxyPort); err != nil {
+		if err := handOverListener(cfg.ProxyPort, cfg.Forward); err != nil {
 			return err
 		}
 	}
@@ -56,7 +56,7 @@ func restrictThread(cfg helperConfig) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
-	abi, err := applyLandlock(cfg.Write, cfg.NoNet, cfg.ConnectPort)
+	abi, err := applyLandlock(cfg.Write, cfg.NoNet, connectPorts(cfg))
 	if err != nil {
 		return err
 	}
@@ -305,4 +305,13 @@ func applyBounds(cfg helperConfig) error {
 		}
 	}
 	return nil
+}
+
+// connectPorts are the TCP ports Landlock lets commands connect to: the
+// proxy's and the loopback forwards'.
+func connectPorts(cfg helperConfig) []int {
+	if cfg.ConnectPort == 0 {
+		return nil
+	}
+	return append([]int{cfg.ConnectPort}, cfg.Forward...)
 }

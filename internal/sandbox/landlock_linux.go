@@ -71,7 +71,7 @@ func LandlockABI() int {
 // (reads stay open), and, with noNet, no TCP bind or connect. It returns
 // the ABI used, 0 when Landlock is unavailable (the caller decides whether
 // that is fatal).
-func applyLandlock(write []string, noNet bool, connectPort int) (int, error) {
+func applyLandlock(write []string, noNet bool, connectPorts []int) (int, error) {
 	abi := LandlockABI()
 	if abi < 1 {
 		return 0, nil
@@ -118,10 +118,13 @@ func applyLandlock(write []string, noNet bool, connectPort int) (int, error) {
 			return abi, fmt.Errorf("landlock_add_rule %s: %w", p, e)
 		}
 	}
-	if noNet && abi >= 4 && connectPort > 0 {
-		rule := landlockNetPort{allowed: llNetConnTCP, port: uint64(connectPort)}
+	for _, port := range connectPorts {
+		if !noNet || abi < 4 || port <= 0 {
+			break
+		}
+		rule := landlockNetPort{allowed: llNetConnTCP, port: uint64(port)}
 		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, landlockRuleNetPort, uintptr(unsafe.Pointer(&rule)), 0, 0, 0); e != 0 {
-			return abi, fmt.Errorf("landlock_add_rule port %d: %w", connectPort, e)
+			return abi, fmt.Errorf("landlock_add_rule port %d: %w", port, e)
 		}
 	}
 	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {

@@ -73,6 +73,7 @@ func buildLandlock(p *Policy, tmp string, o openOptions, ro bool) (*instance, er
 		// socket() for every family instead.
 		s.proxy = o.proxy
 		cfg.ProxyPort, cfg.ConnectPort, cfg.DenySockets = ProxyPort, ProxyPort, "unix"
+		cfg.Forward = o.proxy.loopbackPorts()
 		s.own = func(cmd *exec.Cmd) (func(), error) {
 			cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
 			return ownProxy(o.proxy, cmd)

@@ -142,6 +142,9 @@ func serveLauncher(cfg helperConfig) error {
 		if err := forwardProxy(cfg.ProxyPort); err != nil {
 			return err
 		}
+		if err := forwardLoopback(proxyFD, cfg.Forward); err != nil {
+			return err
+		}
 	}
 	l := &launcherState{cfgJSON: string(b), live: map[int]bool{}, idle: make(chan int, maxIdle)}
 	go l.reap()

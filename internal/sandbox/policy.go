@@ -44,14 +44,17 @@ type Policy struct {
 	// HostModCache is the host's Go module cache, read-only inside.
 	HostModCache string
 	hostGoProxy  string // the host's GOPROXY, kept behind the read-only file:// entry
-	// GitWrite are the project's own git directories whose data (objects,
-	// refs, logs, index, HEAD) commands may write; see gitwrite.go.
+	// GitWrite are the project's own git directories whose data (refs,
+	// logs, index, HEAD) commands may write and whose objects they may
+	// add to; see gitwrite.go and gitobjects.go.
 	GitWrite    []GitDir
 	LoopbackTCP bool // macOS: commands may use TCP on localhost (Linux always has a private loopback)
 
 	fsys   fileSystem // nil: the real one (see identity.go)
 	idents rootIDs
 
+	// tree finds what commands create in the writable roots (treewatch.go).
+	tree treeWatch
 	// mu guards ReadOnly, Protected and what Refresh found mid-session.
 	mu       sync.RWMutex
 	findings []Finding
@@ -121,9 +124,6 @@ var envAllow = []string{
 
 // secretWords mark a variable as a secret even when its name is allowlisted.
 var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE_"}
-
-// maxScan bounds the walk that looks for nested repositories.
-const maxScan = 200_000
 
 // NewPolicy computes the policy for a project. It refuses a project that is
 // the filesystem root, the home directory (or one of its ancestors) or a
@@ -276,31 +276,14 @@ func (p *Policy) scanCarveOuts(root string) error {
 	if err := p.protect(agents); err != nil {
 		return err
 	}
-	n := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == root {
-				return err
-			}
-			return nil // unreadable subtree: nothing to protect there we could see
-		}
-		n++
-		if n > maxScan {
-			p.Notes = append(p.Notes, fmt.Sprintf("stopped looking for nested repositories in %s after %d entries; .git directories deeper in are checked after each command only", root, maxScan))
-			return fs.SkipAll
-		}
+	// The whole tree, however large: what this walk does not see is
+	// not protected. It also seeds the watch Refresh looks again with.
+	return p.tree.walk(root, func(path string, d fs.DirEntry) (bool, error) {
 		if d.Name() != ".git" {
-			return nil
+			return false, nil
 		}
-		if err := p.protectGit(path); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return fs.SkipDir
-		}
-		return nil
+		return true, p.protectGit(path)
 	})
-	return err
 }
 
 // protectedNow is a copy of the protected paths as they stand.
@@ -393,19 +376,23 @@ func (p *Policy) protectGitDir(dotgit, gitdir string) error {
 			return err
 		}
 	}
+	// Relative to where hooks run: the work tree, or a bare gitdir.
+	base := filepath.Dir(dotgit)
+	if dotgit == gitdir && filepath.Base(gitdir) != ".git" {
+		base = gitdir
+	}
+	hooks := filepath.Join(gitdir, "hooks")
 	if hp := hooksPath(filepath.Join(gitdir, "config")); hp != "" {
-		// Relative to where hooks run: the work tree, or a bare gitdir.
-		base := filepath.Dir(dotgit)
-		if dotgit == gitdir && filepath.Base(gitdir) != ".git" {
-			base = gitdir
-		}
 		if !filepath.IsAbs(hp) {
 			hp = filepath.Join(base, hp)
 		}
 		hp = filepath.Clean(hp)
+		hooks = hp
 		for _, w := range p.Writable {
 			if within(resolve(hp), w) {
-				p.ensureHooksPath(hp)
+				if err := p.ensureHooksPath(hp); err != nil {
+					return err
+				}
 				if err := p.protect(hp); err != nil {
 					return err
 				}
@@ -417,7 +404,7 @@ func (p *Policy) protectGitDir(dotgit, gitdir string) error {
 			}
 		}
 	}
-	return nil
+	return p.protectDelegates(base, hooks)
 }
 
 // hooksPath reads core.hooksPath from a git config file (a small ini parse:

@@ -46,31 +46,23 @@ func (p *Policy) Refresh() []Finding {
 	}
 	var found []Finding
 	for _, root := range p.Writable {
-		n := 0
-		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			n++
-			if n > maxScan {
-				return fs.SkipAll
-			}
+		_ = p.tree.walk(root, func(path string, d fs.DirEntry) (bool, error) {
 			name := d.Name()
 			switch {
 			case name == ".git":
 				if !known[path] {
+					known[path] = true
 					found = append(found, p.adopt(path, ".git")...)
 				}
-				if d.IsDir() {
-					return fs.SkipDir
-				}
+				return d.IsDir(), nil
 			case name == "HEAD" && !d.IsDir():
 				dir := filepath.Dir(path)
 				if filepath.Base(dir) != ".git" && !known[dir] && !p.insideProtected(dir) && bareShaped(dir) {
+					known[dir] = true
 					found = append(found, p.adopt(dir, "bare")...)
 				}
 			}
-			return nil
+			return false, nil
 		})
 	}
 	if len(found) > 0 {
@@ -244,15 +236,19 @@ func runsCode(gitdir string) []string {
 
 // ensureHooksPath creates a missing hooks path inside a writable root, so
 // it can be mounted read-only: left missing, a command could create it and
-// fill it with hooks the user's next commit runs.
-func (p *Policy) ensureHooksPath(hp string) {
+// fill it with hooks the user's next commit runs. Failing to is an error
+// (the caller fails closed): a path watched but not walled protects nothing.
+func (p *Policy) ensureHooksPath(hp string) error {
 	if _, err := os.Lstat(hp); !errors.Is(err, fs.ErrNotExist) {
-		return
+		return nil
 	}
 	if p.writableRootOf(resolve(hp)) == "" {
-		return
+		return nil
 	}
-	_ = os.MkdirAll(hp, 0o755)
+	if err := os.MkdirAll(hp, 0o755); err != nil {
+		return fmt.Errorf("creating the hooks path %s so it can be read-only: %w", hp, err)
+	}
+	return nil
 }
 
 // Keep makes path, beneath a hidden directory, readable again (the

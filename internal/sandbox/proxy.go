@@ -55,6 +55,9 @@ type Proxy struct {
 	// IdleTimeout closes a tunnel quiet in both directions (default 5 min).
 	MaxConns    int
 	IdleTimeout time.Duration
+	// Loopback are the host loopback ports commands reach as if they
+	// were their own localhost's (loopback.go); set before Open.
+	Loopback []LoopbackForward
 
 	once sync.Once
 	sem  chan struct{}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"os"
@@ -53,7 +54,10 @@ func forwardProxyTo(fd, port int) error {
 // it (the inner stage execs the command next, and the socket is
 // close-on-exec), so there is no forwarding process for a command to
 // reach, and no port it could take over: the port stays bound.
-func handOverListener(port int) error {
+//
+// The listeners of the loopback forwards (loopback.go) go with it, in
+// the same message: "l" and, for each, its port (two bytes, big-endian).
+func handOverListener(port int, forwards []int) error {
 	defer unix.Close(ownProxyFD)
 	if err := loopbackUp(); err != nil {
 		return err
@@ -69,11 +73,28 @@ func handOverListener(port int) error {
 	if err := unix.Listen(fd, 128); err != nil {
 		return fmt.Errorf("listening for the network proxy inside the sandbox: %w", err)
 	}
-	if err := sendAll(ownProxyFD, []byte("l"), []int{fd}); err != nil {
+	fws, tags, err := loopbackListenFDs(forwards)
+	defer func() {
+		for _, f := range fws {
+			unix.Close(f)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	msg := []byte("l")
+	for _, t := range tags {
+		msg = binary.BigEndian.AppendUint16(msg, uint16(t))
+	}
+	if err := sendAll(ownProxyFD, msg, append([]int{fd}, fws...)); err != nil {
 		return fmt.Errorf("handing the proxy's socket to the host: %w", err)
 	}
 	return nil
 }
+
+// maxLoopbackFDs bounds the forward listeners one message carries (two a
+// port: IPv4 and IPv6).
+const maxLoopbackFDs = 64
 
 // ownProxy readies cmd, a sandbox of its own, to reach p: it adds the
 // channel handOverListener sends the listening socket over (as
@@ -87,15 +108,15 @@ func ownProxy(p *Proxy, cmd *exec.Cmd) (stop func(), err error) {
 	cmd.ExtraFiles = append(cmd.ExtraFiles, remote)
 	var (
 		mu      sync.Mutex
-		ln      net.Listener
+		lns     []net.Listener
 		stopped bool
 	)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		buf := make([]byte, 16)
-		oob := make([]byte, unix.CmsgSpace(4*4))
-		_, oobn, err := recvFDs(local, buf, oob)
+		buf := make([]byte, 2+2*maxLoopbackFDs)
+		oob := make([]byte, unix.CmsgSpace(4*(1+maxLoopbackFDs)))
+		n, oobn, err := recvFDs(local, buf, oob)
 		if err != nil {
 			return
 		}
@@ -103,32 +124,64 @@ func ownProxy(p *Proxy, cmd *exec.Cmd) (stop func(), err error) {
 		if len(fds) == 0 {
 			return
 		}
-		for _, fd := range fds[1:] {
-			unix.Close(fd)
+		var ports []int // of fds[1:]
+		for b := buf[1:n]; len(b) >= 2; b = b[2:] {
+			ports = append(ports, int(binary.BigEndian.Uint16(b)))
 		}
-		f := os.NewFile(uintptr(fds[0]), "proxy listener")
-		l, err := net.FileListener(f)
-		f.Close()
-		if err != nil {
-			return
+		var listeners []net.Listener
+		var forwards []int
+		for i, fd := range fds {
+			if i > 0 && i-1 >= len(ports) {
+				unix.Close(fd)
+				continue
+			}
+			f := os.NewFile(uintptr(fd), "proxy listener")
+			l, err := net.FileListener(f)
+			f.Close()
+			if err != nil {
+				continue
+			}
+			listeners = append(listeners, l)
+			if i == 0 {
+				forwards = append(forwards, 0)
+			} else {
+				forwards = append(forwards, ports[i-1])
+			}
 		}
 		mu.Lock()
 		if stopped {
 			mu.Unlock()
-			l.Close()
+			for _, l := range listeners {
+				l.Close()
+			}
 			return
 		}
-		ln = l
+		lns = listeners
 		mu.Unlock()
-		p.serveListener(l)
+		var wg sync.WaitGroup
+		for i, l := range listeners {
+			wg.Add(1)
+			go func(l net.Listener, port int) {
+				defer wg.Done()
+				if port == 0 {
+					p.serveListener(l)
+					return
+				}
+				acceptEach(l, func(c net.Conn) error {
+					go p.serveLoopback(context.Background(), c, port)
+					return nil
+				})
+			}(l, forwards[i])
+		}
+		wg.Wait()
 	}()
 	return func() {
 		remote.Close()
 		unix.Shutdown(local, unix.SHUT_RDWR) // ends a receive still waiting
 		mu.Lock()
 		stopped = true
-		if ln != nil {
-			ln.Close()
+		for _, l := range lns {
+			l.Close()
 		}
 		mu.Unlock()
 		<-done
@@ -157,11 +210,16 @@ func serveProxyChannel(fd int, p *Proxy) {
 		if err != nil || (n == 0 && oobn == 0) {
 			return
 		}
+		port, forwarded := parseLoopbackMsg(buf[:n])
 		for _, cfd := range parseRights(oob[:oobn]) {
 			f := os.NewFile(uintptr(cfd), "proxied connection")
 			c, err := net.FileConn(f)
 			f.Close()
 			if err != nil {
+				continue
+			}
+			if forwarded {
+				go p.serveLoopback(context.Background(), c, port)
 				continue
 			}
 			go p.Serve(context.Background(), c)

@@ -161,6 +161,10 @@ func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
 	for _, m := range moves {
 		gitNote.WriteString("\n[harness: git: " + m.String() + "]\n")
 	}
+	if s.name != BackendNone {
+		out, _ := buf.result()
+		gitNote.WriteString(s.proxy.loopbackNote(out))
+	}
 	for _, rec := range s.proxy.since(netMark) {
 		if rec.Verdict != "allowed" {
 			gitNote.WriteString("\n[harness: network: " + rec.String() + "]\n")

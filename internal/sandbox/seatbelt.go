@@ -178,7 +178,8 @@ func seatbeltProfile(p *Policy, tmp string) (profile string, params []string) {
 (allow file-read* file-write* file-ioctl
   (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))
 `)
-	ro := dedupe(append(append([]string(nil), p.ReadOnly...), p.Protected...))
+	readOnly, protected := p.ReadOnlyNow(), p.protectedNow()
+	ro := dedupe(append(append([]string(nil), readOnly...), protected...))
 	if len(ro) > 0 {
 		w("\n; Carve-outs: .git, hooks, the harness's project config.\n(deny file-write*")
 		for _, r := range denyVariants(ro) {
@@ -190,8 +191,8 @@ func seatbeltProfile(p *Policy, tmp string) (profile string, params []string) {
 	for _, root := range p.Writable {
 		w("\n  (regex %s)", param("RE", gitNameRegex(root)))
 	}
-	for _, r := range p.Protected {
-		if !contains(p.ReadOnly, r) {
+	for _, r := range protected {
+		if !contains(readOnly, r) {
 			w("\n  (regex %s)", param("RE", pathRegex(r)))
 		}
 	}

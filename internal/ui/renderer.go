@@ -879,7 +879,9 @@ func (r *Renderer) OnNotice(n notice.Notice) {
 	label, spinning := r.spin.running()
 	r.spin.stop()
 	r.closeBlocks()
-	msg := Sanitize(n.Text)
+	// Visible, not Sanitize: a notice names paths and commands the agent
+	// chose, and a byte hidden from a warning must still show.
+	msg := Visible(n.Text)
 	if n.Level == notice.LevelWarning {
 		r.write(r.t.Style.BoldRed("‼ "+msg) + "\n")
 	} else {

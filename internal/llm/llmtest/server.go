@@ -95,12 +95,16 @@ type Request struct {
 	// DecodeErr is set when the body could not be decoded.
 	DecodeErr error
 
-	// Tokens is the prompt size the server counted (see ContextLimit),
-	// 0 when it counts nothing.
+	// Tokens is the prompt size the server counted: CountTokens, or
+	// ContextLimit's counter.
 	Tokens int
 	// PrefixFailures are the thinking blocks that failed the prefix check
 	// (PreservedThinking), as "messages.I.content.J".
 	PrefixFailures []string
+	// Rejected is the error body the server answered with because the
+	// request broke a rule, a mode's requirement or the window ("" when
+	// it was served, or failed only as scripted). Set once answered.
+	Rejected string
 }
 
 // DefaultText is the text of the reply served when nothing is queued and no
@@ -132,6 +136,7 @@ type Server struct {
 	sawMarker  bool
 	served     int
 	local      Local
+	bodies     [][]byte // the latest requests, for the cache (usage.go)
 }
 
 // NewServer starts a fake server on loopback, closed when t ends.
@@ -213,6 +218,10 @@ func (s *Server) Requests() []Request {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/responses") {
+		s.serveResponses(w, r) // responses.go
+		return
+	}
 	var f Format
 	switch strings.TrimPrefix(r.URL.Path, "/v1") {
 	case "/messages":
@@ -233,25 +242,53 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	preserved, limit, count := s.preserved, s.limit, s.count
 	s.mu.Unlock()
-	if count != nil {
-		req.Tokens = count(body)
+	if count == nil {
+		count = CountTokens
 	}
-	var tc thinkingCheck
-	if preserved && f == FormatAnthropic && (limit <= 0 || req.Tokens <= limit) {
-		tc = checkThinking(body, r.Header, "")
-		req.PrefixFailures = tc.failures
+	req.Tokens = count(body)
+	if limit <= 0 {
+		// The model's own window, when the catalogue knows it.
+		if m, ok := llm.LookupModel(req.Model); ok {
+			limit = m.ContextWindow
+		}
+	}
+	need := req.Tokens
+	if f == FormatOpenAI && s.hasMode(DeepSeekThinking) {
+		need += req.MaxTokens // DeepSeek counts the reply's reserve in
+	}
+	fits := limit <= 0 || need <= limit
+	var (
+		tc      thinkingCheck
+		wa      wireAnthropic
+		on      bool
+		ruleErr string
+	)
+	if f == FormatAnthropic && req.DecodeErr == nil {
+		_ = json.Unmarshal(body, &wa)
+		on = thinkingOn(&wa, preserved)
+		if fits {
+			if ruleErr = anthropicRules(&wa, r.Header, preserved); ruleErr == "" {
+				tc = checkThinking(body, r.Header, preserved)
+				req.PrefixFailures = tc.failures
+			}
+		}
 	}
 
 	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
+	idx := len(s.reqs) - 1
+	reject := func(status int, body string) {
+		s.reqs[idx].Rejected = body
+		httpError(w, status, body)
+	}
 	if obs := s.observe; obs != nil {
 		s.mu.Unlock()
 		obs(req)
 		s.mu.Lock()
 	}
 	if st, eb := s.reject(f, body); st != 0 {
+		reject(st, eb)
 		s.mu.Unlock()
-		httpError(w, st, eb)
 		return
 	}
 	var reply Reply
@@ -270,25 +307,38 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		// Ollama keeps the tail that fits and counts only that.
 		reply.Usage = llm.Usage{Input: l.Context - 200, Output: 200}
 	}
+	if reply.Usage == (llm.Usage{}) && fits {
+		// Unscripted usage is what the server counted, split as its
+		// prefix cache would.
+		reply.Usage = s.promptUsage(f, body, count)
+		reply.Usage.Output = 1 + (len(reply.Text)+len(reply.Thinking))/4
+	}
+	s.remember(body)
 	sm := s.streamModes(f, body, reply.Usage.Input+reply.Usage.CacheRead+reply.Usage.CacheWrite)
 	x := s.issue(&reply, sm)
+	var refused string
+	switch {
+	case !fits:
+		refused = s.overflowBody(f, req.Tokens, limit, req.MaxTokens)
+	case ruleErr != "":
+		refused = errorJSON(ruleErr)
+	case tc.errBody != "":
+		refused = tc.errBody
+	}
+	if refused != "" {
+		reject(http.StatusBadRequest, refused)
+		s.mu.Unlock()
+		return
+	}
 	s.mu.Unlock()
 
-	if limit > 0 && req.Tokens > limit {
-		writeError(w, http.StatusBadRequest, overflowBody(f, req.Tokens, limit))
-		return
-	}
-	if tc.errBody != "" {
-		writeError(w, http.StatusBadRequest, tc.errBody)
-		return
-	}
-	if preserved && f == FormatAnthropic {
-		reply.thinking, reply.dropped = true, tc.dropped
-		// The signature covers the thinking text the reply carries.
-		reply.sig = checkThinking(body, r.Header, reply.Thinking).sign
-	}
-	if count != nil && reply.Usage == (llm.Usage{}) {
-		reply.Usage = llm.Usage{Input: req.Tokens, Output: 1 + len(reply.Text)/4}
+	if f == FormatAnthropic {
+		// With thinking on, every reply starts with a thinking block
+		// (empty text when none is scripted, as with display
+		// "omitted"), signed for this model and, when preserved, bound
+		// to this request.
+		reply.thinking, reply.dropped = on, tc.dropped
+		reply.sig = signReply(body, reply.Thinking, preserved)
 	}
 
 	if reply.RetryAfter != "" {
@@ -307,7 +357,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		if f == FormatAnthropic {
 			w.Write(anthropicJSON(reply))
 		} else {
-			w.Write(openaiJSON(reply, sm, x))
+			b := openaiJSON(reply, sm, x)
+			if s.contentParts() {
+				b = contentPartsJSON(b) // parts.go
+			}
+			w.Write(b)
 		}
 		return
 	}
@@ -316,6 +370,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		chunks = anthropicStream(reply)
 	} else {
 		chunks = openaiStream(reply, sm, x)
+		if s.contentParts() {
+			chunks = toContentParts(chunks) // parts.go
+		}
 	}
 	s.stream(r.Context(), w, chunks, reply)
 }
@@ -360,17 +417,13 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, chunks []str
 	}
 }
 
-func writeError(w http.ResponseWriter, status int, body string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	io.WriteString(w, body)
-}
-
 // ContextLimit makes the server refuse a request whose prompt, counted by
 // count (CountTokens when nil), is over limit tokens, with the error each
 // real API sends: Anthropic's "prompt is too long: N tokens > M maximum",
-// OpenAI's context_length_exceeded. Replies scripted without usage then
-// report the counted prompt as input, as a real server would.
+// OpenAI's context_length_exceeded, or the emulated server's own (see
+// overflowBody). Without it the limit is the model's catalogue window.
+// Replies scripted without usage report the counted prompt, as a real
+// server would (see promptUsage).
 func (s *Server) ContextLimit(limit int, count func(body []byte) int) {
 	if count == nil {
 		count = CountTokens
@@ -383,15 +436,6 @@ func (s *Server) ContextLimit(limit int, count func(body []byte) int) {
 // CountTokens is the server's default tokenizer: a token per 3 bytes of
 // body, denser than harness's 4-chars estimate, as code and JSON are.
 func CountTokens(body []byte) int { return len(body) / 3 }
-
-func overflowBody(f Format, n, limit int) string {
-	if f == FormatAnthropic {
-		return errorJSON(fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, limit))
-	}
-	return jsonString(obj{"error": obj{
-		"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, n),
-		"type":    "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
-}
 
 // issue records the thought signatures and reasoning_details the modes
 // give reply, so later requests can be checked against them. Called with

@@ -6,7 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"strings"
+
+	"github.com/harness-dev/harness/internal/llm"
 )
 
 // Preserved thinking, as Anthropic documents it for its newer models
@@ -43,6 +46,21 @@ func (s *Server) PreservedThinking() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.preserved = true
+}
+
+// Rejected returns every request the server refused because it broke a
+// rule, a mode's requirement or the window: a run that the real server
+// would have served throughout has none.
+func (s *Server) Rejected() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Request
+	for _, r := range s.reqs {
+		if r.Rejected != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // PrefixFailures returns every thinking block that failed the prefix check
@@ -89,8 +107,9 @@ func canonical(v any) []byte {
 
 // anthropicBody is the part of a request the prefix check reads.
 type anthropicBody struct {
-	System   any `json:"system"`
-	Tools    any `json:"tools"`
+	Model    string `json:"model"`
+	System   any    `json:"system"`
+	Tools    any    `json:"tools"`
 	Messages []struct {
 		Role    string `json:"role"`
 		Content any    `json:"content"`
@@ -102,30 +121,99 @@ type anthropicBody struct {
 	} `json:"thinking"`
 }
 
-// prefixMAC hashes system, tools, messages[:msg] and the first blk content
-// blocks of messages[msg], then the block's own payload.
-func prefixMAC(b *anthropicBody, msg, blk int, payload string) string {
+// prefixHash hashes a request's prefix as it goes, so binding every
+// thinking block of a long turn costs one pass over the body: the running
+// SHA-256 covers system, tools, every earlier message and the blocks of
+// the current one before the thinking block.
+type prefixHash struct{ h hash.Hash }
+
+func newPrefixHash(b *anthropicBody) *prefixHash {
+	p := &prefixHash{sha256.New()}
+	p.h.Write(canonical(b.System))
+	p.h.Write([]byte{0})
+	p.h.Write(canonical(b.Tools))
+	return p
+}
+
+// message starts a message of role.
+func (p *prefixHash) message(role string) {
+	p.h.Write([]byte{0})
+	p.h.Write([]byte(role))
+	p.h.Write([]byte{1})
+}
+
+// block adds one content block of the current message.
+func (p *prefixHash) block(c any) {
+	p.h.Write(canonical(c))
+	p.h.Write([]byte{3})
+}
+
+// mac binds payload to the prefix hashed so far.
+func (p *prefixHash) mac(payload string) string {
 	m := hmac.New(sha256.New, signKey)
-	m.Write(canonical(b.System))
-	m.Write([]byte{0})
-	m.Write(canonical(b.Tools))
-	for i := 0; i < msg && i < len(b.Messages); i++ {
-		m.Write([]byte{0})
-		m.Write([]byte(b.Messages[i].Role))
-		m.Write(canonical(contentList(b.Messages[i].Content)))
-	}
-	m.Write([]byte{1})
-	if msg == len(b.Messages) {
-		m.Write([]byte("assistant")) // the reply being signed
-	} else if msg < len(b.Messages) {
-		m.Write([]byte(b.Messages[msg].Role))
-		for _, c := range contentList(b.Messages[msg].Content)[:blk] {
-			m.Write(canonical(c))
-		}
-	}
+	m.Write(p.h.Sum(nil))
 	m.Write([]byte{2})
 	m.Write([]byte(payload))
-	return "llmtest:" + base64.StdEncoding.EncodeToString(m.Sum(nil))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// replyMAC binds a reply's first thinking block, payload, to the whole of
+// b: the reply is a new assistant message after every message of it.
+func replyMAC(b *anthropicBody, payload string) string {
+	p := newPrefixHash(b)
+	for _, msg := range b.Messages {
+		p.message(msg.Role)
+		for _, c := range contentList(msg.Content) {
+			p.block(c)
+		}
+	}
+	p.message("assistant")
+	return p.mac(payload)
+}
+
+// textMAC binds a block's text to the model that wrote it.
+func textMAC(model, text string) string {
+	m := hmac.New(sha256.New, signKey)
+	m.Write([]byte(model))
+	m.Write([]byte{0})
+	m.Write([]byte(text))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// sign is the signature the server gives a thinking block: the model (so a
+// block can be told to come from another one, A4), a MAC of its text (A3:
+// any edit shows) and, in preserved-thinking mode, the MAC of its prefix
+// (A5).
+func sign(model, text, prefix string) string {
+	s := "llmtest:" + base64.RawURLEncoding.EncodeToString([]byte(model)) + "." + textMAC(model, text)
+	if prefix != "" {
+		s += "." + prefix
+	}
+	return s
+}
+
+// parsedSig is a signature taken apart; ok is false for one the server
+// never issued (forged, empty, from a real API).
+type parsedSig struct {
+	model, prefix string
+	ok            bool
+}
+
+func parseSig(sig, text string) parsedSig {
+	rest, found := strings.CutPrefix(sig, "llmtest:")
+	parts := strings.Split(rest, ".")
+	if !found || len(parts) < 2 || len(parts) > 3 {
+		return parsedSig{}
+	}
+	model, err := base64.RawURLEncoding.DecodeString(parts[0])
+	if err != nil || !hmac.Equal([]byte(parts[1]), []byte(textMAC(string(model), text))) {
+		return parsedSig{}
+	}
+	p := parsedSig{model: string(model), ok: true}
+	if len(parts) == 3 {
+		p.prefix = parts[2]
+	}
+	return p
 }
 
 // contentList returns a message's content as blocks (a string is one text
@@ -142,37 +230,75 @@ func contentList(c any) []any {
 
 // thinkingCheck is the outcome of checking one request.
 type thinkingCheck struct {
-	failures []string // paths of blocks that failed
+	failures []string // paths of blocks that failed the prefix check
 	errBody  string   // non-empty: answer 400 with this body
 	dropped  []string // paths dropped under drop_block
-	sign     string   // signature for a thinking block heading the reply
+	silent   []string // paths dropped without a word: another model's blocks (A4, late 2026)
 }
 
-// checkThinking runs the prefix check over body and signs the reply.
-func checkThinking(body []byte, header map[string][]string, thinkingText string) thinkingCheck {
+// checkThinking checks every thinking block of body: its signature (A3 for
+// the latest assistant message, A4 elsewhere) and, when preserved, its
+// prefix (A5).
+func checkThinking(body []byte, header map[string][]string, preserved bool) thinkingCheck {
 	var b anthropicBody
 	if err := json.Unmarshal(body, &b); err != nil {
 		return thinkingCheck{}
 	}
 	var out thinkingCheck
+	latest := -1
+	for i, m := range b.Messages {
+		if m.Role == "assistant" {
+			latest = i
+		}
+	}
 	invalid := false
 	first := ""
+	ph := newPrefixHash(&b)
 	for i, m := range b.Messages {
+		ph.message(m.Role)
 		for j, c := range contentList(m.Content) {
 			blk, _ := c.(map[string]any)
 			typ, _ := blk["type"].(string)
-			if typ != "thinking" && typ != "redacted_thinking" {
+			if !isThinking(typ) {
+				ph.block(c)
 				continue
 			}
 			sig, _ := blk["signature"].(string)
 			payload, _ := blk["thinking"].(string)
 			if typ == "redacted_thinking" {
-				payload, _ = blk["data"].(string)
-				sig = "" // the fake never produces redacted blocks
+				// The fake never redacts: the data is checked as a
+				// signature over no text, which only a forged block fails.
+				sig, _ = blk["data"].(string)
+				payload = ""
+			}
+			want := ""
+			if preserved {
+				want = ph.mac(payload)
+			}
+			// The block itself is part of every later block's prefix.
+			ph.block(c)
+			ps := parseSig(sig, payload)
+			switch {
+			case !ps.ok && i == latest:
+				out.errBody = errorJSON(fmt.Sprintf(msgA3, i, j))
+				return out
+			case !ps.ok:
+				out.errBody = errorJSON(fmt.Sprintf(msgA4, i, j))
+				return out
+			case modelKey(ps.model) != modelKey(b.Model) && llm.PreservedThinking(b.Model):
+				// Preserved-thinking models drop a block they cannot read.
+				out.silent = append(out.silent, fmt.Sprintf("messages.%d.content.%d", i, j))
+				continue
+			case modelKey(ps.model) != modelKey(b.Model):
+				out.errBody = errorJSON(fmt.Sprintf(msgA4, i, j))
+				return out
+			}
+			if !preserved {
+				continue
 			}
 			path := fmt.Sprintf("messages.%d.content.%d", i, j)
 			// Once one block fails, every later one is invalid too.
-			if invalid || !hmac.Equal([]byte(sig), []byte(prefixMAC(&b, i, j, payload))) {
+			if invalid || !hmac.Equal([]byte(ps.prefix), []byte(want)) {
 				if !invalid {
 					first = path + "|" + typ
 				}
@@ -193,10 +319,20 @@ func checkThinking(body []byte, header map[string][]string, thinkingText string)
 			out.errBody = errorJSON(PrefixMismatchMessage(path, kind))
 		}
 	}
-	// The reply's thinking block heads a new assistant message after
-	// every message of this request.
-	out.sign = prefixMAC(&b, len(b.Messages), 0, thinkingText)
 	return out
+}
+
+// signReply signs the thinking block heading the reply to body, whose text
+// is text. In preserved mode it is bound to every message of the request:
+// the reply is a new assistant message after them.
+func signReply(body []byte, text string, preserved bool) string {
+	var b anthropicBody
+	_ = json.Unmarshal(body, &b)
+	prefix := ""
+	if preserved {
+		prefix = replyMAC(&b, text)
+	}
+	return sign(b.Model, text, prefix)
 }
 
 func hasBeta(h map[string][]string, want string) bool {
@@ -216,5 +352,5 @@ func hasBeta(h map[string][]string, want string) bool {
 }
 
 func errorJSON(msg string) string {
-	return jsonString(obj{"type": "error", "error": obj{"type": "invalid_request_error", "message": msg}})
+	return errorString(obj{"type": "error", "error": obj{"type": "invalid_request_error", "message": msg}})
 }

@@ -28,7 +28,9 @@
 //     reasoning deltas, usage missing or in a chunk without choices,
 //     llama.cpp timings, keep-alive comments, tool call deltas split by
 //     index, names repeated in every delta, arguments sent as a JSON object,
-//     and a whole JSON response where a stream was asked for. A refusal
+//     content sent as an array of parts (Magistral's thinking and text
+//     parts, gpt-oss's reasoning parts: reasoning becomes thinking), and a
+//     whole JSON response where a stream was asked for. A refusal
 //     (finish_reason content_filter, or a refusal delta) is StopRefusal; a
 //     reply cut by the limit is StopMaxTokens, tool calls and all.
 //   - Usage is normalised so Input excludes cached tokens; reasoning_tokens

@@ -99,10 +99,24 @@ var numCtx = regexp.MustCompile(`(?m)^\s*num_ctx\s+(\d+)`)
 
 func probeOllama(ctx context.Context, client *http.Client, root, model string) (ServerWindow, bool) {
 	var show struct {
+		Modelfile  string                     `json:"modelfile"`
 		Parameters string                     `json:"parameters"`
+		Template   string                     `json:"template"`
 		ModelInfo  map[string]json.RawMessage `json:"model_info"`
+		Details    *struct {
+			Format string `json:"format"`
+			Family string `json:"family"`
+		} `json:"details"`
 	}
 	if !getJSON(ctx, client, http.MethodPost, root+"/api/show", map[string]string{"model": model}, &show) {
+		return ServerWindow{}, false
+	}
+	// Only a reply with Ollama's own fields is Ollama's: other servers on
+	// this port answer any path with 200 and some JSON, and taking that
+	// for Ollama "with no context set" would warn about a 4096-token
+	// window that is not there.
+	_, arch := show.ModelInfo["general.architecture"]
+	if !arch && show.Modelfile == "" && show.Template == "" && (show.Details == nil || show.Details.Format == "") {
 		return ServerWindow{}, false
 	}
 	w := ServerWindow{Server: "Ollama"}
@@ -140,15 +154,25 @@ func probeOllama(ctx context.Context, client *http.Client, root, model string) (
 
 func probeLlamaCpp(ctx context.Context, client *http.Client, root string) (ServerWindow, bool) {
 	var props struct {
-		Settings struct {
+		Settings *struct {
 			NCtx int `json:"n_ctx"`
 		} `json:"default_generation_settings"`
-		NCtx int `json:"n_ctx"`
+		NCtx       int     `json:"n_ctx"`
+		TotalSlots *int    `json:"total_slots"`
+		ModelPath  *string `json:"model_path"`
 	}
 	if !getJSON(ctx, client, http.MethodGet, root+"/props", nil, &props) {
 		return ServerWindow{}, false
 	}
-	n := props.Settings.NCtx
+	// llama-server's /props has its generation settings, slot count and
+	// model path; an n_ctx alone in some other server's JSON is not it.
+	if props.Settings == nil && props.TotalSlots == nil && props.ModelPath == nil {
+		return ServerWindow{}, false
+	}
+	n := 0
+	if props.Settings != nil {
+		n = props.Settings.NCtx
+	}
 	if n == 0 {
 		n = props.NCtx
 	}

@@ -265,9 +265,12 @@ func wireMessages(i int, m llm.Message, p Profile) []wireMessage {
 		} else {
 			wm.Content = (*string)(nil)
 		}
-		if p.ReasoningContent && len(wm.ToolCalls) > 0 {
-			// DeepSeek's thinking mode needs it on every tool-call turn,
-			// empty when the model did not think.
+		if p.ReasoningContent {
+			// DeepSeek's thinking mode needs it on every assistant message
+			// of a turn that called tools, its final answer included (rule
+			// C1 of notes/thinking-rules.md: DeepSeek's thinking_mode docs,
+			// MoonshotAI/kimi-cli#2141), empty when the model did not think;
+			// sent on every one, so no message changes once the turn is over.
 			wm.ReasoningContent = str(strings.Join(thinking, ""))
 		}
 		if p.ReasoningDetails && len(details) > 0 {

@@ -90,7 +90,7 @@ type chunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content          *string           `json:"content"`
+			Content          *contentValue     `json:"content"`
 			Refusal          *string           `json:"refusal"`
 			ReasoningContent *string           `json:"reasoning_content"`
 			Reasoning        *string           `json:"reasoning"`
@@ -425,7 +425,8 @@ func (a *accumulator) chunk(c *chunk) {
 			a.addThinking(*d.Reasoning)
 		}
 		if d.Content != nil {
-			a.addText(*d.Content)
+			a.addThinking(d.Content.thinking)
+			a.addText(d.Content.text)
 		}
 		if d.Refusal != nil {
 			a.addRefusal(*d.Refusal)
@@ -469,7 +470,7 @@ type wireResponse struct {
 	Choices []struct {
 		Index   int `json:"index"`
 		Message struct {
-			Content          *string           `json:"content"`
+			Content          *contentValue     `json:"content"`
 			Refusal          *string           `json:"refusal"`
 			ReasoningContent *string           `json:"reasoning_content"`
 			Reasoning        *string           `json:"reasoning"`
@@ -514,7 +515,8 @@ func DecodeResponse(body []byte, onEvent func(llm.Event)) (*llm.Reply, error) {
 			a.addThinking(*m.Reasoning)
 		}
 		if m.Content != nil {
-			a.addText(*m.Content)
+			a.addThinking(m.Content.thinking)
+			a.addText(m.Content.text)
 		}
 		if m.Refusal != nil {
 			a.addRefusal(*m.Refusal)

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package autorun
+
+const oNonblock = 0

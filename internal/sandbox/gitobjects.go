@@ -1,0 +1,392 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Append-only objects.
+//
+// Inside, a repository's objects directory is the shadow's own: new
+// objects land there, and the real one, mounted read-only at
+// objects/.harness-base, is its alternate (objects/info/alternates), so
+// git inside sees every object and can add more but cannot remove or
+// change one. After each command the host moves what the command added
+// into the real directory (importObjects):
+//
+//   - a loose object only when its content hashes to its name, written
+//     to a new file and linked into place, never over an existing one;
+//   - a pack only through the host's `git index-pack`, which computes
+//     every object's name from the pack's content (as a fetch does with
+//     a server's pack), so a pack cannot claim an existing object's name
+//     for other content; the command's own index is never used.
+//
+// Everything is read from the shadow through an os.Root with
+// O_NONBLOCK, and regular files only: a link planted there cannot make
+// the host read outside it, nor a FIFO stall it. Anything else a command
+// leaves in its objects directory (commit-graph, info/packs, a bitmap)
+// is derived data git rebuilds; it stays in the shadow.
+
+// gitObjectsBase is the name, inside the shadow's objects directory, of
+// the read-only mount of the real one. Not a fan-out name ("00".."ff")
+// nor pack/ or info/, so git never treats it as part of the local store.
+const gitObjectsBase = ".harness-base"
+
+// maxGitObject bounds a loose object or pack the host imports.
+const maxGitObject = 4 << 30
+
+func (sh *gitShadow) objectsDir() string { return filepath.Join(sh.shadow, "objects") }
+
+// prepareObjects makes the shadow's objects directory with its mount
+// point for the real one and the alternates file naming it.
+func (sh *gitShadow) prepareObjects() error {
+	for _, d := range []string{"", "info", "pack", gitObjectsBase} {
+		if err := os.MkdirAll(filepath.Join(sh.objectsDir(), d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(sh.Dir, "objects"), 0o755); err != nil {
+		return err
+	}
+	sh.resetAlternates()
+	return nil
+}
+
+// resetAlternates writes the alternates file anew before each command:
+// a command may have changed it, and git inside must keep seeing the
+// real objects (the path is the same inside, under the shadow's mount).
+func (sh *gitShadow) resetAlternates() {
+	info := filepath.Join(sh.objectsDir(), "info")
+	if st, err := os.Lstat(info); err != nil || !st.IsDir() {
+		os.RemoveAll(info)
+		os.Mkdir(info, 0o755)
+	}
+	_, dst := sh.mount.baseObjects()
+	want := []byte(dst + "\n")
+	if b, err := readFileNoFollow(filepath.Join(info, "alternates"), 1<<16); err == nil && bytes.Equal(b, want) {
+		return // as written: most commands leave it alone
+	}
+	_ = writeFileAtomic(filepath.Join(info, "alternates"), want)
+}
+
+// importObjects adds the objects a command wrote to the real repository
+// and removes them from the shadow (the real directory, the alternate,
+// serves them from then on). notes say what was refused.
+func (sh *gitShadow) importObjects(ctx context.Context) (notes []string) {
+	if !sh.Objects {
+		return nil
+	}
+	root, err := os.OpenRoot(sh.objectsDir())
+	if err != nil {
+		return []string{fmt.Sprintf("the objects this command wrote could not be read (%v); they are not in the repository", err)}
+	}
+	defer root.Close()
+	real := filepath.Join(sh.Dir, "objects")
+	sha256Repo := repoUsesSHA256(sh.Dir)
+	ents, err := readRootDir(root, ".")
+	if err != nil {
+		return nil
+	}
+	var refused []string
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case len(name) == 2 && isHex(name) && e.IsDir():
+			files, err := readRootDir(root, name)
+			if err != nil {
+				continue
+			}
+			for _, f := range files {
+				rel := name + "/" + f.Name()
+				err := importLoose(root, rel, real, sha256Repo)
+				var bad refusedObject
+				switch {
+				case errors.As(err, &bad):
+					refused = append(refused, fmt.Sprintf("%s (%v)", rel, err))
+				case err != nil:
+					// The host could not write it (a full disk): it
+					// stays in the shadow, still seen inside, and the
+					// next command's import tries again.
+					notes = append(notes, fmt.Sprintf("object %s is not in the repository yet: %v", rel, err))
+					continue
+				}
+				_ = root.RemoveAll(rel)
+			}
+			_ = root.Remove(name)
+		case name == "pack" && e.IsDir():
+			notes = append(notes, importPacks(ctx, root, real, sha256Repo)...)
+		}
+	}
+	if len(refused) > 0 {
+		if len(refused) > 5 {
+			refused = append(refused[:5], fmt.Sprintf("and %d more", len(refused)-5))
+		}
+		notes = append(notes, "objects the command wrote that are not what their names say were not added to the repository: "+strings.Join(refused, ", "))
+	}
+	return notes
+}
+
+func readRootDir(root *os.Root, dir string) ([]fs.DirEntry, error) {
+	f, err := root.OpenFile(dir, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+// openRegular opens rel under root for reading only if it is a regular
+// file no larger than maxGitObject, without blocking on a FIFO.
+func openRegular(root *os.Root, rel string) (*os.File, int64, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, errors.New("not a regular file")
+	}
+	if st.Size() > maxGitObject {
+		f.Close()
+		return nil, 0, fmt.Errorf("larger than %d bytes", int64(maxGitObject))
+	}
+	return f, st.Size(), nil
+}
+
+// importLoose checks a loose object (rel is "ab/cdef…") against its name
+// and links it into real, unless real already holds it.
+func importLoose(root *os.Root, rel, real string, sha256Repo bool) error {
+	dir, file, _ := strings.Cut(rel, "/")
+	want := dir + file
+	if !isHex(want) || len(want) != 40 && len(want) != 64 || (len(want) == 64) != sha256Repo {
+		return refusedObject{errors.New("not an object name")}
+	}
+	final := filepath.Join(real, dir, file)
+	if _, err := os.Lstat(final); err == nil {
+		return nil // already there: never replaced
+	}
+	f, _, err := openRegular(root, rel)
+	if err != nil {
+		return refusedObject{err}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxGitObject+1))
+	if err != nil {
+		return refusedObject{err}
+	}
+	got, err := looseObjectName(data, sha256Repo)
+	if err != nil {
+		return refusedObject{err}
+	}
+	if got != want {
+		return refusedObject{errors.New("its content hashes to another name")}
+	}
+	if err := os.MkdirAll(filepath.Join(real, dir), 0o755); err != nil {
+		return err
+	}
+	return linkNew(filepath.Join(real, dir), file, data, 0o444)
+}
+
+// refusedObject is an object the host will not add: not a regular file,
+// not an object, or not the object its name says.
+type refusedObject struct{ error }
+
+func (r refusedObject) Unwrap() error { return r.error }
+
+// looseObjectName hashes a zlib-compressed loose object as git names it:
+// the hash of "<type> <size>\0<content>", checking the header.
+func looseObjectName(compressed []byte, sha256Repo bool) (string, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(compressed))
+	if err != nil {
+		return "", fmt.Errorf("not zlib data: %w", err)
+	}
+	defer zr.Close()
+	br := bufio.NewReader(io.LimitReader(zr, maxGitObject+64))
+	header, err := br.ReadString(0)
+	if err != nil {
+		return "", errors.New("no object header")
+	}
+	kind, size, ok := strings.Cut(strings.TrimSuffix(header, "\x00"), " ")
+	n, perr := strconv.ParseInt(size, 10, 64)
+	if !ok || perr != nil || n < 0 || (kind != "blob" && kind != "tree" && kind != "commit" && kind != "tag") {
+		return "", fmt.Errorf("bad object header %q", header)
+	}
+	var h hash.Hash = sha1.New()
+	if sha256Repo {
+		h = sha256.New()
+	}
+	h.Write([]byte(header))
+	m, err := io.Copy(h, br)
+	if err != nil {
+		return "", fmt.Errorf("corrupt object: %w", err)
+	}
+	if m != n {
+		return "", fmt.Errorf("object says %d bytes, holds %d", n, m)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// importPacks indexes each pack a command wrote with the host's git and
+// links pack and index into real/pack under the name git computed.
+func importPacks(ctx context.Context, root *os.Root, real string, sha256Repo bool) (notes []string) {
+	ents, err := readRootDir(root, "pack")
+	if err != nil {
+		return nil
+	}
+	for _, e := range ents {
+		name := e.Name()
+		rel := "pack/" + name
+		if !strings.HasSuffix(name, ".pack") {
+			if !strings.HasSuffix(name, ".idx") {
+				_ = root.RemoveAll(rel) // .rev, .bitmap, .keep, temporary files: derived or git's own
+			}
+			continue
+		}
+		if err := importPack(ctx, root, rel, real, sha256Repo); err != nil {
+			notes = append(notes, fmt.Sprintf("a pack the command wrote (%s) was not added to the repository: %v", name, err))
+		}
+		_ = root.Remove(rel)
+		_ = root.Remove(strings.TrimSuffix(rel, ".pack") + ".idx")
+	}
+	return notes
+}
+
+func importPack(ctx context.Context, root *os.Root, rel, real string, sha256Repo bool) error {
+	f, _, err := openRegular(root, rel)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tmp, err := os.MkdirTemp(real, ".harness-import-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	pack := filepath.Join(tmp, "in.pack")
+	out, err := os.OpenFile(pack, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o444)
+	if err != nil {
+		return err
+	}
+	_, cerr := io.Copy(out, io.LimitReader(f, maxGitObject))
+	if err := errors.Join(cerr, out.Close()); err != nil {
+		return err
+	}
+	args := []string{"index-pack"}
+	if sha256Repo {
+		args = append(args, "--object-format=sha256")
+	}
+	args = append(args, "-o", filepath.Join(tmp, "in.idx"), pack)
+	stdout, err := hostGitOutput(ctx, tmp, 5*time.Minute, args...)
+	if err != nil {
+		return fmt.Errorf("git index-pack: %w", err)
+	}
+	sum := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(stdout), "pack\t"))
+	if !isHex(sum) || len(sum) != 40 && len(sum) != 64 {
+		return fmt.Errorf("git index-pack printed %q", stdout)
+	}
+	dst := filepath.Join(real, "pack")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	base := "pack-" + sum
+	if _, err := os.Lstat(filepath.Join(dst, base+".idx")); err == nil {
+		return nil // the repository has this pack already
+	}
+	// The pack before its index: git finds packs by their index.
+	if err := os.Link(pack, filepath.Join(dst, base+".pack")); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	os.Chmod(filepath.Join(tmp, "in.idx"), 0o444)
+	if err := os.Link(filepath.Join(tmp, "in.idx"), filepath.Join(dst, base+".idx")); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// linkNew writes data to a new file in dir and links it in as name,
+// which fails rather than replace a file already there.
+func linkNew(dir, name string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(dir, ".harness-obj-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	os.Chmod(tmp, mode)
+	if err := os.Link(tmp, filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// repoUsesSHA256 reads extensions.objectFormat from a git directory's
+// config (the common directory's, where objects live).
+func repoUsesSHA256(gitDir string) bool {
+	b, err := readFileNoFollow(filepath.Join(gitDir, "config"), 1<<20)
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(strings.ToLower(strings.ReplaceAll(l, " ", "")), "=")
+		if ok && strings.TrimSpace(k) == "objectformat" && strings.TrimSpace(v) == "sha256" {
+			return true
+		}
+	}
+	return false
+}
+
+func isHex(s string) bool { return s != "" && strings.Trim(s, "0123456789abcdef") == "" }
+
+// hostGitOutput runs the host's git on data a command wrote, outside any
+// repository (dir is a fresh harness directory, GIT_DIR unset, no
+// system or repository configuration), so nothing a command planted can
+// make it run a program.
+func hostGitOutput(ctx context.Context, dir string, timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "--no-optional-locks"}, args...)...)
+	cmd.Dir = dir
+	env := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir)}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out), nil
+}

@@ -1,0 +1,110 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/testenv"
+)
+
+// TestLoopbackForward: a rule naming a host loopback port exactly (allow
+// net 127.0.0.1:PORT) is reached by ordinary clients inside, which go
+// around the proxy for loopback names (NO_PROXY): curl and Python's
+// urllib get the host service's answer, over 127.0.0.1 and localhost; a
+// host loopback port no rule names is not reached, and the command's
+// output says why; the forwarded connection is recorded.
+func TestLoopbackForward(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		testenv.Missing(t, testenv.Curl, "curl is not installed")
+	}
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "host service says hi")
+	}))
+	t.Cleanup(host.Close)
+	port := host.Listener.Addr().(*net.TCPAddr).Port
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "SECRET other host service")
+	}))
+	t.Cleanup(other.Close)
+	otherPort := other.Listener.Addr().(*net.TCPAddr).Port
+	// Not containers: the engine's network namespace gets no forwards.
+	for _, variant := range []string{BackendBwrap, BackendBwrap + perCommand, BackendLandlock, BackendLandlock + perCommand} {
+		t.Run(variant, func(t *testing.T) {
+			backend, opts := testVariant(variant)
+			requireBackend(t, backend)
+			rec := &records{}
+			px := &Proxy{
+				Decide: func(ctx context.Context, h string, p int) ConnVerdict {
+					if (h == "127.0.0.1" || h == "localhost") && p == port {
+						return ConnVerdict{Allowed: true, Exact: true, Rule: "allow net 127.0.0.1:" + strconv.Itoa(p)}
+					}
+					return ConnVerdict{Reason: "no rule allows " + h}
+				},
+				Record:   rec.add,
+				Loopback: []LoopbackForward{{Host: "127.0.0.1", Port: port}},
+			}
+			base, err := os.MkdirTemp(outsideBase(), "harness-loopback-test-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(base) })
+			proj := filepath.Join(base, "proj")
+			os.MkdirAll(proj, 0o755)
+			p, err := NewPolicy(PolicyOptions{Project: proj, Home: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, err := Open(context.Background(), p, backend, append(opts, WithProxy(px))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sb.Close() })
+			run := func(script string) string {
+				r, err := sb.Run(context.Background(), Cmd{Script: script, Timeout: 30 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(r.Output)
+			}
+			u := "http://127.0.0.1:" + strconv.Itoa(port) + "/"
+			if out := run("curl -sS " + u); !strings.Contains(out, "host service says hi") {
+				t.Errorf("curl 127.0.0.1: %s", out)
+			}
+			if out := run("curl -sS http://localhost:" + strconv.Itoa(port) + "/"); !strings.Contains(out, "host service says hi") {
+				t.Errorf("curl localhost: %s", out)
+			}
+			if _, err := exec.LookPath("python3"); err == nil {
+				if out := run("python3 -c 'import urllib.request; print(urllib.request.urlopen(\"" + u + "\").read().decode())'"); !strings.Contains(out, "host service says hi") {
+					t.Errorf("python urllib: %s", out)
+				}
+			}
+			out := run("curl -sS --max-time 5 http://127.0.0.1:" + strconv.Itoa(otherPort) + "/")
+			if strings.Contains(out, "SECRET") {
+				t.Errorf("a host loopback port no rule names was reached: %s", out)
+			}
+			if !strings.Contains(out, "localhost inside the sandbox is the sandbox's own loopback") || !strings.Contains(out, "forwarded now: "+strconv.Itoa(port)) {
+				t.Errorf("a refused loopback connection is not explained:\n%s", out)
+			}
+			found := false
+			rec.mu.Lock()
+			all := append([]ConnRecord(nil), rec.all...)
+			rec.mu.Unlock()
+			for _, r := range all {
+				found = found || r.Method == "LOOPBACK" && r.Port == port && r.Verdict == "allowed"
+			}
+			if !found {
+				t.Errorf("the forwarded connection was not recorded: %+v", all)
+			}
+		})
+	}
+}

@@ -1,0 +1,58 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// TestPolicyRefreshBesideReaders: Refresh grows the carve-outs while the
+// file tools check and write (two sub-agents do exactly this); under -race
+// no reader may see the slices as they are appended to, and every
+// repository found is walled for the writers from then on.
+func TestPolicyRefreshBesideReaders(t *testing.T) {
+	proj := t.TempDir()
+	p, err := NewPolicy(PolicyOptions{Project: proj, Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 60
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { // a command making repositories, Refresh after each
+		defer wg.Done()
+		for i := 0; i < n; i++ {
+			g := filepath.Join(proj, fmt.Sprintf("r%d", i), ".git")
+			os.MkdirAll(filepath.Join(g, "hooks"), 0o755)
+			os.WriteFile(filepath.Join(g, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+			p.Refresh()
+		}
+	}()
+	go func() { // the file tools
+		defer wg.Done()
+		for i := 0; i < n*4; i++ {
+			f := filepath.Join(proj, fmt.Sprintf("f%d.txt", i%7))
+			_ = p.CheckWrite(f)
+			_, _ = p.WriteFile(f, []byte("x"))
+			_, _, _ = p.ReadFile(f, 1<<10)
+			_ = p.CheckRead(f)
+		}
+	}()
+	go func() { // what the backends and the UI read
+		defer wg.Done()
+		for i := 0; i < n*4; i++ {
+			_ = p.ReadOnlyNow()
+			_ = p.Findings()
+			_ = p.roots()
+		}
+	}()
+	wg.Wait()
+	for i := 0; i < n; i++ {
+		hook := filepath.Join(proj, fmt.Sprintf("r%d", i), ".git", "hooks", "pre-commit")
+		if err := p.CheckWrite(hook); err == nil {
+			t.Fatalf("%s is writable after Refresh found its repository", hook)
+		}
+	}
+}
