@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -93,6 +94,17 @@ func TestServerFailures(t *testing.T) {
 	hang := run(t, ts, "mcp_call", `{"name":"mcp__a__hang"}`)
 	if !hang.IsError || !strings.Contains(hang.Content, "did not answer") || !strings.Contains(hang.Content, "MCP_TOOL_TIMEOUT") {
 		t.Errorf("hang: %+v", hang)
+	}
+	// The server was told (notifications/cancelled): its handler saw it.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(f.proj, "cancelled.txt")); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(f.proj, "cancelled.txt")); err != nil {
+		t.Errorf("the server was not told the call was cancelled: %v", err)
 	}
 	if res := run(t, ts, "mcp_call", `{"name":"mcp__a__echo","arguments":{"text":"still"}}`); res.Content != "echo: still" {
 		t.Errorf("a after its hang was cancelled: %+v", res)
