@@ -13,6 +13,7 @@ import (
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/mcp"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
@@ -67,6 +68,12 @@ type Options struct {
 	// ReservedCommands are the front end's own slash commands (without
 	// the slash): a custom command of such a name is ignored.
 	ReservedCommands []string
+	// MCPConfigs are --mcp-config files (mcpServers format), on top of
+	// ~/.agents/mcp.json and the project's .mcp.json.
+	MCPConfigs []string
+	// ApproveMCP runs the project's MCP servers without asking, for this
+	// run (--approve-mcp; headless runs have no one to ask).
+	ApproveMCP bool
 }
 
 func (o Options) now() time.Time {
@@ -120,6 +127,7 @@ type Session struct {
 	startContext string // SessionStart hooks' context, for the first prompt
 	end          string // why the session ends, for SessionEnd
 	endArmed     bool   // SessionStart fired; SessionEnd fires at Close
+	MCP      *mcp.Manager // the session's MCP servers (none configured: an empty one)
 	// LaterRun watches the files of the writable roots that other
 	// programs run later on the user's machine (hooks managers, .envrc,
 	// editor tasks, venv .pth, the next session's instructions…): the
@@ -192,6 +200,7 @@ func (b *builder) steps() []step {
 		{"openSandbox", b.openSandbox},
 		{"openLog", b.openLog},
 		{"newGate", b.newGate},
+		{"startMCP", b.startMCP},
 		{"buildTools", b.buildTools},
 		{"newProvider", b.newProvider},
 		{"newHistory", b.newHistory},

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+	"github.com/harness-dev/harness/internal/mcp/mcptest"
 )
 
 // TestMain lets the test binary serve as the sandbox's helper and
@@ -13,5 +14,6 @@ import (
 // instead of the command (the self-check then times out).
 func TestMain(m *testing.M) {
 	inner.RunHelperIfRequested()
+	mcptest.RunIfRequested() // the Go MCP server the MCP tests configure
 	os.Exit(m.Run())
 }

@@ -32,6 +32,7 @@ func TestStepsInOrder(t *testing.T) {
 		"openSandbox":    func() bool { return b.s.Sandbox != nil && b.policy != nil && b.s.Proxy != nil },
 		"openLog":        func() bool { return b.s.Log != nil && b.s.Resumed && len(b.entries) > 0 },
 		"newGate":        func() bool { return b.s.Gate != nil },
+		"startMCP":       func() bool { return b.s.MCP != nil },
 		"buildTools":     func() bool { return b.s.Registry != nil && b.reminder != nil && b.s.Todos != nil },
 		"newProvider":    func() bool { return b.s.Provider != nil },
 		"newHistory":     func() bool { return b.s.History != nil },

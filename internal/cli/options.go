@@ -30,6 +30,10 @@ type globalOptions struct {
 	PermissionMode    string
 	Settings          []string
 	AllowProjectHooks bool
+	// MCPConfigs are --mcp-config files; ApproveMCP runs the project's
+	// MCP servers without asking (--approve-mcp).
+	MCPConfigs []string
+	ApproveMCP bool
 }
 
 // register adds the agent flags to a command that runs the agent (the
@@ -57,6 +61,8 @@ func (g *globalOptions) register(cmd *cobra.Command) {
 	f.StringArrayVar(&g.Settings, "settings", nil, "a settings JSON file with hooks in Claude Code's format (repeatable); read like ~/.agents/settings.json")
 	f.BoolVar(&g.AllowProjectHooks, "allow-project-hooks", false, "run the project's hooks (.agents/settings.json, .claude/settings.json) as they are at the start without asking; a hook changed later is not run")
 	f.StringVar(&g.Effort, "effort", "", "reasoning effort where the model takes one: low, medium, high, xhigh or max (overrides EFFORT)")
+	f.StringArrayVar(&g.MCPConfigs, "mcp-config", nil, "load MCP servers from FILE, in Claude Code's mcpServers format (repeatable); see harness mcp --help")
+	f.BoolVar(&g.ApproveMCP, "approve-mcp", false, "run the MCP servers the project's .mcp.json defines without asking (headless runs cannot ask)")
 }
 
 // configFlags maps the flags the user set to config keys.

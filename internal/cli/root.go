@@ -205,6 +205,7 @@ headless. Configuration lives in ~/.agents/env (see the README).` + chatExitHelp
 		newCacheCommand(stdio),
 		newBatchCommand(stdio),
 		newNetworkTopic(),
+		newMCPCommand(stdio),
 	)
 	markUsage(root)
 	wrapHelp(root)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/mcp/mcptest"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/testenv"
 )
@@ -31,6 +33,8 @@ func TestMain(m *testing.M) {
 	// The sandbox re-executes the running binary as its inner stage; in
 	// tests that binary is this one.
 	inner.RunHelperIfRequested()
+	// And the Go MCP server built with the SDK (mcptest), over stdio.
+	mcptest.RunIfRequested()
 	testscript.Main(m, map[string]func(){
 		"harness": func() {
 			os.Exit(Main(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
@@ -84,6 +88,7 @@ func TestScripts(t *testing.T) {
 			"origin":   cmdOrigin,
 			"nouserns": cmdNoUserns,
 			"mkpng":    cmdMkPNG,
+			"mcpserver": cmdMCPServer,
 		},
 		RequireExplicitExec: true,
 		Condition: func(cond string) (bool, error) {
@@ -393,4 +398,21 @@ func requestShows(r llmtest.Request, word string) bool {
 		}
 	}
 	return false
+}
+
+// cmdMCPServer copies this test binary to PATH, where (run with
+// HARNESS_MCP_TEST_SERVER=KIND) it is the Go MCP server of mcptest: put in
+// the project, the sandbox can run it (its /tmp, where testscript keeps
+// its commands, is private).
+func cmdMCPServer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mcpserver PATH")
+	}
+	exe, err := os.Executable()
+	ts.Check(err)
+	raw, err := os.ReadFile(exe)
+	ts.Check(err)
+	dst := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(dst), 0o755))
+	ts.Check(os.WriteFile(dst, raw, 0o755))
 }

@@ -35,6 +35,7 @@ const (
 	PromptChanged Kind = "prompt_changed" // the system prompt or tools differ from the resumed session's
 	TodosLost     Kind = "todos_lost"     // the resumed plan could not be restored
 	CallsLost     Kind = "calls_lost"     // calls were running when the last session stopped
+	MCP           Kind = "mcp"            // an MCP server was not approved, failed to start, stopped or changed its tools
 )
 
 // Level is how loud a notice is.

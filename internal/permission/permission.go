@@ -99,6 +99,10 @@ func (d Decision) Pattern() string {
 func (d Decision) alwaysRules() []string {
 	var out []string
 	for _, p := range d.patterns {
+		if p.tool == "mcp" { // the rule is the tool's name alone
+			out = append(out, p.pat)
+			continue
+		}
 		out = append(out, p.tool+" "+p.pat)
 	}
 	return out
@@ -270,6 +274,8 @@ func (g *Gate) Decide(req Request) Decision {
 	switch {
 	case req.Tool == "bash":
 		d = g.decideBash(rs, req.Command)
+	case strings.HasPrefix(req.Tool, mcpPrefix):
+		d = decideMCP(rs, req.Tool)
 	case req.Path != "":
 		d = g.decideFile(rs, req)
 	case req.Write:
@@ -378,6 +384,8 @@ func describe(req Request) string {
 	switch {
 	case req.Tool == "bash":
 		return "command"
+	case strings.HasPrefix(req.Tool, mcpPrefix):
+		return "call of the MCP tool " + req.Tool
 	case req.Write:
 		return "write to " + req.Path
 	default:

@@ -24,6 +24,7 @@ type rule struct {
 	words   []string   // bash: glob words; "*" alone matches any run of words
 	path    string     // file tools: absolute glob path
 	hosts   []hostPort // net: host patterns and ports (several for a preset)
+	name    string     // mcp: a glob of MCP tool names (mcp.go)
 	// preset: the hosts came from the project's lockfiles (@lockfiles),
 	// which the agent can write, not from a host the user typed or a
 	// shipped preset, so they never count as naming a host exactly: they
@@ -35,7 +36,12 @@ type rule struct {
 	lits, nonStar, litChars int // specificity, see moreSpecific
 }
 
-func (r *rule) text() string { return r.verdict.String() + " " + r.tool + " " + r.src }
+func (r *rule) text() string {
+	if r.tool == "mcp" {
+		return r.verdict.String() + " " + r.src
+	}
+	return r.verdict.String() + " " + r.tool + " " + r.src
+}
 
 func (r *rule) isBash() bool { return r.tool == "bash" }
 
@@ -45,6 +51,7 @@ type ruleSet struct {
 	wild   []*rule            // bash rules whose first word is a glob
 	files  []*rule
 	net    []*rule
+	mcp    []*rule
 }
 
 func (rs *ruleSet) clone() *ruleSet {
@@ -59,6 +66,10 @@ func (rs *ruleSet) add(r *rule) {
 	rs.all = append(rs.all, r)
 	if r.tool == "net" {
 		rs.net = append(rs.net, r)
+		return
+	}
+	if r.tool == "mcp" {
+		rs.mcp = append(rs.mcp, r)
 		return
 	}
 	if !r.isBash() {
@@ -123,6 +134,9 @@ func parseRuleLine(line string, g *Gate) (*rule, error) {
 	if tool == "" {
 		return nil, errors.New("missing tool")
 	}
+	if strings.HasPrefix(tool, mcpPrefix) {
+		return newMCPRule(v, tool, strings.TrimSpace(pat))
+	}
 	return newRule(v, tool, strings.TrimSpace(pat), g)
 }
 
@@ -131,6 +145,9 @@ func parseRuleLine(line string, g *Gate) (*rule, error) {
 func parseFlagRule(v Verdict, s string, g *Gate) (*rule, error) {
 	s = strings.TrimSpace(s)
 	tool, pat, _ := strings.Cut(s, " ")
+	if strings.HasPrefix(tool, mcpPrefix) {
+		return newMCPRule(v, tool, strings.TrimSpace(pat))
+	}
 	if isToolWord(tool) {
 		return newRule(v, tool, strings.TrimSpace(pat), g)
 	}

@@ -145,7 +145,10 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 	defer cancel()
 	start := time.Now()
 	code, err := 0, errNoLauncher
-	if s.launch != nil {
+	if c.Stdin != nil && IsContainer(s.name) {
+		return nil, fmt.Errorf("the %s backend cannot give a command a standard input; use bwrap, landlock or seatbelt", s.name)
+	}
+	if s.launch != nil && c.Stdin == nil {
 		var note string
 		code, note, err = s.launch.run(runCtx, c.Script, dir, stdout, stderr)
 		if note != "" {
@@ -153,7 +156,7 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 		}
 	}
 	if errors.Is(err, errNoLauncher) {
-		code, err = s.runOwn(runCtx, c.Script, dir, stdout, stderr)
+		code, err = s.runOwn(runCtx, c.Script, dir, c.Stdin, stdout, stderr)
 	}
 	if err != nil {
 		return nil, err
@@ -216,7 +219,7 @@ var errNoLauncher = errors.New("no launcher")
 
 // runOwn runs one command in a sandbox of its own (the backend's wrap) and
 // returns its exit code, 128+n when killed by signal n.
-func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, stderr io.Writer) (int, error) {
+func (s *instance) runOwn(runCtx context.Context, script, dir string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	// With a tracker, the shell waits at a gate (a pipe on descriptor 3)
 	// until the tracker follows it, so not even its first fork goes unseen.
 	var gateR, gateW *os.File
@@ -238,7 +241,7 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdout, st
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = procAttr(s.tree)
 	cg := s.cg.attach(cmd, "command", true)
 	if gateR != nil {

@@ -36,6 +36,12 @@ type Cmd struct {
 	// Progress, when set, also receives both streams as they come, for a
 	// live view; it must be safe for concurrent writes.
 	Progress io.Writer
+	// Stdin, when set, is the command's standard input instead of
+	// /dev/null (an *os.File, such as a pipe's end, is passed as is). Such
+	// a command, a long-lived server speaking over its pipes (MCP), runs in
+	// a sandbox of its own rather than through the launcher, behind the
+	// same walls; container backends refuse it.
+	Stdin io.Reader
 }
 
 // Result is what a command did.

@@ -30,9 +30,10 @@ const (
 	Tmux     = "tmux"
 	Setpriv  = "setpriv" // util-linux's setpriv, to run tests unprivileged
 	Git      = "git"
-	Curl     = "curl"   // the network tests fetch through the proxy with it
-	Root     = "root"   // running as uid 0 (mounts, setpriv)
-	Docker   = "docker" // a Docker engine that answers, and HARNESS_TEST_IMAGE built (see .ci/run)
+	Curl     = "curl"    // the network tests fetch through the proxy with it
+	Root     = "root"    // running as uid 0 (mounts, setpriv)
+	Docker   = "docker"  // a Docker engine that answers, and HARNESS_TEST_IMAGE built (see .ci/run)
+	MCPNpm   = "mcp-npm" // node and the reference MCP servers installed with npm in HARNESS_MCP_NPM (see .ci/run)
 )
 
 // Required reports whether HARNESS_REQUIRE names feature.
@@ -67,7 +68,7 @@ func NeedRoot(t testing.TB) {
 }
 
 // Features is every feature name, for checking HARNESS_REQUIRE's spelling.
-var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Curl, Root, Docker}
+var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Curl, Root, Docker, MCPNpm}
 
 // Unknown returns the names in HARNESS_REQUIRE that are no feature, so a
 // typo cannot turn a requirement into nothing.

@@ -10,7 +10,7 @@
 // same sandbox Policy. write_todos keeps the session's plan (logged whole on
 // every change) and read_skill loads a skill's instructions. The task tool
 // lives in package subagent, since it builds an agent. web_fetch leaves the
-// host only through a ConnServer (the session's sandbox.Proxy), so a fetch
+// host only through a ConnServer (the session's netproxy.Proxy), so a fetch
 // is decided, address-checked and recorded exactly like a command's
 // connection, redirects included. bash with background: true hands the
 // command to Jobs, which runs it through the same sandbox Run under a

@@ -23,7 +23,7 @@ import (
 )
 
 // ConnServer serves one client connection to the session's network proxy
-// (*sandbox.Proxy): web_fetch's only way out, so a fetch obeys the same
+// (*netproxy.Proxy): web_fetch's only way out, so a fetch obeys the same
 // net rules, asks the same way and is recorded like a command's connection.
 type ConnServer interface {
 	Serve(ctx context.Context, c net.Conn)

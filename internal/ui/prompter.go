@@ -212,6 +212,10 @@ func renderPermission(st Style, req permission.Request, d permission.Decision, p
 		title += "  edit a file"
 	case req.Tool == "net":
 		title += "  connect to the network (the command waits)"
+	case strings.HasPrefix(req.Tool, "mcp__"):
+		title += "  call an MCP server's tool"
+	case req.Tool == "mcp_server":
+		title += "  start an MCP server this project defines"
 	case req.Write:
 		title += "  write a file"
 	default:
@@ -241,6 +245,12 @@ func renderPermission(st Style, req permission.Request, d permission.Decision, p
 	case req.Tool == "net":
 		for _, l := range wrapLine(st.Bold(Sanitize(req.Command)), max(width-2, 8)) {
 			b.WriteString(bar + l + "\n")
+		}
+	case strings.HasPrefix(req.Tool, "mcp__") || req.Tool == "mcp_server":
+		// The tool (or server) and its arguments (or command), as sent.
+		b.WriteString(bar + st.Bold(Sanitize(req.Tool)) + "\n")
+		for _, r := range cutStyled(Sanitize(req.Command), max(width-2, 8)) {
+			b.WriteString(bar + r + "\n")
 		}
 	default:
 		for _, l := range cutStyled(st.Bold(Sanitize(req.Tool))+"  "+st.Cyan(Sanitize(req.Path)), max(width-2, 8)) {

@@ -1,0 +1,121 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/harness-dev/harness/internal/mcp"
+	"github.com/harness-dev/harness/internal/notice"
+	"github.com/harness-dev/harness/internal/permission"
+	"github.com/harness-dev/harness/internal/sessionlog"
+)
+
+// startMCP starts the MCP servers of ~/.agents/mcp.json, the project's
+// .mcp.json and --mcp-config, each stdio server inside the session's
+// sandbox. A project's server runs only once the user approved its
+// definition as it is now (asked here, or --approve-mcp); one that is not
+// approved, or fails to start, is a warning and the session goes on.
+func (b *builder) startMCP(ctx context.Context) error {
+	s, home, project := b.s, b.o.Source.Home, b.policy.Project
+	defs, warns, err := mcp.Load(home, project, b.o.MCPConfigs)
+	if err != nil {
+		return err
+	}
+	for _, w := range warns {
+		s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, w.Error()))
+	}
+	var run []mcp.Server
+	if len(defs) > 0 {
+		approvals, err := mcp.LoadApprovals(mcp.ApprovalsFile(home))
+		if err != nil {
+			return err
+		}
+		for _, d := range defs {
+			ok, why := b.approveMCP(ctx, approvals, project, d)
+			if ok {
+				run = append(run, d)
+			} else {
+				s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, fmt.Sprintf("MCP server %s (%s) not started: %s", d.Name, d.File, why)))
+			}
+		}
+	}
+	m, errs := mcp.Start(ctx, run, mcp.Options{
+		Sandbox:      s.Sandbox,
+		Getenv:       func(k string) string { return b.o.Source.Env[k] },
+		StartTimeout: envDuration(b.o.Source.Env, "MCP_TIMEOUT"),
+		CallTimeout:  envDuration(b.o.Source.Env, "MCP_TOOL_TIMEOUT"),
+		CheckNet: func(ctx context.Context, host string, port int) error {
+			v := s.Gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: "an MCP server's HTTP client"})
+			if !v.Allowed {
+				return fmt.Errorf("connection to %s:%d refused: %s", host, port, v.Reason)
+			}
+			return nil
+		},
+		Notify: func(text string) {
+			n := notice.Warning(notice.MCP, text)
+			err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: text})
+			s.tell(n)
+			if err != nil {
+				s.tell(logFailed("could not record that notice", err))
+			}
+		},
+	})
+	for _, e := range errs {
+		s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, e.Error()+"; the session goes on without it"))
+	}
+	s.MCP = m
+	s.cleanup = append(s.cleanup, m.Close) // before the sandbox closes: cleanup runs newest first
+	return nil
+}
+
+// approveMCP decides whether d may run: servers of the user's own files
+// and flags may; a project's only with an approval of its definition as
+// it is now, --approve-mcp, or the user's yes when there is someone to ask.
+func (b *builder) approveMCP(ctx context.Context, a *mcp.Approvals, project string, d mcp.Server) (bool, string) {
+	if a.Approved(project, d) {
+		return true, ""
+	}
+	if b.o.ApproveMCP {
+		return true, ""
+	}
+	changed := ""
+	if _, ok := a.Projects[project][d.Name]; ok {
+		changed = " (its definition changed since you approved it)"
+	}
+	if b.o.Prompter == nil {
+		return false, "a project's servers run only once you approve them" + changed + "; start harness interactively to be asked, or pass --approve-mcp"
+	}
+	req := permission.Request{Tool: "mcp_server", Command: d.Name + ": " + d.Summary() + "  (from " + d.File + "; it runs inside the sandbox)"}
+	dec := permission.Decision{Verdict: permission.Ask, Rule: "a project's MCP server runs only once you approve it" + changed}
+	ans, err := b.o.Prompter.Prompt(ctx, req, dec, d.Name)
+	if err != nil {
+		return false, "the approval prompt failed: " + err.Error()
+	}
+	switch ans.Choice {
+	case permission.Yes, permission.Session:
+		return true, ""
+	case permission.Always:
+		if err := a.Approve(project, d); err != nil {
+			b.s.Warnings = append(b.s.Warnings, notice.Warning(notice.MCP, "MCP server "+d.Name+" approved for this session only: "+err.Error()))
+		}
+		return true, ""
+	}
+	return false, "you did not approve it"
+}
+
+// mcpLazy says whether MCP tools load lazily (MCP_TOOLS=lazy, the
+// default) or each with its schema on every request (MCP_TOOLS=eager).
+func mcpLazy(env map[string]string) bool { return env["MCP_TOOLS"] != "eager" }
+
+// envDuration reads a duration in milliseconds (as Claude Code's
+// MCP_TIMEOUT) or Go's form ("30s"); 0 when unset or unreadable.
+func envDuration(env map[string]string, key string) time.Duration {
+	v := env[key]
+	if ms, err := strconv.Atoi(v); err == nil {
+		return time.Duration(ms) * time.Millisecond
+	}
+	d, _ := time.ParseDuration(v)
+	return d
+}

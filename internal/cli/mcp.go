@@ -1,0 +1,346 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/harness-dev/harness/internal/mcp"
+)
+
+// newMCPCommand is `harness mcp`: the MCP servers of the user's and the
+// project's configuration, in the style of `claude mcp`.
+func newMCPCommand(stdio Stdio) *cobra.Command {
+	var project string
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Configure MCP servers (list, get, add, add-json, remove, reset-project-choices)",
+		Long: `MCP servers give the model more tools. harness reads them, in Claude Code's mcpServers format,
+from ~/.agents/mcp.json (scope user), the project's .mcp.json (scope project, shared through the
+repository) and every --mcp-config FILE (the latter win on a name):
+
+  {"mcpServers": {
+     "fs":   {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]},
+     "api":  {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${API_TOKEN}"}}}}
+
+${VAR} and ${VAR:-default} are expanded in command, args, env, url and headers.
+
+A stdio server runs inside the sandbox, like a shell command: it writes only the project, reads no
+secrets, reaches the network only through the proxy and the net rules (allow net HOST; npx needs
+@npm), and is killed with everything it started when the session ends. Its environment is the
+sandbox's clean one plus its "env": never your keys unless its configuration names them.
+
+A project's servers run only after you approve them (asked when the session starts; headless:
+--approve-mcp); a changed definition asks again. Their tools are mcp__SERVER__TOOL in permission
+rules ("allow mcp__fs__read_text_file", "deny mcp__github"); a call asks until a rule allows it.
+By default the model gets two tools, mcp_search and mcp_call, instead of every server's schemas
+on every request (MCP_TOOLS=eager sends them all). MCP_TIMEOUT bounds a server's start,
+MCP_TOOL_TIMEOUT one call (milliseconds, or 30s).
+` + plainExitHelp,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+	}
+	cmd.PersistentFlags().StringVar(&project, "project", "", "project directory (default: the git root of the working directory)")
+	root := func(cmd *cobra.Command) (string, string, error) {
+		proj, err := projectRoot(cmd.Context(), project)
+		if err != nil {
+			return "", "", err
+		}
+		home, err := os.UserHomeDir()
+		return proj, home, err
+	}
+
+	list := &cobra.Command{
+		Use:          "list",
+		Short:        "List the configured MCP servers",
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proj, home, err := root(cmd)
+			if err != nil {
+				return err
+			}
+			servers, warns, err := mcp.Load(home, proj, nil)
+			if err != nil {
+				return err
+			}
+			for _, w := range warns {
+				fmt.Fprintln(stdio.Err, "harness: "+w.Error())
+			}
+			if len(servers) == 0 {
+				fmt.Fprintf(stdio.Out, "no MCP servers; add one with harness mcp add NAME -- COMMAND [ARGS...]\n")
+				return nil
+			}
+			approvals, err := mcp.LoadApprovals(mcp.ApprovalsFile(home))
+			if err != nil {
+				return err
+			}
+			for _, s := range servers {
+				fmt.Fprintf(stdio.Out, "%s: %s  (%s%s)\n", s.Name, s.Summary(), s.Scope, approvalNote(approvals, proj, s))
+			}
+			return nil
+		},
+	}
+
+	get := &cobra.Command{
+		Use:          "get NAME",
+		Short:        "Show one MCP server's definition",
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proj, home, err := root(cmd)
+			if err != nil {
+				return err
+			}
+			servers, _, err := mcp.Load(home, proj, nil)
+			if err != nil {
+				return err
+			}
+			approvals, err := mcp.LoadApprovals(mcp.ApprovalsFile(home))
+			if err != nil {
+				return err
+			}
+			for _, s := range servers {
+				if s.Name != args[0] {
+					continue
+				}
+				out := stdio.Out
+				fmt.Fprintf(out, "%s:\n  scope: %s%s\n  file: %s\n  type: %s\n", s.Name, s.Scope, approvalNote(approvals, proj, s), s.File, s.Transport())
+				if s.Transport() == "stdio" {
+					fmt.Fprintf(out, "  command: %s\n", s.Command)
+					if len(s.Args) > 0 {
+						fmt.Fprintf(out, "  args: %s\n", strings.Join(s.Args, " "))
+					}
+					for _, k := range sortedNames(s.Env) {
+						fmt.Fprintf(out, "  env: %s=%s\n", k, s.Env[k])
+					}
+				} else {
+					fmt.Fprintf(out, "  url: %s\n", s.URL)
+					for _, k := range sortedNames(s.Headers) {
+						fmt.Fprintf(out, "  header: %s: (value not shown)\n", k)
+					}
+				}
+				fmt.Fprintf(out, "  tools in rules: mcp__%s__TOOL (harness mcp remove %s -s %s removes it)\n", s.Name, s.Name, s.Scope)
+				return nil
+			}
+			return fmt.Errorf("no MCP server named %s (harness mcp list shows them)", args[0])
+		},
+	}
+
+	var scope, transport string
+	var envs, headers []string
+	add := &cobra.Command{
+		Use:   "add [-s user|project] [-t stdio|http|sse] [-e KEY=VALUE]... [-H 'KEY: VALUE']... NAME (-- COMMAND [ARGS...] | URL)",
+		Short: "Add an MCP server (a stdio command, or an http or sse URL)",
+		Long: `Add an MCP server, as claude mcp add does:
+
+  harness mcp add fs -- npx -y @modelcontextprotocol/server-filesystem .
+  harness mcp add -e API_KEY=\${API_KEY} -s project tracker -- node tracker.js
+  harness mcp add -t http notion https://mcp.notion.com/mcp -H 'Authorization: Bearer \${NOTION_TOKEN}'
+
+Scope user (the default) writes ~/.agents/mcp.json; project writes the project's .mcp.json.
+` + plainExitHelp,
+		Args:         cobra.MinimumNArgs(2),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proj, home, err := root(cmd)
+			if err != nil {
+				return err
+			}
+			path, err := scopeFile(scope, home, proj)
+			if err != nil {
+				return err
+			}
+			s := mcp.Server{Name: args[0]}
+			switch transport {
+			case "stdio", "":
+				s.Command, s.Args = args[1], args[2:]
+				if s.Env, err = keyValues(envs, "="); err != nil {
+					return err
+				}
+				if len(headers) > 0 {
+					return errors.New("-H is for http and sse servers; a stdio server takes -e KEY=VALUE")
+				}
+			case "http", "sse":
+				if len(args) != 2 {
+					return fmt.Errorf("an %s server takes NAME URL, got %d arguments", transport, len(args))
+				}
+				s.Type, s.URL = transport, args[1]
+				if s.Headers, err = keyValues(headers, ":"); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("unknown transport %q: stdio, http or sse", transport)
+			}
+			if err := mcp.Add(path, s, false); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "Added %s MCP server %s to %s\n", s.Transport(), s.Name, path)
+			return nil
+		},
+	}
+	add.Flags().StringVarP(&scope, "scope", "s", "user", "where to save it: user (~/.agents/mcp.json) or project (.mcp.json)")
+	add.Flags().StringVarP(&transport, "transport", "t", "stdio", "stdio, http or sse")
+	add.Flags().StringArrayVarP(&envs, "env", "e", nil, "an environment variable for a stdio server, KEY=VALUE (repeatable)")
+	add.Flags().StringArrayVarP(&headers, "header", "H", nil, "an HTTP header for a remote server, 'KEY: VALUE' (repeatable)")
+
+	addJSON := &cobra.Command{
+		Use:          "add-json [-s user|project] NAME JSON",
+		Short:        "Add an MCP server from its JSON definition",
+		Args:         cobra.ExactArgs(2),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proj, home, err := root(cmd)
+			if err != nil {
+				return err
+			}
+			path, err := scopeFile(scope, home, proj)
+			if err != nil {
+				return err
+			}
+			ss, err := mcp.Parse([]byte(`{"mcpServers":{`+quoteJSON(args[0])+`:`+args[1]+`}}`), "the JSON given", mcp.Scope(scope))
+			if err != nil {
+				return err
+			}
+			if err := mcp.Add(path, ss[0], false); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "Added %s MCP server %s to %s\n", ss[0].Transport(), ss[0].Name, path)
+			return nil
+		},
+	}
+	addJSON.Flags().StringVarP(&scope, "scope", "s", "user", "where to save it: user or project")
+
+	var rmScope string
+	remove := &cobra.Command{
+		Use:          "remove [-s user|project] NAME",
+		Short:        "Remove an MCP server",
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proj, home, err := root(cmd)
+			if err != nil {
+				return err
+			}
+			scopes := []string{"user", "project"}
+			if rmScope != "" {
+				scopes = []string{rmScope}
+			}
+			var found []string
+			for _, sc := range scopes {
+				path, err := scopeFile(sc, home, proj)
+				if err != nil {
+					return err
+				}
+				ss, err := mcp.ParseFile(path, mcp.Scope(sc))
+				if err != nil {
+					return err
+				}
+				for _, s := range ss {
+					if s.Name == args[0] {
+						found = append(found, sc)
+					}
+				}
+			}
+			switch len(found) {
+			case 0:
+				return fmt.Errorf("no MCP server named %s in scope %s", args[0], strings.Join(scopes, " or "))
+			case 2:
+				return fmt.Errorf("MCP server %s is in both the user and the project file: say which with -s user or -s project", args[0])
+			}
+			path, _ := scopeFile(found[0], home, proj)
+			if err := mcp.Remove(path, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "Removed MCP server %s from %s\n", args[0], path)
+			return nil
+		},
+	}
+	remove.Flags().StringVarP(&rmScope, "scope", "s", "", "user or project (default: wherever it is)")
+
+	reset := &cobra.Command{
+		Use:          "reset-project-choices",
+		Short:        "Forget which of this project's MCP servers you approved",
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proj, home, err := root(cmd)
+			if err != nil {
+				return err
+			}
+			a, err := mcp.LoadApprovals(mcp.ApprovalsFile(home))
+			if err != nil {
+				return err
+			}
+			for name := range a.Projects[proj] {
+				if err := a.Revoke(proj, name); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(stdio.Out, "The project's MCP servers will ask again before they run\n")
+			return nil
+		},
+	}
+	cmd.AddCommand(list, get, add, addJSON, remove, reset)
+	return cmd
+}
+
+func approvalNote(a *mcp.Approvals, project string, s mcp.Server) string {
+	switch {
+	case s.Scope != mcp.ScopeProject:
+		return ""
+	case a.Approved(project, s):
+		return ", approved"
+	case a.Projects[project][s.Name] != "":
+		return ", changed since you approved it: asks again"
+	}
+	return ", not approved yet: asks when a session starts"
+}
+
+func scopeFile(scope, home, project string) (string, error) {
+	switch scope {
+	case "user", "":
+		return mcp.UserFile(home), nil
+	case "project":
+		return mcp.ProjectFile(project), nil
+	case "local":
+		return "", errors.New("scope local is not supported: use user (~/.agents/mcp.json) or project (.mcp.json)")
+	}
+	return "", fmt.Errorf("unknown scope %q: user or project", scope)
+}
+
+func keyValues(items []string, sep string) (map[string]string, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, it := range items {
+		k, v, ok := strings.Cut(it, sep)
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q: want KEY%sVALUE", it, sep)
+		}
+		if sep == ":" {
+			v = strings.TrimSpace(v)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func sortedNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func quoteJSON(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}

@@ -1,0 +1,514 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/harness-dev/harness/internal/sandbox"
+)
+
+// Options are what a Manager needs from the session.
+type Options struct {
+	// Sandbox runs every stdio server, behind the walls its commands have.
+	Sandbox sandbox.Sandbox
+	// Getenv expands ${VAR} in definitions (the user's environment, as
+	// the caller read it); nil expands nothing.
+	Getenv func(string) string
+	// CheckNet decides a connection of an HTTP server's client to a host
+	// other than the one its URL names (a redirect, an auth server); nil
+	// refuses them.
+	CheckNet func(ctx context.Context, host string, port int) error
+	// StartTimeout bounds connecting to one server (MCP_TIMEOUT); 0 is 30s.
+	StartTimeout time.Duration
+	// CallTimeout bounds one tool call (MCP_TOOL_TIMEOUT); 0 is 10 minutes.
+	CallTimeout time.Duration
+	// Notify tells the user what happened to a server after it started (it
+	// exited, its tool list changed); nil drops it.
+	Notify func(string)
+}
+
+// Manager holds the session's connections to MCP servers.
+type Manager struct {
+	o       Options
+	servers []*conn // sorted by name
+	client  *sdk.Client
+}
+
+// conn is one server's connection and what it offers.
+type conn struct {
+	def     Server
+	m       *Manager
+	mu      sync.Mutex
+	session *sdk.ClientSession
+	tools   []*sdk.Tool
+	err     error // why it is not connected (start failure, exit)
+	stdio   *stdioTransport
+	// end cancels the connection's context: an HTTP transport's streams
+	// live as long as it, so it is the session's, not the start's.
+	end context.CancelFunc
+}
+
+// Start connects to every server at once and waits for them (each within
+// StartTimeout). A server that fails to start is reported in the returned
+// errors and left out; the others work.
+func Start(ctx context.Context, defs []Server, o Options) (*Manager, []error) {
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 30 * time.Second
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 10 * time.Minute
+	}
+	m := &Manager{o: o}
+	for _, d := range defs {
+		m.servers = append(m.servers, &conn{def: d, m: m})
+	}
+	sort.Slice(m.servers, func(i, j int) bool { return m.servers[i].def.Name < m.servers[j].def.Name })
+	m.client = sdk.NewClient(&sdk.Implementation{Name: "harness", Version: "1"}, &sdk.ClientOptions{
+		Capabilities:           &sdk.ClientCapabilities{},
+		ToolListChangedHandler: m.toolsChanged,
+	})
+	errs := make([]error, len(m.servers))
+	var wg sync.WaitGroup
+	for i, c := range m.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.start(ctx)
+		}()
+	}
+	wg.Wait()
+	var out []error
+	for _, e := range errs {
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	return m, out
+}
+
+// Names are the configured servers' names, sorted.
+func (m *Manager) Names() []string {
+	var out []string
+	for _, c := range m.servers {
+		out = append(out, c.def.Name)
+	}
+	return out
+}
+
+// Status is one server's state, for /mcp and harness mcp list.
+type Status struct {
+	Name, Scope, Summary string
+	Tools                int
+	Err                  string // "" when connected
+}
+
+// Statuses lists every server.
+func (m *Manager) Statuses() []Status {
+	var out []Status
+	for _, c := range m.servers {
+		c.mu.Lock()
+		st := Status{Name: c.def.Name, Scope: string(c.def.Scope), Summary: c.def.Summary(), Tools: len(c.tools)}
+		if c.err != nil {
+			st.Err = c.err.Error()
+		}
+		c.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
+}
+
+// Close ends every connection and kills every stdio server with all it
+// started; it returns when they are gone (or after a few seconds).
+func (m *Manager) Close() {
+	var wg sync.WaitGroup
+	for _, c := range m.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.close()
+		}()
+	}
+	wg.Wait()
+}
+
+func (c *conn) start(ctx context.Context) error {
+	def, err := c.def.Expand(c.m.getenv)
+	if err != nil {
+		return c.fail(err)
+	}
+	var t sdk.Transport
+	switch def.Transport() {
+	case "stdio":
+		c.stdio = newStdio(c.m.o.Sandbox, def, c.exited)
+		t = c.stdio
+	case "http":
+		t = &sdk.StreamableClientTransport{Endpoint: def.URL, HTTPClient: c.m.httpClient(def), MaxRetries: 2}
+	case "sse":
+		t = &sdk.SSEClientTransport{Endpoint: def.URL, HTTPClient: c.m.httpClient(def)}
+	}
+	// The connection lives in a context of its own; the start's timeout
+	// and the caller's cancellation end it only while it starts.
+	cctx, end := context.WithCancel(context.Background())
+	c.end = end
+	sctx, cancel := context.WithTimeout(ctx, c.m.o.StartTimeout)
+	defer cancel()
+	stopWatch := context.AfterFunc(sctx, end)
+	s, err := c.m.client.Connect(cctx, t, nil)
+	if !stopWatch() {
+		err = errors.Join(err, sctx.Err())
+	}
+	if err != nil {
+		if s != nil {
+			s.Close()
+		}
+		end()
+		if c.stdio != nil {
+			c.stdio.stop()
+			if why := c.stdio.why(); why != "" {
+				err = fmt.Errorf("%w; %s", err, why)
+			}
+		}
+		if errors.Is(sctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("did not answer within %s (MCP_TIMEOUT raises it): %w", c.m.o.StartTimeout, err)
+		}
+		return c.fail(err)
+	}
+	c.mu.Lock()
+	c.session = s
+	c.mu.Unlock()
+	if err := c.listTools(sctx); err != nil {
+		s.Close()
+		end()
+		if c.stdio != nil {
+			c.stdio.stop()
+		}
+		return c.fail(fmt.Errorf("listing its tools: %w", err))
+	}
+	return nil
+}
+
+func (c *conn) fail(err error) error {
+	err = fmt.Errorf("MCP server %s: %w", c.def.Name, err)
+	c.mu.Lock()
+	c.err = err
+	c.mu.Unlock()
+	return err
+}
+
+func (c *conn) listTools(ctx context.Context) error {
+	c.mu.Lock()
+	s := c.session
+	c.mu.Unlock()
+	if s == nil {
+		return c.unavailable()
+	}
+	if s.InitializeResult() != nil && s.InitializeResult().Capabilities != nil && s.InitializeResult().Capabilities.Tools == nil {
+		return nil // a server without tools (resources or prompts only)
+	}
+	var tools []*sdk.Tool
+	for t, err := range s.Tools(ctx, nil) {
+		if err != nil {
+			return err
+		}
+		tools = append(tools, t)
+	}
+	c.mu.Lock()
+	c.tools = tools
+	c.mu.Unlock()
+	return nil
+}
+
+// exited is called when a stdio server's process ended on its own.
+func (c *conn) exited(why string) {
+	c.mu.Lock()
+	closing := c.session == nil
+	c.err = fmt.Errorf("MCP server %s stopped: %s", c.def.Name, why)
+	c.mu.Unlock()
+	if !closing && c.m.o.Notify != nil {
+		c.m.o.Notify(c.err.Error() + "; its tools fail until harness restarts")
+	}
+}
+
+// unavailable is the error of a call to a server that is not connected.
+func (c *conn) unavailable() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return c.err
+	}
+	return fmt.Errorf("MCP server %s is not connected", c.def.Name)
+}
+
+func (c *conn) close() {
+	c.mu.Lock()
+	s := c.session
+	c.session = nil
+	c.mu.Unlock()
+	if s != nil {
+		s.Close()
+	}
+	if c.end != nil {
+		c.end()
+	}
+	if c.stdio != nil {
+		c.stdio.stop()
+	}
+}
+
+func (m *Manager) getenv(k string) string {
+	if m.o.Getenv == nil {
+		return ""
+	}
+	return m.o.Getenv(k)
+}
+
+// toolsChanged refreshes a server's tool list on its notification.
+func (m *Manager) toolsChanged(ctx context.Context, req *sdk.ToolListChangedRequest) {
+	for _, c := range m.servers {
+		c.mu.Lock()
+		mine := c.session == req.Session
+		c.mu.Unlock()
+		if !mine {
+			continue
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), m.o.StartTimeout)
+			defer cancel()
+			if err := c.listTools(ctx); err != nil && m.o.Notify != nil {
+				m.o.Notify(fmt.Sprintf("MCP server %s changed its tools, and listing them failed: %v", c.def.Name, err))
+				return
+			}
+			if m.o.Notify != nil {
+				m.o.Notify(fmt.Sprintf("MCP server %s changed its tools (now %d); mcp_search finds the new ones", c.def.Name, len(c.toolList())))
+			}
+		}()
+	}
+}
+
+func (c *conn) toolList() []*sdk.Tool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tools
+}
+
+// httpClient is the client of one remote server: its headers on every
+// request, and connections only to its own host unless CheckNet allows.
+func (m *Manager) httpClient(def Server) *http.Client {
+	u, _ := url.Parse(def.URL)
+	own := u.Host
+	if u.Port() == "" {
+		if u.Scheme == "https" {
+			own += ":443"
+		} else {
+			own += ":80"
+		}
+	}
+	d := &net.Dialer{Timeout: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy: nil, // harness connects itself; the net rules below decide
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr != own {
+				host, port, _ := net.SplitHostPort(addr)
+				p, _ := strconv.Atoi(port)
+				if m.o.CheckNet == nil {
+					return nil, fmt.Errorf("MCP server %s: connecting to %s refused: only %s, its URL's host, is allowed", def.Name, addr, own)
+				}
+				if err := m.o.CheckNet(ctx, host, p); err != nil {
+					return nil, err
+				}
+			}
+			return d.DialContext(ctx, network, addr)
+		},
+		ForceAttemptHTTP2:   true,
+		TLSHandshakeTimeout: 30 * time.Second,
+	}
+	return &http.Client{Transport: headerTransport{tr, def.Headers}}
+}
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return h.base.RoundTrip(r)
+}
+
+// stdioTransport starts a server inside the sandbox with pipes for stdin
+// and stdout; stderr is kept (its tail) to explain a failure.
+type stdioTransport struct {
+	sb     sandbox.Sandbox
+	def    Server
+	onExit func(why string)
+
+	stderr tail
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	exit   string // how it ended, once done
+}
+
+func newStdio(sb sandbox.Sandbox, def Server, onExit func(string)) *stdioTransport {
+	return &stdioTransport{sb: sb, def: def, onExit: onExit, done: make(chan struct{})}
+}
+
+// sessionLong is a stdio server's timeout: it runs until the session ends.
+const sessionLong = 30 * 24 * time.Hour
+
+// Connect implements the SDK's Transport.
+func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	if t.sb == nil {
+		return nil, errors.New("no sandbox to run it in")
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.Background()) // the session's, not the connect call's
+	t.cancel = cancel
+	go func() {
+		defer close(t.done)
+		res, err := t.sb.Run(runCtx, sandbox.Cmd{Script: script(t.def), Stdin: inR, Stdout: outW, Stderr: &t.stderr, Timeout: sessionLong})
+		inR.Close()
+		outW.Close() // the client reads EOF: the connection ends
+		why := ""
+		switch {
+		case err != nil:
+			why = "could not start: " + err.Error()
+		case runCtx.Err() != nil:
+			why = "stopped by harness"
+		default:
+			why = fmt.Sprintf("exited with code %d", res.ExitCode)
+		}
+		if s := t.stderr.String(); s != "" && runCtx.Err() == nil {
+			why += "; its last output on stderr: " + s
+		}
+		t.mu.Lock()
+		t.exit = why
+		t.mu.Unlock()
+		if runCtx.Err() == nil && t.onExit != nil {
+			t.onExit(why)
+		}
+	}()
+	// The server's environment goes over its stdin before the protocol
+	// starts, so values (tokens) are in no argv, script or prompt.
+	if _, err := inW.WriteString(envPreamble(t.def.Env)); err != nil {
+		t.stop()
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("passing its environment: %w", err)
+	}
+	return (&sdk.IOTransport{Reader: outR, Writer: inW}).Connect(ctx)
+}
+
+// why says how the process ended ("" while it runs).
+func (t *stdioTransport) why() string {
+	select {
+	case <-t.done:
+	case <-time.After(2 * time.Second):
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.exit
+}
+
+// stop kills the server and everything it started, and waits for that.
+func (t *stdioTransport) stop() {
+	if t.cancel == nil {
+		return
+	}
+	// Closing stdin first lets a well-behaved server exit on its own.
+	select {
+	case <-t.done:
+	case <-time.After(500 * time.Millisecond):
+	}
+	t.cancel()
+	select {
+	case <-t.done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// script is the shell line that runs the server: it reads its environment
+// from stdin (KEY=VALUE lines up to a blank one), then execs the command.
+func script(def Server) string {
+	var b strings.Builder
+	b.WriteString("# MCP server " + def.Name + "\n")
+	b.WriteString("while IFS= read -r harness_kv && [ -n \"$harness_kv\" ]; do export \"$harness_kv\"; done; unset harness_kv\n")
+	b.WriteString("exec " + shellQuote(def.Command))
+	for _, a := range def.Args {
+		b.WriteString(" " + shellQuote(a))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func envPreamble(env map[string]string) string {
+	var b strings.Builder
+	for _, k := range sortedKeys(env) {
+		b.WriteString(k + "=" + env[k] + "\n")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// tail keeps the last 2 KB written to it.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2048 {
+		t.buf = t.buf[len(t.buf)-2048:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+// ended reports whether the process is gone.
+func (t *stdioTransport) ended() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}

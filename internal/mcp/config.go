@@ -1,0 +1,280 @@
+package mcp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Scope says where a server's definition came from; it decides whether the
+// server needs the user's approval before it runs.
+type Scope string
+
+// The scopes, least trusted first.
+const (
+	ScopeProject Scope = "project" // <project>/.mcp.json: anyone who wrote the repository
+	ScopeUser    Scope = "user"    // ~/.agents/mcp.json
+	ScopeFlag    Scope = "flag"    // --mcp-config FILE
+)
+
+// Server is one server's definition in Claude Code's mcpServers format.
+type Server struct {
+	Name    string            `json:"-"`
+	Type    string            `json:"type,omitempty"` // "stdio" (or empty), "http", "sse"
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+
+	Scope Scope  `json:"-"`
+	File  string `json:"-"` // the file it was read from
+}
+
+// Transport is the server's transport: stdio, http or sse.
+func (s Server) Transport() string {
+	if s.Type == "" {
+		if s.URL != "" && s.Command == "" {
+			return "http"
+		}
+		return "stdio"
+	}
+	if s.Type == "streamable-http" || s.Type == "streamableHttp" {
+		return "http"
+	}
+	return s.Type
+}
+
+// Hash identifies the definition as written (before expansion): an
+// approval is for this hash, so a changed definition asks again.
+func (s Server) Hash() string {
+	raw, _ := json.Marshal(s) // map keys are sorted: stable
+	sum := sha256.Sum256(append([]byte(s.Name+"\x00"), raw...))
+	return hex.EncodeToString(sum[:])
+}
+
+// Summary is one line saying what the server runs or reaches, for a list
+// and an approval prompt; header and env values are not shown.
+func (s Server) Summary() string {
+	switch s.Transport() {
+	case "stdio":
+		words := []string{s.Command}
+		words = append(words, s.Args...)
+		out := strings.Join(words, " ")
+		if len(s.Env) > 0 {
+			out += " (env: " + strings.Join(sortedKeys(s.Env), ", ") + ")"
+		}
+		return out
+	default:
+		out := s.Transport() + " " + s.URL
+		if len(s.Headers) > 0 {
+			out += " (headers: " + strings.Join(sortedKeys(s.Headers), ", ") + ")"
+		}
+		return out
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var (
+	nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,48}$`)
+	envRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// validate says what is wrong with a definition, in the user's terms.
+func (s Server) validate() error {
+	if !nameRE.MatchString(s.Name) {
+		return fmt.Errorf("server name %q: use letters, digits, - and _ (at most 48)", s.Name)
+	}
+	if strings.Contains(s.Name, "__") {
+		return fmt.Errorf("server name %q: \"__\" separates server and tool in mcp__SERVER__TOOL", s.Name)
+	}
+	switch s.Transport() {
+	case "stdio":
+		if s.Command == "" {
+			return fmt.Errorf("server %s: a stdio server needs \"command\"", s.Name)
+		}
+		for k, v := range s.Env {
+			if !envRE.MatchString(k) {
+				return fmt.Errorf("server %s: environment variable name %q is not valid", s.Name, k)
+			}
+			if strings.ContainsAny(v, "\n\x00") {
+				return fmt.Errorf("server %s: the value of %s contains a newline or NUL", s.Name, k)
+			}
+		}
+	case "http", "sse":
+		u, err := url.Parse(s.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("server %s: %q is not an http(s) URL", s.Name, s.URL)
+		}
+	default:
+		return fmt.Errorf("server %s: unknown type %q (stdio, http or sse)", s.Name, s.Type)
+	}
+	return nil
+}
+
+// File is a parsed configuration file.
+type File struct {
+	Servers map[string]Server `json:"mcpServers"`
+}
+
+// ParseFile reads one file in the mcpServers format. A file that does not
+// exist is no servers, not an error.
+func ParseFile(path string, scope Scope) ([]Server, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && scope != ScopeFlag {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("MCP configuration: %w", err)
+	}
+	return Parse(raw, path, scope)
+}
+
+// Parse reads servers from data in the mcpServers format.
+func Parse(data []byte, path string, scope Scope) ([]Server, error) {
+	var f File
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("MCP configuration %s: %w (expected {\"mcpServers\": {\"NAME\": {\"command\": ..., \"args\": [...]}}})", path, err)
+	}
+	var out []Server
+	for _, name := range sortedServerNames(f.Servers) {
+		s := f.Servers[name]
+		s.Name, s.Scope, s.File = name, scope, path
+		if err := s.validate(); err != nil {
+			return nil, fmt.Errorf("MCP configuration %s: %w", path, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func sortedServerNames(m map[string]Server) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// UserFile is the user's MCP configuration under home.
+func UserFile(home string) string { return filepath.Join(home, ".agents", "mcp.json") }
+
+// ProjectFile is a project's MCP configuration, Claude Code's .mcp.json.
+func ProjectFile(project string) string { return filepath.Join(project, ".mcp.json") }
+
+// Load reads the user file, the project file and the --mcp-config files, in
+// that order; a later definition of a name replaces an earlier one (a flag
+// file beats the project, which beats the user file, as in Claude Code).
+// A user or project file that does not parse is left out and said in
+// warns; a --mcp-config file the user named must parse (err).
+func Load(home, project string, flagFiles []string) (servers []Server, warns []error, err error) {
+	byName := map[string]Server{}
+	var order []string
+	add := func(ss []Server) {
+		for _, s := range ss {
+			if _, ok := byName[s.Name]; !ok {
+				order = append(order, s.Name)
+			}
+			byName[s.Name] = s
+		}
+	}
+	srcs := []struct {
+		path  string
+		scope Scope
+	}{{UserFile(home), ScopeUser}, {ProjectFile(project), ScopeProject}}
+	for _, f := range flagFiles {
+		srcs = append(srcs, struct {
+			path  string
+			scope Scope
+		}{f, ScopeFlag})
+	}
+	for _, src := range srcs {
+		if src.path == "" {
+			continue
+		}
+		ss, err := ParseFile(src.path, src.scope)
+		if err != nil && src.scope == ScopeFlag {
+			return nil, nil, err
+		}
+		if err != nil {
+			warns = append(warns, fmt.Errorf("%w; its servers are not started", err))
+			continue
+		}
+		add(ss)
+	}
+	sort.Strings(order)
+	out := make([]Server, 0, len(order))
+	for _, n := range order {
+		out = append(out, byName[n])
+	}
+	return out, warns, nil
+}
+
+var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// Expand replaces ${VAR} and ${VAR:-default} in command, args, env, url and
+// headers (the fields and forms Claude Code expands) from getenv. An unset
+// variable without a default is an error naming it, rather than a literal
+// "${VAR}" sent as a credential.
+func (s Server) Expand(getenv func(string) string) (Server, error) {
+	var missing []string
+	exp := func(v string) string {
+		return varRE.ReplaceAllStringFunc(v, func(m string) string {
+			sub := varRE.FindStringSubmatch(m)
+			if val := getenv(sub[1]); val != "" {
+				return val
+			}
+			if sub[2] != "" {
+				return sub[3]
+			}
+			missing = append(missing, sub[1])
+			return m
+		})
+	}
+	out := s
+	out.Command = exp(s.Command)
+	out.URL = exp(s.URL)
+	out.Args = nil
+	for _, a := range s.Args {
+		out.Args = append(out.Args, exp(a))
+	}
+	out.Env = expandMap(s.Env, exp)
+	out.Headers = expandMap(s.Headers, exp)
+	if len(missing) > 0 {
+		return s, fmt.Errorf("server %s: %s not set (its configuration in %s names ${%s}; set it or give a default with ${%s:-VALUE})",
+			s.Name, strings.Join(missing, ", "), s.File, missing[0], missing[0])
+	}
+	if err := out.validate(); err != nil {
+		return s, err
+	}
+	return out, nil
+}
+
+func expandMap(m map[string]string, exp func(string) string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = exp(v)
+	}
+	return out
+}

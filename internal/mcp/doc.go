@@ -1,0 +1,48 @@
+// Package mcp is harness's Model Context Protocol client, on the official
+// Go SDK (github.com/modelcontextprotocol/go-sdk): it reads server
+// definitions in the formats users already have, starts the servers
+// inside the session's walls, and gives the model their tools.
+//
+// # Configuration
+//
+// Load reads Claude Code's mcpServers format from ~/.agents/mcp.json
+// (ScopeUser), the project's .mcp.json (ScopeProject) and --mcp-config
+// files (ScopeFlag, which win on a name): command/args/env for stdio,
+// type "http" or "sse" with url/headers for remote servers. Expand
+// replaces ${VAR} and ${VAR:-default} in command, args, env, url and
+// headers; an unset variable without a default is an error, never a
+// literal "${VAR}" sent as a credential. A project's server runs only when
+// Approvals (~/.agents/mcp-approved.json, outside every sandbox's writable
+// roots) holds the hash of its definition as it is now: a changed
+// definition asks again. Add and Remove edit a file for `harness mcp`.
+//
+// # Servers inside the walls
+//
+// A stdio server is one sandbox.Cmd with pipes for stdin and stdout
+// (Cmd.Stdin), run for the whole session: it writes only the project,
+// reads no secrets, reaches the network only through the proxy and the
+// net rules, and Close (or its end) kills it with everything it started.
+// Its environment is the sandbox's clean one plus its configuration's
+// "env", passed over its stdin before the protocol starts, so no value is
+// in an argv, the script or a permission prompt. A remote server's client
+// connects to its URL's host; any other (a redirect) only by CheckNet.
+//
+// # Tools
+//
+// Tool names are mcp__SERVER__TOOL (Claude Code's convention), so
+// permission rules name them; every call passes the gate, which asks by
+// default; a read-only hint is shown in the prompt and decides nothing.
+// Tools(lazy) gives the model either two tools whose definitions never
+// change (mcp_search returns matching tools with their schemas, mcp_call
+// calls one), so the request prefix stays byte-stable however many tools
+// the servers have and whenever one is first used; or, eager, one
+// definition per server tool as listed at start. A tools/list_changed
+// notification refreshes the list mcp_search and mcp_call see.
+//
+// Results are text (binary content described, not inlined) and go into
+// the history like any tool result, through the same cap, spill and strip.
+// Every failure is a result that says what happened, and the session
+// goes on: a server that did not start or stopped (with its exit code and
+// the tail of its stderr), a call past CallTimeout (cancelled, and the
+// server told), a malformed answer.
+package mcp

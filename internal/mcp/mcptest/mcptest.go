@@ -1,0 +1,143 @@
+// Package mcptest is an MCP server built with the official Go SDK, for
+// tests: the test binaries of internal/mcp and internal/cli run it over
+// stdio (when KindEnv is set) or serve it over streamable HTTP. Only tests
+// import it.
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// KindEnv, set, makes a test binary run Server(its value) over stdio.
+const KindEnv = "HARNESS_MCP_TEST_SERVER"
+
+// RunIfRequested runs the server and exits when KindEnv is set.
+func RunIfRequested() {
+	kind := os.Getenv(KindEnv)
+	if kind == "" {
+		return
+	}
+	if err := Server(kind).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "test server:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+type textArg struct {
+	Text string `json:"text" jsonschema:"the text to echo"`
+}
+
+type sizeArg struct {
+	N int `json:"n" jsonschema:"how many bytes"`
+}
+
+type pathArg struct {
+	Path string `json:"path" jsonschema:"a file path"`
+}
+
+// Server is the Go test server: echo, env (what it was given), big output,
+// a hang, a crash, malformed output, a file write and read (for the
+// walls), one that adds a tool (list_changed), a resource and a prompt.
+// Kind "many" serves 50 tools with schemas the size of real ones.
+func Server(kind string) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "harness-test", Version: "1"}, nil)
+	if kind == "many" {
+		addMany(s, 50)
+		return s
+	}
+	yes := true
+	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo the text back.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, r *sdk.CallToolRequest, in textArg) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "env", Description: "Report the server's environment."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(os.Environ(), "\n")}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "big", Description: "Return n bytes of text."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in sizeArg) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("x", in.N)}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "hang", Description: "Never answer; record a cancellation in cancelled.txt of the working directory."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+			<-ctx.Done()
+			os.WriteFile("cancelled.txt", []byte("cancelled"), 0o644)
+			return nil, nil, ctx.Err()
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "crash", Description: "Exit at once with code 3."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "crash: on purpose")
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "garbage", Description: "Write a line that is not JSON-RPC to stdout."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+			os.Stdout.WriteString("{this is not json\n")
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "after garbage"}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "write", Description: "Write 'mcp' to path.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &yes}},
+		func(ctx context.Context, r *sdk.CallToolRequest, in pathArg) (*sdk.CallToolResult, any, error) {
+			if err := os.WriteFile(in.Path, []byte("mcp"), 0o644); err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "wrote " + in.Path}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "read", Description: "Read path."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in pathArg) (*sdk.CallToolResult, any, error) {
+			b, err := os.ReadFile(in.Path)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "spawn", Description: "Start a background process, in a session of its own, that outlives this call; text marks its command line."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in textArg) (*sdk.CallToolResult, any, error) {
+			p, err := os.StartProcess("/bin/sh", []string{"sh", "-c", "sleep 3600; echo " + in.Text}, &os.ProcAttr{Files: []*os.File{nil, nil, nil}, Sys: detached()})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint(p.Pid)}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "grow", Description: "Add a tool named added."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+			sdk.AddTool(s, &sdk.Tool{Name: "added", Description: "A tool added at run time."},
+				func(ctx context.Context, r *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+					return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "added works"}}}, nil, nil
+				})
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "grown"}}}, nil, nil
+		})
+	s.AddResource(&sdk.Resource{URI: "test://readme", Name: "readme", MIMEType: "text/plain"},
+		func(ctx context.Context, r *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "test://readme", Text: "the readme"}}}, nil
+		})
+	s.AddPrompt(&sdk.Prompt{Name: "review", Description: "Review a file", Arguments: []*sdk.PromptArgument{{Name: "file", Required: true}}},
+		func(ctx context.Context, r *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Review " + r.Params.Arguments["file"] + " carefully."}}}}, nil
+		})
+	return s
+}
+
+// addMany adds n tools whose descriptions and schemas are about the size
+// of the reference servers' (a paragraph, four typed parameters).
+func addMany(s *sdk.Server, n int) {
+	for i := range n {
+		schema := json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{
+"path":{"type":"string","description":"Path of the item to operate on, relative to the workspace root or absolute inside it"},
+"query":{"type":"string","description":"Free-text filter; items whose name or content contains it are kept"},
+"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"Maximum number of items to return (default 100)"},
+"mode":{"type":"string","enum":["fast","thorough","dry-run"],"description":"How hard to look: fast skips content, thorough reads it, dry-run reports what would be done"}},
+"required":["path"],"additionalProperties":false,"$comment":"tool %d"}`, i))
+		s.AddTool(&sdk.Tool{Name: fmt.Sprintf("operation_%02d", i), InputSchema: schema,
+			Description: fmt.Sprintf("Operation %d on workspace items: looks up the items under path that match the query, applies the operation, and returns a summary of each changed item with its new state. Use mode dry-run first when unsure; results are paginated by limit.", i)},
+			func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done " + r.Params.Name}}}, nil
+			})
+	}
+}

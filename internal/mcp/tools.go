@@ -1,0 +1,377 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/tools"
+)
+
+// Prefix begins every MCP tool's name: mcp__SERVER__TOOL, Claude Code's
+// convention, so permission rules users already wrote keep their meaning.
+const Prefix = "mcp__"
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// ToolName is the name the model and the permission rules know a server's
+// tool by; the providers take at most 64 of [A-Za-z0-9_-].
+func ToolName(server, tool string) string {
+	n := Prefix + server + "__" + unsafeName.ReplaceAllString(tool, "_")
+	if len(n) > 64 {
+		n = n[:64]
+	}
+	return n
+}
+
+// entry is one tool of one server, by its full name.
+type entry struct {
+	name string
+	c    *conn
+	t    *sdk.Tool
+}
+
+// entries are every connected server's tools, in server then server order.
+func (m *Manager) entries() []entry {
+	var out []entry
+	for _, c := range m.servers {
+		for _, t := range c.toolList() {
+			out = append(out, entry{ToolName(c.def.Name, t.Name), c, t})
+		}
+	}
+	return out
+}
+
+func (m *Manager) lookup(name string) (entry, bool) {
+	for _, e := range m.entries() {
+		if e.name == name {
+			return e, true
+		}
+	}
+	// A tool the server no longer lists (or never did): its server may
+	// still answer, and says so if not.
+	for _, c := range m.servers {
+		if p := Prefix + c.def.Name + "__"; strings.HasPrefix(name, p) {
+			return entry{name: name, c: c, t: &sdk.Tool{Name: strings.TrimPrefix(name, p)}}, false
+		}
+	}
+	return entry{}, false
+}
+
+// Tools are what the model gets: with lazy, two tools whose definitions
+// never change (mcp_search finds tools and gives their schemas, mcp_call
+// calls one), so a session's request prefix stays byte-stable however
+// many tools the servers offer and whenever one is first used; without,
+// one tool per server tool, each with its schema, as listed at start.
+func (m *Manager) Tools(lazy bool) []tools.Tool {
+	if len(m.servers) == 0 {
+		return nil
+	}
+	if lazy {
+		return []tools.Tool{&searchTool{m}, &callTool{m}}
+	}
+	var out []tools.Tool
+	for _, e := range m.entries() {
+		out = append(out, &eagerTool{m: m, e: e})
+	}
+	return out
+}
+
+// eagerTool is one server tool with its own definition.
+type eagerTool struct {
+	m *Manager
+	e entry
+}
+
+func (t *eagerTool) Spec() llm.Tool {
+	return llm.Tool{Name: t.e.name, Description: describe(t.e), Schema: schemaOf(t.e.t)}
+}
+
+func (t *eagerTool) Access(input json.RawMessage) (tools.Access, error) {
+	return access(t.e, input), nil
+}
+
+func (t *eagerTool) Run(ctx context.Context, input json.RawMessage) tools.Result {
+	return t.m.call(ctx, t.e, input)
+}
+
+func describe(e entry) string {
+	d := strings.TrimSpace(e.t.Description)
+	if d == "" {
+		d = e.t.Title
+	}
+	return "(MCP server " + e.c.def.Name + ") " + d
+}
+
+func schemaOf(t *sdk.Tool) json.RawMessage {
+	raw, err := json.Marshal(t.InputSchema)
+	if err != nil || string(raw) == "null" {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return raw
+}
+
+// access is what the gate sees: the tool's full name (rules match it), and
+// for the prompt the arguments and what the server says of the tool. A
+// read-only hint is shown, never trusted: the gate decides by name.
+func access(e entry, input json.RawMessage) tools.Access {
+	what := string(input)
+	if len(what) > 300 {
+		what = what[:300] + "…"
+	}
+	if a := e.t.Annotations; a != nil && a.ReadOnlyHint {
+		what += "  (the server says this tool is read-only)"
+	}
+	return tools.Access{Tool: e.name, Command: what}
+}
+
+// searchTool finds tools by words and returns their schemas.
+type searchTool struct{ m *Manager }
+
+func (t *searchTool) Spec() llm.Tool {
+	return llm.Tool{
+		Name: "mcp_search",
+		Description: "Find tools offered by the MCP servers connected to this session (servers: " + strings.Join(t.m.Names(), ", ") +
+			"). Returns the best matching tools with their full names and input schemas; call one with mcp_call. An empty query lists every tool by name.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"words to look for in tool names and descriptions, or a tool's full name"},"server":{"type":"string","description":"only this server's tools"}},"required":["query"]}`),
+	}
+}
+
+func (t *searchTool) Access(input json.RawMessage) (tools.Access, error) {
+	var in struct{ Query, Server string }
+	if err := json.Unmarshal(input, &in); err != nil {
+		return tools.Access{}, fmt.Errorf("arguments must be a JSON object: %w", err)
+	}
+	return tools.Access{Tool: "mcp_search"}, nil
+}
+
+func (t *searchTool) Run(ctx context.Context, input json.RawMessage) tools.Result {
+	var in struct{ Query, Server string }
+	json.Unmarshal(input, &in)
+	return tools.Result{Content: t.m.Search(in.Query, in.Server)}
+}
+
+// Search is mcp_search's answer: up to 8 tools with schemas, or with an
+// empty query every tool by name.
+func (m *Manager) Search(query, server string) string {
+	var pool []entry
+	for _, e := range m.entries() {
+		if server == "" || e.c.def.Name == server {
+			pool = append(pool, e)
+		}
+	}
+	var b strings.Builder
+	for _, st := range m.Statuses() {
+		if st.Err != "" && (server == "" || st.Name == server) {
+			fmt.Fprintf(&b, "(not available: %s)\n", st.Err)
+		}
+	}
+	q := strings.ToLower(strings.TrimSpace(query))
+	if q == "" {
+		for _, e := range pool {
+			fmt.Fprintf(&b, "%s: %s\n", e.name, firstLine(e.t.Description))
+		}
+		if len(pool) == 0 {
+			b.WriteString("no MCP tools\n")
+		}
+		return b.String()
+	}
+	type scored struct {
+		e entry
+		n int
+	}
+	var hits []scored
+	for _, e := range pool {
+		if strings.ToLower(e.name) == q {
+			hits = []scored{{e, 1 << 20}}
+			break
+		}
+		name, desc := strings.ToLower(e.name), strings.ToLower(e.t.Description)
+		n := 0
+		for _, w := range strings.FieldsFunc(q, func(r rune) bool { return r == ' ' || r == ',' || r == '_' }) {
+			if strings.Contains(name, w) {
+				n += 3
+			}
+			if strings.Contains(desc, w) {
+				n++
+			}
+		}
+		if n > 0 {
+			hits = append(hits, scored{e, n})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].n > hits[j].n })
+	if len(hits) > 8 {
+		hits = hits[:8]
+	}
+	if len(hits) == 0 {
+		fmt.Fprintf(&b, "no MCP tool matches %q; an empty query lists them all\n", query)
+		return b.String()
+	}
+	for _, h := range hits {
+		fmt.Fprintf(&b, "%s\n  %s\n  input schema: %s\n", h.e.name, strings.TrimSpace(describe(h.e)), schemaOf(h.e.t))
+		if a := h.e.t.Annotations; a != nil && a.ReadOnlyHint {
+			b.WriteString("  read-only (as the server says)\n")
+		}
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+// callTool calls any server tool by its full name.
+type callTool struct{ m *Manager }
+
+func (t *callTool) Spec() llm.Tool {
+	return llm.Tool{
+		Name:        "mcp_call",
+		Description: "Call a tool of an MCP server by its full name (mcp__SERVER__TOOL, from mcp_search) with arguments matching its input schema.",
+		Schema:      json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's full name, mcp__SERVER__TOOL"},"arguments":{"type":"object","description":"the tool's arguments, matching its input schema"}},"required":["name"]}`),
+	}
+}
+
+type callInput struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+func (t *callTool) Access(input json.RawMessage) (tools.Access, error) {
+	var in callInput
+	if err := json.Unmarshal(input, &in); err != nil {
+		return tools.Access{}, fmt.Errorf("arguments must be a JSON object: %w", err)
+	}
+	if !strings.HasPrefix(in.Name, Prefix) {
+		return tools.Access{}, fmt.Errorf("name %q is not an MCP tool's full name (mcp__SERVER__TOOL); find it with mcp_search", in.Name)
+	}
+	e, _ := t.m.lookup(in.Name)
+	if e.c == nil {
+		return tools.Access{}, fmt.Errorf("no MCP server offers %q; the servers are %s: find tools with mcp_search", in.Name, strings.Join(t.m.Names(), ", "))
+	}
+	return access(e, argsOf(in.Arguments)), nil
+}
+
+func (t *callTool) Run(ctx context.Context, input json.RawMessage) tools.Result {
+	var in callInput
+	json.Unmarshal(input, &in)
+	e, _ := t.m.lookup(in.Name)
+	return t.m.call(ctx, e, argsOf(in.Arguments))
+}
+
+func argsOf(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+// call runs one tool call and turns every way it can fail into a result
+// that says what happened: the session goes on.
+func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools.Result {
+	e.c.mu.Lock()
+	s := e.c.session
+	e.c.mu.Unlock()
+	if s == nil {
+		return tools.Errorf("%v. The session goes on without it; use other tools, or tell the user.", e.c.unavailable())
+	}
+	cctx, cancel := context.WithTimeout(ctx, m.o.CallTimeout)
+	defer cancel()
+	res, err := s.CallTool(cctx, &sdk.CallToolParams{Name: e.t.Name, Arguments: args})
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return tools.Errorf("cancelled by the user; the server was told to stop")
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		return tools.Errorf("MCP server %s did not answer %s within %s; the call was cancelled (MCP_TOOL_TIMEOUT raises the limit)", e.c.def.Name, e.t.Name, m.o.CallTimeout)
+	case errors.Is(err, sdk.ErrConnectionClosed) || e.c.stdio != nil && e.c.stdio.ended():
+		why := ""
+		if e.c.stdio != nil {
+			why = e.c.stdio.why()
+		}
+		return tools.Errorf("MCP server %s stopped while answering %s (%s): %v. The session goes on without it.", e.c.def.Name, e.t.Name, orUnknown(why), err)
+	case isMalformed(err):
+		return tools.Errorf("MCP server %s sent a malformed answer to %s (not valid JSON-RPC): %v. Its other tools may still work; tell the user if this repeats.", e.c.def.Name, e.t.Name, err)
+	default:
+		return tools.Errorf("MCP server %s could not run %s: %v", e.c.def.Name, e.t.Name, err)
+	}
+	return tools.Result{Content: render(res), IsError: res.IsError}
+}
+
+// isMalformed reports an answer that did not decode as JSON.
+func isMalformed(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te) || strings.Contains(err.Error(), "invalid character")
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "connection lost"
+	}
+	return s
+}
+
+// render is a call's result as text for the model: text as is, binary
+// content described (not inlined), structured content as JSON when there
+// is nothing else.
+func render(res *sdk.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			parts = append(parts, c.Text)
+		case *sdk.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes, not shown]", c.MIMEType, len(c.Data)))
+		case *sdk.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes, not shown]", c.MIMEType, len(c.Data)))
+		case *sdk.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource %s %s]", c.URI, c.Name))
+		case *sdk.EmbeddedResource:
+			parts = append(parts, renderResource(c.Resource))
+		default:
+			raw, _ := json.Marshal(c)
+			parts = append(parts, string(raw))
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		raw, _ := json.Marshal(res.StructuredContent)
+		parts = append(parts, string(raw))
+	}
+	if len(parts) == 0 {
+		return "(no output)"
+	}
+	return strings.Join(parts, "\n")
+}
+
+func renderResource(r *sdk.ResourceContents) string {
+	if r == nil {
+		return "[empty resource]"
+	}
+	if r.Text != "" || r.Blob == nil {
+		return "[resource " + r.URI + "]\n" + r.Text
+	}
+	if strings.HasPrefix(r.MIMEType, "text/") || r.MIMEType == "application/json" {
+		return "[resource " + r.URI + "]\n" + string(r.Blob)
+	}
+	return fmt.Sprintf("[resource %s: %s, %d bytes, not shown; base64 begins %s]", r.URI, r.MIMEType, len(r.Blob), clip(base64.StdEncoding.EncodeToString(r.Blob), 16))
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
