@@ -124,10 +124,10 @@ type Session struct {
 	Modes       *extend.Modes // the permission mode and an accepted plan
 
 	mu           sync.Mutex
-	startContext string // SessionStart hooks' context, for the first prompt
-	end          string // why the session ends, for SessionEnd
-	endArmed     bool   // SessionStart fired; SessionEnd fires at Close
-	MCP      *mcp.Manager // the session's MCP servers (none configured: an empty one)
+	startContext string       // SessionStart hooks' context, for the first prompt
+	end          string       // why the session ends, for SessionEnd
+	endArmed     bool         // SessionStart fired; SessionEnd fires at Close
+	MCP          *mcp.Manager // the session's MCP servers (none configured: an empty one)
 	// LaterRun watches the files of the writable roots that other
 	// programs run later on the user's machine (hooks managers, .envrc,
 	// editor tasks, venv .pth, the next session's instructions…): the

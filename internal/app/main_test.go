@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 	"github.com/harness-dev/harness/internal/mcp/mcptest"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 )
 
 // TestMain lets the test binary serve as the sandbox's helper and

@@ -84,10 +84,10 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"llm":      cmdLLM,
-			"origin":   cmdOrigin,
-			"nouserns": cmdNoUserns,
-			"mkpng":    cmdMkPNG,
+			"llm":       cmdLLM,
+			"origin":    cmdOrigin,
+			"nouserns":  cmdNoUserns,
+			"mkpng":     cmdMkPNG,
 			"mcpserver": cmdMCPServer,
 		},
 		RequireExplicitExec: true,
