@@ -76,15 +76,20 @@ func AllModes() []Mode {
 // Real error bodies. Each is a server's answer as other clients reported
 // it; %s is filled with the field, model or position concerned.
 const (
-	geminiUnknownField = `[{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"%s\": Cannot find field.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"description":"Invalid JSON payload received. Unknown name \"%s\": Cannot find field."}]}]}}]`
-	groqUnknownField   = `{"error":{"message":"property '%s' is unsupported","type":"invalid_request_error"}}`
-	mistralExtra       = `{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body",%s],"msg":"Extra inputs are not permitted","input":%s}]},"type":"invalid_request_error","param":null,"code":null}`
-	openaiMaxTokens    = `{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`
-	geminiSignature    = `[{"error":{"code":400,"message":"Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call ` + "`default_api:%s`" + ` , position %d. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.","status":"INVALID_ARGUMENT"}}]`
-	deepseekReasoning  = `{"error":{"message":"Missing ` + "`reasoning_content`" + ` field in the assistant message at message index %d. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`
-	openrouterUpstream = `{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":%s,"provider_name":"Google AI Studio"}}}`
-	openaiEffortValue  = `{"error":{"message":"Unsupported value: 'reasoning_effort' does not support %s with this model. Supported values are: 'low', 'medium', and 'high'.","type":"invalid_request_error","param":"reasoning_effort","code":"unsupported_value"}}`
-	anthropicBlank     = `{"type":"error","error":{"type":"invalid_request_error","message":"messages: text content blocks must contain non-whitespace text"},"request_id":"req_011CXqXVfVqMJd8rzkVKPZDM"}`
+	geminiUnknownField  = `[{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"%s\": Cannot find field.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"description":"Invalid JSON payload received. Unknown name \"%s\": Cannot find field."}]}]}}]`
+	groqUnknownField    = `{"error":{"message":"property '%s' is unsupported","type":"invalid_request_error"}}`
+	mistralExtra        = `{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body",%s],"msg":"Extra inputs are not permitted","input":%s}]},"type":"invalid_request_error","param":null,"code":null}`
+	openaiMaxTokens     = `{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`
+	geminiSignature     = `[{"error":{"code":400,"message":"Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call ` + "`default_api:%s`" + ` , position %d. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.","status":"INVALID_ARGUMENT"}}]`
+	deepseekReasoning   = `{"error":{"message":"Missing ` + "`reasoning_content`" + ` field in the assistant message at message index %d. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`
+	deepseekReasoningV4 = `{"error":{"message":"The ` + "`reasoning_content`" + ` in the thinking mode must be passed back to the API.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`
+	deepseekToolChoice  = `{"error":{"message":"Thinking mode does not support this tool_choice","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`
+	// Vertex's text for a signature it did not issue
+	// (NoeFabris/opencode-antigravity-auth#368).
+	geminiInvalidSignature = `[{"error":{"code":400,"message":"Unable to submit request because Thought signature is not valid.","status":"INVALID_ARGUMENT"}}]`
+	openrouterUpstream     = `{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":%s,"provider_name":"Google AI Studio"}}}`
+	openaiEffortValue      = `{"error":{"message":"Unsupported value: 'reasoning_effort' does not support %s with this model. Supported values are: 'low', 'medium', and 'high'.","type":"invalid_request_error","param":"reasoning_effort","code":"unsupported_value"}}`
+	anthropicBlank         = `{"type":"error","error":{"type":"invalid_request_error","message":"messages: text content blocks must contain non-whitespace text"},"request_id":"req_011CXqXVfVqMJd8rzkVKPZDM"}`
 )
 
 // ErrorBodies are real servers' answers to a prompt over the window, and
@@ -124,6 +129,13 @@ func (s *Server) SetModes(modes ...Mode) {
 }
 
 func (s *Server) has(m Mode) bool { return s.modes[m] }
+
+// hasMode is has for callers without s.mu.
+func (s *Server) hasMode(m Mode) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.has(m)
+}
 
 // rawRequest is the request body as the modes inspect it.
 type rawRequest struct {
@@ -178,34 +190,93 @@ func (s *Server) reject(f Format, body []byte) (int, string) {
 	if _, ok := raw.Fields["max_tokens"]; ok && s.has(RejectsMaxTokens) {
 		return 400, openaiMaxTokens
 	}
+	if st, eb := s.reasoningRules(raw); st != 0 {
+		return st, eb
+	}
+	return 0, ""
+}
+
+// openaiCall is a tool call as the reasoning rules read it.
+type openaiCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+	ExtraContent struct {
+		Google struct {
+			ThoughtSignature *string `json:"thought_signature"`
+		} `json:"google"`
+	} `json:"extra_content"`
+}
+
+// skipSignature is the value Gemini documents for calls it did not
+// produce (ai.google.dev/gemini-api/docs/thought-signatures, FAQ).
+const skipSignature = "skip_thought_signature_validator"
+
+// reasoningRules checks what DeepSeek, Gemini and OpenRouter need back on
+// tool-call turns. Called with s.mu held.
+func (s *Server) reasoningRules(raw rawRequest) (int, string) {
+	model, _ := jsonStr(raw.Fields["model"])
+	thinkingOff := false
+	var th struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(raw.Fields["thinking"], &th) == nil && th.Type == "disabled" {
+		thinkingOff = true
+	}
+	if s.has(DeepSeekThinking) && !thinkingOff {
+		// A forced tool is refused in thinking mode (tickernelz/opencode-mem#253).
+		var tc any
+		_ = json.Unmarshal(raw.Fields["tool_choice"], &tc)
+		if v, ok := tc.(string); (ok && v == "required") || (tc != nil && !ok) {
+			return 400, deepseekToolChoice
+		}
+	}
+	// The current turn starts after the last user message.
+	current := 0
 	for i, m := range raw.Messages {
+		if string(m["role"]) == `"user"` {
+			current = i + 1
+		}
+	}
+	turnHasCalls := false
+	for i, m := range raw.Messages {
+		if string(m["role"]) == `"user"` {
+			turnHasCalls = false
+			// DeepSeek: every assistant message of a turn that made
+			// tool calls keeps its reasoning_content in all later
+			// requests (docs: guides/thinking_mode, tool calls).
+			for k := i + 1; k < len(raw.Messages) && string(raw.Messages[k]["role"]) != `"user"`; k++ {
+				var cs []openaiCall
+				_ = json.Unmarshal(raw.Messages[k]["tool_calls"], &cs)
+				turnHasCalls = turnHasCalls || len(cs) > 0
+			}
+			continue
+		}
 		if string(m["role"]) != `"assistant"` {
 			continue
 		}
-		var calls []struct {
-			ID       string `json:"id"`
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-			ExtraContent struct {
-				Google struct {
-					ThoughtSignature string `json:"thought_signature"`
-				} `json:"google"`
-			} `json:"extra_content"`
-		}
-		_ = json.Unmarshal(m["tool_calls"], &calls)
-		if len(calls) == 0 {
-			continue
-		}
-		if s.has(DeepSeekThinking) {
+		if s.has(DeepSeekThinking) && !thinkingOff && turnHasCalls {
 			if _, ok := m["reasoning_content"]; !ok {
-				return 400, fmt.Sprintf(deepseekReasoning, i)
+				return 400, deepseekMissing(model, i)
 			}
 		}
+		var calls []openaiCall
+		_ = json.Unmarshal(m["tool_calls"], &calls)
 		for k, c := range calls {
+			sig := c.ExtraContent.Google.ThoughtSignature
 			want, issued := s.signatures[c.ID]
-			if s.has(GeminiThoughtSignatures) && issued && c.ExtraContent.Google.ThoughtSignature != want {
-				return 400, fmt.Sprintf(geminiSignature, c.Function.Name, k+2)
+			if s.has(GeminiThoughtSignatures) && i >= current && (k == 0 || issued) {
+				// Each step of the current turn: the first call carries
+				// the signature it was given (ai.google.dev
+				// thought-signatures: parallel calls sign only the first).
+				switch {
+				case sig == nil || *sig == "":
+					return 400, fmt.Sprintf(geminiSignature, c.Function.Name, k+2)
+				case *sig == skipSignature:
+				case !issued || *sig != want:
+					return 400, geminiInvalidSignature
+				}
 			}
 			if want, issued := s.details[c.ID]; s.has(OpenRouterReasoning) && issued && !sameJSON(m["reasoning_details"], want) {
 				inner := fmt.Sprintf(geminiSignature, c.Function.Name, k+2)
@@ -214,6 +285,24 @@ func (s *Server) reject(f Format, body []byte) (int, string) {
 		}
 	}
 	return 0, ""
+}
+
+func jsonStr(raw json.RawMessage) (string, bool) {
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err == nil
+}
+
+// deepseekMissing is DeepSeek's answer to a tool-call turn sent back
+// without reasoning_content: the V4 text from April 2026 on
+// (anomalyco/opencode#24083, #24722), the earlier one for the older models
+// (continuedev/continue#11285).
+func deepseekMissing(model string, index int) string {
+	k := modelKey(model)
+	if strings.Contains(k, "reasoner") || strings.Contains(k, "deepseek-chat") || strings.Contains(k, "v3") {
+		return fmt.Sprintf(deepseekReasoning, index)
+	}
+	return deepseekReasoningV4
 }
 
 func hasBlankText(raw rawRequest) bool {

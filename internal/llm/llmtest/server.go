@@ -132,6 +132,7 @@ type Server struct {
 	sawMarker  bool
 	served     int
 	local      Local
+	bodies     [][]byte // the latest requests, for the cache (usage.go)
 }
 
 // NewServer starts a fake server on loopback, closed when t ends.
@@ -233,13 +234,36 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	preserved, limit, count := s.preserved, s.limit, s.count
 	s.mu.Unlock()
-	if count != nil {
-		req.Tokens = count(body)
+	if count == nil {
+		count = CountTokens
 	}
-	var tc thinkingCheck
-	if preserved && f == FormatAnthropic && (limit <= 0 || req.Tokens <= limit) {
-		tc = checkThinking(body, r.Header, "")
-		req.PrefixFailures = tc.failures
+	req.Tokens = count(body)
+	if limit <= 0 {
+		// The model's own window, when the catalogue knows it.
+		if m, ok := llm.LookupModel(req.Model); ok {
+			limit = m.ContextWindow
+		}
+	}
+	need := req.Tokens
+	if f == FormatOpenAI && s.hasMode(DeepSeekThinking) {
+		need += req.MaxTokens // DeepSeek counts the reply's reserve in
+	}
+	fits := limit <= 0 || need <= limit
+	var (
+		tc      thinkingCheck
+		wa      wireAnthropic
+		on      bool
+		ruleErr string
+	)
+	if f == FormatAnthropic && req.DecodeErr == nil {
+		_ = json.Unmarshal(body, &wa)
+		on = thinkingOn(&wa, preserved)
+		if fits {
+			if ruleErr = anthropicRules(&wa, r.Header, preserved); ruleErr == "" {
+				tc = checkThinking(body, r.Header, preserved)
+				req.PrefixFailures = tc.failures
+			}
+		}
 	}
 
 	s.mu.Lock()
@@ -270,25 +294,36 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		// Ollama keeps the tail that fits and counts only that.
 		reply.Usage = llm.Usage{Input: l.Context - 200, Output: 200}
 	}
+	if reply.Usage == (llm.Usage{}) && fits {
+		// Unscripted usage is what the server counted, split as its
+		// prefix cache would.
+		reply.Usage = s.promptUsage(f, body, count)
+		reply.Usage.Output = 1 + (len(reply.Text)+len(reply.Thinking))/4
+	}
+	s.remember(body)
 	sm := s.streamModes(f, body, reply.Usage.Input+reply.Usage.CacheRead+reply.Usage.CacheWrite)
 	x := s.issue(&reply, sm)
 	s.mu.Unlock()
 
-	if limit > 0 && req.Tokens > limit {
-		writeError(w, http.StatusBadRequest, overflowBody(f, req.Tokens, limit))
+	if !fits {
+		writeError(w, http.StatusBadRequest, s.overflowBody(f, req.Tokens, limit, req.MaxTokens))
+		return
+	}
+	if ruleErr != "" {
+		writeError(w, http.StatusBadRequest, errorJSON(ruleErr))
 		return
 	}
 	if tc.errBody != "" {
 		writeError(w, http.StatusBadRequest, tc.errBody)
 		return
 	}
-	if preserved && f == FormatAnthropic {
-		reply.thinking, reply.dropped = true, tc.dropped
-		// The signature covers the thinking text the reply carries.
-		reply.sig = checkThinking(body, r.Header, reply.Thinking).sign
-	}
-	if count != nil && reply.Usage == (llm.Usage{}) {
-		reply.Usage = llm.Usage{Input: req.Tokens, Output: 1 + len(reply.Text)/4}
+	if f == FormatAnthropic {
+		// With thinking on, every reply starts with a thinking block
+		// (empty text when none is scripted, as with display
+		// "omitted"), signed for this model and, when preserved, bound
+		// to this request.
+		reply.thinking, reply.dropped = on, tc.dropped
+		reply.sig = signReply(body, reply.Thinking, preserved)
 	}
 
 	if reply.RetryAfter != "" {
@@ -383,15 +418,6 @@ func (s *Server) ContextLimit(limit int, count func(body []byte) int) {
 // CountTokens is the server's default tokenizer: a token per 3 bytes of
 // body, denser than harness's 4-chars estimate, as code and JSON are.
 func CountTokens(body []byte) int { return len(body) / 3 }
-
-func overflowBody(f Format, n, limit int) string {
-	if f == FormatAnthropic {
-		return errorJSON(fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, limit))
-	}
-	return jsonString(obj{"error": obj{
-		"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, n),
-		"type":    "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
-}
 
 // issue records the thought signatures and reasoning_details the modes
 // give reply, so later requests can be checked against them. Called with

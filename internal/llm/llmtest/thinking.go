@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/harness-dev/harness/internal/llm"
 )
 
 // Preserved thinking, as Anthropic documents it for its newer models
@@ -89,8 +91,9 @@ func canonical(v any) []byte {
 
 // anthropicBody is the part of a request the prefix check reads.
 type anthropicBody struct {
-	System   any `json:"system"`
-	Tools    any `json:"tools"`
+	Model    string `json:"model"`
+	System   any    `json:"system"`
+	Tools    any    `json:"tools"`
 	Messages []struct {
 		Role    string `json:"role"`
 		Content any    `json:"content"`
@@ -125,7 +128,52 @@ func prefixMAC(b *anthropicBody, msg, blk int, payload string) string {
 	}
 	m.Write([]byte{2})
 	m.Write([]byte(payload))
-	return "llmtest:" + base64.StdEncoding.EncodeToString(m.Sum(nil))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// textMAC binds a block's text to the model that wrote it.
+func textMAC(model, text string) string {
+	m := hmac.New(sha256.New, signKey)
+	m.Write([]byte(model))
+	m.Write([]byte{0})
+	m.Write([]byte(text))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// sign is the signature the server gives a thinking block: the model (so a
+// block can be told to come from another one, A4), a MAC of its text (A3:
+// any edit shows) and, in preserved-thinking mode, the MAC of its prefix
+// (A5).
+func sign(model, text, prefix string) string {
+	s := "llmtest:" + base64.RawURLEncoding.EncodeToString([]byte(model)) + "." + textMAC(model, text)
+	if prefix != "" {
+		s += "." + prefix
+	}
+	return s
+}
+
+// parsedSig is a signature taken apart; ok is false for one the server
+// never issued (forged, empty, from a real API).
+type parsedSig struct {
+	model, prefix string
+	ok            bool
+}
+
+func parseSig(sig, text string) parsedSig {
+	rest, found := strings.CutPrefix(sig, "llmtest:")
+	parts := strings.Split(rest, ".")
+	if !found || len(parts) < 2 || len(parts) > 3 {
+		return parsedSig{}
+	}
+	model, err := base64.RawURLEncoding.DecodeString(parts[0])
+	if err != nil || !hmac.Equal([]byte(parts[1]), []byte(textMAC(string(model), text))) {
+		return parsedSig{}
+	}
+	p := parsedSig{model: string(model), ok: true}
+	if len(parts) == 3 {
+		p.prefix = parts[2]
+	}
+	return p
 }
 
 // contentList returns a message's content as blocks (a string is one text
@@ -142,37 +190,66 @@ func contentList(c any) []any {
 
 // thinkingCheck is the outcome of checking one request.
 type thinkingCheck struct {
-	failures []string // paths of blocks that failed
+	failures []string // paths of blocks that failed the prefix check
 	errBody  string   // non-empty: answer 400 with this body
 	dropped  []string // paths dropped under drop_block
-	sign     string   // signature for a thinking block heading the reply
+	silent   []string // paths dropped without a word: another model's blocks (A4, late 2026)
 }
 
-// checkThinking runs the prefix check over body and signs the reply.
-func checkThinking(body []byte, header map[string][]string, thinkingText string) thinkingCheck {
+// checkThinking checks every thinking block of body: its signature (A3 for
+// the latest assistant message, A4 elsewhere) and, when preserved, its
+// prefix (A5).
+func checkThinking(body []byte, header map[string][]string, preserved bool) thinkingCheck {
 	var b anthropicBody
 	if err := json.Unmarshal(body, &b); err != nil {
 		return thinkingCheck{}
 	}
 	var out thinkingCheck
+	latest := -1
+	for i, m := range b.Messages {
+		if m.Role == "assistant" {
+			latest = i
+		}
+	}
 	invalid := false
 	first := ""
 	for i, m := range b.Messages {
 		for j, c := range contentList(m.Content) {
 			blk, _ := c.(map[string]any)
 			typ, _ := blk["type"].(string)
-			if typ != "thinking" && typ != "redacted_thinking" {
+			if !isThinking(typ) {
 				continue
 			}
 			sig, _ := blk["signature"].(string)
 			payload, _ := blk["thinking"].(string)
 			if typ == "redacted_thinking" {
-				payload, _ = blk["data"].(string)
-				sig = "" // the fake never produces redacted blocks
+				// The fake never redacts: the data is checked as a
+				// signature over no text, which only a forged block fails.
+				sig, _ = blk["data"].(string)
+				payload = ""
+			}
+			ps := parseSig(sig, payload)
+			switch {
+			case !ps.ok && i == latest:
+				out.errBody = errorJSON(fmt.Sprintf(msgA3, i, j))
+				return out
+			case !ps.ok:
+				out.errBody = errorJSON(fmt.Sprintf(msgA4, i, j))
+				return out
+			case modelKey(ps.model) != modelKey(b.Model) && llm.PreservedThinking(b.Model):
+				// Preserved-thinking models drop a block they cannot read.
+				out.silent = append(out.silent, fmt.Sprintf("messages.%d.content.%d", i, j))
+				continue
+			case modelKey(ps.model) != modelKey(b.Model):
+				out.errBody = errorJSON(fmt.Sprintf(msgA4, i, j))
+				return out
+			}
+			if !preserved {
+				continue
 			}
 			path := fmt.Sprintf("messages.%d.content.%d", i, j)
 			// Once one block fails, every later one is invalid too.
-			if invalid || !hmac.Equal([]byte(sig), []byte(prefixMAC(&b, i, j, payload))) {
+			if invalid || !hmac.Equal([]byte(ps.prefix), []byte(prefixMAC(&b, i, j, payload))) {
 				if !invalid {
 					first = path + "|" + typ
 				}
@@ -193,10 +270,20 @@ func checkThinking(body []byte, header map[string][]string, thinkingText string)
 			out.errBody = errorJSON(PrefixMismatchMessage(path, kind))
 		}
 	}
-	// The reply's thinking block heads a new assistant message after
-	// every message of this request.
-	out.sign = prefixMAC(&b, len(b.Messages), 0, thinkingText)
 	return out
+}
+
+// signReply signs the thinking block heading the reply to body, whose text
+// is text. In preserved mode it is bound to every message of the request:
+// the reply is a new assistant message after them.
+func signReply(body []byte, text string, preserved bool) string {
+	var b anthropicBody
+	_ = json.Unmarshal(body, &b)
+	prefix := ""
+	if preserved {
+		prefix = prefixMAC(&b, len(b.Messages), 0, text)
+	}
+	return sign(b.Model, text, prefix)
 }
 
 func hasBeta(h map[string][]string, want string) bool {

@@ -139,7 +139,7 @@ func TestServerBehavioursEnforced(t *testing.T) {
 		model   string
 		says    string
 	}{
-		{"DeepSeek without reasoning_content", llmtest.DeepSeekThinking, "groq", "deepseek-v4-pro", "Missing `reasoning_content` field in the assistant message at message index 2"},
+		{"DeepSeek without reasoning_content", llmtest.DeepSeekThinking, "groq", "deepseek-v4-pro", "The `reasoning_content` in the thinking mode must be passed back to the API."},
 		{"Gemini without thought signatures", llmtest.GeminiThoughtSignatures, "groq", "gemini-3-pro-preview", "Function call is missing a thought_signature"},
 		{"OpenRouter without reasoning_details", llmtest.OpenRouterReasoning, "groq", "google/gemini-3-pro-preview", "Provider returned error"},
 	}

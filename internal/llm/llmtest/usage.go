@@ -1,0 +1,120 @@
+package llmtest
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/harness-dev/harness/internal/llm"
+)
+
+// The prompt a server reports is the prompt it counted, split the way its
+// prefix cache splits it: Anthropic reads back the longest prefix ending
+// at a cache breakpoint of an earlier request that this one repeats, and
+// writes the rest up to its own last breakpoint (docs: prompt-caching);
+// OpenAI-compatible servers cache any repeated prefix of 1024 tokens or
+// more, in 128-token steps (docs: guides/prompt-caching). So input +
+// cache read + cache write (prompt_tokens for OpenAI) is always the whole
+// prompt, as DESIGN.md's token accounting assumes.
+
+// keepBodies is how many earlier requests the cache remembers.
+const keepBodies = 8
+
+// remember keeps body for the cache emulation. Called with s.mu held.
+func (s *Server) remember(body []byte) {
+	s.bodies = append(s.bodies, body)
+	if len(s.bodies) > keepBodies {
+		s.bodies = s.bodies[len(s.bodies)-keepBodies:]
+	}
+}
+
+// marker is where a cache breakpoint sits in an Anthropic body: the
+// cached prefix ends just before it.
+var marker = []byte(`,"cache_control"`)
+
+func markers(body []byte) []int {
+	var out []int
+	for off := 0; ; {
+		i := bytes.Index(body[off:], marker)
+		if i < 0 {
+			return out
+		}
+		out = append(out, off+i)
+		off += i + len(marker)
+	}
+}
+
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// promptUsage splits the counted prompt of body. Called with s.mu held.
+func (s *Server) promptUsage(f Format, body []byte, count func([]byte) int) llm.Usage {
+	total := count(body)
+	tokens := func(n int) int { return min(count(body[:n]), total) }
+	if f == FormatAnthropic {
+		read := 0
+		for _, prev := range s.bodies {
+			lcp := commonPrefix(body, prev)
+			for _, m := range markers(prev) {
+				if m <= lcp && m > read {
+					read = m
+				}
+			}
+		}
+		ms := markers(body)
+		write := 0
+		if len(ms) > 0 && ms[len(ms)-1] > read {
+			write = ms[len(ms)-1]
+		}
+		r := tokens(read)
+		w := 0
+		if write > 0 {
+			w = tokens(write) - r
+		}
+		return llm.Usage{Input: total - r - w, CacheRead: r, CacheWrite: w}
+	}
+	lcp := 0
+	for _, prev := range s.bodies {
+		lcp = max(lcp, commonPrefix(body, prev))
+	}
+	cached := 0
+	if t := tokens(lcp); t >= 1024 {
+		cached = t / 128 * 128
+	}
+	return llm.Usage{Input: total - cached, CacheRead: cached}
+}
+
+// overflowBody is the server's answer to a prompt of n tokens over limit,
+// in the words of the server the modes emulate. Called without s.mu.
+func (s *Server) overflowBody(f Format, n, limit, maxTokens int) string {
+	if f == FormatAnthropic {
+		return errorJSON(fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, limit))
+	}
+	s.mu.Lock()
+	deepseek := s.has(DeepSeekThinking)
+	gemini := s.has(GeminiThoughtSignatures) || s.has(GeminiRejectsUnknown)
+	openrouter := s.has(OpenRouterReasoning) || s.has(OpenRouterCache)
+	s.mu.Unlock()
+	switch {
+	case deepseek:
+		// DeepSeek counts the reply's reserve in (evalstate/fast-agent#621).
+		return jsonString(obj{"error": obj{
+			"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.", limit, n+maxTokens, n, maxTokens),
+			"type":    "invalid_request_error", "param": nil, "code": "invalid_request_error"}})
+	case gemini:
+		return fmt.Sprintf(`[{"error":{"code":400,"message":"The input token count (%d) exceeds the maximum number of tokens allowed (%d).","status":"INVALID_ARGUMENT"}}]`, n, limit)
+	case openrouter:
+		// OpenHands/OpenHands#9937.
+		return jsonString(obj{"error": obj{"code": 400,
+			"message": fmt.Sprintf("This endpoint's maximum context length is %d tokens. However, you requested about %d tokens (%d of text input, %d in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.", limit, n+maxTokens, n, maxTokens)}})
+	}
+	return jsonString(obj{"error": obj{
+		"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, n),
+		"type":    "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+}
