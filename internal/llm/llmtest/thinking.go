@@ -303,5 +303,5 @@ func hasBeta(h map[string][]string, want string) bool {
 }
 
 func errorJSON(msg string) string {
-	return jsonString(obj{"type": "error", "error": obj{"type": "invalid_request_error", "message": msg}})
+	return errorString(obj{"type": "error", "error": obj{"type": "invalid_request_error", "message": msg}})
 }

@@ -28,7 +28,8 @@ func (s *Server) remember(body []byte) {
 }
 
 // marker is where a cache breakpoint sits in an Anthropic body: the
-// cached prefix ends just before it.
+// adapter writes cache_control as a block's last field, so the cached
+// prefix (up to and including that block) ends just before it.
 var marker = []byte(`,"cache_control"`)
 
 func markers(body []byte) []int {
@@ -104,17 +105,17 @@ func (s *Server) overflowBody(f Format, n, limit, maxTokens int) string {
 	switch {
 	case deepseek:
 		// DeepSeek counts the reply's reserve in (evalstate/fast-agent#621).
-		return jsonString(obj{"error": obj{
+		return errorString(obj{"error": obj{
 			"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.", limit, n+maxTokens, n, maxTokens),
 			"type":    "invalid_request_error", "param": nil, "code": "invalid_request_error"}})
 	case gemini:
 		return fmt.Sprintf(`[{"error":{"code":400,"message":"The input token count (%d) exceeds the maximum number of tokens allowed (%d).","status":"INVALID_ARGUMENT"}}]`, n, limit)
 	case openrouter:
 		// OpenHands/OpenHands#9937.
-		return jsonString(obj{"error": obj{"code": 400,
+		return errorString(obj{"error": obj{"code": 400,
 			"message": fmt.Sprintf("This endpoint's maximum context length is %d tokens. However, you requested about %d tokens (%d of text input, %d in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.", limit, n+maxTokens, n, maxTokens)}})
 	}
-	return jsonString(obj{"error": obj{
+	return errorString(obj{"error": obj{
 		"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, n),
 		"type":    "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
 }

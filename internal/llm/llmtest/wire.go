@@ -31,6 +31,18 @@ func pieces(s string) []string {
 	return out
 }
 
+// errorString is jsonString without HTML escaping, as the APIs write
+// their error messages ("tokens > 200000 maximum").
+func errorString(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 func jsonString(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
