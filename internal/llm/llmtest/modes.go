@@ -61,14 +61,18 @@ const (
 	OpenAIEffortLevels Mode = "openai-effort-levels"
 	// AnthropicRejectsBlank answers a request holding a whitespace-only
 	// text block as the Messages API does (400 invalid_request_error).
+	// The rule is now checked on every request; the mode keeps its body.
 	AnthropicRejectsBlank Mode = "anthropic-blank-text"
+	// AnthropicPreservedThinking is PreservedThinking as a mode, for
+	// cmd/fakellm and the CLI scripts.
+	AnthropicPreservedThinking Mode = "anthropic-preserved-thinking"
 )
 
 // AllModes lists every mode, for cmd/fakellm and the CLI scripts.
 func AllModes() []Mode {
 	m := []Mode{GeminiRejectsUnknown, GroqRejectsUnknown, MistralRejectsExtra, RejectsMaxTokens,
 		GeminiThoughtSignatures, DeepSeekThinking, OpenRouterReasoning, OpenRouterCache,
-		RepeatToolNames, ObjectArguments, AnthropicRejectsBlank, OpenAIEffortLevels}
+		RepeatToolNames, ObjectArguments, AnthropicRejectsBlank, OpenAIEffortLevels, AnthropicPreservedThinking}
 	sort.Slice(m, func(i, j int) bool { return m[i] < m[j] })
 	return m
 }
@@ -118,7 +122,8 @@ func ServerError(name string) (Reply, bool) {
 	return Reply{Status: e.Status, ErrorBody: e.Body}, ok
 }
 
-// SetModes replaces the server's modes.
+// SetModes replaces the server's modes. AnthropicPreservedThinking turns
+// PreservedThinking on; leaving it out does not turn it off.
 func (s *Server) SetModes(modes ...Mode) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -126,6 +131,7 @@ func (s *Server) SetModes(modes ...Mode) {
 	for _, m := range modes {
 		s.modes[m] = true
 	}
+	s.preserved = s.preserved || s.modes[AnthropicPreservedThinking]
 }
 
 func (s *Server) has(m Mode) bool { return s.modes[m] }

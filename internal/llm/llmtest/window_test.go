@@ -36,7 +36,7 @@ func anthropicReply(t *testing.T, body string) (thinking m, u llm.Usage) {
 // later block; blocks before the edit stay valid.
 func TestPrefixInvalidatesLaterBlocks(t *testing.T) {
 	srv := NewServer(t)
-	srv.PreservedThinking()
+	srv.SetModes(AnthropicPreservedThinking) // as cmd/fakellm -modes does
 	const model = "claude-sonnet-5-5"
 	ask := func(msgs ...m) m {
 		srv.Enqueue(Reply{JSON: true, Thinking: "thought", Text: "answer"})
