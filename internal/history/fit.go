@@ -87,7 +87,13 @@ func (h *History) Fit(ctx context.Context, n Need, s Summariser) ([]Edit, error)
 		return h.overflow(ctx, n, s)
 	}
 	edits, err := h.autoCompact(ctx, s)
-	return append(edits, h.Maintain()...), err
+	edits = append(edits, h.Maintain()...)
+	if h.Tokens() > h.cfg.Window*19/20 {
+		// Nothing older is left to drop or summarise and the latest
+		// output alone does not fit: cut it rather than be refused.
+		edits = append(edits, h.Squeeze(h.cfg.Window*9/10)...)
+	}
+	return edits, err
 }
 
 // autoCompact compacts when NeedsCompact, after any backoff.
@@ -96,10 +102,19 @@ func (h *History) autoCompact(ctx context.Context, s Summariser) ([]Edit, error)
 		h.compactSkip-- // the backoff counts steps, due or not
 		return nil, nil
 	}
-	if !h.NeedsCompact() {
+	if !h.NeedsCompact() || !h.worthSummary() {
 		return nil, nil
 	}
 	return h.summarise(ctx, s, "", false)
+}
+
+// worthSummary reports whether a compaction now would replace at least a
+// tenth of the messages after the last summary: one that replaces less
+// costs a summary call and still leaves the count over the budget (the
+// latest output is what is big), which the drop and the squeeze handle.
+func (h *History) worthSummary() bool {
+	after := h.TokensFrom(h.floor + 1)
+	return after-h.TokensFrom(h.compactKeep()) >= max(1, after/10)
 }
 
 // summarise asks s for the summary of what a compaction replaces and

@@ -125,9 +125,11 @@ func (h *History) Squeeze(target int) []Edit {
 	total := 0
 	for i := h.floor + 1; i < len(h.msgs); i++ {
 		for j, b := range h.msgs[i].Blocks {
-			if b.Type == llm.BlockToolResult && b.Layer != LayerStrip && b.Layer != LayerDrop && len(b.Content) > 2*h.cfg.Stub {
+			// A squeezed result may be squeezed again (a stub is too
+			// short to qualify).
+			if out, ok := output(b); ok && b.Layer != LayerDrop && len(out) > 2*h.cfg.Stub {
 				cand = append(cand, BlockEdit{Message: i, Block: j})
-				total += len(b.Content)
+				total += len(out)
 			}
 		}
 	}
@@ -139,14 +141,14 @@ func (h *History) Squeeze(target int) []Edit {
 	e := Edit{Layer: LayerStrip, Unthink: h.appendOnly(), Close: h.appendOnly()}
 	for _, c := range cand {
 		b := h.msgs[c.Message].Blocks[c.Block]
-		n := max(int(float64(len(b.Content))*keep), h.cfg.Stub)
-		head := cutAt(b.Content, n/2, false)
-		tail := cutAt(b.Content, n/2, true)
-		if len(head)+len(tail) >= len(b.Content) {
+		out, _ := output(b)
+		n := max(int(float64(len(out))*keep), h.cfg.Stub)
+		head := cutAt(out, n/2, false)
+		tail := cutAt(out, n/2, true)
+		if len(head)+len(tail) >= len(out) {
 			continue
 		}
-		c.Content = head + fmt.Sprintf("\n[harness: %d chars of this output were cut here to fit the provider's context window; re-run it with narrower output]\n", len(b.Content)-len(head)-len(tail)) + tail
-		e.Blocks = append(e.Blocks, c)
+		e.Blocks = append(e.Blocks, outputEdit(c.Message, c.Block, b, head+fmt.Sprintf("\n[harness: %d chars of this output were cut here to fit the provider's context window; re-run it with narrower output]\n", len(out)-len(head)-len(tail))+tail))
 	}
 	if len(e.Blocks) == 0 {
 		return nil
@@ -374,16 +376,28 @@ func (h *History) KeepFrom(tokens int) int {
 		k--
 		sum += h.est[k]
 	}
-	for k < n && hasToolResult(h.msgs[k]) {
+	for k < n && answers(h.msgs[k]) {
 		k++
 	}
 	if k >= n {
 		k = n - 1
-		for k > h.floor+1 && hasToolResult(h.msgs[k]) {
+		for k > h.floor+1 && answers(h.msgs[k]) {
 			k--
 		}
 	}
 	return max(k, h.floor+1)
+}
+
+// answers reports whether m answers the calls of the message before it:
+// tool results, or a closed round's restated results (a compaction keeps
+// them with their call, and never merges its summary into them).
+func answers(m llm.Message) bool {
+	for _, b := range m.Blocks {
+		if b.Layer == LayerClose {
+			return true
+		}
+	}
+	return hasToolResult(m)
 }
 
 func hasToolResult(m llm.Message) bool {

@@ -265,9 +265,12 @@ func wireMessages(i int, m llm.Message, p Profile) []wireMessage {
 		} else {
 			wm.Content = (*string)(nil)
 		}
-		if p.ReasoningContent && len(wm.ToolCalls) > 0 {
-			// DeepSeek's thinking mode needs it on every tool-call turn,
-			// empty when the model did not think.
+		if p.ReasoningContent {
+			// DeepSeek's thinking mode needs it on every assistant message
+			// of a turn that made tool calls, the final answer included,
+			// empty when the model did not think; it ignores it elsewhere
+			// (api-docs.deepseek.com/guides/thinking_mode), so it always
+			// goes.
 			wm.ReasoningContent = str(strings.Join(thinking, ""))
 		}
 		if p.ReasoningDetails && len(details) > 0 {
