@@ -88,25 +88,14 @@ type Agent struct {
 
 	specs []llm.Tool // AppendOnly: the tools as first sent
 
-	// Compaction backoff: after a failure, the next attempts wait
-	// compactWait steps (doubling up to maxCompactWait).
-	compactWait, compactSkip int
-
 	toldWindow bool            // the lowered window was announced
 	lastFiles  map[string]bool // reminder files last reported to OnReminder
 }
-
-// maxCompactWait bounds the backoff of a failing compaction, in steps.
-const maxCompactWait = 32
 
 // maxOverflows bounds the context-too-long recoveries in a row without a
 // reply: each one lowers the window or shrinks the history, so a few
 // suffice; a server that refuses everything must still end the turn.
 const maxOverflows = 6
-
-// minWindow is the least a window is lowered to from a failing request's
-// size alone.
-const minWindow = 4096
 
 // New returns an Agent.
 func New(o Options) *Agent {
@@ -184,15 +173,11 @@ func (a *Agent) run(ctx context.Context, prompt string, images []*llm.Image, obs
 	overflows := 0
 	truncated := 0 // replies of this turn cut in the middle of a tool call
 	for res.Steps < a.o.MaxSteps {
-		for _, e := range a.o.History.Maintain() {
-			if err := a.logEdit(e); err != nil {
+		if err := a.fit(ctx, obs, history.Need{Trigger: history.BeforeRequest}); err != nil {
+			if logFailed(err) {
 				return res, err
 			}
-			// Stripping is routine (every step of a long turn); a drop
-			// breaks the cache and is worth a word.
-			if e.Layer != history.LayerStrip {
-				obs.OnNotice(editNotice(e))
-			}
+			obs.OnNotice(compactFailed(err))
 		}
 		req, pending := a.request(ctx)
 		var partial strings.Builder // the reply's text so far, kept if the user interrupts
@@ -306,7 +291,7 @@ func (a *Agent) run(ctx context.Context, prompt string, images []*llm.Image, obs
 			if reply.StopReason == llm.StopMaxTokens {
 				obs.OnNotice(notice.Info(notice.MaxTokens, "the reply was cut at MAX_TOKENS; raise MAX_TOKENS or ask the model to continue"))
 			}
-			if err := a.maybeCompact(ctx, obs, true); err != nil {
+			if err := a.fit(ctx, obs, history.Need{Trigger: history.TurnEnd}); err != nil {
 				if logFailed(err) {
 					return res, err
 				}
@@ -321,12 +306,6 @@ func (a *Agent) run(ctx context.Context, prompt string, images []*llm.Image, obs
 		}
 		if ctx.Err() != nil {
 			return res, ErrInterrupted
-		}
-		if err := a.maybeCompact(ctx, obs, false); err != nil {
-			if logFailed(err) {
-				return res, err
-			}
-			obs.OnNotice(compactFailed(err))
 		}
 	}
 	res.HitStepLimit = true
@@ -537,62 +516,66 @@ func (a *Agent) Compact(ctx context.Context, focus string, obs Observer) error {
 		obs = nopObserver{}
 	}
 	obs = &guarded{obs: obs}
-	return a.compact(ctx, obs, focus)
+	return a.fit(ctx, obs, history.Need{Trigger: history.Requested, Focus: focus})
 }
 
-// maybeCompact compacts when the history is due (under the append policy,
-// only at a turn's end unless the next request would not fit). After a
-// failure it backs off: the next attempts wait 1, 2, 4… steps, so a
-// provider that cannot summarise is not asked again every step.
-func (a *Agent) maybeCompact(ctx context.Context, obs Observer, atTurnEnd bool) error {
-	if a.compactSkip > 0 {
-		a.compactSkip-- // the backoff counts steps, due or not
-		return nil
+// fit asks the history to fit the next request (history.Fit decides every
+// edit; package compact writes a summary when it asks for one), logs the
+// edits and tells the user what changed.
+func (a *Agent) fit(ctx context.Context, obs Observer, need history.Need) error {
+	h := a.o.History
+	before, window := h.Tokens(), h.Config().Window
+	edits, err := h.Fit(ctx, need, summariser{a})
+	if w := h.Config().Window; w < window && !a.toldWindow {
+		a.toldWindow = true
+		obs.OnNotice(notice.Warning(notice.Overflow, fmt.Sprintf("the provider's context limit is below CONTEXT_WINDOW: working with %d tokens for the rest of this session (set CONTEXT_WINDOW to match the model)", w)))
 	}
-	if !a.o.History.CompactDue(atTurnEnd) {
-		return nil
+	for _, e := range edits {
+		if lerr := a.logEdit(e); lerr != nil {
+			return lerr
+		}
+		switch {
+		case e.Layer == history.LayerSummary:
+			if a.o.Reminder != nil {
+				// The reminders the summary replaced are gone: state
+				// the facts again next time.
+				a.o.Reminder.Resay()
+			}
+			n := notice.Info(notice.Compacted, fmt.Sprintf("compacted the conversation: about %d → %d tokens", before, h.Tokens()))
+			n.TokensBefore, n.TokensAfter = before, h.Tokens()
+			obs.OnNotice(n)
+		case e.Layer == history.LayerStrip && need.Trigger == history.Overflow:
+			obs.OnNotice(notice.Info(notice.ContextEdit, fmt.Sprintf("context: cut %d latest tool result(s) to fit the provider's window", len(e.Blocks))))
+		case e.Layer != history.LayerStrip:
+			// Stripping is routine (every few steps of a long turn); a
+			// drop breaks the cache and is worth a word.
+			obs.OnNotice(editNotice(e))
+		}
 	}
-	err := a.compact(ctx, obs, "")
-	if err != nil && !logFailed(err) {
-		a.compactWait = min(max(1, a.compactWait*2), maxCompactWait)
-		a.compactSkip = a.compactWait
-		return fmt.Errorf("%w (trying again in %d step(s))", err, a.compactWait)
-	}
-	if err == nil {
-		a.compactWait, a.compactSkip = 0, 0
+	var se *history.SummaryError
+	if errors.As(err, &se) && logFailed(se.Err) {
+		return se.Err
 	}
 	return err
 }
 
-func (a *Agent) compact(ctx context.Context, obs Observer, focus string) error {
-	before := a.o.History.Tokens()
+// summariser writes a summary for history.Fit with the agent's next
+// request as the base, so the provider reads the cached prefix, and
+// records the summary call's usage.
+type summariser struct{ a *Agent }
+
+func (s summariser) Summarise(ctx context.Context, keep int, focus string) (llm.Block, error) {
+	a := s.a
 	base, _ := a.request(ctx)
 	base.Reminder = ""
-	edit, reply, err := compact.Compact(ctx, a.o.Provider, *base, a.o.History, focus)
+	block, reply, err := compact.Write(ctx, a.o.Provider, *base, a.o.History, keep, focus)
 	if reply != nil {
 		a.addUsage(reply.Usage, false)
 		if lerr := a.record(sessionlog.Entry{Type: sessionlog.TypeUsage, Usage: &reply.Usage, Agent: a.o.Label, Text: sessionlog.UsageCompact}); lerr != nil {
-			return lerr
+			return llm.Block{}, lerr
 		}
 	}
-	if err != nil {
-		return err
-	}
-	if err := a.o.History.Apply(edit); err != nil {
-		return fmt.Errorf("applying the compaction: %w", err)
-	}
-	if err := a.logEdit(edit); err != nil {
-		return err
-	}
-	if a.o.Reminder != nil {
-		// The reminders the summary replaced are gone: state the facts
-		// again next time.
-		a.o.Reminder.Resay()
-	}
-	n := notice.Info(notice.Compacted, fmt.Sprintf("compacted the conversation: about %d → %d tokens", before, a.o.History.Tokens()))
-	n.TokensBefore, n.TokensAfter = before, a.o.History.Tokens()
-	obs.OnNotice(n)
-	return nil
+	return block, err
 }
 
 // Rewind takes back the last n user turns (or as many as there are):
@@ -616,64 +599,17 @@ func (a *Agent) Rewind(n int) (prompt string, taken int, err error) {
 	return prompt, taken, nil
 }
 
-// recoverOverflow handles a provider's "context too long": the count was
-// wrong or the window is smaller than configured. It learns the real limit
-// (from the error's text where it states one, else from the failing
-// request's size), lowers the session's working window and says so once,
-// then drops old tool output in one batch and compacts when that is not
-// enough, with a summary request made to fit the lowered window.
+// recoverOverflow handles a provider's "context too long": it tells the
+// user and asks the history to fit (history.Fit with the Overflow trigger
+// decides everything: the learned window, the drop, the summary, the cut).
 func (a *Agent) recoverOverflow(ctx context.Context, obs Observer, cause error) error {
-	h := a.o.History
 	prompt, limit := llm.ContextLimit(cause)
-	if prompt > 0 {
-		h.ObservePrompt(prompt)
-	}
-	failing := max(prompt, h.Tokens())
-	win := h.Config().Window
-	switch {
-	case limit > 0:
-		win = min(win, limit)
-	case failing*9/10 >= minWindow:
-		// No stated limit: it is below what just failed (a smaller
-		// request failing is a misread count, not a window to learn).
-		win = min(win, failing*9/10)
-	}
 	if limit > 0 {
 		obs.OnNotice(notice.Info(notice.Overflow, fmt.Sprintf("the provider says the context is too long (%d tokens, limit %d): shrinking the history and retrying", prompt, limit)))
 	} else {
 		obs.OnNotice(notice.Info(notice.Overflow, "the provider says the context is too long: shrinking the history and retrying"))
 	}
-	if win < h.Config().Window {
-		h.SetWindow(win)
-		if !a.toldWindow {
-			a.toldWindow = true
-			obs.OnNotice(notice.Warning(notice.Overflow, fmt.Sprintf("the provider's context limit is below CONTEXT_WINDOW: working with %d tokens for the rest of this session (set CONTEXT_WINDOW to match the model)", win)))
-		}
-	}
-	edits := h.ForceDrop()
-	for _, e := range edits {
-		if err := a.logEdit(e); err != nil {
-			return err
-		}
-		obs.OnNotice(editNotice(e))
-	}
-	var cerr error
-	if len(edits) == 0 || h.NeedsCompact() {
-		cerr = a.compact(ctx, obs, "")
-		if logFailed(cerr) {
-			return cerr
-		}
-	}
-	// What overflowed may be the latest tool output itself, which neither
-	// a drop nor a summary touches: cut it to fit.
-	for _, e := range h.Squeeze(h.Config().Window * 9 / 10) {
-		if err := a.logEdit(e); err != nil {
-			return err
-		}
-		obs.OnNotice(notice.Info(notice.ContextEdit, fmt.Sprintf("context: cut %d latest tool result(s) to fit the provider's window", len(e.Blocks))))
-		cerr = nil
-	}
-	return cerr
+	return a.fit(ctx, obs, history.Need{Trigger: history.Overflow, Prompt: prompt, Limit: limit})
 }
 
 // noteDropped records every reasoning block the provider reports it

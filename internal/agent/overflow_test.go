@@ -89,8 +89,16 @@ func TestOverflowAlwaysRecovers(t *testing.T) {
 				}
 			}
 			t.Logf("%d requests, %d overflows, stats %+v, window now %d", len(s.srv.Requests()), overflows, s.hist.Stats(), s.hist.Config().Window)
-			if overflows < 2 {
-				t.Errorf("%d overflows in the turn, want at least 2", overflows)
+			// The burst at step 8 used to overflow a second time; the
+			// learned window now has it cut before it is sent (history.Fit
+			// squeezes a request that would not fit).
+			if overflows < 1 {
+				t.Errorf("%d overflows in the turn, want at least 1", overflows)
+			}
+			for i, r := range s.srv.Requests()[1:] {
+				if r.Tokens > window/4 && i > 6 {
+					t.Errorf("request %d over the learned window: %d tokens", i+1, r.Tokens)
+				}
 			}
 			if told != 1 {
 				t.Errorf("the lowered window was said %d times, want once: %q", told, s.notes)

@@ -56,11 +56,25 @@ func Request(base llm.Request, focus string) llm.Request {
 	return req
 }
 
-// Compact asks the model for a handoff summary. base is the exact request
-// the agent would send next, built from h.Messages(), so the provider reads
-// the cached prefix. It returns the edit for the agent to Apply to h and
-// log (h must not change in between), and the reply for usage and cost (a
-// chunked summary's usage is the sum of its calls).
+// Compact asks the model for a handoff summary of what a compaction made
+// now replaces and returns the edit for the agent to Apply to h and log (h
+// must not change in between), and the reply for usage and cost. Where the
+// history is cut and how the kept messages change is h's decision
+// (CompactKeep, SummaryEdit); this package only writes the summary.
+func Compact(ctx context.Context, p llm.Provider, base llm.Request, h *history.History, focus string) (history.Edit, *llm.Reply, error) {
+	keep := h.CompactKeep()
+	block, reply, err := Write(ctx, p, base, h, keep, focus)
+	if err != nil {
+		return history.Edit{}, reply, err
+	}
+	return h.SummaryEdit(keep, block), reply, nil
+}
+
+// Write asks the model for the handoff summary of the messages before keep
+// and returns the summary block (history.LayerSummary) and the reply for
+// usage and cost (a chunked summary's usage is the sum of its calls). base
+// is the exact request the agent would send next, built from h.Messages(),
+// so the provider reads the cached prefix.
 //
 // The summarisation request is made to fit h's working window: the whole
 // history when it fits with the instruction and the note, else only the
@@ -69,12 +83,8 @@ func Request(base llm.Request, focus string) llm.Request {
 // being replaced is summarised in chunks, each a request of its own well
 // inside the window. The user's own messages in the part replaced are
 // quoted verbatim in the summary block by harness, not left to the model.
-func Compact(ctx context.Context, p llm.Provider, base llm.Request, h *history.History, focus string) (history.Edit, *llm.Reply, error) {
+func Write(ctx context.Context, p llm.Provider, base llm.Request, h *history.History, keep int, focus string) (llm.Block, *llm.Reply, error) {
 	cfg := h.Config()
-	// Keep recent messages worth COMPACT_TO of the window, but never more
-	// than half of the messages there are: a /compact the user asks for
-	// early must still shrink the conversation.
-	keep := h.KeepFrom(min(int(cfg.CompactTo*float64(cfg.Window)), h.MessageTokens()/2))
 	room := cfg.Window - history.EstimateText(Instruction) - min(noteReserve, cfg.Window/10)
 	msgs := base.Messages
 	var reply *llm.Reply
@@ -100,26 +110,17 @@ func Compact(ctx context.Context, p llm.Provider, base llm.Request, h *history.H
 		}
 	}
 	if err != nil {
-		return history.Edit{}, reply, fmt.Errorf("compacting the conversation: %w", err)
+		return llm.Block{}, reply, fmt.Errorf("compacting the conversation: %w", err)
 	}
 	note := Extract(reply.Message.PlainText())
 	if note == "" {
-		return history.Edit{}, reply, errors.New("compacting the conversation: the model returned an empty summary; try /compact again")
+		return llm.Block{}, reply, errors.New("compacting the conversation: the model returned an empty summary; try /compact again")
 	}
 	text := Wrap(note)
 	if q := quoteUser(msgs, h.Floor(), keep, cfg.Window); q != "" {
 		text += "\n" + q
 	}
-	return history.Edit{
-		Layer: history.LayerSummary,
-		Keep:  keep,
-		Summary: &llm.Block{
-			Type:  llm.BlockText,
-			Text:  text,
-			Layer: history.LayerSummary,
-		},
-		Unthink: h.AppendOnly(),
-	}, reply, nil
+	return llm.Block{Type: llm.BlockText, Text: text, Layer: history.LayerSummary}, reply, nil
 }
 
 // chunkInstruction heads each request of a chunked summary.

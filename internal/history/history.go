@@ -131,6 +131,10 @@ type Edit struct {
 	// message): their prefix changed, so a preserved-thinking model would
 	// reject or drop them.
 	Unthink bool `json:"unthink,omitempty"`
+	// Close closes the pending tool round after the edit (see
+	// closeRound): set with Unthink inside a turn, whose latest
+	// assistant message lost the thinking the API demands of it.
+	Close bool `json:"close,omitempty"`
 }
 
 // BlockEdit replaces the content of one tool result, the input of one
@@ -184,6 +188,10 @@ type History struct {
 	writeCache map[string][]Write // Writes by tool input (inputKey)
 	settled    map[string]bool    // old inputs the strip left alone for good
 
+	// Compaction backoff (Fit): after a failure, the next attempts wait
+	// compactWait steps (doubling up to maxCompactWait).
+	compactWait, compactSkip int
+
 	// Statistics for the benchmark and the UI.
 	stats Stats
 }
@@ -192,6 +200,7 @@ type History struct {
 type Stats struct {
 	Caps, Strips, Drops, Compactions int // edits applied (Strips and Drops count batches)
 	Unthought                        int // assistant messages whose reasoning an edit removed
+	Closes                           int // open tool rounds an edit closed (Edit.Close)
 }
 
 // New returns an empty history.
@@ -323,6 +332,9 @@ func (h *History) Apply(e Edit) error {
 		if e.Unthink {
 			h.unthinkFrom(first + 1)
 		}
+		if e.Close {
+			h.closeRound()
+		}
 		if e.Layer == LayerStrip {
 			h.stats.Strips++
 		} else {
@@ -348,6 +360,9 @@ func (h *History) Apply(e Edit) error {
 		h.compact(e.Keep, *e.Summary)
 		if e.Unthink {
 			h.unthinkFrom(0)
+		}
+		if e.Close {
+			h.closeRound()
 		}
 		h.stats.Compactions++
 		return nil

@@ -21,25 +21,22 @@ func (h *History) Maintain() []Edit {
 	var edits []Edit
 	switch h.layers().InTurn {
 	case StripAtStart:
-		if !h.AtBoundary() {
-			// Mid-turn, an edit would invalidate the reasoning of the
-			// turn in progress: only a request that cannot fit is edited.
-			if h.Tokens() > h.hardLimit() {
-				if e, ok := h.dropTo(h.fitTarget(), len(h.msgs)-1); ok {
-					edits = append(edits, e)
-				}
-			}
-			return edits
-		}
 		// At a boundary over the budget (the compaction at the turn's end
 		// failed or is backing off), drop first, in one batch: that is
-		// the layer for a count over COMPACT_AT.
+		// the layer for a count over COMPACT_AT. Then strip everything
+		// old: the turn about to start has no reasoning to invalidate.
+		// Mid-turn the same layers run in batches (Layers.InTurnBatch),
+		// each edit unthinking what follows it and closing the open
+		// round (Edit.Close), so the request keeps every thinking rule.
 		if e, ok := h.fit(); ok {
 			edits = append(edits, e)
 		}
-		if e, ok := h.strip(); ok {
-			edits = append(edits, e)
+		if h.AtBoundary() || h.strippable() >= h.inTurnBatch() {
+			if e, ok := h.strip(); ok {
+				edits = append(edits, e)
+			}
 		}
+		return edits
 	case StripEveryStep:
 		if e, ok := h.strip(); ok {
 			edits = append(edits, e)
@@ -93,21 +90,6 @@ func onlyFeedback(m llm.Message) bool {
 	return len(m.Blocks) > 0
 }
 
-// hardLimit is the count above which the next request may not fit:
-// 95% of the window.
-func (h *History) hardLimit() int { return h.cfg.Window * 19 / 20 }
-
-// CompactDue reports whether the agent should compact now. Under the
-// append strategy a compaction waits for the turn's end (atTurnEnd) unless
-// the next request would not fit; the other policies compact as soon as
-// NeedsCompact.
-func (h *History) CompactDue(atTurnEnd bool) bool {
-	if !h.NeedsCompact() {
-		return false
-	}
-	return !h.appendOnly() || atTurnEnd || h.Tokens() > h.hardLimit()
-}
-
 // fitTarget is where a drop aims: halfway between CompactTo and CompactAt
 // for a batched drop, else just under the budget.
 func (h *History) fitTarget() int {
@@ -143,9 +125,11 @@ func (h *History) Squeeze(target int) []Edit {
 	total := 0
 	for i := h.floor + 1; i < len(h.msgs); i++ {
 		for j, b := range h.msgs[i].Blocks {
-			if b.Type == llm.BlockToolResult && b.Layer != LayerStrip && b.Layer != LayerDrop && len(b.Content) > 2*h.cfg.Stub {
+			// A squeezed result may be squeezed again (a stub is too
+			// short to qualify).
+			if out, ok := output(b); ok && b.Layer != LayerDrop && len(out) > 2*h.cfg.Stub {
 				cand = append(cand, BlockEdit{Message: i, Block: j})
-				total += len(b.Content)
+				total += len(out)
 			}
 		}
 	}
@@ -154,17 +138,17 @@ func (h *History) Squeeze(target int) []Edit {
 	}
 	// Keep the same fraction of every result, never under a stub.
 	keep := max(0.0, 1-float64(over*charsPerToken)*1.1/float64(total))
-	e := Edit{Layer: LayerStrip, Unthink: h.appendOnly()}
+	e := Edit{Layer: LayerStrip, Unthink: h.appendOnly(), Close: h.appendOnly()}
 	for _, c := range cand {
 		b := h.msgs[c.Message].Blocks[c.Block]
-		n := max(int(float64(len(b.Content))*keep), h.cfg.Stub)
-		head := cutAt(b.Content, n/2, false)
-		tail := cutAt(b.Content, n/2, true)
-		if len(head)+len(tail) >= len(b.Content) {
+		out, _ := output(b)
+		n := max(int(float64(len(out))*keep), h.cfg.Stub)
+		head := cutAt(out, n/2, false)
+		tail := cutAt(out, n/2, true)
+		if len(head)+len(tail) >= len(out) {
 			continue
 		}
-		c.Content = head + fmt.Sprintf("\n[harness: %d chars of this output were cut here to fit the provider's context window; re-run it with narrower output]\n", len(b.Content)-len(head)-len(tail)) + tail
-		e.Blocks = append(e.Blocks, c)
+		e.Blocks = append(e.Blocks, outputEdit(c.Message, c.Block, b, head+fmt.Sprintf("\n[harness: %d chars of this output were cut here to fit the provider's context window; re-run it with narrower output]\n", len(out)-len(head)-len(tail))+tail))
 	}
 	if len(e.Blocks) == 0 {
 		return nil
@@ -179,22 +163,23 @@ func (h *History) Squeeze(target int) []Edit {
 // worth writing: only results not yet stripped or dropped, and only when the
 // stub is shorter than what it replaces.
 func (h *History) stripBlock(b llm.Block) (string, bool) {
-	if b.Type != llm.BlockToolResult || b.Image != nil || (b.Layer != "" && b.Layer != LayerCap) || len(b.Content) <= h.cfg.Stub {
+	content, ok := output(b)
+	if !ok || b.Image != nil || (b.Layer != "" && b.Layer != LayerCap && b.Layer != LayerClose) || len(content) <= h.cfg.Stub {
 		return "", false
 	}
-	if failed(b) {
+	if failed(b, content) {
 		// A failure's error text and exit code are at the end: keep the
 		// head and the tail, so the model still knows why it failed.
-		head := cutAt(b.Content, h.cfg.Stub/2, false)
-		tail := cutAt(b.Content, h.cfg.Stub/2, true)
-		if len(head)+len(tail) < len(b.Content) {
-			stub := head + fmt.Sprintf("\n[harness strip: %d chars of this old output removed here; run the tool again to see them]\n", len(b.Content)-len(head)-len(tail)) + tail
-			return stub, h.stubWorth(stub, b.Content)
+		head := cutAt(content, h.cfg.Stub/2, false)
+		tail := cutAt(content, h.cfg.Stub/2, true)
+		if len(head)+len(tail) < len(content) {
+			stub := head + fmt.Sprintf("\n[harness strip: %d chars of this old output removed here; run the tool again to see them]\n", len(content)-len(head)-len(tail)) + tail
+			return stub, h.stubWorth(stub, content)
 		}
 	}
-	head := cutAt(b.Content, h.cfg.Stub, false)
-	stub := head + fmt.Sprintf("\n[harness strip: %d more chars of this old output removed; run the tool again to see them]", len(b.Content)-len(head))
-	return stub, h.stubWorth(stub, b.Content)
+	head := cutAt(content, h.cfg.Stub, false)
+	stub := head + fmt.Sprintf("\n[harness strip: %d more chars of this old output removed; run the tool again to see them]", len(content)-len(head))
+	return stub, h.stubWorth(stub, content)
 }
 
 // imageStub is the edit that takes an old image out: an image block
@@ -227,11 +212,11 @@ func (h *History) stubWorth(stub, content string) bool {
 
 // failed reports whether a tool result is a failure: marked as an error,
 // or a command that ended with a non-zero exit code.
-func failed(b llm.Block) bool {
-	if b.IsError {
+func failed(b llm.Block, content string) bool {
+	if b.IsError || b.Layer == LayerClose && strings.Contains(content, ". It failed:\n") {
 		return true
 	}
-	c := strings.TrimRight(b.Content, "\n ")
+	c := strings.TrimRight(content, "\n ")
 	i := strings.LastIndex(c, "[exit code: ")
 	return i >= 0 && strings.HasSuffix(c, "]") && c[i:] != "[exit code: 0]"
 }
@@ -274,7 +259,8 @@ func (h *History) strippable() int {
 	for i := h.floor + 1; i < len(h.msgs)-2; i++ {
 		for j, b := range h.msgs[i].Blocks {
 			if stub, ok := h.stripBlock(b); ok {
-				saved += (len(b.Content) - len(stub)) / charsPerToken
+				out, _ := output(b)
+				saved += (len(out) - len(stub)) / charsPerToken
 			}
 			if _, ok := imageStub(i, j, b); ok {
 				saved += b.Image.Tokens()
@@ -296,12 +282,12 @@ func (h *History) strippable() int {
 // strip stubs every eligible tool result older than the latest two
 // messages and after the summary.
 func (h *History) strip() (Edit, bool) {
-	e := Edit{Layer: LayerStrip, Unthink: h.appendOnly()}
+	e := Edit{Layer: LayerStrip, Unthink: h.appendOnly(), Close: h.appendOnly()}
 	folds := h.folds()
 	for i := h.floor + 1; i < len(h.msgs)-2; i++ {
 		for j, b := range h.msgs[i].Blocks {
 			if stub, ok := h.stripBlock(b); ok {
-				e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: stub})
+				e.Blocks = append(e.Blocks, outputEdit(i, j, b, stub))
 			}
 			if be, ok := imageStub(i, j, b); ok {
 				e.Blocks = append(e.Blocks, be)
@@ -353,7 +339,8 @@ func (h *History) droppable(end int) int {
 	for i := h.floor + 1; i < end; i++ {
 		for _, b := range h.msgs[i].Blocks {
 			if d := dropMarker(b); d != "" {
-				saved += (len(b.Content) - len(d)) / charsPerToken
+				out, _ := output(b)
+				saved += (len(out) - len(d)) / charsPerToken
 			}
 		}
 	}
@@ -363,11 +350,12 @@ func (h *History) droppable(end int) int {
 // dropMarker returns what a tool result becomes when dropped, or "" when
 // it is not a tool result, already dropped, or too short to gain.
 func dropMarker(b llm.Block) string {
-	if b.Type != llm.BlockToolResult || b.Layer == LayerDrop || b.Layer == LayerFeedback {
+	content, ok := output(b)
+	if !ok || b.Layer == LayerDrop || b.Layer == LayerFeedback || (b.Type == llm.BlockText && b.Layer != LayerClose) {
 		return "" // feedback is short, and folds of it point at it
 	}
-	d := fmt.Sprintf("[harness drop: this %d-char output was removed to fit the context window.]", len(b.Content))
-	if len(d) >= len(b.Content) {
+	d := fmt.Sprintf("[harness drop: this %d-char output was removed to fit the context window.]", len(content))
+	if len(d) >= len(content) {
 		return ""
 	}
 	return d
@@ -376,7 +364,7 @@ func dropMarker(b llm.Block) string {
 // dropTo empties the oldest tool results in messages before end until
 // Tokens is at most target.
 func (h *History) dropTo(target, end int) (Edit, bool) {
-	e := Edit{Layer: LayerDrop, Unthink: h.appendOnly()}
+	e := Edit{Layer: LayerDrop, Unthink: h.appendOnly(), Close: h.appendOnly()}
 	tokens := h.Tokens()
 	for i := h.floor + 1; i < end && tokens > target; i++ {
 		for j, b := range h.msgs[i].Blocks {
@@ -384,8 +372,11 @@ func (h *History) dropTo(target, end int) (Edit, bool) {
 			if dropped == "" {
 				continue
 			}
-			e.Blocks = append(e.Blocks, BlockEdit{Message: i, Block: j, Content: dropped, Unimage: b.Image != nil})
-			tokens -= (len(b.Content) - len(dropped)) / charsPerToken
+			be := outputEdit(i, j, b, dropped)
+			be.Unimage = b.Image != nil
+			e.Blocks = append(e.Blocks, be)
+			out, _ := output(b)
+			tokens -= (len(out) - len(dropped)) / charsPerToken
 		}
 	}
 	if len(e.Blocks) == 0 {
@@ -412,16 +403,28 @@ func (h *History) KeepFrom(tokens int) int {
 		k--
 		sum += h.est[k]
 	}
-	for k < n && hasToolResult(h.msgs[k]) {
+	for k < n && answers(h.msgs[k]) {
 		k++
 	}
 	if k >= n {
 		k = n - 1
-		for k > h.floor+1 && hasToolResult(h.msgs[k]) {
+		for k > h.floor+1 && answers(h.msgs[k]) {
 			k--
 		}
 	}
 	return max(k, h.floor+1)
+}
+
+// answers reports whether m answers the calls of the message before it:
+// tool results, or a closed round's restated results (a compaction keeps
+// them with their call, and never merges its summary into them).
+func answers(m llm.Message) bool {
+	for _, b := range m.Blocks {
+		if b.Layer == LayerClose {
+			return true
+		}
+	}
+	return hasToolResult(m)
 }
 
 func hasToolResult(m llm.Message) bool {

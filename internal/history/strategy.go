@@ -37,6 +37,9 @@ type Layers struct {
 	// a request that would not fit), and every edit removes the
 	// reasoning it invalidates (Edit.Unthink).
 	AppendOnly bool
+	// InTurnBatch is, for StripAtStart, the tokens an in-turn strip must
+	// save before it runs (0: never inside a turn).
+	InTurnBatch int
 }
 
 // StripWhen is when old tool results are stripped inside a turn.
@@ -88,8 +91,13 @@ var (
 	// request that would not fit the window is edited.
 	Append Strategy = shipped{StrategyAppend, Layers{
 		InTurn: StripAtStart, Refine: true, Drop: DropBatched, AppendOnly: true,
+		InTurnBatch: appendInTurnBatch,
 	}}
 )
+
+// appendInTurnBatch is the append strategy's in-turn strip batch, in
+// tokens: see the doc comment of package history for how it was chosen.
+const appendInTurnBatch = 4000
 
 // stubMinSaving is the least share of a result its stub must save under
 // the harness strategy (issue 19: 30–50% costs nothing and shows more).

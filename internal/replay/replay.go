@@ -40,6 +40,14 @@ type Options struct {
 	ThinkingTokens int
 	// OldThinking is ThinkingKeep (also "") or ThinkingClear.
 	OldThinking string
+
+	// NoReminder leaves the reminder out (the comparison with the live
+	// loop, which runs without one).
+	NoReminder bool
+	// OnRequest, when set, sees every request the replay costs, in
+	// order, summarisation requests included (it must not keep or change
+	// the messages' blocks).
+	OnRequest func(*llm.Request)
 }
 
 // Result is one strategy's totals over the trajectories.
@@ -160,10 +168,10 @@ func runOne(ctx context.Context, t Trajectory, name string, opts Options, res *R
 	var calls []llm.Block // of the latest assistant message
 	h := history.New(cfg)
 	cache := NewCache(opts.Pricing)
-	sum := &summariser{cache: cache, pricing: opts.Pricing}
+	sum := &summariser{cache: cache, pricing: opts.Pricing, onRequest: opts.OnRequest}
 	step := 0
 	task := taskText(t)
-	persisted := strategy.Layers().AppendOnly
+	persisted := strategy.Layers().AppendOnly || opts.NoReminder
 	now := func() time.Time { return epoch.Add(time.Duration(step) * time.Minute) }
 	base := func() llm.Request {
 		r := llm.Request{
@@ -181,11 +189,25 @@ func runOne(ctx context.Context, t Trajectory, name string, opts Options, res *R
 		}
 		return r
 	}
+	// The summariser writes what history.Fit asks for, from the request
+	// the next step would send, like the agent's.
+	fitSum := fitSummariser{h: h, sum: sum, res: res, opts: opts, base: func() llm.Request {
+		b := base()
+		if isRef && ref.ownSummariser {
+			b.System, b.Tools = seedSummarySystem, nil
+		}
+		return b
+	}}
+	fit := func(trigger history.Trigger) error {
+		edits, err := h.Fit(ctx, history.Need{Trigger: trigger}, fitSum)
+		count(res, edits)
+		return err
+	}
 	// The persisted reminder: the time at a turn's start and when the hour
 	// changes, the branch once; nothing else changes in a replay.
 	told, lastHour := false, time.Time{}
 	withDelta := func(m llm.Message, turnStart bool) llm.Message {
-		if !persisted {
+		if !persisted || opts.NoReminder {
 			return m
 		}
 		hour := now().Truncate(time.Hour)
@@ -199,15 +221,20 @@ func runOne(ctx context.Context, t Trajectory, name string, opts Options, res *R
 		return m
 	}
 	started := false
-	for _, m := range t.Messages {
+	for k, m := range t.Messages {
 		switch {
 		case m.Role == llm.RoleAssistant:
 			if !server {
-				count(res, h.Maintain())
+				if err := fit(history.BeforeRequest); err != nil {
+					return err
+				}
 			}
 			req := base()
 			if req.Reminder != "" {
 				res.reminder += Tokens(len(req.Reminder))
+			}
+			if opts.OnRequest != nil {
+				opts.OnRequest(&req)
 			}
 			u := cache.Request(&req)
 			step++
@@ -228,25 +255,18 @@ func runOne(ctx context.Context, t Trajectory, name string, opts Options, res *R
 					calls = append(calls, b)
 				}
 			}
-			if h.CompactDue(true) {
-				b := base()
-				if isRef && ref.ownSummariser {
-					b.System, b.Tools = seedSummarySystem, nil
-				}
-				e, reply, err := compact.Compact(ctx, sum, b, h, "")
-				if err != nil {
+			// A reply without tool calls that the harness does not answer
+			// ends the turn, as in the agent.
+			if len(calls) == 0 && !server && (k+1 == len(t.Messages) || !isFeedback(t.Messages[k+1])) {
+				if err := fit(history.TurnEnd); err != nil {
 					return err
 				}
-				if err := h.Apply(e); err != nil {
+			}
+			if server && h.NeedsCompact() {
+				// Server-side compaction, which the prefix check accepts:
+				// the same summary, in the provider's hands.
+				if _, err := h.Fit(ctx, history.Need{Trigger: history.Requested}, fitSum); err != nil {
 					return err
-				}
-				res.Compactions++
-				res.TokensSent += reply.Usage.Prompt()
-				res.cacheRead += reply.Usage.CacheRead
-				res.PeakContext = max(res.PeakContext, reply.Usage.Prompt())
-				res.Cost += Cost(opts.Pricing, reply.Usage)
-				if d := res.Decomposition; d != nil {
-					d.addSummary(opts.Pricing, reply.Usage)
 				}
 			}
 		case hasToolResult(m):
@@ -276,6 +296,33 @@ func runOne(ctx context.Context, t Trajectory, name string, opts Options, res *R
 		res.Drops += clearing.batches
 	}
 	return nil
+}
+
+// fitSummariser is the replay's history.Summariser: package compact with
+// the synthesised summariser, costed into the result.
+type fitSummariser struct {
+	h    *history.History
+	sum  *summariser
+	res  *Result
+	opts Options
+	base func() llm.Request
+}
+
+func (f fitSummariser) Summarise(ctx context.Context, keep int, focus string) (llm.Block, error) {
+	b := f.base()
+	block, reply, err := compact.Write(ctx, f.sum, b, f.h, keep, focus)
+	if reply != nil {
+		res := f.res
+		res.Compactions++
+		res.TokensSent += reply.Usage.Prompt()
+		res.cacheRead += reply.Usage.CacheRead
+		res.PeakContext = max(res.PeakContext, reply.Usage.Prompt())
+		res.Cost += Cost(f.opts.Pricing, reply.Usage)
+		if d := res.Decomposition; d != nil {
+			d.addSummary(f.opts.Pricing, reply.Usage)
+		}
+	}
+	return block, err
 }
 
 // serverClearing models clear_tool_uses_20250919 as the context-editing
@@ -413,13 +460,17 @@ func visibleOutput(msgs []llm.Message) int {
 // it costs the request in the shared cache and answers with a note
 // synthesised from the history.
 type summariser struct {
-	cache   *Cache
-	pricing string
+	cache     *Cache
+	pricing   string
+	onRequest func(*llm.Request)
 }
 
 func (s *summariser) Name() string { return s.pricing }
 
 func (s *summariser) Stream(_ context.Context, req *llm.Request, _ func(llm.Event)) (*llm.Reply, error) {
+	if s.onRequest != nil {
+		s.onRequest(req)
+	}
 	u := s.cache.Request(req)
 	note := SynthesiseSummary(req.Messages)
 	u.Output = Tokens(len(note))
