@@ -17,6 +17,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm/openai"
 	"github.com/harness-dev/harness/internal/reminder"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/tools"
 )
@@ -39,7 +40,7 @@ func thinkingSession(t *testing.T, format string, cfg history.Config, maxSteps i
 	}
 	proj := filepath.Join(t.TempDir(), "p")
 	os.MkdirAll(proj, 0o755)
-	pol, err := sandbox.NewPolicy(sandbox.PolicyOptions{Project: proj, Home: t.TempDir()})
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
