@@ -57,6 +57,7 @@ MCP_TOOL_TIMEOUT one call (milliseconds, or 30s).
 	list := &cobra.Command{
 		Use:          "list",
 		Short:        "List the configured MCP servers",
+		Long:         "List the configured MCP servers.\n" + plainExitHelp,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -89,6 +90,7 @@ MCP_TOOL_TIMEOUT one call (milliseconds, or 30s).
 	get := &cobra.Command{
 		Use:          "get NAME",
 		Short:        "Show one MCP server's definition",
+		Long:         "Show one MCP server's definition.\n" + plainExitHelp,
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -191,6 +193,7 @@ Scope user (the default) writes ~/.agents/mcp.json; project writes the project's
 	addJSON := &cobra.Command{
 		Use:          "add-json [-s user|project] NAME JSON",
 		Short:        "Add an MCP server from its JSON definition",
+		Long:         "Add an MCP server from its JSON definition.\n" + plainExitHelp,
 		Args:         cobra.ExactArgs(2),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -219,6 +222,7 @@ Scope user (the default) writes ~/.agents/mcp.json; project writes the project's
 	remove := &cobra.Command{
 		Use:          "remove [-s user|project] NAME",
 		Short:        "Remove an MCP server",
+		Long:         "Remove an MCP server.\n" + plainExitHelp,
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -265,6 +269,7 @@ Scope user (the default) writes ~/.agents/mcp.json; project writes the project's
 	reset := &cobra.Command{
 		Use:          "reset-project-choices",
 		Short:        "Forget which of this project's MCP servers you approved",
+		Long:         "Forget which of this project's MCP servers you approved.\n" + plainExitHelp,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
