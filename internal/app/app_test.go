@@ -139,7 +139,7 @@ func TestOpenResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if !r.Resumed || r.ID != id || r.History.Len() != 1 {
+	if !r.Resumed || r.ID != id || r.History.Len() != 2 {
 		t.Fatalf("resumed %v id %s (want %s) messages %d", r.Resumed, r.ID, id, r.History.Len())
 	}
 }
@@ -153,10 +153,13 @@ func savedSession(t *testing.T, o Options) string {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	m := llm.Text(llm.RoleUser, "hello")
-	s.History.Append(m)
-	if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeMessage, Message: &m}); err != nil {
-		t.Fatal(err)
+	// A prompt and the model's reply: a session whose first request got no
+	// reply is no conversation to continue (sessionlog.Summary.Started).
+	for _, m := range []llm.Message{llm.Text(llm.RoleUser, "hello"), llm.Text(llm.RoleAssistant, "hi")} {
+		s.History.Append(m)
+		if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeMessage, Message: &m}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return s.ID
 }

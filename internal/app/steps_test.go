@@ -39,7 +39,7 @@ func TestStepsInOrder(t *testing.T) {
 		"loadExtensions": func() bool { return b.s.Modes != nil && b.s.Commands != nil && b.s.Hooks != nil },
 		"buildAgent":     func() bool { return b.s.Agent != nil && b.system != "" },
 		"logPrompt":      func() bool { return b.s.Log != nil && prompts(t, b.s.Log.Path()) == 2 },
-		"restore":        func() bool { return b.s.History != nil && b.s.History.Len() == 1 },
+		"restore":        func() bool { return b.s.History != nil && b.s.History.Len() == 2 },
 		"startHooks":     func() bool { return startHooksRan(b.s) },
 	}
 	steps := b.steps()
