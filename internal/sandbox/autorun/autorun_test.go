@@ -4,9 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 func write(t *testing.T, root, rel, data string) {
@@ -88,25 +86,5 @@ func TestWatchFindsEachKind(t *testing.T) {
 	// All is against the start.
 	if n := len(w.All()); n != len(cases)-1 {
 		t.Errorf("All lists %d, want %d", n, len(cases)-1)
-	}
-}
-
-// TestWatchFIFO: a FIFO under a watched name neither stalls the scan nor
-// goes unreported.
-func TestWatchFIFO(t *testing.T) {
-	root := t.TempDir()
-	w := New(root)
-	if err := syscall.Mkfifo(filepath.Join(root, ".envrc"), 0o644); err != nil {
-		t.Skip("no FIFOs here:", err)
-	}
-	done := make(chan []File)
-	go func() { done <- w.Changes() }()
-	select {
-	case ch := <-done:
-		if len(ch) != 1 || !strings.HasSuffix(ch[0].Path, ".envrc") {
-			t.Errorf("%+v", ch)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the scan stalled on a FIFO")
 	}
 }
