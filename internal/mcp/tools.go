@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -290,6 +292,13 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 	cctx, cancel := context.WithTimeout(ctx, m.o.CallTimeout)
 	defer cancel()
 	res, err := s.CallTool(cctx, &sdk.CallToolParams{Name: e.t.Name, Arguments: args})
+	if err != nil && e.c.stdio != nil && !e.c.stdio.ended() && (errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) || strings.Contains(err.Error(), "EOF")) {
+		// The pipe closes before the process is reaped: wait a moment for
+		// its exit, whose status says why it stopped.
+		for deadline := time.Now().Add(2 * time.Second); !e.c.stdio.ended() && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
