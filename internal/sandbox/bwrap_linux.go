@@ -3,10 +3,10 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
@@ -38,7 +38,7 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 	if err != nil {
 		return nil, fmt.Errorf("%w: bwrap not found in PATH: install bubblewrap (apt-get install bubblewrap)", ErrUnavailable)
 	}
-	exe, err := selfExe()
+	exe, err := backend.SelfExe()
 	if err != nil {
 		return nil, err
 	}
@@ -158,15 +158,4 @@ func maskArgs(paths, keep []string) []string {
 func bwrapHas(bw, flag string) bool {
 	out, _ := exec.Command(bw, "--help").CombinedOutput()
 	return strings.Contains(string(out), flag)
-}
-
-func selfExe() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("finding the harness executable for the sandbox helper: %w", err)
-	}
-	if r, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = r
-	}
-	return exe, nil
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/harness-dev/harness/internal/sandbox/container"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -126,8 +128,8 @@ func (s *cgroupSession) text() []string {
 // session's launcher.
 func (s *cgroupSession) limitsText(p *walls.Policy, backend string, launcher bool) string {
 	if IsContainer(backend) {
-		r := containerResources(p)
-		return fmt.Sprintf("resource bounds in force: the container's own cgroup (set by the engine) holds %d processes and %d MiB for the whole session, and RLIMIT_NPROC %d and RLIMIT_DATA %d MiB per process inside", *r.PidsLimit, r.Memory>>20, p.MaxProcs, p.MaxMemory>>20)
+		pids, mem := container.Bounds(p)
+		return fmt.Sprintf("resource bounds in force: the container's own cgroup (set by the engine) holds %d processes and %d MiB for the whole session, and RLIMIT_NPROC %d and RLIMIT_DATA %d MiB per process inside", pids, mem>>20, p.MaxProcs, p.MaxMemory>>20)
 	}
 	// Under the launcher on a v2-only host the command shares its cgroup
 	// with its supervisor (placement), which has room for it.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os/exec"
 
+	"github.com/harness-dev/harness/internal/sandbox/backend"
+
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
@@ -38,7 +40,7 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: this kernel has no Landlock (not built in or not in the lsm= list); install bubblewrap for the bwrap backend", ErrUnavailable)
 	}
-	exe, err := selfExe()
+	exe, err := backend.SelfExe()
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/backend"
+
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
@@ -305,14 +307,14 @@ func (l *launcher) start() (*launcherProc, error) {
 	c := l.newCmd()
 	c.ExtraFiles = []*os.File{remote}
 	if l.proxy != nil {
-		pl, pr, err := proxyChannel()
+		pl, pr, err := backend.ProxyChannel()
 		if err != nil {
 			ctrl.Close()
 			return nil, err
 		}
 		defer pr.Close()
 		c.ExtraFiles = append(c.ExtraFiles, pr) // proxyFD
-		go serveProxyChannel(pl, l.proxy)
+		go backend.ServeProxyChannel(pl, l.proxy)
 	}
 	diag := &walls.BoundedBuffer{Limit: 8192}
 	c.Stderr = diag
@@ -349,7 +351,7 @@ func (l *launcher) start() (*launcherProc, error) {
 	return lp, nil
 }
 
-func (l *launcher) close() {
+func (l *launcher) Close() {
 	l.mu.Lock()
 	l.closed = true
 	lp := l.cur
@@ -361,7 +363,7 @@ func (l *launcher) close() {
 	stopLauncher(lp, l.tree) // the launcher sees the end, kills every command and exits
 }
 
-func (l *launcher) run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (int, string, error) {
+func (l *launcher) Run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (int, string, error) {
 	lp, note, err := l.get()
 	if err != nil {
 		return 0, note, err

@@ -1,6 +1,9 @@
 package sandbox
 
-import "github.com/harness-dev/harness/internal/sandbox/linux/inner"
+import (
+	"github.com/harness-dev/harness/internal/sandbox/container"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+)
 
 // Limits says, plainly, which rules backend, opened with opts, cannot
 // hold on this machine.
@@ -42,7 +45,7 @@ func Limits(backend string, opts ...Option) []string {
 		}
 		return l
 	case BackendDocker, BackendPodman:
-		return containerLimits(backend)
+		return container.Limits(backend)
 	case BackendNone:
 		return []string{"nothing is walled: every command runs directly on this machine"}
 	}

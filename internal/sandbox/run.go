@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/backend"
+
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
@@ -49,22 +51,13 @@ type instance struct {
 	own func(cmd *exec.Cmd) (stop func(), err error)
 	// launch, when set, runs commands through the session's long-lived
 	// launcher instead of a fresh sandbox each (Linux; see launcher_linux.go).
-	launch launchRunner
+	launch backend.Runner
 	// cg, when set, is the session's cgroup (cgroup_linux.go): each
 	// command run here starts in a child of it, killed whole at its end.
 	cg *cgroupSession
 	// ro, when set, is the read-only variant that runs Cmd.ReadOnly
 	// commands: same walls, the writable roots read-only. It shares tmp.
 	ro *instance
-}
-
-// launchRunner runs one command through a session's launcher. run returns
-// the command's exit code (128+n when killed by signal n) and a note for
-// the model (a restarted launcher); errNoLauncher means the launcher cannot
-// run it and the caller falls back to a sandbox of its own.
-type launchRunner interface {
-	run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (code int, note string, err error)
-	close()
 }
 
 func (s *instance) Backend() string       { return s.name }
@@ -75,10 +68,10 @@ func (s *instance) Close() error {
 		s.closed()
 	}
 	if s.launch != nil {
-		s.launch.close()
+		s.launch.Close()
 	}
 	if s.ro != nil && s.ro.launch != nil {
-		s.ro.launch.close()
+		s.ro.launch.Close()
 	}
 	s.cg.close()
 	s.git.Close()
@@ -150,7 +143,7 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 	}
 	if s.launch != nil && c.Stdin == nil {
 		var note string
-		code, note, err = s.launch.run(runCtx, c.Script, dir, stdout, stderr)
+		code, note, err = s.launch.Run(runCtx, c.Script, dir, stdout, stderr)
 		if note != "" {
 			io.WriteString(stderr, note)
 		}
@@ -215,7 +208,7 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 const startGate = "read -r _ <&3 || exit 125; exec 3<&-\n"
 
 // errNoLauncher says a command must run in a sandbox of its own.
-var errNoLauncher = errors.New("no launcher")
+var errNoLauncher = backend.ErrNoRunner
 
 // runOwn runs one command in a sandbox of its own (the backend's wrap) and
 // returns its exit code, 128+n when killed by signal n.

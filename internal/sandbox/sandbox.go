@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/backend"
+
 	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
@@ -92,7 +94,7 @@ const TimeoutExit = 124
 
 // ErrUnavailable is returned (wrapped) by Open when the backend asked for
 // cannot run on this machine.
-var ErrUnavailable = errors.New("sandbox backend unavailable")
+var ErrUnavailable = backend.ErrUnavailable
 
 // Detect names the best backend available here and says why.
 func Detect() (name, reason string) { return detect() }
@@ -109,11 +111,11 @@ type openOptions struct {
 	getenv func(string) string // the caller's environment; nil reads nothing
 }
 
-func (o openOptions) env(k string) string {
-	if o.getenv == nil {
-		return ""
-	}
-	return o.getenv(k)
+func (o openOptions) env(k string) string { return o.backend().Env(k) }
+
+// backend is what a mechanism package is given.
+func (o openOptions) backend() backend.Options {
+	return backend.Options{Getenv: o.getenv, Proxy: o.proxy}
 }
 
 // WithProxy gives commands a way out through px (see Proxy): inside the

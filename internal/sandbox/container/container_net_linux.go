@@ -1,4 +1,4 @@
-package sandbox
+package container
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
@@ -75,7 +77,7 @@ func (cn *containerNet) serve(px *netproxy.Proxy) {
 		if err != nil {
 			return // closed
 		}
-		f, err := c.File() // blocking, as serveProxyChannel reads it
+		f, err := c.File() // blocking, as ServeProxyChannel reads it
 		c.Close()
 		if err != nil {
 			continue
@@ -89,7 +91,7 @@ func (cn *containerNet) serve(px *netproxy.Proxy) {
 		case cn.ready <- struct{}{}:
 		default:
 		}
-		go serveProxyChannel(fd, px)
+		go backend.ServeProxyChannel(fd, px)
 	}
 }
 

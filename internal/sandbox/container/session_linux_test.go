@@ -1,10 +1,9 @@
-package sandbox
+package container_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,35 +11,32 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/container"
 
-	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
-	"golang.org/x/sys/unix"
-
-	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // openSession opens backend's sandbox on project, closed when t ends.
-func openSession(t *testing.T, backend, project string, opts ...Option) (Sandbox, *walls.Policy) {
+func openSession(t *testing.T, backend, project string, opts ...sandbox.Option) (sandbox.Sandbox, *walls.Policy) {
 	t.Helper()
 	p, err := walls.NewPolicy(walls.PolicyOptions{Project: project, Home: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := Open(context.Background(), p, backend, opts...)
+	sb, err := sandbox.Open(context.Background(), p, backend, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,37 +44,13 @@ func openSession(t *testing.T, backend, project string, opts ...Option) (Sandbox
 	return sb, p
 }
 
-// requireDocker skips (or fails, when CI requires docker) unless an engine
-// answers and HARNESS_TEST_IMAGE is there. The tests give the backend that
-// image as HARNESS_IMAGE through WithEnv(testEnv).
-func requireDocker(t testing.TB) {
-	t.Helper()
-	img := os.Getenv("HARNESS_TEST_IMAGE")
-	if img == "" {
-		testenv.Missing(t, testenv.Docker, "HARNESS_TEST_IMAGE is not set (see .ci/run)")
-	}
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		testenv.Missing(t, testenv.Docker, err.Error())
-	}
-	defer cli.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
-		testenv.Missing(t, testenv.Docker, "the engine does not answer: "+err.Error())
-	}
-	if _, err := cli.ImageInspect(ctx, img); err != nil {
-		testenv.Missing(t, testenv.Docker, "image "+img+": "+err.Error())
-	}
-}
-
 // TestContainerBattery runs the escape battery through the docker
 // backend, against the real engine, every probe checked on the host.
 func TestContainerBattery(t *testing.T) {
-	requireDocker(t)
+	container.RequireDocker(t)
 	t.Parallel()
 	var out bytes.Buffer
-	n, err := Battery(context.Background(), BackendDocker, &out, WithEnv(testEnv))
+	n, err := sandbox.Battery(context.Background(), sandbox.BackendDocker, &out, sandbox.WithEnv(testEnv))
 	t.Logf("uid %d:\n%s", os.Getuid(), out.String())
 	if err != nil {
 		t.Fatal(err)
@@ -103,10 +75,10 @@ func TestContainerBattery(t *testing.T) {
 //
 //	HARNESS_TEST_IMAGE=harness-test-base:bookworm go test -run '^$' -bench ContainerOverhead -benchtime 20x ./internal/sandbox/
 func BenchmarkContainerOverhead(b *testing.B) {
-	requireDocker(b)
-	none := openBench(b, BackendNone)
-	bw := openBench(b, BackendBwrap, WithLauncher(true))
-	dk := openBench(b, BackendDocker, WithEnv(testEnv))
+	container.RequireDocker(b)
+	none := openBench(b, sandbox.BackendNone)
+	bw := openBench(b, sandbox.BackendBwrap, sandbox.WithLauncher(true))
+	dk := openBench(b, sandbox.BackendDocker, sandbox.WithEnv(testEnv))
 	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		b.Fatal(err)
@@ -114,7 +86,7 @@ func BenchmarkContainerOverhead(b *testing.B) {
 	defer cli.Close()
 	ctx := context.Background()
 	fresh := func() {
-		cfg, hc := dk.(*instance).launch.(*containerRunner).spec()
+		cfg, hc := RunnerOf(dk).Spec()
 		cfg.Entrypoint = []string{"/bin/true"}
 		res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc})
 		if err != nil {
@@ -137,9 +109,9 @@ func BenchmarkContainerOverhead(b *testing.B) {
 		f()
 		*total += time.Since(start)
 	}
-	run := func(sb Sandbox) func() {
+	run := func(sb sandbox.Sandbox) func() {
 		return func() {
-			if r, err := sb.Run(ctx, Cmd{Script: "true"}); err != nil || r.ExitCode != 0 {
+			if r, err := sb.Run(ctx, sandbox.Cmd{Script: "true"}); err != nil || r.ExitCode != 0 {
 				b.Fatalf("%v %+v", err, r)
 			}
 		}
@@ -158,156 +130,15 @@ func BenchmarkContainerOverhead(b *testing.B) {
 	b.ReportMetric(float64(viaExec)/float64(viaBwrap), "x-exec-over-bwrap")
 }
 
-func TestContainerSeccompCoversInnerStage(t *testing.T) {
-	for _, proxy := range []bool{false, true} {
-		t.Run(fmt.Sprint("proxy=", proxy), func(t *testing.T) { checkContainerSeccomp(t, proxy) })
-	}
-}
-
-func checkContainerSeccomp(t *testing.T, proxy bool) {
-	prof := containerSeccompProfile(proxy)
-	named := map[string]bool{}
-	for _, r := range prof.Syscalls {
-		if len(r.Args) == 0 && r.Action == "SCMP_ACT_ERRNO" && *r.ErrnoRet == uint(unix.EPERM) {
-			for _, n := range r.Names {
-				named[n] = true
-			}
-		}
-	}
-	for _, nr := range inner.DeniedSyscalls {
-		name, ok := syscallNames[nr]
-		if !ok {
-			t.Fatalf("system call %d is denied by the inner stage but has no name for the container profile", nr)
-		}
-		if !named[name] {
-			t.Errorf("%s is denied by the inner stage, not by the container profile", name)
-		}
-	}
-	var cloneFlags uint64
-	var sockets, ioctls []uint64
-	for _, r := range prof.Syscalls {
-		switch r.Names[0] {
-		case "clone":
-			cloneFlags |= r.Args[0].Value
-		case "socket":
-			// The family is compared in its low word: the kernel ignores
-			// the high one.
-			if r.Args[0].Op != "SCMP_CMP_MASKED_EQ" || r.Args[0].Value != 0xffffffff {
-				t.Errorf("socket rule %+v compares the family's 64 bits", r.Args[0])
-			}
-			sockets = append(sockets, r.Args[0].ValueTwo)
-			want := 1
-			if proxy && r.Args[0].ValueTwo == unix.AF_UNIX {
-				// Only the init's proxy channel: one exact type.
-				want = 2
-				if a := r.Args[1]; a.Index != 1 || a.Op != "SCMP_CMP_NE" || a.Value != unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC {
-					t.Errorf("the unix socket let through with the proxy: %+v", a)
-				}
-			}
-			if len(r.Args) != want {
-				t.Errorf("socket rule %+v: want %d conditions", r.Args, want)
-			}
-		case "ioctl":
-			ioctls = append(ioctls, r.Args[0].ValueTwo)
-		case "clone3":
-			if *r.ErrnoRet != uint(unix.ENOSYS) {
-				t.Errorf("clone3 gets errno %d, want ENOSYS so libc falls back to clone", *r.ErrnoRet)
-			}
-		}
-	}
-	if cloneFlags != inner.CloneNamespaces {
-		t.Errorf("clone rules cover flags %#x, want every namespace flag %#x", cloneFlags, uint64(inner.CloneNamespaces))
-	}
-	if fmt.Sprint(sockets) != fmt.Sprint([]uint64{unix.AF_UNIX, unix.AF_VSOCK}) {
-		t.Errorf("socket rules deny families %v, want AF_UNIX and AF_VSOCK", sockets)
-	}
-	if fmt.Sprint(ioctls) != fmt.Sprint([]uint64{unix.TIOCSTI, unix.TIOCLINUX}) {
-		t.Errorf("ioctl rules deny %v, want TIOCSTI and TIOCLINUX", ioctls)
-	}
-	if prof.DefaultAction != "SCMP_ACT_ALLOW" || len(prof.Architectures) == 0 {
-		t.Errorf("profile %+v", prof)
-	}
-}
-
-// TestContainerMounts: the policy, as mounts. The project read-write,
-// .git and .agents read-only on top, the home directory and the rest of
-// the host absent.
-func TestContainerMounts(t *testing.T) {
-	base := t.TempDir()
-	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
-	for _, d := range []string{filepath.Join(home, ".ssh"), filepath.Join(proj, ".git", "hooks")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.WriteFile(filepath.Join(proj, ".git", "config"), []byte(configText), 0o644)
-	os.WriteFile(filepath.Join(proj, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
-	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// With the default image: the host's /usr and /etc, read-only, its
-	// password hashes behind /dev/null.
-	tmp := filepath.Join(base, "tmp")
-	os.Mkdir(tmp, 0o700)
-	gs, err := gitshadow.Open(p, tmp)
-	if err != nil || gs == nil {
-		t.Fatalf("git shadows: %v", err)
-	}
-	defer gs.Close()
-	ms := containerMounts(p, gs, tmp, "/bin/true", true)
-	got := map[string]string{}
-	for _, m := range ms {
-		kind := string(m.Type)
-		if m.ReadOnly {
-			kind += ",ro"
-		}
-		if m.Type == "bind" && m.Source != m.Target {
-			kind += " from " + m.Source
-		}
-		got[m.Target] = kind
-	}
-	want := map[string]string{
-		p.Project:                                  "bind",
-		filepath.Join(p.Project, ".agents"):        "bind,ro",
-		filepath.Join(p.Project, ".git"):           "bind from " + gs.Shadows[0].Shadow,
-		filepath.Join(p.Project, ".git", "config"): "bind,ro",
-		filepath.Join(p.Project, ".git", "hooks"):  "bind,ro",
-		// The real objects, read-only: the shadow's own objects
-		// directory takes new ones (append-only history).
-		filepath.Join(p.Project, ".git", "objects", inner.GitObjectsBase): "bind,ro from " + filepath.Join(p.Project, ".git", "objects"),
-		"/etc":          "bind,ro",
-		"/usr":          "bind,ro",
-		"/etc/shadow":   "bind,ro from /dev/null",
-		"/tmp":          "bind from " + tmp,
-		containerHelper: "bind,ro from /bin/true",
-	}
-	for target, kind := range want {
-		if got[target] != kind {
-			t.Errorf("%s: mounted %q, want %q", target, got[target], kind)
-		}
-	}
-	for target := range got {
-		if walls.Within(target, home) || target == "/" || walls.Within(target, "/root") || walls.Within(target, "/var") || walls.Within(target, "/run") {
-			t.Errorf("%s is mounted: only what the policy names may be", target)
-		}
-	}
-	for i := 1; i < len(ms); i++ {
-		if depth(ms[i].Target) < depth(ms[i-1].Target) {
-			t.Errorf("%s is mounted after %s, beneath which it lies", ms[i].Target, ms[i-1].Target)
-		}
-	}
-}
-
 // TestContainerEngineConfig asks the engine, from the host, what the
 // session's container really runs with.
 func TestContainerEngineConfig(t *testing.T) {
-	requireDocker(t)
+	container.RequireDocker(t)
 	t.Parallel()
-	sb, p := openSession(t, BackendDocker, t.TempDir(), WithEnv(testEnv))
-	cr := sb.(*instance).launch.(*containerRunner)
-	cli := cr.cli
-	in, err := cli.ContainerInspect(context.Background(), cr.cur.id, client.ContainerInspectOptions{})
+	sb, p := openSession(t, sandbox.BackendDocker, t.TempDir(), sandbox.WithEnv(testEnv))
+	cr := RunnerOf(sb)
+	cli := cr.Client()
+	in, err := cli.ContainerInspect(context.Background(), cr.CurrentID(), client.ContainerInspectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,8 +146,8 @@ func TestContainerEngineConfig(t *testing.T) {
 	if string(hc.NetworkMode) != "none" || !hc.ReadonlyRootfs || fmt.Sprint(hc.CapDrop) != "[ALL]" || len(hc.CapAdd) != 0 || hc.Privileged {
 		t.Errorf("network %q, read-only root %v, cap drop %v, cap add %v, privileged %v", hc.NetworkMode, hc.ReadonlyRootfs, hc.CapDrop, hc.CapAdd, hc.Privileged)
 	}
-	want := containerResources(p)
-	if hc.Memory != want.Memory || hc.PidsLimit == nil || *hc.PidsLimit != *want.PidsLimit || *want.PidsLimit != int64(p.MaxProcs)+pidsHeadroom {
+	want := container.ContainerResources(p)
+	if hc.Memory != want.Memory || hc.PidsLimit == nil || *hc.PidsLimit != *want.PidsLimit || *want.PidsLimit != int64(p.MaxProcs)+container.PidsHeadroom {
 		t.Errorf("memory %d, pids %v; want %d, %d", hc.Memory, hc.PidsLimit, want.Memory, *want.PidsLimit)
 	}
 	var nnp, seccomp bool
@@ -328,7 +159,7 @@ func TestContainerEngineConfig(t *testing.T) {
 		t.Errorf("security options %.200q: want no-new-privileges and the harness seccomp profile", hc.SecurityOpt)
 	}
 	// And from inside: the engine's own view of the walls.
-	r, err := sb.Run(context.Background(), Cmd{Script: "grep -E '^(CapBnd|Seccomp|NoNewPrivs):' /proc/self/status; cat /sys/fs/cgroup/pids.max 2>/dev/null; env"})
+	r, err := sb.Run(context.Background(), sandbox.Cmd{Script: "grep -E '^(CapBnd|Seccomp|NoNewPrivs):' /proc/self/status; cat /sys/fs/cgroup/pids.max 2>/dev/null; env"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,18 +176,18 @@ func TestContainerEngineConfig(t *testing.T) {
 // were fixed at its start: the container is replaced, and the private
 // /tmp carries over.
 func TestContainerNewRepositoryProtected(t *testing.T) {
-	requireDocker(t)
+	container.RequireDocker(t)
 	t.Parallel()
-	sb, p := openSession(t, BackendDocker, t.TempDir(), WithEnv(testEnv))
+	sb, p := openSession(t, sandbox.BackendDocker, t.TempDir(), sandbox.WithEnv(testEnv))
 	ctx := context.Background()
-	r, err := sb.Run(ctx, Cmd{Script: "mkdir -p sub/.git/hooks && echo orig > sub/.git/config && echo kept > /tmp/k"})
+	r, err := sb.Run(ctx, sandbox.Cmd{Script: "mkdir -p sub/.git/hooks && echo orig > sub/.git/config && echo kept > /tmp/k"})
 	if err != nil || r.ExitCode != 0 {
 		t.Fatalf("%v %+v %s", err, r, r.Output)
 	}
 	if len(r.Found) == 0 {
 		t.Fatalf("the new repository was not found: %+v", r)
 	}
-	r, err = sb.Run(ctx, Cmd{Script: "echo evil > sub/.git/config; echo evil > sub/.git/hooks/pre-commit; cat /tmp/k"})
+	r, err = sb.Run(ctx, sandbox.Cmd{Script: "echo evil > sub/.git/config; echo evil > sub/.git/hooks/pre-commit; cat /tmp/k"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,8 +212,8 @@ func TestContainerNewRepositoryProtected(t *testing.T) {
 // socket but the channel's one kind. The default image, for the host's
 // curl and python3.
 func TestContainerProxy(t *testing.T) {
-	requireDocker(t)
-	// No WithEnv(testEnv): the default image, with the host's curl and python3.
+	container.RequireDocker(t)
+	// No sandbox.WithEnv(testEnv): the default image, with the host's curl and python3.
 	origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "origin says hi to %s", r.Host)
 	}))
@@ -414,13 +245,13 @@ func TestContainerProxy(t *testing.T) {
 	}
 	proj := t.TempDir()
 	os.WriteFile(filepath.Join(proj, "ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: origin.Certificate().Raw}), 0o644)
-	sb, _ := openSession(t, BackendDocker, proj, WithProxy(px))
-	if !OffersProxy(sb) {
+	sb, _ := openSession(t, sandbox.BackendDocker, proj, sandbox.WithProxy(px))
+	if !sandbox.OffersProxy(sb) {
 		t.Fatal("the docker backend does not offer the proxy")
 	}
 	run := func(script string) string {
 		t.Helper()
-		r, err := sb.Run(context.Background(), Cmd{Script: script, Timeout: 60 * time.Second})
+		r, err := sb.Run(context.Background(), sandbox.Cmd{Script: script, Timeout: 60 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,18 +268,16 @@ func TestContainerProxy(t *testing.T) {
 	}
 	// A repository made mid-session replaces the container (new
 	// carve-outs); the new one's init connects the proxy anew.
-	cr := sb.(*instance).launch.(*containerRunner)
-	first := cr.cur.id
+	cr := RunnerOf(sb)
+	first := cr.CurrentID()
 	run("mkdir -p sub/.git/hooks && echo x > sub/.git/config")
 	out = run(fmt.Sprintf("curl -sS --max-time 20 http://plain.example.com:%d/y", widePort))
 	if !strings.HasPrefix(out, "exit 0\n") || !strings.Contains(out, fmt.Sprintf("plain origin, plain.example.com:%d", widePort)) {
 		t.Errorf("plain HTTP through the proxy, in the replaced container:\n%s", out)
 	}
-	cr.mu.Lock()
-	if cr.cur == nil || cr.cur.id == first {
+	if id := cr.CurrentID(); id == "" || id == first {
 		t.Errorf("the container was not replaced for the new repository")
 	}
-	cr.mu.Unlock()
 	out = run("curl -sS --max-time 20 https://unlisted.test/")
 	if strings.HasPrefix(out, "exit 0\n") || !strings.Contains(out, "[harness: network: refused CONNECT unlisted.test:443") || !strings.Contains(out, "--allow-net unlisted.test") {
 		t.Errorf("unlisted:\n%s", out)
@@ -500,10 +329,8 @@ print("high word", libc.syscall(41, (1 << 32) | 1, 5 | 0o2000000, 0), ctypes.get
 
 	// The engine's profile itself, below the inner stage: an exec of the
 	// host's python3 straight in the container.
-	cr.mu.Lock()
-	id := cr.cur.id
-	cr.mu.Unlock()
-	raw := execRaw(t, cr.cli, id, cr.user, `import ctypes, socket
+	id := cr.CurrentID()
+	raw := execRaw(t, cr.Client(), id, cr.User(), `import ctypes, socket
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.argtypes = [ctypes.c_long] * 4
 for name, fam, typ in (("stream", 1, 1), ("high-word stream", (1 << 32) | 1, 1), ("vsock", 40, 1), ("channel", 1, 5 | 0o2000000)):
@@ -537,23 +364,6 @@ func execRaw(t *testing.T, cli *client.Client, id, user, code string) string {
 	return b.String()
 }
 
-func TestPodmanMountable(t *testing.T) {
-	for _, tc := range []struct {
-		src, dst string
-		ok       bool
-	}{
-		{"/p/my 'proj' it's here", "/p/my 'proj' it's here", true},
-		{"/p/a,ro=false/.git", "/p/a,ro=false/.git", false}, // would split into options
-		{"/dev/null", `/p/my "proj"/.env`, false},           // fails podman's CSV parse
-		{"/p/x\ny", "/p/x\ny", false},
-	} {
-		err := podmanMountable([]mount.Mount{{Type: mount.TypeBind, Source: "/usr", Target: "/usr"}, {Type: mount.TypeBind, Source: tc.src, Target: tc.dst}})
-		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrUnavailable)) {
-			t.Errorf("%q -> %q: %v", tc.src, tc.dst, err)
-		}
-	}
-}
-
 // TestPodmanSession runs a session through rootful podman's
 // Docker-compatible socket where one answers (CI installs no podman: it
 // skips there): the engine's walls from inside, the proxy, and a project
@@ -566,8 +376,8 @@ func TestPodmanSession(t *testing.T) {
 	px := &netproxy.Proxy{Decide: func(context.Context, string, int) netproxy.ConnVerdict {
 		return netproxy.ConnVerdict{Reason: "no rule allows it"}
 	}}
-	sb, _ := openSession(t, BackendPodman, t.TempDir(), WithEnv(testEnv), WithProxy(px))
-	r, err := sb.Run(context.Background(), Cmd{Script: `grep -E '^(CapBnd|Seccomp|NoNewPrivs):' /proc/self/status; ls /sys/class/net
+	sb, _ := openSession(t, sandbox.BackendPodman, t.TempDir(), sandbox.WithEnv(testEnv), sandbox.WithProxy(px))
+	r, err := sb.Run(context.Background(), sandbox.Cmd{Script: `grep -E '^(CapBnd|Seccomp|NoNewPrivs):' /proc/self/status; ls /sys/class/net
 bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128 && printf "CONNECT unlisted.test:443 HTTP/1.1\r\n\r\n" >&3 && head -c 12 <&3'`})
 	if err != nil {
 		t.Fatal(err)
@@ -584,7 +394,7 @@ bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128 && printf "CONNECT unlisted.test:443 HT
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sb2, err := Open(context.Background(), p2, BackendPodman); err == nil {
+	if sb2, err := sandbox.Open(context.Background(), p2, sandbox.BackendPodman); err == nil {
 		sb2.Close()
 		t.Error("podman mounted a project whose path it reads as options")
 	} else if !strings.Contains(err.Error(), "podman cannot mount") {
@@ -592,27 +402,64 @@ bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128 && printf "CONNECT unlisted.test:443 HT
 	}
 }
 
-// TestProjectImageBuildsWithoutNetwork: harness.Dockerfile is the
-// project's, which the agent can write, so its RUN steps get no network:
-// a build that sees an interface besides loopback fails, and one that
-// needs none builds.
-func TestProjectImageBuildsWithoutNetwork(t *testing.T) {
-	requireDocker(t)
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		t.Fatal(err)
+// RunnerOf is sb's container runner.
+func RunnerOf(sb sandbox.Sandbox) *container.Runner {
+	return sandbox.Inspect(sb).Runner.(*container.Runner)
+}
+
+// testEnv is the environment the tests give the sandbox: the container
+// backend's image is HARNESS_TEST_IMAGE (see .ci/run), nothing else.
+func testEnv(k string) string {
+	if k == container.ImageEnv {
+		return os.Getenv("HARNESS_TEST_IMAGE")
 	}
-	defer cli.Close()
-	img := os.Getenv("HARNESS_TEST_IMAGE")
-	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
-	df := "FROM " + img + "\nRUN test \"$(ls /sys/class/net)\" = lo && echo " + tag + " > /built\n"
-	got, err := projectImage(context.Background(), cli, []byte(df))
+	return ""
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+func content(p string) string { b, _ := os.ReadFile(p); return string(b) }
+
+func openBench(b *testing.B, backend string, opts ...sandbox.Option) sandbox.Sandbox {
+	b.Helper()
+	p, err := walls.NewPolicy(walls.PolicyOptions{Project: b.TempDir()})
 	if err != nil {
-		t.Fatalf("a build that needs no network: %v", err)
+		b.Fatal(err)
 	}
-	t.Cleanup(func() { cli.ImageRemove(context.Background(), got.ref, client.ImageRemoveOptions{Force: true}) })
-	_, err = projectImage(context.Background(), cli, []byte("FROM "+img+"\nRUN echo "+tag+" && getent hosts example.com || ls /sys/class/net | grep -vx lo\n"))
-	if err == nil || !strings.Contains(err.Error(), "without network") {
-		t.Errorf("a build that looks for a network: %v, want it to fail, saying the build has no network", err)
+	sb, err := sandbox.Open(context.Background(), p, backend, opts...)
+	if err != nil {
+		b.Skip(err)
+	}
+	b.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+// records keeps the proxy's connection records (a copy of sandbox's
+// test helper: test files do not cross packages).
+type records struct {
+	mu  sync.Mutex
+	all []netproxy.ConnRecord
+}
+
+func (r *records) add(c netproxy.ConnRecord) { r.mu.Lock(); r.all = append(r.all, c); r.mu.Unlock() }
+
+// await returns the first record from the from-th on that satisfies ok
+// (nil: any), waiting for it; it fails the test when none comes.
+func (r *records) await(t *testing.T, from int, ok func(netproxy.ConnRecord) bool) netproxy.ConnRecord {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r.mu.Lock()
+		for _, c := range r.all[min(from, len(r.all)):] {
+			if ok == nil || ok(c) {
+				r.mu.Unlock()
+				return c
+			}
+		}
+		r.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatalf("no connection recorded (from the %d-th on) as awaited", from)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

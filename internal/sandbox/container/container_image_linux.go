@@ -1,4 +1,4 @@
-package sandbox
+package container
 
 import (
 	"archive/tar"
@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
@@ -42,7 +44,7 @@ const DefaultImage = "harness-hostfs:1"
 func containerImage(ctx context.Context, cli *client.Client, p *walls.Policy, ref string) (containerImg, error) {
 	if ref != "" {
 		if _, err := cli.ImageInspect(ctx, ref); err != nil {
-			return containerImg{}, fmt.Errorf("%w: %s=%s: %v (harness pulls nothing: build or pull it first)", ErrUnavailable, ImageEnv, ref, err)
+			return containerImg{}, fmt.Errorf("%w: %s=%s: %v (harness pulls nothing: build or pull it first)", backend.ErrUnavailable, ImageEnv, ref, err)
 		}
 		return containerImg{ref: ref}, nil
 	}
@@ -79,11 +81,11 @@ func projectImage(ctx context.Context, cli *client.Client, dockerfile []byte) (c
 	// that must download is built by the user, who names the image.
 	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{ref}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true, NetworkMode: "none"})
 	if err != nil {
-		return containerImg{}, fmt.Errorf("%w: building %s: %v", ErrUnavailable, ProjectDockerfile, err)
+		return containerImg{}, fmt.Errorf("%w: building %s: %v", backend.ErrUnavailable, ProjectDockerfile, err)
 	}
 	defer res.Body.Close()
 	if err := buildStreamError(res.Body); err != nil {
-		return containerImg{}, fmt.Errorf("%w: building %s without network: %v (harness builds it with no network, since the agent can edit it; if it must download, build it yourself: docker build -t NAME -f %s . and set %s=NAME)", ErrUnavailable, ProjectDockerfile, err, ProjectDockerfile, ImageEnv)
+		return containerImg{}, fmt.Errorf("%w: building %s without network: %v (harness builds it with no network, since the agent can edit it; if it must download, build it yourself: docker build -t NAME -f %s . and set %s=NAME)", backend.ErrUnavailable, ProjectDockerfile, err, ProjectDockerfile, ImageEnv)
 	}
 	return containerImg{ref: ref}, nil
 }
@@ -177,7 +179,7 @@ func importHostFSImage(ctx context.Context, cli *client.Client) error {
 	res, err := cli.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, DefaultImage,
 		client.ImageImportOptions{Message: "harness: the host's /usr and /etc, bound read-only at run time"})
 	if err != nil {
-		return fmt.Errorf("%w: importing %s: %v", ErrUnavailable, DefaultImage, err)
+		return fmt.Errorf("%w: importing %s: %v", backend.ErrUnavailable, DefaultImage, err)
 	}
 	defer res.Close()
 	return buildStreamError(res)

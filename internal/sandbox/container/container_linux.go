@@ -1,4 +1,4 @@
-package sandbox
+package container
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
@@ -42,7 +44,7 @@ import (
 //     mounted;
 //   - the session's private /tmp (a host directory, so it survives the
 //     container being recreated when the carve-outs grow);
-//   - the harness binary, read-only at containerHelper: it is the
+//   - the harness binary, read-only at Helper: it is the
 //     container's init and each command's supervisor, and puts up the same
 //     inner stage (Landlock, seccomp) as under bwrap;
 //   - a read-only root filesystem (the image's), no network (--network
@@ -56,8 +58,8 @@ import (
 // command exits or when its own stdin (the exec's attached stream) ends,
 // which is how the host times a command out or cancels it.
 
-// containerHelper is where the harness binary is mounted in the container.
-const containerHelper = "/.harness/harness"
+// Helper is where the harness binary is mounted in the container.
+const Helper = "/.harness/harness"
 
 // Container limits: what a runaway command (a fork bomb, a leak) hits
 // before the machine does, for the whole container, besides the policy's
@@ -86,61 +88,66 @@ func containerResources(p *walls.Policy) container.Resources {
 // (`docker rm -f $(docker ps -aq --filter label=dev.harness.sandbox)`).
 const containerLabel = "dev.harness.sandbox"
 
-func openContainer(ctx context.Context, backend string, p *walls.Policy, tmp string, o openOptions) (*instance, error) {
-	cli, err := containerClient(backend, o.env)
+// Open starts the session's engine side for p: the client, the image,
+// the git shadows in tmp and, with o.Proxy, the proxy's channel. The
+// session's container itself starts with the first command (Runner.Run).
+// The orchestration runs every command through the Runner; gs is the
+// session's git shadows (nil without any), which it checks around each.
+func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backend.Options) (r *Runner, gs *gitshadow.Session, err error) {
+	cli, err := containerClient(name, o.Env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%w: the %s engine does not answer (is the daemon running? DOCKER_HOST?): %v", ErrUnavailable, backend, err)
+		return nil, nil, fmt.Errorf("%w: the %s engine does not answer (is the daemon running? DOCKER_HOST?): %v", backend.ErrUnavailable, name, err)
 	}
-	exe, err := selfExe()
+	exe, err := backend.SelfExe()
 	if err != nil {
 		cli.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	img, err := containerImage(ctx, cli, p, o.env(ImageEnv))
+	img, err := containerImage(ctx, cli, p, o.Env(ImageEnv))
 	if err != nil {
 		cli.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	gs, err := gitshadow.Open(p, tmp)
+	gs, err = gitshadow.Open(p, tmp)
 	if err != nil {
 		cli.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	cfg := inner.HelperConfig{Write: append(append(p.WriteRoots(), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		cli.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	user := strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
-	env := walls.SandboxEnv(p, "/tmp", backend)
-	entry := []string{containerHelper, inner.ContainerInitArg}
+	env := walls.SandboxEnv(p, "/tmp", name)
+	entry := []string{Helper, inner.ContainerInitArg}
 	// The session's engine directory, beside its tmp and never mounted
 	// whole: the proxy's socket, podman's seccomp profile.
 	dir, err := os.MkdirTemp(filepath.Dir(tmp), filepath.Base(tmp)+"-ctr-")
 	if err != nil {
 		gs.Close()
 		cli.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	cr := &containerRunner{backend: backend, cli: cli, pol: p, user: user, cfg: string(cfgJSON), dir: dir}
-	fail := func(err error) (*instance, error) {
-		cr.close()
+	cr := &Runner{backend: name, cli: cli, pol: p, user: user, cfg: string(cfgJSON), dir: dir}
+	fail := func(err error) (*Runner, *gitshadow.Session, error) {
+		cr.Close()
 		gs.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	cr.podman = isPodman(ctx, cli)
-	seccomp, err := seccompOption(cr.podman, dir, o.proxy != nil)
+	seccomp, err := seccompOption(cr.podman, dir, o.Proxy != nil)
 	if err != nil {
 		return fail(err)
 	}
 	var cn *containerNet
-	if o.proxy != nil {
-		if cn, err = listenContainerNet(dir, o.proxy); err != nil {
+	if o.Proxy != nil {
+		if cn, err = listenContainerNet(dir, o.Proxy); err != nil {
 			return fail(err)
 		}
 		cr.net = cn
@@ -184,19 +191,15 @@ func openContainer(ctx context.Context, backend string, p *walls.Policy, tmp str
 				Resources:      res,
 			}
 	}
-	s := &instance{name: backend, pol: p, tmp: tmp, helper: containerHelper, git: gs, launch: cr, proxy: o.proxy}
-	s.wrap = func(string, string) ([]string, []string, error) {
-		return nil, nil, fmt.Errorf("the %s backend runs every command in the session's container", backend)
-	}
-	return s, nil
+	return cr, gs, nil
 }
 
 // containerClient reaches the engine from the environment (DOCKER_HOST
 // and friends, which the client reads); podman without DOCKER_HOST in
 // getenv is looked for at its usual sockets.
-func containerClient(backend string, getenv func(string) string) (*client.Client, error) {
+func containerClient(name string, getenv func(string) string) (*client.Client, error) {
 	opts := []client.Opt{client.FromEnv}
-	if backend == BackendPodman && getenv("DOCKER_HOST") == "" {
+	if name == backend.Podman && getenv("DOCKER_HOST") == "" {
 		for _, s := range []string{filepath.Join(getenv("XDG_RUNTIME_DIR"), "podman", "podman.sock"), "/run/podman/podman.sock"} {
 			if st, err := os.Stat(s); err == nil && st.Mode()&os.ModeSocket != 0 {
 				opts = append(opts, client.WithHost("unix://"+s))
@@ -206,7 +209,7 @@ func containerClient(backend string, getenv func(string) string) (*client.Client
 	}
 	cli, err := client.New(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, backend, err)
+		return nil, fmt.Errorf("%w: %s: %v", backend.ErrUnavailable, name, err)
 	}
 	return cli, nil
 }
@@ -234,9 +237,9 @@ func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, ho
 			bind(m, m, true)
 		}
 	}
-	bind(exe, containerHelper, true)
+	bind(exe, Helper, true)
 	bind(tmp, "/tmp", false)
-	if p.HostModCache != "" && exists(p.HostModCache) {
+	if p.HostModCache != "" && backend.Exists(p.HostModCache) {
 		bind(p.HostModCache, p.HostModCache, true)
 	}
 	roots := p.WriteRoots()
@@ -281,7 +284,7 @@ func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, ho
 	// This session's spill directory lies under a hidden one; the model
 	// reads its spilled results there.
 	for _, k := range keep {
-		if exists(k) {
+		if backend.Exists(k) {
 			bind(k, k, true)
 		}
 	}
@@ -298,7 +301,7 @@ func podmanMountable(ms []mount.Mount) error {
 	for _, m := range ms {
 		for _, p := range []string{m.Source, m.Target} {
 			if strings.ContainsAny(p, ",\"\n\r") {
-				return fmt.Errorf("%w: podman cannot mount %q: its Docker-compatible API reads mounts as comma-separated options, so a path with a comma, a double quote or a newline would be misread (use --sandbox docker or bwrap, or rename it)", ErrUnavailable, p)
+				return fmt.Errorf("%w: podman cannot mount %q: its Docker-compatible API reads mounts as comma-separated options, so a path with a comma, a double quote or a newline would be misread (use --sandbox docker or bwrap, or rename it)", backend.ErrUnavailable, p)
 			}
 		}
 	}
@@ -324,8 +327,9 @@ func underAny(p string, roots []string) bool {
 	return false
 }
 
-// containerRunner runs a session's commands as execs in its container.
-type containerRunner struct {
+// Runner runs a session's commands as execs in its container (a
+// backend.Runner).
+type Runner struct {
 	backend string
 	cli     *client.Client
 	pol     *walls.Policy
@@ -354,7 +358,7 @@ type containerProc struct {
 // its tree and exit after its stdin closed.
 const containerStopGrace = 10 * time.Second
 
-func (c *containerRunner) get(ctx context.Context) (*containerProc, string, error) {
+func (c *Runner) get(ctx context.Context) (*containerProc, string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -397,7 +401,7 @@ func (c *containerRunner) get(ctx context.Context) (*containerProc, string, erro
 }
 
 // retire removes cp once no command runs in it. Called with c.mu held.
-func (c *containerRunner) retire(cp *containerProc) {
+func (c *Runner) retire(cp *containerProc) {
 	cp.retired = true
 	if cp.inflight == 0 {
 		go c.remove(cp.id)
@@ -405,7 +409,7 @@ func (c *containerRunner) retire(cp *containerProc) {
 }
 
 // stopped reports whether cp no longer runs, and retires it then.
-func (c *containerRunner) stopped(ctx context.Context, cp *containerProc) bool {
+func (c *Runner) stopped(ctx context.Context, cp *containerProc) bool {
 	in, err := c.cli.ContainerInspect(ctx, cp.id, client.ContainerInspectOptions{})
 	if err == nil && in.Container.State != nil && in.Container.State.Running {
 		return false
@@ -420,7 +424,7 @@ func (c *containerRunner) stopped(ctx context.Context, cp *containerProc) bool {
 	return true
 }
 
-func (c *containerRunner) release(cp *containerProc) {
+func (c *Runner) release(cp *containerProc) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cp.inflight--
@@ -429,20 +433,21 @@ func (c *containerRunner) release(cp *containerProc) {
 	}
 }
 
-func (c *containerRunner) remove(id string) {
+func (c *Runner) remove(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, _ = c.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
 }
 
-func (c *containerRunner) run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (int, string, error) {
+// Run implements backend.Runner.
+func (c *Runner) Run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (int, string, error) {
 	bg := context.WithoutCancel(ctx)
 	cp, note, err := c.get(bg)
 	if err != nil {
 		return 0, note, err
 	}
 	opts := client.ExecCreateOptions{
-		Cmd: []string{containerHelper, inner.ContainerExecArg, c.cfg, script}, WorkingDir: dir, User: c.user,
+		Cmd: []string{Helper, inner.ContainerExecArg, c.cfg, script}, WorkingDir: dir, User: c.user,
 		AttachStdin: true, AttachStdout: true, AttachStderr: true,
 	}
 	ex, err := c.cli.ExecCreate(bg, cp.id, opts)
@@ -476,7 +481,8 @@ func (c *containerRunner) run(ctx context.Context, script, dir string, stdout, s
 	return code, note, nil
 }
 
-func (c *containerRunner) close() {
+// Close implements backend.Runner: it removes the session's container.
+func (c *Runner) Close() {
 	c.mu.Lock()
 	c.closed = true
 	cur := c.cur
@@ -490,18 +496,25 @@ func (c *containerRunner) close() {
 	c.cli.Close()
 }
 
-// containerLimits says what the container backend does not hold or does
+// Limits says what the container backend name does not hold or does
 // differently.
-func containerLimits(backend string) []string {
+func Limits(name string) []string {
 	l := []string{
 		"the image must run the harness binary (it is the container's init and each command's supervisor): a glibc image no older than the host's; the default image uses the host's own /usr and /etc",
 		"only what the policy names is in the container: the project, its carve-outs, the private /tmp (and, with the default image, the host's /usr and /etc); the rest of the host, $HOME included, is not there to read",
 	}
-	if backend == BackendPodman {
+	if name == backend.Podman {
 		l = append(l, "podman: a path with a comma, a double quote or a newline cannot be mounted (its Docker-compatible API reads mounts as comma-separated options): such a project is refused")
 	}
 	if inner.LandlockABI() < 6 {
 		l = append(l, "Landlock below ABI 6: a command can kill its own supervisor (its tree is then killed by the container's init; a denial of service only)")
 	}
 	return l
+}
+
+// Bounds are the pids and memory limits of the session's container under
+// p, which the engine's cgroup holds for the whole session.
+func Bounds(p *walls.Policy) (pids, memory int64) {
+	r := containerResources(p)
+	return *r.PidsLimit, r.Memory
 }
