@@ -2,9 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -19,7 +16,7 @@ func cgroupProbe(sb Sandbox) probe {
 		pr.skip = "the engine's cgroup for the container holds the session's limits (header above)"
 		return pr
 	}
-	if !ok || s.cg == nil || (s.cg.pidsMechanism() == "" && s.cg.memoryMechanism() == "") {
+	if !ok || s.cg == nil || (s.cg.PidsMechanism() == "" && s.cg.MemoryMechanism() == "") {
 		pr.skip = "no pids or memory cgroup here: the rlimits bound each process (probe below)"
 		return pr
 	}
@@ -31,7 +28,7 @@ func cgroupProbe(sb Sandbox) probe {
 		}()
 		var seen []string
 		for deadline := time.Now().Add(10 * time.Second); seen == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			seen = s.cg.limitedChildren()
+			seen = s.cg.LimitedChildren()
 		}
 		if err := <-done; err != nil {
 			return err.Error(), ""
@@ -39,113 +36,10 @@ func cgroupProbe(sb Sandbox) probe {
 		if seen == nil {
 			return "no cgroup with the session's limits held the command while it ran", ""
 		}
-		if left := s.cg.populatedCommands(); len(left) > 0 {
+		if left := s.cg.PopulatedCommands(); len(left) > 0 {
 			return "processes stayed in the command's cgroups after it: " + strings.Join(left, ", "), ""
 		}
 		return "", strings.Join(seen, "; ")
 	}
 	return pr
-}
-
-// limitedChildren lists the session's cgroups holding a process that
-// carry the session's limits, each with its limit.
-func (s *cgroupSession) limitedChildren() []string {
-	// A supervisor's cgroup (placement) holds a command while its
-	// threaded child has threads: the pids limit is there, the memory
-	// limit (with the supervisor's room) on the supervisor's.
-	type limit struct{ file, want string }
-	var dirs []string
-	var lims []limit
-	if s.dir != "" && (s.pids || s.memory) {
-		dirs = append(dirs, s.dir)
-	}
-	for _, g := range s.v1 {
-		dirs = append(dirs, g.dir)
-	}
-	if s.pidsMechanism() != "" {
-		lims = append(lims, limit{"pids.max", fmt.Sprint(s.maxProcs)})
-	}
-	if s.memoryMechanism() != "" {
-		lims = append(lims, limit{"memory.limit_in_bytes", fmt.Sprint(s.maxMemory)}, limit{"memory.max", fmt.Sprint(s.maxMemory)})
-	}
-	var out []string
-	for _, d := range dirs {
-		ents, _ := os.ReadDir(d)
-		for _, e := range ents {
-			// Under the launcher a v2 child per supervisor holds its
-			// commands, one at a time (placement; the launcher's own
-			// child only where supervisors are not placed); every v1
-			// child is a command's (reused, whatever its name).
-			if !e.IsDir() || (d == s.dir && !strings.HasPrefix(e.Name(), "command-") && !strings.HasPrefix(e.Name(), supName+"-") &&
-				(s.placesSupervisors() || !strings.HasPrefix(e.Name(), "launcher-"))) {
-				continue
-			}
-			child := filepath.Join(d, e.Name())
-			if d == s.dir && strings.HasPrefix(e.Name(), supName+"-") {
-				out = append(out, s.supervisorLimits(child)...)
-				continue
-			}
-			if !populated(child) {
-				continue
-			}
-			for _, l := range lims {
-				if b, err := os.ReadFile(filepath.Join(child, l.file)); err == nil && strings.TrimSpace(string(b)) == l.want {
-					out = append(out, fmt.Sprintf("%s %s %s", child, l.file, l.want))
-				}
-			}
-		}
-	}
-	return out
-}
-
-// populatedCommands lists the session's per-command cgroups that hold a
-// process (none should once its command has ended).
-func (s *cgroupSession) populatedCommands() []string {
-	if s == nil {
-		return nil
-	}
-	dirs := []string{}
-	if s.dir != "" {
-		dirs = append(dirs, s.dir)
-	}
-	for _, g := range s.v1 {
-		dirs = append(dirs, g.dir)
-	}
-	var out []string
-	for _, d := range dirs {
-		ents, _ := os.ReadDir(d)
-		for _, e := range ents {
-			child := filepath.Join(d, e.Name())
-			switch {
-			case !e.IsDir():
-			case d == s.dir && strings.HasPrefix(e.Name(), supName+"-"):
-				// A supervisor's: it stays there between its commands,
-				// which leave nothing in it or in its threaded child.
-				if len(members(child)) > 1 || len(threads(filepath.Join(child, "command"))) > 0 {
-					out = append(out, child)
-				}
-			case (d != s.dir || strings.HasPrefix(e.Name(), "command-")) && populated(child):
-				out = append(out, child)
-			}
-		}
-	}
-	return out
-}
-
-// supervisorLimits lists a placed supervisor's limits while a command runs
-// there, nil otherwise.
-func (s *cgroupSession) supervisorLimits(dir string) []string {
-	cmd := filepath.Join(dir, "command")
-	if len(threads(cmd)) == 0 {
-		return nil
-	}
-	var out []string
-	if b, err := os.ReadFile(filepath.Join(cmd, "pids.max")); err == nil && s.pids && strings.TrimSpace(string(b)) == fmt.Sprint(s.maxProcs) {
-		out = append(out, fmt.Sprintf("%s pids.max %d", cmd, s.maxProcs))
-	}
-	want := s.maxMemory + supMemoryHeadroom
-	if b, err := os.ReadFile(filepath.Join(dir, "memory.max")); err == nil && s.memory && strings.TrimSpace(string(b)) == fmt.Sprint(want) {
-		out = append(out, fmt.Sprintf("%s memory.max %d (%d MiB and %d MiB for the supervisor)", dir, want, s.maxMemory>>20, supMemoryHeadroom>>20))
-	}
-	return out
 }

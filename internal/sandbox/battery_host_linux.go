@@ -215,7 +215,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 		var bad []string
 		nproc := pol.MaxProcs
 		if s, ok := sb.(*instance); ok && !IsContainer(s.name) {
-			nproc = s.cg.nprocRlimit(nproc) // a backstop where a cgroup holds the bound
+			nproc = s.cg.NprocRlimit(nproc) // a backstop where a cgroup holds the bound
 		}
 		for name, want := range map[string]int64{"Max processes": int64(nproc), "Max data size": pol.MaxMemory} {
 			if want <= 0 {

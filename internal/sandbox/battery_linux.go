@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -75,17 +77,17 @@ func batteryMode(sb Sandbox) string {
 // batteryHeader says how the commands are bounded (a cgroup or not) and
 // what the backend does about metadata writes.
 func batteryHeader(sb Sandbox) []string {
-	var cg *cgroupSession
+	var cg *cgroup.Session
 	viaLauncher := false
 	if s, ok := sb.(*instance); ok {
 		cg = s.cg
 		_, viaLauncher = s.launch.(*launcher)
 	}
-	out := []string{cg.limitsText(sb.Policy(), sb.Backend(), viaLauncher)}
+	out := []string{limitsText(cg, sb.Policy(), sb.Backend(), viaLauncher)}
 	switch {
 	case IsContainer(sb.Backend()):
 	case cg != nil:
-		for _, l := range cg.text() {
+		for _, l := range cg.Text() {
 			out = append(out, "  "+l)
 		}
 	default:

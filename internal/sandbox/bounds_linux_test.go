@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"golang.org/x/sys/unix"
@@ -42,12 +44,12 @@ func boundsMode() {
 // it may write, the root cgroup or its parent (a delegated subtree, as
 // systemd gives each user); for root, the v1 hierarchies of a hybrid host.
 func hostHasLimitCgroups() bool {
-	if own, err := ownCgroupDir(); err == nil {
+	if own, err := cgroup.OwnDir(); err == nil {
 		b, _ := os.ReadFile(filepath.Join(own, "cgroup.controllers"))
 		f := strings.Fields(string(b))
 		parent := filepath.Dir(own)
-		writable := unix.Access(filepath.Join(parent, "cgroup.procs"), unix.W_OK) == nil && isCgroup2(parent)
-		if !isCgroup2(parent) {
+		writable := unix.Access(filepath.Join(parent, "cgroup.procs"), unix.W_OK) == nil && cgroup.IsCgroup2(parent)
+		if !cgroup.IsCgroup2(parent) {
 			writable = unix.Access(filepath.Join(own, "cgroup.procs"), unix.W_OK) == nil
 		}
 		if slices.Contains(f, "pids") && slices.Contains(f, "memory") && writable {
@@ -57,8 +59,8 @@ func hostHasLimitCgroups() bool {
 	if os.Geteuid() != 0 {
 		return false
 	}
-	_, perr := ownV1Dir("pids")
-	_, merr := ownV1Dir("memory")
+	_, perr := cgroup.OwnV1Dir("pids")
+	_, merr := cgroup.OwnV1Dir("memory")
 	return perr == nil && merr == nil
 }
 
@@ -85,7 +87,7 @@ func checkBounds(variant string) string {
 	}
 	defer sb.Close()
 	s := sb.(*instance)
-	pidsMech, memMech := s.cg.pidsMechanism(), s.cg.memoryMechanism()
+	pidsMech, memMech := s.cg.PidsMechanism(), s.cg.MemoryMechanism()
 	var problems []string
 	if hostHasLimitCgroups() && (pidsMech == "" || memMech == "") {
 		problems = append(problems, fmt.Sprintf("uid %d, on a host that offers it pids and memory controllers, holds no cgroup limit (pids %q, memory %q)", os.Getuid(), pidsMech, memMech))
@@ -122,7 +124,7 @@ func checkBounds(variant string) string {
 		if !strings.Contains(out, c.word) || (c.mech != "" && !strings.Contains(out, c.mech)) {
 			problems = append(problems, fmt.Sprintf("%s: the result does not name the %s (%s): %s", c.name, c.word, c.mech, lastLine(r.Output)))
 		}
-		if s.cg.placesSupervisors() && strings.Contains(out, "shared by the session's commands") {
+		if s.cg.PlacesSupervisors() && strings.Contains(out, "shared by the session's commands") {
 			problems = append(problems, c.name+": the command ran in the launcher's cgroup, not in its supervisor's own: "+lastLine(r.Output))
 		}
 		if n := survivors(tag, 3*time.Second); c.tag && n > 0 {
@@ -156,12 +158,7 @@ func checkBounds(variant string) string {
 	if r, err := sb.Run(ctx, Cmd{Script: "echo fine"}); err != nil || !bytes.Contains(r.Output, []byte("fine")) {
 		problems = append(problems, "an ordinary command failed under the bounds")
 	}
-	var dirs []string
-	if s.cg != nil {
-		for _, g := range s.cg.v1 {
-			dirs = append(dirs, g.dir)
-		}
-	}
+	dirs := s.cg.V1Dirs()
 	sb.Close()
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err == nil {
@@ -175,7 +172,7 @@ func checkBounds(variant string) string {
 // their command (empty ones wait in the pool for the next command).
 func cgroupLeft(s *instance) []string {
 	var left []string
-	for _, d := range s.cg.populatedCommands() {
+	for _, d := range s.cg.PopulatedCommands() {
 		left = append(left, "the command's cgroup "+d+" still holds a process after it")
 	}
 	return left

@@ -96,7 +96,7 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 		}
 		return args
 	}
-	cfg := inner.HelperConfig{Write: append(append(p.WriteRootsFor(ro), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
+	cfg := inner.HelperConfig{Write: append(append(p.WriteRootsFor(ro), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: o.cg.NprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.PlacesSupervisors()}
 	if o.proxy != nil {
 		// The launcher, or a sandbox's own inner stage, listens there
 		// (proxy_linux.go); bwrap's network namespace holds the rest.

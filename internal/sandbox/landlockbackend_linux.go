@@ -44,7 +44,7 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 	if err != nil {
 		return nil, err
 	}
-	cfg := inner.HelperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true, MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
+	cfg := inner.HelperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true, MaxProcs: o.cg.NprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.PlacesSupervisors()}
 	s := &instance{name: BackendLandlock, pol: p, tmp: tmp, tree: treeGroup, helper: exe}
 	tmpInside := tmp
 	if userNamespaces() {

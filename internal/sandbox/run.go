@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+
 	"github.com/harness-dev/harness/internal/sandbox/backend"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
@@ -54,7 +56,7 @@ type instance struct {
 	launch backend.Runner
 	// cg, when set, is the session's cgroup (cgroup_linux.go): each
 	// command run here starts in a child of it, killed whole at its end.
-	cg *cgroupSession
+	cg *cgroup.Session
 	// ro, when set, is the read-only variant that runs Cmd.ReadOnly
 	// commands: same walls, the writable roots read-only. It shares tmp.
 	ro *instance
@@ -73,7 +75,7 @@ func (s *instance) Close() error {
 	if s.ro != nil && s.ro.launch != nil {
 		s.ro.launch.Close()
 	}
-	s.cg.close()
+	s.cg.Close()
 	s.git.Close()
 	if s.tmp == "" {
 		return nil
@@ -236,30 +238,30 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdin io.R
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = procAttr(s.tree)
-	cg := s.cg.attach(cmd, "command", true)
+	cg := s.cg.Attach(cmd, "command", true)
 	if gateR != nil {
 		cmd.ExtraFiles = []*os.File{gateR}
 	}
 	if s.own != nil {
 		stop, err := s.own(cmd)
 		if err != nil {
-			cg.kill()
+			cg.Kill()
 			return 0, fmt.Errorf("starting the %s sandbox: %w", s.name, err)
 		}
 		defer stop()
 	}
 	// A grandchild that escaped the kill cannot hold the output pipe open.
 	cmd.WaitDelay = time.Second
-	err = cg.start(cmd)
+	err = cg.Start(cmd)
 	if gateR != nil {
 		gateR.Close()
 	}
 	if err != nil {
-		cg.kill()
+		cg.Kill()
 		return 0, fmt.Errorf("starting the %s sandbox: %w", s.name, err)
 	}
-	cg.started()
-	defer cg.kill() // whatever it left, wherever it went
+	cg.Started()
+	defer cg.Kill() // whatever it left, wherever it went
 	killAll := func() {}
 	if s.track != nil {
 		killAll = s.track(cmd.Process.Pid)
@@ -274,8 +276,8 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdin io.R
 	if s.name != BackendNone {
 		over = inner.WatchProcs(cmd.Process.Pid, s.pol.MaxProcs, stop)
 	}
-	cgOver, procsHit := cg.overProcs(stop), false
-	defer func() { cg.report(stderr, procsHit) }() // before the kill removes its counts
+	cgOver, procsHit := cg.OverProcs(stop), false
+	defer func() { cg.Report(stderr, procsHit) }() // before the kill removes its counts
 	select {
 	case err = <-done:
 	case <-runCtx.Done():

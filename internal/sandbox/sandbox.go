@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+
 	"github.com/harness-dev/harness/internal/sandbox/backend"
 
 	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
@@ -107,7 +109,7 @@ type openOptions struct {
 	proxy      *netproxy.Proxy
 	// cg is the session's cgroups, opened before the backend so its
 	// rlimits can defer to them (nprocRlimit); nil without any.
-	cg     *cgroupSession
+	cg     *cgroup.Session
 	getenv func(string) string // the caller's environment; nil reads nothing
 }
 
@@ -204,11 +206,11 @@ func Open(ctx context.Context, p *walls.Policy, backend string, opts ...Option) 
 		return nil, fmt.Errorf("creating the session's private temporary directory: %w", err)
 	}
 	if !IsContainer(backend) {
-		o.cg = openCgroup(p.MaxProcs, p.MaxMemory) // the engine's cgroup holds a container's limits
+		o.cg = cgroup.Open(p.MaxProcs, p.MaxMemory) // the engine's cgroup holds a container's limits
 	}
 	sb, err := openBackend(backend, p, tmp, o)
 	if err != nil {
-		o.cg.close()
+		o.cg.Close()
 		os.RemoveAll(tmp)
 		return nil, err
 	}

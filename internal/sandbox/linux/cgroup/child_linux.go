@@ -1,4 +1,4 @@
-package sandbox
+package cgroup
 
 import (
 	"fmt"
@@ -25,9 +25,9 @@ import (
 // child makes a fresh child of the session's cgroups with the limits set:
 // with v2 the v2 one, open for CLONE_INTO_CGROUP, with v1 the v1 ones,
 // their tasks files open for the command's first thread.
-func (s *cgroupSession) child(name string, v2, v1 bool) (*cgroupChild, error) {
+func (s *Session) child(name string, v2, v1 bool) (*Child, error) {
 	n := s.n.Add(1)
-	c := &cgroupChild{s: s, fd: -1}
+	c := &Child{s: s, fd: -1}
 	if v2 && s.dir != "" {
 		dir := filepath.Join(s.dir, fmt.Sprintf("%s-%d", name, n))
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -35,12 +35,12 @@ func (s *cgroupSession) child(name string, v2, v1 bool) (*cgroupChild, error) {
 		}
 		c.dir = dir
 		if err := s.limitV2(dir, name == supName); err != nil {
-			c.kill()
+			c.Kill()
 			return nil, err
 		}
 		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			c.kill()
+			c.Kill()
 			return nil, err
 		}
 		c.fd = fd
@@ -48,7 +48,7 @@ func (s *cgroupSession) child(name string, v2, v1 bool) (*cgroupChild, error) {
 	if v1 && len(s.v1) > 0 {
 		v, err := s.takeV1(name, n)
 		if err != nil {
-			c.kill()
+			c.Kill()
 			return nil, err
 		}
 		c.v1Child = v
@@ -57,7 +57,7 @@ func (s *cgroupSession) child(name string, v2, v1 bool) (*cgroupChild, error) {
 }
 
 // takeV1 returns a pooled v1 child, or makes one with the limits set.
-func (s *cgroupSession) takeV1(name string, n int64) (v1Child, error) {
+func (s *Session) takeV1(name string, n int64) (v1Child, error) {
 	s.mu.Lock()
 	if k := len(s.pool); k > 0 {
 		v := s.pool[k-1]
@@ -102,7 +102,7 @@ func (v *v1Child) remove() {
 // limitV2 writes the v2 limits of a child; with headroom, for a
 // supervisor's (placement), above them by what the supervisor itself
 // takes.
-func (s *cgroupSession) limitV2(dir string, headroom bool) error {
+func (s *Session) limitV2(dir string, headroom bool) error {
 	procs, mem := s.maxProcs, s.maxMemory
 	if headroom {
 		procs, mem = procs+supPidsHeadroom, mem+supMemoryHeadroom
@@ -122,7 +122,7 @@ func (s *cgroupSession) limitV2(dir string, headroom bool) error {
 }
 
 // limitV1 writes the v1 limit of ctrl in a child.
-func (s *cgroupSession) limitV1(ctrl, dir string) error {
+func (s *Session) limitV1(ctrl, dir string) error {
 	switch ctrl {
 	case "pids":
 		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(s.maxProcs)), 0); err != nil {
@@ -149,7 +149,7 @@ func (s *cgroupSession) limitV1(ctrl, dir string) error {
 // made. With perCommand the child has the v1 limits too, which only
 // start enters: start cmd with it. The caller calls started once cmd has
 // started and kill once it is done.
-func (s *cgroupSession) attach(cmd *exec.Cmd, name string, perCommand bool) *cgroupChild {
+func (s *Session) Attach(cmd *exec.Cmd, name string, perCommand bool) *Child {
 	if s == nil {
 		return nil
 	}
@@ -178,7 +178,7 @@ func (s *cgroupSession) attach(cmd *exec.Cmd, name string, perCommand bool) *cgr
 // into a cgroup of its own that every command it forks is born in
 // (placement, below), and a command whose supervisor could not be placed
 // is watched in the launcher's cgroup (sessionWatch).
-func (s *cgroupSession) commandChild() *cgroupChild {
+func (s *Session) CommandChild() *Child {
 	if s == nil || len(s.v1) == 0 {
 		return nil
 	}
@@ -191,7 +191,7 @@ func (s *cgroupSession) commandChild() *cgroupChild {
 
 // sessionWatch watches the launcher's cgroup, whose limits the session's
 // commands share, for a command run there; nil without v2 limits on it.
-func (s *cgroupSession) sessionWatch(launcher *cgroupChild) *cgroupChild {
+func (s *Session) SessionWatch(launcher *Child) *Child {
 	if s == nil || launcher == nil || launcher.dir == "" || (!s.pids && !s.memory) {
 		return nil
 	}
@@ -200,7 +200,7 @@ func (s *cgroupSession) sessionWatch(launcher *cgroupChild) *cgroupChild {
 
 // placesSupervisors reports whether the launcher's supervisors are each
 // to be moved into a cgroup of their own (v2 limits, no v1 ones).
-func (s *cgroupSession) placesSupervisors() bool {
+func (s *Session) PlacesSupervisors() bool {
 	return s != nil && s.dir != "" && len(s.v1) == 0 && (s.pids || s.memory)
 }
 
@@ -208,16 +208,16 @@ func (s *cgroupSession) placesSupervisors() bool {
 // memory limit of memDir from now on without owning them (kill leaves
 // them alone): the launcher's cgroup (session: the limits are the
 // session's) or a supervisor's.
-func (s *cgroupSession) watchFrom(pidsDir, memDir string, session bool) *cgroupChild {
-	c := &cgroupChild{s: s, fd: -1, shared: pidsDir, sharedMem: memDir, session: session}
+func (s *Session) watchFrom(pidsDir, memDir string, session bool) *Child {
+	c := &Child{s: s, fd: -1, shared: pidsDir, sharedMem: memDir, session: session}
 	c.basePids, c.baseOOM = c.pidsRefused(), c.oomKills()
 	return c
 }
 
-// others lists the members of the cgroup dir other than pid.
+// others lists the Members of the cgroup dir other than pid.
 func others(dir string, pid int) []int {
 	var out []int
-	for _, m := range members(dir) {
+	for _, m := range Members(dir) {
 		if m != pid {
 			out = append(out, m)
 		}
@@ -226,7 +226,7 @@ func others(dir string, pid int) []int {
 }
 
 // pidsRefused is how many forks the watched cgroup's pids limit refused.
-func (c *cgroupChild) pidsRefused() int {
+func (c *Child) pidsRefused() int {
 	return eventCount(filepath.Join(c.shared, "pids.events"), "max")
 }
 
@@ -235,7 +235,7 @@ func (c *cgroupChild) pidsRefused() int {
 // inherits the cgroups of the thread that makes it, so the command is
 // inside from its first instruction) and goes back to the harness's own
 // cgroups after.
-func (c *cgroupChild) start(cmd *exec.Cmd) error {
+func (c *Child) Start(cmd *exec.Cmd) error {
 	if c == nil || len(c.tasks) == 0 {
 		return cmd.Start()
 	}
@@ -261,11 +261,11 @@ func (c *cgroupChild) start(cmd *exec.Cmd) error {
 }
 
 // leave moves the calling thread back to the harness's own v1 cgroups.
-func (c *cgroupChild) leave() error {
+func (c *Child) leave() error {
 	return enterTasks(c.s.ownTasks())
 }
 
-func (s *cgroupSession) ownTasks() []*os.File {
+func (s *Session) ownTasks() []*os.File {
 	out := make([]*os.File, len(s.v1))
 	for i, g := range s.v1 {
 		out[i] = g.ownTasks
@@ -289,7 +289,7 @@ func enterTasks(tasks []*os.File) error {
 // it forks the command, then those of the harness's own, where the
 // thread goes back after: a supervisor thread left in the child would put
 // the supervisor in the child's member list, and in the way of its kill.
-func (c *cgroupChild) placeFDs() []int {
+func (c *Child) PlaceFDs() []int {
 	if c == nil {
 		return nil
 	}
@@ -302,7 +302,7 @@ func (c *cgroupChild) placeFDs() []int {
 
 // started closes the descriptor the clone used (the v1 tasks files stay
 // open with the child, for its reuse).
-func (c *cgroupChild) started() {
+func (c *Child) Started() {
 	if c != nil && c.fd >= 0 {
 		unix.Close(c.fd)
 		c.fd = -1
@@ -312,7 +312,7 @@ func (c *cgroupChild) started() {
 // overProcs closes the returned channel when the child reaches its pids
 // limit (procsHit), so the caller kills the command as the kill scan
 // would past the bound; nil without a pids limit there.
-func (c *cgroupChild) overProcs(stop <-chan struct{}) <-chan struct{} {
+func (c *Child) OverProcs(stop <-chan struct{}) <-chan struct{} {
 	dir := c.pidsDir()
 	if dir == "" {
 		return nil
@@ -324,7 +324,7 @@ func (c *cgroupChild) overProcs(stop <-chan struct{}) <-chan struct{} {
 }
 
 // pidsDir is the child's cgroup with the pids limit, "" for none.
-func (c *cgroupChild) pidsDir() string {
+func (c *Child) pidsDir() string {
 	switch {
 	case c == nil:
 		return ""
@@ -342,7 +342,7 @@ func (c *cgroupChild) pidsDir() string {
 // a refused fork in pids.events (v2; v1 keeps that count at 0), or in v1
 // a peak (pids.peak, Linux 6.1; else the count now) at the limit, where
 // the next fork fails.
-func (c *cgroupChild) procsHit() bool {
+func (c *Child) procsHit() bool {
 	dir := c.pidsDir()
 	return dir != "" && pidsHit(dir, len(c.dirs) > 0, c.s.maxProcs, c.basePids)
 }
@@ -370,7 +370,7 @@ func readInt(file string) (int, error) {
 
 // oomKills is how many processes the kernel's OOM killer ended in the
 // child at its memory limit.
-func (c *cgroupChild) oomKills() int {
+func (c *Child) oomKills() int {
 	switch {
 	case c == nil:
 		return 0
@@ -399,7 +399,7 @@ func eventCount(file, key string) int {
 // report tells the model which cgroup limit the command met: the process
 // limit (killed: the command was killed for it) and the memory limit
 // (the kernel ended some of its processes).
-func (c *cgroupChild) report(w io.Writer, killed bool) {
+func (c *Child) Report(w io.Writer, killed bool) {
 	if c == nil {
 		return
 	}
@@ -410,23 +410,23 @@ func (c *cgroupChild) report(w io.Writer, killed bool) {
 	}
 	switch {
 	case killed:
-		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads %s, held by %s) and was killed with all it started; raise %s if it needs more]\n", c.s.maxProcs, whose, c.s.pidsMechanism(), walls.MaxProcsEnv)
+		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads %s, held by %s) and was killed with all it started; raise %s if it needs more]\n", c.s.maxProcs, whose, c.s.PidsMechanism(), walls.MaxProcsEnv)
 	case c.hit:
-		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads %s, held by %s): forks past it failed; raise %s if it needs more]\n", c.s.maxProcs, whose, c.s.pidsMechanism(), walls.MaxProcsEnv)
+		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's process limit (%d processes and threads %s, held by %s): forks past it failed; raise %s if it needs more]\n", c.s.maxProcs, whose, c.s.PidsMechanism(), walls.MaxProcsEnv)
 	}
 	if n := c.ooms; n > 0 {
-		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's memory limit (%d MiB %s, held by %s): the kernel killed %d of its processes; raise %s if it needs more]\n", c.s.maxMemory>>20, whose, c.s.memoryMechanism(), n, walls.MaxMemoryEnv)
+		fmt.Fprintf(w, "\n[harness: the command reached the sandbox's memory limit (%d MiB %s, held by %s): the kernel killed %d of its processes; raise %s if it needs more]\n", c.s.maxMemory>>20, whose, c.s.MemoryMechanism(), n, walls.MaxMemoryEnv)
 	}
 }
 
 // kill ends every process in the child (cgroup.kill, or SIGKILL to each
 // member while any is left) and removes it; v1 directories that ended
 // empty and under their limits go back to the pool instead.
-func (c *cgroupChild) kill() {
+func (c *Child) Kill() {
 	if c == nil {
 		return
 	}
-	c.started()
+	c.Started()
 	if c.dir != "" {
 		killGroup(c.dir, c.s.killFileExists)
 		c.dir = ""
@@ -464,7 +464,7 @@ func killGroup(dir string, killFile bool) {
 		case killFile && i%100 == 0:
 			_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
 		case !killFile:
-			for _, pid := range members(dir) {
+			for _, pid := range Members(dir) {
 				unix.Kill(pid, unix.SIGKILL)
 			}
 		}
@@ -477,12 +477,12 @@ func killGroup(dir string, killFile bool) {
 func populated(dir string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
 	if err != nil {
-		return len(members(dir)) > 0
+		return len(Members(dir)) > 0
 	}
 	return strings.Contains(string(b), "populated 1")
 }
 
-func members(dir string) []int { return ids(dir, "cgroup.procs") }
+func Members(dir string) []int { return ids(dir, "cgroup.procs") }
 
 // threads lists the threads in dir: a threaded cgroup, whose cgroup.procs
 // cannot be read, says who is in it only this way.

@@ -1,4 +1,4 @@
-package sandbox
+package cgroup
 
 import (
 	"bufio"
@@ -13,12 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/backend"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"golang.org/x/sys/unix"
 )
 
-// cgroupSession is a session's own cgroups, made beneath the harness's
+// Session is a session's own cgroups, made beneath the harness's
 // where that is writable (root, or a delegated subtree).
 //
 // The cgroup v2 directory: each command (or the session's launcher, which
@@ -35,7 +36,7 @@ import (
 // escape), which the command's first process enters before it execs
 // (enter): nothing it forks is ever outside either. Where no cgroup is
 // writable the rlimits and the kill scan stand alone.
-type cgroupSession struct {
+type Session struct {
 	dir            string // the v2 directory, "" without one
 	pids, memory   bool   // the v2 controllers enabled for the children
 	killFileExists bool   // cgroup.kill (Linux 5.14)
@@ -72,11 +73,11 @@ type v1Group struct {
 	ownTasks *os.File
 }
 
-// cgroupChild is one child of the session's cgroups: a v2 directory (dir,
+// Child is one child of the session's cgroups: a v2 directory (dir,
 // fd) and, per command on a hybrid host, v1 directories with their tasks
 // files open for the command's first thread to write itself into.
-type cgroupChild struct {
-	s   *cgroupSession
+type Child struct {
+	s   *Session
 	dir string
 	fd  int
 	v1Child
@@ -95,18 +96,18 @@ type cgroupChild struct {
 	basePids, baseOOM int
 }
 
-// noCgroup, set only by tests, makes openCgroup find none.
-var noCgroup bool
+// Disabled, set only by tests, makes Open find none.
+var Disabled bool
 
-// openCgroup makes the session's cgroups, or returns nil when no cgroup
+// Open makes the session's cgroups, or returns nil when no cgroup
 // hierarchy here is writable by this process.
-func openCgroup(maxProcs int, maxMemory int64) *cgroupSession {
-	if noCgroup {
+func Open(maxProcs int, maxMemory int64) *Session {
+	if Disabled {
 		return nil
 	}
-	name := fmt.Sprintf("%s%d-%d", sessionPrefix, os.Getpid(), time.Now().UnixNano())
-	s := &cgroupSession{maxProcs: maxProcs, maxMemory: maxMemory}
-	if own, err := ownCgroupDir(); err == nil {
+	name := fmt.Sprintf("%s%d-%d", backend.SessionPrefix, os.Getpid(), time.Now().UnixNano())
+	s := &Session{maxProcs: maxProcs, maxMemory: maxMemory}
+	if own, err := OwnDir(); err == nil {
 		s.openV2(own, name)
 	}
 	s.openV1(name)
@@ -124,7 +125,7 @@ func openCgroup(maxProcs int, maxMemory int64) *cgroupSession {
 // domain controllers such as memory for children (cgroup v2's
 // no-internal-process rule), so a child of own gets no limits; the
 // parent, a slice of the same delegated subtree, hands them down.
-func (s *cgroupSession) openV2(own, name string) {
+func (s *Session) openV2(own, name string) {
 	want := 0
 	if s.maxProcs > 0 {
 		want++
@@ -134,7 +135,7 @@ func (s *cgroupSession) openV2(own, name string) {
 	}
 	s.tryV2(own, name)
 	parent := filepath.Dir(own)
-	if s.limitCount() == want || parent == own || !isCgroup2(parent) {
+	if s.limitCount() == want || parent == own || !IsCgroup2(parent) {
 		return
 	}
 	mine := struct {
@@ -156,7 +157,7 @@ func (s *cgroupSession) openV2(own, name string) {
 }
 
 // limitCount is how many of the limits the v2 directory holds.
-func (s *cgroupSession) limitCount() int {
+func (s *Session) limitCount() int {
 	n := 0
 	if s.pids {
 		n++
@@ -167,9 +168,9 @@ func (s *cgroupSession) limitCount() int {
 	return n
 }
 
-// isCgroup2 reports whether dir is a directory of a cgroup2 mount (and not,
+// IsCgroup2 reports whether dir is a directory of a cgroup2 mount (and not,
 // say, the tmpfs a hybrid host mounts cgroup2 beneath).
-func isCgroup2(dir string) bool {
+func IsCgroup2(dir string) bool {
 	var st unix.Statfs_t
 	return unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
 }
@@ -177,7 +178,7 @@ func isCgroup2(dir string) bool {
 // tryV2 makes the session's v2 directory beneath base, with the
 // controllers base hands down, and keeps it if a probe can start inside a
 // child of it.
-func (s *cgroupSession) tryV2(base, name string) bool {
+func (s *Session) tryV2(base, name string) bool {
 	dir := filepath.Join(base, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return false
@@ -200,26 +201,26 @@ func (s *cgroupSession) tryV2(base, name string) bool {
 	// common ancestor too (base, when it is own's parent): try it once, or
 	// use no v2 cgroup here at all.
 	probe := exec.Command("/bin/true")
-	c := s.attach(probe, "probe", false)
+	c := s.Attach(probe, "probe", false)
 	if c == nil || probe.Run() != nil {
-		c.kill()
+		c.Kill()
 		s.closeV2()
 		s.dir, s.pids, s.memory = "", false, false
 		return false
 	}
-	c.kill()
+	c.Kill()
 	return true
 }
 
 // openV1 makes the session's directories in the v1 pids and memory
 // hierarchies, for the limits v2 cannot hold here, and keeps them only if
 // a probe can enter a child with its limits set.
-func (s *cgroupSession) openV1(name string) {
+func (s *Session) openV1(name string) {
 	for _, ctrl := range []string{"pids", "memory"} {
 		if (ctrl == "pids" && (s.pids || s.maxProcs <= 0)) || (ctrl == "memory" && (s.memory || s.maxMemory <= 0)) {
 			continue // held by v2, or no limit asked for
 		}
-		own, err := ownV1Dir(ctrl)
+		own, err := OwnV1Dir(ctrl)
 		if err != nil {
 			continue
 		}
@@ -239,14 +240,14 @@ func (s *cgroupSession) openV1(name string) {
 		return
 	}
 	probe := exec.Command("/bin/true")
-	c := s.attach(probe, "probe", true)
-	if c == nil || c.start(probe) != nil || probe.Wait() != nil {
-		c.kill()
+	c := s.Attach(probe, "probe", true)
+	if c == nil || c.Start(probe) != nil || probe.Wait() != nil {
+		c.Kill()
 		s.closeV1()
 		s.v1 = nil
 		return
 	}
-	c.started()
+	c.Started()
 	c.v1Child.remove() // not pooled: the probe's exit is all it was for
 }
 
@@ -255,20 +256,20 @@ func (s *cgroupSession) openV1(name string) {
 // Otherwise the rlimit, which counts every process of the uid in the
 // sandbox's user namespace (the supervisor's threads too), could refuse
 // a fork first, and the result could not say which bound it met.
-func (s *cgroupSession) nprocRlimit(max int) int {
-	if max > 0 && s.pidsMechanism() != "" {
+func (s *Session) NprocRlimit(max int) int {
+	if max > 0 && s.PidsMechanism() != "" {
 		return 2 * max
 	}
 	return max
 }
 
-// cgroupWritable reports whether sessions here get a cgroup of their own.
-func cgroupWritable() bool {
-	s := openCgroup(0, 0)
+// Writable reports whether sessions here get a cgroup of their own.
+func Writable() bool {
+	s := Open(0, 0)
 	if s == nil {
 		return false
 	}
-	s.close()
+	s.Close()
 	return true
 }
 
@@ -280,7 +281,7 @@ func cgroupWritable() bool {
 func removeStaleCgroups(own string) {
 	ents, _ := os.ReadDir(own)
 	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), sessionPrefix)
+		rest, ok := strings.CutPrefix(e.Name(), backend.SessionPrefix)
 		if !ok || !e.IsDir() {
 			continue
 		}
@@ -295,33 +296,15 @@ func removeStaleCgroups(own string) {
 	}
 }
 
-// attachCgroup gives s (its read-only variant and launchers too) the
-// session's cgroup cg, where one is writable.
-func attachCgroup(s *instance, cg *cgroupSession) {
-	s.cg = cg
-	if s.cg == nil {
-		return
-	}
-	for _, i := range []*instance{s, s.ro} {
-		if i == nil {
-			continue
-		}
-		i.cg = s.cg
-		if l, ok := i.launch.(*launcher); ok {
-			l.cg = s.cg
-		}
-	}
-}
-
-// ownCgroupDir is this process's cgroup v2 directory, from
+// OwnDir is this process's cgroup v2 directory, from
 // /proc/self/cgroup ("0::/path") and the cgroup2 mount in mountinfo.
-func ownCgroupDir() (string, error) {
+func OwnDir() (string, error) {
 	return ownDir(func(id, ctrls string) bool { return id == "0" && ctrls == "" }, func(fstype, super string) bool { return fstype == "cgroup2" })
 }
 
-// ownV1Dir is this process's directory in the v1 hierarchy of ctrl
+// OwnV1Dir is this process's directory in the v1 hierarchy of ctrl
 // ("N:pids:/path" in /proc/self/cgroup, a cgroup mount with that option).
-func ownV1Dir(ctrl string) (string, error) {
+func OwnV1Dir(ctrl string) (string, error) {
 	has := func(list string) bool {
 		for _, c := range strings.Split(list, ",") {
 			if c == ctrl {

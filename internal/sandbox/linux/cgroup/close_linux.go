@@ -1,17 +1,15 @@
-package sandbox
+package cgroup
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/harness-dev/harness/internal/sandbox/container"
-
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // close kills what is left in the session's cgroups and removes them.
-func (s *cgroupSession) close() {
+func (s *Session) Close() {
 	if s == nil {
 		return
 	}
@@ -19,13 +17,13 @@ func (s *cgroupSession) close() {
 	s.closeV1()
 }
 
-func (s *cgroupSession) closeV2() {
+func (s *Session) closeV2() {
 	if s.dir != "" {
 		closeDir(s.dir, s.killFileExists)
 	}
 }
 
-func (s *cgroupSession) closeV1() {
+func (s *Session) closeV1() {
 	s.mu.Lock()
 	s.closed = true
 	pool := s.pool
@@ -80,7 +78,7 @@ func removeChildren(dir string) {
 
 // pidsMechanism and memoryMechanism name the cgroup that holds each
 // limit, "" for none.
-func (s *cgroupSession) pidsMechanism() string {
+func (s *Session) PidsMechanism() string {
 	switch {
 	case s == nil:
 		return ""
@@ -92,7 +90,7 @@ func (s *cgroupSession) pidsMechanism() string {
 	return ""
 }
 
-func (s *cgroupSession) memoryMechanism() string {
+func (s *Session) MemoryMechanism() string {
 	switch {
 	case s == nil:
 		return ""
@@ -105,7 +103,7 @@ func (s *cgroupSession) memoryMechanism() string {
 }
 
 // text says what the cgroups hold, for doctor.
-func (s *cgroupSession) text() []string {
+func (s *Session) Text() []string {
 	if s == nil {
 		return nil
 	}
@@ -126,28 +124,24 @@ func (s *cgroupSession) text() []string {
 // limitsText says the resource limits in force under s (nil: no cgroup)
 // and what holds each, for doctor; launcher says commands run through the
 // session's launcher.
-func (s *cgroupSession) limitsText(p *walls.Policy, backend string, launcher bool) string {
-	if IsContainer(backend) {
-		pids, mem := container.Bounds(p)
-		return fmt.Sprintf("resource bounds in force: the container's own cgroup (set by the engine) holds %d processes and %d MiB for the whole session, and RLIMIT_NPROC %d and RLIMIT_DATA %d MiB per process inside", pids, mem>>20, p.MaxProcs, p.MaxMemory>>20)
-	}
+func (s *Session) LimitsText(p *walls.Policy, launcher bool) string {
 	// Under the launcher on a v2-only host the command shares its cgroup
 	// with its supervisor (placement), which has room for it.
 	why := ""
-	if launcher && s.placesSupervisors() {
+	if launcher && s.PlacesSupervisors() {
 		why = fmt.Sprintf(" (under the launcher each command runs in its supervisor's cgroup, whose limits have room for the supervisor too: %d processes and %d MiB)", supPidsHeadroom, supMemoryHeadroom>>20)
 	}
 	procs, mem := "no process limit", "no memory limit"
 	if p.MaxProcs > 0 {
 		held := "RLIMIT_NPROC inside the sandbox's user namespace (for a root harness, which the kernel exempts, the supervisor counts the tree and kills it past the bound)"
-		if m := s.pidsMechanism(); m != "" {
-			held = fmt.Sprintf("%s for the command and all it starts (a fork past it fails and the command is killed), and RLIMIT_NPROC %d inside as a backstop", m, s.nprocRlimit(p.MaxProcs))
+		if m := s.PidsMechanism(); m != "" {
+			held = fmt.Sprintf("%s for the command and all it starts (a fork past it fails and the command is killed), and RLIMIT_NPROC %d inside as a backstop", m, s.NprocRlimit(p.MaxProcs))
 		}
 		procs = fmt.Sprintf("processes: %d per command, held by %s", p.MaxProcs, held)
 	}
 	if p.MaxMemory > 0 {
 		held, n := fmt.Sprintf("RLIMIT_DATA, per process only (%d processes of a command may each take that much)", p.MaxProcs), "per process"
-		if m := s.memoryMechanism(); m != "" {
+		if m := s.MemoryMechanism(); m != "" {
 			held, n = m+" for the command and all it starts (the kernel kills inside it at the limit), and RLIMIT_DATA per process", "per command"
 		}
 		mem = fmt.Sprintf("memory: %d MiB %s, held by %s", p.MaxMemory>>20, n, held)

@@ -1,10 +1,11 @@
-package sandbox
+package cgroup
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -22,7 +23,7 @@ const (
 	supMemoryHeadroom = 64 << 20
 )
 
-// supGroup is a placed supervisor's cgroup: dir, with the memory limit
+// Sup is a placed supervisor's cgroup: dir, with the memory limit
 // (and room for the supervisor), holding the supervisor; cmd, a threaded
 // child of it with the pids limit, where the supervisor's command thread
 // goes to fork each command (a thread moves alone within a threaded
@@ -30,8 +31,8 @@ const (
 // supervisor's threads, count against it. cmd is "" where the pids
 // controller cannot be had per thread: dir's pids limit, with room for
 // the supervisor, then holds both.
-type supGroup struct {
-	c            *cgroupChild
+type Sup struct {
+	c            *Child
 	pid          int
 	cmd          string
 	enter, leave *os.File // cmd's and dir's cgroup.threads, for the command's thread
@@ -40,17 +41,17 @@ type supGroup struct {
 // placeSupervisor makes a cgroup for the supervisor whose host pid is pid,
 // with the limits, and moves it there; nothing runs in it yet but the
 // supervisor, which forks its commands there from then on.
-func (s *cgroupSession) placeSupervisor(pid int) (*supGroup, error) {
+func (s *Session) PlaceSupervisor(pid int) (*Sup, error) {
 	c, err := s.child(supName, true, false)
 	if err != nil {
 		return nil, err
 	}
-	c.started() // no clone joins it: the O_PATH descriptor is not needed
+	c.Started() // no clone joins it: the O_PATH descriptor is not needed
 	if err := os.WriteFile(filepath.Join(c.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
-		c.kill()
+		c.Kill()
 		return nil, fmt.Errorf("moving the supervisor into its cgroup: %w", err)
 	}
-	g := &supGroup{c: c, pid: pid}
+	g := &Sup{c: c, pid: pid}
 	if s.pids {
 		g.threaded()
 	}
@@ -59,7 +60,7 @@ func (s *cgroupSession) placeSupervisor(pid int) (*supGroup, error) {
 
 // threaded makes g's threaded child for commands, with the pids limit,
 // or leaves g without one.
-func (g *supGroup) threaded() {
+func (g *Sup) threaded() {
 	dir := filepath.Join(g.c.dir, "command")
 	write := func(file, v string) error { return os.WriteFile(file, []byte(v), 0) }
 	var err error
@@ -84,7 +85,7 @@ func (g *supGroup) threaded() {
 	g.cmd = dir
 }
 
-func (g *supGroup) closeFiles() {
+func (g *Sup) closeFiles() {
 	for _, f := range []*os.File{g.enter, g.leave} {
 		if f != nil {
 			f.Close()
@@ -94,7 +95,7 @@ func (g *supGroup) closeFiles() {
 }
 
 // watch is a child watching g's counts from the command's start.
-func (g *supGroup) watch() *cgroupChild {
+func (g *Sup) Watch() *Child {
 	pids := g.c.dir
 	if g.cmd != "" {
 		pids = g.cmd
@@ -105,7 +106,7 @@ func (g *supGroup) watch() *cgroupChild {
 // left lists what is in g beside the supervisor: processes in its
 // cgroup, threads in the commands' (whose cgroup.procs a threaded cgroup
 // does not offer).
-func (g *supGroup) left() []int {
+func (g *Sup) Left() []int {
 	out := others(g.c.dir, g.pid)
 	if g.cmd != "" {
 		out = append(out, threads(g.cmd)...)
@@ -115,19 +116,33 @@ func (g *supGroup) left() []int {
 
 // kill kills everything in g, the supervisor too (cgroup.kill of dir
 // covers its threaded child), and removes it.
-func (g *supGroup) kill() {
+func (g *Sup) Kill() {
 	g.closeFiles()
 	if g.cmd != "" {
-		for i := 0; i < 200 && len(g.left()) > 0; i++ {
+		for i := 0; i < 200 && len(g.Left()) > 0; i++ {
 			if g.c.s.killFileExists && i%50 == 0 {
 				_ = os.WriteFile(filepath.Join(g.c.dir, "cgroup.kill"), []byte("1"), 0)
 			}
-			for _, pid := range g.left() {
+			for _, pid := range g.Left() {
 				unix.Kill(pid, unix.SIGKILL)
 			}
 			time.Sleep(time.Millisecond)
 		}
 		_ = os.Remove(g.cmd)
 	}
-	g.c.kill()
+	g.c.Kill()
+}
+
+// Holds reports whether pid is still in g: false when the supervisor g
+// was made for died and pid names another process now.
+func (g *Sup) Holds(pid int) bool { return slices.Contains(Members(g.c.dir), pid) }
+
+// ThreadFiles are the cgroup.threads files of g's commands' child and of
+// g itself, for the supervisor's command thread to enter and go back
+// from; nil without a threaded child.
+func (g *Sup) ThreadFiles() (enter, leave *os.File) {
+	if g.cmd == "" {
+		return nil, nil
+	}
+	return g.enter, g.leave
 }
