@@ -7,16 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
-
-	"golang.org/x/sys/unix"
 )
 
 // boundsEnv asks a re-executed test binary (as nobody) to run
@@ -36,32 +34,6 @@ func boundsMode() {
 	}
 	fmt.Println("bounds held")
 	os.Exit(0)
-}
-
-// hostHasLimitCgroups reports whether this host offers this process a
-// pids and a memory controller where it can make cgroups: on cgroup v2,
-// both in its own cgroup's list (its parent hands them down) and a place
-// it may write, the root cgroup or its parent (a delegated subtree, as
-// systemd gives each user); for root, the v1 hierarchies of a hybrid host.
-func hostHasLimitCgroups() bool {
-	if own, err := cgroup.OwnDir(); err == nil {
-		b, _ := os.ReadFile(filepath.Join(own, "cgroup.controllers"))
-		f := strings.Fields(string(b))
-		parent := filepath.Dir(own)
-		writable := unix.Access(filepath.Join(parent, "cgroup.procs"), unix.W_OK) == nil && cgroup.IsCgroup2(parent)
-		if !cgroup.IsCgroup2(parent) {
-			writable = unix.Access(filepath.Join(own, "cgroup.procs"), unix.W_OK) == nil
-		}
-		if slices.Contains(f, "pids") && slices.Contains(f, "memory") && writable {
-			return true
-		}
-	}
-	if os.Geteuid() != 0 {
-		return false
-	}
-	_, perr := cgroup.OwnV1Dir("pids")
-	_, merr := cgroup.OwnV1Dir("memory")
-	return perr == nil && merr == nil
 }
 
 // checkBounds runs commands past each bound under tight limits and
@@ -89,7 +61,7 @@ func checkBounds(variant string) string {
 	s := sb.(*instance)
 	pidsMech, memMech := s.cg.PidsMechanism(), s.cg.MemoryMechanism()
 	var problems []string
-	if hostHasLimitCgroups() && (pidsMech == "" || memMech == "") {
+	if cgroup.HostOffersLimits() && (pidsMech == "" || memMech == "") {
 		problems = append(problems, fmt.Sprintf("uid %d, on a host that offers it pids and memory controllers, holds no cgroup limit (pids %q, memory %q)", os.Getuid(), pidsMech, memMech))
 	}
 	ctx := context.Background()
@@ -213,4 +185,10 @@ func TestResourceBounds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// helperCommand is the shell prefix that runs one of the harness helper's
+// probes inside (the battery's own, in package battery).
+func helperCommand(helper string) string {
+	return shellQuote(helper) + " " + inner.ProbeArg + " "
 }

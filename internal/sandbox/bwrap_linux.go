@@ -140,7 +140,7 @@ func maskArgs(paths, keep []string) []string {
 		}
 		var kept []string
 		for _, k := range keep {
-			if walls.Within(k, m.Path) && k != m.Path && exists(k) {
+			if walls.Within(k, m.Path) && k != m.Path && backend.Exists(k) {
 				kept = append(kept, "--ro-bind", k, k)
 			}
 		}

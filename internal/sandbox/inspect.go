@@ -1,6 +1,9 @@
 package sandbox
 
-import "github.com/harness-dev/harness/internal/sandbox/backend"
+import (
+	"github.com/harness-dev/harness/internal/sandbox/backend"
+	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+)
 
 // Mechanisms are an open sandbox's moving parts, for what checks them
 // from the host: the escape battery, the mechanisms' own tests.
@@ -12,6 +15,11 @@ type Mechanisms struct {
 	// Runner runs the session's commands (the launcher, the session's
 	// container); nil when each command gets a sandbox of its own.
 	Runner backend.Runner
+	// Launcher, with the session's launcher (Linux), says whether it is
+	// down (a problem) and how many times it was restarted; nil without.
+	Launcher func() (problem string, restarts int)
+	// Cgroup is the session's cgroups, nil without any.
+	Cgroup *cgroup.Session
 }
 
 // Inspect returns sb's mechanisms (only the Backend of a sandbox this
@@ -21,5 +29,5 @@ func Inspect(sb Sandbox) Mechanisms {
 	if !ok {
 		return Mechanisms{Backend: sb.Backend()}
 	}
-	return Mechanisms{Backend: s.name, Helper: s.helper, Runner: s.launch}
+	return Mechanisms{Backend: s.name, Helper: s.helper, Runner: s.launch, Launcher: launcherState(s.launch), Cgroup: s.cg}
 }

@@ -92,3 +92,10 @@ func limitsText(cg *cgroup.Session, p *walls.Policy, backend string, launcher bo
 	}
 	return cg.LimitsText(p, launcher)
 }
+
+// BoundsText says the resource limits in force in sb and what holds
+// each, for doctor.
+func BoundsText(sb Sandbox) string {
+	m := Inspect(sb)
+	return limitsText(m.Cgroup, sb.Policy(), sb.Backend(), m.Launcher != nil)
+}

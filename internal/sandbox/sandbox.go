@@ -230,28 +230,8 @@ func Open(ctx context.Context, p *walls.Policy, backend string, opts ...Option) 
 	return sb, nil
 }
 
-// outsideBase is a host directory outside /tmp (which bwrap replaces), so a
-// probe there tests the walls rather than the private /tmp.
-func outsideBase() string {
-	if st, err := os.Stat("/var/tmp"); err == nil && st.IsDir() {
-		if f, err := os.CreateTemp("/var/tmp", "harness-probe-"); err == nil {
-			f.Close()
-			os.Remove(f.Name())
-			return "/var/tmp"
-		}
-	}
-	return os.TempDir()
-}
+// outsideBase is a host directory outside /tmp (backend.OutsideBase).
+func outsideBase() string { return backend.OutsideBase() }
 
 // shellQuote quotes s for /bin/sh.
-func shellQuote(s string) string {
-	out := []byte{'\''}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\'' {
-			out = append(out, `'\''`...)
-			continue
-		}
-		out = append(out, s[i])
-	}
-	return string(append(out, '\''))
-}
+func shellQuote(s string) string { return backend.ShellQuote(s) }

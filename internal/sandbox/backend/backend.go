@@ -91,3 +91,29 @@ func FirstLine(b []byte) string {
 
 // Exists reports whether p exists (a link counts, whatever it names).
 func Exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+// OutsideBase is a host directory outside /tmp (which bwrap replaces), so a
+// probe there tests the walls rather than the private /tmp.
+func OutsideBase() string {
+	if st, err := os.Stat("/var/tmp"); err == nil && st.IsDir() {
+		if f, err := os.CreateTemp("/var/tmp", "harness-probe-"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return "/var/tmp"
+		}
+	}
+	return os.TempDir()
+}
+
+// ShellQuote quotes s for /bin/sh.
+func ShellQuote(s string) string {
+	out := []byte{'\''}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\'' {
+			out = append(out, `'\''`...)
+			continue
+		}
+		out = append(out, s[i])
+	}
+	return string(append(out, '\''))
+}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/battery"
 	"github.com/harness-dev/harness/internal/sandbox/container"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
@@ -50,7 +51,7 @@ func TestContainerBattery(t *testing.T) {
 	container.RequireDocker(t)
 	t.Parallel()
 	var out bytes.Buffer
-	n, err := sandbox.Battery(context.Background(), sandbox.BackendDocker, &out, sandbox.WithEnv(testEnv))
+	n, err := battery.Run(context.Background(), sandbox.BackendDocker, &out, sandbox.WithEnv(testEnv))
 	t.Logf("uid %d:\n%s", os.Getuid(), out.String())
 	if err != nil {
 		t.Fatal(err)

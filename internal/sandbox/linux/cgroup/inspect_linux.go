@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // What the escape battery and the tests read of a session's cgroups, from
@@ -132,4 +135,31 @@ func (s *Session) V1Dirs() []string {
 		out = append(out, g.dir)
 	}
 	return out
+}
+
+// HostOffersLimits reports whether this host offers this process a
+// pids and a memory controller where it can make cgroups: on cgroup v2,
+// both in its own cgroup's list (its parent hands them down) and a place
+// it may write, the root cgroup or its parent (a delegated subtree, as
+// systemd gives each user); for root, the v1 hierarchies of a hybrid host.
+// The tests use it to know what the battery must find.
+func HostOffersLimits() bool {
+	if own, err := OwnDir(); err == nil {
+		b, _ := os.ReadFile(filepath.Join(own, "controllers"))
+		f := strings.Fields(string(b))
+		parent := filepath.Dir(own)
+		writable := unix.Access(filepath.Join(parent, "procs"), unix.W_OK) == nil && IsCgroup2(parent)
+		if !IsCgroup2(parent) {
+			writable = unix.Access(filepath.Join(own, "procs"), unix.W_OK) == nil
+		}
+		if slices.Contains(f, "pids") && slices.Contains(f, "memory") && writable {
+			return true
+		}
+	}
+	if os.Geteuid() != 0 {
+		return false
+	}
+	_, perr := OwnV1Dir("pids")
+	_, merr := OwnV1Dir("memory")
+	return perr == nil && merr == nil
 }

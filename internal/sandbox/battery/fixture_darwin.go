@@ -1,4 +1,4 @@
-package sandbox
+package battery
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -73,9 +76,9 @@ func (f *darwinFixture) policyOptions() walls.PolicyOptions {
 	return walls.PolicyOptions{Project: f.proj, Home: f.home, Environ: f.environ(), Timeout: 30 * time.Second}
 }
 
-func batteryMode(Sandbox) string { return " (a sandbox per command)" }
+func batteryMode(sandbox.Sandbox) string { return " (a sandbox per command)" }
 
-func batteryHeader(sb Sandbox) []string {
+func batteryHeader(sb sandbox.Sandbox) []string {
 	return []string{"resource bounds: " + sb.Policy().LimitsText()}
 }
 
@@ -128,10 +131,10 @@ func survivors(marker string, grace time.Duration) int {
 
 // probes lists the darwin attempts. Each comment in the list says what a
 // held probe proves; "must work" probes prove a grant ordinary tools need.
-func (f *darwinFixture) probes(_ Sandbox, helper string) []probe {
-	q := shellQuote
+func (f *darwinFixture) probes(_ sandbox.Sandbox, helper string) []probe {
+	q := backend.ShellQuote
 	outsideSame := checkUnchanged(f.outside, "original")
-	gitIntact := func(*Result) string {
+	gitIntact := func(*sandbox.Result) string {
 		for _, repo := range []string{f.proj, filepath.Join(f.proj, "sub")} {
 			if c := content(filepath.Join(repo, ".git", "hooks", "pre-commit")); c != hookText {
 				return "hook changed in " + repo
@@ -183,7 +186,7 @@ func (f *darwinFixture) probes(_ Sandbox, helper string) []probe {
 			script: "echo evil > " + q(firm(f.proj)+"/.git/hooks/pre-commit") + "; echo evil > " + q(firm(f.home)+"/escaped") + "; cat " + q(firm(f.home)+"/.ssh/id_rsa"),
 			check:  checkAll(gitIntact, checkAbsent(f.home+"/escaped"), checkLacks(f.sshKey))},
 		// Renaming or removing a carve-out or its parent.
-		probe{name: "mv .git, rm -rf .git", before: f.resetGit, script: "mv .git git-moved; rm -rf sub/.git .agents", check: func(r *Result) string {
+		probe{name: "mv .git, rm -rf .git", before: f.resetGit, script: "mv .git git-moved; rm -rf sub/.git .agents", check: func(r *sandbox.Result) string {
 			if !exists(filepath.Join(f.proj, ".git", "HEAD")) || !exists(filepath.Join(f.proj, "sub", ".git", "HEAD")) {
 				return ".git was removed"
 			}
@@ -196,7 +199,7 @@ func (f *darwinFixture) probes(_ Sandbox, helper string) []probe {
 		// A protected path not there yet, in every spelling APFS takes for it.
 		probe{name: "missing hooksPath target (.githooks, .GITHOOKS, Kelvin k, long s)",
 			script: "mkdir -p .githooks; echo evil > .githooks/pre-commit; mkdir -p .GITHOOKS; echo evil > .GITHOOKS/pre-commit; mkdir " + kelvin + "; mkdir " + longS + "; ls -a",
-			check: func(r *Result) string {
+			check: func(r *sandbox.Result) string {
 				ents, _ := os.ReadDir(f.proj)
 				for _, e := range ents {
 					if strings.EqualFold(walls.FoldKey(e.Name()), walls.FoldKey(".githooks")) {
@@ -242,14 +245,14 @@ func (f *darwinFixture) probes(_ Sandbox, helper string) []probe {
 		// toolchains look (not ~/Library/Caches, read-only inside).
 		probe{name: "build caches writable (must work)",
 			script: `for v in GOCACHE XDG_CACHE_HOME npm_config_cache PIP_CACHE_DIR CLANG_MODULE_CACHE_PATH STATICCHECK_CACHE GOLANGCI_LINT_CACHE YARN_CACHE_FOLDER SWIFTPM_CACHE_DIR PYTHONPYCACHEPREFIX; do eval d=\$$v; mkdir -p "$d" && touch "$d/.harness-probe" || echo "unwritable $v=$d"; done; if command -v go >/dev/null; then d=$(go env GOCACHE) && mkdir -p "$d" && touch "$d/.harness-probe" || echo "unwritable go env GOCACHE"; fi; echo caches-done`,
-			check: func(r *Result) string {
+			check: func(r *sandbox.Result) string {
 				if !bytes.Contains(r.Output, []byte("caches-done")) || bytes.Contains(r.Output, []byte("unwritable")) {
-					return "a build cache is not writable inside: " + firstLine(r.Output)
+					return "a build cache is not writable inside: " + backend.FirstLine(r.Output)
 				}
 				return ""
 			}},
 		probe{name: "pasteboard and Apple Events", script: "pbpaste 2>/dev/null; echo; osascript -e 'tell application \"Finder\" to get name' >/dev/null 2>&1; echo \"as=$?\"",
-			check: func(r *Result) string {
+			check: func(r *sandbox.Result) string {
 				if bytes.Contains(r.Output, []byte("as=0")) {
 					return "an Apple Event reached Finder"
 				}
@@ -263,7 +266,7 @@ func (f *darwinFixture) probes(_ Sandbox, helper string) []probe {
 		// with the command's timeout and with its exit.
 		probe{name: "timeout kills setsid/nohup/double-fork children", timeout: 2 * time.Second,
 			script: sleeper + " & nohup " + sleeper + " >/dev/null 2>&1 & (" + sleeper + " &) ; perl -e 'use POSIX; fork and exit; POSIX::setsid(); exec \"sh\", \"-c\", \"sleep 300; : " + marker + "\"' ; sleep 300",
-			check: func(r *Result) string {
+			check: func(r *sandbox.Result) string {
 				if !r.TimedOut {
 					return fmt.Sprintf("the command was not timed out (exit %d)", r.ExitCode)
 				}
@@ -274,7 +277,7 @@ func (f *darwinFixture) probes(_ Sandbox, helper string) []probe {
 			}},
 		probe{name: "exit kills what the command left running",
 			script: "(" + sleeper + " &) ; nohup " + sleeper + " >/dev/null 2>&1 & perl -e 'use POSIX; fork and exit; POSIX::setsid(); exec \"sh\", \"-c\", \"sleep 300; : " + marker + "-x\"' ; echo started",
-			check: func(r *Result) string {
+			check: func(r *sandbox.Result) string {
 				if n := survivors(marker, 3*time.Second); n > 0 {
 					return fmt.Sprintf("%d processes outlived their command", n)
 				}
@@ -283,7 +286,7 @@ func (f *darwinFixture) probes(_ Sandbox, helper string) []probe {
 	)
 	if f.hostProc != nil {
 		ps = append(ps, probe{name: "ps -E of a host process (KERN_PROCARGS2)", script: fmt.Sprintf("ps -Eww -p %d; ps -Ewwax | grep -c HARNESS_BATTERY_CANARY", f.hostProc.Process.Pid), check: checkLacks(f.key)},
-			probe{name: "signal a host process", script: fmt.Sprintf("kill -9 %d", f.hostProc.Process.Pid), check: func(*Result) string {
+			probe{name: "signal a host process", script: fmt.Sprintf("kill -9 %d", f.hostProc.Process.Pid), check: func(*sandbox.Result) string {
 				time.Sleep(100 * time.Millisecond)
 				var ws syscall.WaitStatus
 				if pid, _ := syscall.Wait4(f.hostProc.Process.Pid, &ws, syscall.WNOHANG, nil); pid == f.hostProc.Process.Pid {
@@ -299,7 +302,7 @@ func (f *darwinFixture) probes(_ Sandbox, helper string) []probe {
 	ps = append(ps,
 		probe{name: "a pty made inside (must work)", script: h + "own-pty", check: helperRan(helperWorks("a pseudo-terminal"))},
 		probe{name: "unix sockets in $TMPDIR (must work)", script: h + "unix-loopback \"$TMPDIR\"", check: helperRan(helperWorks("the private loopback"))},
-		probe{name: "unix socket outside $TMPDIR", script: h + "unix-loopback " + q(f.proj), check: helperRan(func(r *Result) string {
+		probe{name: "unix socket outside $TMPDIR", script: h + "unix-loopback " + q(f.proj), check: helperRan(func(r *sandbox.Result) string {
 			if bytes.Contains(r.Output, []byte("works")) {
 				return "a unix socket was bound outside the session's directory"
 			}
@@ -333,11 +336,15 @@ func hostSession() int {
 }
 
 // helperWorks fails when a helper probe for a grant did not print works.
-func helperWorks(what string) func(*Result) string {
-	return func(r *Result) string {
+func helperWorks(what string) func(*sandbox.Result) string {
+	return func(r *sandbox.Result) string {
 		if !bytes.Contains(r.Output, []byte("works")) {
-			return what + " does not work inside: " + firstLine(r.Output)
+			return what + " does not work inside: " + backend.FirstLine(r.Output)
 		}
 		return ""
 	}
 }
+
+// firmlinkData is where macOS keeps the data volume that firmlinks join
+// to the root (seatbelt profiles name both paths).
+const firmlinkData = "/System/Volumes/Data"

@@ -1,4 +1,4 @@
-package sandbox
+package battery
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"golang.org/x/sys/unix"
@@ -20,9 +23,9 @@ import (
 const raceAttempts = 400
 
 // hostProbes are the battery's attacks on the host side.
-func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
+func (f *fixture) hostProbes(sb sandbox.Sandbox, helper string) []probe {
 	pol := sb.Policy()
-	q := shellQuote
+	q := backend.ShellQuote
 	race := filepath.Join(f.proj, "race")
 	h := helperCommand(helper)
 
@@ -32,11 +35,11 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 	flipping := func(ctx context.Context, a, b string, attempt func() bool) (wins, refused int, problem string) {
 		fctx, cancel := context.WithCancel(ctx)
 		var wg sync.WaitGroup
-		var out *Result
+		var out *sandbox.Result
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, _ = sb.Run(fctx, Cmd{Script: h + "flip " + q(a) + " " + q(b) + " 60", Timeout: 90 * time.Second})
+			out, _ = sb.Run(fctx, sandbox.Cmd{Script: h + "flip " + q(a) + " " + q(b) + " 60", Timeout: 90 * time.Second})
 		}()
 		first, _ := os.Lstat(a)
 		seen := false
@@ -52,7 +55,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 			wg.Wait()
 			msg := "the flipper never swapped the names"
 			if out != nil {
-				msg += ": " + firstLine(out.Output)
+				msg += ": " + backend.FirstLine(out.Output)
 			}
 			return 0, 0, msg
 		}
@@ -187,14 +190,14 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 		}},
 		{name: "kill a leader that ended its main thread", host: func(ctx context.Context) (string, string) {
 			tag := "zl-" + f.tag
-			r, err := sb.Run(ctx, Cmd{Script: "(" + h + "zombie-leader " + tag + " &) ; sleep 0.3"})
+			r, err := sb.Run(ctx, sandbox.Cmd{Script: "(" + h + "zombie-leader " + tag + " &) ; sleep 0.3"})
 			if err != nil {
 				return err.Error(), ""
 			}
 			if n := threadSurvivors(tag, 3*time.Second); n > 0 {
 				return fmt.Sprintf("%d threads ran on after the command ended (exit %d)", n, r.ExitCode), ""
 			}
-			r, err = sb.Run(ctx, Cmd{Script: h + "zombie-leader " + tag + " & sleep 300", Timeout: time.Second})
+			r, err = sb.Run(ctx, sandbox.Cmd{Script: h + "zombie-leader " + tag + " & sleep 300", Timeout: time.Second})
 			if err != nil {
 				return err.Error(), ""
 			}
@@ -208,14 +211,14 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 		}},
 	}
 	ps = append(ps, probe{name: "resource bounds in force inside", host: func(ctx context.Context) (string, string) {
-		r, err := sb.Run(ctx, Cmd{Script: "cat /proc/self/limits"})
+		r, err := sb.Run(ctx, sandbox.Cmd{Script: "cat /proc/self/limits"})
 		if err != nil {
 			return err.Error(), ""
 		}
 		var bad []string
 		nproc := pol.MaxProcs
-		if s, ok := sb.(*instance); ok && !IsContainer(s.name) {
-			nproc = s.cg.NprocRlimit(nproc) // a backstop where a cgroup holds the bound
+		if !sandbox.IsContainer(sb.Backend()) {
+			nproc = sandbox.Inspect(sb).Cgroup.NprocRlimit(nproc) // a backstop where a cgroup holds the bound
 		}
 		for name, want := range map[string]int64{"Max processes": int64(nproc), "Max data size": pol.MaxMemory} {
 			if want <= 0 {
@@ -242,7 +245,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 		os.MkdirAll(filepath.Dir(mine), 0o700)
 		os.WriteFile(mine, []byte("mine-"+f.tag), 0o600)
 		pol.Keep(filepath.Dir(mine))
-		r, err := sb.Run(ctx, Cmd{Script: "cat " + q(other) + " " + q(mine) + "; ls " + q(base)})
+		r, err := sb.Run(ctx, sandbox.Cmd{Script: "cat " + q(other) + " " + q(mine) + "; ls " + q(base)})
 		if err != nil {
 			return err.Error(), ""
 		}
@@ -253,7 +256,7 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 			return "read_file read another session's spill file", ""
 		}
 		if !bytes.Contains(r.Output, []byte("mine-"+f.tag)) {
-			return "this session's spill file is not readable: " + firstLine(r.Output), ""
+			return "this session's spill file is not readable: " + backend.FirstLine(r.Output), ""
 		}
 		if _, _, err := pol.ReadFile(mine, 1<<20); err != nil {
 			return "read_file cannot read this session's spill file: " + err.Error(), ""
@@ -283,21 +286,21 @@ func (f *fixture) hostProbes(sb Sandbox, helper string) []probe {
 		}
 		return "", fmt.Sprintf("%d refused", len(paths))
 	}}, probe{name: "sub-agents' bash (read-only walls) writes nothing", host: func(ctx context.Context) (string, string) {
-		if !CanReadOnly(sb) {
+		if !sandbox.CanReadOnly(sb) {
 			return "", "no read-only variant: sub-agents get no bash"
 		}
 		readme := filepath.Join(f.proj, "README")
-		r, err := sb.Run(ctx, Cmd{ReadOnly: true, Script: "cat README; echo evil > README; echo evil > ro-new; echo evil >> .git/config; echo ok > \"${TMPDIR:-/tmp}/ro\" && echo tmp-ok"})
+		r, err := sb.Run(ctx, sandbox.Cmd{ReadOnly: true, Script: "cat README; echo evil > README; echo evil > ro-new; echo evil >> .git/config; echo ok > \"${TMPDIR:-/tmp}/ro\" && echo tmp-ok"})
 		if err != nil {
 			return err.Error(), ""
 		}
 		if content(readme) != "project" || exists(filepath.Join(f.proj, "ro-new")) || content(filepath.Join(f.proj, ".git", "config")) != configText {
 			os.WriteFile(readme, []byte("project"), 0o600)
 			os.Remove(filepath.Join(f.proj, "ro-new"))
-			return "a read-only command wrote the project: " + firstLine(r.Output), ""
+			return "a read-only command wrote the project: " + backend.FirstLine(r.Output), ""
 		}
 		if !bytes.Contains(r.Output, []byte("tmp-ok")) {
-			return "a read-only command could not write /tmp: " + firstLine(r.Output), ""
+			return "a read-only command could not write /tmp: " + backend.FirstLine(r.Output), ""
 		}
 		return "", ""
 	}})
@@ -339,10 +342,10 @@ func threadSurvivors(marker string, grace time.Duration) int {
 // gitProbe plants a clean filter, an fsmonitor and a hook in a repository
 // created mid-session, each writing a marker outside the project (where
 // only the host can write), then runs harness's own git status the way a
-// session does (Git, inside the walls): no marker may appear, and the
+// session does (sandbox.Git, inside the walls): no marker may appear, and the
 // repository must be reported with what it would run and be read-only
 // from the next command on.
-func (f *fixture) gitProbe(sb Sandbox) probe {
+func (f *fixture) gitProbe(sb sandbox.Sandbox) probe {
 	pr := probe{name: "git of the agent's making never runs on the host"}
 	if _, err := exec.LookPath("git"); err != nil {
 		pr.skip = "git is not installed"
@@ -355,18 +358,18 @@ func (f *fixture) gitProbe(sb Sandbox) probe {
 		for _, k := range []string{"filter", "fsmonitor", "hook"} {
 			marks[k] = filepath.Join(f.sibling, "ran-"+k+"-"+f.tag)
 		}
-		q := shellQuote
+		q := backend.ShellQuote
 		script := "git init -q " + q(repo) + " && cd " + q(repo) +
 			" && git config filter.x.clean " + q("touch "+q(marks["filter"])+"; cat") +
 			" && git config core.fsmonitor " + q("touch "+q(marks["fsmonitor"])) +
 			" && printf '#!/bin/sh\\ntouch %s\\n' " + q(q(marks["hook"])) + " > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit" +
 			" && echo '* filter=x' > .gitattributes && echo a > a && git -c core.fsmonitor= add a .gitattributes && echo b >> a; echo planted"
-		r, err := sb.Run(ctx, Cmd{Script: script})
+		r, err := sb.Run(ctx, sandbox.Cmd{Script: script})
 		if err != nil {
 			return err.Error(), ""
 		}
 		if !bytes.Contains(r.Output, []byte("planted")) {
-			return "the repository could not be planted: " + firstLine(r.Output), ""
+			return "the repository could not be planted: " + backend.FirstLine(r.Output), ""
 		}
 		var found *walls.Finding
 		for i, fd := range r.Found {
@@ -384,15 +387,15 @@ func (f *fixture) gitProbe(sb Sandbox) probe {
 			}
 		}
 		// What the reminder runs every turn.
-		Git(ctx, sb, repo, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
-		Git(ctx, sb, repo, "diff", "--stat")
+		sandbox.Git(ctx, sb, repo, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+		sandbox.Git(ctx, sb, repo, "diff", "--stat")
 		for k, m := range marks {
 			if exists(m) {
 				return "the planted " + k + " ran on the host", ""
 			}
 		}
 		before := content(filepath.Join(repo, ".git", "config"))
-		sb.Run(ctx, Cmd{Script: "echo '[core]' >> " + q(filepath.Join(repo, ".git", "config"))})
+		sb.Run(ctx, sandbox.Cmd{Script: "echo '[core]' >> " + q(filepath.Join(repo, ".git", "config"))})
 		if content(filepath.Join(repo, ".git", "config")) != before {
 			return "the new repository's config stayed writable after it was reported", ""
 		}

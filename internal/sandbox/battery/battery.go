@@ -1,4 +1,4 @@
-package sandbox
+package battery
 
 import (
 	"bytes"
@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -30,7 +33,7 @@ import (
 // side. It writes one line per probe to w and returns how many escaped
 // (or, for the probes marked "must work", failed). It never touches the
 // real home directory.
-func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (escaped int, err error) {
+func Run(ctx context.Context, backend string, w io.Writer, opts ...sandbox.Option) (escaped int, err error) {
 	f, err := newBatteryFixture()
 	if err != nil {
 		return 0, err
@@ -40,15 +43,12 @@ func Battery(ctx context.Context, backend string, w io.Writer, opts ...Option) (
 	if err != nil {
 		return 0, err
 	}
-	sb, err := Open(ctx, pol, backend, opts...)
+	sb, err := sandbox.Open(ctx, pol, backend, opts...)
 	if err != nil {
 		return 0, err
 	}
 	defer sb.Close()
-	helper := ""
-	if s, ok := sb.(*instance); ok {
-		helper = s.helper
-	}
+	helper := sandbox.Inspect(sb).Helper
 	fmt.Fprintf(w, "escape battery: backend %s%s, project %q\n", sb.Backend(), batteryMode(sb), f.project())
 	for _, l := range batteryHeader(sb) {
 		fmt.Fprintln(w, l)
@@ -62,7 +62,7 @@ type batteryFixture interface {
 	project() string
 	// probes lists the attempts in order; helper is the harness binary as
 	// seen inside ("" when unknown: the probes that need it are skipped).
-	probes(sb Sandbox, helper string) []probe
+	probes(sb sandbox.Sandbox, helper string) []probe
 	close()
 }
 
@@ -72,7 +72,7 @@ type probe struct {
 	script  string // run inside the walls, then check decides
 	timeout time.Duration
 	before  func()
-	check   func(*Result) string // "" when the walls held (or the grant worked)
+	check   func(*sandbox.Result) string // "" when the walls held (or the grant worked)
 	// host, when set, replaces script and check: an attack whose harm
 	// would land through harness's own host-side code (the file tools, the
 	// kill scan, the protection scan), with commands inside as the
@@ -82,7 +82,7 @@ type probe struct {
 }
 
 // runProbes runs ps against sb, one line each, and counts the escapes.
-func runProbes(ctx context.Context, sb Sandbox, w io.Writer, ps []probe) (escaped int, err error) {
+func runProbes(ctx context.Context, sb sandbox.Sandbox, w io.Writer, ps []probe) (escaped int, err error) {
 	for _, pr := range ps {
 		if pr.skip != "" {
 			fmt.Fprintf(w, "skip     %-40s %s\n", pr.name, pr.skip)
@@ -95,7 +95,7 @@ func runProbes(ctx context.Context, sb Sandbox, w io.Writer, ps []probe) (escape
 		if pr.host != nil {
 			problem, note = pr.host(ctx)
 		} else {
-			r, err := sb.Run(ctx, Cmd{Script: pr.script, Timeout: pr.timeout})
+			r, err := sb.Run(ctx, sandbox.Cmd{Script: pr.script, Timeout: pr.timeout})
 			if err != nil {
 				return escaped, fmt.Errorf("probe %s: %w", pr.name, err)
 			}
@@ -142,7 +142,7 @@ func newBaseFixture(extra func(*baseFixture) map[string]string) (*baseFixture, e
 	var rb [6]byte
 	rand.Read(rb[:])
 	tag := hex.EncodeToString(rb[:])
-	base, err := os.MkdirTemp(outsideBase(), "harness-battery-")
+	base, err := os.MkdirTemp(backend.OutsideBase(), "harness-battery-")
 	if err != nil {
 		return nil, fmt.Errorf("escape battery: %w", err)
 	}
@@ -216,20 +216,20 @@ func (f *baseFixture) close() {
 // sockets. etc is a file to try in the system's /etc (canonical); h runs
 // the harness helper's probes ("" when there is none).
 func (f *baseFixture) commonProbes(etc, h string) []probe {
-	q := shellQuote
+	q := backend.ShellQuote
 	outsideSame := checkUnchanged(f.outside, "original")
 	ps := []probe{
 		{name: "write inside the project (must work)", script: "echo inside > inside.txt && echo inside > " + q(f.proj+"/inside 2.txt"),
-			check: func(r *Result) string {
+			check: func(r *sandbox.Result) string {
 				if content(filepath.Join(f.proj, "inside.txt")) != "inside\n" || content(filepath.Join(f.proj, "inside 2.txt")) != "inside\n" {
-					return fmt.Sprintf("a write inside the project failed (exit %d): %s", r.ExitCode, firstLine(r.Output))
+					return fmt.Sprintf("a write inside the project failed (exit %d): %s", r.ExitCode, backend.FirstLine(r.Output))
 				}
 				return ""
 			}},
 		{name: "write /etc", script: "echo x > " + q(etc), check: checkAbsent(etc)},
 		{name: "write $HOME", script: "echo x > " + q(f.home+"/escaped"), check: checkAbsent(f.home + "/escaped")},
 		{name: "write a sibling of the project", script: "echo x > " + q(f.sibling+"/escaped") + "; rm -f " + q(f.sibling+"/keep"),
-			check: func(r *Result) string {
+			check: func(r *sandbox.Result) string {
 				if !exists(f.sibling + "/keep") {
 					os.WriteFile(f.sibling+"/keep", []byte("original"), 0o600)
 					return "removed a file beside the project"
@@ -260,7 +260,7 @@ func helperCommand(helper string) string {
 	if helper == "" {
 		return ""
 	}
-	return shellQuote(helper) + " " + inner.ProbeArg + " "
+	return backend.ShellQuote(helper) + " " + inner.ProbeArg + " "
 }
 
 // accepted reports whether a connection reached the host listener.
@@ -294,8 +294,8 @@ func content(p string) string { b, _ := os.ReadFile(p); return string(b) }
 
 // checkAbsent fails when a command created any of paths on the host (and
 // removes it, so the next probe starts clean).
-func checkAbsent(paths ...string) func(*Result) string {
-	return func(*Result) string {
+func checkAbsent(paths ...string) func(*sandbox.Result) string {
+	return func(*sandbox.Result) string {
 		for _, p := range paths {
 			if exists(p) {
 				os.RemoveAll(p)
@@ -307,8 +307,8 @@ func checkAbsent(paths ...string) func(*Result) string {
 }
 
 // checkUnchanged fails when path no longer holds want (and restores it).
-func checkUnchanged(path, want string) func(*Result) string {
-	return func(*Result) string {
+func checkUnchanged(path, want string) func(*sandbox.Result) string {
+	return func(*sandbox.Result) string {
 		if c := content(path); c != want {
 			os.WriteFile(path, []byte(want), 0o600)
 			return fmt.Sprintf("%s now holds %q", path, c)
@@ -318,8 +318,8 @@ func checkUnchanged(path, want string) func(*Result) string {
 }
 
 // checkLacks fails when the output holds a canary.
-func checkLacks(canaries ...string) func(*Result) string {
-	return func(r *Result) string {
+func checkLacks(canaries ...string) func(*sandbox.Result) string {
+	return func(r *sandbox.Result) string {
 		for _, c := range canaries {
 			if bytes.Contains(r.Output, []byte(c)) {
 				return "the output holds a canary secret"
@@ -330,11 +330,11 @@ func checkLacks(canaries ...string) func(*Result) string {
 }
 
 // checkHolds is for what must work inside: every mark must be printed.
-func checkHolds(what string, marks ...string) func(*Result) string {
-	return func(r *Result) string {
+func checkHolds(what string, marks ...string) func(*sandbox.Result) string {
+	return func(r *sandbox.Result) string {
 		for _, m := range marks {
 			if !bytes.Contains(r.Output, []byte(m)) {
-				return fmt.Sprintf("%s does not work inside (exit %d): %s", what, r.ExitCode, firstLine(r.Output))
+				return fmt.Sprintf("%s does not work inside (exit %d): %s", what, r.ExitCode, backend.FirstLine(r.Output))
 			}
 		}
 		return ""
@@ -342,8 +342,8 @@ func checkHolds(what string, marks ...string) func(*Result) string {
 }
 
 // checkAll is every check in turn; the first problem wins.
-func checkAll(checks ...func(*Result) string) func(*Result) string {
-	return func(r *Result) string {
+func checkAll(checks ...func(*sandbox.Result) string) func(*sandbox.Result) string {
+	return func(r *sandbox.Result) string {
 		for _, c := range checks {
 			if p := c(r); p != "" {
 				return p
@@ -354,8 +354,8 @@ func checkAll(checks ...func(*Result) string) func(*Result) string {
 }
 
 // checkNoConn fails when the host listener l accepted a connection.
-func checkNoConn(l net.Listener) func(*Result) string {
-	return func(*Result) string {
+func checkNoConn(l net.Listener) func(*sandbox.Result) string {
+	return func(*sandbox.Result) string {
 		if accepted(l) {
 			return "a host listener accepted a connection"
 		}
@@ -365,19 +365,19 @@ func checkNoConn(l net.Listener) func(*Result) string {
 
 // helperRan makes a helper probe fail when the helper never ran: a probe
 // that cannot start must not count as a wall that held.
-func helperRan(check func(*Result) string) func(*Result) string {
-	return func(r *Result) string {
+func helperRan(check func(*sandbox.Result) string) func(*sandbox.Result) string {
+	return func(r *sandbox.Result) string {
 		if !bytes.Contains(r.Output, []byte("denied:")) && !bytes.Contains(r.Output, []byte("ESCAPED")) && !bytes.Contains(r.Output, []byte("works")) {
-			return "the probe did not run: " + firstLine(r.Output)
+			return "the probe did not run: " + backend.FirstLine(r.Output)
 		}
 		return check(r)
 	}
 }
 
 // noEscape fails when a helper probe printed ESCAPED.
-func noEscape(r *Result) string {
+func noEscape(r *sandbox.Result) string {
 	if i := bytes.Index(r.Output, []byte("ESCAPED")); i >= 0 {
-		return firstLine(r.Output[i:])
+		return backend.FirstLine(r.Output[i:])
 	}
 	return ""
 }

@@ -1,4 +1,4 @@
-package sandbox
+package battery
 
 import (
 	"bytes"
@@ -8,48 +8,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/backend"
+	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
-
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
-// requireBackend skips a test of backend where it cannot run, or fails
-// it when HARNESS_REQUIRE names what is missing (CI does): a bwrap that is
-// installed but cannot create namespaces counts as missing.
-func requireBackend(t *testing.T, backend string) {
-	t.Helper()
-	switch backend {
-	case BackendBwrap:
-		if name, why := detected(); name != BackendBwrap {
-			testenv.Missing(t, testenv.Bwrap, why+" (apt-get install bubblewrap; user namespaces must be allowed)")
-		}
-	case BackendLandlock:
-		if inner.LandlockABI() == 0 {
-			testenv.Missing(t, testenv.Landlock, "this kernel has no Landlock")
-		}
-	case BackendDocker:
-		requireDocker(t)
-	}
-}
-
-var detectOnce = sync.OnceValues(Detect)
-
-// detected is Detect, run once per test binary.
-func detected() (string, string) { return detectOnce() }
-
-// TestUserNamespaces: the landlock backend's mount carve-outs and private
-// /tmp need user namespaces; where they are restricted (Ubuntu 24.04's
-// AppArmor default) the backend degrades, so CI must say so, not pass.
-func TestUserNamespaces(t *testing.T) {
-	if !userNamespaces() {
-		testenv.Missing(t, testenv.Userns, "cannot create a user and PID namespace (kernel.unprivileged_userns_clone or an AppArmor restriction)")
-	}
-}
-
-var batteryVariants = []string{BackendBwrap, BackendBwrap + perCommand, BackendLandlock, BackendLandlock + perCommand}
+var batteryVariants = []string{sandbox.BackendBwrap, sandbox.BackendBwrap + perCommand, sandbox.BackendLandlock, sandbox.BackendLandlock + perCommand}
 
 // classProbes are the battery's probes for the nine classes of
 // escape (doc.go's threats), each of which must run and hold, as root
@@ -91,7 +59,7 @@ func TestBattery(t *testing.T) {
 			requireBackend(t, backend)
 			t.Parallel()
 			var out bytes.Buffer
-			n, err := Battery(context.Background(), backend, &out, opts...)
+			n, err := Run(context.Background(), backend, &out, opts...)
 			t.Logf("uid %d:\n%s", os.Getuid(), out.String())
 			if err != nil {
 				t.Fatal(err)
@@ -99,7 +67,7 @@ func TestBattery(t *testing.T) {
 			if n != 0 {
 				t.Errorf("%d probes escaped the %s sandbox", n, backend)
 			}
-			requireClasses(t, out.String(), hostHasLimitCgroups())
+			requireClasses(t, out.String(), cgroup.HostOffersLimits())
 			if c := strings.Count(out.String(), "\nheld "); c < 20 {
 				t.Errorf("only %d probes held; the battery did not run in full", c)
 			}
@@ -107,6 +75,44 @@ func TestBattery(t *testing.T) {
 				t.Errorf("the battery ran with the launcher %v, want %v", launched, !launched)
 			}
 		})
+	}
+}
+
+// TestBatteryUnprivileged re-runs the battery as nobody (uid 65534): the
+// walls must not depend on the harness running as root.
+func TestBatteryUnprivileged(t *testing.T) {
+	setpriv, bin := unprivilegedBinary(t, "TestBattery")
+	for _, variant := range batteryVariants {
+		t.Run(variant, func(t *testing.T) {
+			backend, _ := testVariant(variant)
+			requireBackend(t, backend)
+			t.Parallel()
+			out, err := asNobody(setpriv, bin, batteryEnv+"="+variant).CombinedOutput()
+			t.Logf("as nobody:\n%s", out)
+			if err != nil {
+				t.Errorf("the battery as nobody failed: %v", err)
+			}
+			if !bytes.Contains(out, []byte("held     write inside the project")) {
+				t.Errorf("the battery as nobody did not run its probes")
+			}
+			requireClasses(t, string(out), false)
+		})
+	}
+}
+
+// requireBackend skips a test of backend where it cannot run, or fails
+// it when HARNESS_REQUIRE names what is missing (CI does).
+func requireBackend(t *testing.T, backend string) {
+	t.Helper()
+	switch backend {
+	case sandbox.BackendBwrap:
+		if name, why := sandbox.Detect(); name != sandbox.BackendBwrap {
+			testenv.Missing(t, testenv.Bwrap, why+" (apt-get install bubblewrap; user namespaces must be allowed)")
+		}
+	case sandbox.BackendLandlock:
+		if inner.LandlockABI() == 0 {
+			testenv.Missing(t, testenv.Landlock, "this kernel has no Landlock")
+		}
 	}
 }
 
@@ -129,13 +135,13 @@ func unprivilegedBinary(t *testing.T, covered string) (setpriv, bin string) {
 	}
 	// The test binary sits in a root-only build directory: copy it where
 	// nobody can execute it.
-	dir, err := os.MkdirTemp(outsideBase(), "harness-test-bin-")
+	dir, err := os.MkdirTemp(backend.OutsideBase(), "harness-test-bin-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
-	bin = filepath.Join(dir, "sandbox.test")
+	bin = filepath.Join(dir, "battery.test")
 	src, err := os.Open(exe)
 	if err != nil {
 		t.Fatal(err)
@@ -161,26 +167,4 @@ func asNobody(setpriv, bin string, env ...string) *exec.Cmd {
 	cmd.Env = append(append(os.Environ(), "HOME=/nonexistent"), env...)
 	cmd.Dir = "/"
 	return cmd
-}
-
-// TestBatteryUnprivileged re-runs the battery as nobody (uid 65534): the
-// walls must not depend on the harness running as root.
-func TestBatteryUnprivileged(t *testing.T) {
-	setpriv, bin := unprivilegedBinary(t, "TestBattery")
-	for _, variant := range batteryVariants {
-		t.Run(variant, func(t *testing.T) {
-			backend, _ := testVariant(variant)
-			requireBackend(t, backend)
-			t.Parallel()
-			out, err := asNobody(setpriv, bin, batteryEnv+"="+variant).CombinedOutput()
-			t.Logf("as nobody:\n%s", out)
-			if err != nil {
-				t.Errorf("the battery as nobody failed: %v", err)
-			}
-			if !bytes.Contains(out, []byte("held     write inside the project")) {
-				t.Errorf("the battery as nobody did not run its probes")
-			}
-			requireClasses(t, string(out), false)
-		})
-	}
 }
