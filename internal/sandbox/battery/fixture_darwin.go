@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/seatbelt"
+
 	"github.com/harness-dev/harness/internal/sandbox"
 
 	"github.com/harness-dev/harness/internal/sandbox/backend"
@@ -157,7 +159,7 @@ func (f *darwinFixture) probes(_ sandbox.Sandbox, helper string) []probe {
 		}
 		return ""
 	}
-	firm := func(p string) string { return firmlinkData + p }
+	firm := func(p string) string { return seatbelt.FirmlinkData + p }
 	marker := "harness-battery-marker-" + f.tag
 	sleeper := fmt.Sprintf("sh -c 'sleep 300; : %s'", marker)
 	h := helperCommand(helper)
@@ -344,7 +346,3 @@ func helperWorks(what string) func(*sandbox.Result) string {
 		return ""
 	}
 }
-
-// firmlinkData is where macOS keeps the data volume that firmlinks join
-// to the root (seatbelt profiles name both paths).
-const firmlinkData = "/System/Volumes/Data"

@@ -1,4 +1,4 @@
-package sandbox
+package seatbelt
 
 import (
 	"fmt"
@@ -84,9 +84,9 @@ func seatbeltPrefixSysctl(name string) bool {
 	return strings.HasSuffix(name, ".") || name == "hw.perflevel"
 }
 
-// firmlinkData is where the firmlinked half of the system volume lives:
+// FirmlinkData is where the firmlinked half of the system volume lives:
 // /Users/me is also /System/Volumes/Data/Users/me. Denials name both.
-const firmlinkData = "/System/Volumes/Data"
+const FirmlinkData = "/System/Volumes/Data"
 
 // seatbeltProfile generates the macOS sandbox-exec profile for p. tmp is
 // the session's private temporary directory (canonical, so under
@@ -104,8 +104,8 @@ func seatbeltProfile(p *walls.Policy, tmp string) (profile string, params []stri
 		var out []string
 		for _, d := range paths {
 			out = walls.AppendUnique(out, d)
-			if !walls.Within(d, firmlinkData) {
-				out = walls.AppendUnique(out, firmlinkData+d)
+			if !walls.Within(d, FirmlinkData) {
+				out = walls.AppendUnique(out, FirmlinkData+d)
 			}
 		}
 		return out
@@ -275,10 +275,10 @@ func pathRegex(path string) string {
 // firmlinkOpt is an optional /System/Volumes/Data prefix (any case) for a
 // path outside it.
 func firmlinkOpt(path string) string {
-	if walls.Within(path, firmlinkData) {
+	if walls.Within(path, FirmlinkData) {
 		return ""
 	}
-	return "(" + regexQuote(firmlinkData) + ")?"
+	return "(" + regexQuote(FirmlinkData) + ")?"
 }
 
 // seatbeltEnv adds to the environment what darwin's toolchains need beyond
@@ -351,5 +351,5 @@ func seatbeltArgs(p *walls.Policy, tmp string) (argv, env []string) {
 	for _, kv := range params {
 		argv = append(argv, "-D", kv)
 	}
-	return append(argv, "--"), seatbeltEnv(p, walls.SandboxEnv(p, tmp, BackendSeatbelt), tmp)
+	return append(argv, "--"), seatbeltEnv(p, walls.SandboxEnv(p, tmp, "seatbelt"), tmp)
 }

@@ -1,4 +1,4 @@
-package sandbox
+package seatbelt
 
 import (
 	"flag"
@@ -510,7 +510,7 @@ func TestSeatbeltArgs(t *testing.T) {
 			t.Errorf("%s=%q, want it under the session's directory", k, v)
 		}
 	}
-	if get(env, "HARNESS_SANDBOX") != BackendSeatbelt {
+	if get(env, "HARNESS_SANDBOX") != "seatbelt" {
 		t.Error("HARNESS_SANDBOX is not seatbelt")
 	}
 	pol.Cache = "/Users/me/.cache/harness/proj-1"

@@ -1,4 +1,4 @@
-package sandbox
+package seatbelt
 
 // Descendant tracking where the kernel has no PID namespace (macOS): the
 // platform file watches forks with kqueue and reads the process table;

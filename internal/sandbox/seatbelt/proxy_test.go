@@ -1,12 +1,14 @@
-package sandbox
+package seatbelt
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 )
@@ -59,8 +61,11 @@ func TestSeatbeltProxyRule(t *testing.T) {
 // TestListenProxy: the listener the seatbelt backend points commands at
 // serves the proxy, on loopback only.
 func TestListenProxy(t *testing.T) {
-	rec := &records{}
-	ln, port, err := listenProxy(&netproxy.Proxy{Decide: netTable(nil), Record: rec.add})
+	recs := make(chan netproxy.ConnRecord, 4)
+	refuse := func(_ context.Context, host string, _ int) netproxy.ConnVerdict {
+		return netproxy.ConnVerdict{Reason: "no rule allows " + host}
+	}
+	ln, port, err := listenProxy(&netproxy.Proxy{Decide: refuse, Record: func(c netproxy.ConnRecord) { recs <- c }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +83,13 @@ func TestListenProxy(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("%v %v", resp, err)
 	}
-	if r := rec.await(t, 0, nil); r.Host != "unlisted.test" || r.Verdict != "refused" {
-		t.Errorf("record %+v", r)
+	select {
+	case r := <-recs:
+		if r.Host != "unlisted.test" || r.Verdict != "refused" {
+			t.Errorf("record %+v", r)
+		}
+	case <-time.After(time.Minute):
+		t.Error("the refused connection was not recorded")
 	}
 	env := strings.Join(netproxy.ProxyEnv(port), " ")
 	for _, want := range []string{fmt.Sprintf("HTTPS_PROXY=http://127.0.0.1:%d", port), fmt.Sprintf("https_proxy=http://127.0.0.1:%d", port), fmt.Sprintf("ALL_PROXY=socks5h://127.0.0.1:%d", port), "NO_PROXY=localhost"} {
