@@ -29,7 +29,7 @@ import (
 )
 
 // launcher is the host's handle on a session's long-lived launcher (see
-// launcherserve_linux.go for the inside). Starting the outer walls once per
+// linux/inner/launcherserve_linux.go for the inside). Starting the outer walls once per
 // session instead of once per command saves bwrap's namespace setup (6–9
 // ms) or the landlock backend's user-namespace clone on every command.
 type launcher struct {
@@ -67,7 +67,7 @@ type launcherProc struct {
 	cg   *cgroup.Child        // its cgroup, nil without one
 
 	// sups are its supervisors' cgroups by host pid (placement in
-	// cgroup_linux.go), killed with it.
+	// linux/cgroup), killed with it.
 	supMu sync.Mutex
 	sups  map[int]*cgroup.Sup
 

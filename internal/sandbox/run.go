@@ -42,7 +42,7 @@ type instance struct {
 	// git, when set, lets commands write the project's git data (gitwrite.go).
 	git *gitshadow.Session
 	// track, when set, follows every process a command starts from the
-	// moment it starts (macOS: kqueue, proc_darwin.go) and returns what
+	// moment it starts (macOS: kqueue, seatbelt/track_darwin.go) and returns what
 	// kills them all; runOwn calls it on exit, timeout and cancel.
 	track func(pid int) (killAll func())
 	// closed, when set, is called by Close (kills what is still tracked).
@@ -54,7 +54,7 @@ type instance struct {
 	// launch, when set, runs commands through the session's long-lived
 	// launcher instead of a fresh sandbox each (Linux; see launcher_linux.go).
 	launch backend.Runner
-	// cg, when set, is the session's cgroup (cgroup_linux.go): each
+	// cg, when set, is the session's cgroup (linux/cgroup): each
 	// command run here starts in a child of it, killed whole at its end.
 	cg *cgroup.Session
 	// ro, when set, is the read-only variant that runs Cmd.ReadOnly

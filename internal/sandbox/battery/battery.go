@@ -21,11 +21,11 @@ import (
 )
 
 // The escape battery's runner, shared by every system: a platform file
-// (battery_linux.go, battery_darwin.go) builds the throw-away world and
+// (fixture_linux.go, fixture_darwin.go) builds the throw-away world and
 // lists the probes; this file opens the sandbox, runs each probe and says
 // held, ESCAPED or skip, one line a probe.
 
-// Battery runs the escape battery live against backend: it builds a
+// Run runs the escape battery live against backend: it builds a
 // throw-away project (a path with spaces and quotes), a fake home with
 // canary secrets, host listeners and a host terminal, then attempts each
 // escape from inside the sandbox (or, for host probes, through harness's

@@ -24,7 +24,7 @@ import (
 // network (--network none: its own namespace, loopback only), as the
 // bwrap launcher's has none; its init listens on ProxyPort on that
 // loopback and hands each connection it accepts, as a descriptor, to the
-// host's proxy, over the same channel the launcher uses (proxy_linux.go).
+// host's proxy, over the same channel the launcher uses (sandbox/proxy_linux.go, backend.ServeProxyChannel).
 // The channel is a unix socket on the host, bound into the container at
 // containerProxySock, that the init connects to once it listens. Commands
 // cannot use it themselves: the inner stage denies them every unix socket
