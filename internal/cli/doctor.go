@@ -10,6 +10,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/battery"
 )
 
 // doctorOptions are the flags of `harness doctor`.
@@ -64,7 +65,7 @@ func runDoctor(ctx context.Context, opts doctorOptions, stdio Stdio) error {
 		fmt.Fprintf(stdio.Out, "  cannot hold: %s\n", l)
 	}
 	fmt.Fprintf(stdio.Out, "platform: %s/%s\n", runtime.GOOS, runtime.GOARCH)
-	escaped, err := sandbox.Battery(ctx, backend, stdio.Out, sandbox.WithEnv(os.Getenv))
+	escaped, err := battery.Run(ctx, backend, stdio.Out, sandbox.WithEnv(os.Getenv))
 	if err != nil {
 		return &ExitError{Code: 1, Err: fmt.Errorf("escape battery: %w", err)}
 	}

@@ -7,14 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/harness-dev/harness/internal/sandbox/walls"
+	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
-	"golang.org/x/sys/unix"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // boundsEnv asks a re-executed test binary (as nobody) to run
@@ -34,32 +34,6 @@ func boundsMode() {
 	}
 	fmt.Println("bounds held")
 	os.Exit(0)
-}
-
-// hostHasLimitCgroups reports whether this host offers this process a
-// pids and a memory controller where it can make cgroups: on cgroup v2,
-// both in its own cgroup's list (its parent hands them down) and a place
-// it may write, the root cgroup or its parent (a delegated subtree, as
-// systemd gives each user); for root, the v1 hierarchies of a hybrid host.
-func hostHasLimitCgroups() bool {
-	if own, err := ownCgroupDir(); err == nil {
-		b, _ := os.ReadFile(filepath.Join(own, "cgroup.controllers"))
-		f := strings.Fields(string(b))
-		parent := filepath.Dir(own)
-		writable := unix.Access(filepath.Join(parent, "cgroup.procs"), unix.W_OK) == nil && isCgroup2(parent)
-		if !isCgroup2(parent) {
-			writable = unix.Access(filepath.Join(own, "cgroup.procs"), unix.W_OK) == nil
-		}
-		if slices.Contains(f, "pids") && slices.Contains(f, "memory") && writable {
-			return true
-		}
-	}
-	if os.Geteuid() != 0 {
-		return false
-	}
-	_, perr := ownV1Dir("pids")
-	_, merr := ownV1Dir("memory")
-	return perr == nil && merr == nil
 }
 
 // checkBounds runs commands past each bound under tight limits and
@@ -85,9 +59,9 @@ func checkBounds(variant string) string {
 	}
 	defer sb.Close()
 	s := sb.(*instance)
-	pidsMech, memMech := s.cg.pidsMechanism(), s.cg.memoryMechanism()
+	pidsMech, memMech := s.cg.PidsMechanism(), s.cg.MemoryMechanism()
 	var problems []string
-	if hostHasLimitCgroups() && (pidsMech == "" || memMech == "") {
+	if cgroup.HostOffersLimits() && (pidsMech == "" || memMech == "") {
 		problems = append(problems, fmt.Sprintf("uid %d, on a host that offers it pids and memory controllers, holds no cgroup limit (pids %q, memory %q)", os.Getuid(), pidsMech, memMech))
 	}
 	ctx := context.Background()
@@ -122,7 +96,7 @@ func checkBounds(variant string) string {
 		if !strings.Contains(out, c.word) || (c.mech != "" && !strings.Contains(out, c.mech)) {
 			problems = append(problems, fmt.Sprintf("%s: the result does not name the %s (%s): %s", c.name, c.word, c.mech, lastLine(r.Output)))
 		}
-		if s.cg.placesSupervisors() && strings.Contains(out, "shared by the session's commands") {
+		if s.cg.PlacesSupervisors() && strings.Contains(out, "shared by the session's commands") {
 			problems = append(problems, c.name+": the command ran in the launcher's cgroup, not in its supervisor's own: "+lastLine(r.Output))
 		}
 		if n := survivors(tag, 3*time.Second); c.tag && n > 0 {
@@ -156,12 +130,7 @@ func checkBounds(variant string) string {
 	if r, err := sb.Run(ctx, Cmd{Script: "echo fine"}); err != nil || !bytes.Contains(r.Output, []byte("fine")) {
 		problems = append(problems, "an ordinary command failed under the bounds")
 	}
-	var dirs []string
-	if s.cg != nil {
-		for _, g := range s.cg.v1 {
-			dirs = append(dirs, g.dir)
-		}
-	}
+	dirs := s.cg.V1Dirs()
 	sb.Close()
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err == nil {
@@ -175,7 +144,7 @@ func checkBounds(variant string) string {
 // their command (empty ones wait in the pool for the next command).
 func cgroupLeft(s *instance) []string {
 	var left []string
-	for _, d := range s.cg.populatedCommands() {
+	for _, d := range s.cg.PopulatedCommands() {
 		left = append(left, "the command's cgroup "+d+" still holds a process after it")
 	}
 	return left
@@ -216,4 +185,10 @@ func TestResourceBounds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// helperCommand is the shell prefix that runs one of the harness helper's
+// probes inside (the battery's own, in package battery).
+func helperCommand(helper string) string {
+	return shellQuote(helper) + " " + inner.ProbeArg + " "
 }

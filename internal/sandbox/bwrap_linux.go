@@ -3,10 +3,10 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
@@ -38,7 +38,7 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 	if err != nil {
 		return nil, fmt.Errorf("%w: bwrap not found in PATH: install bubblewrap (apt-get install bubblewrap)", ErrUnavailable)
 	}
-	exe, err := selfExe()
+	exe, err := backend.SelfExe()
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 		}
 		return args
 	}
-	cfg := inner.HelperConfig{Write: append(append(p.WriteRootsFor(ro), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
+	cfg := inner.HelperConfig{Write: append(append(p.WriteRootsFor(ro), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: o.cg.NprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.PlacesSupervisors()}
 	if o.proxy != nil {
 		// The launcher, or a sandbox's own inner stage, listens there
 		// (proxy_linux.go); bwrap's network namespace holds the rest.
@@ -140,7 +140,7 @@ func maskArgs(paths, keep []string) []string {
 		}
 		var kept []string
 		for _, k := range keep {
-			if walls.Within(k, m.Path) && k != m.Path && exists(k) {
+			if walls.Within(k, m.Path) && k != m.Path && backend.Exists(k) {
 				kept = append(kept, "--ro-bind", k, k)
 			}
 		}
@@ -158,15 +158,4 @@ func maskArgs(paths, keep []string) []string {
 func bwrapHas(bw, flag string) bool {
 	out, _ := exec.Command(bw, "--help").CombinedOutput()
 	return strings.Contains(string(out), flag)
-}
-
-func selfExe() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("finding the harness executable for the sandbox helper: %w", err)
-	}
-	if r, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = r
-	}
-	return exe, nil
 }

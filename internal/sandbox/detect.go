@@ -1,8 +1,5 @@
 package sandbox
 
-import "strings"
+import "github.com/harness-dev/harness/internal/sandbox/backend"
 
-func firstLine(b []byte) string {
-	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-	return s
-}
+func firstLine(b []byte) string { return backend.FirstLine(b) }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os/exec"
 
+	"github.com/harness-dev/harness/internal/sandbox/container"
+
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -43,6 +45,20 @@ func openBackend(name string, p *walls.Policy, tmp string, o openOptions) (Sandb
 	}
 	if err != nil {
 		return nil, err
+	}
+	return s, nil
+}
+
+// openContainer runs the session in a container of the engine name: the
+// container package's Runner runs every command.
+func openContainer(ctx context.Context, name string, p *walls.Policy, tmp string, o openOptions) (*instance, error) {
+	r, gs, err := container.Open(ctx, name, p, tmp, o.backend())
+	if err != nil {
+		return nil, err
+	}
+	s := &instance{name: name, pol: p, tmp: tmp, helper: container.Helper, git: gs, launch: r, proxy: o.proxy}
+	s.wrap = func(string, string) ([]string, []string, error) {
+		return nil, nil, fmt.Errorf("the %s backend runs every command in the session's container", name)
 	}
 	return s, nil
 }

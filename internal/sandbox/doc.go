@@ -3,16 +3,31 @@
 // # Rooms
 //
 // This package is the public face and the orchestration: Open, Sandbox,
-// Cmd, Result, Run, the backends (bwrap, landlock, seatbelt, containers,
-// none) and the Linux mechanisms beneath them (launcher, inner stage,
-// seccomp, Landlock, cgroups), and the escape battery. Beside it, each
-// depending on nothing here:
+// Cmd, Result, Run (the bound, the timeout, the kill, the tamper and git
+// checks, the same for every backend), which backend runs (bwrap and
+// landlock with their launcher, here; the others below), and Inspect
+// for those who check a session from the host. The mechanisms are rooms
+// of their own that never import this package (rooms_test.go holds them
+// to it): this package imports them.
 //
+//   - backend: what the orchestration and the mechanisms share: the
+//     Runner interface (something long-lived that runs a session's
+//     commands: the launcher, a container), Options, ErrUnavailable.
 //   - walls: the Policy (the walls' rules) and the file tools'
 //     descriptor-based I/O; readers get copies, Refresh grows them.
+//   - linux/inner: what runs inside the walls (the inner stage, Landlock,
+//     seccomp, the launcher's and the supervisors' side).
+//   - linux/cgroup: the session's cgroups, a child per command or
+//     supervisor, their limits and kill.
+//   - container: the docker and podman backend, a Runner; the only
+//     package here that links the engine's client.
+//   - seatbelt: the macOS profile, its loopback proxy rule, the kqueue
+//     tracker.
 //   - netproxy: the host-side network proxy and its records.
 //   - gitshadow: commits inside, objects append-only, refs recoverable.
 //   - autorun: files other programs run later, watched and reported.
+//   - battery: the escape battery, a client of this package as the CLI
+//     is (doctor runs it).
 //   - ../gitsafe: how every git call of harness's is run.
 //
 // Everything below describes the whole; Policy, NewPolicy, Refresh and
@@ -54,7 +69,7 @@
 // command); afterwards it compares the protected paths with their state
 // before and lists any change in Result.Tampered. Battery runs the live
 // escape battery that `harness doctor` and the tests share: one runner
-// (battery.go), each system's world and probes in its own file.
+// (battery/battery.go), each system's world and probes in its own file.
 //
 // Backends: bwrap (Linux, preferred), landlock (Linux without bwrap),
 // seatbelt (macOS sandbox-exec with a (deny default) profile whose paths are
@@ -197,7 +212,7 @@
 //     so for a root harness the supervisor (or the host, per command)
 //     counts the tree and kills it past the bound. The result says which
 //     bound was hit. Where a cgroup v2 is writable (root, or a delegated
-//     subtree; cgroup_linux.go) each command, or the launcher with all it
+//     subtree; linux/cgroup) each command, or the launcher with all it
 //     runs, starts inside a child cgroup of the session's
 //     (CLONE_INTO_CGROUP, so nothing it forks is ever outside), which
 //     cgroup.kill ends whole at the command's end, the launcher's and
@@ -279,7 +294,7 @@
 //
 // # macOS (seatbelt)
 //
-// The profile (seatbelt.go) is built as Codex's is: (deny default), no
+// The profile (seatbelt/profile.go) is built as Codex's is: (deny default), no
 // system.sb, every grant named with the tool that needs it. Threats and the
 // rule that answers each there:
 //
@@ -298,12 +313,12 @@
 //     that fetches; unix sockets only inside the session's $TMPDIR. With
 //     WithProxy the proxy listens on a free port of the host's loopback
 //     and the profile allows TCP sockets and outbound to localhost on that
-//     port only (seatbeltproxy.go).
+//     port only (seatbelt/proxy.go).
 //   - Secrets behind a symlink in a hidden directory: the link's target is
 //     hidden too (walls/secrets.go); macOS's stores (keychains, browser profiles,
 //     cookies) are on the list; mapping a secret executable is denied with
 //     reading it.
-//   - Outliving the command: a kqueue tracker (proc_darwin.go) follows every
+//   - Outliving the command: a kqueue tracker (seatbelt/track_darwin.go) follows every
 //     fork from the start (the shell waits at a gate on descriptor 3 until
 //     the tracker follows it) and kills the tree on exit, timeout and Close.
 //   - A sandbox that did not start passing for one that holds: the
@@ -312,7 +327,7 @@
 //
 // # Containers (docker, podman)
 //
-// The container backend (container_linux.go) maps the same Policy onto
+// The container backend (container/container_linux.go) maps the same Policy onto
 // an engine through its official client: one long-lived container per
 // session, an exec per command. Only what the Policy names is mounted —
 // the writable roots read-write at the same paths, the carve-outs and git
@@ -322,14 +337,14 @@
 // --network none, every capability dropped, no-new-privileges, a
 // read-only root, pids and memory limits, the environment allowlist, and
 // a seccomp profile with the inner stage's denials
-// (container_seccomp_linux.go). The harness binary is its init (killing
+// (container/container_seccomp_linux.go). The harness binary is its init (killing
 // strays) and each command's supervisor (containerserve_linux.go): a
 // child subreaper that starts the command behind the inner stage and
 // kills its whole tree when it exits or when the exec's stdin ends (the
 // host's timeout or cancel). With WithProxy the init also listens on
 // ProxyPort on the container's loopback and passes each connection to the
 // host's Proxy, as the launcher does, over a unix socket of the host's
-// bound at /.harness/proxy.sock (container_net_linux.go); the engine's
+// bound at /.harness/proxy.sock (container/container_net_linux.go); the engine's
 // profile then lets through that one kind of unix socket (seqpacket) for
 // the init, while the inner stage still denies commands every unix
 // socket. The image: HARNESS_IMAGE (in the environment given with

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os/exec"
 
+	"github.com/harness-dev/harness/internal/sandbox/backend"
+
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
@@ -38,11 +40,11 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: this kernel has no Landlock (not built in or not in the lsm= list); install bubblewrap for the bwrap backend", ErrUnavailable)
 	}
-	exe, err := selfExe()
+	exe, err := backend.SelfExe()
 	if err != nil {
 		return nil, err
 	}
-	cfg := inner.HelperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true, MaxProcs: o.cg.nprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.placesSupervisors()}
+	cfg := inner.HelperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true, MaxProcs: o.cg.NprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.PlacesSupervisors()}
 	s := &instance{name: BackendLandlock, pol: p, tmp: tmp, tree: treeGroup, helper: exe}
 	tmpInside := tmp
 	if userNamespaces() {

@@ -10,11 +10,14 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
@@ -26,7 +29,7 @@ import (
 )
 
 // launcher is the host's handle on a session's long-lived launcher (see
-// launcherserve_linux.go for the inside). Starting the outer walls once per
+// linux/inner/launcherserve_linux.go for the inside). Starting the outer walls once per
 // session instead of once per command saves bwrap's namespace setup (6–9
 // ms) or the landlock backend's user-namespace clone on every command.
 type launcher struct {
@@ -41,7 +44,7 @@ type launcher struct {
 	newCmd func() *exec.Cmd
 	// cg, when set, is the session's cgroup: each launcher starts in a
 	// child of it, killed whole when the launcher is done.
-	cg *cgroupSession
+	cg *cgroup.Session
 	// proxy, when set, serves the connections the launcher passes on;
 	// netns starts the launcher in a network namespace of its own.
 	proxy *netproxy.Proxy
@@ -61,12 +64,12 @@ type launcherProc struct {
 	done chan struct{}        // closed when the process has exited
 	err  error                // its Wait error, once done
 	gen  int                  // the policy generation it mounts
-	cg   *cgroupChild         // its cgroup, nil without one
+	cg   *cgroup.Child        // its cgroup, nil without one
 
 	// sups are its supervisors' cgroups by host pid (placement in
-	// cgroup_linux.go), killed with it.
+	// linux/cgroup), killed with it.
 	supMu sync.Mutex
-	sups  map[int]*supGroup
+	sups  map[int]*cgroup.Sup
 
 	// inflight counts the commands running through it; a retired
 	// launcher is closed when the last one ends.
@@ -148,7 +151,7 @@ func stopLauncher(lp *launcherProc, tree treeMode) {
 		killTree(lp.cmd.Process, tree)
 		<-lp.done
 	}
-	lp.cg.kill()
+	lp.cg.Kill()
 	lp.killSups()
 }
 
@@ -156,7 +159,7 @@ func stopLauncher(lp *launcherProc, tree treeMode) {
 func (l *launcher) discard(lp *launcherProc) {
 	killTree(lp.cmd.Process, l.tree)
 	<-lp.done
-	lp.cg.kill()
+	lp.cg.Kill()
 	lp.killSups()
 }
 
@@ -165,7 +168,7 @@ func (lp *launcherProc) killSups() {
 	lp.supMu.Lock()
 	defer lp.supMu.Unlock()
 	for pid, g := range lp.sups {
-		g.kill()
+		g.Kill()
 		delete(lp.sups, pid)
 	}
 }
@@ -177,7 +180,7 @@ func (lp *launcherProc) killSups() {
 // nil when it could not (the command then stays in the launcher's
 // cgroup, under the session's limits). A false ok means the supervisor
 // sent no request: it is gone.
-func (lp *launcherProc) place(cg *cgroupSession, conn *net.UnixConn, deadline time.Time) (c *cgroupChild, pid int, ok bool) {
+func (lp *launcherProc) place(cg *cgroup.Session, conn *net.UnixConn, deadline time.Time) (c *cgroup.Child, pid int, ok bool) {
 	conn.SetReadDeadline(deadline)
 	buf, oob := make([]byte, 64), make([]byte, unix.CmsgSpace(4))
 	n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
@@ -204,19 +207,19 @@ func (lp *launcherProc) place(cg *cgroupSession, conn *net.UnixConn, deadline ti
 		pid = pidfdPid(pidfd)
 		unix.Close(pidfd)
 	}
-	var sup *supGroup
+	var sup *cgroup.Sup
 	if pid > 0 {
 		lp.supMu.Lock()
 		sup = lp.sups[pid]
-		if sup != nil && !slices.Contains(members(sup.c.dir), pid) {
-			sup.kill() // its supervisor died, and pid is another process now
+		if sup != nil && !sup.Holds(pid) {
+			sup.Kill() // its supervisor died, and pid is another process now
 			delete(lp.sups, pid)
 			sup = nil
 		}
 		if sup == nil {
-			if sup, err = cg.placeSupervisor(pid); err == nil {
+			if sup, err = cg.PlaceSupervisor(pid); err == nil {
 				if lp.sups == nil {
-					lp.sups = map[int]*supGroup{}
+					lp.sups = map[int]*cgroup.Sup{}
 				}
 				lp.sups[pid] = sup
 			}
@@ -226,8 +229,10 @@ func (lp *launcherProc) place(cg *cgroupSession, conn *net.UnixConn, deadline ti
 	// The answer carries, for the command's thread, the threads files of
 	// the commands' cgroup and of the supervisor's, to go back to.
 	var rights []byte
-	if sup != nil && sup.cmd != "" {
-		rights = unix.UnixRights(int(sup.enter.Fd()), int(sup.leave.Fd()))
+	if sup != nil {
+		if enter, leave := sup.ThreadFiles(); enter != nil {
+			rights = unix.UnixRights(int(enter.Fd()), int(leave.Fd()))
+		}
 	}
 	msg, _ := json.Marshal(inner.Job{Placed: sup != nil})
 	if _, _, err := conn.WriteMsgUnix(append(msg, '\n'), rights, nil); err != nil {
@@ -236,7 +241,7 @@ func (lp *launcherProc) place(cg *cgroupSession, conn *net.UnixConn, deadline ti
 	if sup == nil {
 		return nil, 0, true
 	}
-	return sup.watch(), pid, true
+	return sup.Watch(), pid, true
 }
 
 // endCommand checks that nothing but the supervisor is left in its
@@ -250,15 +255,15 @@ func (lp *launcherProc) endCommand(pid int, w io.Writer) {
 	if sup == nil {
 		return
 	}
-	for i := 0; i < 50 && len(sup.left()) > 0; i++ {
+	for i := 0; i < 50 && len(sup.Left()) > 0; i++ {
 		time.Sleep(10 * time.Millisecond) // a killed process still leaving
 	}
-	if left := sup.left(); len(left) > 0 {
+	if left := sup.Left(); len(left) > 0 {
 		fmt.Fprintf(w, "\n[harness: %d processes of the command were still in its cgroup after it ended; they were killed, with its supervisor]\n", len(left))
 		lp.supMu.Lock()
 		delete(lp.sups, pid)
 		lp.supMu.Unlock()
-		sup.kill()
+		sup.Kill()
 	}
 }
 
@@ -305,14 +310,14 @@ func (l *launcher) start() (*launcherProc, error) {
 	c := l.newCmd()
 	c.ExtraFiles = []*os.File{remote}
 	if l.proxy != nil {
-		pl, pr, err := proxyChannel()
+		pl, pr, err := backend.ProxyChannel()
 		if err != nil {
 			ctrl.Close()
 			return nil, err
 		}
 		defer pr.Close()
 		c.ExtraFiles = append(c.ExtraFiles, pr) // proxyFD
-		go serveProxyChannel(pl, l.proxy)
+		go backend.ServeProxyChannel(pl, l.proxy)
 	}
 	diag := &walls.BoundedBuffer{Limit: 8192}
 	c.Stderr = diag
@@ -320,16 +325,16 @@ func (l *launcher) start() (*launcherProc, error) {
 	if l.netns {
 		c.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
 	}
-	cg := l.cg.attach(c, "launcher", false)
+	cg := l.cg.Attach(c, "launcher", false)
 	c.WaitDelay = time.Second
 	err = c.Start()
 	remote.Close() // the launcher holds its end: its death ends ours
 	if err != nil {
-		cg.kill()
+		cg.Kill()
 		ctrl.Close()
 		return nil, fmt.Errorf("starting the %s sandbox's launcher: %w", l.backend, err)
 	}
-	cg.started()
+	cg.Started()
 	lp := &launcherProc{cmd: c, ctrl: ctrl, diag: diag, done: make(chan struct{}), cg: cg}
 	go func() {
 		lp.err = c.Wait()
@@ -342,14 +347,14 @@ func (l *launcher) start() (*launcherProc, error) {
 	if err != nil || !bytes.HasPrefix(msg[:n], []byte("ready ")) {
 		killTree(c.Process, l.tree)
 		<-lp.done
-		cg.kill()
+		cg.Kill()
 		ctrl.Close()
 		return nil, fmt.Errorf("the %s sandbox's launcher did not start (%s)", l.backend, lp.exitText())
 	}
 	return lp, nil
 }
 
-func (l *launcher) close() {
+func (l *launcher) Close() {
 	l.mu.Lock()
 	l.closed = true
 	lp := l.cur
@@ -361,7 +366,7 @@ func (l *launcher) close() {
 	stopLauncher(lp, l.tree) // the launcher sees the end, kills every command and exits
 }
 
-func (l *launcher) run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (int, string, error) {
+func (l *launcher) Run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (int, string, error) {
 	lp, note, err := l.get()
 	if err != nil {
 		return 0, note, err
@@ -411,13 +416,13 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	}
 	// The command's own cgroups, where v1 holds its limits: their tasks
 	// files go with it, for its first thread to enter.
-	cg := l.cg.commandChild()
-	defer cg.kill()
-	_, _, err = lp.ctrl.WriteMsgUnix([]byte{'j'}, unix.UnixRights(append([]int{int(remote.Fd()), int(outW.Fd()), int(errW.Fd())}, cg.placeFDs()...)...), nil)
+	cg := l.cg.CommandChild()
+	defer cg.Kill()
+	_, _, err = lp.ctrl.WriteMsgUnix([]byte{'j'}, unix.UnixRights(append([]int{int(remote.Fd()), int(outW.Fd()), int(errW.Fd())}, cg.PlaceFDs()...)...), nil)
 	remote.Close()
 	outW.Close()
 	errW.Close()
-	cg.started()
+	cg.Started()
 	if err != nil {
 		outR.Close()
 		errR.Close()
@@ -444,7 +449,7 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	// On a v2-only host the supervisor asks first to be in a cgroup of
 	// its own, where the command is then born.
 	supPid := 0
-	if sent && l.cg.placesSupervisors() {
+	if sent && l.cg.PlacesSupervisors() {
 		deadline := time.Now().Add(launcherStartTimeout)
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d
@@ -456,12 +461,12 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 		case pc != nil:
 			cg, supPid = pc, pid
 		default: // not placed: it forks in the launcher's cgroup
-			cg = l.cg.sessionWatch(lp.cg)
+			cg = l.cg.SessionWatch(lp.cg)
 		}
 	}
 	stopWatch := make(chan struct{})
 	defer close(stopWatch)
-	over, procsHit := cg.overProcs(stopWatch), false
+	over, procsHit := cg.OverProcs(stopWatch), false
 	reports := make(chan inner.Report, 2)
 	go func() {
 		defer close(reports)
@@ -529,7 +534,7 @@ wait:
 	if supPid > 0 {
 		lp.endCommand(supPid, stderr)
 	}
-	cg.report(stderr, procsHit)
+	cg.Report(stderr, procsHit)
 	switch {
 	case final != nil:
 		if procsHit {

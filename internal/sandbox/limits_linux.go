@@ -1,6 +1,13 @@
 package sandbox
 
-import "github.com/harness-dev/harness/internal/sandbox/linux/inner"
+import (
+	"fmt"
+
+	"github.com/harness-dev/harness/internal/sandbox/container"
+	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
+)
 
 // Limits says, plainly, which rules backend, opened with opts, cannot
 // hold on this machine.
@@ -42,7 +49,7 @@ func Limits(backend string, opts ...Option) []string {
 		}
 		return l
 	case BackendDocker, BackendPodman:
-		return containerLimits(backend)
+		return container.Limits(backend)
 	case BackendNone:
 		return []string{"nothing is walled: every command runs directly on this machine"}
 	}
@@ -69,8 +76,26 @@ func MetadataWall(backend string) string {
 
 // setsidHold says whether a cgroup catches what leaves the process group.
 func setsidHold() string {
-	if cgroupWritable() {
+	if cgroup.Writable() {
 		return " (here a cgroup v2 holds each command and cgroup.kill ends it)"
 	}
 	return " (no writable cgroup v2 here to hold it)"
+}
+
+// limitsText says the resource limits in force under cg (nil: no cgroup)
+// and what holds each, for doctor; launcher says commands run through the
+// session's launcher.
+func limitsText(cg *cgroup.Session, p *walls.Policy, backend string, launcher bool) string {
+	if IsContainer(backend) {
+		pids, mem := container.Bounds(p)
+		return fmt.Sprintf("resource bounds in force: the container's own cgroup (set by the engine) holds %d processes and %d MiB for the whole session, and RLIMIT_NPROC %d and RLIMIT_DATA %d MiB per process inside", pids, mem>>20, p.MaxProcs, p.MaxMemory>>20)
+	}
+	return cg.LimitsText(p, launcher)
+}
+
+// BoundsText says the resource limits in force in sb and what holds
+// each, for doctor.
+func BoundsText(sb Sandbox) string {
+	m := Inspect(sb)
+	return limitsText(m.Cgroup, sb.Policy(), sb.Backend(), m.Launcher != nil)
 }

@@ -11,11 +11,6 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 )
 
-// batteryEnv asks a re-executed test binary (as an unprivileged user) to
-// run the escape battery for the named backend and exit with the number
-// of escapes.
-const batteryEnv = "HARNESS_SANDBOX_TEST_BATTERY"
-
 // netProbeEnv asks it to run the network probe (ProbeNetwork) for the
 // named variant and exit with the number of failures.
 const netProbeEnv = "HARNESS_SANDBOX_TEST_NETPROBE"
@@ -28,7 +23,7 @@ func TestMain(m *testing.M) {
 	// A re-executed test binary (as an unprivileged user) runs one probe
 	// set and exits with the number that failed.
 	for env, probe := range map[string]func(context.Context, string, io.Writer, ...Option) (int, error){
-		batteryEnv: Battery, netProbeEnv: ProbeNetwork,
+		netProbeEnv: ProbeNetwork,
 	} {
 		if v := os.Getenv(env); v != "" {
 			b, opts := testVariant(v)
@@ -65,3 +60,7 @@ func testEnv(k string) string {
 	}
 	return ""
 }
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+func content(p string) string { b, _ := os.ReadFile(p); return string(b) }

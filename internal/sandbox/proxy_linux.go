@@ -3,11 +3,12 @@ package sandbox
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"sync"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
@@ -21,7 +22,7 @@ import (
 // ownProxyFD, so cmd must have no other extra file) and serves every
 // connection on that socket until stop, called once cmd is over.
 func ownProxy(p *netproxy.Proxy, cmd *exec.Cmd) (stop func(), err error) {
-	local, remote, err := proxyChannel()
+	local, remote, err := backend.ProxyChannel()
 	if err != nil {
 		return nil, err
 	}
@@ -107,42 +108,4 @@ func ownProxy(p *netproxy.Proxy, cmd *exec.Cmd) (stop func(), err error) {
 		<-done
 		unix.Close(local)
 	}, nil
-}
-
-// proxyChannel is the host's end: a socketpair whose other end becomes the
-// launcher's proxyFD.
-func proxyChannel() (local int, remote *os.File, err error) {
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return -1, nil, fmt.Errorf("creating the proxy's socket: %w", err)
-	}
-	return pair[0], os.NewFile(uintptr(pair[1]), "proxy channel"), nil
-}
-
-// serveProxyChannel takes the connections the launcher sends over fd and
-// serves each through p, until the launcher is gone.
-func serveProxyChannel(fd int, p *netproxy.Proxy) {
-	defer unix.Close(fd)
-	buf := make([]byte, 16)
-	oob := make([]byte, unix.CmsgSpace(4*4))
-	for {
-		n, oobn, err := inner.RecvFDs(fd, buf, oob)
-		if err != nil || (n == 0 && oobn == 0) {
-			return
-		}
-		port, forwarded := inner.ParseLoopbackMsg(buf[:n])
-		for _, cfd := range inner.ParseRights(oob[:oobn]) {
-			f := os.NewFile(uintptr(cfd), "proxied connection")
-			c, err := net.FileConn(f)
-			f.Close()
-			if err != nil {
-				continue
-			}
-			if forwarded {
-				go p.ServeLoopback(context.Background(), c, port)
-				continue
-			}
-			go p.Serve(context.Background(), c)
-		}
-	}
 }

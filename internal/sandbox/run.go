@@ -10,6 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
+
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
@@ -38,7 +42,7 @@ type instance struct {
 	// git, when set, lets commands write the project's git data (gitwrite.go).
 	git *gitshadow.Session
 	// track, when set, follows every process a command starts from the
-	// moment it starts (macOS: kqueue, proc_darwin.go) and returns what
+	// moment it starts (macOS: kqueue, seatbelt/track_darwin.go) and returns what
 	// kills them all; runOwn calls it on exit, timeout and cancel.
 	track func(pid int) (killAll func())
 	// closed, when set, is called by Close (kills what is still tracked).
@@ -49,22 +53,13 @@ type instance struct {
 	own func(cmd *exec.Cmd) (stop func(), err error)
 	// launch, when set, runs commands through the session's long-lived
 	// launcher instead of a fresh sandbox each (Linux; see launcher_linux.go).
-	launch launchRunner
-	// cg, when set, is the session's cgroup (cgroup_linux.go): each
+	launch backend.Runner
+	// cg, when set, is the session's cgroup (linux/cgroup): each
 	// command run here starts in a child of it, killed whole at its end.
-	cg *cgroupSession
+	cg *cgroup.Session
 	// ro, when set, is the read-only variant that runs Cmd.ReadOnly
 	// commands: same walls, the writable roots read-only. It shares tmp.
 	ro *instance
-}
-
-// launchRunner runs one command through a session's launcher. run returns
-// the command's exit code (128+n when killed by signal n) and a note for
-// the model (a restarted launcher); errNoLauncher means the launcher cannot
-// run it and the caller falls back to a sandbox of its own.
-type launchRunner interface {
-	run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (code int, note string, err error)
-	close()
 }
 
 func (s *instance) Backend() string       { return s.name }
@@ -75,12 +70,12 @@ func (s *instance) Close() error {
 		s.closed()
 	}
 	if s.launch != nil {
-		s.launch.close()
+		s.launch.Close()
 	}
 	if s.ro != nil && s.ro.launch != nil {
-		s.ro.launch.close()
+		s.ro.launch.Close()
 	}
-	s.cg.close()
+	s.cg.Close()
 	s.git.Close()
 	if s.tmp == "" {
 		return nil
@@ -150,7 +145,7 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 	}
 	if s.launch != nil && c.Stdin == nil {
 		var note string
-		code, note, err = s.launch.run(runCtx, c.Script, dir, stdout, stderr)
+		code, note, err = s.launch.Run(runCtx, c.Script, dir, stdout, stderr)
 		if note != "" {
 			io.WriteString(stderr, note)
 		}
@@ -215,7 +210,7 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 const startGate = "read -r _ <&3 || exit 125; exec 3<&-\n"
 
 // errNoLauncher says a command must run in a sandbox of its own.
-var errNoLauncher = errors.New("no launcher")
+var errNoLauncher = backend.ErrNoRunner
 
 // runOwn runs one command in a sandbox of its own (the backend's wrap) and
 // returns its exit code, 128+n when killed by signal n.
@@ -243,30 +238,30 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdin io.R
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = procAttr(s.tree)
-	cg := s.cg.attach(cmd, "command", true)
+	cg := s.cg.Attach(cmd, "command", true)
 	if gateR != nil {
 		cmd.ExtraFiles = []*os.File{gateR}
 	}
 	if s.own != nil {
 		stop, err := s.own(cmd)
 		if err != nil {
-			cg.kill()
+			cg.Kill()
 			return 0, fmt.Errorf("starting the %s sandbox: %w", s.name, err)
 		}
 		defer stop()
 	}
 	// A grandchild that escaped the kill cannot hold the output pipe open.
 	cmd.WaitDelay = time.Second
-	err = cg.start(cmd)
+	err = cg.Start(cmd)
 	if gateR != nil {
 		gateR.Close()
 	}
 	if err != nil {
-		cg.kill()
+		cg.Kill()
 		return 0, fmt.Errorf("starting the %s sandbox: %w", s.name, err)
 	}
-	cg.started()
-	defer cg.kill() // whatever it left, wherever it went
+	cg.Started()
+	defer cg.Kill() // whatever it left, wherever it went
 	killAll := func() {}
 	if s.track != nil {
 		killAll = s.track(cmd.Process.Pid)
@@ -281,8 +276,8 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdin io.R
 	if s.name != BackendNone {
 		over = inner.WatchProcs(cmd.Process.Pid, s.pol.MaxProcs, stop)
 	}
-	cgOver, procsHit := cg.overProcs(stop), false
-	defer func() { cg.report(stderr, procsHit) }() // before the kill removes its counts
+	cgOver, procsHit := cg.OverProcs(stop), false
+	defer func() { cg.Report(stderr, procsHit) }() // before the kill removes its counts
 	select {
 	case err = <-done:
 	case <-runCtx.Done():

@@ -333,7 +333,7 @@ func TestLauncherCommandsIsolated(t *testing.T) {
 func TestLauncherFallback(t *testing.T) {
 	sb, _ := openTest(t, BackendBwrap, nil)
 	l := sb.(*instance).launch.(*launcher)
-	l.close()
+	l.Close()
 	l.mu.Lock()
 	l.closed = false
 	l.newCmd = func() *exec.Cmd { return exec.Command("/bin/false") }

@@ -9,6 +9,10 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
+
 	"github.com/harness-dev/harness/internal/sandbox/gitshadow"
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
@@ -92,7 +96,7 @@ const TimeoutExit = 124
 
 // ErrUnavailable is returned (wrapped) by Open when the backend asked for
 // cannot run on this machine.
-var ErrUnavailable = errors.New("sandbox backend unavailable")
+var ErrUnavailable = backend.ErrUnavailable
 
 // Detect names the best backend available here and says why.
 func Detect() (name, reason string) { return detect() }
@@ -105,15 +109,15 @@ type openOptions struct {
 	proxy      *netproxy.Proxy
 	// cg is the session's cgroups, opened before the backend so its
 	// rlimits can defer to them (nprocRlimit); nil without any.
-	cg     *cgroupSession
+	cg     *cgroup.Session
 	getenv func(string) string // the caller's environment; nil reads nothing
 }
 
-func (o openOptions) env(k string) string {
-	if o.getenv == nil {
-		return ""
-	}
-	return o.getenv(k)
+func (o openOptions) env(k string) string { return o.backend().Env(k) }
+
+// backend is what a mechanism package is given.
+func (o openOptions) backend() backend.Options {
+	return backend.Options{Getenv: o.getenv, Proxy: o.proxy}
 }
 
 // WithProxy gives commands a way out through px (see Proxy): inside the
@@ -202,11 +206,11 @@ func Open(ctx context.Context, p *walls.Policy, backend string, opts ...Option) 
 		return nil, fmt.Errorf("creating the session's private temporary directory: %w", err)
 	}
 	if !IsContainer(backend) {
-		o.cg = openCgroup(p.MaxProcs, p.MaxMemory) // the engine's cgroup holds a container's limits
+		o.cg = cgroup.Open(p.MaxProcs, p.MaxMemory) // the engine's cgroup holds a container's limits
 	}
 	sb, err := openBackend(backend, p, tmp, o)
 	if err != nil {
-		o.cg.close()
+		o.cg.Close()
 		os.RemoveAll(tmp)
 		return nil, err
 	}
@@ -226,28 +230,8 @@ func Open(ctx context.Context, p *walls.Policy, backend string, opts ...Option) 
 	return sb, nil
 }
 
-// outsideBase is a host directory outside /tmp (which bwrap replaces), so a
-// probe there tests the walls rather than the private /tmp.
-func outsideBase() string {
-	if st, err := os.Stat("/var/tmp"); err == nil && st.IsDir() {
-		if f, err := os.CreateTemp("/var/tmp", "harness-probe-"); err == nil {
-			f.Close()
-			os.Remove(f.Name())
-			return "/var/tmp"
-		}
-	}
-	return os.TempDir()
-}
+// outsideBase is a host directory outside /tmp (backend.OutsideBase).
+func outsideBase() string { return backend.OutsideBase() }
 
 // shellQuote quotes s for /bin/sh.
-func shellQuote(s string) string {
-	out := []byte{'\''}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\'' {
-			out = append(out, `'\''`...)
-			continue
-		}
-		out = append(out, s[i])
-	}
-	return string(append(out, '\''))
-}
+func shellQuote(s string) string { return backend.ShellQuote(s) }

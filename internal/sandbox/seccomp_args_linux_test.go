@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"encoding/binary"
-	"fmt"
 	"runtime"
 	"testing"
 
@@ -156,95 +155,6 @@ func TestSeccompArgumentsLowWord(t *testing.T) {
 		if runtime.GOARCH == "amd64" {
 			if got := verdict(0x40000000|unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM); got != inner.RetKill {
 				t.Errorf("%+v: x32 socket(AF_UNIX) gets %#x, want the kill", o, got)
-			}
-		}
-	}
-}
-
-// profileVerdict is what libseccomp makes of the container profile for
-// one call on a 64-bit architecture: the action of the first rule naming
-// the call whose conditions all hold, each comparing the argument's 64
-// bits (libseccomp's SCMP_CMP_* on a 64-bit ABI), else the default. The
-// real engine agrees: TestContainerProxy's raw exec, and a profile that
-// compared socket's family with SCMP_CMP_EQ let socket(1<<32|AF_UNIX)
-// through runc's filter under podman 4.3.1.
-func profileVerdict(t *testing.T, prof seccompProfile, name string, args ...uint64) string {
-	t.Helper()
-	arg := func(i uint) uint64 {
-		if int(i) < len(args) {
-			return args[i]
-		}
-		return 0
-	}
-	for _, r := range prof.Syscalls {
-		named := false
-		for _, n := range r.Names {
-			named = named || n == name
-		}
-		if !named {
-			continue
-		}
-		hold := true
-		for _, c := range r.Args {
-			v := arg(c.Index)
-			switch c.Op {
-			case "SCMP_CMP_EQ":
-				hold = hold && v == c.Value
-			case "SCMP_CMP_NE":
-				hold = hold && v != c.Value
-			case "SCMP_CMP_MASKED_EQ":
-				hold = hold && v&c.Value == c.ValueTwo
-			default:
-				t.Fatalf("rule %+v: operator %s is not interpreted here", r, c.Op)
-			}
-		}
-		if hold {
-			if r.ErrnoRet != nil {
-				return fmt.Sprintf("%s(%d)", r.Action, *r.ErrnoRet)
-			}
-			return r.Action
-		}
-	}
-	return prof.DefaultAction
-}
-
-// TestContainerSeccompArgumentsLowWord: the engine's profile, with the
-// proxy channel and without, gives every call of wideCalls with a high
-// word the verdict of its low word, refuses the unix sockets a command
-// would want and lets through only the init's proxy channel.
-func TestContainerSeccompArgumentsLowWord(t *testing.T) {
-	eperm := fmt.Sprintf("SCMP_ACT_ERRNO(%d)", unix.EPERM)
-	for _, proxy := range []bool{false, true} {
-		prof := containerSeccompProfile(proxy)
-		names := map[uint32]string{unix.SYS_SOCKET: "socket", unix.SYS_IOCTL: "ioctl", unix.SYS_CLONE: "clone"}
-		for _, c := range []struct {
-			name string
-			args []uint64
-			want string
-		}{
-			{"socket", []uint64{unix.AF_UNIX, unix.SOCK_STREAM}, eperm},
-			{"socket", []uint64{unix.AF_UNIX, unix.SOCK_SEQPACKET}, eperm},
-			{"socket", []uint64{unix.AF_UNIX, 1<<32 | inner.ProxyChannelType}, eperm},
-			{"socket", []uint64{unix.AF_UNIX, inner.ProxyChannelType}, map[bool]string{false: eperm, true: "SCMP_ACT_ALLOW"}[proxy]},
-			{"socket", []uint64{unix.AF_VSOCK, unix.SOCK_STREAM}, eperm},
-			{"socket", []uint64{unix.AF_INET, unix.SOCK_STREAM}, "SCMP_ACT_ALLOW"},
-			{"ioctl", []uint64{0, unix.TIOCSTI}, eperm},
-			{"clone", []uint64{unix.CLONE_NEWUSER}, eperm},
-			{"clone", []uint64{uint64(unix.SIGCHLD)}, "SCMP_ACT_ALLOW"},
-		} {
-			if got := profileVerdict(t, prof, c.name, c.args...); got != c.want {
-				t.Errorf("proxy=%v: %s%v gets %s, want %s", proxy, c.name, c.args, got, c.want)
-			}
-		}
-		for _, c := range wideCalls {
-			args := append([]uint64(nil), c.args...)
-			args[c.arg] = c.low
-			base := profileVerdict(t, prof, names[c.nr], args...)
-			for _, hi := range highWords[1:] {
-				args[c.arg] = hi<<32 | c.low
-				if got := profileVerdict(t, prof, names[c.nr], args...); got != base {
-					t.Errorf("proxy=%v: %s with high word %#x gets %s, without it %s", proxy, c.name, hi, got, base)
-				}
 			}
 		}
 	}

@@ -6,12 +6,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/harness-dev/harness/internal/sandbox/backend"
+
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // sessionPrefix names a session's private temporary directory, followed by
 // the harness's pid and a random part.
-const sessionPrefix = "harness-session-"
+const sessionPrefix = backend.SessionPrefix
 
 // removeStale removes the private temporary directories (and their git
 // shadows) that harness processes which are gone left behind: a crashed or

@@ -81,7 +81,7 @@ type HelperConfig struct {
 	MaxProcs int   `json:"max_procs,omitempty"`
 	MaxData  int64 `json:"max_data,omitempty"`
 	// Place: before each command a supervisor asks the host to put it in
-	// a cgroup v2 of its own (cgroup_linux.go, placement; moved the first
+	// a cgroup v2 of its own (sandbox/linux/cgroup, placement; moved the first
 	// time only), so each command it forks is born there.
 	Place bool `json:"place,omitempty"`
 	// SeccompInherited is set only by the launcher, for the supervisors it

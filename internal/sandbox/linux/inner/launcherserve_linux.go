@@ -49,7 +49,7 @@ const ctrlFD = 3
 
 // maxJobFDs bounds the descriptors of one command's message: its control
 // socket, stdout and stderr, then the tasks files of the cgroups it is to
-// enter (cgroup_linux.go: v1 pids and memory), which the command's thread
+// enter (sandbox/linux/cgroup: v1 pids and memory), which the command's thread
 // writes itself into before it forks the shell, and as many of the
 // cgroups it goes back to after.
 const maxJobFDs = 7

@@ -1,0 +1,170 @@
+package battery
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/backend"
+	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+	"github.com/harness-dev/harness/internal/testenv"
+)
+
+var batteryVariants = []string{sandbox.BackendBwrap, sandbox.BackendBwrap + perCommand, sandbox.BackendLandlock, sandbox.BackendLandlock + perCommand}
+
+// classProbes are the battery's probes for the nine classes of
+// escape (doc.go's threats), each of which must run and hold, as root
+// and as nobody: a skip here is a failure.
+var classProbes = []string{
+	"file tools: read vs a symlink flipper",                    // 1
+	"file tools: write vs a symlink flipper",                   // 1
+	"file tools: devices, FIFOs, huge files",                   // 1
+	"kill a leader that ended its main thread",                 // 2
+	"git of the agent's making never runs on the host",         // 3, 4
+	"file tools and loaders refuse secrets, by link too",       // 5
+	"chmod, utime, xattr outside the project",                  // 6
+	"secrets unreadable (~/.ssh, ~/.agents/env, other tools')", // 7
+	"other sessions' spill files hidden, this one's kept",      // 7
+	"environment holds no API key",                             // 7
+	"resource bounds in force inside",                          // 8
+	"sub-agents' bash (read-only walls) writes nothing",        // 9
+}
+
+// requireClasses fails t unless every class probe held in the battery's
+// output, and with cgroups (the battery ran where the host offers its uid
+// pids and memory controllers) the cgroup probe.
+func requireClasses(t *testing.T, out string, cgroups bool) {
+	t.Helper()
+	for _, name := range classProbes {
+		if !strings.Contains(out, "\nheld     "+name) {
+			t.Errorf("the class probe %q did not run and hold", name)
+		}
+	}
+	if cgroups && !strings.Contains(out, "\nheld     each command in a cgroup of its own, limits set") {
+		t.Error("on a host that offers the battery's uid pids and memory controllers, the cgroup probe did not run and hold")
+	}
+}
+
+func TestBattery(t *testing.T) {
+	for _, variant := range batteryVariants {
+		t.Run(variant, func(t *testing.T) {
+			backend, opts := testVariant(variant)
+			requireBackend(t, backend)
+			t.Parallel()
+			var out bytes.Buffer
+			n, err := Run(context.Background(), backend, &out, opts...)
+			t.Logf("uid %d:\n%s", os.Getuid(), out.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("%d probes escaped the %s sandbox", n, backend)
+			}
+			requireClasses(t, out.String(), cgroup.HostOffersLimits())
+			if c := strings.Count(out.String(), "\nheld "); c < 20 {
+				t.Errorf("only %d probes held; the battery did not run in full", c)
+			}
+			if launched := strings.Contains(out.String(), "one launcher per session"); launched != !strings.HasSuffix(variant, perCommand) {
+				t.Errorf("the battery ran with the launcher %v, want %v", launched, !launched)
+			}
+		})
+	}
+}
+
+// TestBatteryUnprivileged re-runs the battery as nobody (uid 65534): the
+// walls must not depend on the harness running as root.
+func TestBatteryUnprivileged(t *testing.T) {
+	setpriv, bin := unprivilegedBinary(t, "TestBattery")
+	for _, variant := range batteryVariants {
+		t.Run(variant, func(t *testing.T) {
+			backend, _ := testVariant(variant)
+			requireBackend(t, backend)
+			t.Parallel()
+			out, err := asNobody(setpriv, bin, batteryEnv+"="+variant).CombinedOutput()
+			t.Logf("as nobody:\n%s", out)
+			if err != nil {
+				t.Errorf("the battery as nobody failed: %v", err)
+			}
+			if !bytes.Contains(out, []byte("held     write inside the project")) {
+				t.Errorf("the battery as nobody did not run its probes")
+			}
+			requireClasses(t, string(out), false)
+		})
+	}
+}
+
+// requireBackend skips a test of backend where it cannot run, or fails
+// it when HARNESS_REQUIRE names what is missing (CI does).
+func requireBackend(t *testing.T, backend string) {
+	t.Helper()
+	switch backend {
+	case sandbox.BackendBwrap:
+		if name, why := sandbox.Detect(); name != sandbox.BackendBwrap {
+			testenv.Missing(t, testenv.Bwrap, why+" (apt-get install bubblewrap; user namespaces must be allowed)")
+		}
+	case sandbox.BackendLandlock:
+		if inner.LandlockABI() == 0 {
+			testenv.Missing(t, testenv.Landlock, "this kernel has no Landlock")
+		}
+	}
+}
+
+// unprivilegedBinary returns setpriv and a copy of the test binary that
+// nobody (uid 65534) may run, for a test that re-runs part of itself
+// unprivileged; covered names the test that covers an unprivileged run
+// already.
+func unprivilegedBinary(t *testing.T, covered string) (setpriv, bin string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		testenv.Missing(t, testenv.Root, "already unprivileged: "+covered+" covers this uid, but not the switch from root")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		testenv.Missing(t, testenv.Setpriv, "setpriv (util-linux) is not installed; cannot switch to an unprivileged user")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test binary sits in a root-only build directory: copy it where
+	// nobody can execute it.
+	dir, err := os.MkdirTemp(backend.OutsideBase(), "harness-test-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	bin = filepath.Join(dir, "battery.test")
+	src, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return setpriv, bin
+}
+
+// asNobody is bin (from unprivilegedBinary) run as nobody, in /, with
+// env added to this process's environment.
+func asNobody(setpriv, bin string, env ...string) *exec.Cmd {
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin)
+	cmd.Env = append(append(os.Environ(), "HOME=/nonexistent"), env...)
+	cmd.Dir = "/"
+	return cmd
+}

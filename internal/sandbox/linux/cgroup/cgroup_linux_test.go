@@ -1,0 +1,146 @@
+package cgroup
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/sandbox/backend"
+	"golang.org/x/sys/unix"
+)
+
+// TestStaleCgroups: a dead harness's empty cgroups are removed at the next
+// start, in the v2 tree and in the v1 pids and memory hierarchies; a live
+// harness's stay.
+func TestStaleCgroups(t *testing.T) {
+	if !Writable() {
+		t.Skip("no writable cgroup here")
+	}
+	var owns []string
+	if own, err := OwnDir(); err == nil {
+		owns = append(owns, own)
+	}
+	for _, ctrl := range []string{"pids", "memory"} {
+		if own, err := OwnV1Dir(ctrl); err == nil {
+			owns = append(owns, own)
+		}
+	}
+	for _, own := range owns {
+		dead := own + "/" + backend.SessionPrefix + "999999999-1"
+		live := own + fmt.Sprintf("/%s%d-stale-test", backend.SessionPrefix, os.Getpid())
+		if err := os.Mkdir(dead, 0o755); err != nil {
+			continue // not writable here: Open makes nothing here either
+		}
+		for _, d := range []string{dead + "/command-1", live} {
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() { os.Remove(dead + "/command-1"); os.Remove(dead); os.Remove(live) })
+		s := Open(1024, 1<<30)
+		if s == nil {
+			t.Fatal("no session cgroup")
+		}
+		s.Close()
+		if _, err := os.Stat(dead); err == nil {
+			t.Errorf("a dead harness's cgroup %s stayed", dead)
+		}
+		if _, err := os.Stat(live); err != nil {
+			t.Errorf("a live harness's cgroup %s was removed", live)
+		}
+	}
+}
+
+// TestCgroupLimitFiles: the limits a child gets and the counts read back,
+// against a temporary directory laid out as each cgroup version's files.
+// The v2 path cannot run for real on a hybrid host (v2 there has no
+// controllers; a container's cgroup namespace gives the same v1 tree), so
+// this is its check here; TestResourceBounds runs v1 on the real kernel.
+func TestCgroupLimitFiles(t *testing.T) {
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	t.Run("v2", func(t *testing.T) {
+		s := &Session{dir: t.TempDir(), pids: true, memory: true, maxProcs: 100, maxMemory: 1 << 30}
+		c, err := s.child("command", true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(c.fd)
+		for file, want := range map[string]string{"pids.max": "100", "memory.max": "1073741824", "memory.swap.max": "0"} {
+			if got := read(filepath.Join(c.dir, file)); got != want {
+				t.Errorf("%s = %q, want %q", file, got, want)
+			}
+		}
+		if c.procsHit() || c.oomKills() != 0 {
+			t.Error("limits reported hit before any event")
+		}
+		os.WriteFile(filepath.Join(c.dir, "pids.events"), []byte("max 3\n"), 0o644)
+		os.WriteFile(filepath.Join(c.dir, "memory.events"), []byte("low 0\nhigh 0\nmax 9\noom 2\noom_kill 2\n"), 0o644)
+		if !c.procsHit() || c.oomKills() != 2 {
+			t.Errorf("procsHit %v, oomKills %d: want true, 2", c.procsHit(), c.oomKills())
+		}
+		var b bytes.Buffer
+		c.Report(&b, true)
+		for _, want := range []string{"process limit (100", "cgroup v2 pids.max", "memory limit (1024 MiB", "cgroup v2 memory.max", "killed 2 of its processes"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("report lacks %q:\n%s", want, b.String())
+			}
+		}
+	})
+	t.Run("v1", func(t *testing.T) {
+		pids, mem := t.TempDir(), t.TempDir()
+		s := &Session{v1: []v1Group{{ctrl: "pids", dir: pids}, {ctrl: "memory", dir: mem}}, maxProcs: 64, maxMemory: 512 << 20}
+		// memsw exists where swap is accounted: the child must set it too.
+		if err := os.Mkdir(filepath.Join(mem, "command-1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(mem, "command-1", "memory.memsw.limit_in_bytes"), []byte("9223372036854771712\n"), 0o644)
+		for _, d := range []string{pids, mem} {
+			os.MkdirAll(filepath.Join(d, "command-1"), 0o755)
+			os.WriteFile(filepath.Join(d, "command-1", "tasks"), nil, 0o644)
+		}
+		// Mkdir of an existing directory fails: make the child by hand,
+		// as child does after its mkdir.
+		for _, g := range s.v1 {
+			if err := s.limitV1(g.ctrl, filepath.Join(g.dir, "command-1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for file, want := range map[string]string{
+			filepath.Join(pids, "command-1", "pids.max"):                   "64",
+			filepath.Join(mem, "command-1", "memory.limit_in_bytes"):       "536870912",
+			filepath.Join(mem, "command-1", "memory.memsw.limit_in_bytes"): "536870912",
+		} {
+			if got := read(file); got != want {
+				t.Errorf("%s = %q, want %q", file, got, want)
+			}
+		}
+		c := &Child{s: s, fd: -1, v1Child: v1Child{dirs: []string{filepath.Join(pids, "command-1"), filepath.Join(mem, "command-1")}}}
+		// v1 keeps pids.events at 0: the peak at the limit says it.
+		os.WriteFile(filepath.Join(c.dirs[0], "pids.events"), []byte("max 0\n"), 0o644)
+		os.WriteFile(filepath.Join(c.dirs[0], "pids.peak"), []byte("63\n"), 0o644)
+		if c.procsHit() {
+			t.Error("a peak under the limit reported as hit")
+		}
+		os.WriteFile(filepath.Join(c.dirs[0], "pids.peak"), []byte("64\n"), 0o644)
+		os.WriteFile(filepath.Join(c.dirs[1], "memory.oom_control"), []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n"), 0o644)
+		if !c.procsHit() || c.oomKills() != 1 {
+			t.Errorf("procsHit %v, oomKills %d: want true, 1", c.procsHit(), c.oomKills())
+		}
+		var b bytes.Buffer
+		c.Report(&b, false)
+		for _, want := range []string{"forks past it failed", "cgroup v1 pids.max", "cgroup v1 memory.limit_in_bytes"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("report lacks %q:\n%s", want, b.String())
+			}
+		}
+	})
+}
