@@ -95,8 +95,17 @@ func TaskKept(block llm.Block, msgs []llm.Message, keep int, k Kept) (llm.Block,
 			files = append(files, f)
 		}
 	}
-	for i := 0; i < keep; i++ {
+	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
+		if i >= keep {
+			// Kept verbatim: only the files they touch count.
+			for _, c := range m.ToolCalls() {
+				for _, f := range touched(c) {
+					addFile(f)
+				}
+			}
+			continue
+		}
 		d.Messages++
 		d.Tokens += history.Estimate(m)
 		for _, b := range m.Blocks {
