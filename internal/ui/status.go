@@ -18,8 +18,8 @@ type Meter struct {
 	PriceKnown bool      // false shows "price unknown" instead of $0
 	Backend    string    // sandbox backend in force
 
-	mu       sync.Mutex
-	context  int // see SetContext
+	mu      sync.Mutex
+	context int // see SetContext
 	// ledger: the session's dollars from the cost ledger (each request
 	// at its own model's price) and the last turn's main cause, shown
 	// instead of Price applied to the total once set.
@@ -27,9 +27,9 @@ type Meter struct {
 	ledgerUSD   float64
 	ledgerKnown bool
 	ledgerHint  string
-	last     llm.Usage
-	total    llm.Usage
-	requests int
+	last        llm.Usage
+	total       llm.Usage
+	requests    int
 }
 
 // Add accounts one completed reply.
