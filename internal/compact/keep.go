@@ -32,6 +32,9 @@ const (
 	headDropped   = "Tool results removed by this compaction"
 )
 
+// maxListed bounds the removed results the summary names.
+const maxListed = 30
+
 // maxDecisions bounds the carried decisions, in characters: the newest
 // are kept.
 const maxDecisions = 6000
@@ -160,10 +163,19 @@ func TaskKept(block llm.Block, msgs []llm.Message, keep int, k Kept) (llm.Block,
 		}
 		sb.WriteString("\n")
 	}
-	if len(d.ToolResults) > 0 {
-		fmt.Fprintf(&sb, "%s (%d): their whole text is in the files named, which read_file can read back (with offset and limit for a long one).", headDropped, len(d.ToolResults))
+	var kept []DroppedResult // those with a file to read back
+	for _, r := range d.ToolResults {
+		if r.Path != "" {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) > maxListed {
+		kept = kept[len(kept)-maxListed:]
+	}
+	if len(kept) > 0 {
+		fmt.Fprintf(&sb, "%s (%d of %d, the newest; the rest were short): their whole text is in the files named, which read_file can read back (with offset and limit for a long one).", headDropped, len(kept), len(d.ToolResults))
 		sb.WriteString("\n")
-		for _, r := range d.ToolResults {
+		for _, r := range kept {
 			line := fmt.Sprintf("- %s %s", r.ID, r.Tool)
 			if r.Input != "" {
 				line += " " + r.Input
@@ -209,18 +221,13 @@ func dropResult(b, call llm.Block, k Kept) (DroppedResult, error) {
 	if err := os.MkdirAll(k.SpillDir, 0o700); err != nil {
 		return r, fmt.Errorf("creating the spill directory for removed results: %w", err)
 	}
-	f, err := os.CreateTemp(k.SpillDir, "compacted-"+safeName(b.ToolUseID)+"-*.txt")
-	if err != nil {
+	// One file per call id (unique in a session): the same name every
+	// time, so the summary's text does not depend on chance.
+	name := filepath.Join(k.SpillDir, "compacted-"+safeName(b.ToolUseID)+".txt")
+	if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
 		return r, fmt.Errorf("keeping a removed tool result: %w", err)
 	}
-	_, werr := f.WriteString(text)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return r, fmt.Errorf("keeping a removed tool result: %w", werr)
-	}
-	r.Path, _ = filepath.Abs(f.Name())
+	r.Path, _ = filepath.Abs(name)
 	return r, nil
 }
 
