@@ -115,7 +115,7 @@ type Record struct {
 	KindsEstimated bool          `json:"kinds_estimated"`
 	InputUSD       float64       `json:"input_usd"`
 	OutputUSD      float64       `json:"output_usd"`
-	USD            float64       `json:"cost_usd"`
+	USD            float64       `json:"usd"`
 	PriceKnown     bool          `json:"price_known"`
 	Reasons        []Reason      `json:"reasons,omitempty"`
 }
@@ -133,7 +133,7 @@ type Summary struct {
 	KindsEstimated bool    `json:"kinds_estimated"`
 	InputUSD       float64 `json:"input_usd"`
 	OutputUSD      float64 `json:"output_usd"`
-	USD            float64 `json:"cost_usd"`
+	USD            float64 `json:"usd"`
 	// PriceKnown is false when any request's model had no known price
 	// (its dollars count as 0).
 	PriceKnown bool `json:"price_known"`
