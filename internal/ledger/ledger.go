@@ -367,7 +367,10 @@ func (b *Book) Add(c Call) Record {
 	defer b.mu.Unlock()
 	r.Turn = b.turn
 	if b.prev == nil {
-		b.prev, b.caching = map[string]*snapshot{}, map[string]bool{}
+		b.prev = map[string]*snapshot{}
+	}
+	if b.caching == nil {
+		b.caching = map[string]bool{}
 	}
 	prev := b.prev[c.Agent]
 	if tiers.CacheRead+tiers.CacheWrite > 0 {

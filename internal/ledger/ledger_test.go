@@ -157,3 +157,22 @@ func TestLegacyAndWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadThenAdd: a resumed session's book (loaded from a log without
+// cache tiers) takes new requests, and names a model switch across the
+// resume.
+func TestLoadThenAdd(t *testing.T) {
+	b := New(func(string) (llm.Price, bool) { return price, true })
+	b.Load([]Record{{Turn: 2, Model: "m", InputTotal: 100, Tiers: Tiers{Uncached: 100}}})
+	b.StartTurn()
+	r := b.Add(Call{Request: req("m", llm.Text(llm.RoleUser, "hi")), Usage: llm.Usage{CacheWrite: 3000}})
+	if r.Turn != 3 {
+		t.Errorf("turn %d after a log ending at turn 2, want 3", r.Turn)
+	}
+	b2 := New(nil)
+	b2.Load([]Record{{Turn: 1, Model: "m", InputTotal: 3000, Tiers: Tiers{CacheWrite: 3000}}})
+	r = b2.Add(Call{Request: req("n", llm.Text(llm.RoleUser, "hi")), Usage: llm.Usage{CacheWrite: 3000}})
+	if len(r.Reasons) != 1 || r.Reasons[0].Cause != CauseModelSwitch {
+		t.Errorf("reasons %+v, want the model switch across the resume", r.Reasons)
+	}
+}

@@ -99,7 +99,7 @@ func Write(w io.Writer, title string, s Summary) {
 		return
 	}
 	t := s.Tiers
-	fmt.Fprintf(w, "  by cache tier (reported): read %s · write %s · uncached %s\n", tierPart(t.CacheRead, s.InputTotal), tierPart(t.CacheWrite, s.InputTotal), tierPart(t.Uncached, s.InputTotal))
+	fmt.Fprintf(w, "  by cache tier (reported): cache read %s · cache write %s · uncached %s\n", tierPart(t.CacheRead, s.InputTotal), tierPart(t.CacheWrite, s.InputTotal), tierPart(t.Uncached, s.InputTotal))
 	if len(s.Kinds) > 0 {
 		fmt.Fprintf(w, "  by kind (estimated, scaled to the reported total):\n")
 		for _, k := range Kinds {
