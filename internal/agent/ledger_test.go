@@ -411,6 +411,14 @@ func TestCompactionKeepsTheTask(t *testing.T) {
 	if seq.Tool != "bash" || max(seq.Chars, seq.Original) < 5000 || seq.Path == "" || logged.Tokens <= 0 {
 		t.Fatalf("logged report %+v", logged)
 	}
+	// sessions show prints the report before the summary.
+	var md strings.Builder
+	if err := sessionlog.WriteMarkdown(&md, entries, sessionlog.MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "context: the compaction below removes") || !strings.Contains(md.String(), seq.Path) {
+		t.Errorf("the transcript does not show what the compaction removed:\n%s", md.String())
+	}
 	// The removed result, as first stored, is what the file holds.
 	var original string
 	for _, e := range entries {

@@ -133,14 +133,7 @@ func TaskKept(block llm.Block, msgs []llm.Message, keep int, k Kept) (llm.Block,
 		}
 	}
 	// Earlier notes' files come first, in their order.
-	var carried []string
-	for _, f := range section(prev, headFiles) {
-		carried = append(carried, f)
-	}
-	for _, f := range files {
-		carried = append(carried, f)
-	}
-	files = dedupe(carried)
+	files = dedupe(append(section(prev, headFiles), files...))
 	decisions := append(section(prev, headDecisions), noteSection(prev, "## What happened")...)
 	decisions = newest(dedupe(decisions), maxDecisions)
 
