@@ -13,6 +13,7 @@ import (
 	"github.com/harness-dev/harness/internal/compact"
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/reminder"
@@ -64,6 +65,11 @@ type Options struct {
 	// it across a resume.
 	OnReminder func(reminder.State)
 
+	// Ledger, when set, accounts every request (tokens by tier and kind,
+	// dollars, the reasons for a cost) and each record is logged. Shared
+	// by the sub-agents and kept across /model.
+	Ledger *ledger.Book
+
 	// Hooks, when set, are fired at the loop's points (package extend):
 	// UserPromptSubmit before the prompt is stored, PreToolUse and
 	// PostToolUse around each call, Stop (SubagentStop for a sub-agent)
@@ -87,6 +93,8 @@ type Agent struct {
 	capMu sync.Mutex
 
 	specs []llm.Tool // AppendOnly: the tools as first sent
+
+	dropped *compact.Dropped // what the latest compaction removed
 
 	toldWindow bool            // the lowered window was announced
 	lastFiles  map[string]bool // reminder files last reported to OnReminder
@@ -114,6 +122,8 @@ type Result struct {
 	// Blocked is set when a UserPromptSubmit hook refused the prompt (or
 	// a hook stopped the turn): Text says why, and nothing was stored.
 	Blocked bool
+	// Ledger is this turn's cost ledger (zero without Options.Ledger).
+	Ledger ledger.Summary
 }
 
 // ErrInterrupted is returned when the turn's context was cancelled. What
@@ -133,9 +143,19 @@ func (a *Agent) RunWithImages(ctx context.Context, prompt string, images []*llm.
 	}
 	obs = &guarded{obs: obs}
 	before := a.Usage()
+	booked := 0
+	if a.o.Ledger != nil {
+		if a.o.Label == "" {
+			a.o.Ledger.StartTurn()
+		}
+		booked = a.o.Ledger.Len()
+	}
 	res, err := a.run(ctx, prompt, images, obs)
 	if res != nil {
 		res.Usage = diff(a.Usage(), before)
+		if a.o.Ledger != nil {
+			res.Ledger = a.o.Ledger.Since(booked)
+		}
 	}
 	for _, e := range a.o.History.EndTurn() {
 		if lerr := a.logEdit(e); lerr != nil && err == nil {
@@ -180,6 +200,7 @@ func (a *Agent) run(ctx context.Context, prompt string, images []*llm.Image, obs
 			obs.OnNotice(compactFailed(err))
 		}
 		req, pending := a.request(ctx)
+		sent := a.o.Ledger.Now()
 		var partial strings.Builder // the reply's text so far, kept if the user interrupts
 		notices := noticesTo(obs)
 		reply, err := a.o.Provider.Stream(ctx, req, func(e llm.Event) {
@@ -218,6 +239,9 @@ func (a *Agent) run(ctx context.Context, prompt string, images []*llm.Image, obs
 		a.o.History.Observe(reply.Usage)
 		a.addUsage(reply.Usage, true)
 		if err := a.logUsage(reply.Usage); err != nil {
+			return res, err
+		}
+		if err := a.account(ledger.Call{Request: req, Reply: reply, Usage: reply.Usage, Start: sent, Purpose: ledger.PurposeStep}, obs); err != nil {
 			return res, err
 		}
 		msg := reply.Message
@@ -525,7 +549,7 @@ func (a *Agent) Compact(ctx context.Context, focus string, obs Observer) error {
 func (a *Agent) fit(ctx context.Context, obs Observer, need history.Need) error {
 	h := a.o.History
 	before, window := h.Tokens(), h.Config().Window
-	edits, err := h.Fit(ctx, need, summariser{a})
+	edits, err := h.Fit(ctx, need, summariser{a, obs})
 	if w := h.Config().Window; w < window && !a.toldWindow {
 		a.toldWindow = true
 		obs.OnNotice(notice.Warning(notice.Overflow, fmt.Sprintf("the provider's context limit is below CONTEXT_WINDOW: working with %d tokens for the rest of this session (set CONTEXT_WINDOW to match the model)", w)))
@@ -562,18 +586,31 @@ func (a *Agent) fit(ctx context.Context, obs Observer, need history.Need) error 
 // summariser writes a summary for history.Fit with the agent's next
 // request as the base, so the provider reads the cached prefix, and
 // records the summary call's usage.
-type summariser struct{ a *Agent }
+type summariser struct {
+	a   *Agent
+	obs Observer
+}
 
 func (s summariser) Summarise(ctx context.Context, keep int, focus string) (llm.Block, error) {
 	a := s.a
 	base, _ := a.request(ctx)
 	base.Reminder = ""
+	sent := a.o.Ledger.Now()
 	block, reply, err := compact.Write(ctx, a.o.Provider, *base, a.o.History, keep, focus)
 	if reply != nil {
 		a.addUsage(reply.Usage, false)
 		if lerr := a.record(sessionlog.Entry{Type: sessionlog.TypeUsage, Usage: &reply.Usage, Agent: a.o.Label, Text: sessionlog.UsageCompact}); lerr != nil {
 			return llm.Block{}, lerr
 		}
+		sreq := compact.Request(*base, focus)
+		if lerr := a.account(ledger.Call{Request: &sreq, Reply: reply, Usage: reply.Usage, Start: sent, Purpose: ledger.PurposeCompact}, s.obs); lerr != nil {
+			return llm.Block{}, lerr
+		}
+	}
+	if err == nil {
+		// What the summary replaces, recorded, and the way back to it
+		// told to the model in the summary itself.
+		block, err = a.keepTask(block, keep)
 	}
 	return block, err
 }
@@ -654,6 +691,96 @@ func (a *Agent) logEdit(e history.Edit) error {
 	}
 	return a.record(sessionlog.Entry{Type: sessionlog.TypeEdit, Edit: b, Agent: a.o.Label})
 }
+
+// keepTask adds to a compaction's summary what harness keeps itself (the
+// todo list, the files touched, earlier decisions, the removed results
+// and where to read them back), and logs what the compaction removes.
+func (a *Agent) keepTask(block llm.Block, keep int) (llm.Block, error) {
+	h := a.o.History
+	k := compact.Kept{Todos: a.todos(), SpillDir: h.Config().SpillDir, Original: a.originalResult}
+	out, d, err := compact.TaskKept(block, h.Messages(), keep, k)
+	if err != nil {
+		// The results could not be kept on disk: still list them.
+		k.SpillDir = ""
+		out, d, _ = compact.TaskKept(block, h.Messages(), keep, k)
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return block, fmt.Errorf("encoding what a compaction removed: %w", err)
+	}
+	if err := a.record(sessionlog.Entry{Type: sessionlog.TypeDropped, Dropped: raw, Agent: a.o.Label}); err != nil {
+		return block, err
+	}
+	a.mu.Lock()
+	a.dropped = &d
+	a.mu.Unlock()
+	return out, nil
+}
+
+// originalResult is a tool result's content as first logged.
+func (a *Agent) originalResult(id string) string {
+	if a.o.Log == nil || a.o.Log.Path() == "" {
+		return ""
+	}
+	entries, _ := sessionlog.ReadFile(a.o.Log.Path())
+	for _, e := range entries {
+		if e.Type != sessionlog.TypeMessage || e.Message == nil || e.Agent != a.o.Label {
+			continue
+		}
+		for _, b := range e.Message.Blocks {
+			if b.Type == llm.BlockToolResult && b.ToolUseID == id {
+				return b.Content
+			}
+		}
+	}
+	return ""
+}
+
+// LastDropped is what the session's latest compaction removed, if any.
+func (a *Agent) LastDropped() (compact.Dropped, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.dropped == nil {
+		return compact.Dropped{}, false
+	}
+	return *a.dropped, true
+}
+
+// SetDropped restores the latest compaction's report (on resume).
+func (a *Agent) SetDropped(d compact.Dropped) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.dropped = &d
+}
+
+// LedgerObserver is implemented by observers that show each request's
+// ledger record (stream-json's ledger events).
+type LedgerObserver interface {
+	OnLedger(r ledger.Record)
+}
+
+// account adds one request to the ledger, logs its record and shows it.
+func (a *Agent) account(c ledger.Call, obs Observer) error {
+	if a.o.Ledger == nil {
+		return nil
+	}
+	c.Agent = a.o.Label
+	r := a.o.Ledger.Add(c)
+	e, err := ledger.Entry(r)
+	if err != nil {
+		return err
+	}
+	if err := a.record(e); err != nil {
+		return err
+	}
+	if lo, ok := obs.(LedgerObserver); ok && obs != nil {
+		lo.OnLedger(r)
+	}
+	return nil
+}
+
+// Ledger is the session's cost ledger (nil when not kept).
+func (a *Agent) Ledger() *ledger.Book { return a.o.Ledger }
 
 func (a *Agent) logUsage(u llm.Usage) error {
 	return a.record(sessionlog.Entry{Type: sessionlog.TypeUsage, Usage: &u, Agent: a.o.Label})
@@ -780,6 +907,13 @@ func (g *guarded) OnReply(r *llm.Reply) {
 func (g *guarded) OnNotice(n notice.Notice) {
 	defer g.catch()
 	g.obs.OnNotice(n)
+}
+
+func (g *guarded) OnLedger(r ledger.Record) {
+	defer g.catch()
+	if lo, ok := g.obs.(LedgerObserver); ok {
+		lo.OnLedger(r)
+	}
 }
 
 // OutputObserver is implemented by observers that show a running tool's

@@ -82,7 +82,11 @@ func longTurn(steps, limit int, failN func(n int) bool) func(llmtest.Request) ll
 			}
 			return llmtest.Reply{Thinking: "summing up", Text: fmt.Sprintf("<summary>## Goal\ncount\n## State\nstep %d of %d\n## Next\ngo on</summary>", step, steps)}
 		}
-		if r.Tokens > limit {
+		need := r.Tokens
+		if r.Format == llmtest.FormatOpenAI {
+			need += r.MaxTokens // DeepSeek, the OpenAI-format server here, counts the reply's reserve in
+		}
+		if need > limit {
 			return llmtest.Reply{Text: "refused anyway"}
 		}
 		step++

@@ -12,6 +12,7 @@ import (
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/mcp"
 	"github.com/harness-dev/harness/internal/notice"
@@ -74,6 +75,10 @@ type Options struct {
 	// ApproveMCP runs the project's MCP servers without asking, for this
 	// run (--approve-mcp; headless runs have no one to ask).
 	ApproveMCP bool
+	// Price returns a model's price per million tokens under cfg (the
+	// catalogue with the user's models.json and PRICE_* settings), for
+	// the cost ledger; nil: every price unknown.
+	Price func(cfg *config.Config, model string) (llm.Price, bool)
 }
 
 func (o Options) now() time.Time {
@@ -109,6 +114,9 @@ type Session struct {
 	History  *history.History
 	Log      *sessionlog.Log
 	Agent    *agent.Agent
+	// Ledger is the session's cost ledger: every request of the agent and
+	// its sub-agents, restored from the log on resume.
+	Ledger   *ledger.Book
 	Provider llm.Provider
 	Resumed  bool
 	Warnings []notice.Notice // what opening it found, typed: the banner and harness run show Text, stream-json the object

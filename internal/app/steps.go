@@ -21,10 +21,12 @@ import (
 
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/checkpoint"
+	"github.com/harness-dev/harness/internal/compact"
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/instructions"
+	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/anthropic"
 	"github.com/harness-dev/harness/internal/llm/openai"
@@ -400,6 +402,15 @@ func (b *builder) buildAgent(context.Context) error {
 	subInfo := info
 	subInfo.SubAgent = true
 	histCfg := s.History.Config()
+	s.Ledger = ledger.New(func(model string) (llm.Price, bool) {
+		if b.o.Price == nil {
+			return llm.Price{}, false
+		}
+		return b.o.Price(s.Config, model)
+	})
+	if b.o.Now != nil {
+		s.Ledger.Clock = b.o.Now
+	}
 	s.Registry = s.Registry.With(subagent.New(subagent.Config{
 		Provider:   s.Provider,
 		Model:      cfg.Model,
@@ -413,6 +424,7 @@ func (b *builder) buildAgent(context.Context) error {
 		MaxTokens:  cfg.MaxTokens,
 		SessionID:  s.ID,
 		Hooks:      sessionHooks{s},
+		Ledger:     s.Ledger,
 	}))
 	// Checkpoints of every call that can write, kept beside the log where
 	// no command can read them; a store that cannot open costs undo, not
@@ -444,6 +456,7 @@ func (b *builder) buildAgent(context.Context) error {
 		Thinking:   thinkingOf(cfg),
 		AppendOnly: llm.AppendOnly(cfg.Model, cfg.BaseURL),
 		Hooks:      sessionHooks{s},
+		Ledger:     s.Ledger,
 		OnReminder: func(st reminder.State) {
 			if raw, err := json.Marshal(st); err == nil {
 				if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeReminder, Reminder: raw}); err != nil {
@@ -487,6 +500,10 @@ func (b *builder) restore(context.Context) error {
 		return err
 	}
 	s.Agent.SetUsage(total)
+	s.Ledger.Load(ledger.FromEntries(b.entries))
+	if d, ok := lastDropped(b.entries); ok {
+		s.Agent.SetDropped(d)
+	}
 	// Files changed while harness was not running are reported next.
 	if st, ok := agent.LastReminder(b.entries); ok {
 		b.reminder.Restore(st)
@@ -752,4 +769,15 @@ func policyOpener(pol *walls.Policy) func(string) (*os.File, error) {
 		f, _, _, err := pol.OpenRead(path)
 		return f, err
 	}
+}
+
+// lastDropped is the latest compaction's report in a session's log.
+func lastDropped(entries []sessionlog.Entry) (compact.Dropped, bool) {
+	var raw []json.RawMessage
+	for _, e := range entries {
+		if e.Type == sessionlog.TypeDropped && e.Agent == "" {
+			raw = append(raw, e.Dropped)
+		}
+	}
+	return compact.LastDropped(raw)
 }

@@ -20,8 +20,10 @@ import (
 
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/checkpoint"
+	"github.com/harness-dev/harness/internal/compact"
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/sessionlog"
@@ -35,7 +37,7 @@ var chatCommands = []struct{ name, args, help string }{
 	{"/help", "", "this list"},
 	{"/compact", "[focus]", "summarise the conversation now, keeping what matters for focus"},
 	{"/clear", "", "start a new session (the current one stays on disk)"},
-	{"/cost", "", "tokens and dollars of this session"},
+	{"/cost", "", "where the money went: session and last turn, by cache tier and kind, with reasons"},
 	{"/context", "", "what fills the context window, by kind"},
 	{"/todos", "", "the model's current plan"},
 	{"/rewind", "[N]", "take back the last N turns (default 1) and the files they changed"},
@@ -381,6 +383,12 @@ func (c *chat) turn(ctx context.Context, prompt string) {
 func (c *chat) sync() {
 	_, _, n := c.meter.Snapshot()
 	c.meter.Set(c.s.Agent.LastUsage(), c.s.Agent.Usage(), n)
+	if l := c.s.Ledger; l != nil && l.Len() > 0 {
+		// The status line's dollars are the ledger's (each request at
+		// its own model's price), the figure /cost explains.
+		s := l.Session()
+		c.meter.SetLedger(s.USD, s.PriceKnown, l.Turn(l.CurrentTurn()).Short())
+	}
 	c.meter.SetContext(c.s.History.Tokens())
 }
 
@@ -458,9 +466,12 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		c.r.Print(st.Dim("new session " + c.s.ID + kept))
 	case "/cost":
 		c.sync()
-		c.r.Print(c.meter.CostReport(st))
+		c.r.Print(c.costReport())
 	case "/context":
 		c.r.Print(ui.RenderContext(st, c.breakdown(), c.t.Width()))
+		if d, ok := c.s.Agent.LastDropped(); ok {
+			c.r.Print(droppedReport(d))
+		}
 	case "/todos":
 		c.r.Print(c.describeTodos())
 	case "/rewind":
@@ -880,4 +891,52 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// costReport is /cost: the session's ledger and its last turn's, by cache
+// tier and kind, with the reasons found; without a ledger, the meter's.
+func (c *chat) costReport() string {
+	l := c.s.Ledger
+	if l == nil || l.Len() == 0 {
+		return c.meter.CostReport(c.t.Style)
+	}
+	var b strings.Builder
+	ledger.Write(&b, "session", l.Session())
+	if n := l.CurrentTurn(); n > 0 {
+		b.WriteString("\n")
+		ledger.Write(&b, "last turn", l.Turn(n))
+	}
+	out := ui.Visible(b.String()) // model names and tool inputs are text from outside
+	b.Reset()
+	if c.meter.PriceKnown {
+		p := c.meter.Price
+		b.WriteString(c.t.Style.Dim(fmt.Sprintf("prices per million tokens (%s): input $%g, output $%g, cache read $%g, cache write $%g; every turn: harness sessions show --ledger %s",
+			c.meter.Model, p.Input, p.Output, p.CacheRead, p.CacheWrite, c.s.ID)))
+	} else {
+		b.WriteString(c.t.Style.Dim("price unknown for this model: set PRICE_INPUT and PRICE_OUTPUT (dollars per million tokens) in ~/.agents/env"))
+	}
+	return out + b.String()
+}
+
+// droppedReport tells what the latest compaction removed and where the
+// model can read a removed result back.
+func droppedReport(d compact.Dropped) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "last compaction removed %d message(s), about %s tokens (%d chars), replaced by a summary of %d chars",
+		d.Messages, ui.Tokens(d.Tokens), d.Chars, d.SummaryChars)
+	if len(d.ToolResults) > 0 {
+		fmt.Fprintf(&b, "; %d tool result(s), which the model can read back:", len(d.ToolResults))
+		for i, r := range d.ToolResults {
+			if i == 10 {
+				fmt.Fprintf(&b, "\n  … and %d more (harness sessions show lists them)", len(d.ToolResults)-i)
+				break
+			}
+			where := r.Path
+			if where == "" {
+				where = "(not kept: too short)"
+			}
+			fmt.Fprintf(&b, "\n  %s %s %d chars → %s", r.Tool, r.Input, max(r.Chars, r.Original), where)
+		}
+	}
+	return ui.Visible(b.String())
 }

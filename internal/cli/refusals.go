@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/agent"
+	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/permission"
 )
@@ -182,3 +183,6 @@ func (w *refusalWatch) OnToolEnd(call, res llm.Block, d time.Duration) {
 	w.r.matchCall(call, res)
 	w.Observer.OnToolEnd(call, res, d)
 }
+
+// OnLedger passes a ledger record on (stream-json shows each).
+func (w *refusalWatch) OnLedger(r ledger.Record) { forwardLedger(w.Observer, r) }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/ui"
@@ -42,10 +43,20 @@ PROMPT is the arguments joined by spaces, or -p PROMPT; "-" reads it from stdin.
 
 Output formats:
   text         the final answer on stdout, progress on stderr
-  json         one object: result, session_id, steps, usage, cost_usd, is_error,
-               permission_denials, and with is_error a reason (error,
-               max_steps, interrupted, budget, needs_approval) and error
-  stream-json  one JSON event a line, ending with the result object
+  json         one object: result, session_id, steps, usage, cost_usd, ledger,
+               is_error, permission_denials, and with is_error a reason
+               (error, max_steps, interrupted, budget, needs_approval) and
+               error
+  stream-json  one JSON event a line (a "ledger" event after each model
+               request), ending with the result object
+
+ledger is where the run's money went: input_total (the provider's count),
+tiers (cache_read, cache_write, uncached tokens, as reported), kinds (system,
+tools, tool_results, assistant, user, reminders, thinking, summaries: an
+estimate scaled to the reported total, kinds_estimated true), output and
+reasoning tokens, dollars, and reasons (cause and text: model_switch,
+tools_change, system_change, edit, idle_expiry, cache_miss, large_result,
+compaction, thinking).
 
 permission_denials lists every call the gate refused: tool_name, tool_use_id
 and tool_input (as Claude Code's -p JSON names them), verdict ("ask": it
@@ -93,16 +104,19 @@ EXIT STATUS
 
 // runResult is the json output and the last line of stream-json.
 type runResult struct {
-	Type      string     `json:"type,omitempty"`
-	Result    string     `json:"result"`
-	SessionID string     `json:"session_id"`
-	Steps     int        `json:"steps"`
-	Usage     usageJSON  `json:"usage"`
-	CostUSD   *float64   `json:"cost_usd,omitempty"` // at list price; absent when the model's price is unknown
-	IsError   bool       `json:"is_error"`
-	Reason    string     `json:"reason,omitempty"` // with is_error: one of the reason* values
-	Sandbox   *app.Walls `json:"sandbox,omitempty"`
-	Error     string     `json:"error,omitempty"`
+	Type      string    `json:"type,omitempty"`
+	Result    string    `json:"result"`
+	SessionID string    `json:"session_id"`
+	Steps     int       `json:"steps"`
+	Usage     usageJSON `json:"usage"`
+	CostUSD   *float64  `json:"cost_usd,omitempty"` // at list price; absent when the model's price is unknown
+	// Ledger is the run's cost ledger: input by cache tier (reported) and
+	// by kind (estimated), dollars, and why it cost what it did.
+	Ledger  *ledger.Summary `json:"ledger,omitempty"`
+	IsError bool            `json:"is_error"`
+	Reason  string          `json:"reason,omitempty"` // with is_error: one of the reason* values
+	Sandbox *app.Walls      `json:"sandbox,omitempty"`
+	Error   string          `json:"error,omitempty"`
 	// PermissionDenials are the calls the gate refused, in order.
 	PermissionDenials []denialJSON `json:"permission_denials"`
 	// SandboxFindings are the repositories, gitdirs and hooks paths that
@@ -225,6 +239,10 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		if price, ok := priceFor(s.Config, s.Config.Model); ok {
 			cost := price.Cost(u)
 			out.CostUSD = &cost
+		}
+		if s.Ledger != nil {
+			l := res.Ledger
+			out.Ledger = &l
 		}
 		if res.HitStepLimit {
 			out.IsError, out.Reason = true, reasonMaxSteps
@@ -395,6 +413,18 @@ func (s *streamObserver) OnToolStart(call llm.Block) {
 func (s *streamObserver) OnToolEnd(call, res llm.Block, d time.Duration) {
 	s.emit(map[string]any{"type": "tool_result", "tool_use_id": res.ToolUseID, "content": res.Content, "is_error": res.IsError, "elapsed_ms": d.Milliseconds()})
 }
+
+// OnLedger writes one request's ledger record.
+func (s *streamObserver) OnLedger(r ledger.Record) {
+	s.emit(ledgerEvent{Type: "ledger", Record: r})
+}
+
+// ledgerEvent is a ledger record as a stream-json line.
+type ledgerEvent struct {
+	Type string `json:"type"`
+	ledger.Record
+}
+
 func (s *streamObserver) OnReply(r *llm.Reply) {
 	s.emit(map[string]any{"type": "reply", "stop_reason": r.StopReason, "usage": usageJSON{r.Usage.Input, r.Usage.CacheRead, r.Usage.CacheWrite, r.Usage.Output}})
 }
@@ -468,4 +498,14 @@ func (a *subagentStream) OnToolStart(call llm.Block) {
 }
 func (a *subagentStream) OnToolEnd(call, res llm.Block, d time.Duration) {
 	a.s.emit(map[string]any{"type": "tool_result", "agent": a.label, "tool_use_id": res.ToolUseID, "content": res.Content, "is_error": res.IsError, "elapsed_ms": d.Milliseconds()})
+}
+
+// OnLedger passes a ledger record on.
+func (b *budgetObserver) OnLedger(r ledger.Record) { forwardLedger(b.Observer, r) }
+
+// forwardLedger gives r to obs when it shows ledger records.
+func forwardLedger(obs agent.Observer, r ledger.Record) {
+	if lo, ok := obs.(agent.LedgerObserver); ok {
+		lo.OnLedger(r)
+	}
 }

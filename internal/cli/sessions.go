@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/harness-dev/harness/internal/config"
+	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/pricing"
 	"github.com/harness-dev/harness/internal/sessionlog"
@@ -23,6 +24,7 @@ type sessionsOptions struct {
 	All    bool
 	JSON   bool
 	Full   bool   // show: whole tool results
+	Ledger bool   // show: the cost ledger instead of the transcript
 	Format string // export: jsonl or markdown
 	Output string // export: file, "" for stdout
 }
@@ -61,6 +63,17 @@ works wherever an id does.
 results (long results cut to 20 lines unless --full), history edits, permission
 decisions, plan changes, and sub-agents' messages marked with their label.
 Without ID, the latest session.
+
+--ledger prints where the session's money went instead: for the session and
+each turn, the input by cache tier (as the provider reported it) and by kind
+(system, tools, tool_results, assistant, user, reminders, thinking,
+summaries: estimated, scaled to the reported total), output and reasoning
+tokens, dollars, and why requests cost what they did (a cache miss and its
+cause — a model switch, an edit at message N by a named layer, an idle gap
+past the cache's lifetime, a change of tools —, a large tool result, a
+compaction, thinking). With --json: one object with the session, its turns
+and every request's record. A session recorded before the ledger shows its
+reported tiers and dollars only.
 ` + plainExitHelp,
 		Args:         cobra.MaximumNArgs(1),
 		SilenceUsage: true,
@@ -69,6 +82,8 @@ Without ID, the latest session.
 		},
 	}
 	show.Flags().BoolVar(&o.Full, "full", false, "show tool input and results whole")
+	show.Flags().BoolVar(&o.Ledger, "ledger", false, "show the cost ledger: tokens by cache tier and kind, dollars, reasons")
+	show.Flags().BoolVar(&o.JSON, "json", false, "with --ledger: print it as one JSON object")
 
 	export := &cobra.Command{
 		Use:   "export [ID]",
@@ -286,6 +301,12 @@ func runSessionsShow(ctx context.Context, g *globalOptions, o *sessionsOptions, 
 	if err != nil {
 		return err
 	}
+	if o.Ledger {
+		return writeLedger(stdio.Out, entries, sum, o.JSON)
+	}
+	if o.JSON {
+		return usageError("--json goes with --ledger (the transcript is Markdown; sessions export --format jsonl gives the log)")
+	}
 	mo := sessionlog.MarkdownOptions{MaxResultLines: 20, Usage: usageLine(sum)}
 	if o.Full {
 		mo.MaxResultLines = 0
@@ -321,4 +342,55 @@ func runSessionsExport(ctx context.Context, g *globalOptions, o *sessionsOptions
 		}
 	}
 	return err
+}
+
+// ledgerJSON is "sessions show --ledger --json".
+type ledgerJSON struct {
+	SessionID string          `json:"session_id"`
+	Legacy    bool            `json:"legacy,omitempty"` // recorded before the ledger: no kinds, no reasons
+	Session   ledger.Summary  `json:"session"`
+	Turns     []turnLedger    `json:"turns"`
+	Requests  []ledger.Record `json:"requests"`
+}
+
+type turnLedger struct {
+	Turn int `json:"turn"`
+	ledger.Summary
+}
+
+// writeLedger prints a session's cost ledger from its log.
+func writeLedger(w io.Writer, entries []sessionlog.Entry, sum sessionlog.Summary, asJSON bool) error {
+	rs := ledger.FromEntries(entries)
+	legacy := false
+	if len(rs) == 0 {
+		legacy = true
+		rs = ledger.Legacy(entries, sum.Model, pricing.Lookup)
+	}
+	if asJSON {
+		out := ledgerJSON{SessionID: sum.ID, Legacy: legacy, Session: ledger.Summarize(rs), Requests: rs, Turns: []turnLedger{}}
+		byTurn := map[int][]ledger.Record{}
+		var order []int
+		for _, r := range rs {
+			if _, ok := byTurn[r.Turn]; !ok {
+				order = append(order, r.Turn)
+			}
+			byTurn[r.Turn] = append(byTurn[r.Turn], r)
+		}
+		for _, n := range order {
+			out.Turns = append(out.Turns, turnLedger{Turn: n, Summary: ledger.Summarize(byTurn[n])})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	fmt.Fprintf(w, "cost ledger of session %s (%s)\n", sum.ID, sum.Model)
+	if legacy {
+		fmt.Fprintln(w, "recorded before the ledger: tiers and dollars from the reported usage, no split by kind, no reasons")
+	}
+	if len(rs) == 0 {
+		fmt.Fprintln(w, "no model requests")
+		return nil
+	}
+	ledger.WriteSession(w, rs)
+	return nil
 }

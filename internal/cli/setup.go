@@ -55,6 +55,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		PermissionMode: g.PermissionMode, Settings: g.Settings, AllowProjectHooks: g.AllowProjectHooks,
 		HookApprover: su.Approver, ReservedCommands: su.Reserved,
 		MCPConfigs: g.MCPConfigs, ApproveMCP: g.ApproveMCP,
+		Price: priceFor,
 	})
 }
 

@@ -108,6 +108,29 @@ func WriteMarkdown(w io.Writer, entries []Entry, o MarkdownOptions) error {
 			}
 		case TypeNotice:
 			fmt.Fprintf(bw, "\n> %snotice: %s\n", who(e.Agent), oneLine(e.Text))
+		case TypeDropped:
+			// What the compaction that follows removed (package compact's
+			// Dropped), and where each removed result was kept.
+			var d struct {
+				Messages int `json:"messages"`
+				Tokens   int `json:"tokens"`
+				Results  []struct {
+					Tool     string `json:"tool"`
+					Input    string `json:"input"`
+					Chars    int    `json:"chars"`
+					Original int    `json:"original_chars"`
+					Path     string `json:"path"`
+				} `json:"tool_results"`
+			}
+			_ = json.Unmarshal(e.Dropped, &d)
+			fmt.Fprintf(bw, "\n> %scontext: the compaction below removes %d messages (about %d tokens) and %d tool results\n", who(e.Agent), d.Messages, d.Tokens, len(d.Results))
+			for _, r := range d.Results {
+				where := ""
+				if r.Path != "" {
+					where = " → `" + r.Path + "`"
+				}
+				fmt.Fprintf(bw, "> - %s %s: %d chars%s\n", r.Tool, oneLine(r.Input), max(r.Chars, r.Original), where)
+			}
 		}
 	}
 	return bw.Flush()

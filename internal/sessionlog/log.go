@@ -28,6 +28,8 @@ const (
 	TypePrompt     = "prompt"     // the system prompt and tools in force from here on
 	TypeReminder   = "reminder"   // what the reminder last told the model (package reminder's State)
 	TypeResumed    = "resumed"    // the session was taken up again: it counts as used from then on
+	TypeLedger     = "ledger"     // the cost ledger of one request (package ledger's Record)
+	TypeDropped    = "dropped"    // what a compaction took out of the history (package compact's Dropped)
 )
 
 // Meta describes a session.
@@ -69,6 +71,13 @@ type Entry struct {
 	// reminder knows change, so a resumed session reports the edits made
 	// in between.
 	Reminder json.RawMessage `json:"reminder,omitempty"`
+	// Ledger is a TypeLedger entry's record: tokens by tier and kind,
+	// dollars and the reasons found (package ledger).
+	Ledger json.RawMessage `json:"ledger,omitempty"`
+	// Dropped is a TypeDropped entry's report: the messages and tool
+	// results a compaction replaced, their sizes, and where a dropped
+	// result can be read back (package compact).
+	Dropped json.RawMessage `json:"dropped,omitempty"`
 }
 
 // UsageCompact is the Text of a usage entry for a summarisation call: it

@@ -10,6 +10,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sessionlog"
 	"github.com/harness-dev/harness/internal/tools"
@@ -53,6 +54,9 @@ type Config struct {
 	// Hooks, when set, fire for the sub-agent's calls and its end
 	// (SubagentStop).
 	Hooks agent.Hooks
+	// Ledger, when set, is the session's cost ledger: the sub-agent's
+	// requests are booked under its label.
+	Ledger *ledger.Book
 }
 
 // Task is the task tool.
@@ -198,6 +202,7 @@ func (t *Task) Run(ctx context.Context, input json.RawMessage) tools.Result {
 		SessionID: t.c.SessionID,
 		Label:     label,
 		Hooks:     t.c.Hooks,
+		Ledger:    t.c.Ledger,
 	})
 	res, err := sub.Run(ctx, a.Prompt, obs)
 	if t.c.AddUsage != nil {

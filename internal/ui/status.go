@@ -18,11 +18,18 @@ type Meter struct {
 	PriceKnown bool      // false shows "price unknown" instead of $0
 	Backend    string    // sandbox backend in force
 
-	mu       sync.Mutex
-	context  int // see SetContext
-	last     llm.Usage
-	total    llm.Usage
-	requests int
+	mu      sync.Mutex
+	context int // see SetContext
+	// ledger: the session's dollars from the cost ledger (each request
+	// at its own model's price) and the last turn's main cause, shown
+	// instead of Price applied to the total once set.
+	ledgerSet   bool
+	ledgerUSD   float64
+	ledgerKnown bool
+	ledgerHint  string
+	last        llm.Usage
+	total       llm.Usage
+	requests    int
 }
 
 // Add accounts one completed reply.
@@ -55,11 +62,21 @@ func (m *Meter) SetContext(tokens int) {
 	m.context = tokens
 }
 
+// SetLedger sets the session's dollars from the cost ledger, whether
+// every price was known, and the last turn's costliest cause ("" when
+// none), which the status line points to /cost for.
+func (m *Meter) SetLedger(usd float64, known bool, hint string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ledgerSet, m.ledgerUSD, m.ledgerKnown, m.ledgerHint = true, usd, known, hint
+}
+
 // Reset forgets the session's usage (a new session after /clear).
 func (m *Meter) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.last, m.total, m.requests, m.context = llm.Usage{}, llm.Usage{}, 0, 0
+	m.ledgerSet, m.ledgerUSD, m.ledgerHint = false, 0, ""
 }
 
 // Snapshot returns the last request's usage, the session total and the
@@ -76,7 +93,8 @@ func (m *Meter) Frozen() *Meter {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return &Meter{Model: m.Model, Window: m.Window, Price: m.Price, PriceKnown: m.PriceKnown, Backend: m.Backend,
-		context: m.context, last: m.last, total: m.total, requests: m.requests}
+		context: m.context, last: m.last, total: m.total, requests: m.requests,
+		ledgerSet: m.ledgerSet, ledgerUSD: m.ledgerUSD, ledgerKnown: m.ledgerKnown, ledgerHint: m.ledgerHint}
 }
 
 // Cost is the session's cost so far in dollars.
@@ -122,12 +140,23 @@ func (m *Meter) StatusLine(st Style, width int) string {
 			parts = append(parts, fmt.Sprintf("cache %.0f%%", 100*float64(last.CacheRead)/float64(p)))
 		}
 		sess := "session " + Tokens(total.Prompt()+total.Output) + " tok"
-		if m.PriceKnown {
+		m.mu.Lock()
+		set, usd, known, hint := m.ledgerSet, m.ledgerUSD, m.ledgerKnown, m.ledgerHint
+		m.mu.Unlock()
+		switch {
+		case set && known:
+			sess += " " + formatDollars(usd)
+		case !set && m.PriceKnown:
 			sess += " " + formatDollars(m.Price.Cost(total))
-		} else {
+		default:
 			sess += " " + st.Dim("price unknown")
 		}
 		parts = append(parts, sess)
+		if set && hint != "" {
+			// Why the last turn cost more, and where to read about it.
+			order = append(order, len(parts))
+			parts = append(parts, st.Yellow(hint)+st.Dim(" (/cost)"))
+		}
 	}
 	if m.Backend != "" {
 		b := "sandbox " + m.Backend

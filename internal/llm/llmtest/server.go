@@ -98,6 +98,9 @@ type Request struct {
 	// Tokens is the prompt size the server counted: CountTokens, or
 	// ContextLimit's counter.
 	Tokens int
+	// Usage is the usage the server reported for it (scripted, or its
+	// own count split by its prefix cache); zero until answered.
+	Usage llm.Usage
 	// PrefixFailures are the thinking blocks that failed the prefix check
 	// (PreservedThinking), as "messages.I.content.J".
 	PrefixFailures []string
@@ -140,7 +143,10 @@ type Server struct {
 	sawMarker  bool
 	served     int
 	local      Local
-	bodies     [][]byte // the latest requests, for the cache (usage.go)
+	bodies     [][]byte         // the latest requests, for the cache (usage.go)
+	used       []time.Time      // when each of bodies was last read or written (CacheTTL)
+	ttl        time.Duration    // CacheTTL; 0: entries never expire
+	clock      func() time.Time // CacheTTL's clock
 }
 
 // NewServer starts a fake server on loopback, closed when t ends.
@@ -325,6 +331,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		reply.Usage.Output = 1 + (len(reply.Text)+len(reply.Thinking))/4
 	}
 	s.remember(body)
+	s.reqs[idx].Usage = reply.Usage
 	sm := s.streamModes(f, body, reply.Usage.Input+reply.Usage.CacheRead+reply.Usage.CacheWrite)
 	x := s.issue(&reply, sm)
 	var refused string

@@ -3,6 +3,7 @@ package llmtest
 import (
 	"bytes"
 	"fmt"
+	"time"
 
 	"github.com/harness-dev/harness/internal/llm"
 )
@@ -19,11 +20,41 @@ import (
 // keepBodies is how many earlier requests the cache remembers.
 const keepBodies = 8
 
+// CacheTTL makes the emulated prefix cache forget a request not read
+// for ttl by the clock now, as Anthropic's does after five minutes (its
+// default ephemeral TTL) and OpenAI's after minutes of inactivity; a read
+// refreshes it. Without it entries never expire.
+func (s *Server) CacheTTL(ttl time.Duration, now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ttl, s.clock = ttl, now
+}
+
+// live reports whether the cache entry i has not expired. Called with
+// s.mu held.
+func (s *Server) live(i int) bool {
+	return s.ttl <= 0 || s.clock == nil || i >= len(s.used) || s.clock().Sub(s.used[i]) <= s.ttl
+}
+
 // remember keeps body for the cache emulation. Called with s.mu held.
 func (s *Server) remember(body []byte) {
+	var now time.Time
+	if s.clock != nil {
+		now = s.clock()
+	}
 	s.bodies = append(s.bodies, body)
+	s.used = append(s.used, now)
 	if len(s.bodies) > keepBodies {
 		s.bodies = s.bodies[len(s.bodies)-keepBodies:]
+		s.used = s.used[len(s.used)-keepBodies:]
+	}
+}
+
+// touch refreshes the entries whose prefix a request read. Called with
+// s.mu held.
+func (s *Server) touch(i int) {
+	if s.clock != nil && i < len(s.used) {
+		s.used[i] = s.clock()
 	}
 }
 
@@ -60,11 +91,15 @@ func (s *Server) promptUsage(f Format, body []byte, count func([]byte) int) llm.
 	tokens := func(n int) int { return min(count(body[:n]), total) }
 	if f == FormatAnthropic {
 		read := 0
-		for _, prev := range s.bodies {
+		for i, prev := range s.bodies {
+			if !s.live(i) {
+				continue
+			}
 			lcp := commonPrefix(body, prev)
 			for _, m := range markers(prev) {
 				if m <= lcp && m > read {
 					read = m
+					s.touch(i)
 				}
 			}
 		}
@@ -81,8 +116,10 @@ func (s *Server) promptUsage(f Format, body []byte, count func([]byte) int) llm.
 		return llm.Usage{Input: total - r - w, CacheRead: r, CacheWrite: w}
 	}
 	lcp := 0
-	for _, prev := range s.bodies {
-		lcp = max(lcp, commonPrefix(body, prev))
+	for i, prev := range s.bodies {
+		if s.live(i) {
+			lcp = max(lcp, commonPrefix(body, prev))
+		}
 	}
 	cached := 0
 	if t := tokens(lcp); t >= 1024 {
