@@ -86,6 +86,10 @@ func TestFilesystemServerWalls(t *testing.T) {
 	if strings.Contains(secret.Content, "SECRET-KEY-MATERIAL") {
 		t.Errorf("the server read ~/.ssh: %q", secret.Content)
 	}
+	// Nor the remote servers' OAuth tokens.
+	if tok := run(t, ts, read, `{"path":"`+AuthFile(f.home)+`"}`); strings.Contains(tok.Content, "OAUTH-TOKEN-MATERIAL") || !tok.IsError {
+		t.Errorf("the server read the OAuth tokens: %q", tok.Content)
+	}
 	if len(procsMatching(bin, f.proj)) == 0 {
 		t.Fatalf("no process of the server found on the host while it runs (the check below would prove nothing)")
 	}
