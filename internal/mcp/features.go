@@ -89,6 +89,14 @@ func (m *Manager) Resources() []Resource {
 	return out
 }
 
+// Definition is a configured server's definition.
+func (m *Manager) Definition(name string) (Server, bool) {
+	if c := m.conn(name); c != nil {
+		return c.def, true
+	}
+	return Server{}, false
+}
+
 // Server reports whether name is a configured server.
 func (m *Manager) Server(name string) bool {
 	return m.conn(name) != nil
