@@ -186,7 +186,12 @@ func (o *oauthState) fetch(ctx context.Context, ln net.Listener, authURL string,
 		}
 	})}
 	go srv.Serve(ln)
-	defer srv.Close()
+	defer func() {
+		// Shutdown lets the page that delivered the code finish.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}()
 	login(o.c.def.Name, authURL)
 	select {
 	case r := <-got:
