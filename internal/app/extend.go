@@ -30,6 +30,7 @@ func (b *builder) loadExtensions(context.Context) error {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.Instructions, w.Error()))
 	}
 	s.Commands = cmds
+	cmds.SetDynamic(mcpCommands(s.MCP))
 	var approver extend.Approver
 	if b.o.HookApprover != nil {
 		approver = b.o.HookApprover

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/mcp"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
@@ -44,6 +45,7 @@ func (b *builder) startMCP(ctx context.Context) error {
 	m, errs := mcp.Start(ctx, run, mcp.Options{
 		Sandbox:      s.Sandbox,
 		Getenv:       func(k string) string { return b.o.Source.Env[k] },
+		AuthFile:     mcp.AuthFile(home),
 		StartTimeout: envDuration(b.o.Source.Env, "MCP_TIMEOUT"),
 		CallTimeout:  envDuration(b.o.Source.Env, "MCP_TOOL_TIMEOUT"),
 		CheckNet: func(ctx context.Context, host string, port int) error {
@@ -103,6 +105,26 @@ func (b *builder) approveMCP(ctx context.Context, a *mcp.Approvals, project stri
 		return true, ""
 	}
 	return false, "you did not approve it"
+}
+
+// mcpCommands are the MCP servers' prompts as custom commands,
+// /mcp__SERVER__PROMPT (Claude Code's names), listed anew whenever asked:
+// a server's prompts/list_changed shows in the menu and /help at once.
+func mcpCommands(m *mcp.Manager) func() []extend.Command {
+	return func() []extend.Command {
+		if m == nil {
+			return nil
+		}
+		var out []extend.Command
+		for _, p := range m.Prompts() {
+			out = append(out, extend.Command{
+				Name: p.Command, Description: p.Description, ArgumentHint: p.Hint(),
+				Scope: "mcp", Path: "server " + p.Server,
+				Fetch: func(ctx context.Context, args string) (string, error) { return m.GetPrompt(ctx, p, args) },
+			})
+		}
+		return out
+	}
 }
 
 // mcpLazy says whether MCP tools load lazily (MCP_TOOLS=lazy, the

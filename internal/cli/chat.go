@@ -50,6 +50,7 @@ var chatCommands = []struct{ name, args, help string }{
 	{"/network", "", "the connections commands made through the proxy, and the network rules"},
 	{"/ps", "[stop ID]", "the background commands; stop ID kills one and all it started"},
 	{"/permissions", "", "the permission rules in force"},
+	{"/mcp", "[login|logout NAME]", "the MCP servers: state, tools, prompts, resources; log in to a remote one"},
 	{"/exit", "", "quit (also Ctrl-D, or Ctrl-C twice)"},
 }
 
@@ -154,7 +155,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		Describe:    func(name string) string { return help[name] },
 		OnResize:    c.r.Reflow,
 		OnBackTab:   c.cycleMode,
-		Popup:       ui.NewPopup(c.menuSources(), ui.ProjectFiles(c.s.Sandbox.Policy().Project, 5000)),
+		Popup:       ui.NewPopup(c.menuSources(), withMCPMentions(c, ui.ProjectFiles(c.s.Sandbox.Policy().Project, 5000))),
 	})
 	c.banner(ctx)
 
@@ -191,8 +192,10 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 			continue
 		}
 		c.r.Remember(c.t.Style.BoldCyan("› ") + ui.Sanitize(line))
-		if p, ok := c.customCommand(line); ok {
-			c.turn(ctx, p)
+		if p, ok := c.customCommand(ctx, line); ok {
+			if p != "" {
+				c.turn(ctx, p)
+			}
 			continue
 		}
 		if strings.HasPrefix(line, "/") {
@@ -342,7 +345,9 @@ func (c *chat) cancelTurn() {
 // turn runs one agent turn and shows the status line after it.
 func (c *chat) turn(ctx context.Context, prompt string) {
 	pol := c.s.Sandbox.Policy()
-	prompt, images, notes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(c.s.Config.Model))
+	prompt, notes := attachResources(ctx, prompt, c.s.MCP)
+	prompt, images, fileNotes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(c.s.Config.Model), func(name string) bool { return isResourceMention(c.s.MCP, name) })
+	notes = append(notes, fileNotes...)
 	for _, n := range notes {
 		c.r.Print(c.t.Style.Dim("@ " + n))
 	}
@@ -581,6 +586,8 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		c.r.Print(describeJobs(c.s.Jobs, arg))
 	case "/permissions":
 		c.r.Print(c.describeRules(arg == "all"))
+	case "/mcp":
+		return false, c.mcpCommand(ctx, arg)
 	default:
 		if sk, ok := c.s.Skills.Lookup(strings.TrimPrefix(name, "/")); ok {
 			c.turn(ctx, skillPrompt(sk.Name, arg))

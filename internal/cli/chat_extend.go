@@ -21,11 +21,16 @@ func builtinNames() []string {
 	return append(out, "quit")
 }
 
-// customCommand expands a line naming a custom command (package extend).
-func (c *chat) customCommand(line string) (string, bool) {
-	p, cmd, ok := c.s.Commands.Expand(line)
+// customCommand expands a line naming a custom command (package extend),
+// an MCP server's prompt among them: "" when that failed (said here).
+func (c *chat) customCommand(ctx context.Context, line string) (string, bool) {
+	p, cmd, ok, err := c.s.Commands.Run(ctx, line)
 	if ok {
 		c.r.Print(c.t.Style.Dim("/" + cmd.Name + " (" + cmd.Where() + ")"))
+	}
+	if err != nil {
+		c.r.Print(c.t.Style.Red("error: ") + ui.Sanitize(err.Error()))
+		return "", true
 	}
 	return p, ok
 }

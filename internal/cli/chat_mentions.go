@@ -23,15 +23,16 @@ const mentionLimit = 100 << 10
 // paths and under mentionLimit, are attached; notes say what was attached
 // or why not.
 func expandMentions(prompt, project string, hidden []string) (string, []string) {
-	p, _, notes := attachMentions(prompt, project, hidden, false)
+	p, _, notes := attachMentions(prompt, project, hidden, false, nil)
 	return p, notes
 }
 
 // attachMentions is expandMentions that also takes images: an @image.png
 // (or a dropped absolute path to one, from anywhere the sandbox does not
 // hide) becomes an image for a model that takes images (withImages), and
-// is never attached as text.
-func attachMentions(prompt, project string, hidden []string, withImages bool) (string, []*llm.Image, []string) {
+// is never attached as text. A mention skip reports (an MCP resource's,
+// attachResources) is left alone.
+func attachMentions(prompt, project string, hidden []string, withImages bool, skip func(string) bool) (string, []*llm.Image, []string) {
 	var b strings.Builder
 	var notes []string
 	seen := map[string]bool{}
@@ -42,7 +43,7 @@ func attachMentions(prompt, project string, hidden []string, withImages bool) (s
 	}
 	for _, m := range mentions(prompt) {
 		name := strings.TrimRight(m.name, ".,;:!?)")
-		if seen[name] {
+		if seen[name] || skip != nil && skip(name) {
 			continue
 		}
 		seen[name] = true

@@ -50,7 +50,7 @@ func TestMentionsAttachImages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, imgs, notes := attachMentions(tt.prompt, proj, nil, tt.images)
+			p, imgs, notes := attachMentions(tt.prompt, proj, nil, tt.images, nil)
 			if p != tt.prompt {
 				t.Errorf("prompt changed: %q", p)
 			}

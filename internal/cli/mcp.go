@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,7 +19,7 @@ func newMCPCommand(stdio Stdio) *cobra.Command {
 	var project string
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "Configure MCP servers (list, get, add, add-json, remove, reset-project-choices)",
+		Short: "Configure MCP servers (list, get, add, add-json, remove, reset-project-choices, login, logout)",
 		Long: `MCP servers give the model more tools. harness reads them, in Claude Code's mcpServers format,
 from ~/.agents/mcp.json (scope user), the project's .mcp.json (scope project, shared through the
 repository) and every --mcp-config FILE (the latter win on a name):
@@ -40,6 +41,11 @@ rules ("allow mcp__fs__read_text_file", "deny mcp__github"); a call asks until a
 By default the model gets two tools, mcp_search and mcp_call, instead of every server's schemas
 on every request (MCP_TOOLS=eager sends them all). MCP_TIMEOUT bounds a server's start,
 MCP_TOOL_TIMEOUT one call (milliseconds, or 30s).
+
+A server's prompts are slash commands, /mcp__SERVER__PROMPT ARGS (words in the order of its
+arguments, or NAME=VALUE), in a session and in harness run "/..."; its resources are mentions,
+@SERVER:URI, attached to the prompt (the @ menu lists them). /mcp shows every server's state. A
+remote server that asks for OAuth: harness mcp login NAME (or /mcp login NAME in a session).
 ` + plainExitHelp,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
@@ -290,7 +296,88 @@ Scope user (the default) writes ~/.agents/mcp.json; project writes the project's
 			return nil
 		},
 	}
-	cmd.AddCommand(list, get, add, addJSON, remove, reset)
+	find := func(cmd *cobra.Command, name string) (mcp.Server, string, error) {
+		proj, home, err := root(cmd)
+		if err != nil {
+			return mcp.Server{}, "", err
+		}
+		servers, _, err := mcp.Load(home, proj, nil)
+		if err != nil {
+			return mcp.Server{}, "", err
+		}
+		for _, s := range servers {
+			if s.Name == name {
+				if s.Transport() != "http" {
+					return mcp.Server{}, "", fmt.Errorf("MCP server %s is %s: only streamable HTTP servers log in with OAuth", name, s.Transport())
+				}
+				return s, home, nil
+			}
+		}
+		return mcp.Server{}, "", fmt.Errorf("no MCP server named %s (harness mcp list shows them)", name)
+	}
+	login := &cobra.Command{
+		Use:   "login NAME",
+		Short: "Log in to a remote MCP server with OAuth",
+		Long: `Log in to a remote (streamable HTTP) MCP server that asks for OAuth, as the MCP authorization
+spec describes: harness finds its authorization server (protected resource metadata), registers
+itself there (or uses "oauth": {"clientId": ...} from the server's definition), and prints the URL to
+open; your browser comes back to a listener on 127.0.0.1 ("oauth": {"callbackPort": N} fixes its
+port). The token is kept in ~/.agents/mcp-auth.json (0600, hidden from every command and server by
+the walls) and refreshed when it expires. In a session: /mcp login NAME.
+` + plainExitHelp,
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			def, home, err := find(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			m, errs := mcp.Start(cmd.Context(), []mcp.Server{def}, mcp.Options{
+				Getenv:   os.Getenv,
+				AuthFile: mcp.AuthFile(home),
+				// The user asked for this login: the authorization server
+				// the resource names may be reached (and is said).
+				CheckNet: func(ctx context.Context, host string, port int) error {
+					fmt.Fprintf(stdio.Err, "harness: connecting to %s:%d (the authorization server)\n", host, port)
+					return nil
+				},
+				Login: func(server, url string) {
+					fmt.Fprintf(stdio.Out, "open this URL to log in to %s:\n  %s\n", server, url)
+					openBrowser(url)
+				},
+			})
+			defer m.Close()
+			if len(errs) > 0 {
+				return errs[0]
+			}
+			st := m.Statuses()[0]
+			auth := st.Auth
+			if auth == "" {
+				auth = "not asked for: the server answered without a login"
+			}
+			fmt.Fprintf(stdio.Out, "%s: connected, %d tools, %d prompts, %d resources; OAuth: %s\n", def.Name, st.Tools, st.Prompts, st.Resources, auth)
+			return nil
+		},
+	}
+	logout := &cobra.Command{
+		Use:          "logout NAME",
+		Short:        "Forget a remote MCP server's stored OAuth login",
+		Long:         "Forget a remote MCP server's stored OAuth login.\n" + plainExitHelp,
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			def, home, err := find(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			if err := mcp.Logout(home, def, os.Getenv); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "%s: logged out\n", def.Name)
+			return nil
+		},
+	}
+	cmd.AddCommand(list, get, add, addJSON, remove, reset, login, logout)
 	return cmd
 }
 

@@ -225,9 +225,18 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	}
 	watch := &refusalWatch{Observer: obs, r: &tally}
 	prompt := o.Prompt
-	// "/name args" runs a custom command (package extend), as in chat.
-	if p, _, ok := s.Commands.Expand(strings.TrimSpace(prompt)); ok {
+	// "/name args" runs a custom command (package extend), an MCP
+	// server's prompt among them, as in chat.
+	if p, _, ok, err := s.Commands.Run(ctx, strings.TrimSpace(prompt)); ok {
+		if err != nil {
+			return usageError("%v", err)
+		}
 		prompt = p
+	}
+	// @SERVER:URI attaches an MCP resource, as in chat.
+	prompt, notes := attachResources(ctx, prompt, s.MCP)
+	for _, n := range notes {
+		fmt.Fprintln(stdio.Err, "harness: @ "+n)
 	}
 	s.Checkpoints.StartTurn()
 	res, runErr := s.Agent.RunWithImages(runCtx, prompt, images, watch)

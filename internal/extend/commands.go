@@ -2,6 +2,7 @@ package extend
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,8 +33,11 @@ type Command struct {
 	Body         string   // the prompt template
 	Path         string   // the file it came from
 	Scope        string   // "project" or "user"
-	gemini       bool     // a Gemini CLI .toml: {{args}}, else the command is appended
-	alias        string   // Claude Code's name for a namespaced command: the file's base name
+	// Fetch, set, gives the prompt instead of Body: a command another
+	// program offers (an MCP server's prompt, asked for when it is run).
+	Fetch  func(ctx context.Context, args string) (string, error)
+	gemini bool   // a Gemini CLI .toml: {{args}}, else the command is appended
+	alias  string // Claude Code's name for a namespaced command: the file's base name
 }
 
 // Where says where the command came from, for /help.
@@ -66,8 +70,32 @@ func commandDirs(project, home string) []commandDir {
 
 // Commands is a session's custom commands, sorted by name.
 type Commands struct {
-	list   []Command
-	byName map[string]int
+	list    []Command
+	byName  map[string]int
+	dynamic func() []Command // SetDynamic's
+}
+
+// SetDynamic adds commands that are listed anew whenever asked (an MCP
+// server's prompts change during a session): List gives them after the
+// files' commands, and a file's command of the same name wins.
+func (cs *Commands) SetDynamic(f func() []Command) {
+	if cs != nil {
+		cs.dynamic = f
+	}
+}
+
+func (cs *Commands) dynamicList() []Command {
+	if cs == nil || cs.dynamic == nil {
+		return nil
+	}
+	var out []Command
+	for _, c := range cs.dynamic() {
+		if _, taken := cs.byName[c.Name]; !taken {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // DiscoverCommands finds the commands of a project and of the user: first
@@ -284,12 +312,16 @@ func clip(s string, n int) string {
 	return s
 }
 
-// List is every command, sorted by name.
+// List is every command: the files', sorted by name, then the dynamic
+// ones (SetDynamic), sorted by name.
 func (cs *Commands) List() []Command {
 	if cs == nil {
 		return nil
 	}
-	return cs.list
+	if cs.dynamic == nil {
+		return cs.list
+	}
+	return append(append([]Command(nil), cs.list...), cs.dynamicList()...)
 }
 
 // Lookup finds a command by name (without the slash).
@@ -299,26 +331,58 @@ func (cs *Commands) Lookup(name string) (Command, bool) {
 	}
 	i, ok := cs.byName[name]
 	if !ok {
+		for _, c := range cs.dynamicList() {
+			if c.Name == name {
+				return c, true
+			}
+		}
 		return Command{}, false
 	}
 	return cs.list[i], true
 }
 
-// Expand turns "/name args" into the prompt it stands for; ok is false
-// when line does not name a custom command.
-func (cs *Commands) Expand(line string) (prompt string, c Command, ok bool) {
-	if !strings.HasPrefix(line, "/") {
-		return "", Command{}, false
+// Run turns "/name args" into the prompt it stands for, asking a dynamic
+// command's program for it (err says why that failed); ok is false when
+// line does not name a custom command.
+func (cs *Commands) Run(ctx context.Context, line string) (prompt string, c Command, ok bool, err error) {
+	name, args, ok := cs.split(line)
+	if !ok {
+		return "", Command{}, false, nil
 	}
-	name, args, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
+	if c, ok = cs.Lookup(name); !ok {
+		return "", Command{}, false, nil
+	}
+	if c.Fetch != nil {
+		prompt, err = c.Fetch(ctx, args)
+		return prompt, c, true, err
+	}
+	return c.Expand(args), c, true, nil
+}
+
+func (cs *Commands) split(line string) (name, args string, ok bool) {
+	if !strings.HasPrefix(line, "/") {
+		return "", "", false
+	}
+	name, args, _ = strings.Cut(strings.TrimPrefix(line, "/"), " ")
 	if i := strings.IndexAny(name, "\n\t"); i >= 0 {
 		name, args = name[:i], name[i+1:]+" "+args
 	}
-	c, ok = cs.Lookup(name)
+	return name, strings.TrimSpace(args), true
+}
+
+// Expand turns "/name args" into the prompt it stands for; ok is false
+// when line does not name a custom command whose prompt is its file's
+// (a dynamic one's needs Run).
+func (cs *Commands) Expand(line string) (prompt string, c Command, ok bool) {
+	name, args, ok := cs.split(line)
 	if !ok {
 		return "", Command{}, false
 	}
-	return c.Expand(strings.TrimSpace(args)), c, true
+	c, ok = cs.Lookup(name)
+	if !ok || c.Fetch != nil {
+		return "", Command{}, false
+	}
+	return c.Expand(args), c, true
 }
 
 // Expand fills the template with args. Claude Code's form: $ARGUMENTS is

@@ -37,6 +37,14 @@ type Options struct {
 	// Notify tells the user what happened to a server after it started (it
 	// exited, its tool list changed); nil drops it.
 	Notify func(string)
+	// AuthFile keeps the remote servers' OAuth tokens (AuthFile(home));
+	// "" stores none.
+	AuthFile string
+	// Login shows the user the URL to log in to a remote server that asked
+	// for OAuth (and may open a browser); the flow waits for the redirect
+	// to harness's loopback listener. nil: such a server is not started
+	// and says how to log in (harness mcp login).
+	Login func(server, url string)
 }
 
 // Manager holds the session's connections to MCP servers.
@@ -44,6 +52,9 @@ type Manager struct {
 	o       Options
 	servers []*conn // sorted by name
 	client  *sdk.Client
+
+	pmu      sync.Mutex
+	progress map[string]func(string) // a call's progress token: where its progress is shown
 }
 
 // conn is one server's connection and what it offers.
@@ -53,12 +64,58 @@ type conn struct {
 	mu      sync.Mutex
 	session *sdk.ClientSession
 	tools   []*sdk.Tool
-	err     error // why it is not connected (start failure, exit)
-	stdio   *stdioTransport
+	prompts []*sdk.Prompt
+	// resources are the listed ones; templates are not offered as
+	// mentions (their URIs are not known until filled).
+	resources []*sdk.Resource
+	changes   map[string]int // list_changed notifications seen, by list
+	auth      *oauthState    // a remote server's OAuth, when it asked for it
+	err       error          // why it is not connected (start failure, exit)
+	stdio     *stdioTransport
 	// end cancels the connection's context: an HTTP transport's streams
 	// live as long as it, so it is the session's, not the start's.
 	end context.CancelFunc
+	// pause stops the start's clock while the user logs in (nil when not
+	// starting); it returns the function that restarts it.
+	pause func() func()
+	login func(server, url string) // for this start, over Options.Login
 }
+
+// Login connects to a remote server again, running the OAuth flow when it
+// asks for it: show gets the URL the user opens. It returns when the
+// server is connected (or the login failed or timed out).
+func (m *Manager) Login(ctx context.Context, name string, show func(server, url string)) error {
+	c := m.conn(name)
+	if c == nil {
+		return fmt.Errorf("no MCP server is named %q (the servers: %s)", name, strings.Join(m.Names(), ", "))
+	}
+	if c.def.Transport() != "http" {
+		return fmt.Errorf("MCP server %s is not a streamable HTTP server: only those log in with OAuth", name)
+	}
+	c.close()
+	c.mu.Lock()
+	c.err, c.login, c.tools, c.prompts, c.resources = nil, show, nil, nil, nil
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.login = nil
+		c.mu.Unlock()
+	}()
+	return c.start(ctx)
+}
+
+// pauseStart stops the start timeout's clock; the result restarts it.
+func (c *conn) pauseStart() func() {
+	c.mu.Lock()
+	p := c.pause
+	c.mu.Unlock()
+	if p == nil {
+		return func() {}
+	}
+	return p()
+}
+
+var errStartTimeout = errors.New("start timeout")
 
 // Start connects to every server at once and waits for them (each within
 // StartTimeout). A server that fails to start is reported in the returned
@@ -72,12 +129,15 @@ func Start(ctx context.Context, defs []Server, o Options) (*Manager, []error) {
 	}
 	m := &Manager{o: o}
 	for _, d := range defs {
-		m.servers = append(m.servers, &conn{def: d, m: m})
+		m.servers = append(m.servers, &conn{def: d, m: m, changes: map[string]int{}})
 	}
 	sort.Slice(m.servers, func(i, j int) bool { return m.servers[i].def.Name < m.servers[j].def.Name })
 	m.client = sdk.NewClient(&sdk.Implementation{Name: "harness", Version: "1"}, &sdk.ClientOptions{
-		Capabilities:           &sdk.ClientCapabilities{},
-		ToolListChangedHandler: m.toolsChanged,
+		Capabilities:                &sdk.ClientCapabilities{},
+		ToolListChangedHandler:      func(_ context.Context, r *sdk.ToolListChangedRequest) { m.changed(r.Session, "tools") },
+		PromptListChangedHandler:    func(_ context.Context, r *sdk.PromptListChangedRequest) { m.changed(r.Session, "prompts") },
+		ResourceListChangedHandler:  func(_ context.Context, r *sdk.ResourceListChangedRequest) { m.changed(r.Session, "resources") },
+		ProgressNotificationHandler: m.onProgress,
 	})
 	errs := make([]error, len(m.servers))
 	var wg sync.WaitGroup
@@ -109,9 +169,11 @@ func (m *Manager) Names() []string {
 
 // Status is one server's state, for /mcp and harness mcp list.
 type Status struct {
-	Name, Scope, Summary string
-	Tools                int
-	Err                  string // "" when connected
+	Name, Scope, Summary      string
+	Transport                 string // stdio, http or sse
+	Tools, Prompts, Resources int
+	Auth                      string // a remote server's OAuth state, "" when it asked for none
+	Err                       string // "" when connected
 }
 
 // Statuses lists every server.
@@ -119,11 +181,16 @@ func (m *Manager) Statuses() []Status {
 	var out []Status
 	for _, c := range m.servers {
 		c.mu.Lock()
-		st := Status{Name: c.def.Name, Scope: string(c.def.Scope), Summary: c.def.Summary(), Tools: len(c.tools)}
+		st := Status{Name: c.def.Name, Scope: string(c.def.Scope), Summary: c.def.Summary(), Transport: c.def.Transport(),
+			Tools: len(c.tools), Prompts: len(c.prompts), Resources: len(c.resources)}
 		if c.err != nil {
 			st.Err = c.err.Error()
 		}
+		a := c.auth
 		c.mu.Unlock()
+		if a != nil {
+			st.Auth = a.status()
+		}
 		out = append(out, st)
 	}
 	return out
@@ -154,7 +221,18 @@ func (c *conn) start(ctx context.Context) error {
 		c.stdio = newStdio(c.m.o.Sandbox, def, c.exited)
 		t = c.stdio
 	case "http":
-		t = &sdk.StreamableClientTransport{Endpoint: def.URL, HTTPClient: c.m.httpClient(def), MaxRetries: 2}
+		hc := c.m.httpClient(def)
+		st := &sdk.StreamableClientTransport{Endpoint: def.URL, HTTPClient: hc, MaxRetries: 2}
+		if def.Headers["Authorization"] == "" {
+			// A server that answers 401 gets the MCP authorization flow;
+			// one given its own Authorization header does not.
+			a := newOAuth(c, def, c.m.authClient(def))
+			c.mu.Lock()
+			c.auth = a
+			c.mu.Unlock()
+			st.OAuthHandler = a
+		}
+		t = st
 	case "sse":
 		t = &sdk.SSEClientTransport{Endpoint: def.URL, HTTPClient: c.m.httpClient(def)}
 	}
@@ -162,12 +240,25 @@ func (c *conn) start(ctx context.Context) error {
 	// and the caller's cancellation end it only while it starts.
 	cctx, end := context.WithCancel(context.Background())
 	c.end = end
-	sctx, cancel := context.WithTimeout(ctx, c.m.o.StartTimeout)
-	defer cancel()
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	clock := time.AfterFunc(c.m.o.StartTimeout, func() { cancel(errStartTimeout) })
+	defer clock.Stop()
+	c.mu.Lock()
+	c.pause = func() func() {
+		clock.Stop()
+		return func() { clock.Reset(c.m.o.StartTimeout) }
+	}
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.pause = nil
+		c.mu.Unlock()
+	}()
 	stopWatch := context.AfterFunc(sctx, end)
 	s, err := c.m.client.Connect(cctx, t, nil)
 	if !stopWatch() {
-		err = errors.Join(err, sctx.Err())
+		err = errors.Join(err, context.Cause(sctx))
 	}
 	if err != nil {
 		if s != nil {
@@ -180,7 +271,7 @@ func (c *conn) start(ctx context.Context) error {
 				err = fmt.Errorf("%w; %s", err, why)
 			}
 		}
-		if errors.Is(sctx.Err(), context.DeadlineExceeded) {
+		if context.Cause(sctx) == errStartTimeout {
 			err = fmt.Errorf("did not answer within %s (MCP_TIMEOUT raises it): %w", c.m.o.StartTimeout, err)
 		}
 		return c.fail(err)
@@ -195,6 +286,14 @@ func (c *conn) start(ctx context.Context) error {
 			c.stdio.stop()
 		}
 		return c.fail(fmt.Errorf("listing its tools: %w", err))
+	}
+	// Prompts and resources are extras: a server that fails to list them
+	// still gives its tools.
+	if err := c.listPrompts(sctx); err != nil && c.m.o.Notify != nil {
+		c.m.o.Notify(fmt.Sprintf("MCP server %s: listing its prompts failed: %v", c.def.Name, err))
+	}
+	if err := c.listResources(sctx); err != nil && c.m.o.Notify != nil {
+		c.m.o.Notify(fmt.Sprintf("MCP server %s: listing its resources failed: %v", c.def.Name, err))
 	}
 	return nil
 }
@@ -272,29 +371,6 @@ func (m *Manager) getenv(k string) string {
 		return ""
 	}
 	return m.o.Getenv(k)
-}
-
-// toolsChanged refreshes a server's tool list on its notification.
-func (m *Manager) toolsChanged(ctx context.Context, req *sdk.ToolListChangedRequest) {
-	for _, c := range m.servers {
-		c.mu.Lock()
-		mine := c.session == req.Session
-		c.mu.Unlock()
-		if !mine {
-			continue
-		}
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), m.o.StartTimeout)
-			defer cancel()
-			if err := c.listTools(ctx); err != nil && m.o.Notify != nil {
-				m.o.Notify(fmt.Sprintf("MCP server %s changed its tools, and listing them failed: %v", c.def.Name, err))
-				return
-			}
-			if m.o.Notify != nil {
-				m.o.Notify(fmt.Sprintf("MCP server %s changed its tools (now %d); mcp_search finds the new ones", c.def.Name, len(c.toolList())))
-			}
-		}()
-	}
 }
 
 func (c *conn) toolList() []*sdk.Tool {

@@ -34,6 +34,7 @@ type Server struct {
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	OAuth   *OAuth            `json:"oauth,omitempty"`
 
 	Scope Scope  `json:"-"`
 	File  string `json:"-"` // the file it was read from
@@ -258,6 +259,11 @@ func (s Server) Expand(getenv func(string) string) (Server, error) {
 	}
 	out.Env = expandMap(s.Env, exp)
 	out.Headers = expandMap(s.Headers, exp)
+	if s.OAuth != nil {
+		o := *s.OAuth
+		o.ClientID, o.ClientSecret = exp(o.ClientID), exp(o.ClientSecret)
+		out.OAuth = &o
+	}
 	if len(missing) > 0 {
 		return s, fmt.Errorf("server %s: %s not set (its configuration in %s names ${%s}; set it or give a default with ${%s:-VALUE})",
 			s.Name, strings.Join(missing, ", "), s.File, missing[0], missing[0])

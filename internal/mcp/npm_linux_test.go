@@ -2,15 +2,19 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/testenv"
+	"github.com/harness-dev/harness/internal/tools"
 )
 
 // npmDirEnv names the directory the reference servers were installed in
@@ -82,6 +86,10 @@ func TestFilesystemServerWalls(t *testing.T) {
 	if strings.Contains(secret.Content, "SECRET-KEY-MATERIAL") {
 		t.Errorf("the server read ~/.ssh: %q", secret.Content)
 	}
+	// Nor the remote servers' OAuth tokens.
+	if tok := run(t, ts, read, `{"path":"`+AuthFile(f.home)+`"}`); strings.Contains(tok.Content, "OAUTH-TOKEN-MATERIAL") || !tok.IsError {
+		t.Errorf("the server read the OAuth tokens: %q", tok.Content)
+	}
 	if len(procsMatching(bin, f.proj)) == 0 {
 		t.Fatalf("no process of the server found on the host while it runs (the check below would prove nothing)")
 	}
@@ -144,4 +152,94 @@ func TestReferenceServers(t *testing.T) {
 		t.Errorf("the memory file in the project, on the host: %q %v", raw, err)
 	}
 	_ = context.Background
+}
+
+// TestEverythingFeatures: the reference everything server from npm,
+// inside the walls: its prompts are commands (arguments in order, quoted,
+// by name), its resources read as text, a long-running tool's
+// notifications/progress reach the call's live output, and a resource it
+// registers at run time arrives through resources/list_changed.
+func TestEverythingFeatures(t *testing.T) {
+	needBwrap(t)
+	everything := npmServer(t, "mcp-server-everything")
+	f := newFixture(t)
+	sb := f.open(t, sandbox.BackendBwrap)
+	var mu sync.Mutex
+	var notes []string
+	m := start(t, sb, Options{Notify: func(s string) { mu.Lock(); notes = append(notes, s); mu.Unlock() }},
+		Server{Name: "everything", Command: everything, Args: []string{"stdio"}, Scope: ScopeUser})
+	ctx := context.Background()
+
+	simple, ok := m.PromptByCommand("mcp__everything__simple-prompt")
+	if !ok {
+		t.Fatalf("no simple-prompt among %+v", m.Prompts())
+	}
+	if got, err := m.GetPrompt(ctx, simple, ""); err != nil || got != "This is a simple prompt without arguments." {
+		t.Errorf("simple-prompt: %q %v", got, err)
+	}
+	args, ok := m.PromptByCommand("mcp__everything__args-prompt")
+	if !ok || args.Hint() != "<city> [state]" {
+		t.Fatalf("args-prompt: %+v %v", args, ok)
+	}
+	if got, err := m.GetPrompt(ctx, args, `"San Francisco" CA`); err != nil || got != "What's weather in San Francisco, CA?" {
+		t.Errorf("args-prompt: %q %v", got, err)
+	}
+	if got, err := m.GetPrompt(ctx, args, `city=Paris`); err != nil || got != "What's weather in Paris?" {
+		t.Errorf("args-prompt by name: %q %v", got, err)
+	}
+
+	var doc Resource
+	for _, r := range m.Resources() {
+		if strings.HasPrefix(r.URI, "demo://resource/static/document/") && strings.HasSuffix(r.URI, "features.md") {
+			doc = r
+		}
+	}
+	if doc.URI == "" {
+		t.Fatalf("no static document among %+v", m.Resources())
+	}
+	if got, err := m.ReadResource(ctx, "everything", doc.URI); err != nil || !strings.Contains(got, "Everything Server - Features") {
+		t.Errorf("read %s: %.200q %v", doc.URI, got, err)
+	}
+
+	// Progress: three steps over a second and a half, each a line of the
+	// call's live output while it runs.
+	var pmu sync.Mutex
+	var progress []string
+	pctx := tools.WithProgress(ctx, func(s string) { pmu.Lock(); progress = append(progress, s); pmu.Unlock() })
+	r := tools.NewRegistry(allowAll, m.Tools(true)...)
+	res := r.Run(pctx, llm.Block{Type: llm.BlockToolUse, ID: "p", Name: "mcp_call",
+		Input: json.RawMessage(`{"name":"mcp__everything__trigger-long-running-operation","arguments":{"duration":1.5,"steps":3}}`)})
+	if res.IsError || !strings.Contains(res.Content, "Long running operation completed") {
+		t.Errorf("long-running: %+v", res)
+	}
+	pmu.Lock()
+	// The last notification may arrive after the result (the server sends
+	// it just before answering): the call is over, and it is not shown.
+	if got := strings.Join(progress, ""); len(progress) < 2 || !strings.HasPrefix("progress 1/3 (33%)\nprogress 2/3 (66%)\nprogress 3/3 (100%)\n", got) {
+		t.Errorf("progress shown: %q", got)
+	}
+	pmu.Unlock()
+
+	// A resource registered at run time (gzip of a data: URI, no network).
+	before := len(m.Resources())
+	res = run(t, m.Tools(true), "mcp_call", `{"name":"mcp__everything__gzip-file-as-resource","arguments":{"name":"hello.gz","data":"data:text/plain;base64,aGVsbG8gaGFybmVzcw=="}}`)
+	if res.IsError {
+		t.Fatalf("gzip-file-as-resource: %+v", res)
+	}
+	waitFor(t, "resources/list_changed", func() bool { return m.Changes("everything", "resources") > 0 && len(m.Resources()) > before })
+	found := false
+	for _, r := range m.Resources() {
+		found = found || r.URI == "demo://resource/session/hello.gz"
+	}
+	if !found {
+		t.Errorf("the session resource is not listed after list_changed: %+v", m.Resources())
+	}
+	if got, err := m.ReadResource(ctx, "everything", "demo://resource/session/hello.gz"); err != nil || !strings.Contains(got, "application/gzip") || !strings.Contains(got, "not shown") {
+		t.Errorf("the gzip resource (binary, described): %q %v", got, err)
+	}
+	mu.Lock()
+	if !strings.Contains(strings.Join(notes, "\n"), "MCP server everything changed its resources") {
+		t.Errorf("the user was not told: %q", notes)
+	}
+	mu.Unlock()
 }

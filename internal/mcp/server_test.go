@@ -47,6 +47,8 @@ func newFixture(t *testing.T) fixture {
 		}
 	}
 	os.WriteFile(filepath.Join(f.home, ".ssh", "id_ed25519"), []byte("SECRET-KEY-MATERIAL"), 0o600)
+	os.MkdirAll(filepath.Join(f.home, ".agents"), 0o700)
+	os.WriteFile(AuthFile(f.home), []byte(`{"x":{"token":{"access_token":"OAUTH-TOKEN-MATERIAL"}}}`), 0o600)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

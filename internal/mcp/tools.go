@@ -291,7 +291,9 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 	}
 	cctx, cancel := context.WithTimeout(ctx, m.o.CallTimeout)
 	defer cancel()
-	res, err := s.CallTool(cctx, &sdk.CallToolParams{Name: e.t.Name, Arguments: args})
+	params := &sdk.CallToolParams{Name: e.t.Name, Arguments: args}
+	defer m.withProgress(ctx, params)()
+	res, err := s.CallTool(cctx, params)
 	if err != nil && e.c.stdio != nil && !e.c.stdio.ended() && (errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) || strings.Contains(err.Error(), "EOF")) {
 		// The pipe closes before the process is reaped: wait a moment for
 		// its exit, whose status says why it stopped.

@@ -36,3 +36,11 @@ func (p *progress) Write(b []byte) (int, error) {
 	p.f(string(b))
 	return len(b), nil
 }
+
+// Progress is ctx's progress function (WithProgress), or nil: a tool
+// whose work reports progress otherwise (an MCP server's notifications)
+// shows it there.
+func Progress(ctx context.Context) func(chunk string) {
+	f, _ := ctx.Value(progressKey{}).(func(string))
+	return f
+}

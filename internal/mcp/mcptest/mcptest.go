@@ -113,6 +113,14 @@ func Server(kind string) *sdk.Server {
 				})
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "grown"}}}, nil, nil
 		})
+	sdk.AddTool(s, &sdk.Tool{Name: "addprompt", Description: "Add a prompt named text."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in textArg) (*sdk.CallToolResult, any, error) {
+			s.AddPrompt(&sdk.Prompt{Name: in.Text, Description: "A prompt added at run time"},
+				func(ctx context.Context, r *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+					return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "added prompt " + in.Text}}}}, nil
+				})
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "prompt added"}}}, nil, nil
+		})
 	s.AddResource(&sdk.Resource{URI: "test://readme", Name: "readme", MIMEType: "text/plain"},
 		func(ctx context.Context, r *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "test://readme", Text: "the readme"}}}, nil

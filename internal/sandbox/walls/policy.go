@@ -105,6 +105,8 @@ var secretPaths = []string{
 	".config/gemini", ".zhistory", ".histfile", ".viminfo",
 	// every session's log (a secret leaked once would stay readable)
 	".agents/sessions",
+	// remote MCP servers' OAuth tokens (package mcp)
+	".agents/mcp-auth.json",
 }
 
 // systemDirs may never be a project or a writable root.

@@ -1,0 +1,341 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// OAuth is a remote server's OAuth client configuration, as Claude Code's
+// .mcp.json writes it: a client registered with the authorization server
+// beforehand (clientId, and clientSecret for a confidential one), and the
+// loopback port its redirect URI names. Without clientId harness
+// registers itself (dynamic client registration) where the server offers it.
+type OAuth struct {
+	ClientID     string `json:"clientId,omitempty"`
+	ClientSecret string `json:"clientSecret,omitempty"`
+	CallbackPort int    `json:"callbackPort,omitempty"`
+}
+
+// AuthFile is where the remote servers' OAuth tokens are kept (0600): in
+// ~/.agents, whose files the walls hide from every command and server.
+func AuthFile(home string) string { return filepath.Join(home, ".agents", "mcp-auth.json") }
+
+// loginTimeout bounds the wait for the user to log in in the browser.
+const loginTimeout = 5 * time.Minute
+
+// oauthState is one remote server's side of the MCP authorization flow
+// (the SDK's AuthorizationCodeHandler does discovery, registration, PKCE
+// and the code exchange): it gives the transport the stored token when
+// there is one, runs the flow on a 401, and stores what it got.
+type oauthState struct {
+	c *conn
+
+	mu    sync.Mutex
+	ts    oauth2.TokenSource
+	state string // "none", "stored", "logging in", "authorized", "failed: …"
+}
+
+func newOAuth(c *conn, def Server, client *http.Client) *oauthState {
+	o := &oauthState{c: c, state: "none"}
+	if e, ok := loadAuth(c.m.o.AuthFile, authKey(def)); ok {
+		o.ts = o.saving(e.config(), e.Token, client)
+		o.state = "stored"
+	}
+	return o
+}
+
+func (o *oauthState) status() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.state == "none" {
+		return ""
+	}
+	return o.state
+}
+
+func (o *oauthState) set(state string) {
+	o.mu.Lock()
+	o.state = state
+	o.mu.Unlock()
+}
+
+// TokenSource implements auth.OAuthHandler.
+func (o *oauthState) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ts, nil
+}
+
+// Authorize implements auth.OAuthHandler: the server answered 401 (or 403
+// insufficient_scope), so run the authorization code flow. The user opens
+// the authorization URL (Options.Login shows it); the redirect comes back
+// to a loopback listener of harness's.
+func (o *oauthState) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	def, _ := o.c.def.Expand(o.c.m.getenv)
+	o.c.mu.Lock()
+	login := o.c.login
+	o.c.mu.Unlock()
+	if login == nil {
+		login = o.c.m.o.Login
+	}
+	if login == nil {
+		resp.Body.Close()
+		o.set("needs login")
+		return fmt.Errorf("it needs an OAuth login: run harness mcp login %s, or /mcp login %s in a session", def.Name, def.Name)
+	}
+	port := 0
+	if def.OAuth != nil {
+		port = def.OAuth.CallbackPort
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		resp.Body.Close()
+		return fmt.Errorf("OAuth: listening for the login's redirect: %w", err)
+	}
+	defer ln.Close()
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+	client := o.c.m.authClient(def)
+	cfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:         redirect,
+		Client:              client,
+		RequestRefreshToken: true,
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			return o.fetch(ctx, ln, args.URL, login)
+		},
+		NewTokenSource: func(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+			if err := saveAuth(o.c.m.o.AuthFile, authKey(def), entryOf(cfg, tok)); err != nil && o.c.m.o.Notify != nil {
+				o.c.m.o.Notify(fmt.Sprintf("MCP server %s: its OAuth token works for this session but could not be stored: %v", def.Name, err))
+			}
+			return o.saving(cfg, tok, client), nil
+		},
+	}
+	if def.OAuth != nil && def.OAuth.ClientID != "" {
+		cc := &oauthex.ClientCredentials{ClientID: def.OAuth.ClientID}
+		if def.OAuth.ClientSecret != "" {
+			cc.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: def.OAuth.ClientSecret}
+		}
+		cfg.PreregisteredClient = cc
+	} else {
+		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			RedirectURIs:            []string{redirect},
+			ClientName:              "harness",
+			GrantTypes:              []string{"authorization_code", "refresh_token"},
+			ResponseTypes:           []string{"code"},
+			TokenEndpointAuthMethod: "none",
+		}}
+	}
+	h, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		resp.Body.Close()
+		return err
+	}
+	o.set("logging in")
+	// The user's time in the browser does not count against MCP_TIMEOUT.
+	resume := o.c.pauseStart()
+	defer resume()
+	if err := h.Authorize(ctx, req, resp); err != nil {
+		o.set("failed: " + err.Error())
+		return fmt.Errorf("OAuth: %w", err)
+	}
+	ts, err := h.TokenSource(ctx)
+	if err != nil || ts == nil {
+		o.set("failed: no token")
+		return fmt.Errorf("OAuth: no token after the login: %v", err)
+	}
+	o.mu.Lock()
+	o.ts, o.state = ts, "authorized"
+	o.mu.Unlock()
+	return nil
+}
+
+// fetch shows the authorization URL and waits for the redirect to ln.
+func (o *oauthState) fetch(ctx context.Context, ln net.Listener, authURL string, login func(server, url string)) (*auth.AuthorizationResult, error) {
+	got := make(chan *auth.AuthorizationResult, 1)
+	failed := make(chan error, 1)
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/callback" {
+			http.NotFound(w, r)
+			return
+		}
+		q := r.URL.Query()
+		if e := q.Get("error"); e != "" {
+			fmt.Fprintf(w, "harness: the login failed (%s). You can close this tab.\n", e)
+			select {
+			case failed <- fmt.Errorf("the authorization server said %s: %s", e, q.Get("error_description")):
+			default:
+			}
+			return
+		}
+		fmt.Fprintln(w, "harness: logged in. You can close this tab and go back to the terminal.")
+		select {
+		case got <- &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}:
+		default:
+		}
+	})}
+	go srv.Serve(ln)
+	defer func() {
+		// Shutdown lets the page that delivered the code finish.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}()
+	login(o.c.def.Name, authURL)
+	select {
+	case r := <-got:
+		return r, nil
+	case err := <-failed:
+		return nil, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(loginTimeout):
+		return nil, fmt.Errorf("no login within %s", loginTimeout)
+	}
+}
+
+// saving is cfg's token source for tok (it refreshes it when it expires)
+// that stores every new token it gets.
+func (o *oauthState) saving(cfg *oauth2.Config, tok *oauth2.Token, client *http.Client) oauth2.TokenSource {
+	// The refresh outlives any one request: a context of its own, with the
+	// client that keeps to the net rules.
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, client)
+	return &savingSource{base: cfg.TokenSource(ctx, tok), last: tok.AccessToken, save: func(t *oauth2.Token) {
+		def, _ := o.c.def.Expand(o.c.m.getenv)
+		if err := saveAuth(o.c.m.o.AuthFile, authKey(def), entryOf(cfg, t)); err != nil && o.c.m.o.Notify != nil {
+			o.c.m.o.Notify(fmt.Sprintf("MCP server %s: its refreshed OAuth token could not be stored: %v", def.Name, err))
+		}
+	}}
+}
+
+type savingSource struct {
+	base oauth2.TokenSource
+	mu   sync.Mutex
+	last string
+	save func(*oauth2.Token)
+}
+
+func (s *savingSource) Token() (*oauth2.Token, error) {
+	t, err := s.base.Token()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	changed := t.AccessToken != s.last
+	s.last = t.AccessToken
+	s.mu.Unlock()
+	if changed {
+		s.save(t)
+	}
+	return t, nil
+}
+
+// authClient is the HTTP client of the OAuth flow: the authorization
+// server is another host than the MCP server's, so the net rules decide.
+func (m *Manager) authClient(def Server) *http.Client {
+	c := m.httpClient(Server{Name: def.Name, URL: def.URL}) // no headers: they are the MCP server's
+	c.Timeout = 30 * time.Second
+	return c
+}
+
+// authEntry is one stored login: the client and endpoints to refresh it.
+type authEntry struct {
+	ClientID     string        `json:"client_id"`
+	ClientSecret string        `json:"client_secret,omitempty"`
+	AuthURL      string        `json:"auth_url"`
+	TokenURL     string        `json:"token_url"`
+	AuthStyle    int           `json:"auth_style,omitempty"`
+	RedirectURL  string        `json:"redirect_url,omitempty"`
+	Scopes       []string      `json:"scopes,omitempty"`
+	Token        *oauth2.Token `json:"token"`
+	Saved        time.Time     `json:"saved"`
+}
+
+func entryOf(cfg *oauth2.Config, tok *oauth2.Token) authEntry {
+	return authEntry{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, AuthURL: cfg.Endpoint.AuthURL, TokenURL: cfg.Endpoint.TokenURL,
+		AuthStyle: int(cfg.Endpoint.AuthStyle), RedirectURL: cfg.RedirectURL, Scopes: cfg.Scopes, Token: tok, Saved: time.Now().UTC()}
+}
+
+func (e authEntry) config() *oauth2.Config {
+	return &oauth2.Config{ClientID: e.ClientID, ClientSecret: e.ClientSecret, RedirectURL: e.RedirectURL, Scopes: e.Scopes,
+		Endpoint: oauth2.Endpoint{AuthURL: e.AuthURL, TokenURL: e.TokenURL, AuthStyle: oauth2.AuthStyle(e.AuthStyle)}}
+}
+
+// authKey names a login by server and URL: the same name pointed at
+// another URL does not get the token.
+func authKey(def Server) string { return def.Name + " " + def.URL }
+
+var authMu sync.Mutex
+
+func loadAuth(path, key string) (authEntry, bool) {
+	if path == "" {
+		return authEntry{}, false
+	}
+	authMu.Lock()
+	defer authMu.Unlock()
+	all := readAuth(path)
+	e, ok := all[key]
+	return e, ok && e.Token != nil
+}
+
+func readAuth(path string) map[string]authEntry {
+	all := map[string]authEntry{}
+	if raw, err := os.ReadFile(path); err == nil {
+		json.Unmarshal(raw, &all)
+	}
+	return all
+}
+
+// saveAuth stores (or with a nil token removes) one login; the file is
+// written 0600 by rename, so a reader never sees half of it.
+func saveAuth(path, key string, e authEntry) error {
+	if path == "" {
+		return errors.New("no file to store it in")
+	}
+	authMu.Lock()
+	defer authMu.Unlock()
+	all := readAuth(path)
+	if e.Token == nil {
+		delete(all, key)
+	} else {
+		all[key] = e
+	}
+	raw, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Logout forgets a server's stored OAuth token.
+func Logout(home string, def Server, getenv func(string) string) error {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	d, err := def.Expand(getenv)
+	if err != nil {
+		return err
+	}
+	return saveAuth(AuthFile(home), authKey(d), authEntry{})
+}

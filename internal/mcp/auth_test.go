@@ -1,0 +1,329 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/harness-dev/harness/internal/mcp/mcptest"
+)
+
+// authServer is a loopback OAuth authorization server and an MCP server
+// that is its protected resource, as the MCP authorization spec has
+// them: the MCP server answers 401 with a resource_metadata challenge,
+// serves its protected resource metadata (RFC 9728), the authorization
+// server its metadata (RFC 8414), dynamic registration (RFC 7591), the
+// authorization code grant with PKCE S256 checked, the resource
+// indicator (RFC 8707) checked, and refresh; access tokens live 1 second.
+type authServer struct {
+	t      *testing.T
+	as, rs *httptest.Server
+	mu     sync.Mutex
+	// clients registered (and the pre-registered one), codes issued, tokens
+	clients    map[string][]string // client id: redirect URIs
+	codes      map[string]codeGrant
+	access     map[string]time.Time // access token: expiry
+	refresh    map[string]bool
+	registered int
+	authorized int
+	exchanged  int // code exchanges whose PKCE verifier matched
+	refreshed  int
+	bearers    []string // the Authorization headers the MCP server saw
+	lastClient string
+}
+
+type codeGrant struct{ client, challenge, redirect, resource string }
+
+func newAuthServer(t *testing.T) *authServer {
+	a := &authServer{t: t, clients: map[string][]string{"preregistered": nil}, codes: map[string]codeGrant{}, access: map[string]time.Time{}, refresh: map[string]bool{}}
+	a.as = httptest.NewServer(http.HandlerFunc(a.serveAS))
+	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return mcptest.Server("full") }, nil)
+	a.rs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") {
+			writeJSON(w, map[string]any{"resource": a.rs.URL + "/mcp", "authorization_servers": []string{a.as.URL}, "scopes_supported": []string{"mcp"}})
+			return
+		}
+		h := r.Header.Get("Authorization")
+		a.mu.Lock()
+		a.bearers = append(a.bearers, h)
+		exp, ok := a.access[strings.TrimPrefix(h, "Bearer ")]
+		a.mu.Unlock()
+		if !ok || time.Now().After(exp) {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+a.rs.URL+`/.well-known/oauth-protected-resource/mcp", scope="mcp"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(a.rs.Close)
+	t.Cleanup(a.as.Close)
+	return a
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func (a *authServer) serveAS(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	bad := func(code, why string) {
+		a.t.Logf("authorization server: %s: %s", code, why)
+		w.WriteHeader(http.StatusBadRequest)
+		writeJSON(w, map[string]string{"error": code, "error_description": why})
+	}
+	switch r.URL.Path {
+	case "/.well-known/oauth-authorization-server":
+		writeJSON(w, map[string]any{"issuer": a.as.URL, "authorization_endpoint": a.as.URL + "/authorize", "token_endpoint": a.as.URL + "/token",
+			"registration_endpoint": a.as.URL + "/register", "code_challenge_methods_supported": []string{"S256"},
+			"response_types_supported": []string{"code"}, "grant_types_supported": []string{"authorization_code", "refresh_token"},
+			"scopes_supported": []string{"mcp", "offline_access"}, "token_endpoint_auth_methods_supported": []string{"none"}})
+	case "/register":
+		var md struct {
+			RedirectURIs []string `json:"redirect_uris"`
+		}
+		json.NewDecoder(r.Body).Decode(&md)
+		a.registered++
+		id := fmt.Sprintf("dyn-%d", a.registered)
+		a.clients[id] = md.RedirectURIs
+		w.WriteHeader(http.StatusCreated)
+		writeJSON(w, map[string]any{"client_id": id, "redirect_uris": md.RedirectURIs, "token_endpoint_auth_method": "none"})
+	case "/authorize":
+		q := r.URL.Query()
+		uris, ok := a.clients[q.Get("client_id")]
+		switch {
+		case !ok:
+			bad("invalid_client", "unknown client "+q.Get("client_id"))
+			return
+		case uris != nil && !contains(uris, q.Get("redirect_uri")):
+			bad("invalid_request", "redirect_uri not registered")
+			return
+		case q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
+			bad("invalid_request", "PKCE S256 required")
+			return
+		case q.Get("resource") != a.rs.URL+"/mcp":
+			bad("invalid_target", "resource "+q.Get("resource"))
+			return
+		}
+		a.authorized++
+		a.lastClient = q.Get("client_id")
+		code := fmt.Sprintf("code-%d", a.authorized)
+		a.codes[code] = codeGrant{q.Get("client_id"), q.Get("code_challenge"), q.Get("redirect_uri"), q.Get("resource")}
+		to, _ := url.Parse(q.Get("redirect_uri"))
+		v := to.Query()
+		v.Set("code", code)
+		v.Set("state", q.Get("state"))
+		to.RawQuery = v.Encode()
+		http.Redirect(w, r, to.String(), http.StatusFound)
+	case "/token":
+		r.ParseForm()
+		switch r.Form.Get("grant_type") {
+		case "authorization_code":
+			g, ok := a.codes[r.Form.Get("code")]
+			delete(a.codes, r.Form.Get("code"))
+			sum := sha256.Sum256([]byte(r.Form.Get("code_verifier")))
+			switch {
+			case !ok:
+				bad("invalid_grant", "unknown or used code")
+				return
+			case base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge:
+				bad("invalid_grant", "PKCE verifier does not match")
+				return
+			case r.Form.Get("redirect_uri") != g.redirect || clientOf(r) != g.client:
+				bad("invalid_grant", "client or redirect_uri differ: "+r.Form.Encode()+" "+r.Header.Get("Authorization")+" want "+g.client+" "+g.redirect)
+				return
+			}
+			a.exchanged++
+		case "refresh_token":
+			if !a.refresh[r.Form.Get("refresh_token")] {
+				bad("invalid_grant", "unknown refresh token")
+				return
+			}
+			a.refreshed++
+		default:
+			bad("unsupported_grant_type", r.Form.Get("grant_type"))
+			return
+		}
+		n := len(a.access) + 1
+		at, rt := fmt.Sprintf("access-%d", n), fmt.Sprintf("refresh-%d", n)
+		a.access[at] = time.Now().Add(time.Second)
+		a.refresh[rt] = true
+		writeJSON(w, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 1, "refresh_token": rt, "scope": "mcp offline_access"})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// clientOf is the client a token request names: in the form, or as the
+// user of HTTP Basic authentication (client_secret_basic).
+func clientOf(r *http.Request) string {
+	if id, _, ok := r.BasicAuth(); ok {
+		return id
+	}
+	return r.Form.Get("client_id")
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *authServer) counts() (registered, authorized, exchanged, refreshed int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.registered, a.authorized, a.exchanged, a.refreshed
+}
+
+// browser is the user's browser: it opens the authorization URL and
+// follows the redirect to harness's loopback listener.
+func browser(t *testing.T, opened *[]string) func(server, u string) {
+	return func(server, u string) {
+		*opened = append(*opened, server+" "+u)
+		go func() {
+			resp, err := http.Get(u)
+			if err != nil {
+				t.Errorf("browser: %v", err)
+				return
+			}
+			resp.Body.Close()
+		}()
+	}
+}
+
+func allowLoopback(ctx context.Context, host string, port int) error {
+	if host != "127.0.0.1" {
+		return fmt.Errorf("not loopback: %s", host)
+	}
+	return nil
+}
+
+// TestOAuth: a remote MCP server that answers 401 gets the authorization
+// flow: discovery from the challenge, dynamic registration, PKCE, the
+// user's login through the loopback redirect; the token is stored 0600
+// under ~/.agents, refreshed when it expires (the refreshed one stored
+// too), and a later session uses it without a login. Without a way to
+// log in the server is not started and says how. A configured client id
+// is used instead of registering.
+func TestOAuth(t *testing.T) {
+	a := newAuthServer(t)
+	home := t.TempDir()
+	file := AuthFile(home)
+	def := Server{Name: "remote", Type: "http", URL: a.rs.URL + "/mcp", Scope: ScopeUser}
+
+	// No stored token and no one to log in: a start error that says how.
+	_, errs := Start(context.Background(), []Server{def}, Options{AuthFile: file, CheckNet: allowLoopback, StartTimeout: 10 * time.Second})
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "harness mcp login remote") {
+		t.Fatalf("without a login: %v", errs)
+	}
+
+	var opened []string
+	m := start(t, nil, Options{AuthFile: file, CheckNet: allowLoopback, Login: browser(t, &opened), StartTimeout: 10 * time.Second}, def)
+	reg, auth, exch, _ := a.counts()
+	if len(opened) != 1 || reg != 1 || auth != 1 || exch != 1 {
+		t.Fatalf("login: opened %q, registered %d, authorized %d, exchanged with PKCE %d", opened, reg, auth, exch)
+	}
+	if res := run(t, m.Tools(true), "mcp_call", `{"name":"mcp__remote__echo","arguments":{"text":"authorized"}}`); res.Content != "echo: authorized" {
+		t.Fatalf("call: %+v", res)
+	}
+	if st := m.Statuses()[0]; st.Auth != "authorized" || st.Err != "" {
+		t.Errorf("status: %+v", st)
+	}
+	fi, err := os.Stat(file)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the token file: %v %v", fi, err)
+	}
+	if fi, err := os.Stat(filepath.Dir(file)); err != nil || fi.Mode().Perm()&0o077 != 0 {
+		t.Errorf("~/.agents is open to others: %v", fi.Mode())
+	}
+	stored, _ := loadAuth(file, authKey(def))
+	first := stored.Token.AccessToken
+
+	// The access token expires: the next request refreshes it, and the
+	// new one is stored.
+	time.Sleep(1100 * time.Millisecond)
+	if res := run(t, m.Tools(true), "mcp_call", `{"name":"mcp__remote__echo","arguments":{"text":"refreshed"}}`); res.Content != "echo: refreshed" {
+		t.Fatalf("call after expiry: %+v", res)
+	}
+	if _, _, _, ref := a.counts(); ref == 0 {
+		t.Errorf("the token was not refreshed")
+	}
+	stored, _ = loadAuth(file, authKey(def))
+	if stored.Token.AccessToken == first || stored.Token.RefreshToken == "" {
+		t.Errorf("the refreshed token was not stored: %+v", stored.Token)
+	}
+	m.Close()
+
+	// A later session: the stored token (refreshed) without a login.
+	_, authBefore, _, _ := a.counts()
+	m2 := start(t, nil, Options{AuthFile: file, CheckNet: allowLoopback, StartTimeout: 10 * time.Second}, def)
+	if res := run(t, m2.Tools(true), "mcp_call", `{"name":"mcp__remote__echo","arguments":{"text":"again"}}`); res.Content != "echo: again" {
+		t.Errorf("with the stored token: %+v", res)
+	}
+	if _, authAfter, _, _ := a.counts(); authAfter != authBefore {
+		t.Errorf("a second login was asked for")
+	}
+	m2.Close()
+
+	// Logout forgets it; a configured client id logs in without
+	// registering.
+	if err := Logout(home, def, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := loadAuth(file, authKey(def)); ok {
+		t.Errorf("the token survived the logout")
+	}
+	pre := def
+	pre.OAuth = &OAuth{ClientID: "preregistered"}
+	opened = nil
+	m3 := start(t, nil, Options{AuthFile: file, CheckNet: allowLoopback, Login: browser(t, &opened), StartTimeout: 10 * time.Second}, pre)
+	reg2, _, _, _ := a.counts()
+	a.mu.Lock()
+	client := a.lastClient
+	a.mu.Unlock()
+	if reg2 != reg || client != "preregistered" || len(opened) != 1 {
+		t.Errorf("with a client id: registered %d (was %d), client %q, opened %q", reg2, reg, client, opened)
+	}
+	if res := run(t, m3.Tools(true), "mcp_call", `{"name":"mcp__remote__echo","arguments":{"text":"pre"}}`); res.Content != "echo: pre" {
+		t.Errorf("with a client id: %+v", res)
+	}
+}
+
+// TestOAuthRefused: the authorization server's refusal (the user said no)
+// ends the login with its error, promptly, and the session goes on.
+func TestOAuthRefused(t *testing.T) {
+	a := newAuthServer(t)
+	def := Server{Name: "remote", Type: "http", URL: a.rs.URL + "/mcp", Scope: ScopeUser}
+	deny := func(server, u string) {
+		go func() {
+			q, _ := url.Parse(u)
+			redirect := q.Query().Get("redirect_uri")
+			resp, err := http.Get(redirect + "?error=access_denied&error_description=the+user+said+no&state=" + q.Query().Get("state"))
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	began := time.Now()
+	_, errs := Start(context.Background(), []Server{def}, Options{AuthFile: AuthFile(t.TempDir()), CheckNet: allowLoopback, Login: deny, StartTimeout: 10 * time.Second})
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "access_denied") || time.Since(began) > 8*time.Second {
+		t.Errorf("refused login: %v after %s", errs, time.Since(began))
+	}
+}
