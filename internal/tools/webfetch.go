@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 )
 
 // ConnServer serves one client connection to the session's network proxy
@@ -112,30 +113,41 @@ func (e *errProxyRefused) Error() string { return e.reason }
 // transport sends every request through the proxy over in-process pipes:
 // plain HTTP in absolute form, HTTPS through a CONNECT tunnel opened here,
 // so that the proxy's reason for a refusal reaches the model.
-func (w *WebFetch) transport(ctx context.Context) *http.Transport {
-	pipe := func() net.Conn {
+//
+// Each hop's connection is served as asked by "web_fetch URL" (that hop's
+// URL), so a question says who wants the host, not whichever commands run.
+func (w *WebFetch) transport(ctx context.Context) http.RoundTripper {
+	pipe := func(dialCtx context.Context) net.Conn {
 		c, s := net.Pipe()
-		go w.Proxy.Serve(ctx, s)
+		go w.Proxy.Serve(netproxy.WithAsker(ctx, netproxy.AskedBy(dialCtx)), s)
 		return c
 	}
-	return &http.Transport{
+	return askerTransport{&http.Transport{
 		Proxy: func(r *http.Request) (*url.URL, error) {
 			if r.URL.Scheme == "http" {
 				return &url.URL{Scheme: "http", Host: proxyHost}, nil
 			}
 			return nil, nil
 		},
-		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+		DialContext: func(dctx context.Context, _, addr string) (net.Conn, error) {
 			if addr == proxyHost {
-				return pipe(), nil
+				return pipe(dctx), nil
 			}
-			return connect(ctx, pipe(), addr)
+			return connect(dctx, pipe(dctx), addr)
 		},
 		TLSClientConfig:       w.TLS,
 		DisableKeepAlives:     true, // each hop a new connection, decided anew
 		TLSHandshakeTimeout:   15 * time.Second,
 		ResponseHeaderTimeout: 30 * time.Second,
-	}
+	}}
+}
+
+// askerTransport names each request's URL as the asker of its connection.
+type askerTransport struct{ next http.RoundTripper }
+
+func (a askerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	// The whole URL, query included: what leaves is what the user judges.
+	return a.next.RoundTrip(r.WithContext(netproxy.WithAsker(r.Context(), "web_fetch "+clip(r.URL.String(), 300))))
 }
 
 // connect opens a CONNECT tunnel to addr over c.
