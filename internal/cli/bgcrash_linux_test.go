@@ -113,6 +113,9 @@ func TestSIGKILLTakesBackgroundJobsDown(t *testing.T) {
 					llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_bg", Name: "bash", Input: jsonString(t, map[string]any{"command": script, "background": true})}}},
 					llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_curl", Name: "bash", Input: jsonString(t, map[string]any{
 						"command": later})}}},
+					// The page as web_fetch shows it: fetched inside the walls.
+					llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_fetch", Name: "web_fetch", Input: jsonString(t, map[string]any{
+						"url": fmt.Sprintf("http://localhost:%d/app", port)})}}},
 					llmtest.Reply{Text: "never finished", Delay: time.Hour},
 				)
 				cmd, lines := e.start(t, "run", "--project", e.proj, "--sandbox", b.backend, "--yolo", "--output-format", "stream-json", "start the dev server")
@@ -120,7 +123,7 @@ func TestSIGKILLTakesBackgroundJobsDown(t *testing.T) {
 					for range lines {
 					}
 				}()
-				waitFor(t, "the third request", func() bool { return len(e.srv.Requests()) >= 3 })
+				waitFor(t, "the fourth request", func() bool { return len(e.srv.Requests()) >= 4 })
 				reqs := e.srv.Requests()
 				body := string(reqs[2].Body)
 				if !strings.Contains(body, "started in the background as job-1") {
@@ -130,6 +133,11 @@ func TestSIGKILLTakesBackgroundJobsDown(t *testing.T) {
 				got := msgs[len(msgs)-1].Blocks[0].Content
 				if reach && !strings.Contains(got, "hello from the dev server") {
 					t.Fatalf("a later command did not reach the background server: %s", got)
+				}
+				msgs = reqs[3].Messages
+				got = msgs[len(msgs)-1].Blocks[0].Content
+				if reach && (!strings.Contains(got, fmt.Sprintf("URL: http://localhost:%d/app\nStatus: 200 OK", port)) || !strings.Contains(got, "# hello from the dev server")) {
+					t.Fatalf("web_fetch did not show the background server's page: %s", got)
 				}
 				server, child := procsWith(bin+"\x00"+marker), procsWith("sleep\x00"+sleep)
 				if len(server) != 1 || len(child) != 1 {
