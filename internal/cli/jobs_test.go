@@ -22,17 +22,17 @@ func TestChatPs(t *testing.T) {
 	os.MkdirAll(filepath.Join(proj, ".agents"), 0o755)
 	os.WriteFile(filepath.Join(proj, ".agents", "permissions"), []byte("allow bash sleep *\n"), 0o644)
 	srv.Enqueue(
-		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"sleep 271828","background":true}`}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"echo '  Local:   http://localhost:5173/'; exec sleep 271828","background":true}`}}},
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"sleep 314159","background":true}`}}},
 		llmtest.Reply{Text: "Started them."},
 	)
 	in := strings.Join([]string{"start the watcher", "/ps", "/ps stop job-1", "/ps", "/exit"}, "\n") + "\n"
 	got, _ := chatPiped(t, proj, in)
 	for _, re := range []string{
-		`job-1 +running \d+s +sleep 271828`,
+		`job-1 +running \d+s +echo .*; exec sleep 271828\n +http://localhost:5173/ \(inside the sandbox\)`,
 		`job-2 +running \d+s +sleep 314159`,
 		`job-1 was stopped: it and every process it started were killed`,
-		`job-1 +exited \d+ +sleep 271828`,
+		`job-1 +exited \d+ after \d+s +echo`,
 	} {
 		if !regexp.MustCompile(re).MatchString(got) {
 			t.Errorf("missing %q in:\n%s", re, got)
