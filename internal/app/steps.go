@@ -320,7 +320,14 @@ func (b *builder) buildTools(context.Context) error {
 	if s.Proxy != nil {
 		// web_fetch leaves through the same proxy as commands: the same
 		// net rules, questions, address checks and /network record.
-		s.Registry = s.Registry.With(&tools.WebFetch{Proxy: s.Proxy})
+		// A loopback URL is the sandbox's own loopback, where the agent's
+		// background servers listen, fetched inside the walls; only where
+		// that loopback is not the host's.
+		wf := &tools.WebFetch{Proxy: s.Proxy}
+		if sandbox.OwnLoopback(s.Sandbox) {
+			wf.Sandbox = s.Sandbox
+		}
+		s.Registry = s.Registry.With(wf)
 	}
 	s.Registry = s.Registry.With(&tools.BashOutput{Jobs: s.Jobs}, &tools.BashStop{Jobs: s.Jobs})
 	return nil

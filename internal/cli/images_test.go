@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/harness-dev/harness/internal/llm/llmtest"
 )
 
 // cmdMkPNG writes a W×H PNG with some detail: mkpng FILE W H.
@@ -79,5 +81,33 @@ func writeTestPNG(t *testing.T, path string, w, h int) {
 	defer f.Close()
 	if err := png.Encode(f, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestChatMentionSendsImage: in the interactive loop, @shot.png in a
+// prompt attaches the screenshot, scaled, to that message as the fake
+// server receives it, in each wire format; the line says so.
+func TestChatMentionSendsImage(t *testing.T) {
+	for _, tt := range []struct{ provider, model, where string }{
+		{"anthropic", "claude-sonnet-4-5", "image"},
+		{"openai", "gpt-4o", "image_url"},
+	} {
+		t.Run(tt.provider, func(t *testing.T) {
+			srv, _ := chatEnv(t, tt.provider, tt.model)
+			proj := t.TempDir()
+			writeTestPNG(t, proj+"/shot.png", 3000, 1500)
+			srv.Enqueue(llmtest.Reply{Text: "The header overlaps."})
+			out, _ := chatPiped(t, proj, "why is the header wrong? @shot.png\n/exit\n")
+			if !contains(out, "attached image shot.png, 1568x784 (scaled down from 3000x1500)") || !contains(out, "The header overlaps.") {
+				t.Errorf("output:\n%s", out)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 1 || len(reqs[0].Images) != 1 {
+				t.Fatalf("requests %d, images %+v", len(reqs), reqs)
+			}
+			if im := reqs[0].Images[0]; im.Width != 1568 || im.Height != 784 || im.Where != tt.where {
+				t.Errorf("the server saw %+v", im)
+			}
+		})
 	}
 }

@@ -30,9 +30,14 @@ func describeJobs(js *tools.Jobs, arg string) string {
 	for _, j := range list {
 		state := "running " + time.Since(j.Started).Round(time.Second).String()
 		if !j.Running {
-			state = fmt.Sprintf("exited %d", j.ExitCode)
+			state = fmt.Sprintf("exited %d after %s", j.ExitCode, j.Ended.Sub(j.Started).Round(time.Second))
 		}
-		fmt.Fprintf(&sb, "%-7s %-14s %s\n", j.ID, state, ui.Sanitize(clipLine(j.Command, 100)))
+		fmt.Fprintf(&sb, "%-7s %-20s %s\n", j.ID, state, ui.Sanitize(clipLine(j.Command, 100)))
+		if j.URL != "" {
+			// Where the dev server said it listens: inside the sandbox,
+			// reached by web_fetch and the agent's commands.
+			fmt.Fprintf(&sb, "        %s (inside the sandbox)\n", ui.Sanitize(j.URL))
+		}
 	}
 	sb.WriteString("/ps stop ID kills one and everything it started; all end with the session")
 	return sb.String()

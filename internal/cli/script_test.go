@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 	// The sandbox re-executes the running binary as its inner stage; in
 	// tests that binary is this one.
 	inner.RunHelperIfRequested()
+	// The dev server the background-command tests start inside the walls.
+	runDevServerIfAsked()
 	// And the Go MCP server built with the SDK (mcptest), over stdio.
 	mcptest.RunIfRequested()
 	testscript.Main(m, map[string]func(){

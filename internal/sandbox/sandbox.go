@@ -138,6 +138,20 @@ func OffersProxy(sb Sandbox) bool {
 	return ok && s.proxy != nil
 }
 
+// OwnLoopback reports whether sb's commands have a loopback of their own
+// (a network namespace), so that what listens on their localhost is theirs
+// and never a host service: bwrap, landlock with a network namespace, and
+// the containers. seatbelt and none share the host's.
+func OwnLoopback(sb Sandbox) bool {
+	switch sb.Backend() {
+	case BackendBwrap, BackendDocker, BackendPodman:
+		return true
+	case BackendLandlock:
+		return OffersProxy(sb) // the proxy needs the namespace
+	}
+	return false
+}
+
 // LauncherEnv, set to 0 in the environment, turns the launcher off (see
 // LauncherFromEnv).
 const LauncherEnv = "HARNESS_SANDBOX_LAUNCHER"

@@ -7,6 +7,10 @@
 // but gets a read-only tool set: the registry it runs on is the main one
 // without write_file, edit_file, write_todos and task, so a write tool cannot
 // run even if the model names it, and a sub-agent cannot start another.
+// Background commands are the main agent's alone: the read-only bash has
+// no background flag (nothing a sub-agent starts outlives its call), and
+// bash_output and bash_stop are left out, so a sub-agent neither kills the
+// main agent's dev server nor reads away output the main agent has not seen.
 // When the main gate is given, it is also wrapped to refuse any call that
 // declares a write, so a write tool added later is refused by default.
 // bash is replaced by its read-only variant: the same walls with the

@@ -20,8 +20,12 @@ import (
 const Name = "task"
 
 // Forbidden are the tools a sub-agent never gets: every file writer, the
-// main agent's plan, and task itself (no recursion).
-var Forbidden = []string{"write_file", "edit_file", "write_todos", Name}
+// main agent's plan, task itself (no recursion), and the main agent's
+// background commands. A sub-agent owns no job (its bash is the read-only
+// variant, which starts none, so nothing outlives it), and the session's
+// jobs are the main agent's: bash_stop would kill its dev server, and
+// bash_output would consume the output the main agent has not read yet.
+var Forbidden = []string{"write_file", "edit_file", "write_todos", Name, "bash_output", "bash_stop"}
 
 // DefaultMaxSteps bounds one sub-agent: enough to explore, small enough
 // that a confused one comes back soon.

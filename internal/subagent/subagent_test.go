@@ -104,7 +104,11 @@ func (e *env) config(p llm.Provider, usage *llm.Usage, mu *sync.Mutex) Config {
 }
 
 func TestReadOnlyToolSet(t *testing.T) {
-	e := newEnv(t)
+	jobs := &tools.Jobs{}
+	e := newEnv(t, &tools.BashOutput{Jobs: jobs}, &tools.BashStop{Jobs: jobs})
+	if e.main.Lookup("bash_output") == nil || e.main.Lookup("bash_stop") == nil {
+		t.Fatal("the main registry lacks the job tools the test removes")
+	}
 	task := New(Config{Tools: e.main})
 	got := strings.Join(task.Tools().Names(), ",")
 	// The none backend cannot hold the project read-only: no bash.
@@ -326,13 +330,33 @@ func TestSubAgentBashIsReadOnly(t *testing.T) {
 		testenv.Missing(t, testenv.Bwrap, "bwrap cannot build a sandbox here: "+err.Error())
 	}
 	t.Cleanup(func() { sb.Close() })
-	te := &tools.Env{Sandbox: sb}
-	main := tools.NewRegistry(tools.GateFunc(allowAll), tools.Builtins(te)...)
+	jobs := &tools.Jobs{Sandbox: sb}
+	t.Cleanup(jobs.Close)
+	te := &tools.Env{Sandbox: sb, Jobs: jobs}
+	main := tools.NewRegistry(tools.GateFunc(allowAll), append(tools.Builtins(te), &tools.BashOutput{Jobs: jobs}, &tools.BashStop{Jobs: jobs})...)
 	task := New(Config{Tools: main})
 	if !task.HasBash() || !strings.Contains(task.Spec().Description, "cannot write the project") {
 		t.Fatalf("no read-only bash: %v / %s", task.Tools().Names(), task.Spec().Description)
 	}
-	res := task.Tools().Run(context.Background(), llm.Block{Type: llm.BlockToolUse, ID: "1", Name: "bash",
+	// Background commands are the main agent's: the sub-agent's bash
+	// offers no flag and refuses one, and it gets no job tools.
+	if !strings.Contains(string(main.Lookup("bash").Spec().Schema), `"background"`) {
+		t.Fatal("the main bash does not offer background")
+	}
+	if spec := task.Tools().Lookup("bash").Spec(); strings.Contains(string(spec.Schema), "background") || strings.Contains(spec.Description, "background") {
+		t.Errorf("the sub-agent's bash offers background commands: %s", spec.Schema)
+	}
+	res := task.Tools().Run(context.Background(), llm.Block{Type: llm.BlockToolUse, ID: "0", Name: "bash",
+		Input: json.RawMessage(`{"command":"sleep 600","background":true}`)})
+	if !res.IsError || !strings.Contains(res.Content, "not available here") || len(jobs.List()) != 0 {
+		t.Errorf("a sub-agent started a background command: %+v, jobs %+v", res, jobs.List())
+	}
+	for _, name := range []string{"bash_output", "bash_stop"} {
+		if task.Tools().Lookup(name) != nil {
+			t.Errorf("the sub-agent has %s", name)
+		}
+	}
+	res = task.Tools().Run(context.Background(), llm.Block{Type: llm.BlockToolUse, ID: "1", Name: "bash",
 		Input: json.RawMessage(`{"command":"cat keep.txt; echo pwned > keep.txt; echo pwned > new.txt; echo tmp > /tmp/x && cat /tmp/x"}`)})
 	if !strings.Contains(res.Content, "original") || !strings.Contains(res.Content, "tmp") {
 		t.Errorf("the sub-agent's bash could not read the project or write /tmp: %s", res.Content)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,13 +51,30 @@ type job struct {
 	res     *sandbox.Result
 	err     error
 	stopped bool
+	url     string // the first local URL it printed (a dev server's address)
+	ended   time.Time
 }
+
+// localURL finds a local server's address in output: what dev servers
+// print when ready (Vite, Next, Rails, python -m http.server…).
+var (
+	localURL = regexp.MustCompile(`https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):\d+[^\s"'<>]*`)
+	ansiSeq  = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+)
 
 func (j *job) Write(p []byte) (int, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.out = append(j.out, p...)
 	j.total += int64(len(p))
+	if j.url == "" {
+		// The new bytes and a little before them (a URL split across
+		// writes), colours removed (Vite prints the port in bold).
+		win := j.out[max(0, len(j.out)-len(p)-256):]
+		if m := localURL.Find(ansiSeq.ReplaceAll(win, nil)); m != nil {
+			j.url = string(m)
+		}
+	}
 	return len(p), nil
 }
 
@@ -66,6 +84,10 @@ type JobInfo struct {
 	Started     time.Time
 	Running     bool
 	ExitCode    int
+	// Ended is when it ended (zero while it runs).
+	Ended time.Time
+	// URL is the first local address it printed (http://localhost:5173/).
+	URL string
 }
 
 func (js *Jobs) init() {
@@ -104,7 +126,7 @@ func (js *Jobs) Start(script string, readOnly bool) (string, error) {
 		w := &keepTail{j: j, keep: keep}
 		res, err := js.Sandbox.Run(ctx, sandbox.Cmd{Script: script, Timeout: life, ReadOnly: readOnly, Stdout: w, Stderr: w})
 		j.mu.Lock()
-		j.res, j.err = res, err
+		j.res, j.err, j.ended = res, err, time.Now()
 		j.mu.Unlock()
 	}()
 	return id, nil
@@ -152,15 +174,23 @@ func (js *Jobs) List() []JobInfo {
 func (j *job) info() JobInfo {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	in := JobInfo{ID: j.id, Command: j.command, Started: j.started, Running: j.res == nil && j.err == nil}
+	in := JobInfo{ID: j.id, Command: j.command, Started: j.started, Running: j.res == nil && j.err == nil, URL: j.url, Ended: j.ended}
 	if j.res != nil {
 		in.ExitCode = j.res.ExitCode
 	}
 	return in
 }
 
-// news returns the output not yet read and the job's state.
-func (j *job) news() string {
+// view narrows what bash_output returns of the new output: only the
+// lines matching filter, then only the last tail of them. What it leaves
+// out is read all the same (said in a note), as with Claude Code's filter.
+type view struct {
+	filter *regexp.Regexp
+	tail   int
+}
+
+// news returns the output not yet read, narrowed by v, and the job's state.
+func (j *job) news(v view) string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var sb strings.Builder
@@ -169,14 +199,41 @@ func (j *job) news() string {
 		fmt.Fprintf(&sb, "[%d bytes of output were not kept; the latest follow]\n", start-j.read)
 		j.read = start
 	}
-	sb.Write(j.out[j.read-start:])
+	fresh := string(j.out[j.read-start:])
 	j.read = j.total
+	if v.filter != nil || v.tail > 0 {
+		lines := strings.SplitAfter(fresh, "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		all := len(lines)
+		if v.filter != nil {
+			var keep []string
+			for _, l := range lines {
+				if v.filter.MatchString(strings.TrimRight(l, "\r\n")) {
+					keep = append(keep, l)
+				}
+			}
+			if n := all - len(keep); n > 0 {
+				fmt.Fprintf(&sb, "[%d of %d new lines did not match %q and are not shown]\n", n, all, v.filter.String())
+			}
+			lines = keep
+		}
+		if v.tail > 0 && len(lines) > v.tail {
+			fmt.Fprintf(&sb, "[%d earlier lines not shown; the last %d follow]\n", len(lines)-v.tail, v.tail)
+			lines = lines[len(lines)-v.tail:]
+		}
+		fresh = strings.Join(lines, "")
+	}
+	sb.WriteString(fresh)
 	if sb.Len() > 0 && !strings.HasSuffix(sb.String(), "\n") {
 		sb.WriteByte('\n')
 	}
 	switch {
 	case j.err != nil:
 		fmt.Fprintf(&sb, "[%s could not run: %v]", j.id, j.err)
+	case j.res == nil && j.url != "":
+		fmt.Fprintf(&sb, "[%s is running, for %s; it printed %s]", j.id, time.Since(j.started).Round(time.Second), j.url)
 	case j.res == nil:
 		fmt.Fprintf(&sb, "[%s is running, for %s]", j.id, time.Since(j.started).Round(time.Second))
 	case j.stopped:
@@ -204,7 +261,7 @@ func (js *Jobs) Stop(id string) (string, error) {
 	case <-time.After(30 * time.Second):
 		return "", fmt.Errorf("%s did not end within 30 s of being stopped", id)
 	}
-	return j.news(), nil
+	return j.news(view{}), nil
 }
 
 // Close kills every background command with all it started, and waits.
@@ -224,33 +281,54 @@ type jobArgs struct {
 	ID string `json:"id"`
 }
 
+type outputArgs struct {
+	ID     string `json:"id"`
+	Filter string `json:"filter"`
+	Tail   int    `json:"tail"`
+}
+
 // Spec implements Tool.
 func (b *BashOutput) Spec() llm.Tool {
 	return llm.Tool{
 		Name: "bash_output",
 		Description: "Read the new output of a background command (bash with background: true): what it printed since the " +
-			"last read, then whether it is still running or its exit code.",
-		Schema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The job id bash gave (job-1)."}},"required":["id"]}`),
+			"last read, then whether it is still running (and the local URL it printed, for a dev server) or its exit code. " +
+			"filter (a regular expression) keeps only matching lines and tail only the last lines; the rest is read all the same.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The job id bash gave (job-1)."},` +
+			`"filter":{"type":"string","description":"A regular expression (Go syntax): only new lines matching it are shown, e.g. (?i)error|warn."},` +
+			`"tail":{"type":"integer","description":"Show only the last N new lines."}},"required":["id"]}`),
 	}
 }
 
 // Access implements Tool: reading a job's output touches nothing.
 func (b *BashOutput) Access(input json.RawMessage) (Access, error) {
-	var a jobArgs
+	var a outputArgs
 	return Access{Tool: "bash_output"}, decode(input, &a, "id")
 }
 
 // Run implements Tool.
 func (b *BashOutput) Run(_ context.Context, input json.RawMessage) Result {
-	var a jobArgs
+	var a outputArgs
 	if err := decode(input, &a, "id"); err != nil {
 		return Errorf("%v", err)
 	}
+	var v view
+	if a.Filter != "" {
+		re, err := regexp.Compile(a.Filter)
+		if err != nil {
+			return Errorf("filter is not a regular expression (nothing was read): %v", err)
+		}
+		v.filter = re
+	}
+	if a.Tail < 0 {
+		return Errorf("tail must be a positive number of lines")
+	}
+	v.tail = a.Tail
 	j, ok := b.Jobs.get(a.ID)
 	if !ok {
 		return Errorf("no background command %q", a.ID)
 	}
-	return Result{Content: j.news()}
+	return Result{Content: j.news(v)}
 }
 
 // BashStop stops a background command and everything it started.

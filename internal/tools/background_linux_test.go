@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 	"github.com/harness-dev/harness/internal/testenv"
 )
@@ -35,7 +37,12 @@ func runTestRoles() {
 		fmt.Println("dev server listening on", port)
 		http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 			fmt.Println("GET", r.URL.Path)
-			fmt.Fprintln(w, "hello from the dev server")
+			if r.URL.Path == "/old" {
+				http.Redirect(w, r, "/page", http.StatusFound)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintln(w, "<html><body><h1>hello from the dev server</h1><p>at <a href=\"/docs\">"+r.URL.Path+"</a></p></body></html>")
 		})
 		fmt.Println(http.ListenAndServe("127.0.0.1:"+port, nil))
 		os.Exit(1)
@@ -255,4 +262,65 @@ func TestBackgroundDiesWithHarness(t *testing.T) {
 	}
 	h.Wait()
 	waitGone(t, script, marker, "kill -9 of harness")
+}
+
+// TestWebFetchLoopbackIsTheSandboxs: web_fetch of localhost reaches the dev
+// server the agent started in the background inside the walls (its log
+// shows the request), converted to Markdown, redirects between its pages
+// followed, without a question; a server on the host's own loopback is not
+// what it reaches; a port where nothing listens says so.
+func TestWebFetchLoopbackIsTheSandboxs(t *testing.T) {
+	sb, _, bin := bgSandbox(t)
+	jobs := &Jobs{Sandbox: sb}
+	t.Cleanup(jobs.Close)
+	var asked []string
+	proxy := netproxy.Proxy{Decide: func(_ context.Context, host string, port int) netproxy.ConnVerdict {
+		asked = append(asked, fmt.Sprintf("%s:%d", host, port))
+		return netproxy.ConnVerdict{Reason: "no"}
+	}}
+	env := &Env{Sandbox: sb, Jobs: jobs}
+	r := NewRegistry(GateFunc(func(context.Context, Access) (bool, string) { return true, "" }),
+		append(Builtins(env), &BashOutput{Jobs: jobs}, &WebFetch{Proxy: &proxy, Sandbox: sb})...)
+
+	// The host's loopback holds a server; the sandbox's port of the same
+	// number holds nothing.
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "the HOST's server") }))
+	defer host.Close()
+	hostURL := host.URL + "/"
+	b := runTool(t, r, "web_fetch", map[string]any{"url": hostURL})
+	if !b.IsError || strings.Contains(b.Content, "HOST") || !strings.Contains(b.Content, "nothing answers at "+strings.TrimPrefix(host.URL, "http://")+" inside the sandbox") {
+		t.Fatalf("a loopback fetch reached the host, or did not say nothing answers: %+v", b)
+	}
+
+	port := 19000 + rand.IntN(1000)
+	marker := fmt.Sprintf("devserver-%d", rand.IntN(1e9))
+	if b := runTool(t, r, "bash", map[string]any{"command": serverScript(bin, marker, port), "background": true}); b.IsError {
+		t.Fatalf("start: %+v", b)
+	}
+	url := fmt.Sprintf("http://localhost:%d/old", port)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b = runTool(t, r, "web_fetch", map[string]any{"url": url})
+		if !b.IsError {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dev server never answered web_fetch: %s", b.Content)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("URL: http://localhost:%d/page\n", port), "Status: 200 OK\n", "Redirected from: " + url + "\n",
+		"# hello from the dev server", fmt.Sprintf("at [/page](http://localhost:%d/docs)", port),
+	} {
+		if !strings.Contains(b.Content, want) {
+			t.Errorf("missing %q in:\n%s", want, b.Content)
+		}
+	}
+	if log := runTool(t, r, "bash_output", map[string]any{"id": "job-1"}).Content; !strings.Contains(log, "GET /old\nGET /page\n") {
+		t.Errorf("the requests did not reach the background server: %s", log)
+	}
+	if len(asked) != 0 {
+		t.Errorf("a loopback fetch asked the proxy: %v", asked)
+	}
 }

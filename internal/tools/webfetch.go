@@ -20,6 +20,8 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 )
 
 // ConnServer serves one client connection to the session's network proxy
@@ -34,8 +36,21 @@ type ConnServer interface {
 // included, is a new one through the proxy, so each hop is decided and its
 // address checked (private, loopback, link-local and metadata addresses
 // only by a rule naming host and port exactly) on the address dialled.
+//
+// A URL on localhost (or 127.0.0.0/8, ::1) names the sandbox's own
+// loopback, where the dev servers the agent started in the background
+// listen, not the host's: it is fetched inside the walls (curl, proxy
+// off), as the agent's own commands would see it, so the page is the
+// agent's server's and no host service is reached (beyond the host ports
+// an exact rule already forwards inside). It asks nothing: that loopback
+// holds only what the agent started or the user allowed. Redirects
+// between such URLs stay inside; a redirect from elsewhere to loopback is
+// the proxy's business, and it refuses it.
 type WebFetch struct {
 	Proxy ConnServer
+	// Sandbox, when set, fetches loopback URLs inside the walls; only a
+	// sandbox whose loopback is its own (sandbox.OwnLoopback).
+	Sandbox sandbox.Sandbox
 	// MaxBytes bounds the body read (default 10 MiB); the result is then
 	// capped and spilled like any tool result.
 	MaxBytes int64
@@ -68,7 +83,8 @@ func (w *WebFetch) Spec() llm.Tool {
 			"asks the user; private, loopback and cloud-metadata addresses are refused unless a rule names that host and port exactly; " +
 			"each redirect is checked again). HTML is converted to Markdown (raw: true returns the body as sent, e.g. to read a page's source); " +
 			"other text is returned as is. The result starts with the final URL, the status and the content type; long pages are cut " +
-			"and saved whole to a file you can page. For a local dev server, curl it from bash instead.",
+			"and saved whole to a file you can page. http://localhost:PORT (or 127.0.0.1) is fetched inside the sandbox, where the dev " +
+			"servers you start with bash background: true listen, without asking.",
 		Schema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","description":"The http:// or https:// URL to fetch."},"raw":{"type":"boolean","description":"Return the body as sent instead of converting HTML to Markdown."},"timeout":{"type":"integer","description":"Timeout in seconds (default 30, max 120)."}},"required":["url"]}`),
 	}
 }
@@ -112,30 +128,41 @@ func (e *errProxyRefused) Error() string { return e.reason }
 // transport sends every request through the proxy over in-process pipes:
 // plain HTTP in absolute form, HTTPS through a CONNECT tunnel opened here,
 // so that the proxy's reason for a refusal reaches the model.
-func (w *WebFetch) transport(ctx context.Context) *http.Transport {
-	pipe := func() net.Conn {
+//
+// Each hop's connection is served as asked by "web_fetch URL" (that hop's
+// URL), so a question says who wants the host, not whichever commands run.
+func (w *WebFetch) transport(ctx context.Context) http.RoundTripper {
+	pipe := func(dialCtx context.Context) net.Conn {
 		c, s := net.Pipe()
-		go w.Proxy.Serve(ctx, s)
+		go w.Proxy.Serve(netproxy.WithAsker(ctx, netproxy.AskedBy(dialCtx)), s)
 		return c
 	}
-	return &http.Transport{
+	return askerTransport{&http.Transport{
 		Proxy: func(r *http.Request) (*url.URL, error) {
 			if r.URL.Scheme == "http" {
 				return &url.URL{Scheme: "http", Host: proxyHost}, nil
 			}
 			return nil, nil
 		},
-		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+		DialContext: func(dctx context.Context, _, addr string) (net.Conn, error) {
 			if addr == proxyHost {
-				return pipe(), nil
+				return pipe(dctx), nil
 			}
-			return connect(ctx, pipe(), addr)
+			return connect(dctx, pipe(dctx), addr)
 		},
 		TLSClientConfig:       w.TLS,
 		DisableKeepAlives:     true, // each hop a new connection, decided anew
 		TLSHandshakeTimeout:   15 * time.Second,
 		ResponseHeaderTimeout: 30 * time.Second,
-	}
+	}}
+}
+
+// askerTransport names each request's URL as the asker of its connection.
+type askerTransport struct{ next http.RoundTripper }
+
+func (a askerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	// The whole URL, query included: what leaves is what the user judges.
+	return a.next.RoundTrip(r.WithContext(netproxy.WithAsker(r.Context(), "web_fetch "+clip(r.URL.String(), 300))))
 }
 
 // connect opens a CONNECT tunnel to addr over c.
@@ -180,7 +207,15 @@ func (w *WebFetch) Run(ctx context.Context, input json.RawMessage) Result {
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	if w.Proxy == nil {
+	limit := w.MaxBytes
+	if limit <= 0 {
+		limit = defaultFetchBytes
+	}
+	inside := loopbackHost(u.Hostname())
+	switch {
+	case inside && w.Sandbox == nil:
+		return Errorf("web_fetch %s: this session has no sandbox whose loopback could be fetched", u)
+	case !inside && w.Proxy == nil:
 		return Errorf("web_fetch is not available: this session has no network proxy")
 	}
 	timeout := defaultFetchTimeout
@@ -190,8 +225,15 @@ func (w *WebFetch) Run(ctx context.Context, input json.RawMessage) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var hops []string
+	var rt http.RoundTripper = refuseTransport{}
+	if w.Proxy != nil {
+		rt = w.transport(ctx)
+	}
+	if w.Sandbox != nil {
+		rt = &insideTransport{sb: w.Sandbox, limit: limit, timeout: timeout, next: rt}
+	}
 	client := &http.Client{
-		Transport: w.transport(ctx),
+		Transport: rt,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= maxRedirects {
 				return fmt.Errorf("stopped after %d redirects", maxRedirects)
@@ -221,10 +263,6 @@ func (w *WebFetch) Run(ctx context.Context, input json.RawMessage) Result {
 	if resp.Header.Get("X-Harness-Proxy") == "refused" {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return Errorf("web_fetch %s: refused by harness: %s%s", resp.Request.URL, strings.TrimSpace(strings.TrimPrefix(string(body), "harness: ")), via(hops))
-	}
-	limit := w.MaxBytes
-	if limit <= 0 {
-		limit = defaultFetchBytes
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	cut := int64(len(body)) > limit
@@ -286,3 +324,91 @@ func render(ctx context.Context, body []byte, ctype string, final *url.URL, raw 
 	}
 	return md
 }
+
+// loopbackHost says whether host names the loopback: localhost, a name
+// under .localhost, or a loopback address.
+func loopbackHost(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// refuseTransport is the way out of a session without a proxy.
+type refuseTransport struct{}
+
+func (refuseTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return nil, &errProxyRefused{reason: "this session has no network proxy, so only the sandbox's loopback can be fetched"}
+}
+
+// insideTransport fetches loopback URLs inside the walls with curl, and
+// hands every other request to next (the proxy). Only the URL the model
+// gave, or a redirect from one loopback URL to another, goes inside: a
+// site that redirects to localhost does not reach the agent's servers.
+type insideTransport struct {
+	sb      sandbox.Sandbox
+	limit   int64
+	timeout time.Duration
+	next    http.RoundTripper
+}
+
+func (t *insideTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !loopbackHost(r.URL.Hostname()) || (r.Response != nil && !loopbackHost(r.Response.Request.URL.Hostname())) {
+		return t.next.RoundTrip(r)
+	}
+	// -i --raw: the status line, the headers and the body as sent, for
+	// http.ReadResponse; no redirects (each hop is decided here); the
+	// proxy off (this is the sandbox's own loopback); -k: a dev server's
+	// self-signed certificate proves nothing on one's own loopback.
+	args := []string{"curl", "-sS", "-i", "--raw", "-k", "--noproxy", "'*'", "--max-redirs", "0",
+		"--max-time", fmt.Sprint(int(t.timeout.Seconds())), "-A", "harness-web-fetch"}
+	for _, h := range []string{"Accept"} {
+		if v := r.Header.Get(h); v != "" {
+			args = append(args, "-H", shQuote(h+": "+v))
+		}
+	}
+	args = append(args, "--", shQuote(r.URL.String()))
+	out := &capWriter{limit: t.limit + 1<<20}
+	var errb capWriter
+	errb.limit = 4096
+	// Under the session's walls, not the read-only variant: that one has a
+	// launcher, so a network namespace, of its own, where the background
+	// servers are not. The command is harness's own and writes nothing.
+	cmd := sandbox.Cmd{Script: strings.Join(args, " "), Timeout: t.timeout + 5*time.Second, Stdout: out, Stderr: &errb}
+	res, err := t.sb.Run(r.Context(), cmd)
+	if err != nil {
+		return nil, fmt.Errorf("fetching inside the sandbox: %w", err)
+	}
+	msg := strings.TrimSpace(string(errb.buf))
+	switch {
+	case res.ExitCode == 127:
+		return nil, fmt.Errorf("a loopback URL is fetched inside the sandbox with curl, and curl is not installed there")
+	case len(out.buf) == 0 && res.ExitCode == 7:
+		return nil, fmt.Errorf("nothing answers at %s inside the sandbox (%s); is the dev server running and listening on that port? bash_output shows its log", r.URL.Host, msg)
+	case len(out.buf) == 0:
+		return nil, fmt.Errorf("fetching inside the sandbox failed (curl exit code %d): %s", res.ExitCode, msg)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(string(out.buf))), r)
+	if err != nil {
+		return nil, fmt.Errorf("the answer from inside the sandbox is not HTTP (%v): %s", err, msg)
+	}
+	return resp, nil
+}
+
+// capWriter keeps the first limit bytes written and drops the rest.
+type capWriter struct {
+	buf   []byte
+	limit int64
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	if room := c.limit - int64(len(c.buf)); room > 0 {
+		c.buf = append(c.buf, p[:min(int64(len(p)), room)]...)
+	}
+	return len(p), nil
+}
+
+// shQuote quotes s for /bin/sh.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

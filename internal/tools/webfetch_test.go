@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
@@ -38,7 +40,7 @@ type fetchNet struct {
 func (n *fetchNet) proxy(t *testing.T, gate *permission.Gate) *netproxy.Proxy {
 	return &netproxy.Proxy{
 		Decide: func(ctx context.Context, host string, port int) netproxy.ConnVerdict {
-			v := gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port})
+			v := gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: netproxy.AskedBy(ctx)})
 			return netproxy.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
 		},
 		LookupIP: func(_ context.Context, host string) ([]netip.Addr, error) {
@@ -140,17 +142,80 @@ func TestWebFetchHTTPSAndUnlistedHostAsks(t *testing.T) {
 	}
 }
 
+// TestWebFetchQuestionNamesIt: an unlisted host asks, and the question
+// says web_fetch asked and for which URL, also while a background command
+// (a dev server) is running, which would otherwise be named; each hop of a
+// redirect asks under its own URL.
+func TestWebFetchQuestionNamesIt(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Host == "old.example.com" {
+			http.Redirect(w, r, "http://new.example.org/moved?x=1", http.StatusMovedPermanently)
+			return
+		}
+		fmt.Fprintf(w, "page at %s%s", r.Host, r.URL)
+	}))
+	defer srv.Close()
+	n := &fetchNet{names: map[string]string{"old.example.com": "93.184.215.14", "new.example.org": "93.184.215.15"}, target: srv.Listener.Addr().String()}
+	p := n.proxy(t, newFetchGate(t, n))
+	defer p.Started("npm run dev")()
+	w := &WebFetch{Proxy: p}
+	res := fetch(t, w, "http://old.example.com/docs")
+	if res.IsError {
+		t.Fatalf("error: %s", res.Content)
+	}
+	want := []string{
+		"old.example.com:80  (asked by: web_fetch http://old.example.com/docs)",
+		"new.example.org:80  (asked by: web_fetch http://new.example.org/moved?x=1)",
+	}
+	if fmt.Sprint(n.asked) != fmt.Sprint(want) {
+		t.Errorf("asked:\n%q\nwant:\n%q", n.asked, want)
+	}
+	// The final URL and status are the last hop's, and the first is named.
+	for _, line := range []string{"URL: http://new.example.org/moved?x=1\n", "Status: 200 OK\n", "Redirected from: http://old.example.com/docs\n", "page at new.example.org/moved?x=1"} {
+		if !strings.Contains(res.Content, line) {
+			t.Errorf("missing %q in:\n%s", line, res.Content)
+		}
+	}
+	// A command's connection is still asked as the command's.
+	n.asked = nil
+	c, s := net.Pipe()
+	go p.Serve(context.Background(), s)
+	fmt.Fprintf(c, "GET http://other.example.com/ HTTP/1.1\r\nHost: other.example.com\r\n\r\n")
+	go io.Copy(io.Discard, c)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n.mu.Lock()
+		got := append([]string(nil), n.asked...)
+		n.mu.Unlock()
+		if len(got) > 0 {
+			if got[0] != "other.example.com:80  (asked by: npm run dev)" {
+				t.Errorf("a command's question: %q", got[0])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command's connection never asked")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.Close()
+}
+
 func TestWebFetchRefusals(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/go":
 			http.Redirect(w, r, "http://metadata.internal/latest/meta-data/", http.StatusFound)
+		case "/intranet":
+			http.Redirect(w, r, "http://intranet.example.com/admin", http.StatusFound)
+		case "/local":
+			http.Redirect(w, r, "http://localhost:8080/", http.StatusTemporaryRedirect)
 		default:
 			fmt.Fprint(w, "secret instance credentials")
 		}
 	}))
 	defer srv.Close()
-	names := map[string]string{"site.example.com": "93.184.215.14", "metadata.internal": "169.254.169.254", "intranet.example.com": "10.1.2.3"}
+	names := map[string]string{"site.example.com": "93.184.215.14", "metadata.internal": "169.254.169.254", "intranet.example.com": "10.1.2.3", "localhost": "127.0.0.1"}
 	tests := []struct {
 		name, url string
 		allow     []string
@@ -159,6 +224,10 @@ func TestWebFetchRefusals(t *testing.T) {
 	}{
 		{"redirect to a metadata address", "http://site.example.com/go", []string{"*"},
 			"metadata.internal resolves to 169.254.169.254, a loopback, private, link-local or metadata address", []string{"93.184.215.14"}},
+		{"redirect to a private address", "http://site.example.com/intranet", []string{"*"},
+			"intranet.example.com resolves to 10.1.2.3, a loopback, private, link-local or metadata address", []string{"93.184.215.14"}},
+		{"redirect to loopback", "http://site.example.com/local", []string{"*"},
+			"localhost resolves to 127.0.0.1, a loopback, private, link-local or metadata address", []string{"93.184.215.14"}},
 		{"private address of a pattern-allowed host", "http://intranet.example.com/", []string{"*.example.com"},
 			"resolves to 10.1.2.3", nil},
 		{"https to a private address", "https://intranet.example.com/", []string{"*.example.com"},

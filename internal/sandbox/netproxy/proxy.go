@@ -77,6 +77,13 @@ func AskedBy(ctx context.Context) string {
 	return s
 }
 
+// WithAsker names who asks for the connections served under ctx (a host
+// tool such as web_fetch, with its URL), so a question names it rather
+// than the commands that happen to be running.
+func WithAsker(ctx context.Context, who string) context.Context {
+	return context.WithValue(ctx, askedByKey{}, who)
+}
+
 // Started notes a running command for AskedBy; the returned func ends it.
 func (p *Proxy) Started(script string) func() {
 	if p == nil {
@@ -450,7 +457,10 @@ func (p *Proxy) admit(ctx context.Context, host string, port int, rec *ConnRecor
 	if !validHostName(host) {
 		return nil, ConnVerdict{}, refuse(http.StatusBadRequest, "bad host name %q", host)
 	}
-	v := p.Decide(context.WithValue(ctx, askedByKey{}, p.askedBy()), host, port)
+	if AskedBy(ctx) == "" {
+		ctx = WithAsker(ctx, p.askedBy())
+	}
+	v := p.Decide(ctx, host, port)
 	rec.Rule = v.Rule
 	if !v.Allowed {
 		return nil, v, refuse(http.StatusForbidden, "%s", v.Reason)
