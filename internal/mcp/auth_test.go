@@ -327,3 +327,32 @@ func TestOAuthRefused(t *testing.T) {
 		t.Errorf("refused login: %v after %s", errs, time.Since(began))
 	}
 }
+
+// TestOAuthLoginLater: a session whose remote server needs a login starts
+// without it (the server failed, "needs login"); Login (/mcp login) runs
+// the flow then and the server's tools work in the same session.
+func TestOAuthLoginLater(t *testing.T) {
+	a := newAuthServer(t)
+	def := Server{Name: "remote", Type: "http", URL: a.rs.URL + "/mcp", Scope: ScopeUser}
+	m, errs := Start(context.Background(), []Server{def}, Options{AuthFile: AuthFile(t.TempDir()), CheckNet: allowLoopback, StartTimeout: 10 * time.Second})
+	t.Cleanup(m.Close)
+	if len(errs) != 1 {
+		t.Fatalf("start: %v", errs)
+	}
+	if st := m.Statuses()[0]; st.Auth != "needs login" || st.Err == "" {
+		t.Errorf("before the login: %+v", st)
+	}
+	var opened []string
+	if err := m.Login(context.Background(), "remote", browser(t, &opened)); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	if st := m.Statuses()[0]; st.Auth != "authorized" || st.Err != "" || st.Tools == 0 || len(opened) != 1 {
+		t.Errorf("after the login: %+v, opened %q", st, opened)
+	}
+	if res := run(t, m.Tools(true), "mcp_call", `{"name":"mcp__remote__echo","arguments":{"text":"later"}}`); res.Content != "echo: later" {
+		t.Errorf("call after the login: %+v", res)
+	}
+	if err := m.Login(context.Background(), "nosuch", nil); err == nil {
+		t.Errorf("a login to an unknown server")
+	}
+}

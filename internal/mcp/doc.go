@@ -39,6 +39,26 @@
 // definition per server tool as listed at start. A tools/list_changed
 // notification refreshes the list mcp_search and mcp_call see.
 //
+// # Prompts, resources, notifications
+//
+// Prompts lists every server's prompts; the session offers each as the
+// slash command /mcp__SERVER__PROMPT and GetPrompt fills it with the
+// words typed. Resources lists the listed resources, mentioned in a
+// prompt as @SERVER:URI and read with ReadResource. The tools/, prompts/
+// and resources/list_changed notifications refresh the lists (the user is
+// told). A call carries a progress token when the caller shows live
+// output (tools.Progress), and notifications/progress become its lines;
+// a call whose context ends is cancelled with notifications/cancelled.
+//
+// # OAuth
+//
+// A streamable HTTP server that answers 401 gets the MCP authorization
+// flow (auth.go, on the SDK's AuthorizationCodeHandler): metadata
+// discovery, dynamic registration or a configured client id, PKCE, the
+// user's login through a loopback redirect (Options.Login shows the URL),
+// and the token stored in AuthFile, 0600, and refreshed. Without Login
+// and a stored token the server does not start and says how to log in.
+//
 // Results are text (binary content described, not inlined) and go into
 // the history like any tool result, through the same cap, spill and strip.
 // Every failure is a result that says what happened, and the session
