@@ -1,9 +1,6 @@
 package sandbox
 
 import (
-	"context"
-	"fmt"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -44,18 +41,5 @@ func (r *records) await(t *testing.T, from int, ok func(netproxy.ConnRecord) boo
 			t.Fatalf("no connection recorded (from the %d-th on) as awaited", from)
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// netTable is a Decide from a table: host:port → verdict.
-func netTable(m map[string]netproxy.ConnVerdict) func(context.Context, string, int) netproxy.ConnVerdict {
-	return func(_ context.Context, host string, port int) netproxy.ConnVerdict {
-		if v, ok := m[net.JoinHostPort(host, fmt.Sprint(port))]; ok {
-			return v
-		}
-		if v, ok := m[host]; ok {
-			return v
-		}
-		return netproxy.ConnVerdict{Reason: "no rule allows " + host + "; re-run with --allow-net " + host}
 	}
 }

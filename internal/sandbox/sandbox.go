@@ -113,8 +113,6 @@ type openOptions struct {
 	getenv func(string) string // the caller's environment; nil reads nothing
 }
 
-func (o openOptions) env(k string) string { return o.backend().Env(k) }
-
 // backend is what a mechanism package is given.
 func (o openOptions) backend() backend.Options {
 	return backend.Options{Getenv: o.getenv, Proxy: o.proxy}
