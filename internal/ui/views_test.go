@@ -323,3 +323,27 @@ func TestCostReportReasoning(t *testing.T) {
 		t.Errorf("reasoning row without reasoning:\n%s", c)
 	}
 }
+
+// TestStatusLineLedger: once the ledger is set, the status line's dollars
+// are its (each request at its own model's price, not the current
+// model's price applied to the total), with the last turn's costliest
+// cause pointing to /cost; the cause gives way first on a narrow screen.
+func TestStatusLineLedger(t *testing.T) {
+	m := &Meter{Model: "m", Price: llm.Price{Input: 3, Output: 15}, PriceKnown: true}
+	m.Add(&llm.Reply{Usage: llm.Usage{Input: 1000, Output: 100}})
+	if got := StripANSI(m.StatusLine(Style{}, 200)); !strings.Contains(got, "$0.004") {
+		t.Fatalf("before the ledger: %q", got)
+	}
+	m.SetLedger(1.25, true, "cache miss")
+	got := StripANSI(m.StatusLine(Style{}, 200))
+	if !strings.Contains(got, "session 1.1k tok $1.25 · cache miss (/cost)") {
+		t.Errorf("with the ledger: %q", got)
+	}
+	if got := StripANSI(m.StatusLine(Style{}, 45)); strings.Contains(got, "/cost") || !strings.Contains(got, "$1.25") {
+		t.Errorf("narrow: %q", got)
+	}
+	m.SetLedger(0, false, "")
+	if got := StripANSI(m.StatusLine(Style{}, 200)); !strings.Contains(got, "price unknown") {
+		t.Errorf("a ledger with an unknown price: %q", got)
+	}
+}
