@@ -92,7 +92,11 @@ func (b *Bash) Run(ctx context.Context, input json.RawMessage) Result {
 		if err != nil {
 			return Errorf("the command could not be started: %v", err)
 		}
-		return Result{Content: fmt.Sprintf("started in the background as %s. Read its output with bash_output {\"id\":%q}; stop it with bash_stop. It ends with the session.", id, id)}
+		msg := fmt.Sprintf("started in the background as %s. Read its output with bash_output {\"id\":%q}; stop it with bash_stop. It ends with the session.", id, id)
+		if !sandbox.DiesWithHarness(b.Env.Sandbox) {
+			msg += fmt.Sprintf(" (With the %s sandbox, what it starts may outlive harness if harness is killed; an orderly end of the session kills it.)", b.Env.Sandbox.Backend())
+		}
+		return Result{Content: msg}
 	}
 	timeout := time.Duration(a.Timeout) * time.Second
 	if timeout > 600*time.Second {

@@ -326,14 +326,16 @@ func render(ctx context.Context, body []byte, ctype string, final *url.URL, raw 
 }
 
 // loopbackHost says whether host names the loopback: localhost, a name
-// under .localhost, or a loopback address.
+// under .localhost, a loopback address, or the unspecified one (0.0.0.0,
+// ::), which dev servers print (python -m http.server) and which reaches
+// the local host.
 func loopbackHost(host string) bool {
 	h := strings.TrimSuffix(strings.ToLower(host), ".")
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
 	ip := net.ParseIP(strings.Trim(h, "[]"))
-	return ip != nil && ip.IsLoopback()
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
 // refuseTransport is the way out of a session without a proxy.

@@ -316,3 +316,15 @@ func TestWebFetchBadURL(t *testing.T) {
 		}
 	}
 }
+
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST.": true, "app.localhost": true, "127.0.0.1": true, "127.1.2.3": true,
+		"::1": true, "[::1]": true, "0.0.0.0": true, "::": true, "10.0.0.1": false, "example.com": false,
+		"localhost.example.com": false, "169.254.169.254": false, "::ffff:127.0.0.1": true,
+	} {
+		if got := loopbackHost(host); got != want {
+			t.Errorf("loopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
