@@ -30,6 +30,13 @@ func (b *builder) loadExtensions(context.Context) error {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.Instructions, w.Error()))
 	}
 	s.Commands = cmds
+	// The slash commands beyond the front end's own, from one registry:
+	// custom commands, then skills; MCP prompts and the like register
+	// here too (s.Slash.Register) and reach the / menu, /help, Tab and
+	// "harness run '/name args'" alike.
+	s.Slash = extend.NewRegistry(b.o.ReservedCommands...)
+	s.Slash.Register(extend.CommandSource(cmds))
+	s.Slash.Register(skillSource(s))
 	var approver extend.Approver
 	if b.o.HookApprover != nil {
 		approver = b.o.HookApprover

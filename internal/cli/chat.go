@@ -136,20 +136,10 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		}
 		c.s.Close()
 	}()
-	var names []string
-	help := map[string]string{}
-	for _, cmd := range chatCommands {
-		names = append(names, cmd.name)
-		help[cmd.name] = strings.TrimSpace(cmd.args + "  " + cmd.help)
-	}
-	for _, cmd := range c.s.Commands.List() {
-		names = append(names, "/"+cmd.Name)
-		help["/"+cmd.Name] = strings.TrimSpace(cmd.ArgumentHint + "  " + cmd.Description)
-	}
 	c.ed = ui.NewEditor(c.in, c.t, ui.EditorOptions{
 		HistoryPath: filepath.Join(c.s.Home, ".agents", "history"),
-		Completer:   ui.CommandCompleter(names, ui.PathCompleter(c.s.Sandbox.Policy().Project, c.s.Home)),
-		Describe:    func(name string) string { return help[name] },
+		Completer:   c.completer(),
+		Describe:    c.describeCommand,
 		OnResize:    c.r.Reflow,
 		OnBackTab:   c.cycleMode,
 		Popup:       ui.NewPopup(c.menuSources(), ui.ProjectFiles(c.s.Sandbox.Policy().Project, 5000)),
@@ -189,8 +179,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 			continue
 		}
 		c.r.Remember(c.t.Style.BoldCyan("› ") + ui.Sanitize(line))
-		if p, ok := c.customCommand(line); ok {
-			c.turn(ctx, p)
+		if c.commandTurn(ctx, line) {
 			continue
 		}
 		if strings.HasPrefix(line, "/") {
@@ -571,10 +560,6 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 	case "/permissions":
 		c.r.Print(c.describeRules(arg == "all"))
 	default:
-		if sk, ok := c.s.Skills.Lookup(strings.TrimPrefix(name, "/")); ok {
-			c.turn(ctx, skillPrompt(sk.Name, arg))
-			return false, nil
-		}
 		return false, fmt.Errorf("unknown command %s; /help lists them", name)
 	}
 	return false, nil

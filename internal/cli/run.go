@@ -212,8 +212,16 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	watch := &refusalWatch{Observer: obs, r: &tally}
 	prompt := o.Prompt
 	// "/name args" runs a custom command (package extend), as in chat.
-	if p, _, ok := s.Commands.Expand(strings.TrimSpace(prompt)); ok {
-		prompt = p
+	cmd, isCmd, err := s.StartCommand(ctx, strings.TrimSpace(prompt), nil)
+	if err != nil {
+		return err
+	}
+	if isCmd {
+		prompt = cmd.Prompt
+		defer cmd.Done()
+		for _, n := range cmd.Notes {
+			fmt.Fprintln(stdio.Err, "harness: "+n)
+		}
 	}
 	s.Checkpoints.StartTurn()
 	res, runErr := s.Agent.RunWithImages(runCtx, prompt, images, watch)
