@@ -17,7 +17,7 @@ func skillSource(s *Session) extend.Source {
 		for _, sk := range s.Skills.List() {
 			name := sk.Name
 			out = append(out, extend.Entry{
-				Name: name, Args: "[task]", Detail: sk.Description, Kind: "skill", Where: sk.Scope + ": " + sk.Path,
+				Name: name, Args: "[task]", Detail: sk.Description, Kind: "skill", Where: sk.Path,
 				Expand: func(_ context.Context, task string) (extend.Turn, error) {
 					return extend.Turn{Prompt: SkillPrompt(name, task)}, nil
 				},

@@ -401,9 +401,13 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		return true, nil
 	case "/help":
 		var b strings.Builder
+		col := 0
+		for _, cmd := range chatCommands {
+			col = max(col, len(cmd.name)+1+len(cmd.args)+1) // two spaces at least before the text
+		}
 		for _, cmd := range chatCommands {
 			// Pad the plain text: escape codes have no width on screen.
-			pad := max(0, 18-len(cmd.name)-1-len(cmd.args))
+			pad := max(0, col-len(cmd.name)-1-len(cmd.args))
 			fmt.Fprintf(&b, "  %s %s%s %s\n", st.Bold(cmd.name), cmd.args, strings.Repeat(" ", pad), st.Dim(cmd.help))
 		}
 		b.WriteString(st.Dim("  \\ then Enter, Ctrl-J or Alt-Enter: new line · Tab: complete (@path mentions a file) · Up/Down: history · Ctrl-R: search it\n"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/harness-dev/harness/internal/extend"
@@ -24,6 +25,10 @@ func builtinNames() []string {
 // (custom command, skill, MCP prompt): the command's front matter holds
 // for that turn only (app.StartCommand). It reports whether line named one.
 func (c *chat) commandTurn(ctx context.Context, line string) bool {
+	name, _, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
+	if e, ok := c.s.Slash.Lookup(name); ok && strings.HasPrefix(line, "/") {
+		c.r.Print(c.t.Style.Dim("/" + e.Name + " (" + e.Kind + ": " + c.shortPath(e.Where) + ")"))
+	}
 	cmd, ok, err := c.s.StartCommand(ctx, line, c)
 	if !ok {
 		return false
@@ -33,15 +38,18 @@ func (c *chat) commandTurn(ctx context.Context, line string) bool {
 		return true
 	}
 	defer cmd.Done()
-	name, _, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
-	if e, ok := c.s.Slash.Lookup(name); ok {
-		c.r.Print(c.t.Style.Dim("/" + e.Name + " (" + e.Kind + ": " + c.tilde(e.Where) + ")"))
-	}
 	for _, n := range cmd.Notes {
-		c.r.Print(c.t.Style.Dim(ui.Sanitize(n)))
+		c.r.Print(c.t.Style.Dim(ui.Sanitize(c.shortText(n))))
 	}
 	c.turn(ctx, cmd.Prompt)
 	return true
+}
+
+// shortText writes the paths in s under the project relative to it, and
+// those under home as ~/….
+func (c *chat) shortText(s string) string {
+	s = strings.ReplaceAll(s, c.s.Sandbox.Policy().Project+string(filepath.Separator), "")
+	return strings.ReplaceAll(s, c.s.Home+string(filepath.Separator), "~/")
 }
 
 // ApproveGrant asks whether a project command the agent could have
@@ -49,7 +57,7 @@ func (c *chat) commandTurn(ctx context.Context, line string) bool {
 // turn; a yes holds for the session.
 func (c *chat) ApproveGrant(ctx context.Context, from string, rules []string) (bool, error) {
 	st := c.t.Style
-	c.r.Print(st.Yellow(ui.Sanitize(from)+" asks to use, without asking, for its turn:") + "\n  " + ui.Sanitize(strings.Join(rules, "\n  ")) +
+	c.r.Print(st.Yellow(ui.Sanitize(c.shortText(from))+" asks to use, without asking, for its turn:") + "\n  " + ui.Sanitize(strings.Join(rules, "\n  ")) +
 		"\n" + st.Dim("the file is in the project, where the agent could have written it"))
 	ch, err := c.choose(ctx, "allowed-tools", []ui.Option{
 		{Key: 'y', Label: "yes, for this command this session"},
@@ -130,7 +138,7 @@ func (c *chat) offerPlan(ctx context.Context, plan string) {
 func (c *chat) ApproveHook(ctx context.Context, h extend.Hook) (bool, error) {
 	st := c.t.Style
 	c.r.Print(fmt.Sprintf("%s\n  %s %s  matcher %q  timeout %s\n  %s", st.Yellow("a project hook wants to run (it runs inside the sandbox):"),
-		st.Dim("from"), h.Source, h.Matcher, h.Timeout, st.Bold(h.Event+": ")+ui.Sanitize(h.Command)))
+		st.Dim("from"), c.shortPath(h.Source), h.Matcher, h.Timeout, st.Bold(h.Event+": ")+ui.Sanitize(h.Command)))
 	ch, err := c.choose(ctx, "hook", []ui.Option{
 		{Key: 'y', Label: "yes, run it, and remember this definition"},
 		{Key: 'n', Label: "no, not this session"},
@@ -174,7 +182,7 @@ func (c *chat) describeExtensions() string {
 			if e.Args != "" {
 				name += " " + e.Args
 			}
-			fmt.Fprintf(&b, "  %s  %s %s\n", st.Bold(name), ui.Sanitize(e.Detail), st.Dim("("+c.tilde(e.Where)+")"))
+			fmt.Fprintf(&b, "  %s  %s %s\n", st.Bold(name), ui.Sanitize(e.Detail), st.Dim("("+c.shortPath(e.Where)+")"))
 		}
 	}
 	if hs := c.s.Hooks.List(); len(hs) > 0 {
@@ -184,11 +192,15 @@ func (c *chat) describeExtensions() string {
 			if h.Project && !c.s.Hooks.Approved(h) {
 				state = st.Yellow(" [not approved yet: asks before it first runs]")
 			}
+			scope := "user"
+			if h.Project {
+				scope = "project"
+			}
 			m := h.Matcher
 			if m == "" {
 				m = "*"
 			}
-			fmt.Fprintf(&b, "  %s %s  %s%s %s\n", st.Bold(h.Event), m, ui.Sanitize(h.Command), state, st.Dim("("+c.tilde(h.Where())+")"))
+			fmt.Fprintf(&b, "  %s %s  %s%s %s\n", st.Bold(h.Event), m, ui.Sanitize(h.Command), state, st.Dim("("+scope+": "+c.shortPath(h.Source)+")"))
 		}
 	}
 	fmt.Fprintf(&b, "\n%s", st.Dim("permission mode: "+string(c.s.Modes.Mode())))
