@@ -272,3 +272,79 @@ func extensions(t *testing.T, bin string, w, h int) {
 	tm.waitExit()
 	checkFits(t, tm.screen(), w)
 }
+
+// screensCommands are the slash commands whose screens
+// TestChatTmuxScreenWords compares across widths.
+var screensCommands = []string{"/help", "/sandbox", "/permissions", "/network", "/todos", "/ps", "/model", "/context"}
+
+// TestChatTmuxScreenWords renders each screen of the slash commands in
+// the same project at 120×40 and at 80×24 and checks that no word is
+// broken: the words on screen, in order, are the same at both widths
+// (a word cut in two by harness's wrapping, or cut short, would differ),
+// and no line was wrapped by the terminal.
+func TestChatTmuxScreenWords(t *testing.T) {
+	bin := tmuxHarness(t)
+	srv := llmtest.NewServer(t)
+	home, proj := tmuxProject(t)
+	os.MkdirAll(filepath.Join(proj, ".agents", "commands"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".agents", "commands", "review.md"),
+		[]byte("---\ndescription: Review a pull request and say what would break for callers of the changed functions\nargument-hint: [pr] [priority]\n---\nReview $1\n"), 0o644)
+	got := map[int]map[string]string{}
+	for _, size := range []struct{ w, h int }{{120, 40}, {80, 24}} {
+		tm := startTmux(t, size.w, size.h, proj, tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), bin, "--project", proj)
+		tm.waitPrompt()
+		got[size.w] = map[string]string{}
+		for _, cmd := range screensCommands {
+			tm.waitPrompt()
+			tm.keys("-l", cmd)
+			tm.waitFor("the / menu", "❯ "+cmd)
+			tm.keys("Escape") // the / menu would take Enter
+			// Esc then Enter at once would be Alt-Enter (a new line).
+			waitRows(t, tm, func(rows []string) bool { return !strings.Contains(strings.Join(rows, "\n"), "❯ "+cmd) })
+			tm.keys("Enter")
+			tm.waitForCount("the prompt after "+cmd, "\n›", 2)
+			tm.waitPrompt()
+			got[size.w][cmd] = screenOf(tm.screen(), cmd)
+			tm.captureText(fmt.Sprintf("screen-%s-%d", strings.TrimPrefix(cmd, "/"), size.w))
+		}
+		tm.keys("C-d")
+		tm.waitExit()
+		checkFits(t, tm.screen(), size.w)
+	}
+	for _, cmd := range screensCommands {
+		wide, narrow := got[120][cmd], got[80][cmd]
+		if wide == "" {
+			t.Errorf("%s: nothing on screen", cmd)
+			continue
+		}
+		if wide != narrow {
+			w, n := strings.Fields(wide), strings.Fields(narrow)
+			i := 0
+			for i < len(w) && i < len(n) && w[i] == n[i] {
+				i++
+			}
+			t.Errorf("%s: the words at 80 columns differ from those at 120, from word %d:\n 120: %s\n  80: %s",
+				cmd, i, strings.Join(w[i:min(len(w), i+8)], " "), strings.Join(n[i:min(len(n), i+8)], " "))
+		}
+	}
+}
+
+// screenOf is the words a command printed: the lines after "› CMD" up to
+// the next prompt.
+func screenOf(screen, cmd string) string {
+	lines := strings.Split(screen, "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) != "› "+cmd {
+			continue
+		}
+		var out []string
+		for _, l := range lines[i+1:] {
+			if strings.HasPrefix(strings.TrimSpace(l), "›") {
+				break
+			}
+			out = append(out, l)
+		}
+		return words(strings.Join(out, "\n"))
+	}
+	return ""
+}
