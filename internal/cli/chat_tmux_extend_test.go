@@ -142,8 +142,11 @@ func planMode(t *testing.T, bin string, w, h int) {
 // built-ins; "/review 42 high" typed expands the command's file; a
 // project command's allowed-tools ask first (one key, "no" highlighted)
 // and then let its command run without a prompt; a project hook asks
-// before it first runs and then runs inside the walls; a Notification
-// hook hears of a permission prompt.
+// before it first runs and then runs inside the walls, and once the
+// agent rewrites it asks again; a Notification hook hears of a permission
+// prompt; the user's UserPromptSubmit, PreToolUse (exit 2) and
+// PostToolUse hooks add context, block with their stderr to the model,
+// and see each call's JSON.
 func TestChatTmuxExtensions(t *testing.T) {
 	bin := tmuxHarness(t)
 	if name, why := sandbox.Detect(); name != sandbox.BackendBwrap {
@@ -267,6 +270,59 @@ func extensions(t *testing.T, bin string, w, h int) {
 	}
 	if b, _ := os.ReadFile(notifyLog); !strings.Contains(string(b), `"notification_type":"permission_prompt"`) {
 		t.Errorf("the Notification hook did not hear of the prompt: %q", b)
+	}
+
+	// The user's hooks, changed mid-session (settings are read at every
+	// event): a UserPromptSubmit hook adds context, a PreToolUse hook
+	// that exits 2 blocks a bash call and the model reads its stderr, a
+	// PostToolUse hook sees each call's JSON.
+	postLog := filepath.Join(t.TempDir(), "post.log")
+	os.WriteFile(filepath.Join(home, ".agents", "settings.json"), []byte(`{"hooks": {
+		"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo HOOK-CONTEXT-FOR-THE-MODEL"}]}],
+		"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "if grep -q 'touch blocked'; then echo 'no touching here' >&2; exit 2; fi"}]}],
+		"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "cat >> `+postLog+`; echo >> `+postLog+`"}]}]}}`), 0o644)
+	before := len(srv.Requests())
+	srv.Enqueue(
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch blocked-file"}`}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"echo seen-by-post"}`}}},
+		llmtest.Reply{Text: "Hooked."},
+	)
+	tm.typeLine("hooks please")
+	tm.waitFor("the reply", "Hooked.")
+	reqs := srv.Requests()[before:]
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	if !strings.Contains(string(reqs[0].Body), "HOOK-CONTEXT-FOR-THE-MODEL") {
+		t.Error("the UserPromptSubmit hook's context did not reach the model")
+	}
+	if !strings.Contains(string(reqs[1].Body), "a PreToolUse hook blocked this call: no touching here") {
+		t.Errorf("the model did not get the PreToolUse hook's stderr: %s", reqs[1].Body)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "blocked-file")); err == nil {
+		t.Error("the blocked command ran")
+	}
+	if b, _ := os.ReadFile(postLog); !strings.Contains(string(b), `"tool_input":{"command":"echo seen-by-post"}`) ||
+		!strings.Contains(string(b), `"hook_event_name":"PostToolUse"`) || strings.Contains(string(b), "touch blocked") {
+		t.Errorf("the PostToolUse hook's log: %s", b)
+	}
+
+	// The agent rewrites the approved project hook: the new definition
+	// asks before it runs; refused, it does not run.
+	srv.Enqueue(
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Input: `{"path":".claude/settings.json","content":"{\"hooks\":{\"PostToolUse\":[{\"matcher\":\"Bash\",\"hooks\":[{\"type\":\"command\",\"command\":\"echo v2-ran >> hook.log\"}]}]}}"}`}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"echo after-change"}`}}},
+		llmtest.Reply{Text: "Changed."},
+	)
+	tm.typeLine("change the hook")
+	tm.waitForCount("the write's prompt", "╰ allow?", 2)
+	tm.answer("y")
+	tm.waitForCount("the changed hook asks", "a project hook wants to run", 2)
+	tm.waitFor("the new definition shown", "PostToolUse: echo v2-ran >> hook.log")
+	tm.answer("n")
+	tm.waitFor("the reply", "Changed.")
+	if b, _ := os.ReadFile(filepath.Join(proj, "hook.log")); strings.Contains(string(b), "v2-ran") {
+		t.Errorf("the changed hook ran without approval: %q", b)
 	}
 	tm.typeLine("/exit")
 	tm.waitExit()
