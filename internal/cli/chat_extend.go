@@ -62,7 +62,7 @@ func (c *chat) ApproveGrant(ctx context.Context, from string, rules []string) (b
 	ch, err := c.choose(ctx, "allowed-tools", []ui.Option{
 		{Key: 'y', Label: "yes, for this command this session"},
 		{Key: 'n', Label: "no: its calls ask as usual"},
-	}, 1)
+	}, 1, "Esc: no")
 	if err != nil {
 		return false, err
 	}
@@ -90,7 +90,7 @@ func (c *chat) cycleMode() string {
 // choose shows a one-key list (arrows, the default highlighted) with the
 // keyboard handed to it from the turn's key watch, and notifies that it
 // waits when the turn has been long.
-func (c *chat) choose(ctx context.Context, what string, opts []ui.Option, def int) (ui.Chosen, error) {
+func (c *chat) choose(ctx context.Context, what string, opts []ui.Option, def int, esc string) (ui.Chosen, error) {
 	c.keys.pause()
 	defer c.keys.resume(c)
 	c.r.Pause()
@@ -98,7 +98,7 @@ func (c *chat) choose(ctx context.Context, what string, opts []ui.Option, def in
 	if c.pr.OnWait != nil {
 		c.pr.OnWait(what)
 	}
-	ch, err := c.pr.Editor.Choose(ctx, opts, def)
+	ch, err := c.pr.Editor.ChooseEsc(ctx, opts, def, esc)
 	if err == nil {
 		c.r.Remember("  " + c.t.Style.BoldCyan("❯") + " " + opts[ch.Index].Label)
 	}
@@ -119,7 +119,7 @@ var planOptions = []ui.Option{
 func (c *chat) offerPlan(ctx context.Context, plan string) {
 	st := c.t.Style
 	c.r.Print(st.Bold("accept this plan?"))
-	ch, err := c.choose(ctx, "plan", planOptions, 0)
+	ch, err := c.choose(ctx, "plan", planOptions, 0, "Esc: keep planning")
 	if err != nil || ch.Index == 2 {
 		c.r.Print(st.Dim("still in plan mode: say what to change"))
 		return
@@ -142,7 +142,7 @@ func (c *chat) ApproveHook(ctx context.Context, h extend.Hook) (bool, error) {
 	ch, err := c.choose(ctx, "hook", []ui.Option{
 		{Key: 'y', Label: "yes, run it, and remember this definition"},
 		{Key: 'n', Label: "no, not this session"},
-	}, 1)
+	}, 1, "Esc stops the turn")
 	if errors.Is(err, ui.ErrInterrupt) {
 		c.cancelTurn()
 		return false, nil

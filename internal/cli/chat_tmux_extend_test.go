@@ -82,6 +82,7 @@ func planMode(t *testing.T, bin string, w, h int) {
 	tm.keys("Enter")
 	tm.waitFor("the plan offered", "accept this plan?")
 	tm.waitFor("the default highlighted", "❯ y  yes, carry it out")
+	tm.waitForWords("what Esc does here", "Esc: keep planning")
 	tm.captureText(name("plan-accept"))
 	if _, err := os.Stat(filepath.Join(proj, "sneaky.txt")); err == nil {
 		t.Error("a plan-mode turn wrote a file")

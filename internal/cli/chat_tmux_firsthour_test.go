@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -245,7 +246,7 @@ func TestChatTmuxNotify(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
 			srv := llmtest.NewServer(t)
 			home, proj := tmuxProject(t)
-			env := append(tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), "HARNESS_NOTIFY=osc9", "HARNESS_NOTIFY_AFTER=200ms")
+			env := append(tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), "HARNESS_NOTIFY=osc9", "HARNESS_NOTIFY_AFTER=2s")
 			tm := startTmux(t, size.w, size.h, proj, env, bin, "--project", proj)
 			raw := filepath.Join(t.TempDir(), "raw")
 			tm.run("pipe-pane", "-o", "-t", tm.name, "cat >> "+raw)
@@ -254,8 +255,10 @@ func TestChatTmuxNotify(t *testing.T) {
 			tm.typeLine("a quick one")
 			tm.waitFor("quick reply", "Quick.")
 			tm.waitPrompt()
-			srv.Enqueue(llmtest.Reply{Text: "A slow reply that takes a while to stream in.", Delay: 60 * time.Millisecond},
-				llmtest.Reply{Text: "Asking, after a long think about it.", Delay: 60 * time.Millisecond, ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch notify-file"}`}}},
+			// The slow turns take seconds (a chunk every 400 ms), the quick
+			// one well under the 2 s threshold even on a loaded machine.
+			srv.Enqueue(llmtest.Reply{Text: "A slow reply that takes a while to stream in.", Delay: 400 * time.Millisecond},
+				llmtest.Reply{Text: "Asking, after a long think about it.", Delay: 400 * time.Millisecond, ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch notify-file"}`}}},
 				llmtest.Reply{Text: "Refused, fine."})
 			tm.typeLine("a slow one")
 			tm.waitFor("slow reply", "to stream in.")
@@ -270,7 +273,7 @@ func TestChatTmuxNotify(t *testing.T) {
 			// The slow turn and the one that asked; the quick one is under
 			// the threshold (a third would be its).
 			if n := strings.Count(data, "\x1b]9;harness: the turn is done"); n != 2 {
-				t.Errorf("%d turn-done notifications, want 2", n)
+				t.Errorf("%d turn-done notifications, want 2: %q", n, regexp.MustCompile(`\x1b\]9;[^\x1b]*`).FindAllString(data, -1))
 			}
 		})
 	}
