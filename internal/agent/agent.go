@@ -549,7 +549,7 @@ func (a *Agent) Compact(ctx context.Context, focus string, obs Observer) error {
 func (a *Agent) fit(ctx context.Context, obs Observer, need history.Need) error {
 	h := a.o.History
 	before, window := h.Tokens(), h.Config().Window
-	edits, err := h.Fit(ctx, need, summariser{a, obs})
+	edits, err := h.Fit(ctx, need, summariser{a: a, obs: obs, trigger: compactTrigger(need.Trigger)})
 	if w := h.Config().Window; w < window && !a.toldWindow {
 		a.toldWindow = true
 		obs.OnNotice(notice.Warning(notice.Overflow, fmt.Sprintf("the provider's context limit is below CONTEXT_WINDOW: working with %d tokens for the rest of this session (set CONTEXT_WINDOW to match the model)", w)))
@@ -587,12 +587,26 @@ func (a *Agent) fit(ctx context.Context, obs Observer, need history.Need) error 
 // request as the base, so the provider reads the cached prefix, and
 // records the summary call's usage.
 type summariser struct {
-	a   *Agent
-	obs Observer
+	a       *Agent
+	obs     Observer
+	trigger string // for PreCompact hooks: manual or auto
+}
+
+// compactTrigger is Claude Code's name for what asked for a summary.
+func compactTrigger(t history.Trigger) string {
+	if t == history.Requested {
+		return "manual"
+	}
+	return "auto"
 }
 
 func (s summariser) Summarise(ctx context.Context, keep int, focus string) (llm.Block, error) {
 	a := s.a
+	// PreCompact hooks run before the summary is written (Claude Code's
+	// contract: they cannot stop it; what they print goes to the user).
+	if a.o.Hooks != nil && a.o.Label == "" {
+		hookNotices(s.obs, a.o.Hooks.Fire(ctx, extend.Event{Name: extend.PreCompact, Source: s.trigger, Custom: focus}))
+	}
 	base, _ := a.request(ctx)
 	base.Reminder = ""
 	sent := a.o.Ledger.Now()
@@ -824,6 +838,10 @@ func (a *Agent) History() *history.History { return a.o.History }
 
 // Options returns the options the agent was built with.
 func (a *Agent) Options() Options { return a.o }
+
+// SetModel makes the next requests name model (a custom command's model,
+// for its turn). Call it between turns.
+func (a *Agent) SetModel(model string) { a.o.Model = model }
 
 func diff(a, b llm.Usage) llm.Usage {
 	return llm.Usage{Input: a.Input - b.Input, CacheRead: a.CacheRead - b.CacheRead, CacheWrite: a.CacheWrite - b.CacheWrite, Output: a.Output - b.Output, Reasoning: a.Reasoning - b.Reasoning}

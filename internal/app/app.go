@@ -128,14 +128,18 @@ type Session struct {
 	// (nil when the store could not be opened: a warning says so).
 	Checkpoints *checkpoint.Store
 	Commands    *extend.Commands // custom slash commands
-	Hooks       *extend.Hooks
-	Modes       *extend.Modes // the permission mode and an accepted plan
+	// Slash is every slash command beyond the front end's built-ins:
+	// custom commands, skills, and what else registers (MCP prompts).
+	Slash *extend.Registry
+	Hooks *extend.Hooks
+	Modes *extend.Modes // the permission mode and an accepted plan
 
 	mu           sync.Mutex
-	startContext string       // SessionStart hooks' context, for the first prompt
-	end          string       // why the session ends, for SessionEnd
-	endArmed     bool         // SessionStart fired; SessionEnd fires at Close
-	MCP          *mcp.Manager // the session's MCP servers (none configured: an empty one)
+	grants       map[string]bool // allowed-tools the user approved this session (by text)
+	startContext string          // SessionStart hooks' context, for the first prompt
+	end          string          // why the session ends, for SessionEnd
+	endArmed     bool            // SessionStart fired; SessionEnd fires at Close
+	MCP          *mcp.Manager    // the session's MCP servers (none configured: an empty one)
 	// LaterRun watches the files of the writable roots that other
 	// programs run later on the user's machine (hooks managers, .envrc,
 	// editor tasks, venv .pth, the next session's instructions…): the

@@ -31,6 +31,13 @@ func (b *builder) loadExtensions(context.Context) error {
 	}
 	s.Commands = cmds
 	cmds.SetDynamic(mcpCommands(s.MCP))
+	// The slash commands beyond the front end's own, from one registry:
+	// custom commands, then skills; MCP prompts and the like register
+	// here too (s.Slash.Register) and reach the / menu, /help, Tab and
+	// "harness run '/name args'" alike.
+	s.Slash = extend.NewRegistry(b.o.ReservedCommands...)
+	s.Slash.Register(extend.CommandSource(cmds))
+	s.Slash.Register(skillSource(s))
 	var approver extend.Approver
 	if b.o.HookApprover != nil {
 		approver = b.o.HookApprover

@@ -3,11 +3,14 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/permission"
 )
 
 // TestPlanAcceptedCarriesOn: a plan-mode turn is told it is planning and
@@ -71,4 +74,105 @@ func lastUser(t *testing.T, msgs any) string {
 		t.Fatalf("messages: %s", raw)
 	}
 	return string(list[len(list)-1])
+}
+
+// askYes is a permission prompter that says yes.
+type askYes struct{ n int }
+
+func (a *askYes) Prompt(context.Context, permission.Request, permission.Decision, string) (permission.Answer, error) {
+	a.n++
+	return permission.Answer{Choice: permission.Yes}, nil
+}
+
+// TestHookEvents: every event in the list fires with Claude Code's fields:
+// SessionStart (source startup; its stdout goes with the first prompt),
+// UserPromptSubmit, Notification before a permission prompt, SubagentStop
+// when a task ends, PreCompact before /compact's summary (trigger manual,
+// the focus as custom_instructions), Stop, and SessionEnd at close.
+func TestHookEvents(t *testing.T) {
+	srv, err := llmtest.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	o := testOptions(t)
+	o.Source.Env["BASE_URL"] = srv.URL
+	ask := &askYes{}
+	o.Prompter = ask
+	logf := filepath.Join(t.TempDir(), "events.log")
+	hooks := map[string]any{}
+	for _, ev := range extend.Events {
+		cmd := "cat >> " + logf + "; echo >> " + logf
+		if ev == extend.SessionStart {
+			cmd += "; echo START-CONTEXT"
+		}
+		hooks[ev] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": cmd}}}}
+	}
+	data, _ := json.Marshal(map[string]any{"hooks": hooks})
+	os.MkdirAll(filepath.Join(o.Source.Home, ".agents"), 0o755)
+	if err := os.WriteFile(filepath.Join(o.Source.Home, ".agents", "settings.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch asked-file"}`}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "task", Input: `{"description":"look","prompt":"look around"}`}}},
+		llmtest.Reply{Text: "sub-agent report"},
+		llmtest.Reply{Text: "done: " + strings.Repeat("a long answer to make the chat worth compacting ", 60)},
+		llmtest.Reply{Text: "## Goal\nsummary"},
+	)
+	if _, err := s.Agent.Run(context.Background(), "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Agent.Compact(context.Background(), "keep the names", nil); err != nil {
+		t.Fatal(err)
+	}
+	s.SetEndReason("prompt_input_exit")
+	s.Close()
+	if ask.n != 1 {
+		t.Errorf("%d permission prompts, want 1", ask.n)
+	}
+	raw, _ := os.ReadFile(logf)
+	var got []string
+	fields := map[string]map[string]any{}
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("a hook read %q: %v", l, err)
+		}
+		ev, _ := m["hook_event_name"].(string)
+		if m["session_id"] != s.ID {
+			t.Errorf("%s: session_id %v", ev, m["session_id"])
+		}
+		got = append(got, ev)
+		if _, ok := fields[ev]; !ok {
+			fields[ev] = m
+		}
+	}
+	for _, ev := range extend.Events {
+		if fields[ev] == nil {
+			t.Errorf("%s never fired; fired: %v", ev, got)
+		}
+	}
+	for ev, want := range map[string]map[string]any{
+		extend.SessionStart:     {"source": "startup"},
+		extend.UserPromptSubmit: {"prompt": "go"},
+		extend.Notification:     {"notification_type": "permission_prompt", "message": "harness needs your permission to use Bash"},
+		extend.PreCompact:       {"trigger": "manual", "custom_instructions": "keep the names"},
+		extend.SessionEnd:       {"reason": "prompt_input_exit"},
+		extend.Stop:             {"stop_hook_active": false},
+		extend.SubagentStop:     {"stop_hook_active": false},
+	} {
+		for k, v := range want {
+			if fields[ev] != nil && fields[ev][k] != v {
+				t.Errorf("%s: %s = %v, want %v", ev, k, fields[ev][k], v)
+			}
+		}
+	}
+	if first := lastUser(t, srv.Requests()[0].Messages); !strings.Contains(first, "START-CONTEXT") {
+		t.Errorf("SessionStart's stdout is not with the first prompt: %s", first)
+	}
 }

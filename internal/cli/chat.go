@@ -139,20 +139,10 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		}
 		c.s.Close()
 	}()
-	var names []string
-	help := map[string]string{}
-	for _, cmd := range chatCommands {
-		names = append(names, cmd.name)
-		help[cmd.name] = strings.TrimSpace(cmd.args + "  " + cmd.help)
-	}
-	for _, cmd := range c.s.Commands.List() {
-		names = append(names, "/"+cmd.Name)
-		help["/"+cmd.Name] = strings.TrimSpace(cmd.ArgumentHint + "  " + cmd.Description)
-	}
 	c.ed = ui.NewEditor(c.in, c.t, ui.EditorOptions{
 		HistoryPath: filepath.Join(c.s.Home, ".agents", "history"),
-		Completer:   ui.CommandCompleter(names, ui.PathCompleter(c.s.Sandbox.Policy().Project, c.s.Home)),
-		Describe:    func(name string) string { return help[name] },
+		Completer:   c.completer(),
+		Describe:    c.describeCommand,
 		OnResize:    c.r.Reflow,
 		OnBackTab:   c.cycleMode,
 		Popup:       ui.NewPopup(c.menuSources(), withMCPMentions(c, ui.ProjectFiles(c.s.Sandbox.Policy().Project, 5000))),
@@ -192,10 +182,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 			continue
 		}
 		c.r.Remember(c.t.Style.BoldCyan("› ") + ui.Sanitize(line))
-		if p, ok := c.customCommand(ctx, line); ok {
-			if p != "" {
-				c.turn(ctx, p)
-			}
+		if c.commandTurn(ctx, line) {
 			continue
 		}
 		if strings.HasPrefix(line, "/") {
@@ -425,9 +412,13 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		return true, nil
 	case "/help":
 		var b strings.Builder
+		col := 0
+		for _, cmd := range chatCommands {
+			col = max(col, len(cmd.name)+1+len(cmd.args)+1) // two spaces at least before the text
+		}
 		for _, cmd := range chatCommands {
 			// Pad the plain text: escape codes have no width on screen.
-			pad := max(0, 18-len(cmd.name)-1-len(cmd.args))
+			pad := max(0, col-len(cmd.name)-1-len(cmd.args))
 			fmt.Fprintf(&b, "  %s %s%s %s\n", st.Bold(cmd.name), cmd.args, strings.Repeat(" ", pad), st.Dim(cmd.help))
 		}
 		b.WriteString(st.Dim("  \\ then Enter, Ctrl-J or Alt-Enter: new line · Tab: complete (@path mentions a file) · Up/Down: history · Ctrl-R: search it\n"))
@@ -589,10 +580,6 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 	case "/mcp":
 		return false, c.mcpCommand(ctx, arg)
 	default:
-		if sk, ok := c.s.Skills.Lookup(strings.TrimPrefix(name, "/")); ok {
-			c.turn(ctx, skillPrompt(sk.Name, arg))
-			return false, nil
-		}
 		return false, fmt.Errorf("unknown command %s; /help lists them", name)
 	}
 	return false, nil

@@ -2,15 +2,17 @@ package cli
 
 import (
 	"os"
+	"strings"
 	"time"
 
 	"github.com/harness-dev/harness/internal/ui"
 )
 
 // menuSources are the lists the / menu shows, in order: the built-in
-// commands, then the skills (/NAME asks the model to use one). Custom
-// commands and MCP prompts plug in here as sources of their own: each is
-// asked again whenever the menu opens, so the current session's are shown.
+// commands, then every entry of the session's slash registry (custom
+// commands, skills, MCP prompts: whatever registers with
+// extend.Registry). Both are asked again whenever the menu opens, so the
+// current session's are shown (after /clear too).
 func (c *chat) menuSources() []ui.CommandSource {
 	builtin := func() []ui.MenuItem {
 		var out []ui.MenuItem
@@ -19,24 +21,42 @@ func (c *chat) menuSources() []ui.CommandSource {
 		}
 		return out
 	}
-	skills := func() []ui.MenuItem {
+	registered := func() []ui.MenuItem {
 		var out []ui.MenuItem
-		for _, sk := range c.s.Skills.List() {
-			out = append(out, ui.MenuItem{Name: "/" + sk.Name, Args: "[task]", Detail: sk.Description, Source: "skill"})
+		for _, e := range c.s.Slash.Entries() {
+			out = append(out, ui.MenuItem{Name: "/" + e.Name, Args: e.Args, Detail: e.Detail, Source: e.Kind})
 		}
 		return out
 	}
-	return []ui.CommandSource{builtin, skills}
+	return []ui.CommandSource{builtin, registered}
 }
 
-// skillPrompt is the turn /NAME [task] starts for a skill: the model is
-// asked to load it (read_skill) and follow it.
-func skillPrompt(name, task string) string {
-	p := "Use the " + name + " skill (load it with read_skill) for this"
-	if task == "" {
-		return p + "."
+// completer completes the built-in and registered slash commands in the
+// first word, paths elsewhere.
+func (c *chat) completer() ui.Completer {
+	return func(line string, pos int) []string {
+		var names []string
+		for _, cmd := range chatCommands {
+			names = append(names, cmd.name)
+		}
+		for _, e := range c.s.Slash.Entries() {
+			names = append(names, "/"+e.Name)
+		}
+		return ui.CommandCompleter(names, ui.PathCompleter(c.s.Sandbox.Policy().Project, c.s.Home))(line, pos)
 	}
-	return p + ": " + task
+}
+
+// describeCommand is a completion candidate's one-line description.
+func (c *chat) describeCommand(name string) string {
+	for _, cmd := range chatCommands {
+		if cmd.name == name {
+			return strings.TrimSpace(cmd.args + "  " + cmd.help)
+		}
+	}
+	if e, ok := c.s.Slash.Lookup(strings.TrimPrefix(name, "/")); ok {
+		return strings.TrimSpace(e.Args + "  " + e.Detail)
+	}
+	return ""
 }
 
 // newNotifier reads HARNESS_NOTIFY (auto, bell, osc9, osc777 or off) and

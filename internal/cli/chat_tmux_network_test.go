@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,11 +26,17 @@ func TestChatTmuxNetwork(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		testenv.Missing(t, testenv.Bwrap, "bubblewrap is not installed (CI installs it)")
 	}
+	for _, size := range firstHourSizes {
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) { network(t, bin, size.w, size.h) })
+	}
+}
+
+func network(t *testing.T, bin string, w, h int) {
 	srv := llmtest.NewServer(t)
 	home, proj := tmuxProject(t)
 	os.MkdirAll(filepath.Join(home, ".agents"), 0o755)
 	os.WriteFile(filepath.Join(home, ".agents", "permissions"), []byte("allow bash curl *\n"), 0o644)
-	tm := startTmux(t, 120, 40, proj, tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), bin, "--project", proj, "--sandbox", "bwrap")
+	tm := startTmux(t, w, h, proj, tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), bin, "--project", proj, "--sandbox", "bwrap")
 	tm.waitFor("banner", "/help for commands")
 	tm.waitPrompt()
 
@@ -42,7 +49,7 @@ func TestChatTmuxNetwork(t *testing.T) {
 			t.Errorf("the prompt lacks %q:\n%s", want, s)
 		}
 	}
-	tm.capture("network-prompt")
+	tm.capture(fmt.Sprintf("network-prompt-%d", w))
 	tm.answer("a")
 	tm.waitFor("final text", "The proxy refused loopback.")
 	s = tm.screen()
@@ -59,5 +66,6 @@ func TestChatTmuxNetwork(t *testing.T) {
 	if !strings.Contains(s, "refused GET localhost:80") || !strings.Contains(s, "loopback") {
 		t.Errorf("/network does not show the refused connections:\n%s", s)
 	}
-	tm.capture("network-list")
+	tm.capture(fmt.Sprintf("network-list-%d", w))
+	checkFits(t, tm.screen(), w)
 }

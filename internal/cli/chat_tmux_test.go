@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +111,12 @@ func TestChatTmux(t *testing.T) {
 	enqueue(t, srv, "compact.jsonl")
 	tm.typeLine("/compact the demo")
 	tm.waitFor("compaction notice", "compacted the conversation")
+	// The sizes make sense: the summary is smaller than what it replaced.
+	if m := regexp.MustCompile(`compacted the conversation: about (\d+) → (\d+) tokens`).FindStringSubmatch(words(tm.screen())); m == nil {
+		t.Errorf("the compaction notice gives no sizes:\n%s", tm.screen())
+	} else if before, _ := strconv.Atoi(m[1]); func() bool { after, _ := strconv.Atoi(m[2]); return after >= before }() {
+		t.Errorf("compaction grew the conversation: %s", m[0])
+	}
 	tm.typeLine("/cost")
 	tm.waitFor("/cost view", "cache read")
 	tm.capture("commands")

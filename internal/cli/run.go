@@ -225,13 +225,17 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	}
 	watch := &refusalWatch{Observer: obs, r: &tally}
 	prompt := o.Prompt
-	// "/name args" runs a custom command (package extend), an MCP
-	// server's prompt among them, as in chat.
-	if p, _, ok, err := s.Commands.Run(ctx, strings.TrimSpace(prompt)); ok {
-		if err != nil {
-			return usageError("%v", err)
+	// "/name args" runs a custom command (package extend), as in chat.
+	cmd, isCmd, err := s.StartCommand(ctx, strings.TrimSpace(prompt), nil)
+	if err != nil {
+		return err
+	}
+	if isCmd {
+		prompt = cmd.Prompt
+		defer cmd.Done()
+		for _, n := range cmd.Notes {
+			fmt.Fprintln(stdio.Err, "harness: "+n)
 		}
-		prompt = p
 	}
 	// @SERVER:URI attaches an MCP resource, as in chat.
 	prompt, notes := attachResources(ctx, prompt, s.MCP)

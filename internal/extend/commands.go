@@ -35,9 +35,10 @@ type Command struct {
 	Scope        string   // "project" or "user"
 	// Fetch, set, gives the prompt instead of Body: a command another
 	// program offers (an MCP server's prompt, asked for when it is run).
-	Fetch  func(ctx context.Context, args string) (string, error)
-	gemini bool   // a Gemini CLI .toml: {{args}}, else the command is appended
-	alias  string // Claude Code's name for a namespaced command: the file's base name
+	Fetch func(ctx context.Context, args string) (string, error)
+	gemini       bool     // a Gemini CLI .toml: {{args}}, else the command is appended
+	agents       bool     // from a .agents directory (read-only to the agent in a project)
+	alias        string   // Claude Code's name for a namespaced command: the file's base name
 }
 
 // Where says where the command came from, for /help.
@@ -46,6 +47,7 @@ func (c Command) Where() string { return c.Scope + ": " + c.Path }
 // commandDir is one place commands are read from.
 type commandDir struct {
 	dir    string
+	agents bool
 	scope  string
 	gemini bool
 	claude bool
@@ -55,13 +57,13 @@ func commandDirs(project, home string) []commandDir {
 	var out []commandDir
 	if project != "" {
 		out = append(out,
-			commandDir{dir: filepath.Join(project, ".agents", "commands"), scope: "project"},
+			commandDir{dir: filepath.Join(project, ".agents", "commands"), scope: "project", agents: true},
 			commandDir{dir: filepath.Join(project, ".claude", "commands"), scope: "project", claude: true},
 			commandDir{dir: filepath.Join(project, ".gemini", "commands"), scope: "project", gemini: true})
 	}
 	if home != "" {
 		out = append(out,
-			commandDir{dir: filepath.Join(home, ".agents", "commands"), scope: "user"},
+			commandDir{dir: filepath.Join(home, ".agents", "commands"), scope: "user", agents: true},
 			commandDir{dir: filepath.Join(home, ".claude", "commands"), scope: "user", claude: true},
 			commandDir{dir: filepath.Join(home, ".gemini", "commands"), scope: "user", gemini: true})
 	}
@@ -163,7 +165,7 @@ func scanCommands(d commandDir, open Opener) ([]Command, []error) {
 			warns = append(warns, fmt.Errorf("command %s: %w", path, err))
 			return nil
 		}
-		c.Name, c.Path, c.Scope = name, path, d.scope
+		c.Name, c.Path, c.Scope, c.agents = name, path, d.scope, d.agents
 		if d.claude && strings.Contains(name, ":") {
 			c.alias = name[strings.LastIndex(name, ":")+1:]
 		}

@@ -16,10 +16,28 @@
 // with neither gets "ARGUMENTS: …" appended); Gemini's {{args}} too (a
 // file without it gets the command as typed appended). Project files are
 // read through an Opener, the sandbox policy's in a session, as
-// instructions and skills are. allowed-tools and model are read and shown
-// in /help; harness does not yet apply them (the permission rules and the
-// session's model decide), and it runs neither Claude Code's !`cmd` nor
-// Gemini's !{…} shell expansion: a prompt file never runs code on the host.
+// instructions and skills are. harness runs neither Claude Code's !`cmd`
+// nor Gemini's !{…} shell expansion: a prompt file never runs code on the
+// host.
+//
+// The front matter holds for the turn the command starts (package app,
+// Session.StartCommand): model: names the turn's model, when the
+// catalogue knows it as one of the session's provider (else the session's
+// model, said); allowed-tools: are Claude Code permission patterns
+// (ClaudeRules reads them as harness rules: Bash(git add:*) is "bash git
+// add *") allowed without asking during that turn, never over a deny rule
+// or the walls. From a file out of the agent's reach (the user's own, the
+// project's .agents) they apply at once; from one the agent could have
+// written (the project's .claude/commands) only once the user approved
+// them in the session, and headless not at all, said.
+//
+// # The slash registry
+//
+// Registry holds every slash command a session has beyond the front
+// end's built-ins, as Sources asked afresh each time: custom commands
+// (CommandSource), skills, and whatever else registers (MCP prompts). The
+// interactive / menu, Tab completion, /help and "harness run '/name
+// args'" all read it, so a new kind of command is one Register call.
 //
 // # Hooks
 //
@@ -29,8 +47,8 @@
 // FILE, and from the project's .agents/settings.json, .claude/settings.json
 // and .claude/settings.local.json. The events are PreToolUse, PostToolUse,
 // UserPromptSubmit, Stop, SubagentStop, SessionStart, SessionEnd,
-// PreCompact (not fired yet: compaction has no hook point) and
-// Notification (before a permission prompt); a hook for another event or
+// PreCompact (before a summary is written: trigger manual for /compact,
+// auto otherwise) and Notification (before a permission prompt); a hook for another event or
 // of another type is reported and ignored. A hook reads Claude Code's JSON
 // on stdin (session_id, transcript_path, cwd, permission_mode,
 // hook_event_name and the event's fields; tool_name in Claude Code's names

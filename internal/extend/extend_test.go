@@ -135,3 +135,65 @@ func TestMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistry: sources in the order they registered, the first of a name
+// kept, reserved names never offered; Start expands the entry's turn and
+// leaves other lines alone; a namespaced Claude Code command answers to
+// its plain name too.
+func TestRegistry(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, body string) {
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	write(".agents/commands/review.md", "---\ndescription: Review it\nargument-hint: [pr]\nallowed-tools: Bash(git diff:*), Read\nmodel: claude-haiku-4-5\n---\nReview $1\n")
+	write(".claude/commands/front/component.md", "Make $ARGUMENTS\n")
+	cmds, warns := DiscoverCommands(dir, "", nil, nil)
+	if len(warns) > 0 {
+		t.Fatal(warns)
+	}
+	r := NewRegistry("/help")
+	r.Register(CommandSource(cmds))
+	r.Register(func() []Entry {
+		return []Entry{{Name: "review", Kind: "skill"}, {Name: "help", Kind: "skill"}, {Name: "deploy", Kind: "skill",
+			Expand: func(_ context.Context, a string) (Turn, error) { return Turn{Prompt: "deploy " + a}, nil }}}
+	})
+	var names []string
+	for _, e := range r.Entries() {
+		names = append(names, e.Name+"="+e.Kind)
+	}
+	if got := strings.Join(names, " "); got != "front:component=project command review=project command component=project command deploy=skill" {
+		t.Errorf("entries: %s", got)
+	}
+	tu, e, ok, err := r.Start(context.Background(), "/review 42")
+	if !ok || err != nil || tu.Prompt != "Review 42" || e.Args != "[pr]" || tu.Model != "claude-haiku-4-5" || !tu.Trusted || !tu.Project ||
+		strings.Join(tu.AllowedTools, ",") != "Bash(git diff:*),Read" {
+		t.Errorf("/review: %+v %+v %v %v", tu, e, ok, err)
+	}
+	if tu, _, ok, _ := r.Start(context.Background(), "/component Button"); !ok || tu.Prompt != "Make Button" || tu.Trusted {
+		t.Errorf("/component (a .claude file, which the agent could have written): %+v %v", tu, ok)
+	}
+	if tu, _, ok, _ := r.Start(context.Background(), "/deploy now"); !ok || tu.Prompt != "deploy now" {
+		t.Errorf("/deploy: %+v %v", tu, ok)
+	}
+	for _, line := range []string{"/help", "/nosuch x", "review 42", "/review-x"} {
+		if _, _, ok, _ := r.Start(context.Background(), line); ok {
+			t.Errorf("%q started a command", line)
+		}
+	}
+}
+
+// TestClaudeRules reads Claude Code's permission patterns as harness's.
+func TestClaudeRules(t *testing.T) {
+	rules, skipped := ClaudeRules([]string{"Bash(git add:*)", "Bash(npm run test)", "Bash", "Read", "Grep(src/**)", "Edit", "Write(/docs/**)",
+		"Edit(//tmp/x)", "WebFetch(domain:example.com)", "mcp__github", "mcp__fs__read", "Task", "TodoWrite", "WebFetch", "Frobnicate", "Bash(oops"})
+	want := []string{"bash git add *", "bash npm run test", "bash *", "read **", "read src/**", "write **", "write docs/**",
+		"write /tmp/x", "net example.com", "mcp__github", "mcp__fs__read"}
+	if strings.Join(rules, "|") != strings.Join(want, "|") {
+		t.Errorf("rules:\n got %q\nwant %q", rules, want)
+	}
+	if strings.Join(skipped, "|") != "WebFetch|Frobnicate|Bash(oops" {
+		t.Errorf("skipped: %q", skipped)
+	}
+}

@@ -41,6 +41,12 @@ const enterSettle = 250 * time.Millisecond
 // the menu. Without a terminal it reads a line: a key, a number, or text
 // for the Typed option.
 func (e *Editor) Choose(ctx context.Context, opts []Option, def int) (Chosen, error) {
+	return e.ChooseEsc(ctx, opts, def, "Esc stops the turn")
+}
+
+// ChooseEsc is Choose with the hint's words on Esc ("Esc: keep
+// planning"), for a list whose Esc does not stop a turn.
+func (e *Editor) ChooseEsc(ctx context.Context, opts []Option, def int, esc string) (Chosen, error) {
 	if len(opts) == 0 {
 		return Chosen{}, errors.New("nothing to choose from")
 	}
@@ -48,13 +54,13 @@ func (e *Editor) Choose(ctx context.Context, opts []Option, def int) (Chosen, er
 	f, isFile := e.in.File()
 	tty := isFile && term.IsTerminal(int(f.Fd()))
 	if !tty && !e.opts.ForceRaw {
-		io.WriteString(e.t.Out, renderOptions(e.t.Style, opts, -1, e.t.Width()))
+		io.WriteString(e.t.Out, renderOptions(e.t.Style, opts, -1, e.t.Width(), esc))
 		return e.choosePlain(ctx, opts)
 	}
 	if tty && !e.opts.ForceRaw {
 		old, err := term.MakeRaw(int(f.Fd()))
 		if err != nil {
-			io.WriteString(e.t.Out, renderOptions(e.t.Style, opts, -1, e.t.Width()))
+			io.WriteString(e.t.Out, renderOptions(e.t.Style, opts, -1, e.t.Width(), esc))
 			return e.choosePlain(ctx, opts)
 		}
 		defer term.Restore(int(f.Fd()), old) //nolint:errcheck // best effort on the way out
@@ -66,7 +72,7 @@ func (e *Editor) Choose(ctx context.Context, opts []Option, def int) (Chosen, er
 			fmt.Fprintf(&b, "\x1b[%dA", rows)
 		}
 		b.WriteString("\r\x1b[J")
-		text := renderOptions(e.t.Style, opts, cur, e.t.Width())
+		text := renderOptions(e.t.Style, opts, cur, e.t.Width(), esc)
 		b.WriteString(strings.ReplaceAll(text, "\n", "\r\n"))
 		rows = strings.Count(text, "\n")
 		io.WriteString(e.t.Out, b.String())
@@ -187,7 +193,7 @@ func typedOption(opts []Option) int {
 
 // renderOptions draws the list: the highlighted row marked ❯ and bold,
 // each label wrapped under itself, and a hint row.
-func renderOptions(st Style, opts []Option, cur, width int) string {
+func renderOptions(st Style, opts []Option, cur, width int, esc string) string {
 	var b strings.Builder
 	for i, o := range opts {
 		mark, key := "  ", fmt.Sprintf("%d", i+1)
@@ -212,7 +218,7 @@ func renderOptions(st Style, opts []Option, cur, width int) string {
 			b.WriteString(l + "\n")
 		}
 	}
-	hint := "↑↓ Enter picks · or press its key · Esc stops the turn"
+	hint := "↑↓ Enter picks · or press its key · " + esc
 	if cur < 0 {
 		hint = "type its key and Enter" // read as a line: no terminal
 	}
