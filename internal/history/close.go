@@ -19,12 +19,12 @@ const (
 
 // ClosedRound heads the restated call of a closed round: what the model
 // reads instead of its call and the call's result.
-const ClosedRound = "[harness: earlier messages of this conversation were shortened, so your last tool call and its result are restated here as text]"
+const ClosedRound = "[harness: history shortened; your last call, restated]"
 
 // closedCallText stands in an assistant message whose tool calls a close
 // moved to the next message and which has no text of its own: the API
 // rejects an empty assistant message and one that ends with thinking.
-const closedCallText = "[harness: this step's tool call is restated in the next message]"
+const closedCallText = "[harness: call restated below]"
 
 // closeRound closes the pending tool round: when the history ends with an
 // assistant message holding tool calls and the user message holding their
@@ -64,7 +64,7 @@ func (h *History) closeRound() {
 			continue
 		}
 		c := byID[b.ToolUseID]
-		call := fmt.Sprintf("%s\nYou called %s with %s.", ClosedRound, c.Name, strings.TrimSpace(string(c.Input)))
+		call := fmt.Sprintf("%s %s %s", ClosedRound, c.Name, strings.TrimSpace(string(c.Input)))
 		var sb strings.Builder
 		if b.IsError {
 			sb.WriteString(closedFailed)

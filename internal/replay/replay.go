@@ -455,15 +455,16 @@ func hasToolResult(m llm.Message) bool {
 }
 
 // visibleOutput is the tool output msgs show: the tool results' content
-// and the restated results of closed rounds (history.LayerClose).
+// and the restated output of closed rounds (the text block after a
+// history.LayerCloseCall block, stubbed or not).
 func visibleOutput(msgs []llm.Message) int {
 	n := 0
 	for _, m := range msgs {
-		for _, b := range m.Blocks {
+		for i, b := range m.Blocks {
 			switch {
 			case b.Type == llm.BlockToolResult:
 				n += len(b.Content)
-			case b.Type == llm.BlockText && b.Layer == history.LayerClose:
+			case b.Type == llm.BlockText && i > 0 && m.Blocks[i-1].Layer == history.LayerCloseCall:
 				n += len(b.Text)
 			}
 		}
