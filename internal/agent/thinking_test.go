@@ -189,7 +189,7 @@ func TestPreservedThinkingSession(t *testing.T) {
 			if err := s.agent.Compact(ctx, "", obs); err != nil {
 				t.Fatalf("/compact: %v", err)
 			}
-			failCompaction = 3
+			failCompaction = 2
 		case 7:
 			if _, _, err := s.agent.Rewind(1); err != nil {
 				t.Fatalf("/rewind: %v", err)
