@@ -522,6 +522,7 @@ func (a *Agent) request(ctx context.Context) (*llm.Request, *reminder.Pending) {
 		Tools:     tools,
 		Messages:  a.o.History.Messages(),
 		Volatile:  a.o.History.Volatile(),
+		Stable:    a.o.History.Stable(),
 		MaxTokens: a.o.MaxTokens,
 		SessionID: a.o.SessionID,
 		Thinking:  a.o.Thinking,

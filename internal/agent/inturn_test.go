@@ -82,11 +82,7 @@ func longTurn(steps, limit int, failN func(n int) bool) func(llmtest.Request) ll
 			}
 			return llmtest.Reply{Thinking: "summing up", Text: fmt.Sprintf("<summary>## Goal\ncount\n## State\nstep %d of %d\n## Next\ngo on</summary>", step, steps)}
 		}
-		need := r.Tokens
-		if r.Format == llmtest.FormatOpenAI {
-			need += r.MaxTokens // DeepSeek, the OpenAI-format server here, counts the reply's reserve in
-		}
-		if need > limit {
+		if need(r) > limit {
 			return llmtest.Reply{Text: "refused anyway"}
 		}
 		step++
@@ -116,9 +112,16 @@ func TestLongTurnAppendOnly(t *testing.T) {
 	const steps, window = 300, 24000
 	for _, format := range []string{"anthropic", "deepseek"} {
 		t.Run(format, func(t *testing.T) {
-			s := thinkingSession(t, format, history.Config{Window: window}, steps+10)
-			// Every third summary fails: the turn backs off and drops.
-			s.srv.Handle(longTurn(steps, window, func(n int) bool { return n%3 == 1 }))
+			// DeepSeek's limit counts the reply's reserve (MaxTokens 2048)
+			// in: what the prompt may take is the rest.
+			hw := window
+			if format == "deepseek" {
+				hw -= 2048
+			}
+			s := thinkingSession(t, format, history.Config{Window: hw}, steps+10)
+			// Four summaries of five fail: the turn backs off (1, 2, 4
+			// and 8 steps) and drops meanwhile.
+			s.srv.Handle(longTurn(steps, window, func(n int) bool { return n%5 != 0 }))
 			s.srv.ContextLimit(window, nil)
 			res, err := s.agent.Run(context.Background(), "count for me, 300 times", noteObs{&s.notes})
 			if err != nil {
@@ -130,9 +133,9 @@ func TestLongTurnAppendOnly(t *testing.T) {
 			reqs := s.srv.Requests()
 			refused := 0
 			for i, r := range reqs {
-				if r.Tokens > window || len(r.PrefixFailures) > 0 {
+				if need(r) > window || len(r.PrefixFailures) > 0 {
 					refused++
-					t.Errorf("request %d refused: %d tokens (window %d), prefix failures %v", i, r.Tokens, window, r.PrefixFailures)
+					t.Errorf("request %d refused: %d tokens (window %d), prefix failures %v", i, need(r), window, r.PrefixFailures)
 				}
 			}
 			st := s.hist.Stats()
@@ -145,6 +148,15 @@ func TestLongTurnAppendOnly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// need is what a request takes of the server's window: its prompt, and on
+// DeepSeek the completion's reserve too (its limit counts max_tokens in).
+func need(r llmtest.Request) int {
+	if r.Format != llmtest.FormatAnthropic {
+		return r.Tokens + r.MaxTokens
+	}
+	return r.Tokens
 }
 
 func tail(s []string, n int) []string {
@@ -194,7 +206,7 @@ func TestInTurnEditWithoutCloseIsRefused(t *testing.T) {
 
 // TestOverflowMidTurnKeepsThinkingRules: a server whose real limit is a
 // quarter of CONTEXT_WINDOW refuses the turn twice in its middle (the
-// second time a burst of output larger than the estimate allowed for), on
+// second time when its limit falls lower still, to a fifth), on
 // a preserved-thinking model and on DeepSeek's thinking mode. Each
 // recovery edits history inside a tool loop; the retry and every request
 // after it pass every thinking rule, and the turn finishes.
@@ -204,15 +216,29 @@ func TestOverflowMidTurnKeepsThinkingRules(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			s := thinkingSession(t, format, history.Config{Window: window, Cap: history.SeedCap}, 40)
 			var mu sync.Mutex
-			step := 0
+			step, late := 0, 0
 			s.srv.Handle(func(r llmtest.Request) llmtest.Reply {
 				mu.Lock()
 				defer mu.Unlock()
 				if isCompaction(r) {
 					return llmtest.Reply{Thinking: "summing up", Text: "<summary>## Goal\ncount\n## State\nhalf way</summary>"}
 				}
-				if r.Tokens+2048 > window/4 && format == "deepseek" || r.Tokens > window/4 {
-					return llmtest.Reply{Text: "refused anyway"}
+				need := r.Tokens
+				if format == "deepseek" {
+					need += r.MaxTokens
+				}
+				if need > window/4 {
+					return llmtest.Reply{Text: "refused anyway"} // the server refused it
+				}
+				if lower := window / 5; step >= 8 && need > lower {
+					// From step 8 the server's real limit is lower still
+					// than the one it stated before: a second overflow.
+					late++
+					body := fmt.Sprintf(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: %d tokens > %d maximum"}}`, r.Tokens, lower)
+					if format == "deepseek" {
+						body = fmt.Sprintf(`{"error":{"message":"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`, lower, need, r.Tokens, r.MaxTokens)
+					}
+					return llmtest.Reply{Status: 400, ErrorBody: body}
 				}
 				step++
 				calls := 2
@@ -249,6 +275,7 @@ func TestOverflowMidTurnKeepsThinkingRules(t *testing.T) {
 					overflows++
 				}
 			}
+			overflows += late
 			t.Logf("%d requests, %d overflows, stats %+v, window now %d", len(s.srv.Requests()), overflows, s.hist.Stats(), s.hist.Config().Window)
 			if overflows < 2 {
 				t.Errorf("%d overflows in the turn, want at least 2", overflows)

@@ -42,12 +42,13 @@ func isCompaction(r llmtest.Request) bool {
 	return false
 }
 
-// stepsInTurn counts the assistant messages since the last user prompt.
+// stepsInTurn counts the assistant messages since the last user prompt
+// (a closed round, its last call and result restated as text, is not one).
 func stepsInTurn(msgs []llm.Message) int {
 	n := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
-		if m.Role == llm.RoleUser && history.PromptText(m) != "" && !hasResult(m) {
+		if m.Role == llm.RoleUser && history.PromptText(m) != "" && !hasResult(m) && !closedRound(m) {
 			break
 		}
 		if m.Role == llm.RoleAssistant {
@@ -55,6 +56,17 @@ func stepsInTurn(msgs []llm.Message) int {
 		}
 	}
 	return n
+}
+
+// closedRound reports whether m restates a closed round's call and result
+// (history.Edit.Close), as the model reads it.
+func closedRound(m llm.Message) bool {
+	for _, b := range m.Blocks {
+		if b.Type == llm.BlockText && strings.Contains(b.Text, history.ClosedRound) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasResult(m llm.Message) bool {
@@ -137,7 +149,7 @@ func newLoopSession(t *testing.T, format, model string, cfg history.Config, appe
 // the check, and every request inside a tool loop carries the turn's latest
 // thinking block as it was received.
 func TestPreservedThinkingSession(t *testing.T) {
-	failCompaction := 1 // the first summarisation request fails
+	failCompaction := 0 // set after /compact: the next automatic ones fail and back off
 	big := map[int]bool{2: true, 4: true, 6: true, 8: true}
 	turn := 0
 	s := newSession40(t, "anthropic", history.Config{Window: 12000, Strategy: history.Append}, true, func(r llmtest.Request) llmtest.Reply {
@@ -150,10 +162,12 @@ func TestPreservedThinkingSession(t *testing.T) {
 		}
 		if n := stepsInTurn(r.Messages); n < 4 {
 			lines := 150
+			calls := []llmtest.ToolCall{{Name: "bash", Input: fmt.Sprintf(`{"command":"seq 1 %d"}`, lines)}}
 			if big[turn] {
-				lines = 1200
+				// Two large outputs a step: more than a strip keeps up with.
+				calls = []llmtest.ToolCall{{Name: "bash", Input: `{"command":"seq 1 1200"}`}, {Name: "bash", Input: `{"command":"seq 2 1201"}`}}
 			}
-			return llmtest.Reply{Thinking: fmt.Sprintf("step %d of turn %d", n, turn), ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: fmt.Sprintf(`{"command":"seq 1 %d"}`, lines)}}}
+			return llmtest.Reply{Thinking: fmt.Sprintf("step %d of turn %d", n, turn), ToolCalls: calls}
 		}
 		return llmtest.Reply{Text: fmt.Sprintf("turn %d done", turn)}
 	})
@@ -175,6 +189,7 @@ func TestPreservedThinkingSession(t *testing.T) {
 			if err := s.agent.Compact(ctx, "", obs); err != nil {
 				t.Fatalf("/compact: %v", err)
 			}
+			failCompaction = 2
 		case 7:
 			if _, _, err := s.agent.Rewind(1); err != nil {
 				t.Fatalf("/rewind: %v", err)

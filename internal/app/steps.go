@@ -380,10 +380,16 @@ func (b *builder) newHistory(context.Context) error {
 	if llm.AppendOnly(cfg.Model, cfg.BaseURL) {
 		strategy = history.Append
 	}
+	// In-turn edits are weighed with the model's own cache prices.
+	var price *llm.Price
+	if m, ok := llm.LookupModel(cfg.Model); ok {
+		price = m.Price
+	}
 	s.History = history.New(history.Config{
 		Cap: cfg.Cap, Stub: cfg.Stub, CompactAt: cfg.CompactAt, CompactTo: cfg.CompactTo,
 		Window: cfg.ContextWindow, SpillDir: spill, Strategy: strategy,
 		TrimText: cfg.TrimOldText, Disk: projectDisk{b.policy},
+		RewriteCost: history.RewriteCostOf(price),
 	})
 	return nil
 }

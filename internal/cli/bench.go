@@ -72,9 +72,10 @@ Strategies (--strategy; --policy is its deprecated old name): raw (append-only,
 cap only), seed (the reference harness: head-only cap, strip after every tool
 round, drop to just under the budget, compaction with its own system prompt),
 harness (what ships for most models), append (the append-only contract of
-preserved-thinking models and DeepSeek: edits only at a turn's start, each
-removing the reasoning after it, and the reminder persisted as deltas instead of
-sent whole every request), server (the same contract with the edits left to
+preserved-thinking models and DeepSeek: edits at a turn's start and, inside a
+turn, when they pay for the cache they rewrite, each removing the reasoning
+after it and closing the open round, and the reminder persisted as deltas
+instead of sent whole every request), server (the same contract with the edits left to
 Anthropic's context management: the client never strips or drops; old tool
 results are cleared server-side, clear_tool_uses_20250919 with its trigger at
 half the window, clear_at_least a fifth of it, keep 3; the summary stands for

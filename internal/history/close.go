@@ -7,15 +7,24 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 )
 
-// LayerClose marks the text block that restates a closed tool round's call
-// and result (Edit.Close). The strip and the drop treat it as the tool
-// output it carries.
-const LayerClose = "close"
+// LayerClose marks the text block that restates a closed tool round's
+// result (Edit.Close). The strip and the drop treat it as the tool output
+// it carries. LayerCloseCall marks the block before it, which restates the
+// call: like a call's input it is never stubbed as output, so a body the
+// call wrote stays whole.
+const (
+	LayerClose     = "close"
+	LayerCloseCall = "close-call"
+)
+
+// ClosedRound heads the restated call of a closed round: what the model
+// reads instead of its call and the call's result.
+const ClosedRound = "[harness: history shortened; your last call, restated]"
 
 // closedCallText stands in an assistant message whose tool calls a close
 // moved to the next message and which has no text of its own: the API
 // rejects an empty assistant message and one that ends with thinking.
-const closedCallText = "[harness: this step's tool call is restated in the next message]"
+const closedCallText = "[harness: call restated below]"
 
 // closeRound closes the pending tool round: when the history ends with an
 // assistant message holding tool calls and the user message holding their
@@ -55,20 +64,21 @@ func (h *History) closeRound() {
 			continue
 		}
 		c := byID[b.ToolUseID]
+		call := fmt.Sprintf("%s %s %s", ClosedRound, c.Name, strings.TrimSpace(string(c.Input)))
 		var sb strings.Builder
-		sb.WriteString("[harness: the conversation above was shortened to fit the context window, so your last tool call and its result are restated here as text]\n")
-		fmt.Fprintf(&sb, "You called %s with %s.", c.Name, strings.TrimSpace(string(c.Input)))
 		if b.IsError {
-			sb.WriteString(" It failed:\n")
+			sb.WriteString(closedFailed)
 		} else {
-			sb.WriteString(" It returned:\n")
+			sb.WriteString(closedReturned)
 		}
 		if strings.TrimSpace(b.Content) == "" {
 			sb.WriteString("(no output)")
 		} else {
 			sb.WriteString(b.Content)
 		}
-		nu.Blocks = append(nu.Blocks, llm.Block{Type: llm.BlockText, Text: sb.String(), Layer: LayerClose})
+		nu.Blocks = append(nu.Blocks,
+			llm.Block{Type: llm.BlockText, Text: call, Layer: LayerCloseCall},
+			llm.Block{Type: llm.BlockText, Text: sb.String(), Layer: LayerClose})
 	}
 	for i, m := range []llm.Message{na, nu} {
 		k := n - 2 + i
@@ -77,8 +87,15 @@ func (h *History) closeRound() {
 		h.total += e - h.est[k]
 		h.est[k] = e
 	}
+	h.touched(n - 2)
 	h.stats.Closes++
 }
+
+// The heads of a closed round's restated result.
+const (
+	closedReturned = "It returned:\n"
+	closedFailed   = "It failed:\n"
+)
 
 // output returns the tool output a block carries: a tool result's content,
 // or the restated result of a closed round.

@@ -3,7 +3,6 @@ package history
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/harness-dev/harness/internal/llm"
 )
@@ -191,17 +190,14 @@ func (h *History) overflow(ctx context.Context, n Need, s Summariser) ([]Edit, e
 		edits = append(edits, sq...)
 		err = nil
 	}
+	if err != nil && len(edits) > 0 && h.Tokens() <= h.cfg.Window*9/10 {
+		// The summary failed (it backs off) but the drop made the
+		// request fit: retry it rather than end the turn.
+		err = nil
+	}
 	return edits, err
 }
 
 // minWindow is the least a window is lowered to from a failing request's
 // size alone.
 const minWindow = 4096
-
-// inTurnBatch is the strategy's in-turn strip threshold, in tokens.
-func (h *History) inTurnBatch() int {
-	if b := h.layers().InTurnBatch; b > 0 {
-		return b
-	}
-	return math.MaxInt
-}

@@ -58,6 +58,12 @@ type Config struct {
 	// by default: no published evaluation supports dropping in-loop
 	// reasoning; see TRIM_OLD_TEXT).
 	TrimText bool
+
+	// RewriteCost is what writing a cached token again costs over reading
+	// it from the cache, in cache reads: (cache write − cache read) / cache
+	// read of the model's prices (RewriteCostOf). The append strategy
+	// weighs its in-turn edits with it. Zero means DefaultRewriteCost.
+	RewriteCost float64
 }
 
 // Defaults, the reference harness's but for the cap: 5,000 with the
@@ -70,6 +76,10 @@ const (
 	DefaultCompactTo  = 0.35
 	DefaultWindow     = 128000
 	DefaultStripBatch = 1
+
+	// DefaultRewriteCost is Anthropic's: a cache write is 1.25× the
+	// input price, a read 0.1×, so rewriting costs 11.5 reads.
+	DefaultRewriteCost = 11.5
 
 	// SeedCap is the reference harness's cap, which the benchmark's seed
 	// and raw strategies keep.
@@ -107,6 +117,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StripBatch <= 0 {
 		c.StripBatch = d.StripBatch
+	}
+	if c.RewriteCost <= 0 {
+		c.RewriteCost = DefaultRewriteCost
 	}
 	return c
 }
@@ -192,6 +205,14 @@ type History struct {
 	// compactWait steps (doubling up to maxCompactWait).
 	compactWait, compactSkip int
 
+	// edited is the first message an edit changed since the last
+	// observed request, or -1 (Stable).
+	edited int
+
+	// turnSteps counts the assistant messages stored since the user's
+	// latest prompt: the steps of the turn so far.
+	turnSteps int
+
 	// Statistics for the benchmark and the UI.
 	stats Stats
 }
@@ -205,7 +226,7 @@ type Stats struct {
 
 // New returns an empty history.
 func New(cfg Config) *History {
-	return &History{cfg: cfg.withDefaults(), floor: -1}
+	return &History{cfg: cfg.withDefaults(), floor: -1, edited: -1}
 }
 
 // Config returns the effective configuration (defaults filled in).
@@ -221,6 +242,20 @@ func (h *History) Messages() []llm.Message {
 	return append([]llm.Message(nil), h.msgs...)
 }
 
+// Stable is llm.Request.Stable for the next request: how many leading
+// messages the edits since the last observed request left as they were
+// (0 when nothing was edited).
+func (h *History) Stable() int {
+	return max(0, h.edited)
+}
+
+// touched records that an edit changed message i and those after it.
+func (h *History) touched(i int) {
+	if h.edited < 0 || i < h.edited {
+		h.edited = max(0, i)
+	}
+}
+
 // Len returns the number of stored messages.
 func (h *History) Len() int { return len(h.msgs) }
 
@@ -231,12 +266,33 @@ func (h *History) Append(m llm.Message) {
 	h.msgs = append(h.msgs, m)
 	h.est = append(h.est, e)
 	h.total += e
+	switch {
+	case m.Role == llm.RoleAssistant:
+		h.turnSteps++
+	case h.AtBoundary():
+		h.turnSteps = 0
+	}
+}
+
+// RewriteCostOf is Config.RewriteCost for a model's prices: a provider
+// with no cache-write premium (OpenAI, DeepSeek) writes at the input
+// price. An unknown price gives DefaultRewriteCost.
+func RewriteCostOf(p *llm.Price) float64 {
+	if p == nil || p.CacheRead <= 0 {
+		return DefaultRewriteCost
+	}
+	w := p.CacheWrite
+	if w <= 0 {
+		w = p.Input
+	}
+	return max(0.1, (w-p.CacheRead)/p.CacheRead)
 }
 
 // Observe records the provider's usage of the reply to the request built
 // from the current Messages: from now on Tokens is that count plus the
 // estimate of what changed since.
 func (h *History) Observe(u llm.Usage) {
+	h.edited = -1
 	if u.Prompt() <= 0 {
 		return
 	}
@@ -329,6 +385,7 @@ func (h *History) Apply(e Edit) error {
 			h.setBlock(be, e.Layer)
 			first = min(first, be.Message)
 		}
+		h.touched(first)
 		if e.Unthink {
 			h.unthinkFrom(first + 1)
 		}
@@ -349,6 +406,7 @@ func (h *History) Apply(e Edit) error {
 			h.total -= est
 		}
 		h.msgs, h.est = h.msgs[:e.Keep:e.Keep], h.est[:e.Keep:e.Keep]
+		h.touched(e.Keep)
 		return nil
 	case LayerSummary:
 		if e.Summary == nil {
@@ -358,6 +416,7 @@ func (h *History) Apply(e Edit) error {
 			return fmt.Errorf("history edit: compaction keeps from message %d of %d", e.Keep, len(h.msgs))
 		}
 		h.compact(e.Keep, *e.Summary)
+		h.touched(0)
 		if e.Unthink {
 			h.unthinkFrom(0)
 		}
@@ -376,6 +435,7 @@ func (h *History) unthinkFrom(i int) {
 		if !h.msgs[i].HasThinking() {
 			continue
 		}
+		h.touched(i)
 		m := h.msgs[i].WithoutThinking()
 		h.msgs[i] = m
 		e := Estimate(m)

@@ -2,6 +2,7 @@ package history
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -493,35 +494,73 @@ func TestStripKeepsTailOfFailures(t *testing.T) {
 }
 
 // Under the append strategy an edit removes the reasoning of every later
-// assistant message (its prefix changed) and none before it, and nothing
-// is edited inside a turn unless the request would not fit.
+// assistant message (its prefix changed) and none before it. Inside a turn
+// a strip runs only when it pays for the cache it rewrites: an old result
+// followed by a long cached tail waits; one that just left the latest
+// round goes at once, closing the open round.
 func TestAppendStrategy(t *testing.T) {
-	h := New(Config{Strategy: Append, Stub: 100, Window: 100000})
+	h := New(Config{Strategy: Append, Stub: 100, Window: 1000000})
 	think := func(s string) llm.Block {
 		return llm.Block{Type: llm.BlockThinking, Thinking: s, Signature: "sig-" + s}
 	}
+	call := func(id, th, text string) llm.Message {
+		return llm.Message{Role: llm.RoleAssistant, Blocks: []llm.Block{think(th), {Type: llm.BlockText, Text: text}, {Type: llm.BlockToolUse, ID: id, Name: "bash", Input: []byte(`{}`)}}}
+	}
+	result := func(id, content string) llm.Message {
+		return llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: id, Content: content}}}
+	}
 	h.Append(llm.Text(llm.RoleUser, "go"))
-	h.Append(llm.Message{Role: llm.RoleAssistant, Blocks: []llm.Block{think("a"), {Type: llm.BlockToolUse, ID: "1", Name: "bash", Input: []byte(`{}`)}}})
-	h.Append(llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "1", Content: strings.Repeat("x", 1000)}}})
-	h.Append(llm.Message{Role: llm.RoleAssistant, Blocks: []llm.Block{think("b"), {Type: llm.BlockToolUse, ID: "2", Name: "bash", Input: []byte(`{}`)}}})
-	h.Append(llm.Message{Role: llm.RoleUser, Blocks: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "2", Content: strings.Repeat("y", 1000)}}})
+	h.Append(call("1", "a", "look"))
+	h.Append(result("1", strings.Repeat("x", 1000)))
+	// A long tail after the old result: stubbing it saves ~225 tokens a
+	// request, rewriting the tail costs 11.5 × ~10,000.
+	for i := 2; i <= 4; i++ {
+		h.Append(call(fmt.Sprint(i), fmt.Sprint("t", i), strings.Repeat("plan ", 2000)))
+		h.Append(result(fmt.Sprint(i), "ok"))
+	}
 	if edits := h.Maintain(); len(edits) != 0 {
-		t.Fatalf("mid-turn edits under the append strategy: %+v", edits)
+		t.Fatalf("a strip that does not pay ran inside the turn: %+v", edits)
 	}
-	h.Append(llm.Message{Role: llm.RoleAssistant, Blocks: []llm.Block{think("c"), {Type: llm.BlockText, Text: "done"}}})
-	if edits := h.EndTurn(); len(edits) != 0 {
-		t.Fatalf("turn-end edits under the append strategy: %+v", edits)
-	}
-	h.Append(llm.Text(llm.RoleUser, "next"))
+	// A large result just left the latest round: it is worth a batch,
+	// the old result included.
+	h.Append(call("5", "b", "read"))
+	h.Append(result("5", strings.Repeat("y", 20000)))
+	h.Append(call("6", "c", "next"))
+	h.Append(result("6", strings.Repeat("z", 1000)))
 	edits := h.Maintain()
-	if len(edits) != 1 || !edits[0].Unthink {
-		t.Fatalf("boundary edits %+v", edits)
+	if len(edits) != 1 || !edits[0].Unthink || !edits[0].Close || edits[0].Blocks[0].Message != 2 {
+		t.Fatalf("mid-turn edits %+v, want one strip from message 2 that unthinks and closes", edits)
 	}
 	msgs := h.Messages()
+	n := len(msgs)
 	if !msgs[1].HasThinking() {
 		t.Error("the reasoning before the edit was removed")
 	}
-	if msgs[3].HasThinking() || msgs[5].HasThinking() {
-		t.Error("the reasoning after the edit is still sent")
+	for i := 3; i < n; i++ {
+		if msgs[i].HasThinking() {
+			t.Errorf("the reasoning of message %d, after the edit, is still sent", i)
+		}
+	}
+	if hasToolResult(msgs[n-1]) || len(msgs[n-2].ToolCalls()) > 0 || !answers(msgs[n-1]) || msgs[n-1].Blocks[0].Layer != LayerCloseCall {
+		t.Errorf("the open round was not closed: %+v / %+v", msgs[n-2].Blocks, msgs[n-1].Blocks)
+	}
+	if h.Stable() != 2 {
+		t.Errorf("Stable = %d, want 2 (the messages before the first edited)", h.Stable())
+	}
+	h.Append(llm.Message{Role: llm.RoleAssistant, Blocks: []llm.Block{think("d"), {Type: llm.BlockText, Text: "done"}}})
+	if edits := h.EndTurn(); len(edits) != 0 {
+		t.Fatalf("turn-end edits under the append strategy: %+v", edits)
+	}
+	h.Observe(llm.Usage{Input: 1})
+	if h.Stable() != 0 {
+		t.Errorf("Stable = %d after the request was sent, want 0", h.Stable())
+	}
+	h.Append(llm.Text(llm.RoleUser, "next"))
+	edits = h.Maintain()
+	if len(edits) != 1 || !edits[0].Unthink || edits[0].Blocks[0].Message != n-1 {
+		t.Fatalf("boundary edits %+v, want the closed round's output stripped", edits)
+	}
+	if msgs := h.Messages(); !msgs[1].HasThinking() || msgs[n].HasThinking() {
+		t.Error("the boundary strip kept the reasoning after it or removed the one before")
 	}
 }

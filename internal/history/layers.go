@@ -25,13 +25,14 @@ func (h *History) Maintain() []Edit {
 		// failed or is backing off), drop first, in one batch: that is
 		// the layer for a count over COMPACT_AT. Then strip everything
 		// old: the turn about to start has no reasoning to invalidate.
-		// Mid-turn the same layers run in batches (Layers.InTurnBatch),
-		// each edit unthinking what follows it and closing the open
-		// round (Edit.Close), so the request keeps every thinking rule.
+		// Mid-turn the strip runs in batches, when one pays for the
+		// cache it rewrites (stripPays), each edit unthinking what
+		// follows it and closing the open round (Edit.Close), so the
+		// request keeps every thinking rule.
 		if e, ok := h.fit(); ok {
 			edits = append(edits, e)
 		}
-		if h.AtBoundary() || h.strippable() >= h.inTurnBatch() {
+		if h.AtBoundary() || h.layers().InTurnWhenPays && h.stripPays() {
 			if e, ok := h.strip(); ok {
 				edits = append(edits, e)
 			}
@@ -213,7 +214,7 @@ func (h *History) stubWorth(stub, content string) bool {
 // failed reports whether a tool result is a failure: marked as an error,
 // or a command that ended with a non-zero exit code.
 func failed(b llm.Block, content string) bool {
-	if b.IsError || b.Layer == LayerClose && strings.Contains(content, ". It failed:\n") {
+	if b.IsError || b.Layer == LayerClose && strings.HasPrefix(content, closedFailed) {
 		return true
 	}
 	c := strings.TrimRight(content, "\n ")
@@ -254,29 +255,70 @@ func (h *History) Volatile() int {
 
 // strippable returns the tokens a strip would save now.
 func (h *History) strippable() int {
-	saved := 0
+	saved, _ := h.stripGain()
+	return saved
+}
+
+// stripPays reports whether a strip inside a turn pays for the cache it
+// rewrites: the tokens it saves are read from the cache by every request
+// left in the turn (as many as the turn has had so far, and at least
+// minTurnAhead: the best guess of what is left), against the cached
+// tokens from the first message it edits to the latest round, which the
+// provider must write again, at Config.RewriteCost reads each. The latest
+// round (the reply just stored and its results) was in no request yet, so
+// closing it rewrites nothing cached. A strip of the results that just
+// left the latest round rewrites little and runs at once; results that
+// save less than a long tail of messages after them costs to rewrite wait
+// and go in one batch.
+func (h *History) stripPays() bool {
+	saved, from := h.stripGain()
+	if saved <= 0 {
+		return false
+	}
+	cached := h.TokensFrom(from) - h.TokensFrom(len(h.msgs)-2)
+	rewrite := max(0, cached-saved)
+	ahead := max(h.turnSteps, minTurnAhead)
+	return float64(saved)*float64(ahead) >= h.cfg.RewriteCost*float64(rewrite)
+}
+
+// minTurnAhead is the fewest requests a turn is expected to have left: a
+// turn of k steps is expected to go on for about k more (the most
+// likely guess when nothing else is known), but an autonomous turn's
+// first steps are rarely its last (the shared trajectories run 18 to 115
+// steps, and still 24 left on average after 20).
+const minTurnAhead = 20
+
+// stripGain returns the tokens a strip would save now and the first
+// message it would edit.
+func (h *History) stripGain() (saved, from int) {
+	from = len(h.msgs)
 	folds := h.folds()
 	for i := h.floor + 1; i < len(h.msgs)-2; i++ {
 		for j, b := range h.msgs[i].Blocks {
 			if stub, ok := h.stripBlock(b); ok {
+				from = min(from, i)
 				out, _ := output(b)
 				saved += (len(out) - len(stub)) / charsPerToken
 			}
 			if _, ok := imageStub(i, j, b); ok {
+				from = min(from, i)
 				saved += b.Image.Tokens()
 			}
 			if in, ok := h.oldInput(b); ok {
+				from = min(from, i)
 				saved += (len(b.Input) - len(in)) / charsPerToken
 			}
 			if t, ok := h.trimBlock(i, b); ok {
+				from = min(from, i)
 				saved += (len(b.Text) - len(t)) / charsPerToken
 			}
 			if f, ok := folds[[2]int{i, j}]; ok {
+				from = min(from, i)
 				saved += (len(blockText(b)) - len(f)) / charsPerToken
 			}
 		}
 	}
-	return saved
+	return saved, from
 }
 
 // strip stubs every eligible tool result older than the latest two
@@ -455,12 +497,13 @@ func (h *History) RewindTo(n int) (e Edit, prompt string, taken int, err error) 
 	return Edit{Layer: LayerRewind, Keep: keep}, prompt, taken, nil
 }
 
-// PromptText returns what the user wrote in m: its text blocks, without
-// persisted reminders or a compaction's summary.
+// PromptText returns what the user wrote in m: its text blocks that no
+// layer wrote (not a persisted reminder, a summary, the harness's feedback
+// or a closed round's restated call and result).
 func PromptText(m llm.Message) string {
 	var s string
 	for _, b := range m.Blocks {
-		if b.Type == llm.BlockText && b.Layer != LayerReminder && b.Layer != LayerSummary {
+		if b.Type == llm.BlockText && b.Layer == "" {
 			s += b.Text
 		}
 	}

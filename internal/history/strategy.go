@@ -33,13 +33,13 @@ type Layers struct {
 	Drop DropMode
 	// NoCompact never compacts.
 	NoCompact bool
-	// AppendOnly edits only at the start of a user turn (mid-turn only
-	// a request that would not fit), and every edit removes the
-	// reasoning it invalidates (Edit.Unthink).
+	// AppendOnly makes every edit remove the reasoning it invalidates
+	// (Edit.Unthink) and close the open tool round (Edit.Close).
 	AppendOnly bool
-	// InTurnBatch is, for StripAtStart, the tokens an in-turn strip must
-	// save before it runs (0: never inside a turn).
-	InTurnBatch int
+	// InTurnWhenPays lets a StripAtStart strategy strip inside a turn
+	// too, whenever the strip pays for the cache it rewrites
+	// (Config.RewriteCost).
+	InTurnWhenPays bool
 }
 
 // StripWhen is when old tool results are stripped inside a turn.
@@ -84,20 +84,20 @@ var (
 		StubMinSaving: stubMinSaving, Volatile: true, Drop: DropBatched,
 	}}
 	// Append is the contract for preserved-thinking models and DeepSeek:
-	// history changes only at the start of a user turn (strip, drop and
-	// compaction in one batch), and every edit removes the reasoning of
-	// the turns after it, whose prefix it changed (the docs' remedy), so
-	// no thinking block ever fails the prefix check. Mid-turn, only a
-	// request that would not fit the window is edited.
+	// every edit removes the reasoning of the messages after it, whose
+	// prefix it changed (the docs' remedy), so no thinking block ever
+	// fails the prefix check, and inside a turn it also closes the open
+	// tool round (Edit.Close), so the latest assistant message needs no
+	// thinking. Old output is stripped at a turn's start and, inside a
+	// turn, whenever a strip pays for the cache it rewrites (stripPays);
+	// drop and compaction act when the count is over the budget. The
+	// rolling cache breakpoint stays off output about to be stripped
+	// (Volatile).
 	Append Strategy = shipped{StrategyAppend, Layers{
 		InTurn: StripAtStart, Refine: true, Drop: DropBatched, AppendOnly: true,
-		InTurnBatch: appendInTurnBatch,
+		InTurnWhenPays: true, StubMinSaving: stubMinSaving, Volatile: true,
 	}}
 )
-
-// appendInTurnBatch is the append strategy's in-turn strip batch, in
-// tokens: see the doc comment of package history for how it was chosen.
-const appendInTurnBatch = 4000
 
 // stubMinSaving is the least share of a result its stub must save under
 // the harness strategy (issue 19: 30–50% costs nothing and shows more).

@@ -23,6 +23,14 @@ type Request struct {
 	// to change costs a cache write (1.25× on Anthropic) and buys nothing.
 	Volatile int
 
+	// Stable is, when the context layers edited the history since the
+	// previous request, how many leading Messages the edit left as they
+	// were (0: no edit, or none left). Adapters that place cache
+	// breakpoints put one at the end of them: the provider's cache still
+	// holds that prefix, and a breakpoint only after the edit would not
+	// find it (Anthropic looks back 20 blocks from a breakpoint).
+	Stable int
+
 	// SessionID keys the provider's prompt cache where the API takes a key
 	// (OpenAI's prompt_cache_key).
 	SessionID string

@@ -62,6 +62,9 @@ type Result struct {
 	PeakContext        int     `json:"peak_context"`
 	Compactions        int     `json:"compactions"`
 	Drops              int     `json:"drops"`
+	// Strips counts the strip batches: each one rewrites the cache from
+	// its first edited message on.
+	Strips int `json:"strips"`
 	// Decomposition is set when Options.Decompose is.
 	Decomposition *Decomposition `json:"decomposition,omitempty"`
 	// ReminderTokens is the reminder's mean cost per request in tokens:
@@ -154,6 +157,10 @@ func runOne(ctx context.Context, t Trajectory, name string, opts Options, res *R
 		clearing = newServerClearing(opts.Window)
 	}
 	cfg.Window = opts.Window
+	if cfg.RewriteCost == 0 {
+		p := prices[opts.Pricing]
+		cfg.RewriteCost = history.RewriteCostOf(&p)
+	}
 	ref, isRef := strategy.(reference)
 	if isRef {
 		// The references keep their own layers whatever the shipped
@@ -175,7 +182,7 @@ func runOne(ctx context.Context, t Trajectory, name string, opts Options, res *R
 	now := func() time.Time { return epoch.Add(time.Duration(step) * time.Minute) }
 	base := func() llm.Request {
 		r := llm.Request{
-			System: t.System, Tools: t.Tools, Messages: h.Messages(), Volatile: h.Volatile(),
+			System: t.System, Tools: t.Tools, Messages: h.Messages(), Volatile: h.Volatile(), Stable: h.Stable(),
 			SessionID: t.Name,
 		}
 		if opts.OldThinking == ThinkingClear {
@@ -418,8 +425,11 @@ func (c *serverClearing) apply(r *llm.Request) []llm.Message {
 
 func count(res *Result, edits []history.Edit) {
 	for _, e := range edits {
-		if e.Layer == history.LayerDrop {
+		switch e.Layer {
+		case history.LayerDrop:
 			res.Drops++
+		case history.LayerStrip:
+			res.Strips++
 		}
 	}
 }
@@ -444,12 +454,18 @@ func hasToolResult(m llm.Message) bool {
 	return false
 }
 
+// visibleOutput is the tool output msgs show: the tool results' content
+// and the restated output of closed rounds (the text block after a
+// history.LayerCloseCall block, stubbed or not).
 func visibleOutput(msgs []llm.Message) int {
 	n := 0
 	for _, m := range msgs {
-		for _, b := range m.Blocks {
-			if b.Type == llm.BlockToolResult {
+		for i, b := range m.Blocks {
+			switch {
+			case b.Type == llm.BlockToolResult:
 				n += len(b.Content)
+			case b.Type == llm.BlockText && i > 0 && m.Blocks[i-1].Layer == history.LayerCloseCall:
+				n += len(b.Text)
 			}
 		}
 	}

@@ -118,6 +118,11 @@ func TestBreakpoints(t *testing.T) {
 		// assistant message before them.
 		{"volatile tail", func() *llm.Request { r := conversation(2, 3); r.Volatile = 1; return r }(),
 			[]string{"system", "msg:1/4", "msg:3/4"}, ""},
+		// An edit changed message 2 on (Stable 2): the cache of the
+		// requests before it still holds messages 0–1, more than 20
+		// blocks before the other markers, so a marker goes there.
+		{"after an edit", func() *llm.Request { r := conversation(4, 1); r.Stable = 2; return r }(),
+			[]string{"system", "msg:1/2", "msg:7/2", "msg:8/0"}, ""},
 		{"tools without system", func() *llm.Request { r := conversation(1, 1); r.System = ""; return r }(),
 			[]string{"tool:1", "msg:1/2", "msg:2/0"}, ""},
 	}

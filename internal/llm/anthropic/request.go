@@ -231,7 +231,7 @@ func buildRequest(req *llm.Request) wireRequest {
 		}
 		w.Messages = append(w.Messages, wm)
 	}
-	for _, p := range breakpoints(w.Messages, budget, req.Volatile) {
+	for _, p := range breakpoints(w.Messages, budget, req.Volatile, req.Stable) {
 		w.Messages[p.msg].Content[p.block].CacheControl = ephemeral
 	}
 
@@ -262,15 +262,20 @@ type pos struct{ msg, block int }
 //     context layers strip a tool result once it leaves the latest two
 //     messages, and that result sits right after this block, so the prefix
 //     cached here survives the strip where the rolling one does not;
-//  3. the same point one assistant message earlier (where the previous
-//     request put its marker 2) when it is 20 or more blocks back, beyond
-//     the API's look-back, as after a long round of parallel tool calls.
+//  3. the end of the messages an edit left as they were (kept, from
+//     llm.Request.Stable), where the cache of the requests before the edit
+//     still matches: an edit older than the API's 20-block look-back from
+//     the markers above would otherwise rewrite everything after the
+//     system prompt; else the same point as marker 2 one assistant message
+//     earlier (where the previous request put its marker 2) when it is 20
+//     or more blocks back, beyond the look-back, as after a long round of
+//     parallel tool calls.
 //
 // Thinking blocks cannot carry cache_control, so a marker falls back to the
 // nearest earlier block. The replay benchmark measured the placement: with
 // marker 2 the harness policy's Anthropic input cost falls from 0.87 to
 // about 0.78 of append-only.
-func breakpoints(msgs []wireMessage, budget, volatile int) []pos {
+func breakpoints(msgs []wireMessage, budget, volatile, kept int) []pos {
 	if budget <= 0 {
 		return nil
 	}
@@ -309,7 +314,17 @@ func breakpoints(msgs []wireMessage, budget, volatile int) []pos {
 		return toPos(flat, chosen)
 	}
 	chosen = append(chosen, pre)
-	if prev := endOfAssistantBefore(flat[pre].msg); prev >= 0 && pre-prev >= lookback && len(chosen) < budget {
+	if len(chosen) == budget {
+		return toPos(flat, chosen)
+	}
+	if kept > 0 && kept <= flat[pre].msg {
+		if k, ok := lastOf[kept-1]; ok {
+			if k = markable(msgs, flat, k); k >= 0 && k < pre {
+				return toPos(flat, append(chosen, k))
+			}
+		}
+	}
+	if prev := endOfAssistantBefore(flat[pre].msg); prev >= 0 && pre-prev >= lookback {
 		chosen = append(chosen, prev)
 	}
 	return toPos(flat, chosen)
