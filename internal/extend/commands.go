@@ -35,10 +35,10 @@ type Command struct {
 	Scope        string   // "project" or "user"
 	// Fetch, set, gives the prompt instead of Body: a command another
 	// program offers (an MCP server's prompt, asked for when it is run).
-	Fetch func(ctx context.Context, args string) (string, error)
-	gemini       bool     // a Gemini CLI .toml: {{args}}, else the command is appended
-	agents       bool     // from a .agents directory (read-only to the agent in a project)
-	alias        string   // Claude Code's name for a namespaced command: the file's base name
+	Fetch  func(ctx context.Context, args string) (string, error)
+	gemini bool   // a Gemini CLI .toml: {{args}}, else the command is appended
+	agents bool   // from a .agents directory (read-only to the agent in a project)
+	alias  string // Claude Code's name for a namespaced command: the file's base name
 }
 
 // Where says where the command came from, for /help.
