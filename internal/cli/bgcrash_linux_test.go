@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -101,11 +102,10 @@ func TestSIGKILLTakesBackgroundJobsDown(t *testing.T) {
 				port := 20000 + rand.IntN(5000)
 				script := fmt.Sprintf("sleep %s & %s=1 exec %s %s %d", sleep, devServerRole, bin, marker, port)
 				// A later command reaches the server where commands share the
-				// launcher's network namespace and may use its loopback:
-				// with bwrap. Without the launcher each command has a
-				// namespace of its own; the landlock backend lets commands
-				// connect to the proxy's port only (notes/tools.md).
-				reach := launcher && b.backend == sandbox.BackendBwrap
+				// launcher's network namespace and its loopback: bwrap, and
+				// landlock where user namespaces give it one. Without the
+				// launcher each command has a namespace of its own.
+				reach := launcher && (b.backend == sandbox.BackendBwrap || b.backend == sandbox.BackendLandlock && exec.Command("unshare", "--user", "--net", "true").Run() == nil)
 				later := "echo the server is not reachable from here"
 				if reach {
 					later = fmt.Sprintf("%s=get %s http://127.0.0.1:%d/ready", devServerRole, bin, port)

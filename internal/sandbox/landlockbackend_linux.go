@@ -74,14 +74,20 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 		// A network namespace of the sandbox's own (the launcher's, or
 		// each command's without it), holding only loopback, where the
 		// launcher or the inner stage listens for the proxy
-		// (proxy_linux.go): commands may make TCP sockets there, and
-		// Landlock lets them connect to that one port only, and bind none.
+		// (proxy_linux.go). The namespace is the network wall, as it is
+		// bwrap's: nothing in it leads out but the proxy and the
+		// forwarded loopback ports, so commands may make TCP sockets,
+		// connect and bind there, and a dev server started in the
+		// background answers later commands on localhost. Landlock's TCP
+		// rules stay off: they name a port, not an address, and would
+		// only forbid the sandbox's own loopback.
 		// Without user namespaces there is no network namespace, and no
-		// proxy: Landlock's network rules name a port, not an address, so
-		// a command allowed to connect to the proxy's port could connect
-		// to that port on any host. There the seccomp filter denies
-		// socket() for every family instead.
+		// proxy: a command allowed to connect to the proxy's port could
+		// connect to that port on any host. There the seccomp filter
+		// denies socket() for every family and Landlock every TCP
+		// bind and connect.
 		s.proxy = o.proxy
+		cfg.NoNet = false
 		cfg.ProxyPort, cfg.ConnectPort, cfg.DenySockets = netproxy.ProxyPort, netproxy.ProxyPort, "unix"
 		cfg.Forward = o.proxy.LoopbackPorts()
 		s.own = func(cmd *exec.Cmd) (func(), error) {
