@@ -118,12 +118,16 @@ func selfCheck(ctx context.Context, sb Sandbox) error {
 	}
 	defer os.RemoveAll(dir)
 	target := dir + "/escaped"
+	timeout := 10 * time.Second
 	if IsContainer(sb.Backend()) {
 		// The host's directories are not in the container at all: the
 		// write outside goes to its read-only root.
 		target = "/" + filepath.Base(dir)
+		// An engine's exec on a busy machine (or on the vfs storage
+		// driver) takes seconds; a slow engine is not a failed wall.
+		timeout = time.Minute
 	}
-	r, err := sb.Run(ctx, Cmd{Script: selfCheckScript(target), Timeout: 10 * time.Second})
+	r, err := sb.Run(ctx, Cmd{Script: selfCheckScript(target), Timeout: timeout})
 	if err != nil {
 		return &SelfCheckError{Backend: sb.Backend(), Kind: CheckNoRun, Detail: err.Error()}
 	}
