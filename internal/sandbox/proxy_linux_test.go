@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
