@@ -32,7 +32,7 @@ func devServerBinary(t *testing.T) string {
 	}
 	dir, err := os.MkdirTemp("/var/tmp", "harness-devserver-")
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	bin := filepath.Join(dir, "devserver")
