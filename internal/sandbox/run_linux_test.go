@@ -67,8 +67,13 @@ func TestRunBasics(t *testing.T) {
 				t.Errorf("exit %d, output %q: want exit 3, the project as cwd and an empty stdin", r.ExitCode, r.Output)
 			}
 
-			// yes is bounded by the output limit, and the timeout ends it.
-			r, err = sb.Run(ctx, Cmd{Script: "yes", Timeout: 500 * time.Millisecond})
+			// A megabyte of output is bounded by the output limit, and the
+			// timeout ends the sleep after it. The timeout counts the walls'
+			// set-up too, which took over half a second on a loaded CI
+			// machine (per-command bwrap), so it leaves the output time to
+			// arrive; the output is fixed so that the check does not
+			// depend on how fast the machine is.
+			r, err = sb.Run(ctx, Cmd{Script: "yes | head -c 1000000; exec sleep 60", Timeout: 3 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +85,7 @@ func TestRunBasics(t *testing.T) {
 			if len(r.Output) > 4096+100 || r.Truncated == 0 || !strings.Contains(string(r.Output), "bytes of output dropped here") {
 				t.Errorf("yes: kept %d bytes, dropped %d: want at most 4096 kept and the cut marked", len(r.Output), r.Truncated)
 			}
-			if !strings.HasSuffix(string(r.Output), timeoutMessage(500*time.Millisecond)) {
+			if !strings.HasSuffix(string(r.Output), timeoutMessage(3*time.Second)) {
 				t.Errorf("yes: the timeout message at the end was not kept: ...%q", r.Output[max(0, len(r.Output)-120):])
 			}
 
