@@ -147,8 +147,12 @@ func (l *Local) checkout(ctx context.Context, t Task, ws string) (string, error)
 			repo = abs
 		}
 	}
+	// The clone is of the user's own repository before any agent has
+	// touched it, so the user's configuration stays (credential helpers,
+	// url rewrites a private remote needs); gitsafe's options still turn
+	// off every program a repository can name.
 	git := func(dir string, args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitsafe.Args...), args...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
 		out, err := cmd.CombinedOutput()
