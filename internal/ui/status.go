@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
 )
 
@@ -235,18 +236,9 @@ func fillColour(st Style, pct float64) func(string) string {
 	return st.Green
 }
 
-// Tokens formats a token count: 950, 4.5k, 45k, 1.2M.
-func Tokens(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprint(n)
-	case n < 10_000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	case n < 1_000_000:
-		return fmt.Sprintf("%.0fk", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%.1fM", float64(n)/1e6)
-}
+// Tokens formats a token count: 950, 4.5k, 45k, 1.2M (the ledger's
+// reports and the screen write counts alike).
+func Tokens(n int) string { return ledger.Count(n) }
 
 func formatDollars(d float64) string {
 	if d < 0.995 {
