@@ -169,6 +169,7 @@ func TestContextLimit(t *testing.T) {
 		prompt, limit int
 	}{
 		{"prompt is too long: 209353 tokens > 199999 maximum", 209353, 199999},
+		{"input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease input length or `max_tokens` and try again", 178959, 136000},
 		{"This model's maximum context length is 4097 tokens. However, you requested 4431 tokens (3431 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.", 3431, 3097},
 		{"This model's maximum context length is 32000 tokens. However, your messages resulted in 40000 tokens. Please reduce the length of the messages.", 40000, 32000},
 		{"the request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it", 5000, 4096},
