@@ -11,7 +11,9 @@ import (
 // context length is 4097 tokens. However, you requested 4431 tokens (3431 in
 // the messages, 1000 in the completion)" or "…your messages resulted in N
 // tokens", llama.cpp's "request (5000 tokens) exceeds the available context
-// size (4096 tokens)", and Anthropic's for a thinking request, which
+// size (4096 tokens)", OpenRouter's "This endpoint's maximum context length
+// is 32768 tokens. However, you requested about 42832 tokens (42832 of text
+// input[, M in the output])", and Anthropic's for a thinking request, which
 // counts max_tokens in: "input length and `max_tokens` exceed context
 // limit: 178959 + 64000 > 200000, …".
 var (
@@ -19,7 +21,8 @@ var (
 	reAnthropicSum   = regexp.MustCompile(`exceed context limit: (\d+) \+ (\d+) > (\d+)`)
 	reOpenAILimit    = regexp.MustCompile(`maximum context length is (\d+) tokens`)
 	reOpenAIPrompt   = regexp.MustCompile(`(?:resulted in|requested) (\d+) tokens`)
-	reOpenAIOutput   = regexp.MustCompile(`(\d+) in the completion`)
+	reOpenAIOutput   = regexp.MustCompile(`(\d+) in the (?:completion|output)`)
+	reRouterInput    = regexp.MustCompile(`(\d+) of text input`)
 	reLlamaSizes     = regexp.MustCompile(`\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)`)
 )
 
@@ -53,6 +56,11 @@ func ContextLimit(err error) (prompt, limit int) {
 			out := atoi(o[1])
 			limit -= out
 			prompt -= out
+		}
+		if p := reRouterInput.FindStringSubmatch(msg); p != nil {
+			// OpenRouter's "requested about N tokens (P of text input,
+			// M in the output)": the prompt is stated alone.
+			prompt = atoi(p[1])
 		}
 		return max(prompt, 0), max(limit, 0)
 	}

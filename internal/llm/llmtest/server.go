@@ -275,8 +275,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		on = thinkingOn(&wa, preserved)
 	}
 	need := req.Tokens
-	if f == FormatOpenAI && s.hasMode(DeepSeekThinking) {
-		need += req.MaxTokens // DeepSeek counts the reply's reserve in
+	if f == FormatOpenAI && (s.hasMode(DeepSeekThinking) || s.hasMode(OpenRouterReasoning) || s.hasMode(OpenRouterCache)) {
+		// DeepSeek and OpenRouter count the reply's reserve in (see
+		// overflowBody).
+		need += req.MaxTokens
 	}
 	if on {
 		// With thinking on, Anthropic counts max_tokens (the thinking

@@ -150,9 +150,15 @@ func (s *Server) overflowBody(f Format, n, limit, maxTokens int, thinking bool) 
 	case gemini:
 		return fmt.Sprintf(`[{"error":{"code":400,"message":"The input token count (%d) exceeds the maximum number of tokens allowed (%d).","status":"INVALID_ARGUMENT"}}]`, n, limit)
 	case openrouter:
-		// OpenHands/OpenHands#9937.
+		// OpenHands/OpenHands#9937 (with max_tokens: "…, M in the
+		// output"); refly-ai/refly#1177, topoteretes/cognee#1061
+		// (without).
+		parts := fmt.Sprintf("%d of text input", n)
+		if maxTokens > 0 {
+			parts += fmt.Sprintf(", %d in the output", maxTokens)
+		}
 		return errorString(obj{"error": obj{"code": 400,
-			"message": fmt.Sprintf("This endpoint's maximum context length is %d tokens. However, you requested about %d tokens (%d of text input, %d in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.", limit, n+maxTokens, n, maxTokens)}})
+			"message": fmt.Sprintf("This endpoint's maximum context length is %d tokens. However, you requested about %d tokens (%s). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.", limit, n+maxTokens, parts)}})
 	}
 	return errorString(obj{"error": obj{
 		"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, n),

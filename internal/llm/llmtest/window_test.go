@@ -165,6 +165,25 @@ func TestWindowEnforced(t *testing.T) {
 			t.Errorf("harness reads prompt %d limit %d, want %d and %d", p, l, n, n-500)
 		}
 	})
+	t.Run("OpenRouter counts max_tokens in", func(t *testing.T) {
+		srv := NewServer(t)
+		srv.SetModes(OpenRouterReasoning)
+		body := oreq("anthropic/claude-sonnet-4.5", nil, ouser(strings.Repeat("word ", 2000)))
+		n := CountTokens(body)
+		srv.ContextLimit(n+500, nil) // the prompt fits, prompt + 1000 does not
+		st, got := post(t, srv, "/v1/chat/completions", body, nil)
+		want := fmt.Sprintf("However, you requested about %d tokens (%d of text input, 1000 in the output)", n+1000, n)
+		if st != http.StatusBadRequest || !strings.Contains(got, want) {
+			t.Fatalf("%d %s\nwant %s", st, got, want)
+		}
+		var w struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		_ = json.Unmarshal([]byte(got), &w)
+		if p, l := llm.ContextLimit(&llm.Error{Kind: llm.ErrContextTooLong, Message: w.Error.Message}); p != n || l != n-500 {
+			t.Errorf("harness reads prompt %d limit %d, want %d and %d", p, l, n, n-500)
+		}
+	})
 	t.Run("Anthropic counts max_tokens in with thinking on", func(t *testing.T) {
 		// The prompt fits, prompt + max_tokens (4096) does not: a
 		// thinking request is refused with the API's own words, one
