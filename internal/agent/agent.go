@@ -286,7 +286,7 @@ func (a *Agent) run(ctx context.Context, prompt string, images []*llm.Image, obs
 			n.Tool, n.Limit = calls[len(calls)-1].Name, limit
 			obs.OnNotice(n)
 			if truncated == 2 {
-				a.raiseOutputLimit(req.MaxTokens, obs)
+				a.raiseOutputLimit(a.o.MaxTokens, obs) // not the request's, which fitReply may have lowered
 			}
 			if err := a.appendMessage(llm.Message{Role: llm.RoleUser, Blocks: results}); err != nil {
 				return res, err
@@ -526,12 +526,34 @@ func (a *Agent) request(ctx context.Context) (*llm.Request, *reminder.Pending) {
 		SessionID: a.o.SessionID,
 		Thinking:  a.o.Thinking,
 	}
+	a.fitReply(req)
 	if a.o.Reminder == nil || a.o.AppendOnly {
 		return req, nil
 	}
 	p := a.o.Reminder.Prepare(ctx, a.todos(), reminder.Full, false)
 	req.Reminder = p.Text
 	return req, p
+}
+
+// fitReply lowers the request's max_tokens to the room its prompt leaves
+// in the window, when the output limit is larger than the history's
+// reserve (a limit over half the window): Anthropic with thinking on and
+// DeepSeek refuse a request whose prompt + max_tokens is over the window.
+// A thinking budget stays below max_tokens (the API's rule), and neither
+// goes under the least the API takes.
+func (a *Agent) fitReply(req *llm.Request) {
+	h := a.o.History
+	if h.Reserve() == 0 || req.MaxTokens <= h.Reserve() {
+		return
+	}
+	room := max(h.ReplyRoom(), h.Reserve())
+	if room >= req.MaxTokens {
+		return
+	}
+	req.MaxTokens = room
+	if t := &req.Thinking; t.Mode == llm.ThinkingBudget && t.Budget >= room && room > llm.MinThinkingBudget {
+		t.Budget = room - 1
+	}
 }
 
 // Compact summarises the history now (the /compact command).

@@ -52,15 +52,21 @@ func thinkingSession(t *testing.T, format string, cfg history.Config, maxSteps i
 	t.Cleanup(func() { lg.Close() })
 	cfg.SpillDir = t.TempDir()
 	cfg.Strategy = history.Append
+	// What the app does (app.newHistory): the window keeps the reply's
+	// max_tokens free, which both servers count against it here.
+	cfg.Reserve = sessionMaxTokens
 	h := history.New(cfg)
 	a := agent.New(agent.Options{
 		Provider: p, Model: model, System: "You are harness.", SessionID: "s300",
 		Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{P: pol}})...),
 		History: h, Log: lg, Reminder: reminder.New(pol.Project, nil), AppendOnly: true,
-		Thinking: llm.Thinking{Mode: llm.ThinkingAdaptive}, MaxSteps: maxSteps, MaxTokens: 2048,
+		Thinking: llm.Thinking{Mode: llm.ThinkingAdaptive}, MaxSteps: maxSteps, MaxTokens: sessionMaxTokens,
 	})
 	return &session40{srv: srv, agent: a, hist: h, log: logPath}
 }
+
+// sessionMaxTokens is thinkingSession's output limit.
+const sessionMaxTokens = 2048
 
 // longTurn scripts a single user turn of steps tool calls: each step
 // thinks and runs a command whose output varies in size (mostly a few
@@ -105,20 +111,17 @@ func longTurn(steps, limit int, failN func(n int) bool) func(llmtest.Request) ll
 // (and on DeepSeek's thinking mode), against a fake that enforces every
 // documented thinking rule, with a window small enough that the turn
 // strips, drops and compacts at least three times each. It finishes, no
-// request is refused (every one fits the window, no thinking block fails
-// its prefix check, and a rule's 400 would end the turn), and the layers
-// acted inside the turn.
+// request is refused (every one fits the window with its max_tokens, which
+// both servers count in with thinking on, no thinking block fails its
+// prefix check, and a rule's 400 would end the turn), and the layers acted
+// inside the turn. The history is given the whole window, as the app
+// gives it CONTEXT_WINDOW: its reserve (MAX_TOKENS) keeps the room for
+// the reply.
 func TestLongTurnAppendOnly(t *testing.T) {
 	const steps, window = 300, 24000
 	for _, format := range []string{"anthropic", "deepseek"} {
 		t.Run(format, func(t *testing.T) {
-			// DeepSeek's limit counts the reply's reserve (MaxTokens 2048)
-			// in: what the prompt may take is the rest.
-			hw := window
-			if format == "deepseek" {
-				hw -= 2048
-			}
-			s := thinkingSession(t, format, history.Config{Window: hw}, steps+10)
+			s := thinkingSession(t, format, history.Config{Window: window}, steps+10)
 			// Four summaries of five fail: the turn backs off (1, 2, 4
 			// and 8 steps) and drops meanwhile.
 			s.srv.Handle(longTurn(steps, window, func(n int) bool { return n%5 != 0 }))
@@ -133,9 +136,12 @@ func TestLongTurnAppendOnly(t *testing.T) {
 			reqs := s.srv.Requests()
 			refused := 0
 			for i, r := range reqs {
-				if need(r) > window || len(r.PrefixFailures) > 0 {
+				if need(r) > window || len(r.PrefixFailures) > 0 || r.Rejected != "" {
 					refused++
-					t.Errorf("request %d refused: %d tokens (window %d), prefix failures %v", i, need(r), window, r.PrefixFailures)
+					t.Errorf("request %d refused: %d tokens + max_tokens %d (window %d), prefix failures %v, %s", i, r.Tokens, r.MaxTokens, window, r.PrefixFailures, r.Rejected)
+				}
+				if r.MaxTokens != sessionMaxTokens {
+					t.Errorf("request %d: max_tokens %d, want %d (the reserve holds it whole)", i, r.MaxTokens, sessionMaxTokens)
 				}
 			}
 			st := s.hist.Stats()
@@ -150,13 +156,11 @@ func TestLongTurnAppendOnly(t *testing.T) {
 	}
 }
 
-// need is what a request takes of the server's window: its prompt, and on
-// DeepSeek the completion's reserve too (its limit counts max_tokens in).
+// need is what a request takes of the server's window: its prompt and the
+// completion's reserve, which DeepSeek counts in and Anthropic does with
+// thinking on (every request of thinkingSession thinks).
 func need(r llmtest.Request) int {
-	if r.Format != llmtest.FormatAnthropic {
-		return r.Tokens + r.MaxTokens
-	}
-	return r.Tokens
+	return r.Tokens + r.MaxTokens
 }
 
 func tail(s []string, n int) []string {
@@ -223,20 +227,16 @@ func TestOverflowMidTurnKeepsThinkingRules(t *testing.T) {
 				if isCompaction(r) {
 					return llmtest.Reply{Thinking: "summing up", Text: "<summary>## Goal\ncount\n## State\nhalf way</summary>"}
 				}
-				need := r.Tokens
-				if format == "deepseek" {
-					need += r.MaxTokens
-				}
-				if need > window/4 {
+				if need(r) > window/4 {
 					return llmtest.Reply{Text: "refused anyway"} // the server refused it
 				}
-				if lower := window / 5; step >= 8 && need > lower {
+				if lower := window / 5; step >= 8 && need(r) > lower {
 					// From step 8 the server's real limit is lower still
 					// than the one it stated before: a second overflow.
 					late++
-					body := fmt.Sprintf(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: %d tokens > %d maximum"}}`, r.Tokens, lower)
+					body := fmt.Sprintf(`{"type":"error","error":{"type":"invalid_request_error","message":"input length and `+"`max_tokens`"+` exceed context limit: %d + %d > %d, decrease input length or `+"`max_tokens`"+` and try again"}}`, r.Tokens, r.MaxTokens, lower)
 					if format == "deepseek" {
-						body = fmt.Sprintf(`{"error":{"message":"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`, lower, need, r.Tokens, r.MaxTokens)
+						body = fmt.Sprintf(`{"error":{"message":"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`, lower, need(r), r.Tokens, r.MaxTokens)
 					}
 					return llmtest.Reply{Status: 400, ErrorBody: body}
 				}
@@ -267,11 +267,7 @@ func TestOverflowMidTurnKeepsThinkingRules(t *testing.T) {
 				if len(r.PrefixFailures) > 0 {
 					t.Errorf("request %d: thinking failed its prefix check: %v", i, r.PrefixFailures)
 				}
-				need := r.Tokens
-				if format == "deepseek" {
-					need += r.MaxTokens
-				}
-				if need > window/4 {
+				if need(r) > window/4 {
 					overflows++
 				}
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/llm/anthropic"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 )
 
@@ -59,7 +60,15 @@ func TestOverflowAlwaysRecovers(t *testing.T) {
 			})
 			// (the cap is 10,000 so the outputs reach the history whole and
 			// the burst at step 8 overflows)
-			s.srv.ContextLimit(window/4, nil)
+			limit := window / 4
+			if format == "anthropic" {
+				// claude-sonnet-5-5 always thinks, so the server counts the
+				// adapter's max_tokens in: the window is larger by that,
+				// and what the prompt may take is still a quarter of
+				// CONTEXT_WINDOW.
+				limit += anthropic.DefaultMaxTokens
+			}
+			s.srv.ContextLimit(limit, nil)
 			obs := noteObs{&s.notes}
 			res, err := s.agent.Run(context.Background(), "count a lot, in steps", obs)
 			if err != nil {

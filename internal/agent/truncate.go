@@ -64,6 +64,9 @@ func (a *Agent) raiseOutputLimit(current int, obs Observer) {
 	a.outputRaised = true
 	next := min(2*current, m.MaxOutput)
 	a.o.MaxTokens = next
+	// The window keeps room for the longer replies: the prompt's share
+	// shrinks by as much (history.Config.Reserve).
+	a.o.History.SetReserve(next)
 	n := notice.Info(notice.OutputRaised, fmt.Sprintf("replies keep being cut at %d tokens: raised the output limit to %d for this session (MAX_TOKENS sets it)", current, next))
 	n.Limit = next
 	obs.OnNotice(n)

@@ -385,9 +385,14 @@ func (b *builder) newHistory(context.Context) error {
 	if m, ok := llm.LookupModel(cfg.Model); ok {
 		price = m.Price
 	}
+	// The window keeps MAX_TOKENS (the thinking budget is part of it) free
+	// for the reply: Anthropic with thinking on and DeepSeek refuse a
+	// request whose prompt + max_tokens is over it, so the layers keep the
+	// prompt under the rest (history.Config.Reserve: at most half the
+	// window; a longer reply limit is lowered per request to fit).
 	s.History = history.New(history.Config{
 		Cap: cfg.Cap, Stub: cfg.Stub, CompactAt: cfg.CompactAt, CompactTo: cfg.CompactTo,
-		Window: cfg.ContextWindow, SpillDir: spill, Strategy: strategy,
+		Window: cfg.ContextWindow, Reserve: cfg.MaxTokens, SpillDir: spill, Strategy: strategy,
 		TrimText: cfg.TrimOldText, Disk: projectDisk{b.policy},
 		RewriteCost: history.RewriteCostOf(price),
 	})

@@ -1,9 +1,11 @@
 package app
 
 import (
+	"context"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/config"
+	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
 )
 
@@ -35,5 +37,33 @@ func TestCatalogueWindow(t *testing.T) {
 				t.Errorf("window = %d, want %d", cfg.ContextWindow, tt.want)
 			}
 		})
+	}
+}
+
+// The session's history keeps MAX_TOKENS of the window free for the reply
+// (Anthropic with thinking and DeepSeek count max_tokens against the
+// window): the layers work on the rest, and a sub-agent's history, built
+// from the session's configuration, works on the same.
+func TestWindowReservesTheReply(t *testing.T) {
+	for _, tc := range []struct {
+		window, maxTokens string
+		want              int
+	}{
+		{"128000", "16384", 128000 - 16384},
+		{"40000", "30000", 20000}, // over half the window: half
+	} {
+		o := testOptions(t)
+		o.Source.Env["CONTEXT_WINDOW"], o.Source.Env["MAX_TOKENS"] = tc.window, tc.maxTokens
+		s, err := Open(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.History.Config().Window; got != tc.want {
+			t.Errorf("CONTEXT_WINDOW %s, MAX_TOKENS %s: the layers work on %d tokens, want %d", tc.window, tc.maxTokens, got, tc.want)
+		}
+		if sub := history.New(s.History.Config()); sub.Config().Window != tc.want {
+			t.Errorf("a sub-agent's history works on %d tokens, want %d", sub.Config().Window, tc.want)
+		}
+		s.Close()
 	}
 }

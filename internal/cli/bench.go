@@ -31,6 +31,9 @@ type benchContextOptions struct {
 	// append); raw and seed stay the references.
 	Cap      int
 	TrimText bool
+	// MaxTokens is the reply's reserve a session keeps in the window
+	// (history.Config.Reserve): 0 gives the prompt the whole window.
+	MaxTokens int
 }
 
 func newBenchCommand() *cobra.Command {
@@ -81,6 +84,12 @@ results are cleared server-side, clear_tool_uses_20250919 with its trigger at
 half the window, clear_at_least a fifth of it, keep 3; the summary stands for
 server-side compaction; its batches count as drops).
 
+--max-tokens N keeps N tokens of the window free for the reply (at most half
+of it), as a session keeps MAX_TOKENS, because Anthropic with thinking on and
+DeepSeek count max_tokens against the window: every strategy keeps its prompt
+under the rest (the server strategy's clearing trigger stays at half the
+window). 0, the default, gives the prompt the whole window.
+
 --thinking-tokens N models preserved thinking, which recorded trajectories
 lack: a reasoning block of N tokens heads every recorded assistant turn;
 --old-thinking keep sends them all back, clear removes earlier turns' at each
@@ -121,6 +130,7 @@ EXIT STATUS
 	f.BoolVar(&opts.Decompose, "decompose", false, "also split each strategy's cost by cache tier and by content, and cost the floor")
 	f.IntVar(&opts.Cap, "cap", history.DefaultCap, "harness and append strategies: chars of a tool result kept inline (CAP); raw and seed keep the reference's 10000")
 	f.BoolVar(&opts.TrimText, "trim-old-text", false, "harness and append strategies: cut old assistant text over 900 chars to about 500 (TRIM_OLD_TEXT)")
+	f.IntVar(&opts.MaxTokens, "max-tokens", 0, "tokens of the window kept free for the reply (MAX_TOKENS; at most half the window); 0 gives the prompt the whole window")
 	f.IntVar(&opts.ThinkingTokens, "thinking-tokens", 0, "model preserved thinking: a reasoning block of this many tokens heads every recorded assistant turn")
 	f.StringVar(&opts.OldThinking, "old-thinking", replay.ThinkingKeep, "with --thinking-tokens: keep (sent back, billed as input) or clear (earlier turns' reasoning removed at each turn's start, client- or server-side)")
 	return cmd
@@ -138,6 +148,9 @@ func validateBenchContext(opts benchContextOptions) error {
 	}
 	if opts.Cap < 1000 {
 		return usageError("bench context: --cap %d is too small: use at least 1000 chars", opts.Cap)
+	}
+	if opts.MaxTokens < 0 {
+		return usageError("bench context: --max-tokens %d must not be negative", opts.MaxTokens)
 	}
 	if opts.ThinkingTokens < 0 {
 		return usageError("bench context: --thinking-tokens %d must not be negative", opts.ThinkingTokens)
@@ -168,7 +181,7 @@ func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Wr
 		return fmt.Errorf("bench context: %w", err)
 	}
 	results, err := replay.RunAll(ctx, trajs, opts.Strategies, replay.Options{Pricing: opts.Pricing, Window: opts.Window, Decompose: opts.Decompose,
-		Config:         history.Config{Cap: opts.Cap, TrimText: opts.TrimText},
+		Config:         history.Config{Cap: opts.Cap, TrimText: opts.TrimText, Reserve: opts.MaxTokens},
 		ThinkingTokens: opts.ThinkingTokens, OldThinking: opts.OldThinking})
 	if err != nil {
 		return fmt.Errorf("bench context: %w", err)
@@ -189,13 +202,17 @@ func runBenchContext(ctx context.Context, opts benchContextOptions, stdout io.Wr
 		return enc.Encode(struct {
 			Pricing        string           `json:"pricing"`
 			Window         int              `json:"window"`
+			MaxTokens      int              `json:"max_tokens,omitempty"`
 			ThinkingTokens int              `json:"thinking_tokens,omitempty"`
 			OldThinking    string           `json:"old_thinking,omitempty"`
 			Strategies     []replay.Result  `json:"policies"` // the key predates the name; consumers read it
 			Decompose      *decomposeReport `json:"decompose,omitempty"`
-		}{opts.Pricing, opts.Window, opts.ThinkingTokens, thinkingLabel(opts), results, dec})
+		}{opts.Pricing, opts.Window, opts.MaxTokens, opts.ThinkingTokens, thinkingLabel(opts), results, dec})
 	}
 	fmt.Fprintf(stdout, "pricing %s, window %d, %d trajectories (summaries synthesised: no model is called)\n", opts.Pricing, opts.Window, len(trajs))
+	if opts.MaxTokens > 0 {
+		fmt.Fprintf(stdout, "reply reserve: %d tokens of the window (--max-tokens %d, at most half the window)\n", min(opts.MaxTokens, opts.Window/2), opts.MaxTokens)
+	}
 	if opts.ThinkingTokens > 0 {
 		fmt.Fprintf(stdout, "modelled thinking: %d tokens per assistant turn, old thinking %s\n", opts.ThinkingTokens, opts.OldThinking)
 	}

@@ -72,6 +72,13 @@
 // when dropping and compacting leave the latest output itself too big,
 // Squeeze cuts it to fit.
 //
+// Window is the model's; Config.Reserve (the session's MAX_TOKENS, at most
+// half the window) is kept free for the reply, because Anthropic with
+// thinking on and DeepSeek count max_tokens against the window with the
+// prompt. Every threshold above is a share of the working window, Window −
+// Reserve; ReplyRoom tells the agent what a request's max_tokens may take
+// when the limit is larger than the reserve.
+//
 // Token accounting: the provider's usage for the last request is the truth;
 // only what changed since is estimated (Estimate, about 4 chars a token).
 package history

@@ -32,6 +32,19 @@ type Config struct {
 	CompactTo float64 // fraction of Window a compaction keeps as recent messages (COMPACT_TO)
 	Window    int     // the model's context window in tokens (CONTEXT_WINDOW)
 
+	// Reserve is the part of Window kept free for the reply: the request's
+	// max_tokens (MAX_TOKENS, which holds the thinking budget too).
+	// Anthropic with thinking on and DeepSeek count max_tokens against the
+	// window with the prompt and refuse a request whose sum is over it
+	// ("input length and `max_tokens` exceed context limit: X + Y > Z"),
+	// so every layer keeps the prompt under Window − Reserve, the working
+	// window. A reserve is never more than half of Window: with a reply
+	// limit larger than that, the agent lowers each request's
+	// max_tokens to the room the prompt leaves (ReplyRoom). New takes the
+	// reserve off: Config returns the working window as Window and a zero
+	// Reserve, so a history built from it (a sub-agent's) works the same.
+	Reserve int
+
 	// SpillDir is the host directory for spill files. It must be readable
 	// both by bash inside the sandbox and by read_file: the project's
 	// writable area or the session directory, not /tmp (private in the
@@ -213,6 +226,10 @@ type History struct {
 	// latest prompt: the steps of the turn so far.
 	turnSteps int
 
+	// reserve is the part of the window kept for the reply (Config.Reserve,
+	// at most MaxReserve of it); cfg.Window is what is left.
+	reserve int
+
 	// Statistics for the benchmark and the UI.
 	stats Stats
 }
@@ -226,7 +243,52 @@ type Stats struct {
 
 // New returns an empty history.
 func New(cfg Config) *History {
-	return &History{cfg: cfg.withDefaults(), floor: -1, edited: -1}
+	h := &History{cfg: cfg.withDefaults(), floor: -1, edited: -1}
+	w := h.cfg.Window
+	h.cfg.Reserve = 0
+	h.reserve = reserveOf(cfg.Reserve, w)
+	h.cfg.Window = w - h.reserve
+	return h
+}
+
+// reserveOf is the reserve a window of w tokens keeps for replies of up
+// to maxTokens: all of it, but never more than half the window.
+func reserveOf(maxTokens, w int) int {
+	return max(0, min(maxTokens, w/2))
+}
+
+// Reserve returns the part of the window kept free for the reply
+// (Config.Reserve, at most half the window): 0 when none was asked for.
+func (h *History) Reserve() int { return h.reserve }
+
+// SetReserve changes the reply's reserve to maxTokens (at most half the
+// window), for a session whose output limit was raised: the working
+// window shrinks by what the reserve grows. A history kept without a
+// reserve (Config.Reserve 0: the benchmark, tests) stays without one.
+func (h *History) SetReserve(maxTokens int) {
+	if h.reserve == 0 {
+		return
+	}
+	full := h.cfg.Window + h.reserve
+	h.reserve = reserveOf(maxTokens, full)
+	h.cfg.Window = full - h.reserve
+}
+
+// ReplyRoom is what the window leaves for the reply above the next
+// request's prompt: the window less the prompt's estimate (Tokens), a
+// twentieth of the window (the slack the layers keep too: they cut at 19/20
+// of the working window), and half of what was estimated rather than
+// counted (the messages added since the last usage: code and JSON take
+// more tokens than the 4-chars estimate says, llmtest's counter a third
+// more). It may be less than the reserve; the agent never asks for less
+// than that.
+func (h *History) ReplyRoom() int {
+	full := h.cfg.Window + h.reserve
+	guessed := h.total
+	if h.observed {
+		guessed = max(0, h.total-h.estAtUsage)
+	}
+	return full - h.Tokens() - full/20 - guessed/2
 }
 
 // Config returns the effective configuration (defaults filled in).
@@ -456,8 +518,8 @@ func (h *History) appendOnly() bool { return h.layers().AppendOnly }
 func (h *History) AppendOnly() bool { return h.appendOnly() }
 
 // SetWindow lowers the working window to tokens for the rest of the
-// session (a provider's real limit, learned from an overflow). It never
-// raises it.
+// session (a provider's real limit on the prompt, learned from an
+// overflow). It never raises it.
 func (h *History) SetWindow(tokens int) {
 	if tokens > 0 && tokens < h.cfg.Window {
 		h.cfg.Window = tokens

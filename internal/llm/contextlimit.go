@@ -11,12 +11,18 @@ import (
 // context length is 4097 tokens. However, you requested 4431 tokens (3431 in
 // the messages, 1000 in the completion)" or "…your messages resulted in N
 // tokens", llama.cpp's "request (5000 tokens) exceeds the available context
-// size (4096 tokens)".
+// size (4096 tokens)", OpenRouter's "This endpoint's maximum context length
+// is 32768 tokens. However, you requested about 42832 tokens (42832 of text
+// input[, M in the output])", and Anthropic's for a thinking request, which
+// counts max_tokens in: "input length and `max_tokens` exceed context
+// limit: 178959 + 64000 > 200000, …".
 var (
 	reAnthropicSizes = regexp.MustCompile(`(\d+) tokens > (\d+) maximum`)
+	reAnthropicSum   = regexp.MustCompile(`exceed context limit: (\d+) \+ (\d+) > (\d+)`)
 	reOpenAILimit    = regexp.MustCompile(`maximum context length is (\d+) tokens`)
 	reOpenAIPrompt   = regexp.MustCompile(`(?:resulted in|requested) (\d+) tokens`)
-	reOpenAIOutput   = regexp.MustCompile(`(\d+) in the completion`)
+	reOpenAIOutput   = regexp.MustCompile(`(\d+) in the (?:completion|output)`)
+	reRouterInput    = regexp.MustCompile(`(\d+) of text input`)
 	reLlamaSizes     = regexp.MustCompile(`\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)`)
 )
 
@@ -34,6 +40,10 @@ func ContextLimit(err error) (prompt, limit int) {
 	if m := reAnthropicSizes.FindStringSubmatch(msg); m != nil {
 		return atoi(m[1]), atoi(m[2])
 	}
+	if m := reAnthropicSum.FindStringSubmatch(msg); m != nil {
+		// The prompt may take the window less max_tokens.
+		return atoi(m[1]), max(atoi(m[3])-atoi(m[2]), 0)
+	}
 	if m := reLlamaSizes.FindStringSubmatch(msg); m != nil {
 		return atoi(m[1]), atoi(m[2])
 	}
@@ -46,6 +56,11 @@ func ContextLimit(err error) (prompt, limit int) {
 			out := atoi(o[1])
 			limit -= out
 			prompt -= out
+		}
+		if p := reRouterInput.FindStringSubmatch(msg); p != nil {
+			// OpenRouter's "requested about N tokens (P of text input,
+			// M in the output)": the prompt is stated alone.
+			prompt = atoi(p[1])
 		}
 		return max(prompt, 0), max(limit, 0)
 	}

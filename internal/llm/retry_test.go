@@ -169,9 +169,12 @@ func TestContextLimit(t *testing.T) {
 		prompt, limit int
 	}{
 		{"prompt is too long: 209353 tokens > 199999 maximum", 209353, 199999},
+		{"input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease input length or `max_tokens` and try again", 178959, 136000},
 		{"This model's maximum context length is 4097 tokens. However, you requested 4431 tokens (3431 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.", 3431, 3097},
 		{"This model's maximum context length is 32000 tokens. However, your messages resulted in 40000 tokens. Please reduce the length of the messages.", 40000, 32000},
 		{"the request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it", 5000, 4096},
+		{"This endpoint's maximum context length is 32768 tokens. However, you requested about 42832 tokens (42832 of text input). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.", 42832, 32768},
+		{"This endpoint's maximum context length is 200000 tokens. However, you requested about 210000 tokens (190000 of text input, 20000 in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.", 190000, 180000},
 		{"context_length_exceeded", 0, 0},
 	} {
 		p, l := llm.ContextLimit(&llm.Error{Kind: llm.ErrContextTooLong, Message: tc.msg})

@@ -62,7 +62,15 @@
 // (usage.go). The window is ContextLimit's, else the model's catalogue
 // window, and a prompt over it gets the server's own overflow body
 // (Anthropic's "prompt is too long", OpenAI's context_length_exceeded,
-// DeepSeek's, which counts max_tokens in, Gemini's, OpenRouter's).
+// DeepSeek's, which counts max_tokens in (evalstate/fast-agent#621,
+// bytedance/deer-flow#66), Gemini's, OpenRouter's, which counts max_tokens
+// in too (OpenHands/OpenHands#9937, refly-ai/refly#1177). An Anthropic request
+// with thinking on counts max_tokens in as well, and one whose prompt fits
+// but prompt + max_tokens does not gets "input length and `max_tokens`
+// exceed context limit: X + Y > Z, decrease input length or `max_tokens`
+// and try again" (docs: extended-thinking-models; continuedev/continue#6080,
+// anthropics/claude-code#228, kortix-ai/suna#172; see
+// anthropicInputMaxTokens).
 //
 // SetModes makes it behave as particular OpenAI-compatible servers do, one
 // Mode per behaviour, with each server's real error body: rejecting

@@ -264,11 +264,6 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			limit = m.ContextWindow
 		}
 	}
-	need := req.Tokens
-	if f == FormatOpenAI && s.hasMode(DeepSeekThinking) {
-		need += req.MaxTokens // DeepSeek counts the reply's reserve in
-	}
-	fits := limit <= 0 || need <= limit
 	var (
 		tc      thinkingCheck
 		wa      wireAnthropic
@@ -278,6 +273,21 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if f == FormatAnthropic && req.DecodeErr == nil {
 		_ = json.Unmarshal(body, &wa)
 		on = thinkingOn(&wa, preserved)
+	}
+	need := req.Tokens
+	if f == FormatOpenAI && (s.hasMode(DeepSeekThinking) || s.hasMode(OpenRouterReasoning) || s.hasMode(OpenRouterCache)) {
+		// DeepSeek and OpenRouter count the reply's reserve in (see
+		// overflowBody).
+		need += req.MaxTokens
+	}
+	if on {
+		// With thinking on, Anthropic counts max_tokens (the thinking
+		// budget included) against the window too (see
+		// anthropicInputMaxTokens).
+		need += req.MaxTokens
+	}
+	fits := limit <= 0 || need <= limit
+	if f == FormatAnthropic && req.DecodeErr == nil {
 		if fits {
 			if ruleErr = anthropicRules(&wa, r.Header, preserved); ruleErr == "" {
 				tc = checkThinking(body, r.Header, preserved)
@@ -337,7 +347,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	var refused string
 	switch {
 	case !fits:
-		refused = s.overflowBody(f, req.Tokens, limit, req.MaxTokens)
+		refused = s.overflowBody(f, req.Tokens, limit, req.MaxTokens, on)
 	case ruleErr != "":
 		refused = errorJSON(ruleErr)
 	case tc.errBody != "":

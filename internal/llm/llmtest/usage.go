@@ -129,9 +129,13 @@ func (s *Server) promptUsage(f Format, body []byte, count func([]byte) int) llm.
 }
 
 // overflowBody is the server's answer to a prompt of n tokens over limit,
-// in the words of the server the modes emulate. Called with s.mu held.
-func (s *Server) overflowBody(f Format, n, limit, maxTokens int) string {
+// in the words of the server the modes emulate. thinking says the request
+// had thinking on (Anthropic format). Called with s.mu held.
+func (s *Server) overflowBody(f Format, n, limit, maxTokens int, thinking bool) string {
 	if f == FormatAnthropic {
+		if thinking && n <= limit {
+			return errorJSON(anthropicInputMaxTokens(n, maxTokens, limit))
+		}
 		return errorJSON(fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, limit))
 	}
 	deepseek := s.has(DeepSeekThinking)
@@ -146,11 +150,41 @@ func (s *Server) overflowBody(f Format, n, limit, maxTokens int) string {
 	case gemini:
 		return fmt.Sprintf(`[{"error":{"code":400,"message":"The input token count (%d) exceeds the maximum number of tokens allowed (%d).","status":"INVALID_ARGUMENT"}}]`, n, limit)
 	case openrouter:
-		// OpenHands/OpenHands#9937.
+		// OpenHands/OpenHands#9937 (with max_tokens: "…, M in the
+		// output"); refly-ai/refly#1177, topoteretes/cognee#1061
+		// (without).
+		parts := fmt.Sprintf("%d of text input", n)
+		if maxTokens > 0 {
+			parts += fmt.Sprintf(", %d in the output", maxTokens)
+		}
 		return errorString(obj{"error": obj{"code": 400,
-			"message": fmt.Sprintf("This endpoint's maximum context length is %d tokens. However, you requested about %d tokens (%d of text input, %d in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.", limit, n+maxTokens, n, maxTokens)}})
+			"message": fmt.Sprintf("This endpoint's maximum context length is %d tokens. However, you requested about %d tokens (%s). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.", limit, n+maxTokens, parts)}})
 	}
 	return errorString(obj{"error": obj{
 		"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, n),
 		"type":    "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+}
+
+// anthropicInputMaxTokens is the Messages API's 400 for a thinking request
+// whose prompt fits the window but whose prompt plus max_tokens does not.
+// With extended thinking, max_tokens (the thinking budget included) is a
+// strict limit: "if prompt tokens + max_tokens exceeds the context window
+// size, the system returns a validation error" instead of lowering
+// max_tokens as it did for earlier models (docs:
+// docs.anthropic.com/ja/docs/about-claude/models/extended-thinking-models,
+// "max_tokens and context window size"). The page states it of the models
+// that support extended thinking; the fake enforces it on requests with
+// thinking on, what it is documented for with certainty (harness reserves
+// max_tokens on every request, so the wider reading is covered too). The
+// text is
+// the one clients report, word for word: continuedev/continue#6080
+// ("199759 + 8192 > 200000") and #8454, anthropics/claude-code#228 and
+// #408, kortix-ai/suna#172 ("174167 + 64000 > 200000"),
+// stackblitz/bolt.new#7414. A prompt over the window by itself still gets
+// "prompt is too long". Newer models may instead end the reply early with
+// stop_reason model_context_window_exceeded (anthropics/anthropic-sdk-go#295,
+// turnstonelabs/turnstone#1164); the fake keeps the 400, the stricter of
+// the two, and harness's reserve (history.Config.Reserve) avoids both.
+func anthropicInputMaxTokens(n, maxTokens, limit int) string {
+	return fmt.Sprintf("input length and `max_tokens` exceed context limit: %d + %d > %d, decrease input length or `max_tokens` and try again", n, maxTokens, limit)
 }

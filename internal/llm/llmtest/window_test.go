@@ -2,6 +2,7 @@ package llmtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -162,6 +163,57 @@ func TestWindowEnforced(t *testing.T) {
 		p, l := llm.ContextLimit(&llm.Error{Kind: llm.ErrContextTooLong, Message: w.Error.Message})
 		if p != n || l != n-500 {
 			t.Errorf("harness reads prompt %d limit %d, want %d and %d", p, l, n, n-500)
+		}
+	})
+	t.Run("OpenRouter counts max_tokens in", func(t *testing.T) {
+		srv := NewServer(t)
+		srv.SetModes(OpenRouterReasoning)
+		body := oreq("anthropic/claude-sonnet-4.5", nil, ouser(strings.Repeat("word ", 2000)))
+		n := CountTokens(body)
+		srv.ContextLimit(n+500, nil) // the prompt fits, prompt + 1000 does not
+		st, got := post(t, srv, "/v1/chat/completions", body, nil)
+		want := fmt.Sprintf("However, you requested about %d tokens (%d of text input, 1000 in the output)", n+1000, n)
+		if st != http.StatusBadRequest || !strings.Contains(got, want) {
+			t.Fatalf("%d %s\nwant %s", st, got, want)
+		}
+		var w struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		_ = json.Unmarshal([]byte(got), &w)
+		if p, l := llm.ContextLimit(&llm.Error{Kind: llm.ErrContextTooLong, Message: w.Error.Message}); p != n || l != n-500 {
+			t.Errorf("harness reads prompt %d limit %d, want %d and %d", p, l, n, n-500)
+		}
+	})
+	t.Run("Anthropic counts max_tokens in with thinking on", func(t *testing.T) {
+		// The prompt fits, prompt + max_tokens (4096) does not: a
+		// thinking request is refused with the API's own words, one
+		// without thinking is served.
+		srv := NewServer(t)
+		on := req(sonnet45, budget, user(text(strings.Repeat("word ", 2000))))
+		off := req(sonnet45, nil, user(text(strings.Repeat("word ", 2000))))
+		n := CountTokens(on)
+		srv.ContextLimit(n+1000, nil)
+		st, got := post(t, srv, "/v1/messages", on, nil)
+		want := fmt.Sprintf("input length and `max_tokens` exceed context limit: %d + 4096 > %d, decrease input length or `max_tokens` and try again", n, n+1000)
+		if st != http.StatusBadRequest || !strings.Contains(got, `"type":"invalid_request_error"`) || !strings.Contains(got, want) {
+			t.Fatalf("thinking request, prompt + max_tokens over the window: %d %s\nwant %s", st, got, want)
+		}
+		if rs := srv.Requests(); rs[len(rs)-1].Rejected == "" {
+			t.Error("the refusal is not listed in Rejected")
+		}
+		var w struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		_ = json.Unmarshal([]byte(got), &w)
+		if p, l := llm.ContextLimit(&llm.Error{Kind: llm.ErrContextTooLong, Message: w.Error.Message}); p != n || l != n+1000-4096 {
+			t.Errorf("harness reads prompt %d limit %d, want %d and %d", p, l, n, n+1000-4096)
+		}
+		if st, got := post(t, srv, "/v1/messages", off, nil); st != http.StatusOK {
+			t.Errorf("the same prompt without thinking: %d %s", st, got)
+		}
+		srv.ContextLimit(n+4096, nil) // exactly fits
+		if st, got := post(t, srv, "/v1/messages", on, nil); st != http.StatusOK {
+			t.Errorf("prompt + max_tokens equal to the window: %d %s", st, got)
 		}
 	})
 	t.Run("Anthropic", func(t *testing.T) {
