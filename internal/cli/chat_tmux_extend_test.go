@@ -50,6 +50,7 @@ func (tm *tmuxSession) pickWith(keys ...string) {
 // "allow file edits", which leaves plan mode for acceptEdits, and the
 // next turn carries the plan and edits without a prompt.
 func TestChatTmuxPlanMode(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	bin := tmuxHarness(t)
 	for _, size := range firstHourSizes {
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
@@ -149,6 +150,7 @@ func planMode(t *testing.T, bin string, w, h int) {
 // PostToolUse hooks add context, block with their stderr to the model,
 // and see each call's JSON.
 func TestChatTmuxExtensions(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	bin := tmuxHarness(t)
 	if name, why := sandbox.Detect(); name != sandbox.BackendBwrap {
 		testenv.Missing(t, testenv.Bwrap, "project hooks and allowed-tools need the sandbox (bwrap): "+why)
@@ -340,6 +342,7 @@ var screensCommands = []string{"/help", "/sandbox", "/permissions", "/network", 
 // (a word cut in two by harness's wrapping, or cut short, would differ),
 // and no line was wrapped by the terminal.
 func TestChatTmuxScreenWords(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
 	home, proj := tmuxProject(t)

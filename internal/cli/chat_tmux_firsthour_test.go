@@ -28,6 +28,7 @@ var firstHourSizes = []struct{ w, h int }{{80, 24}, {120, 40}}
 // terminal had to wrap, cutting a word, shows as a line wider than the
 // pane.
 func TestChatTmuxFirstHour(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	bin := tmuxHarness(t)
 	for _, size := range firstHourSizes {
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {

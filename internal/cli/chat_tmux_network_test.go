@@ -19,6 +19,7 @@ import (
 // not ask. localhost is the host, so nothing leaves the machine, and the
 // proxy then still refuses it: a saved answer never opens loopback.
 func TestChatTmuxNetwork(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	bin := tmuxHarness(t)
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Missing(t, testenv.Curl, "curl is not installed (CI installs it; apt install curl)")

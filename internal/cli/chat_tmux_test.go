@@ -28,6 +28,7 @@ import (
 // With HARNESS_TMUX_CAPTURES=DIR the screens are also saved, with their
 // colours, as DIR/*.ansi (docs/ keeps a set).
 func TestChatTmux(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
 	home, proj := tmuxProject(t)
@@ -139,6 +140,14 @@ func TestChatTmux(t *testing.T) {
 
 // tmuxHarness skips unless tmux can run the terminal tests, then builds
 // the harness binary they drive.
+// tmuxParallel: the terminal tests marked t.Parallel share nothing but
+// the harness binary (built once, see builtHarness): each has its own
+// tmux server on a private socket, home, project and fake provider, and
+// gives harness its environment explicitly (env -i), so none sets this
+// process's. They mostly wait on a screen, so two run at a time once the
+// sequential tests are done. Not marked: TestChatTmuxNotify, whose quick
+// turn must stay under a 2 s threshold, and TestChatTmuxMCP, which gives
+// a request 500 ms to reach its server before the Esc.
 func tmuxHarness(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
@@ -153,6 +162,7 @@ func tmuxHarness(t *testing.T) string {
 // TestChatTmuxEditor checks the line editor in a real terminal: a
 // multi-line prompt with Esc-Enter, history with Up, Ctrl-D to quit.
 func TestChatTmuxEditor(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
 	home, proj := t.TempDir(), t.TempDir()

@@ -91,6 +91,7 @@ func checkWrapped(t *testing.T, rows []string, width int, sentences []string) (w
 // word-wrapped at 80 columns, re-wrapped when the window grows to 120 and
 // shrinks back, and a reply streamed at 120 is wrapped at 120.
 func TestChatTmuxLongReply(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
 	home, proj := t.TempDir(), t.TempDir()
@@ -185,6 +186,7 @@ func waitRows(t *testing.T, tm *tmuxSession, ok func([]string) bool) {
 // numbers, before anything is written; v shows all of a long one in a
 // pager; a refusal leaves the file alone.
 func TestChatTmuxEditPrompt(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
 	home, proj := t.TempDir(), t.TempDir()
@@ -244,6 +246,7 @@ func TestChatTmuxEditPrompt(t *testing.T) {
 // command (the Esc did not swallow its slash); at a permission prompt Esc
 // stops the turn as well.
 func TestChatTmuxEscape(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
 	home, proj := t.TempDir(), t.TempDir()
@@ -294,6 +297,7 @@ func TestChatTmuxEscape(t *testing.T) {
 // not a session opened and left without a message or one started with
 // /clear, and shows where it stood.
 func TestChatTmuxContinue(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
 	home, proj := t.TempDir(), t.TempDir()
@@ -407,6 +411,7 @@ func heldSession(t *testing.T) (tm *tmuxSession, srv *llmtest.Server, release fu
 // mixed into it; Enter queues it, and it is sent as the next prompt when
 // the turn ends. Typed ahead and then interrupted, it waits at the prompt.
 func TestChatTmuxTypeAhead(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	tm, srv, release := heldSession(t)
 	first := "The reply begins with a paragraph that is long enough to wrap at eighty columns, with **bold** words in it, and then it stops for a while HOLD"
 	rest := " and goes on to the end of its sentence.\n\n- an item that streams after the typing\n- and another one\n\n| file | state |\n|---|---|\n| main.go | fine |\n\nThe last paragraph of the reply, which is also long enough to wrap at eighty columns."
@@ -479,6 +484,7 @@ func TestChatTmuxTypeAhead(t *testing.T) {
 // rendered and word-wrapped, the status line, the prompt once), and the
 // redraw pushes no copy of the screen into the scrollback.
 func TestChatTmuxResizeMidStream(t *testing.T) {
+	t.Parallel() // see tmuxParallel
 	tm, srv, release := heldSession(t)
 	sentences := []string{
 		"The first paragraph is long enough to wrap at eighty columns and again at seventy, and it has bold words in it.",

@@ -78,6 +78,12 @@ func TestScripts(t *testing.T) {
 			env.Setenv("MODEL", "fake-model")
 			env.Setenv("API_KEY", "sk-fake-key-for-tests-0123456789")
 			env.Setenv("NO_COLOR", "1")
+			// harness in a script is this test binary, built with -race
+			// under CI: without this each run sleeps a second on exit
+			// (the race runtime's default atexit_sleep_ms=1000, which
+			// only gives goroutines still running time to race; a race
+			// is reported when it happens and still fails the exit).
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			// The Docker scripts find the engine and their image as the
 			// developer or CI set them.
 			for _, k := range []string{"HARNESS_TEST_IMAGE", "DOCKER_HOST"} {

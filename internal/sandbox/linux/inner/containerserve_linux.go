@@ -20,13 +20,13 @@ import (
 func runContainerStage(argv []string) {
 	switch argv[1] {
 	case ContainerInitArg:
-		os.Exit(serveContainerInit(argv[2:]))
+		exitStage(serveContainerInit(argv[2:]))
 	case ContainerExecArg:
 		if len(argv) != 4 {
 			fmt.Fprintln(os.Stderr, "harness container exec: bad arguments")
 			os.Exit(HelperFailed)
 		}
-		os.Exit(serveContainerExec(argv[2], argv[3]))
+		exitStage(serveContainerExec(argv[2], argv[3]))
 	}
 }
 

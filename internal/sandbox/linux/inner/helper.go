@@ -116,7 +116,7 @@ func RunHelperIfRequested() {
 		fmt.Fprintf(os.Stderr, "harness sandbox helper: %v\n", err)
 		os.Exit(HelperFailed)
 	case ProbeArg:
-		os.Exit(runProbe(os.Args[2:]))
+		exitStage(runProbe(os.Args[2:]))
 	case LauncherArg, SupervisorArg:
 		if len(os.Args) != 3 {
 			fmt.Fprintln(os.Stderr, "harness sandbox launcher: bad arguments")
@@ -135,7 +135,7 @@ func RunHelperIfRequested() {
 			fmt.Fprintf(os.Stderr, "harness sandbox %s: %v\n", os.Args[1], err)
 			os.Exit(HelperFailed)
 		}
-		os.Exit(0)
+		exitStage(0)
 	}
 }
 
