@@ -205,7 +205,9 @@ func (lp *launcherProc) place(cg *cgroup.Session, conn *net.UnixConn, deadline t
 	}
 	if pidfd >= 0 {
 		pid = pidfdPid(pidfd)
-		unix.Close(pidfd)
+		// Open until the placement is done: it tells whether the pid
+		// written to cgroup.procs was still the supervisor's.
+		defer unix.Close(pidfd)
 	}
 	var sup *cgroup.Sup
 	if pid > 0 {
@@ -217,7 +219,7 @@ func (lp *launcherProc) place(cg *cgroup.Session, conn *net.UnixConn, deadline t
 			sup = nil
 		}
 		if sup == nil {
-			if sup, err = cg.PlaceSupervisor(pid); err == nil {
+			if sup, err = cg.PlaceSupervisor(pid, pidfd); err == nil {
 				if lp.sups == nil {
 					lp.sups = map[int]*cgroup.Sup{}
 				}

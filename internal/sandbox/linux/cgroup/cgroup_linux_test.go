@@ -2,11 +2,15 @@ package cgroup
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox/backend"
 	"golang.org/x/sys/unix"
@@ -143,4 +147,74 @@ func TestCgroupLimitFiles(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPlaceSupervisorStalePid: cgroup.procs takes a pid, so a supervisor
+// that died before its placement may have left its pid to another
+// process of the host. Here that is made to happen: the pidfd is of a
+// process already reaped and the pid is a live stranger's. The stranger
+// must come out alive, back in the harness's own cgroup, and the
+// supervisor's cgroup must be gone; a live supervisor is placed and its
+// Kill ends it.
+func TestPlaceSupervisorStalePid(t *testing.T) {
+	if !Writable() {
+		t.Skip("no writable cgroup here")
+	}
+	s := Open(1024, 1<<30)
+	if s == nil || s.dir == "" {
+		t.Skip("no cgroup v2 session here (the supervisor's placement is v2 only)")
+	}
+	defer s.Close()
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	stranger := exec.Command("sleep", "60")
+	if err := stranger.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stranger.Process.Kill(); stranger.Wait() }()
+	dead := exec.Command("true")
+	if err := dead.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadfd, err := unix.PidfdOpen(dead.Process.Pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(deadfd)
+	dead.Wait()
+
+	if _, err := s.PlaceSupervisor(stranger.Process.Pid, deadfd); !errors.Is(err, ErrSupervisorGone) {
+		t.Fatalf("placing a dead supervisor's pid: %v, want ErrSupervisorGone", err)
+	}
+	time.Sleep(50 * time.Millisecond) // a SIGKILL, had one been sent, lands
+	if err := stranger.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("the stranger holding the pid was killed: %v", err)
+	}
+	if got, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", stranger.Process.Pid)); !bytes.Equal(got, own) {
+		t.Errorf("the stranger is in %q, want back in the harness's own %q", got, own)
+	}
+	if m, _ := filepath.Glob(filepath.Join(s.dir, supName+"-*")); len(m) > 0 {
+		t.Errorf("the supervisor's cgroup stayed: %v", m)
+	}
+
+	// The live case: placed, and killed with its cgroup.
+	fd, err := unix.PidfdOpen(stranger.Process.Pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	g, err := s.PlaceSupervisor(stranger.Process.Pid, fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Holds(stranger.Process.Pid) {
+		t.Fatal("the live supervisor is not in its cgroup")
+	}
+	g.Kill()
+	if st, _ := stranger.Process.Wait(); st == nil || st.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("the placed supervisor's Kill did not kill it: %v", st)
+	}
 }

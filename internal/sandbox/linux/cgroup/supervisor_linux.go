@@ -38,10 +38,19 @@ type Sup struct {
 	enter, leave *os.File // cmd's and dir's cgroup.threads, for the command's thread
 }
 
-// placeSupervisor makes a cgroup for the supervisor whose host pid is pid,
-// with the limits, and moves it there; nothing runs in it yet but the
-// supervisor, which forks its commands there from then on.
-func (s *Session) PlaceSupervisor(pid int) (*Sup, error) {
+// PlaceSupervisor makes a cgroup for the supervisor the pidfd refers to
+// (pid is its host pid), with the limits, and moves it there; nothing
+// runs in it yet but the supervisor, which forks its commands there from
+// then on.
+//
+// cgroup.procs takes a pid, not a pidfd, so the move is checked through
+// the pidfd afterwards: a supervisor alive (or not yet reaped) after the
+// write held its pid all along, so the write moved it. One that died
+// first may have left its pid to any process of the host: whatever the
+// write moved goes back to the harness's own cgroup, unharmed, and the
+// cgroup is removed, never killed (a kill there once SIGKILLed another
+// test binary of the suite).
+func (s *Session) PlaceSupervisor(pid, pidfd int) (*Sup, error) {
 	c, err := s.child(supName, true, false)
 	if err != nil {
 		return nil, err
@@ -51,11 +60,34 @@ func (s *Session) PlaceSupervisor(pid int) (*Sup, error) {
 		c.Kill()
 		return nil, fmt.Errorf("moving the supervisor into its cgroup: %w", err)
 	}
+	if err := unix.PidfdSendSignal(pidfd, 0, nil, 0); err != nil {
+		s.release(c)
+		return nil, fmt.Errorf("%w: it ended while it was being placed", ErrSupervisorGone)
+	}
 	g := &Sup{c: c, pid: pid}
 	if s.pids {
 		g.threaded()
 	}
 	return g, nil
+}
+
+// ErrSupervisorGone: the supervisor to place had ended.
+var ErrSupervisorGone = errors.New("the supervisor is gone")
+
+// release empties c without killing what is in it, moving each member
+// to the cgroup the session was made in (the harness's own), and removes
+// it.
+func (s *Session) release(c *Child) {
+	own := filepath.Join(filepath.Dir(s.dir), "cgroup.procs")
+	for i := 0; i < 100 && populated(c.dir); i++ {
+		for _, pid := range Members(c.dir) {
+			_ = os.WriteFile(own, []byte(strconv.Itoa(pid)), 0)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_ = os.Remove(c.dir)
+	c.dir = ""
+	c.Kill() // what is left: the descriptor (and v1 children, none here)
 }
 
 // threaded makes g's threaded child for commands, with the pids limit,
@@ -123,8 +155,13 @@ func (g *Sup) Kill() {
 			if g.c.s.killFileExists && i%50 == 0 {
 				_ = os.WriteFile(filepath.Join(g.c.dir, "cgroup.kill"), []byte("1"), 0)
 			}
-			for _, pid := range g.Left() {
-				unix.Kill(pid, unix.SIGKILL)
+			if !g.c.s.killFileExists {
+				// A member listed, then gone and its pid reused in the
+				// moment before the signal, is the risk a kernel
+				// without cgroup.kill leaves.
+				for _, pid := range g.Left() {
+					unix.Kill(pid, unix.SIGKILL)
+				}
 			}
 			time.Sleep(time.Millisecond)
 		}
