@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -217,4 +219,45 @@ func TestPlaceSupervisorStalePid(t *testing.T) {
 	if st, _ := stranger.Process.Wait(); st == nil || st.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Errorf("the placed supervisor's Kill did not kill it: %v", st)
 	}
+}
+
+// TestKillSparesTheHarness: while a thread of the harness is inside a v1
+// child (as Start's is while it forks a command), the child's member
+// list names the harness; the session closing then must not SIGKILL it.
+func TestKillSparesTheHarness(t *testing.T) {
+	if !Writable() {
+		t.Skip("no writable cgroup here")
+	}
+	s := Open(1024, 1<<30)
+	if s == nil || len(s.v1) == 0 {
+		t.Skip("no cgroup v1 hierarchy here (the v2 tree takes whole processes, never one thread)")
+	}
+	c := s.CommandChild()
+	if c == nil {
+		t.Fatal("no v1 child")
+	}
+	inside, out := make(chan error), make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		err := enterTasks(c.tasks)
+		inside <- err
+		<-out
+		if c.leave() == nil {
+			runtime.UnlockOSThread()
+		}
+	}()
+	if err := <-inside; err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(Members(c.dirs[0]), os.Getpid()) {
+		t.Fatalf("the child's members %v do not name the harness (%d): the case this test is about did not arise", Members(c.dirs[0]), os.Getpid())
+	}
+	done := make(chan struct{})
+	go func() { killGroup(c.dirs[0], false); close(done) }()
+	time.Sleep(100 * time.Millisecond) // several rounds of the kill loop
+	close(out)
+	<-done
+	c.Kill()
+	s.Close()
+	// Still here: the test binary would have died by SIGKILL otherwise.
 }
