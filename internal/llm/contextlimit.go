@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // Ways servers state the sizes in a context-too-long error: Anthropic's
@@ -13,11 +14,13 @@ import (
 // tokens", llama.cpp's "request (5000 tokens) exceeds the available context
 // size (4096 tokens)".
 var (
-	reAnthropicSizes = regexp.MustCompile(`(\d+) tokens > (\d+) maximum`)
-	reOpenAILimit    = regexp.MustCompile(`maximum context length is (\d+) tokens`)
-	reOpenAIPrompt   = regexp.MustCompile(`(?:resulted in|requested) (\d+) tokens`)
-	reOpenAIOutput   = regexp.MustCompile(`(\d+) in the completion`)
-	reLlamaSizes     = regexp.MustCompile(`\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)`)
+	reAnthropicSizes = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+) tokens > (\d+) maximum`) })
+	reOpenAILimit    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`maximum context length is (\d+) tokens`) })
+	reOpenAIPrompt   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:resulted in|requested) (\d+) tokens`) })
+	reOpenAIOutput   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+) in the completion`) })
+	reLlamaSizes     = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)`)
+	})
 )
 
 // ContextLimit reads the prompt size and the prompt limit a provider's
@@ -31,18 +34,18 @@ func ContextLimit(err error) (prompt, limit int) {
 	}
 	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
 	msg := e.Message
-	if m := reAnthropicSizes.FindStringSubmatch(msg); m != nil {
+	if m := reAnthropicSizes().FindStringSubmatch(msg); m != nil {
 		return atoi(m[1]), atoi(m[2])
 	}
-	if m := reLlamaSizes.FindStringSubmatch(msg); m != nil {
+	if m := reLlamaSizes().FindStringSubmatch(msg); m != nil {
 		return atoi(m[1]), atoi(m[2])
 	}
-	if m := reOpenAILimit.FindStringSubmatch(msg); m != nil {
+	if m := reOpenAILimit().FindStringSubmatch(msg); m != nil {
 		limit = atoi(m[1])
-		if p := reOpenAIPrompt.FindStringSubmatch(msg); p != nil {
+		if p := reOpenAIPrompt().FindStringSubmatch(msg); p != nil {
 			prompt = atoi(p[1])
 		}
-		if o := reOpenAIOutput.FindStringSubmatch(msg); o != nil {
+		if o := reOpenAIOutput().FindStringSubmatch(msg); o != nil {
 			out := atoi(o[1])
 			limit -= out
 			prompt -= out
