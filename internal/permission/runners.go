@@ -69,9 +69,14 @@ var (
 	// go build, run, install, vet...: options end at the first package
 	// (what follows go run's package is the program's).
 	specGoBuild = &spec{oneDash: true, posix: true, opts: goBuildOpts}
-	// go test takes its flags and the test binary's among the packages.
-	specGoTest = &spec{oneDash: true, strip: "test.", opts: slices.Concat(goBuildOpts, goTestOpts)}
-	specGoVet  = &spec{oneDash: true, opts: slices.Concat(goBuildOpts, []opt{{long: "vettool", arg: needArg, role: rRun}})}
+	// go test takes its flags and the test binary's among the packages
+	// (joined on first use: not at init, which every process start pays).
+	specGoTest = sync.OnceValue(func() *spec {
+		return &spec{oneDash: true, strip: "test.", opts: slices.Concat(goBuildOpts, goTestOpts)}
+	})
+	specGoVet = sync.OnceValue(func() *spec {
+		return &spec{oneDash: true, opts: slices.Concat(goBuildOpts, []opt{{long: "vettool", arg: needArg, role: rRun}})}
+	})
 )
 
 var goOptLevelRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-m(=?[0-9])?$`) })
@@ -329,11 +334,11 @@ func (sc *shellCheck) runnerOptions(base string, args []token) {
 		case "test":
 			sc.runner("go test")
 			before, after, _ := cutWord(rest, "-args", "--args")
-			sc.applySpec("go test", specGoTest, before)
-			sc.applySpec("go test", specGoTest, after) // the test binary reads -test.* too
+			sc.applySpec("go test", specGoTest(), before)
+			sc.applySpec("go test", specGoTest(), after) // the test binary reads -test.* too
 		case "vet":
 			sc.runner("go vet")
-			sc.applySpec("go vet", specGoVet, rest)
+			sc.applySpec("go vet", specGoVet(), rest)
 		case "build", "run", "install", "list", "generate", "fix":
 			sc.applySpec("go "+sub, specGoBuild, rest)
 		}
