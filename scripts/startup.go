@@ -53,7 +53,8 @@ func main() {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "harness-startup-")
 		check(err)
-		defer os.RemoveAll(d)
+		cleanup = func() { os.RemoveAll(d) }
+		defer cleanup()
 		dir = d
 	}
 	check(os.MkdirAll(dir, 0o755))
@@ -62,8 +63,11 @@ func main() {
 	if _, err := os.Stat(firstBin); err != nil {
 		wt := filepath.Join(dir, "first-src")
 		run("git", "worktree", "add", "--detach", wt, *first)
-		build(wt, firstBin)
+		err := tryBuild(wt, firstBin)
 		run("git", "worktree", "remove", "--force", wt)
+		if err != nil {
+			fail("go build of %s: %v", *first, err)
+		}
 	}
 	plain := filepath.Join(dir, "harness-plain")
 	readme := filepath.Join(dir, "harness-readme")
@@ -209,14 +213,18 @@ func inits(path string, n int) (ms float64, bytes_, allocs int64, top string) {
 }
 
 func build(dir, out string, flags ...string) {
+	if err := tryBuild(dir, out, flags...); err != nil {
+		fail("go build in %s: %v", dir, err)
+	}
+}
+
+func tryBuild(dir, out string, flags ...string) error {
 	args := append([]string{"build"}, flags...)
 	args = append(args, "-o", out, "./cmd/harness")
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fail("go build in %s: %v", dir, err)
-	}
+	return cmd.Run()
 }
 
 func run(name string, args ...string) {
@@ -233,7 +241,11 @@ func check(err error) {
 	}
 }
 
+// cleanup removes the temporary build directory, also when fail exits.
+var cleanup = func() {}
+
 func fail(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "startup: "+format+"\n", args...)
+	cleanup()
 	os.Exit(1)
 }
