@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"sigs.k8s.io/yaml"
 )
 
 // KubeJob describes the Kubernetes form of a batch: an Indexed Job with one
@@ -130,7 +128,7 @@ func (k KubeJob) Manifests(tasks []Task, taskFile []byte) ([]byte, error) {
 	}
 	var out bytes.Buffer
 	for i, obj := range []any{cm, job} {
-		b, err := yaml.Marshal(obj)
+		b, err := kubeYAML(obj)
 		if err != nil {
 			return nil, err
 		}

@@ -70,7 +70,7 @@ func TestKubeManifestsServerSideDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs := append(strings.Split(string(y), "\n---\n"), string(secret))
+	docs := append(splitDocs(y), string(secret))
 	kinds := map[string]string{"ConfigMap": "/api/v1/namespaces/default/configmaps", "Job": "/apis/batch/v1/namespaces/default/jobs", "Secret": "/api/v1/namespaces/default/secrets"}
 	var job map[string]any
 	for _, d := range docs {

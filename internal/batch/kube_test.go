@@ -2,6 +2,7 @@ package batch
 
 import (
 	"bytes"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func TestKubeManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs := strings.Split(string(y), "\n---\n")
+	docs := splitDocs(y)
 	if len(docs) != 2 {
 		t.Fatalf("%d documents, want a ConfigMap and a Job:\n%s", len(docs), y)
 	}
@@ -88,6 +89,45 @@ func TestKubeQuantities(t *testing.T) {
 		_, err := KubeJob{Image: "x", Memory: c.mem, CPU: c.cpu}.Manifests(tasks, nil)
 		if (err == nil) != c.ok {
 			t.Errorf("memory %q cpu %q: err %v, want ok=%v", c.mem, c.cpu, err, c.ok)
+		}
+	}
+}
+
+// splitDocs splits a YAML stream at its "---" lines, as kubectl does: each
+// document keeps its last line break (a literal block at a document's end
+// would otherwise lose its own).
+func splitDocs(y []byte) []string {
+	return regexp.MustCompile(`(?m)^---\n`).Split(string(y), -1)
+}
+
+// TestKubeYAMLQuoting: every string comes back as the same string through
+// sigs.k8s.io/yaml, which reads YAML 1.1 as kubectl and the API server do
+// (yes, on, y and n are booleans there; 0o10, 1e3 and 1:20 are numbers).
+func TestKubeYAMLQuoting(t *testing.T) {
+	values := []string{"yes", "Yes", "on", "OFF", "y", "n", "no", "true", "null", "~", "", "0o10", "010", "1e3", "1:20",
+		".inf", "-", "- x", "a: b", "#c", "&a", "*a", "!t", "%d", "@x", "`x", "'q'", `"q"`, " lead", "trail ", "tab\there",
+		"two\nlines\n", "no final break\nhere", "  indented\nfirst\n", "tasks:go", "$(JOB_COMPLETION_INDEX)", "2Gi",
+		"RuntimeDefault", "app.kubernetes.io/name", "<&>", "ünï", "x\r\ny"}
+	in := map[string]any{"values": values}
+	for _, v := range values {
+		in["k-"+v] = v
+	}
+	y, err := kubeYAML(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := yaml.Unmarshal(y, &out); err != nil {
+		t.Fatalf("%v\n%s", err, y)
+	}
+	for i, v := range out["values"].([]any) {
+		if v != values[i] {
+			t.Errorf("%q came back as %#v", values[i], v)
+		}
+	}
+	for _, v := range values {
+		if out["k-"+v] != v {
+			t.Errorf("value of key %q came back as %#v", "k-"+v, out["k-"+v])
 		}
 	}
 }

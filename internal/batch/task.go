@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -48,7 +49,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // validID keeps an id usable as a directory name and a branch name.
-var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`) })
 
 // TaskError is a task file that cannot be run; Line is 1-based.
 type TaskError struct {
@@ -80,7 +81,7 @@ func ReadTasks(r io.Reader) ([]Task, error) {
 			return nil, &TaskError{n, err}
 		}
 		switch {
-		case !validID.MatchString(t.ID):
+		case !validID().MatchString(t.ID):
 			return nil, &TaskError{n, fmt.Errorf("id %q: use letters, digits, '.', '_' and '-' (at most 100)", t.ID)}
 		case seen[t.ID] != 0:
 			return nil, &TaskError{n, fmt.Errorf("id %q already used on line %d", t.ID, seen[t.ID])}

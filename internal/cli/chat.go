@@ -241,7 +241,7 @@ func (c *chat) banner(ctx context.Context) {
 		sess = resumedLine(s.ID, s.Log.Path(), s.History.Len())
 	}
 	b := ui.Banner{
-		Version:  Version,
+		Version:  version(),
 		Project:  s.Sandbox.Policy().Project,
 		Model:    s.Config.Model,
 		Provider: s.Config.Provider,

@@ -6,12 +6,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/harness-dev/harness/internal/llm"
 )
 
 // mentionRe finds @path mentions: an @ at a word start, then a path.
-var mentionRe = regexp.MustCompile(`(?:^|\s)@([^\s@]+)`)
+var mentionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|\s)@([^\s@]+)`) })
 
 // mentionLimit bounds one attached file.
 const mentionLimit = 100 << 10

@@ -7,13 +7,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/harness-dev/harness/internal/llm"
 )
 
 // pathRe finds a bare absolute path to an image, as a terminal types it
 // when a file is dropped on it (possibly quoted).
-var pathRe = regexp.MustCompile(`(?:^|\s)['"]?(/[^\s'"]+\.(?i:png|jpe?g|gif|webp))['"]?`)
+var pathRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|\s)['"]?(/[^\s'"]+\.(?i:png|jpe?g|gif|webp))['"]?`)
+})
 
 // mention is one file a prompt names: @path, or a bare absolute path to
 // an image.
@@ -26,10 +29,10 @@ type mention struct {
 // image paths.
 func mentions(prompt string) []mention {
 	var out []mention
-	for _, m := range mentionRe.FindAllStringSubmatch(prompt, -1) {
+	for _, m := range mentionRe().FindAllStringSubmatch(prompt, -1) {
 		out = append(out, mention{name: m[1]})
 	}
-	for _, m := range pathRe.FindAllStringSubmatch(prompt, -1) {
+	for _, m := range pathRe().FindAllStringSubmatch(prompt, -1) {
 		if !strings.Contains(prompt, "@"+m[1]) {
 			out = append(out, mention{name: m[1], bare: true})
 		}

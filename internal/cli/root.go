@@ -12,9 +12,20 @@ import (
 )
 
 // Version is set at build time with -ldflags "-X ...cli.Version=v1.2.3";
-// otherwise it comes from the module version or the VCS revision Go
-// records in the binary, so a bug report says which build it was.
-var Version = buildVersion()
+// when it is empty, version takes the module version or the VCS revision
+// Go records in the binary, so a bug report says which build it was. It is
+// not computed at init: -X only sets a variable without an initialiser
+// that calls a function, and the binary's re-execs (sandbox helper,
+// launcher) never print it.
+var Version string
+
+// version is Version, or what the build recorded.
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	return buildVersion()
+}
 
 func buildVersion() string {
 	bi, ok := debug.ReadBuildInfo()
@@ -184,7 +195,7 @@ about what matters.
 
 Run without arguments for an interactive session; "harness run PROMPT" runs one task
 headless. Configuration lives in ~/.agents/env (see the README).` + chatExitHelp,
-		Version:       Version,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,

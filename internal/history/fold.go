@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/harness-dev/harness/internal/llm"
 )
@@ -52,7 +53,7 @@ func foldMarker(hidden string, whole bool) string {
 	return fmt.Sprintf("[harness fold: the rest of this feedback, %d chars, is as earlier in this conversation (#%s)]", len(hidden), shortHash(hidden))
 }
 
-var foldRef = regexp.MustCompile(`\[harness fold: [^\]]*\(#([0-9a-f]{12})\)\]$`)
+var foldRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[harness fold: [^\]]*\(#([0-9a-f]{12})\)\]$`) })
 
 // folds returns, for every feedback block after the summary that repeats
 // an earlier one still shown in full, its folded text, keyed by message
@@ -141,7 +142,7 @@ func unfold(cut, msgs []llm.Message) {
 				continue
 			}
 			text := blockText(b)
-			ref := foldRef.FindStringSubmatch(text)
+			ref := foldRef().FindStringSubmatch(text)
 			if ref == nil || shown[ref[1]] || hidden[ref[1]] == "" {
 				continue
 			}

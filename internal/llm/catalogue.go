@@ -161,7 +161,9 @@ func (c *Catalogue) Merge(over *Catalogue) *Catalogue {
 
 // snapshot matches what providers append to a model name for a dated or
 // pinned version: -20250929, -2024-08-06, @20250929, -v1:0, -latest, -001.
-var snapshot = regexp.MustCompile(`^[-@](\d{8}|\d{4}-\d{2}-\d{2}|\d{3}|latest|v\d+(:\d+)?)$`)
+var snapshot = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[-@](\d{8}|\d{4}-\d{2}-\d{2}|\d{3}|latest|v\d+(:\d+)?)$`)
+})
 
 // Normalize is the form names are compared in: lower case, without a
 // router's "vendor/" prefix, Anthropic's dotted aliases ("claude-opus-4.7")
@@ -197,7 +199,7 @@ func (c *Catalogue) Lookup(name string) (Model, bool) {
 	}
 	for _, m := range c.Models {
 		for _, k := range names(m) {
-			if strings.HasPrefix(n, k) && snapshot.MatchString(n[len(k):]) {
+			if strings.HasPrefix(n, k) && snapshot().MatchString(n[len(k):]) {
 				return m, true
 			}
 		}

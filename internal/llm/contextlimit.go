@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // Ways servers state the sizes in a context-too-long error: Anthropic's
@@ -17,13 +18,15 @@ import (
 // counts max_tokens in: "input length and `max_tokens` exceed context
 // limit: 178959 + 64000 > 200000, …".
 var (
-	reAnthropicSizes = regexp.MustCompile(`(\d+) tokens > (\d+) maximum`)
-	reAnthropicSum   = regexp.MustCompile(`exceed context limit: (\d+) \+ (\d+) > (\d+)`)
-	reOpenAILimit    = regexp.MustCompile(`maximum context length is (\d+) tokens`)
-	reOpenAIPrompt   = regexp.MustCompile(`(?:resulted in|requested) (\d+) tokens`)
-	reOpenAIOutput   = regexp.MustCompile(`(\d+) in the (?:completion|output)`)
-	reRouterInput    = regexp.MustCompile(`(\d+) of text input`)
-	reLlamaSizes     = regexp.MustCompile(`\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)`)
+	reAnthropicSizes = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+) tokens > (\d+) maximum`) })
+	reAnthropicSum   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`exceed context limit: (\d+) \+ (\d+) > (\d+)`) })
+	reOpenAILimit    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`maximum context length is (\d+) tokens`) })
+	reOpenAIPrompt   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:resulted in|requested) (\d+) tokens`) })
+	reOpenAIOutput   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+) in the (?:completion|output)`) })
+	reRouterInput    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+) of text input`) })
+	reLlamaSizes     = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)`)
+	})
 )
 
 // ContextLimit reads the prompt size and the prompt limit a provider's
@@ -37,27 +40,27 @@ func ContextLimit(err error) (prompt, limit int) {
 	}
 	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
 	msg := e.Message
-	if m := reAnthropicSizes.FindStringSubmatch(msg); m != nil {
+	if m := reAnthropicSizes().FindStringSubmatch(msg); m != nil {
 		return atoi(m[1]), atoi(m[2])
 	}
-	if m := reAnthropicSum.FindStringSubmatch(msg); m != nil {
+	if m := reAnthropicSum().FindStringSubmatch(msg); m != nil {
 		// The prompt may take the window less max_tokens.
 		return atoi(m[1]), max(atoi(m[3])-atoi(m[2]), 0)
 	}
-	if m := reLlamaSizes.FindStringSubmatch(msg); m != nil {
+	if m := reLlamaSizes().FindStringSubmatch(msg); m != nil {
 		return atoi(m[1]), atoi(m[2])
 	}
-	if m := reOpenAILimit.FindStringSubmatch(msg); m != nil {
+	if m := reOpenAILimit().FindStringSubmatch(msg); m != nil {
 		limit = atoi(m[1])
-		if p := reOpenAIPrompt.FindStringSubmatch(msg); p != nil {
+		if p := reOpenAIPrompt().FindStringSubmatch(msg); p != nil {
 			prompt = atoi(p[1])
 		}
-		if o := reOpenAIOutput.FindStringSubmatch(msg); o != nil {
+		if o := reOpenAIOutput().FindStringSubmatch(msg); o != nil {
 			out := atoi(o[1])
 			limit -= out
 			prompt -= out
 		}
-		if p := reRouterInput.FindStringSubmatch(msg); p != nil {
+		if p := reRouterInput().FindStringSubmatch(msg); p != nil {
 			// OpenRouter's "requested about N tokens (P of text input,
 			// M in the output)": the prompt is stated alone.
 			prompt = atoi(p[1])

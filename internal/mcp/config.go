@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Scope says where a server's definition came from; it decides whether the
@@ -93,13 +94,13 @@ func sortedKeys(m map[string]string) []string {
 }
 
 var (
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,48}$`)
-	envRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,48}$`) })
+	envRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // validate says what is wrong with a definition, in the user's terms.
 func (s Server) validate() error {
-	if !nameRE.MatchString(s.Name) {
+	if !nameRE().MatchString(s.Name) {
 		return fmt.Errorf("server name %q: use letters, digits, - and _ (at most 48)", s.Name)
 	}
 	if strings.Contains(s.Name, "__") {
@@ -111,7 +112,7 @@ func (s Server) validate() error {
 			return fmt.Errorf("server %s: a stdio server needs \"command\"", s.Name)
 		}
 		for k, v := range s.Env {
-			if !envRE.MatchString(k) {
+			if !envRE().MatchString(k) {
 				return fmt.Errorf("server %s: environment variable name %q is not valid", s.Name, k)
 			}
 			if strings.ContainsAny(v, "\n\x00") {
@@ -229,7 +230,7 @@ func Load(home, project string, flagFiles []string) (servers []Server, warns []e
 	return out, warns, nil
 }
 
-var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+var varRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
 
 // Expand replaces ${VAR} and ${VAR:-default} in command, args, env, url and
 // headers (the fields and forms Claude Code expands) from getenv. An unset
@@ -238,8 +239,8 @@ var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 func (s Server) Expand(getenv func(string) string) (Server, error) {
 	var missing []string
 	exp := func(v string) string {
-		return varRE.ReplaceAllStringFunc(v, func(m string) string {
-			sub := varRE.FindStringSubmatch(m)
+		return varRE().ReplaceAllStringFunc(v, func(m string) string {
+			sub := varRE().FindStringSubmatch(m)
 			if val := getenv(sub[1]); val != "" {
 				return val
 			}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,12 +23,12 @@ import (
 // convention, so permission rules users already wrote keep their meaning.
 const Prefix = "mcp__"
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
 // ToolName is the name the model and the permission rules know a server's
 // tool by; the providers take at most 64 of [A-Za-z0-9_-].
 func ToolName(server, tool string) string {
-	n := Prefix + server + "__" + unsafeName.ReplaceAllString(tool, "_")
+	n := Prefix + server + "__" + unsafeName().ReplaceAllString(tool, "_")
 	if len(n) > 64 {
 		n = n[:64]
 	}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // exactCommands keep their exact words in an "always" pattern: their
@@ -17,15 +18,17 @@ var exactCommands = []string{"rm", "rmdir", "mv", "cp", "dd", "ln", "chmod", "ch
 var moduleRunners = []string{"python", "python3"}
 
 // moduleRe is a Python module name.
-var moduleRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+var moduleRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+})
 
 // wordRe is a word that names what a command does rather than what it
 // works on: a subcommand ("test", "run-script"), never a path or a value
 // with a dot or a slash in it.
-var wordRe = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+var wordRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) })
 
 // optionRe is an option ("-w", "--fix").
-var optionRe = regexp.MustCompile(`^-{1,2}[A-Za-z][A-Za-z0-9-]*$`)
+var optionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-{1,2}[A-Za-z][A-Za-z0-9-]*$`) })
 
 // groupCommands take a second subcommand, which is part of what they do:
 // "go mod tidy", "npm run build", "docker compose up".
@@ -50,7 +53,7 @@ func narrowPattern(ws []string) string {
 	// "python3 -m unittest -v" is "python3 -m unittest *", which covers
 	// its other flags (their risky options are checked on their own,
 	// runners.go) and no other module.
-	if len(ws) > 2 && slices.Contains(moduleRunners, ws[0]) && ws[1] == "-m" && moduleRe.MatchString(ws[2]) {
+	if len(ws) > 2 && slices.Contains(moduleRunners, ws[0]) && ws[1] == "-m" && moduleRe().MatchString(ws[2]) {
 		return strings.Join(ws[:3], " ") + " *"
 	}
 	if len(ws) <= 1 || slices.Contains(exactCommands, ws[0]) {
@@ -63,13 +66,13 @@ func narrowPattern(ws []string) string {
 		}
 	}
 	keep := 1
-	if wordRe.MatchString(ws[1]) {
+	if wordRe().MatchString(ws[1]) {
 		keep = 2
-		if len(ws) > 2 && wordRe.MatchString(ws[2]) && slices.Contains(groupCommands, ws[0]+" "+ws[1]) {
+		if len(ws) > 2 && wordRe().MatchString(ws[2]) && slices.Contains(groupCommands, ws[0]+" "+ws[1]) {
 			keep = 3
 		}
 	} else {
-		for keep < len(ws) && keep < 3 && optionRe.MatchString(ws[keep]) {
+		for keep < len(ws) && keep < 3 && optionRe().MatchString(ws[keep]) {
 			keep++
 		}
 	}

@@ -2,6 +2,7 @@ package permission
 
 import (
 	"strings"
+	"sync"
 )
 
 // Each tool whose options can write a file or run a program is described
@@ -337,12 +338,14 @@ var (
 )
 
 // specs are the tools checked by their option grammar wherever they run.
-var specs = map[string]*spec{
-	"base64": specBase64, "less": specLess, "man": specMan,
-	"tee": specTee, "sort": specSort, "uniq": specUniq, "tree": specTree, "file": specFile,
-	"rg": specRg, "printf": specPrintf, "read": specRead, "mapfile": specMapfile,
-	"readarray": specMapfile,
-}
+var specs = sync.OnceValue(func() map[string]*spec {
+	return map[string]*spec{
+		"base64": specBase64, "less": specLess, "man": specMan,
+		"tee": specTee, "sort": specSort, "uniq": specUniq, "tree": specTree, "file": specFile,
+		"rg": specRg, "printf": specPrintf, "read": specRead, "mapfile": specMapfile,
+		"readarray": specMapfile,
+	}
+})
 
 // applySpec checks the options and operands of one command by its
 // grammar and returns the operands.

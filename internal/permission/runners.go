@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The build tools and test runners the defaults allow (and those a user's
@@ -68,12 +69,17 @@ var (
 	// go build, run, install, vet...: options end at the first package
 	// (what follows go run's package is the program's).
 	specGoBuild = &spec{oneDash: true, posix: true, opts: goBuildOpts}
-	// go test takes its flags and the test binary's among the packages.
-	specGoTest = &spec{oneDash: true, strip: "test.", opts: slices.Concat(goBuildOpts, goTestOpts)}
-	specGoVet  = &spec{oneDash: true, opts: slices.Concat(goBuildOpts, []opt{{long: "vettool", arg: needArg, role: rRun}})}
+	// go test takes its flags and the test binary's among the packages
+	// (joined on first use: not at init, which every process start pays).
+	specGoTest = sync.OnceValue(func() *spec {
+		return &spec{oneDash: true, strip: "test.", opts: slices.Concat(goBuildOpts, goTestOpts)}
+	})
+	specGoVet = sync.OnceValue(func() *spec {
+		return &spec{oneDash: true, opts: slices.Concat(goBuildOpts, []opt{{long: "vettool", arg: needArg, role: rRun}})}
+	})
 )
 
-var goOptLevelRe = regexp.MustCompile(`^-m(=?[0-9])?$`)
+var goOptLevelRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-m(=?[0-9])?$`) })
 
 // goToolFlagsOK: -gcflags/-ldflags values made only of flags that change
 // code generation or strip symbols, never ones that name a program or a
@@ -88,7 +94,7 @@ func goToolFlagsOK(v string) bool {
 		switch {
 		case f == "":
 		case slices.Contains([]string{"-N", "-l", "-m", "-s", "-w", "-S", "-B", "-race", "-dwarf=false", "-checkptr"}, f):
-		case goOptLevelRe.MatchString(f):
+		case goOptLevelRe().MatchString(f):
 		case f == "-X":
 			i++ // the next field is the import path.name=value
 		case strings.HasPrefix(f, "-X=") || (strings.HasPrefix(f, "-X") && strings.Contains(f, "=")):
@@ -100,12 +106,13 @@ func goToolFlagsOK(v string) bool {
 }
 
 // makeVarRe is a command-line variable assignment: NAME OP VALUE.
-var makeVarRe = regexp.MustCompile(`^([A-Za-z_.][A-Za-z0-9_.-]*)\s*(:::=|::=|:=|\+=|\?=|!=|=)(.*)$`)
+var makeVarRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z_.][A-Za-z0-9_.-]*)\s*(:::=|::=|:=|\+=|\?=|!=|=)(.*)$`)
+})
 
 // makeSafeValue is a value no recipe can turn into a program of its own:
 // no $, backquote, blank, slash or shell operator.
-var makeSafeValue = regexp.MustCompile(`^[A-Za-z0-9_.,:+=@%-]*$`)
-
+var makeSafeValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.,:+=@%-]*$`) })
 var (
 	specMake = &spec{abbrev: true, opts: []opt{
 		{short: 'C', long: "directory", arg: needArg, role: rDir, why: "runs a makefile outside the project"},
@@ -327,11 +334,11 @@ func (sc *shellCheck) runnerOptions(base string, args []token) {
 		case "test":
 			sc.runner("go test")
 			before, after, _ := cutWord(rest, "-args", "--args")
-			sc.applySpec("go test", specGoTest, before)
-			sc.applySpec("go test", specGoTest, after) // the test binary reads -test.* too
+			sc.applySpec("go test", specGoTest(), before)
+			sc.applySpec("go test", specGoTest(), after) // the test binary reads -test.* too
 		case "vet":
 			sc.runner("go vet")
-			sc.applySpec("go vet", specGoVet, rest)
+			sc.applySpec("go vet", specGoVet(), rest)
 		case "build", "run", "install", "list", "generate", "fix":
 			sc.applySpec("go "+sub, specGoBuild, rest)
 		}
@@ -442,7 +449,7 @@ func (sc *shellCheck) inProject(t token, what, why string) {
 // makeVar checks a make operand that assigns a variable: a recipe may
 // run its value, so only plain values of ordinary variables pass.
 func (sc *shellCheck) makeVar(base string, t token) {
-	m := makeVarRe.FindStringSubmatch(t.s)
+	m := makeVarRe().FindStringSubmatch(t.s)
 	if m == nil && !t.dyn {
 		return // a target
 	}
@@ -458,7 +465,7 @@ func (sc *shellCheck) makeVar(base string, t token) {
 		sc.ask("ask: " + base + " " + name + "!= runs a shell command")
 	case slices.Contains([]string{"SHELL", ".SHELLFLAGS", "MAKESHELL", "MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "MAKE", "MAKEOVERRIDES"}, name):
 		sc.ask("ask: " + base + " " + name + "= changes the shell or the makefiles it runs")
-	case !makeSafeValue.MatchString(val):
+	case !makeSafeValue().MatchString(val):
 		sc.ask("ask: " + base + " " + name + "= sets a variable to text its recipes may run")
 	}
 }

@@ -502,7 +502,7 @@ func (sc *shellCheck) argv(toks []token) {
 		if base == "less" && slices.ContainsFunc(args, func(t token) bool { return t.dyn || strings.HasPrefix(t.s, "+") }) {
 			sc.ask("ask: less +CMD runs commands at start, and ! in them runs a shell")
 		}
-		if s := specs[base]; s != nil {
+		if s := specs()[base]; s != nil {
 			sc.applySpec(base, s, args)
 		}
 		sc.match(toks, base, true)

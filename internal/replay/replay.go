@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/harness-dev/harness/internal/compact"
@@ -501,7 +502,9 @@ func (s *summariser) Stream(_ context.Context, req *llm.Request, _ func(llm.Even
 // a generous handoff note.
 const SummaryChars = 6000
 
-var pathLike = regexp.MustCompile(`[A-Za-z0-9_./-]+\.(?:py|go|js|ts|rs|c|h|rst|txt|cfg|toml|json|yaml|yml|md|html|css)\b`)
+var pathLike = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[A-Za-z0-9_./-]+\.(?:py|go|js|ts|rs|c|h|rst|txt|cfg|toml|json|yaml|yml|md|html|css)\b`)
+})
 
 // SynthesiseSummary builds a deterministic handoff note of SummaryChars
 // chars from msgs: the first user words as the goal, the files named, and
@@ -512,7 +515,7 @@ func SynthesiseSummary(msgs []llm.Message) string {
 	for _, m := range msgs {
 		for _, b := range m.Blocks {
 			text := b.Text + b.Content + string(b.Input)
-			for _, p := range pathLike.FindAllString(text, -1) {
+			for _, p := range pathLike().FindAllString(text, -1) {
 				files[p] = true
 			}
 			if m.Role == llm.RoleUser && b.Type == llm.BlockText && goal.Len() == 0 {

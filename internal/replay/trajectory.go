@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
@@ -134,7 +135,7 @@ type miniSWE struct {
 	} `json:"messages"`
 }
 
-var bashBlock = regexp.MustCompile("(?s)```bash\\s*\n(.*?)\n?```")
+var bashBlock = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("(?s)```bash\\s*\n(.*?)\n?```") })
 
 // contentText accepts a string or a list of {"type":"text","text":…}.
 func contentText(raw json.RawMessage) string {
@@ -189,7 +190,7 @@ func parseMiniSWE(r io.Reader) (Trajectory, error) {
 				pending = ""
 			}
 			msg := llm.Message{Role: llm.RoleAssistant}
-			if loc := bashBlock.FindAllStringSubmatchIndex(text, -1); len(loc) == 1 {
+			if loc := bashBlock().FindAllStringSubmatchIndex(text, -1); len(loc) == 1 {
 				thought := strings.TrimSpace(text[:loc[0][0]] + text[loc[0][1]:])
 				if thought != "" {
 					msg.Blocks = append(msg.Blocks, llm.Block{Type: llm.BlockText, Text: thought})

@@ -58,8 +58,10 @@ type job struct {
 // localURL finds a local server's address in output: what dev servers
 // print when ready (Vite, Next, Rails, python -m http.server…).
 var (
-	localURL = regexp.MustCompile(`https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):\d+[^\s"'<>]*`)
-	ansiSeq  = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+	localURL = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):\d+[^\s"'<>]*`)
+	})
+	ansiSeq = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`) })
 )
 
 func (j *job) Write(p []byte) (int, error) {
@@ -71,7 +73,7 @@ func (j *job) Write(p []byte) (int, error) {
 		// The new bytes and a little before them (a URL split across
 		// writes), colours removed (Vite prints the port in bold).
 		win := j.out[max(0, len(j.out)-len(p)-256):]
-		if m := localURL.Find(ansiSeq.ReplaceAll(win, nil)); m != nil {
+		if m := localURL().Find(ansiSeq().ReplaceAll(win, nil)); m != nil {
 			j.url = string(m)
 		}
 	}

@@ -17,7 +17,6 @@ import (
 
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
-	"golang.org/x/net/html/charset"
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
@@ -310,11 +309,7 @@ func render(ctx context.Context, body []byte, ctype string, final *url.URL, raw 
 		return fmt.Sprintf("[%d bytes of %s: not text, not shown]", len(body), mt)
 	}
 	// Decode to UTF-8 from the declared (or sniffed) charset.
-	if r, err := charset.NewReader(strings.NewReader(string(body)), ctype); err == nil {
-		if b, err := io.ReadAll(r); err == nil {
-			body = b
-		}
-	}
+	body = decodeBody(body, ctype)
 	if raw || (mt != "text/html" && mt != "application/xhtml+xml") {
 		return string(body)
 	}

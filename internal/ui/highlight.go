@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -26,61 +27,67 @@ func words(s string) map[string]bool {
 	return m
 }
 
-var (
-	goLang = &langSpec{
-		keywords: words(`break case chan const continue default defer else fallthrough for func go goto if
-			import interface map package range return select struct switch type var`),
-		builtins: words(`nil true false iota append cap clear close complex copy delete imag len make max min
-			new panic print println real recover any bool byte comparable complex64 complex128 error float32
-			float64 int int8 int16 int32 int64 rune string uint uint8 uint16 uint32 uint64 uintptr`),
-		lineComments: []string{"//"},
-		blockComment: [2]string{"/*", "*/"},
-		backtick:     true,
+// langs are the languages Highlight knows, built on first use rather
+// than at init (every start of the binary would pay for the word maps).
+var langs = sync.OnceValue(func() langSet {
+	return langSet{
+		golang: &langSpec{
+			keywords: words(`break case chan const continue default defer else fallthrough for func go goto if
+				import interface map package range return select struct switch type var`),
+			builtins: words(`nil true false iota append cap clear close complex copy delete imag len make max min
+				new panic print println real recover any bool byte comparable complex64 complex128 error float32
+				float64 int int8 int16 int32 int64 rune string uint uint8 uint16 uint32 uint64 uintptr`),
+			lineComments: []string{"//"},
+			blockComment: [2]string{"/*", "*/"},
+			backtick:     true,
+		},
+		sh: &langSpec{
+			keywords: words(`if then else elif fi for while until do done case esac in function select return
+				export local readonly set unset shift exit`),
+			builtins: words(`cd echo printf test source alias eval exec read trap wait true false
+				go git make grep sed awk find ls cat rm mv cp mkdir npm python python3 pip curl`),
+			lineComments: []string{"#"},
+			backtick:     true,
+			variables:    true,
+		},
+		py: &langSpec{
+			keywords: words(`and as assert async await break class continue def del elif else except finally for
+				from global if import in is lambda nonlocal not or pass raise return try while with yield match case`),
+			builtins:     words(`None True False self print len range str int float list dict set tuple open isinstance super`),
+			lineComments: []string{"#"},
+		},
+		json: &langSpec{
+			builtins: words(`true false null`),
+		},
+		js: &langSpec{
+			keywords: words(`break case catch class const continue default delete do else export extends finally for
+				function if import in instanceof let new return super switch this throw try typeof var void while yield
+				async await of from interface type`),
+			builtins:     words(`true false null undefined console`),
+			lineComments: []string{"//"},
+			blockComment: [2]string{"/*", "*/"},
+			backtick:     true,
+		},
+		plain: &langSpec{},
 	}
-	shLang = &langSpec{
-		keywords: words(`if then else elif fi for while until do done case esac in function select return
-			export local readonly set unset shift exit`),
-		builtins: words(`cd echo printf test source alias eval exec read trap wait true false
-			go git make grep sed awk find ls cat rm mv cp mkdir npm python python3 pip curl`),
-		lineComments: []string{"#"},
-		backtick:     true,
-		variables:    true,
-	}
-	pyLang = &langSpec{
-		keywords: words(`and as assert async await break class continue def del elif else except finally for
-			from global if import in is lambda nonlocal not or pass raise return try while with yield match case`),
-		builtins:     words(`None True False self print len range str int float list dict set tuple open isinstance super`),
-		lineComments: []string{"#"},
-	}
-	jsonLang = &langSpec{
-		builtins: words(`true false null`),
-	}
-	jsLang = &langSpec{
-		keywords: words(`break case catch class const continue default delete do else export extends finally for
-			function if import in instanceof let new return super switch this throw try typeof var void while yield
-			async await of from interface type`),
-		builtins:     words(`true false null undefined console`),
-		lineComments: []string{"//"},
-		blockComment: [2]string{"/*", "*/"},
-		backtick:     true,
-	}
-	plainLang = &langSpec{}
-)
+})
+
+type langSet struct{ golang, sh, py, json, js, plain *langSpec }
 
 func langFor(name string) *langSpec {
 	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "go", "golang":
-		return goLang
+		return langs().golang
 	case "sh", "bash", "shell", "zsh", "console", "shell-session":
-		return shLang
+		return langs().sh
 	case "py", "python", "python3":
-		return pyLang
+		return langs().py
 	case "json", "jsonl", "jsonc":
-		return jsonLang
+		return langs().json
 	case "js", "javascript", "ts", "typescript", "tsx", "jsx":
-		return jsLang
+		return langs().js
 	}
-	return plainLang
+	return langs().plain
 }
 
 // Highlight colours code written in lang (a fence's info string such as
@@ -136,7 +143,7 @@ func Highlight(st Style, lang, code string) string {
 						break
 					}
 				}
-				if rs[j] == '\n' && r != '`' && spec != pyLang {
+				if rs[j] == '\n' && r != '`' && spec != langs().py {
 					break
 				}
 				j++
@@ -173,7 +180,7 @@ func Highlight(st Style, lang, code string) string {
 		}
 		if isIdent(r) {
 			j := i
-			for j < n && (isIdent(rs[j]) || (spec == shLang && rs[j] == '-')) {
+			for j < n && (isIdent(rs[j]) || (spec == langs().sh && rs[j] == '-')) {
 				j++
 			}
 			w := string(rs[i:j])

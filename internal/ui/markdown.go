@@ -3,6 +3,7 @@ package ui
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // RenderMarkdown turns a model's Markdown reply into styled terminal text:
@@ -50,13 +51,13 @@ func blockKind(lines []string) (kind int, more bool) {
 	switch c := t[0]; {
 	case (c == '`' || c == '~') && isFenceOpen(l):
 		return blockFence, false
-	case c == '#' && headingRe.MatchString(l):
+	case c == '#' && headingRe().MatchString(l):
 		return blockHeading, false
-	case (c == '-' || c == '*' || c == '_') && strings.Trim(t, "-*_ \t") == "" && ruleRe.MatchString(l):
+	case (c == '-' || c == '*' || c == '_') && strings.Trim(t, "-*_ \t") == "" && ruleRe().MatchString(l):
 		return blockRule, false
-	case (c == '-' || c == '*' || c == '+') && bulletRe.MatchString(l):
+	case (c == '-' || c == '*' || c == '+') && bulletRe().MatchString(l):
 		return blockItem, false
-	case c >= '0' && c <= '9' && orderedRe.MatchString(l):
+	case c >= '0' && c <= '9' && orderedRe().MatchString(l):
 		return blockItem, false
 	case c == '>':
 		return blockQuote, false
@@ -64,7 +65,7 @@ func blockKind(lines []string) (kind int, more bool) {
 		if len(lines) < 2 {
 			return blockPara, true
 		}
-		if tableSep.MatchString(lines[1]) {
+		if tableSep().MatchString(lines[1]) {
 			return blockTable, false
 		}
 	}
@@ -120,7 +121,7 @@ func nextBlock(lines []string, final bool) (n int, done bool) {
 		return i, i < len(lines) || final
 	case blockQuote:
 		i := 1
-		for i < len(lines) && quoteRe.MatchString(lines[i]) {
+		for i < len(lines) && quoteRe().MatchString(lines[i]) {
 			i++
 		}
 		return i, i < len(lines) || final
@@ -166,7 +167,7 @@ func renderBlock(st Style, lines []string, width int) string {
 	case blockQuote:
 		var text []string
 		for _, l := range lines {
-			text = append(text, quoteRe.FindStringSubmatch(l)[1])
+			text = append(text, quoteRe().FindStringSubmatch(l)[1])
 		}
 		for _, row := range wrapStyled(st.Italic(renderInline(st, joinSoft(text))), width-2) {
 			out = append(out, st.Dim("│ ")+row)
@@ -231,11 +232,11 @@ func renderItem(st Style, lines []string, width int) []string {
 		if head == "" && len(text) == 0 {
 			return
 		}
-		m := bulletRe.FindStringSubmatch(head)
+		m := bulletRe().FindStringSubmatch(head)
 		var prefix, body string
 		if m != nil {
 			prefix, body = m[1]+st.Cyan(bulletMark(m[2]))+" ", m[3]
-		} else if m = orderedRe.FindStringSubmatch(head); m != nil {
+		} else if m = orderedRe().FindStringSubmatch(head); m != nil {
 			prefix, body = m[1]+st.Cyan(m[2])+" ", m[3]
 		} else {
 			body = strings.TrimSpace(head)
@@ -252,7 +253,7 @@ func renderItem(st Style, lines []string, width int) []string {
 		head, text = "", nil
 	}
 	for _, l := range lines {
-		if bulletRe.MatchString(l) || orderedRe.MatchString(l) {
+		if bulletRe().MatchString(l) || orderedRe().MatchString(l) {
 			flush()
 			head = l
 			continue
@@ -404,16 +405,16 @@ func cutStyled(s string, width int) []string {
 }
 
 var (
-	headingRe = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
-	ruleRe    = regexp.MustCompile(`^\s{0,3}([-*_])(\s*([-*_])){2,}\s*$`)
-	bulletRe  = regexp.MustCompile(`^(\s*)[-*+]\s+(\[[ xX]\]\s+)?(.*)$`)
-	orderedRe = regexp.MustCompile(`^(\s*)(\d+[.)])\s+(.*)$`)
-	quoteRe   = regexp.MustCompile(`^\s*>\s?(.*)$`)
-	tableSep  = regexp.MustCompile(`^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$`)
+	headingRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`) })
+	ruleRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s{0,3}([-*_])(\s*([-*_])){2,}\s*$`) })
+	bulletRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*)[-*+]\s+(\[[ xX]\]\s+)?(.*)$`) })
+	orderedRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*)(\d+[.)])\s+(.*)$`) })
+	quoteRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*>\s?(.*)$`) })
+	tableSep  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$`) })
 )
 
 func renderLine(st Style, line string, width int) string {
-	if m := headingRe.FindStringSubmatch(line); m != nil {
+	if m := headingRe().FindStringSubmatch(line); m != nil {
 		text := renderInline(st, m[2])
 		switch len(m[1]) {
 		case 1:
@@ -423,19 +424,19 @@ func renderLine(st Style, line string, width int) string {
 		}
 		return st.Bold(text)
 	}
-	if ruleRe.MatchString(line) {
+	if ruleRe().MatchString(line) {
 		return st.Dim(strings.Repeat("─", min(width, 60)))
 	}
-	if m := bulletRe.FindStringSubmatch(line); m != nil {
+	if m := bulletRe().FindStringSubmatch(line); m != nil {
 		return m[1] + st.Cyan(bulletMark(m[2])) + " " + renderInline(st, m[3])
 	}
-	if m := orderedRe.FindStringSubmatch(line); m != nil {
+	if m := orderedRe().FindStringSubmatch(line); m != nil {
 		return m[1] + st.Cyan(m[2]) + " " + renderInline(st, m[3])
 	}
-	if m := quoteRe.FindStringSubmatch(line); m != nil {
+	if m := quoteRe().FindStringSubmatch(line); m != nil {
 		return st.Dim("│ ") + st.Italic(renderInline(st, m[1]))
 	}
-	if tableSep.MatchString(line) && strings.Contains(line, "|") {
+	if tableSep().MatchString(line) && strings.Contains(line, "|") {
 		return st.Dim(line)
 	}
 	return renderInline(st, line)
@@ -700,7 +701,7 @@ func renderInline(st Style, s string) string {
 				}
 			}
 		case r == '[':
-			if m := linkRe.FindStringSubmatch(string(rs[i:])); m != nil {
+			if m := linkRe().FindStringSubmatch(string(rs[i:])); m != nil {
 				text, url := m[1], m[2]
 				b.WriteString(st.Underline(renderInline(st, text)))
 				if url != text {
@@ -715,4 +716,4 @@ func renderInline(st Style, s string) string {
 	return b.String()
 }
 
-var linkRe = regexp.MustCompile(`^\[([^\]]+)\]\(([^)\s]+)\)`)
+var linkRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[([^\]]+)\]\(([^)\s]+)\)`) })

@@ -237,7 +237,7 @@ func TestRenderMarkdownWideTable(t *testing.T) {
 	for name, src := range tables {
 		var words []string
 		for _, l := range strings.Split(strings.TrimSpace(src), "\n") {
-			if tableSep.MatchString(l) {
+			if tableSep().MatchString(l) {
 				continue
 			}
 			for _, c := range tableCells(l) {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/harness-dev/harness/internal/llm"
@@ -70,11 +71,17 @@ func firstLine(s string) string {
 }
 
 var (
-	exitRe   = regexp.MustCompile(`\[exit code: (-?\d+)\]\s*$`)
-	markerRe = regexp.MustCompile(`^\[(output limit|timed out|WARNING|harness[: ]|the user interrupted|lines \d+-\d+ of \d+;|\d+ more matches|a .* appeared;)`)
-	capRe    = regexp.MustCompile(`\[harness cap: \d+ of \d+ chars cut here \(lines (\d+)-(\d+) of (\d+)\)`)
-	rangeRe  = regexp.MustCompile(`(?m)^\[lines (\d+)-(\d+) of (\d+);`)
-	limitRe  = regexp.MustCompile(`(?m)^\[output limit reached: (\d+) bytes from the middle`)
+	exitRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[exit code: (-?\d+)\]\s*$`) })
+	markerRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\[(output limit|timed out|WARNING|harness[: ]|the user interrupted|lines \d+-\d+ of \d+;|\d+ more matches|a .* appeared;)`)
+	})
+	capRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\[harness cap: \d+ of \d+ chars cut here \(lines (\d+)-(\d+) of (\d+)\)`)
+	})
+	rangeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\[lines (\d+)-(\d+) of (\d+);`) })
+	limitRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^\[output limit reached: (\d+) bytes from the middle`)
+	})
 )
 
 // resultPreviewLines is how many lines of output are shown under a call.
@@ -86,7 +93,7 @@ func ToolResult(st Style, call, result llm.Block, elapsed time.Duration, width i
 	content := Sanitize(result.Content)
 	var status string
 	body := content
-	if m := exitRe.FindStringSubmatchIndex(content); m != nil {
+	if m := exitRe().FindStringSubmatchIndex(content); m != nil {
 		code := content[m[2]:m[3]]
 		body = strings.TrimRight(content[:m[0]], "\n")
 		if code == "0" {
@@ -101,7 +108,7 @@ func ToolResult(st Style, call, result llm.Block, elapsed time.Duration, width i
 	}
 	var lines, notes []string
 	for _, l := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
-		if markerRe.MatchString(l) {
+		if markerRe().MatchString(l) {
 			notes = append(notes, l)
 			continue
 		}
@@ -152,7 +159,7 @@ func resultSize(st Style, call llm.Block, content string, lines []string) []stri
 	var out []string
 	n := len(lines)
 	cut := 0
-	if m := capRe.FindStringSubmatchIndex(content); m != nil {
+	if m := capRe().FindStringSubmatchIndex(content); m != nil {
 		a, _ := strconv.Atoi(content[m[2]:m[3]])
 		b, _ := strconv.Atoi(content[m[4]:m[5]])
 		total, _ := strconv.Atoi(content[m[6]:m[7]])
@@ -168,13 +175,13 @@ func resultSize(st Style, call llm.Block, content string, lines []string) []stri
 			total--
 		}
 		for _, l := range strings.Split(tail, "\n") {
-			if markerRe.MatchString(l) || exitRe.MatchString(l) {
+			if markerRe().MatchString(l) || exitRe().MatchString(l) {
 				total--
 			}
 		}
 		n = max(total, 0)
 	}
-	switch m := rangeRe.FindStringSubmatch(content); {
+	switch m := rangeRe().FindStringSubmatch(content); {
 	case m != nil:
 		a, _ := strconv.Atoi(m[1])
 		b, _ := strconv.Atoi(m[2])
@@ -186,7 +193,7 @@ func resultSize(st Style, call llm.Block, content string, lines []string) []stri
 	if cut > 0 {
 		out = append(out, st.Yellow(fmt.Sprintf("%d cut in the middle", cut)))
 	}
-	if m := limitRe.FindStringSubmatch(content); m != nil {
+	if m := limitRe().FindStringSubmatch(content); m != nil {
 		out = append(out, st.Yellow(formatBytes(atoi(m[1]))+" dropped in the middle"))
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/harness-dev/harness/internal/llm"
 )
@@ -95,7 +96,7 @@ func getJSON(ctx context.Context, client *http.Client, method, url string, body 
 	return json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(v) == nil
 }
 
-var numCtx = regexp.MustCompile(`(?m)^\s*num_ctx\s+(\d+)`)
+var numCtx = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*num_ctx\s+(\d+)`) })
 
 func probeOllama(ctx context.Context, client *http.Client, root, model string) (ServerWindow, bool) {
 	var show struct {
@@ -140,7 +141,7 @@ func probeOllama(ctx context.Context, client *http.Client, root, model string) (
 			}
 		}
 	}
-	if m := numCtx.FindStringSubmatch(show.Parameters); m != nil {
+	if m := numCtx().FindStringSubmatch(show.Parameters); m != nil {
 		w.Tokens, _ = strconv.Atoi(m[1])
 		w.Source = "num_ctx in the model's parameters (/api/show)"
 		return w, true

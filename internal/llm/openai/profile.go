@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/harness-dev/harness/internal/llm"
 )
@@ -108,7 +109,7 @@ var hosts = []struct{ suffix, profile string }{
 
 // reasoningModel matches OpenAI's models that take only
 // max_completion_tokens (gpt-5 and the o-series), behind any host.
-var reasoningModel = regexp.MustCompile(`^(gpt-5|o[1-9])([-.:]|$)`)
+var reasoningModel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(gpt-5|o[1-9])([-.:]|$)`) })
 
 // ChooseProfile picks the profile for a base URL and model: by host first,
 // then by model family on hosts it does not know (an Azure deployment or a
@@ -145,9 +146,9 @@ func forModel(p Profile, model string) Profile {
 	m := llm.Normalize(model)
 	switch p.Name {
 	case "openai":
-		p.ReasoningEffort = reasoningModel.MatchString(m)
+		p.ReasoningEffort = reasoningModel().MatchString(m)
 	case "generic", "azure", "ollama", "llamacpp", "vllm":
-		if reasoningModel.MatchString(m) {
+		if reasoningModel().MatchString(m) {
 			p.MaxCompletionTokens = true
 			p.ReasoningEffort = true
 		}
@@ -211,17 +212,19 @@ func flip(b *bool) bool {
 //	OpenAI   Unknown parameter: 'prompt_cache_key'.
 //	OpenAI   Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.
 //	OpenAI   Unsupported value: 'reasoning_effort' does not support 'xhigh' with this model. Supported values are: 'low', 'medium', and 'high'.
-var rejections = []*regexp.Regexp{
-	regexp.MustCompile(`Unknown name \\?"([a-z_]+)\\?"`),
-	regexp.MustCompile(`property '([a-z_]+)' is unsupported`),
-	regexp.MustCompile(`"loc":\s*\[\s*"body"\s*,\s*"([a-z_]+)"`),
-	regexp.MustCompile(`'body',\s*'([a-z_]+)'`),
-	regexp.MustCompile(`Unrecognized request argument supplied: ([a-z_]+)`),
-	regexp.MustCompile(`Unknown parameter: '([a-z_.\[\]0-9]+)'`),
-	regexp.MustCompile(`Unsupported parameter: '([a-z_]+)'`),
-	regexp.MustCompile(`Unsupported value: '([a-z_]+)'`),
-	regexp.MustCompile(`Extra inputs are not permitted.{0,80}?([a-z]+_[a-z_]+)`),
-}
+var rejections = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`Unknown name \\?"([a-z_]+)\\?"`),
+		regexp.MustCompile(`property '([a-z_]+)' is unsupported`),
+		regexp.MustCompile(`"loc":\s*\[\s*"body"\s*,\s*"([a-z_]+)"`),
+		regexp.MustCompile(`'body',\s*'([a-z_]+)'`),
+		regexp.MustCompile(`Unrecognized request argument supplied: ([a-z_]+)`),
+		regexp.MustCompile(`Unknown parameter: '([a-z_.\[\]0-9]+)'`),
+		regexp.MustCompile(`Unsupported parameter: '([a-z_]+)'`),
+		regexp.MustCompile(`Unsupported value: '([a-z_]+)'`),
+		regexp.MustCompile(`Extra inputs are not permitted.{0,80}?([a-z]+_[a-z_]+)`),
+	}
+})
 
 // rejectedField returns the request field a 400 or 422 error names as
 // unknown or unsupported, when it is one the adapter can leave out. Only
@@ -231,7 +234,7 @@ func rejectedField(e *llm.Error) (string, bool) {
 	if e == nil || (e.Status != 400 && e.Status != 422) {
 		return "", false
 	}
-	for _, re := range rejections {
+	for _, re := range rejections() {
 		for _, m := range re.FindAllStringSubmatch(e.Message, -1) {
 			f := m[1]
 			if i := strings.LastIndexAny(f, ".]"); i >= 0 {

@@ -124,7 +124,7 @@ func (p *Provider) Name() string { return "openai" }
 
 // reasoningFamily matches OpenAI's reasoning models by name, for those the
 // catalogue does not know: gpt-5 and its variants, the o-series, codex.
-var reasoningFamily = regexp.MustCompile(`^(gpt-5|o[1-9]|codex)([-.:]|$)`)
+var reasoningFamily = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(gpt-5|o[1-9]|codex)([-.:]|$)`) })
 
 // Reasons reports whether model takes reasoning settings. A model that
 // does not answers reasoning.effort with 400 "Unsupported parameter".
@@ -133,7 +133,7 @@ func Reasons(model string) bool {
 		return true
 	}
 	n := llm.Normalize(model)
-	return reasoningFamily.MatchString(n) && !strings.HasPrefix(n, "gpt-5-chat")
+	return reasoningFamily().MatchString(n) && !strings.HasPrefix(n, "gpt-5-chat")
 }
 
 // options are the settings requests for model are sent with now.
