@@ -131,7 +131,12 @@ func (e *crashEnv) start(t *testing.T, args ...string) (*exec.Cmd, <-chan string
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever it left behind
+		// Whatever it left behind in its group, while its pid still names
+		// that group: once the test has reaped it, the number may be
+		// another group's (tests run in parallel, pids wrap quickly).
+		if cmd.ProcessState == nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
 		_ = cmd.Wait()
 		if t.Failed() {
 			t.Logf("harness %v stderr:\n%s", args, stderr.String())

@@ -20,8 +20,15 @@ const (
 	treeGroup treeMode = iota
 )
 
+// killTree kills p's process group, then p. The group is signalled only
+// while p is not yet reaped (os.Process says so without a syscall once it
+// is): an unreaped leader holds its pid, so the group's number is still
+// its own; once reaped, and its group empty, the number may be reused by
+// any process of the host that leads a group, which a kill would hit.
 func killTree(p *os.Process, _ treeMode) {
-	_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
+	if p.Signal(syscall.Signal(0)) == nil {
+		_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
+	}
 	_ = p.Kill()
 }
 
