@@ -268,6 +268,7 @@ func TestChatTmuxNotify(t *testing.T) {
 			tm.typeLine("ask me")
 			tm.answer("n")
 			tm.waitFor("after the refusal", "Refused, fine.")
+			tm.waitPrompt() // Ctrl-D ends the session at the prompt, not while the turn ends
 			tm.keys("C-d")
 			tm.waitExit()
 			data := waitRaw(t, raw, "\x1b]9;harness: waiting for your answer (permission)\x1b\\\a")
