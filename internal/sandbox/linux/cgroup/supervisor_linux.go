@@ -75,10 +75,15 @@ func (s *Session) PlaceSupervisor(pid, pidfd int) (*Sup, error) {
 var ErrSupervisorGone = errors.New("the supervisor is gone")
 
 // release empties c without killing what is in it, moving each member
-// to the cgroup the session was made in (the harness's own), and removes
-// it.
+// to the harness's own cgroup (not the session's parent: where the
+// harness's leaf could not hand controllers down, the session was made
+// beside it, under a parent that takes no processes), and removes it.
 func (s *Session) release(c *Child) {
-	own := filepath.Join(filepath.Dir(s.dir), "cgroup.procs")
+	dir, err := OwnDir()
+	if err != nil {
+		dir = filepath.Dir(s.dir)
+	}
+	own := filepath.Join(dir, "cgroup.procs")
 	for i := 0; i < 100 && populated(c.dir); i++ {
 		for _, pid := range Members(c.dir) {
 			_ = os.WriteFile(own, []byte(strconv.Itoa(pid)), 0)
