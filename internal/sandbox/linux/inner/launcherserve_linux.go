@@ -448,10 +448,22 @@ func prepareThread(cfg HelperConfig) commandThread {
 			t.started <- started{code: HelperFailed, err: werr}
 			return
 		}
-		pid, err := syscall.ForkExec("/bin/sh", []string{"/bin/sh", "-c", req.job.Script}, &syscall.ProcAttr{
-			Dir: req.job.Dir, Env: os.Environ(), Files: req.stdio,
-			Sys: &syscall.SysProcAttr{Setsid: true},
-		})
+		// EAGAIN here is what the last command left: its killed processes
+		// still count against the pids limit until they are reaped (a
+		// fork bomb's, on a slow machine, for a while). Nothing of this
+		// command runs yet, so it waits for them, briefly.
+		var pid int
+		var err error
+		for wait := 3 * time.Second; ; wait -= 20 * time.Millisecond {
+			pid, err = syscall.ForkExec("/bin/sh", []string{"/bin/sh", "-c", req.job.Script}, &syscall.ProcAttr{
+				Dir: req.job.Dir, Env: os.Environ(), Files: req.stdio,
+				Sys: &syscall.SysProcAttr{Setsid: true},
+			})
+			if !errors.Is(err, syscall.EAGAIN) || wait <= 0 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		// Out again before the thread ends, so the supervisor is never a
 		// member of the command's cgroup when the host kills what is there.
 		enterFDs(req.leave)
