@@ -124,8 +124,8 @@ func (o *batchOptions) taskFlags(cmd *cobra.Command, budgetHelp, summaryHelp str
 	f.StringVar(&o.Provider, "provider", "", "wire format: anthropic or openai (overrides PROVIDER)")
 	f.StringVar(&o.BaseURL, "base-url", "", "provider endpoint (overrides BASE_URL)")
 	f.StringVar(&o.Sandbox, "sandbox", "", "sandbox backend for every task")
-	f.StringArrayVar(&o.Allow, "allow", nil, "allow tool calls matching PATTERN (repeatable)")
-	f.StringArrayVar(&o.Deny, "deny", nil, "deny tool calls matching PATTERN (repeatable)")
+	stringArrayVar(f, &o.Allow, "allow", "", "allow tool calls matching PATTERN (repeatable)")
+	stringArrayVar(f, &o.Deny, "deny", "", "deny tool calls matching PATTERN (repeatable)")
 	f.BoolVar(&o.Yolo, "yolo", false, "allow every call that no rule denies (the sandbox stays on)")
 	f.IntVar(&o.MaxSteps, "max-steps", 0, "model calls per task before stopping")
 }

@@ -60,8 +60,8 @@ Example: is trimming old assistant text worth it on these tasks?
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&o.A, "a", nil, "a setting of arm A, KEY=VALUE (repeatable; none: the defaults)")
-	f.StringArrayVar(&o.B, "b", nil, "a setting of arm B, KEY=VALUE (repeatable)")
+	stringArrayVar(f, &o.A, "a", "", "a setting of arm A, KEY=VALUE (repeatable; none: the defaults)")
+	stringArrayVar(f, &o.B, "b", "", "a setting of arm B, KEY=VALUE (repeatable)")
 	f.StringVar(&o.Dir, "dir", "", "where the arms' results and checkouts go (default: beside TASKS)")
 	o.taskFlags(cmd, "USD at list price for each arm, earlier runs included (0: none)", "print the comparison as one JSON object on stdout")
 	return cmd

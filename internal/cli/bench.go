@@ -117,12 +117,12 @@ EXIT STATUS
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&opts.Strategies, "strategy", replay.Strategies, "strategies to replay, comma-separated: "+strings.Join(replay.Strategies, ", "))
+	stringSliceVar(f, &opts.Strategies, "strategy", replay.Strategies, "strategies to replay, comma-separated: "+strings.Join(replay.Strategies, ", "))
 	// --policy was the flag's first name; "policy" now means the sandbox's
 	// rules only. Kept as a hidden alias (same variable) so old scripts
 	// still run. Not MarkDeprecated: cobra prints that notice with
 	// cmd.Print, to stdout once SetOut is set, into --json output.
-	f.StringSliceVar(&opts.Strategies, "policy", replay.Strategies, "deprecated: use --strategy")
+	stringSliceVar(f, &opts.Strategies, "policy", replay.Strategies, "deprecated: use --strategy")
 	_ = f.MarkHidden("policy")
 	f.StringVar(&opts.Pricing, "pricing", replay.Anthropic, "cache semantics and prices: anthropic or openai")
 	f.IntVar(&opts.Window, "window", history.DefaultWindow, "context window in tokens")

@@ -193,8 +193,8 @@ Scope user (the default) writes ~/.agents/mcp.json; project writes the project's
 	}
 	add.Flags().StringVarP(&scope, "scope", "s", "user", "where to save it: user (~/.agents/mcp.json) or project (.mcp.json)")
 	add.Flags().StringVarP(&transport, "transport", "t", "stdio", "stdio, http or sse")
-	add.Flags().StringArrayVarP(&envs, "env", "e", nil, "an environment variable for a stdio server, KEY=VALUE (repeatable)")
-	add.Flags().StringArrayVarP(&headers, "header", "H", nil, "an HTTP header for a remote server, 'KEY: VALUE' (repeatable)")
+	stringArrayVar(add.Flags(), &envs, "env", "e", "an environment variable for a stdio server, KEY=VALUE (repeatable)")
+	stringArrayVar(add.Flags(), &headers, "header", "H", "an HTTP header for a remote server, 'KEY: VALUE' (repeatable)")
 
 	addJSON := &cobra.Command{
 		Use:          "add-json [-s user|project] NAME JSON",

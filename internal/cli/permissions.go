@@ -51,9 +51,9 @@ are the built-in ones, ~/.agents/permissions, <project>/.agents/permissions and 
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Project, "project", "", "project directory (default: the git root of the working directory, else the working directory)")
-	f.StringArrayVar(&o.AddDirs, "add-dir", nil, "an extra writable directory (repeatable)")
-	f.StringArrayVar(&o.Allow, "allow", nil, "an --allow PATTERN as for harness run (repeatable)")
-	f.StringArrayVar(&o.Deny, "deny", nil, "a --deny PATTERN as for harness run (repeatable)")
+	stringArrayVar(f, &o.AddDirs, "add-dir", "", "an extra writable directory (repeatable)")
+	stringArrayVar(f, &o.Allow, "allow", "", "an --allow PATTERN as for harness run (repeatable)")
+	stringArrayVar(f, &o.Deny, "deny", "", "a --deny PATTERN as for harness run (repeatable)")
 	f.BoolVar(&o.Yolo, "yolo", false, "decide as with --yolo")
 	f.StringVar(&o.Backend, "sandbox", sandbox.BackendAuto, "the sandbox backend the session would use; none: every command asks")
 	return cmd

@@ -98,7 +98,7 @@ EXIT STATUS
 	cmd.Flags().StringVarP(&o.Prompt, "prompt", "p", "", "the task (\"-\" reads it from stdin)")
 	cmd.Flags().StringVar(&o.OutputFormat, "output-format", "text", "text, json or stream-json")
 	cmd.Flags().Float64Var(&o.MaxCost, "max-cost", 0, "stop once the run has cost this many USD at list price")
-	cmd.Flags().StringArrayVar(&o.Images, "image", nil, "send this image (PNG, JPEG, GIF, WebP; a screenshot) with the prompt; repeatable")
+	stringArrayVar(cmd.Flags(), &o.Images, "image", "", "send this image (PNG, JPEG, GIF, WebP; a screenshot) with the prompt; repeatable")
 	return cmd
 }
 

@@ -62,12 +62,12 @@ EXIT STATUS
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Project, "project", ".", "project directory: the only writable place")
-	f.StringArrayVar(&opts.AddDirs, "add-dir", nil, "an extra writable directory (repeatable)")
+	stringArrayVar(f, &opts.AddDirs, "add-dir", "", "an extra writable directory (repeatable)")
 	f.DurationVar(&opts.Timeout, "timeout", walls.DefaultTimeout, "kill the command and all its processes after this long")
 	f.StringVar(&opts.Backend, "backend", sandbox.BackendAuto, "auto, bwrap, landlock, seatbelt or none")
 	f.StringVar(&opts.Backend, "sandbox", sandbox.BackendAuto, "same as --backend")
 	_ = f.MarkHidden("sandbox")
-	f.StringArrayVar(&opts.AllowNet, "allow-net", nil, "let the command reach HOST[:PORT] or @PRESET through the proxy (repeatable); net rules in the permission files apply too, and anything else is refused")
+	stringArrayVar(f, &opts.AllowNet, "allow-net", "", "let the command reach HOST[:PORT] or @PRESET through the proxy (repeatable); net rules in the permission files apply too, and anything else is refused")
 	return cmd
 }
 
