@@ -10,8 +10,8 @@ import (
 // occurrence one value) or, with split, its StringSlice (each occurrence
 // comma-separated values). pflag's own make their default's text through
 // encoding/csv, a 4 KB buffer per flag, on every process start: about
-// 110 KB of the root command's 195 KB, paid by every start, re-execs
-// included, before any flag is parsed. The type names, help text and
+// 110 KB of the root command's 195 KB, paid by every command-line start
+// before any flag is parsed. The type names, help text and
 // parsing are pflag's, but for CSV quoting in a slice (the one slice
 // flag, bench --strategy, takes names).
 type stringsValue struct {
