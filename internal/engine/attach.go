@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,7 +16,8 @@ import (
 // POST /exec/{id}/start, which the engine took over (hijacked) once it
 // answered. Without a TTY the output is multiplexed (see Demux).
 type Stream struct {
-	conn net.Conn
+	conn net.Conn  // TLS over raw, or raw
+	raw  net.Conn  // the unix or TCP connection
 	r    io.Reader // the rest of what the engine sent, past its answer's header
 }
 
@@ -24,7 +26,14 @@ func (s *Stream) Read(p []byte) (int, error) { return s.r.Read(p) }
 
 // CloseWrite ends the exec's stdin; its output can still be read.
 func (s *Stream) CloseWrite() error {
-	if cw, ok := s.conn.(interface{ CloseWrite() error }); ok {
+	if tc, ok := s.conn.(*tls.Conn); ok {
+		// close_notify, then the end of the TCP stream itself, which is
+		// what the engine waits for (tls.Conn leaves the latter open).
+		if err := tc.CloseWrite(); err != nil {
+			return err
+		}
+	}
+	if cw, ok := s.raw.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
 	return nil
@@ -61,7 +70,7 @@ func (c *Client) ExecAttach(ctx context.Context, execID string) (*Stream, error)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Connection", "Upgrade")
 	req.Header.Set("Upgrade", "tcp")
-	conn, err := c.dialStream(ctx)
+	conn, raw, err := c.dialStream(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +79,9 @@ func (c *Client) ExecAttach(ctx context.Context, execID string) (*Stream, error)
 	closed := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { conn.Close(); close(closed) })
 	s, err := upgrade(conn, req)
+	if s != nil {
+		s.raw = raw
+	}
 	if !stop() {
 		<-closed
 		return nil, ctx.Err()

@@ -217,25 +217,25 @@ func (c *Client) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 }
 
 // dialStream is a connection of its own for a hijacked stream, with TLS
-// when the client has it.
-func (c *Client) dialStream(ctx context.Context) (net.Conn, error) {
-	conn, err := c.dial(ctx, "", "")
+// when the client has it, and the raw connection beneath.
+func (c *Client) dialStream(ctx context.Context) (conn, raw net.Conn, err error) {
+	raw, err = c.dial(ctx, "", "")
 	if err != nil {
-		return nil, &ConnError{Host: c.host, Err: err}
+		return nil, nil, &ConnError{Host: c.host, Err: err}
 	}
 	if c.tls == nil {
-		return conn, nil
+		return raw, raw, nil
 	}
 	cfg := c.tls.Clone()
 	if cfg.ServerName == "" {
 		cfg.ServerName, _, _ = net.SplitHostPort(c.addr)
 	}
-	tc := tls.Client(conn, cfg)
+	tc := tls.Client(raw, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
-		conn.Close()
-		return nil, &ConnError{Host: c.host, Err: err}
+		raw.Close()
+		return nil, nil, &ConnError{Host: c.host, Err: err}
 	}
-	return tc, nil
+	return tc, raw, nil
 }
 
 // Ping asks the engine whether it answers and, unless the version is

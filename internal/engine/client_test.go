@@ -3,8 +3,18 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"io"
+	"log"
+	"math/big"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -480,5 +490,82 @@ func TestTLSFromEnv(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "ca.pem"), []byte("not pem"), 0o644)
 	if _, err := New("tcp://127.0.0.1:2376"); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
 		t.Errorf("bad ca.pem: %v", err)
+	}
+}
+
+// TestTLS: DOCKER_CERT_PATH's certificates, the server's checked with
+// DOCKER_TLS_VERIFY, for requests and for an exec's stream, whose stdin's
+// end reaches the engine through TLS.
+func TestTLS(t *testing.T) {
+	f := newFakeEngine(t)
+	srv := httptest.NewUnstartedServer(f)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below
+	srv.StartTLS()
+	defer srv.Close()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "harness"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	os.WriteFile(filepath.Join(dir, "cert.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	t.Setenv(EnvCertPath, dir)
+	t.Setenv(EnvTLSVerify, "1")
+	c, err := New("tcp://" + srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	id, err := c.ContainerCreate(ctx, &ContainerConfig{Image: "base:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ContainerStart(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := c.ExecCreate(ctx, id, ExecConfig{Cmd: []string{"cat"}, AttachStdin: true, AttachStdout: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.ExecAttach(ctx, ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := s.conn.(*tls.Conn); !ok {
+		t.Fatalf("the stream is a %T, not TLS", s.conn)
+	}
+	s.conn.Write([]byte("over tls\n"))
+	if err := s.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- Demux(&out, &out, s) }()
+	select {
+	case err := <-done:
+		if err != nil || out.String() != "out\nerr\nover tls\n" {
+			t.Errorf("%v, %q", err, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the engine did not see stdin end through TLS")
+	}
+
+	// The server's certificate not among ca.pem's: refused, when checked.
+	os.WriteFile(filepath.Join(dir, "ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	c2, err := New("tcp://" + srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Ping(ctx); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("an unknown server certificate: %v", err)
 	}
 }
