@@ -12,9 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/client"
-
 	"github.com/harness-dev/harness/internal/engine"
 )
 
@@ -47,17 +44,17 @@ type Docker struct {
 	Memory  int64 // bytes; zero: 4 GiB
 	Pids    int64 // zero: 4096
 
-	cli *client.Client
+	cli *engine.Client
 }
 
 // Connect reaches the engine from the environment (DOCKER_HOST and
 // friends) and checks the image is there.
 func (d *Docker) Connect(ctx context.Context) error {
-	cli, err := client.New(client.FromEnv)
+	cli, err := engine.New("")
 	if err != nil {
 		return fmt.Errorf("docker: %w", err)
 	}
-	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
+	if err := cli.Ping(ctx); err != nil {
 		return fmt.Errorf("docker: the engine does not answer (is dockerd running? DOCKER_HOST?): %w", err)
 	}
 	if _, err := cli.ImageInspect(ctx, d.Image); err != nil {
@@ -126,31 +123,29 @@ func (m *dockerMachine) start(ctx context.Context) error {
 		network = "bridge"
 	}
 	init := true
-	res, err := m.d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Config: &container.Config{
-			Image:      m.d.Image,
-			Cmd:        []string{"sleep", "infinity"},
-			User:       m.user,
-			Env:        append([]string{"HOME=" + homeInside}, m.d.Env...),
-			WorkingDir: m.ws,
-			Labels:     map[string]string{"dev.harness.batch.task": m.task},
-		},
-		HostConfig: &container.HostConfig{
+	id, err := m.d.cli.ContainerCreate(ctx, &engine.ContainerConfig{
+		Image:      m.d.Image,
+		Cmd:        []string{"sleep", "infinity"},
+		User:       m.user,
+		Env:        append([]string{"HOME=" + homeInside}, m.d.Env...),
+		WorkingDir: m.ws,
+		Labels:     map[string]string{"dev.harness.batch.task": m.task},
+		HostConfig: &engine.HostConfig{
 			Binds:          binds,
-			NetworkMode:    container.NetworkMode(network),
+			NetworkMode:    network,
 			CapDrop:        []string{"ALL"},
 			SecurityOpt:    []string{"no-new-privileges"},
 			ReadonlyRootfs: true,
 			Tmpfs:          map[string]string{"/tmp": "rw,nosuid,size=2g", "/var/tmp": "rw,nosuid,size=1g"},
 			Init:           &init,
-			Resources:      container.Resources{Memory: mem, PidsLimit: &pids},
+			Resources:      engine.Resources{Memory: mem, PidsLimit: &pids},
 		},
 	})
 	if err != nil {
 		return fmt.Errorf("docker: creating the task's container: %w", err)
 	}
-	m.id = res.ID
-	if _, err := m.d.cli.ContainerStart(ctx, m.id, client.ContainerStartOptions{}); err != nil {
+	m.id = id
+	if err := m.d.cli.ContainerStart(ctx, m.id); err != nil {
 		return fmt.Errorf("docker: starting the task's container: %w", err)
 	}
 	return nil
@@ -160,7 +155,7 @@ func (m *dockerMachine) close() {
 	if m.id != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, _ = m.d.cli.ContainerRemove(ctx, m.id, client.ContainerRemoveOptions{Force: true})
+		_ = m.d.cli.ContainerRemove(ctx, m.id)
 	}
 }
 
@@ -169,7 +164,7 @@ func (m *dockerMachine) exec(ctx context.Context, argv []string, dir string, std
 		return -1, err
 	}
 	bg := context.WithoutCancel(ctx)
-	ex, err := m.d.cli.ExecCreate(bg, m.id, client.ExecCreateOptions{
+	ex, err := m.d.cli.ExecCreate(bg, m.id, engine.ExecConfig{
 		Cmd: argv, WorkingDir: dir, User: m.user, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
@@ -178,9 +173,9 @@ func (m *dockerMachine) exec(ctx context.Context, argv []string, dir string, std
 	// As on the host: an interrupt first, so harness saves its session; a
 	// kill after the grace period. An exec has no API of its own for
 	// signals: its process is signalled by its host pid.
-	code, _, err := engine.Run(ctx, m.d.cli, ex.ID, stdout, stderr, engine.Stop{
-		Soft:  func(id string, _ *client.HijackedResponse) { m.signal(bg, id, syscall.SIGINT) },
-		Hard:  func(id string, _ *client.HijackedResponse) { m.signal(bg, id, syscall.SIGKILL) },
+	code, _, err := engine.Run(ctx, m.d.cli, ex, stdout, stderr, engine.Stop{
+		Soft:  func(id string, _ *engine.Stream) { m.signal(bg, id, syscall.SIGINT) },
+		Hard:  func(id string, _ *engine.Stream) { m.signal(bg, id, syscall.SIGKILL) },
 		Grace: interruptGrace,
 	})
 	if err != nil {
@@ -190,7 +185,7 @@ func (m *dockerMachine) exec(ctx context.Context, argv []string, dir string, std
 }
 
 func (m *dockerMachine) signal(ctx context.Context, execID string, sig syscall.Signal) {
-	if in, err := m.d.cli.ExecInspect(ctx, execID, client.ExecInspectOptions{}); err == nil && in.Running && in.PID > 0 {
-		_ = syscall.Kill(in.PID, sig)
+	if in, err := m.d.cli.ExecInspect(ctx, execID); err == nil && in.Running && in.Pid > 0 {
+		_ = syscall.Kill(in.Pid, sig)
 	}
 }

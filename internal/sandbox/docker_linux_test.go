@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/moby/client"
-
+	"github.com/harness-dev/harness/internal/engine"
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
@@ -21,14 +20,14 @@ func requireDocker(t testing.TB) {
 	if img == "" {
 		testenv.Missing(t, testenv.Docker, "HARNESS_TEST_IMAGE is not set (see .ci/run)")
 	}
-	cli, err := client.New(client.FromEnv)
+	cli, err := engine.New("")
 	if err != nil {
 		testenv.Missing(t, testenv.Docker, err.Error())
 	}
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
+	if err := cli.Ping(ctx); err != nil {
 		testenv.Missing(t, testenv.Docker, "the engine does not answer: "+err.Error())
 	}
 	if _, err := cli.ImageInspect(ctx, img); err != nil {

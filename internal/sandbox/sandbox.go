@@ -165,8 +165,8 @@ func LauncherFromEnv(getenv func(string) string) Option {
 // process's, or a test's): LauncherEnv as LauncherFromEnv reads it,
 // ImageEnv for the container image, and DOCKER_HOST and XDG_RUNTIME_DIR
 // to find podman's socket. Without it the sandbox reads none of them
-// (the engine's client still takes its own DOCKER_* settings, as every
-// Docker client does).
+// (the engine's client, engine.New, still takes its own DOCKER_*
+// settings, as every Docker client does).
 func WithEnv(getenv func(string) string) Option {
 	launcher := LauncherFromEnv(getenv)
 	return func(o *openOptions) {

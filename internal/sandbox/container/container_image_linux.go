@@ -6,20 +6,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox/backend"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
-	"github.com/moby/moby/client"
+	"github.com/harness-dev/harness/internal/engine"
 )
 
 // containerImg is the image a session's container runs.
@@ -41,7 +38,7 @@ const DefaultImage = "harness-hostfs:1"
 // (built once per content, tagged harness-project:<hash>, with no
 // network; its build context is the Dockerfile alone, so nothing of the
 // project leaks into the image), else DefaultImage.
-func containerImage(ctx context.Context, cli *client.Client, p *walls.Policy, ref string) (containerImg, error) {
+func containerImage(ctx context.Context, cli *engine.Client, p *walls.Policy, ref string) (containerImg, error) {
 	if ref != "" {
 		if _, err := cli.ImageInspect(ctx, ref); err != nil {
 			return containerImg{}, fmt.Errorf("%w: %s=%s: %v (harness pulls nothing: build or pull it first)", backend.ErrUnavailable, ImageEnv, ref, err)
@@ -57,6 +54,8 @@ func containerImage(ctx context.Context, cli *client.Client, p *walls.Policy, re
 	}
 	if _, err := cli.ImageInspect(ctx, DefaultImage); err == nil {
 		return containerImg{ref: DefaultImage, hostFS: true}, nil
+	} else if !errors.Is(err, engine.ErrNotFound) {
+		return containerImg{}, fmt.Errorf("%w: %s: %v", backend.ErrUnavailable, DefaultImage, err)
 	}
 	if err := importHostFSImage(ctx, cli); err != nil {
 		return containerImg{}, err
@@ -64,11 +63,13 @@ func containerImage(ctx context.Context, cli *client.Client, p *walls.Policy, re
 	return containerImg{ref: DefaultImage, hostFS: true}, nil
 }
 
-func projectImage(ctx context.Context, cli *client.Client, dockerfile []byte) (containerImg, error) {
+func projectImage(ctx context.Context, cli *engine.Client, dockerfile []byte) (containerImg, error) {
 	sum := sha256.Sum256(dockerfile)
 	ref := "harness-project:" + hex.EncodeToString(sum[:6])
 	if _, err := cli.ImageInspect(ctx, ref); err == nil {
 		return containerImg{ref: ref}, nil
+	} else if !errors.Is(err, engine.ErrNotFound) {
+		return containerImg{}, fmt.Errorf("%w: %s: %v", backend.ErrUnavailable, ref, err)
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -79,45 +80,15 @@ func projectImage(ctx context.Context, cli *client.Client, dockerfile []byte) (c
 	// the agent may have written, and a RUN step with the engine's
 	// default network would reach anything the host can. A Dockerfile
 	// that must download is built by the user, who names the image.
-	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{ref}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true, NetworkMode: "none"})
-	if err != nil {
+	err := cli.ImageBuild(ctx, &buf, engine.BuildOptions{Tags: []string{ref}, Dockerfile: "Dockerfile", NetworkMode: "none"})
+	var failed *engine.ProgressError
+	if err != nil && !errors.As(err, &failed) {
 		return containerImg{}, fmt.Errorf("%w: building %s: %v", backend.ErrUnavailable, ProjectDockerfile, err)
 	}
-	defer res.Body.Close()
-	if err := buildStreamError(res.Body); err != nil {
+	if err != nil {
 		return containerImg{}, fmt.Errorf("%w: building %s without network: %v (harness builds it with no network, since the agent can edit it; if it must download, build it yourself: docker build -t NAME -f %s . and set %s=NAME)", backend.ErrUnavailable, ProjectDockerfile, err, ProjectDockerfile, ImageEnv)
 	}
 	return containerImg{ref: ref}, nil
-}
-
-// buildStreamError reads the engine's JSON progress stream to its end and
-// returns the error it reported, if any.
-func buildStreamError(r io.Reader) error {
-	dec := json.NewDecoder(r)
-	var last string
-	for {
-		var m struct {
-			Stream      string `json:"stream"`
-			Error       string `json:"error"`
-			ErrorDetail struct {
-				Message string `json:"message"`
-			} `json:"errorDetail"`
-		}
-		if err := dec.Decode(&m); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if s := strings.TrimSpace(m.Stream); s != "" {
-			last = s
-		}
-		if m.Error != "" {
-			if last != "" {
-				return fmt.Errorf("%s (after: %s)", m.Error, last)
-			}
-			return errors.New(m.Error)
-		}
-	}
 }
 
 // hostFSDirs are bound read-only from the host into the default image;
@@ -149,7 +120,7 @@ func hostFSSecrets(hostFS bool) []string {
 
 // importHostFSImage imports DefaultImage: mount points and the host's
 // merged-/usr symlinks, nothing else.
-func importHostFSImage(ctx context.Context, cli *client.Client) error {
+func importHostFSImage(ctx context.Context, cli *engine.Client) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dir := func(name string, mode int64) {
@@ -176,11 +147,8 @@ func importHostFSImage(ctx context.Context, cli *client.Client) error {
 		}
 	}
 	tw.Close()
-	res, err := cli.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, DefaultImage,
-		client.ImageImportOptions{Message: "harness: the host's /usr and /etc, bound read-only at run time"})
-	if err != nil {
+	if err := cli.ImageImport(ctx, &buf, DefaultImage, "harness: the host's /usr and /etc, bound read-only at run time"); err != nil {
 		return fmt.Errorf("%w: importing %s: %v", backend.ErrUnavailable, DefaultImage, err)
 	}
-	defer res.Close()
-	return buildStreamError(res)
+	return nil
 }

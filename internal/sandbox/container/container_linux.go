@@ -24,9 +24,6 @@ import (
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/api/types/mount"
-	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
 
 	"github.com/harness-dev/harness/internal/engine"
@@ -73,7 +70,7 @@ const (
 )
 
 // containerResources: the cgroup limits of the session's container.
-func containerResources(p *walls.Policy) container.Resources {
+func containerResources(p *walls.Policy) engine.Resources {
 	mem, pids := int64(containerMemory), int64(containerPids)
 	if p.MaxMemory > mem {
 		mem = p.MaxMemory
@@ -81,7 +78,7 @@ func containerResources(p *walls.Policy) container.Resources {
 	if p.MaxProcs > 0 {
 		pids = int64(p.MaxProcs) + pidsHeadroom
 	}
-	return container.Resources{Memory: mem, PidsLimit: &pids}
+	return engine.Resources{Memory: mem, PidsLimit: &pids}
 }
 
 // containerLabel marks the containers a session starts, for cleanup
@@ -98,7 +95,7 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
+	if err := cli.Ping(ctx); err != nil {
 		cli.Close()
 		return nil, nil, fmt.Errorf("%w: the %s engine does not answer (is the daemon running? DOCKER_HOST?): %v", backend.ErrUnavailable, name, err)
 	}
@@ -164,50 +161,51 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 		// stage sets the policy's, lower, for commands).
 		var l unix.Rlimit
 		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &l); err == nil {
-			res.Ulimits = append(res.Ulimits, &container.Ulimit{Name: "nofile", Soft: int64(l.Cur), Hard: int64(l.Max)})
+			res.Ulimits = append(res.Ulimits, engine.Ulimit{Name: "nofile", Soft: int64(l.Cur), Hard: int64(l.Max)})
 		}
-		res.Ulimits = append(res.Ulimits, &container.Ulimit{Name: "nproc", Soft: *res.PidsLimit, Hard: *res.PidsLimit})
+		res.Ulimits = append(res.Ulimits, engine.Ulimit{Name: "nproc", Soft: *res.PidsLimit, Hard: *res.PidsLimit})
 	}
-	cr.spec = func() (*container.Config, *container.HostConfig) {
+	cr.spec = func() *engine.ContainerConfig {
 		mounts := containerMounts(p, gs, tmp, exe, img.hostFS)
 		if cn != nil {
-			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: cn.sock, Target: inner.ContainerProxySock, ReadOnly: true,
-				BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+			mounts = append(mounts, engine.Mount{Type: engine.MountBind, Source: cn.sock, Target: inner.ContainerProxySock, ReadOnly: true,
+				BindOptions: &engine.BindOptions{Propagation: engine.RPrivate}})
 		}
-		return &container.Config{
-				Image:      img.ref,
-				Entrypoint: entry,
-				Cmd:        []string{},
-				User:       user,
-				Env:        env,
-				WorkingDir: p.Project,
-				Labels:     map[string]string{containerLabel: filepath.Base(tmp)},
-			}, &container.HostConfig{
+		return &engine.ContainerConfig{
+			Image:      img.ref,
+			Entrypoint: entry,
+			Cmd:        []string{},
+			User:       user,
+			Env:        env,
+			WorkingDir: p.Project,
+			Labels:     map[string]string{containerLabel: filepath.Base(tmp)},
+			HostConfig: &engine.HostConfig{
 				Mounts:         mounts,
 				NetworkMode:    "none",
 				CapDrop:        []string{"ALL"},
 				SecurityOpt:    []string{"no-new-privileges", seccomp},
 				ReadonlyRootfs: true,
 				Resources:      res,
-			}
+			},
+		}
 	}
 	return cr, gs, nil
 }
 
 // containerClient reaches the engine from the environment (DOCKER_HOST
-// and friends, which the client reads); podman without DOCKER_HOST in
+// and friends, which engine.New reads); podman without DOCKER_HOST in
 // getenv is looked for at its usual sockets.
-func containerClient(name string, getenv func(string) string) (*client.Client, error) {
-	opts := []client.Opt{client.FromEnv}
-	if name == backend.Podman && getenv("DOCKER_HOST") == "" {
+func containerClient(name string, getenv func(string) string) (*engine.Client, error) {
+	host := ""
+	if name == backend.Podman && getenv(engine.EnvHost) == "" {
 		for _, s := range []string{filepath.Join(getenv("XDG_RUNTIME_DIR"), "podman", "podman.sock"), "/run/podman/podman.sock"} {
 			if st, err := os.Stat(s); err == nil && st.Mode()&os.ModeSocket != 0 {
-				opts = append(opts, client.WithHost("unix://"+s))
+				host = "unix://" + s
 				break
 			}
 		}
 	}
-	cli, err := client.New(opts...)
+	cli, err := engine.New(host)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", backend.ErrUnavailable, name, err)
 	}
@@ -217,10 +215,10 @@ func containerClient(name string, getenv func(string) string) (*client.Client, e
 // containerMounts is the Policy as mounts, in an order the engine keeps
 // (it sorts by destination depth; a parent is mounted before what lies
 // beneath it).
-func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, hostFS bool) []mount.Mount {
-	var ms []mount.Mount
+func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, hostFS bool) []engine.Mount {
+	var ms []engine.Mount
 	seen := map[string]int{}
-	add := func(m mount.Mount) {
+	add := func(m engine.Mount) {
 		if i, ok := seen[m.Target]; ok {
 			ms[i] = m // the later, narrower rule wins (a carve-out over a root)
 			return
@@ -229,8 +227,8 @@ func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, ho
 		ms = append(ms, m)
 	}
 	bind := func(src, dst string, ro bool) {
-		add(mount.Mount{Type: mount.TypeBind, Source: src, Target: dst, ReadOnly: ro,
-			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+		add(engine.Mount{Type: engine.MountBind, Source: src, Target: dst, ReadOnly: ro,
+			BindOptions: &engine.BindOptions{Propagation: engine.RPrivate}})
 	}
 	if hostFS {
 		for _, m := range hostFSMounts() {
@@ -275,8 +273,8 @@ func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, ho
 			continue
 		}
 		if m.Dir {
-			add(mount.Mount{Type: mount.TypeTmpfs, Target: m.Path, ReadOnly: true,
-				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 4096, Mode: 0o111}})
+			add(engine.Mount{Type: engine.MountTmpfs, Target: m.Path, ReadOnly: true,
+				TmpfsOptions: &engine.TmpfsOptions{SizeBytes: 4096, Mode: 0o111}})
 		} else {
 			bind(os.DevNull, m.Path, true)
 		}
@@ -297,7 +295,7 @@ func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, ho
 // CSV (podman 4.3), so a comma in a path splits it into options (a
 // directory named "a,ro=false") and a double quote fails the parse. Fail
 // closed rather than mount something else.
-func podmanMountable(ms []mount.Mount) error {
+func podmanMountable(ms []engine.Mount) error {
 	for _, m := range ms {
 		for _, p := range []string{m.Source, m.Target} {
 			if strings.ContainsAny(p, ",\"\n\r") {
@@ -331,11 +329,11 @@ func underAny(p string, roots []string) bool {
 // backend.Runner).
 type Runner struct {
 	backend string
-	cli     *client.Client
+	cli     *engine.Client
 	pol     *walls.Policy
 	user    string
 	cfg     string // the inner stage's helperConfig, JSON
-	spec    func() (*container.Config, *container.HostConfig)
+	spec    func() *engine.ContainerConfig
 	note    string        // said once, with the first command's output
 	net     *containerNet // the proxy's channel, when offered
 	dir     string        // the session's engine directory, removed at close
@@ -377,26 +375,26 @@ func (c *Runner) get(ctx context.Context) (*containerProc, string, error) {
 		return c.cur, note, nil
 	}
 	gen := c.pol.Generation()
-	cfg, hc := c.spec()
+	cfg := c.spec()
 	if c.podman {
-		if err := podmanMountable(hc.Mounts); err != nil {
+		if err := podmanMountable(cfg.HostConfig.Mounts); err != nil {
 			return nil, "", err
 		}
 	}
-	res, err := c.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc})
+	id, err := c.cli.ContainerCreate(ctx, cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: creating the session's container: %w", c.backend, err)
 	}
 	c.net.armed()
-	if _, err := c.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
-		c.remove(res.ID)
+	if err := c.cli.ContainerStart(ctx, id); err != nil {
+		c.remove(id)
 		return nil, "", fmt.Errorf("%s: starting the session's container: %w", c.backend, err)
 	}
-	if err := c.net.waitReady(ctx, c.cli, res.ID); err != nil {
-		c.remove(res.ID)
+	if err := c.net.waitReady(ctx, c.cli, id); err != nil {
+		c.remove(id)
 		return nil, "", fmt.Errorf("%s: %w", c.backend, err)
 	}
-	c.cur = &containerProc{id: res.ID, gen: gen, inflight: 1}
+	c.cur = &containerProc{id: id, gen: gen, inflight: 1}
 	return c.cur, note, nil
 }
 
@@ -410,8 +408,8 @@ func (c *Runner) retire(cp *containerProc) {
 
 // stopped reports whether cp no longer runs, and retires it then.
 func (c *Runner) stopped(ctx context.Context, cp *containerProc) bool {
-	in, err := c.cli.ContainerInspect(ctx, cp.id, client.ContainerInspectOptions{})
-	if err == nil && in.Container.State != nil && in.Container.State.Running {
+	in, err := c.cli.ContainerInspect(ctx, cp.id)
+	if err == nil && in.State != nil && in.State.Running {
 		return false
 	}
 	c.mu.Lock()
@@ -436,7 +434,7 @@ func (c *Runner) release(cp *containerProc) {
 func (c *Runner) remove(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, _ = c.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+	_ = c.cli.ContainerRemove(ctx, id)
 }
 
 // Run implements backend.Runner.
@@ -446,7 +444,7 @@ func (c *Runner) Run(ctx context.Context, script, dir string, stdout, stderr io.
 	if err != nil {
 		return 0, note, err
 	}
-	opts := client.ExecCreateOptions{
+	opts := engine.ExecConfig{
 		Cmd: []string{Helper, inner.ContainerExecArg, c.cfg, script}, WorkingDir: dir, User: c.user,
 		AttachStdin: true, AttachStdout: true, AttachStderr: true,
 	}
@@ -465,11 +463,11 @@ func (c *Runner) Run(ctx context.Context, script, dir string, stdout, stderr io.
 	if err != nil {
 		return 0, note, fmt.Errorf("%s exec: %w", c.backend, err)
 	}
-	code, forced, err := engine.Run(ctx, c.cli, ex.ID, stdout, stderr, engine.Stop{
+	code, forced, err := engine.Run(ctx, c.cli, ex, stdout, stderr, engine.Stop{
 		// The supervisor's stdin ends: it kills the command's tree and
 		// exits, which ends the stream.
-		Soft:  func(_ string, att *client.HijackedResponse) { _ = att.CloseWrite() },
-		Hard:  func(_ string, att *client.HijackedResponse) { att.Close() },
+		Soft:  func(_ string, att *engine.Stream) { _ = att.CloseWrite() },
+		Hard:  func(_ string, att *engine.Stream) { att.Close() },
 		Grace: containerStopGrace,
 	})
 	if forced {

@@ -18,10 +18,9 @@ import (
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
-	"github.com/moby/moby/api/types/mount"
-	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
 
+	"github.com/harness-dev/harness/internal/engine"
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
@@ -34,14 +33,14 @@ func requireDocker(t testing.TB) {
 	if img == "" {
 		testenv.Missing(t, testenv.Docker, "HARNESS_TEST_IMAGE is not set (see .ci/run)")
 	}
-	cli, err := client.New(client.FromEnv)
+	cli, err := engine.New("")
 	if err != nil {
 		testenv.Missing(t, testenv.Docker, err.Error())
 	}
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
+	if err := cli.Ping(ctx); err != nil {
 		testenv.Missing(t, testenv.Docker, "the engine does not answer: "+err.Error())
 	}
 	if _, err := cli.ImageInspect(ctx, img); err != nil {
@@ -149,7 +148,7 @@ func TestContainerMounts(t *testing.T) {
 	ms := containerMounts(p, gs, tmp, "/bin/true", true)
 	got := map[string]string{}
 	for _, m := range ms {
-		kind := string(m.Type)
+		kind := m.Type
 		if m.ReadOnly {
 			kind += ",ro"
 		}
@@ -200,7 +199,7 @@ func TestPodmanMountable(t *testing.T) {
 		{"/dev/null", `/p/my "proj"/.env`, false},           // fails podman's CSV parse
 		{"/p/x\ny", "/p/x\ny", false},
 	} {
-		err := podmanMountable([]mount.Mount{{Type: mount.TypeBind, Source: "/usr", Target: "/usr"}, {Type: mount.TypeBind, Source: tc.src, Target: tc.dst}})
+		err := podmanMountable([]engine.Mount{{Type: engine.MountBind, Source: "/usr", Target: "/usr"}, {Type: engine.MountBind, Source: tc.src, Target: tc.dst}})
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, backend.ErrUnavailable)) {
 			t.Errorf("%q -> %q: %v", tc.src, tc.dst, err)
 		}
@@ -213,7 +212,7 @@ func TestPodmanMountable(t *testing.T) {
 // needs none builds.
 func TestProjectImageBuildsWithoutNetwork(t *testing.T) {
 	requireDocker(t)
-	cli, err := client.New(client.FromEnv)
+	cli, err := engine.New("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +224,7 @@ func TestProjectImageBuildsWithoutNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a build that needs no network: %v", err)
 	}
-	t.Cleanup(func() { cli.ImageRemove(context.Background(), got.ref, client.ImageRemoveOptions{Force: true}) })
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), got.ref) })
 	_, err = projectImage(context.Background(), cli, []byte("FROM "+img+"\nRUN echo "+tag+" && getent hosts example.com || ls /sys/class/net | grep -vx lo\n"))
 	if err == nil || !strings.Contains(err.Error(), "without network") {
 		t.Errorf("a build that looks for a network: %v, want it to fail, saying the build has no network", err)
