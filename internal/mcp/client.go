@@ -59,6 +59,7 @@ type Manager struct {
 type conn struct {
 	def     Server
 	m       *Manager
+	renewMu sync.Mutex // one renewal of an ended session at a time
 	mu      sync.Mutex
 	session *rpcSession
 	tools   []*Tool
@@ -304,6 +305,51 @@ func (c *conn) onNotify(method string, params json.RawMessage) {
 	case "notifications/progress":
 		c.m.onProgress(params)
 	}
+}
+
+// connected is the server's session, nil when there is none.
+func (c *conn) connected() *rpcSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+// call is one request on the server's session. A streamable HTTP
+// session the server ended (HTTP 404 for its id) is started anew, once,
+// as the spec asks, and the request sent again: the server did not see it.
+func (c *conn) call(ctx context.Context, method string, params, result any) error {
+	s := c.connected()
+	if s == nil {
+		return c.unavailable()
+	}
+	err := s.call(ctx, method, params, result)
+	if !errors.Is(err, errSessionExpired) {
+		return err
+	}
+	if rerr := c.renew(ctx, s); rerr != nil {
+		return fmt.Errorf("%w; starting a new session failed: %v", err, rerr)
+	}
+	if s = c.connected(); s == nil {
+		return c.unavailable()
+	}
+	return s.call(ctx, method, params, result)
+}
+
+// renew starts a new session in place of old (unless another call did).
+func (c *conn) renew(ctx context.Context, old *rpcSession) error {
+	c.renewMu.Lock()
+	defer c.renewMu.Unlock()
+	if cur := c.connected(); cur != nil && cur != old {
+		return nil
+	}
+	c.close()
+	c.mu.Lock()
+	c.err = nil
+	c.mu.Unlock()
+	if c.m.o.Notify != nil {
+		c.m.o.Notify(fmt.Sprintf("MCP server %s ended its session; harness starts a new one", c.def.Name))
+	}
+	return c.start(ctx)
 }
 
 func (c *conn) fail(err error) error {

@@ -140,7 +140,7 @@ func (m *Manager) PromptByCommand(command string) (Prompt, bool) {
 // keep spaces in one), or NAME=VALUE for one by name. The answer's
 // messages become the text of the turn.
 func (m *Manager) GetPrompt(ctx context.Context, p Prompt, args string) (string, error) {
-	s, _, err := m.session(p.Server)
+	_, c, err := m.session(p.Server)
 	if err != nil {
 		return "", err
 	}
@@ -151,7 +151,7 @@ func (m *Manager) GetPrompt(ctx context.Context, p Prompt, args string) (string,
 	cctx, cancel := context.WithTimeout(ctx, m.o.StartTimeout)
 	defer cancel()
 	var res getPromptResult
-	if err := s.call(cctx, "prompts/get", getPromptParams{Name: p.Name, Arguments: vals}, &res); err != nil {
+	if err := c.call(cctx, "prompts/get", getPromptParams{Name: p.Name, Arguments: vals}, &res); err != nil {
 		return "", fmt.Errorf("MCP server %s, prompt %s: %w", p.Server, p.Name, err)
 	}
 	return renderPrompt(&res), nil
@@ -254,14 +254,14 @@ func renderPrompt(res *getPromptResult) string {
 // ReadResource reads one resource of a server, as text for the model
 // (binary content described, not inlined).
 func (m *Manager) ReadResource(ctx context.Context, server, uri string) (string, error) {
-	s, _, err := m.session(server)
+	_, c, err := m.session(server)
 	if err != nil {
 		return "", err
 	}
 	cctx, cancel := context.WithTimeout(ctx, m.o.StartTimeout)
 	defer cancel()
 	var res readResourceResult
-	if err := s.call(cctx, "resources/read", readResourceParams{URI: uri}, &res); err != nil {
+	if err := c.call(cctx, "resources/read", readResourceParams{URI: uri}, &res); err != nil {
 		return "", fmt.Errorf("MCP server %s, resource %s: %w", server, uri, err)
 	}
 	var parts []string

@@ -284,10 +284,7 @@ func argsOf(raw json.RawMessage) json.RawMessage {
 // call runs one tool call and turns every way it can fail into a result
 // that says what happened: the session goes on.
 func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools.Result {
-	e.c.mu.Lock()
-	s := e.c.session
-	e.c.mu.Unlock()
-	if s == nil {
+	if e.c.connected() == nil {
 		return tools.Errorf("%v. The session goes on without it; use other tools, or tell the user.", e.c.unavailable())
 	}
 	cctx, cancel := context.WithTimeout(ctx, m.o.CallTimeout)
@@ -295,7 +292,7 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 	params := &callToolParams{Name: e.t.Name, Arguments: args}
 	defer m.withProgress(ctx, params)()
 	var res CallToolResult
-	err := s.call(cctx, "tools/call", params, &res)
+	err := e.c.call(cctx, "tools/call", params, &res)
 	if err != nil && e.c.stdio != nil && !e.c.stdio.ended() && errors.Is(err, errClosed) {
 		// The pipe closes before the process is reaped: wait a moment for
 		// its exit, whose status says why it stopped.
