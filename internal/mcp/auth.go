@@ -37,6 +37,9 @@ const loginTimeout = 5 * time.Minute
 // when it expires), runs the flow on a 401, and stores what it got.
 type oauthState struct {
 	c *conn
+	// flow lets one login run at a time: requests that were refused
+	// together wait for it and use its token.
+	flow sync.Mutex
 
 	mu    sync.Mutex
 	ts    oauth2.TokenSource
@@ -88,7 +91,12 @@ func (o *oauthState) token() string {
 // answered resp (401, or 403 insufficient_scope). The user opens the
 // authorization URL (Options.Login shows it); the redirect comes back to
 // a loopback listener of harness's.
-func (o *oauthState) authorize(ctx context.Context, resp *http.Response) error {
+func (o *oauthState) authorize(ctx context.Context, resp *http.Response, sent string) error {
+	o.flow.Lock()
+	defer o.flow.Unlock()
+	if tok := o.token(); tok != "" && tok != sent {
+		return nil // another request's login (or refresh) gave a new token meanwhile
+	}
 	def, _ := o.c.def.Expand(o.c.m.getenv)
 	o.c.mu.Lock()
 	login := o.c.login

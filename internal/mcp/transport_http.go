@@ -137,9 +137,10 @@ func (c *streamableConn) do(ctx context.Context, method string, body []byte, acc
 		for k, v := range extra {
 			req.Header[k] = v
 		}
+		sent := ""
 		if c.auth != nil {
-			if tok := c.auth.token(); tok != "" {
-				req.Header.Set("Authorization", "Bearer "+tok)
+			if sent = c.auth.token(); sent != "" {
+				req.Header.Set("Authorization", "Bearer "+sent)
 			}
 		}
 		resp, err := c.client.Do(req)
@@ -152,7 +153,7 @@ func (c *streamableConn) do(ctx context.Context, method string, body []byte, acc
 			return resp, nil
 		}
 		drain(resp)
-		if err := c.auth.authorize(ctx, resp); err != nil {
+		if err := c.auth.authorize(ctx, resp, sent); err != nil {
 			return nil, err
 		}
 	}
