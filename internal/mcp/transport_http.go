@@ -187,10 +187,25 @@ func (c *streamableConn) write(ctx context.Context, msg []byte) error {
 	}
 	json.Unmarshal(msg, &head)
 	request := head.Method != "" && len(head.ID) > 0
+	// The request, and the stream that answers it, end with the call or
+	// with the connection.
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.ctx, cancel)
+	done := func() {
+		stop()
+		cancel()
+	}
 	resp, err := c.do(ctx, http.MethodPost, msg, "application/json, text/event-stream", nil)
 	if err != nil {
+		done()
 		return err
 	}
+	streaming := false
+	defer func() {
+		if !streaming {
+			done()
+		}
+	}()
 	c.mu.Lock()
 	if id := resp.Header.Get("Mcp-Session-Id"); id != "" && c.sessionID == "" && head.Method == "initialize" {
 		c.sessionID = id
@@ -207,9 +222,11 @@ func (c *streamableConn) write(ctx context.Context, msg []byte) error {
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
 		drain(resp)
 	case mediaType(resp) == "text/event-stream":
+		streaming = true
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
+			defer done()
 			c.requestStream(ctx, resp, head.ID, request)
 		}()
 	default:

@@ -1,6 +1,9 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -180,5 +183,65 @@ func TestStreamableErrors(t *testing.T) {
 				t.Errorf("took %s", time.Since(began))
 			}
 		})
+	}
+}
+
+// TestPagination: lists longer than the server's page come whole, page by
+// page (nextCursor), over the older HTTP+SSE transport too.
+func TestPagination(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "paged", Version: "1"}, &sdk.ServerOptions{PageSize: 2})
+	for i := range 5 {
+		name := fmt.Sprintf("tool%d", i)
+		srv.AddTool(&sdk.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: name}}}, nil
+		})
+		srv.AddPrompt(&sdk.Prompt{Name: fmt.Sprintf("prompt%d", i)}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{}, nil
+		})
+		srv.AddResource(&sdk.Resource{URI: fmt.Sprintf("test://r%d", i), Name: fmt.Sprintf("r%d", i)}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{}, nil
+		})
+	}
+	streamable := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(streamable.Close)
+	sse := httptest.NewServer(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(sse.Close)
+	m := start(t, nil, Options{}, Server{Name: "a", Type: "http", URL: streamable.URL, Scope: ScopeUser}, Server{Name: "b", Type: "sse", URL: sse.URL, Scope: ScopeUser})
+	for _, st := range m.Statuses() {
+		if st.Tools != 5 || st.Prompts != 5 || st.Resources != 5 || st.Err != "" {
+			t.Errorf("%+v", st)
+		}
+	}
+	if res := run(t, m.Tools(false), "mcp__b__tool4", `{}`); res.Content != "tool4" {
+		t.Errorf("the last page's tool: %+v", res)
+	}
+}
+
+// TestServerRequests: a server's own requests during a call reach
+// harness and are answered: ping with a result, roots/list and
+// sampling/createMessage (harness declares neither capability) with
+// "method not found", over both HTTP transports.
+func TestServerRequests(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "asks", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var out []string
+		out = append(out, fmt.Sprintf("ping: %v", r.Session.Ping(ctx, nil)))
+		_, err := r.Session.ListRoots(ctx, nil)
+		out = append(out, fmt.Sprintf("roots: %v", err))
+		_, err = r.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 1, Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}})
+		out = append(out, fmt.Sprintf("sampling: %v", err))
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(out, "\n")}}}, nil
+	})
+	streamable := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(streamable.Close)
+	sse := httptest.NewServer(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(sse.Close)
+	m := start(t, nil, Options{CallTimeout: 10 * time.Second}, Server{Name: "a", Type: "http", URL: streamable.URL, Scope: ScopeUser}, Server{Name: "b", Type: "sse", URL: sse.URL, Scope: ScopeUser})
+	for _, name := range []string{"mcp__a__ask", "mcp__b__ask"} {
+		res := run(t, m.Tools(false), name, `{}`)
+		t.Logf("%s:\n%s", name, res.Content)
+		if res.IsError || !strings.Contains(res.Content, "ping: <nil>") || strings.Contains(res.Content, "roots: <nil>") || strings.Contains(res.Content, "sampling: <nil>") {
+			t.Errorf("%s: %+v", name, res)
+		}
 	}
 }
