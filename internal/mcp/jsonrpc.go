@@ -359,6 +359,8 @@ type lineConn struct {
 	rc  io.Closer
 	w   io.WriteCloser
 	wmu sync.Mutex
+	// broken is set once a write was cut off in the middle of a message.
+	broken error
 }
 
 func newLineConn(r io.ReadCloser, w io.WriteCloser) *lineConn {
@@ -390,8 +392,24 @@ func (c *lineConn) write(ctx context.Context, msg []byte) error {
 			}
 		}()
 	}
-	_, err := c.w.Write(append(msg, '\n'))
-	return err
+	if c.broken != nil {
+		return c.broken
+	}
+	line := append(msg, '\n')
+	if n, err := c.w.Write(line); err != nil {
+		if n > 0 {
+			// Half a message on the pipe: nothing after it would parse.
+			// The server gets EOF on its stdin.
+			c.broken = fmt.Errorf("%w: a message to the server was cut off after %d of %d bytes (%v)", errClosed, n, len(line), err)
+			c.w.Close()
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// A pipe that takes no more: the server is gone (or going).
+		return fmt.Errorf("%w: %w", errClosed, err)
+	}
+	return nil
 }
 
 func (c *lineConn) close() error {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -323,4 +325,83 @@ func TestInitialize(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLineConn: the stdio framing reads one message a line (blank lines
+// skipped, a last line without its newline still read), writes one a
+// line, and a write to a server that is gone says the connection closed.
+func TestLineConn(t *testing.T) {
+	outR, outW, _ := os.Pipe()
+	inR, inW, _ := os.Pipe()
+	c := newLineConn(outR, inW)
+	go func() {
+		outW.WriteString("{\"a\":1}\n\n  \n{\"b\":2}\n{\"c\":3}")
+		outW.Close()
+	}()
+	for _, want := range []string{"{\"a\":1}\n", "{\"b\":2}\n", "{\"c\":3}"} {
+		if got, err := c.read(); err != nil || string(got) != want {
+			t.Errorf("read %q %v, want %q", got, err, want)
+		}
+	}
+	if _, err := c.read(); !errors.Is(err, io.EOF) {
+		t.Errorf("at the end: %v", err)
+	}
+	if err := c.write(context.Background(), []byte(`{"x":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 100)
+	if n, _ := inR.Read(buf); string(buf[:n]) != "{\"x\":1}\n" {
+		t.Errorf("written %q", buf[:n])
+	}
+	inR.Close()
+	if err := c.write(context.Background(), []byte(`{"x":2}`)); !errors.Is(err, errClosed) {
+		t.Errorf("a write to a closed pipe: %v", err)
+	}
+	c.close()
+}
+
+// TestLineConnFull: a server that stops reading its stdin fills the pipe;
+// the write gives up when its context ends instead of blocking for ever.
+func TestLineConnFull(t *testing.T) {
+	outR, outW, _ := os.Pipe()
+	inR, inW, _ := os.Pipe()
+	defer outW.Close()
+	defer inR.Close()
+	c := newLineConn(outR, inW)
+	defer c.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	err := c.write(ctx, []byte(`"`+strings.Repeat("x", 4<<20)+`"`))
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(began) > 3*time.Second {
+		t.Errorf("after %s: %v", time.Since(began), err)
+	}
+	// Half the message is on the pipe: the connection is over, and the
+	// server sees the end of its stdin.
+	go io.Copy(io.Discard, inR)
+	if err := c.write(context.Background(), []byte(`{}`)); !errors.Is(err, errClosed) || !strings.Contains(err.Error(), "cut off") {
+		t.Errorf("the next write: %v", err)
+	}
+
+	// A write that times out before any byte went leaves the connection
+	// usable, with no stale deadline.
+	outR2, outW2, _ := os.Pipe()
+	inR2, inW2, _ := os.Pipe()
+	defer outW2.Close()
+	c2 := newLineConn(outR2, inW2)
+	defer c2.close()
+	full := make([]byte, 1<<20)
+	inW2.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	inW2.Write(full) // fill the pipe
+	inW2.SetWriteDeadline(time.Time{})
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel2()
+	if err := c2.write(ctx2, []byte(`{}`)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a write to a full pipe: %v", err)
+	}
+	go io.Copy(io.Discard, inR2)
+	if err := c2.write(context.Background(), []byte(`{}`)); err != nil {
+		t.Errorf("the next write: %v", err)
+	}
+	inR2.Close()
 }
