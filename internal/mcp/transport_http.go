@@ -93,6 +93,7 @@ type streamableConn struct {
 	mu        sync.Mutex
 	sessionID string
 	version   string
+	closing   bool
 }
 
 func newStreamable(ctx context.Context, u string, client *http.Client, auth *oauthState) *streamableConn {
@@ -221,14 +222,17 @@ func (c *streamableConn) write(ctx context.Context, msg []byte) error {
 		return httpError(resp)
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
 		drain(resp)
+	case resp.StatusCode == http.StatusAccepted && request:
+		drain(resp)
+		c.in.push(errorReply(head.ID, "the server accepted the request (HTTP 202) without answering it"))
 	case mediaType(resp) == "text/event-stream":
-		streaming = true
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
+		streaming = c.spawn(func() {
 			defer done()
 			c.requestStream(ctx, resp, head.ID, request)
-		}()
+		})
+		if !streaming {
+			resp.Body.Close()
+		}
 	default:
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxMessage))
 		resp.Body.Close()
@@ -240,13 +244,24 @@ func (c *streamableConn) write(ctx context.Context, msg []byte) error {
 		}
 	}
 	if head.Method == "notifications/initialized" {
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			c.listen()
-		}()
+		c.spawn(c.listen)
 	}
 	return nil
+}
+
+// spawn runs f in a goroutine close waits for, unless close began.
+func (c *streamableConn) spawn(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
 }
 
 // requestStream reads the event stream that answers one request. A
@@ -385,6 +400,9 @@ func (c *streamableConn) close() error {
 		}
 		cancel()
 	}
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
 	c.cancel()
 	c.in.shut(fmt.Errorf("%w by harness", errClosed))
 	c.wg.Wait()

@@ -166,6 +166,7 @@ func TestStreamableErrors(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.Write([]byte(": nothing\n\n"))
 		}, "ended before its answer"},
+		{"202 for a request", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) }, "without answering it"},
 		{"an HTML page", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte("<html>login here</html>"))
