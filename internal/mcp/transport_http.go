@@ -220,11 +220,11 @@ func (c *streamableConn) write(ctx context.Context, msg []byte) error {
 		return errSessionExpired
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return httpError(resp)
-	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
-		drain(resp)
 	case resp.StatusCode == http.StatusAccepted && request:
 		drain(resp)
 		c.in.push(errorReply(head.ID, "the server accepted the request (HTTP 202) without answering it"))
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		drain(resp)
 	case mediaType(resp) == "text/event-stream":
 		streaming = c.spawn(func() {
 			defer done()
