@@ -227,8 +227,12 @@ func TestServerRequests(t *testing.T) {
 	srv.AddTool(&sdk.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var out []string
 		out = append(out, fmt.Sprintf("ping: %v", r.Session.Ping(ctx, nil)))
+		// Deprecated in the SDK's newest version, but servers of
+		// 2025-11-25 (harness's) still send them: harness must refuse.
+		//lint:ignore SA1019 a server of 2025-11-25 still asks for roots
 		_, err := r.Session.ListRoots(ctx, nil)
 		out = append(out, fmt.Sprintf("roots: %v", err))
+		//lint:ignore SA1019 a server of 2025-11-25 still asks for sampling
 		_, err = r.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 1, Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}})
 		out = append(out, fmt.Sprintf("sampling: %v", err))
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(out, "\n")}}}, nil
