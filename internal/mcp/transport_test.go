@@ -250,3 +250,61 @@ func TestServerRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamableResume: an answer's event stream that breaks before the
+// answer is resumed with a GET carrying Last-Event-ID; where the server
+// cannot resume it, the call fails saying so, without waiting.
+func TestStreamableResume(t *testing.T) {
+	for _, resumable := range []bool{true, false} {
+		t.Run(fmt.Sprint("resumable=", resumable), func(t *testing.T) {
+			var mu sync.Mutex
+			var resumedFrom []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet {
+					last := r.Header.Get("Last-Event-ID")
+					if last == "" || !resumable {
+						w.WriteHeader(http.StatusMethodNotAllowed)
+						return
+					}
+					mu.Lock()
+					resumedFrom = append(resumedFrom, last)
+					mu.Unlock()
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprintf(w, "id: e2\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"t\",\"inputSchema\":{\"type\":\"object\"}}]}}\n\n")
+					return
+				}
+				if r.Method == http.MethodDelete {
+					return
+				}
+				var m wireMsg
+				json.NewDecoder(r.Body).Decode(&m)
+				switch m.Method {
+				case "initialize":
+					w.Header().Set("Mcp-Session-Id", "s1")
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"f","version":"1"}}}`, m.ID)
+				case "tools/list":
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprint(w, "id: e1\ndata:\n\n") // a priming event, then the stream breaks
+				default:
+					w.WriteHeader(http.StatusAccepted)
+				}
+			}))
+			t.Cleanup(srv.Close)
+			m, errs := Start(t.Context(), []Server{{Name: "f", Type: "http", URL: srv.URL}}, Options{StartTimeout: 10 * time.Second})
+			defer m.Close()
+			if resumable {
+				if len(errs) != 0 || m.Statuses()[0].Tools != 1 {
+					t.Errorf("errors %v, status %+v", errs, m.Statuses())
+				}
+				mu.Lock()
+				if len(resumedFrom) != 1 || resumedFrom[0] != "e1" {
+					t.Errorf("resumed from %q", resumedFrom)
+				}
+				mu.Unlock()
+			} else if len(errs) != 1 || !strings.Contains(errs[0].Error(), "resuming it failed") {
+				t.Errorf("errors %v", errs)
+			}
+		})
+	}
+}
