@@ -5,16 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
 
@@ -36,12 +32,14 @@ func AuthFile(home string) string { return filepath.Join(home, ".agents", "mcp-a
 // loginTimeout bounds the wait for the user to log in in the browser.
 const loginTimeout = 5 * time.Minute
 
-// oauthState is one remote server's side of the MCP authorization flow
-// (the SDK's AuthorizationCodeHandler does discovery, registration, PKCE
-// and the code exchange): it gives the transport the stored token when
-// there is one, runs the flow on a 401, and stores what it got.
+// oauthState is one remote server's side of the MCP authorization flow:
+// it gives the transport the stored token when there is one (refreshed
+// when it expires), runs the flow on a 401, and stores what it got.
 type oauthState struct {
 	c *conn
+	// flow lets one login run at a time: requests that were refused
+	// together wait for it and use its token.
+	flow sync.Mutex
 
 	mu    sync.Mutex
 	ts    oauth2.TokenSource
@@ -72,18 +70,33 @@ func (o *oauthState) set(state string) {
 	o.mu.Unlock()
 }
 
-// TokenSource implements auth.OAuthHandler.
-func (o *oauthState) TokenSource(context.Context) (oauth2.TokenSource, error) {
+// token is the access token to send, refreshed when it expired; "" when
+// there is none (or its refresh failed: the server's 401 then runs the
+// flow).
+func (o *oauthState) token() string {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.ts, nil
+	ts := o.ts
+	o.mu.Unlock()
+	if ts == nil {
+		return ""
+	}
+	t, err := ts.Token()
+	if err != nil {
+		return ""
+	}
+	return t.AccessToken
 }
 
-// Authorize implements auth.OAuthHandler: the server answered 401 (or 403
-// insufficient_scope), so run the authorization code flow. The user opens
-// the authorization URL (Options.Login shows it); the redirect comes back
-// to a loopback listener of harness's.
-func (o *oauthState) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+// authorize runs the authorization code flow, because the server
+// answered resp (401, or 403 insufficient_scope). The user opens the
+// authorization URL (Options.Login shows it); the redirect comes back to
+// a loopback listener of harness's.
+func (o *oauthState) authorize(ctx context.Context, resp *http.Response, sent string) error {
+	o.flow.Lock()
+	defer o.flow.Unlock()
+	if tok := o.token(); tok != "" && tok != sent {
+		return nil // another request's login (or refresh) gave a new token meanwhile
+	}
 	def, _ := o.c.def.Expand(o.c.m.getenv)
 	o.c.mu.Lock()
 	login := o.c.login
@@ -92,117 +105,29 @@ func (o *oauthState) Authorize(ctx context.Context, req *http.Request, resp *htt
 		login = o.c.m.o.Login
 	}
 	if login == nil {
-		resp.Body.Close()
 		o.set("needs login")
 		return fmt.Errorf("it needs an OAuth login: run harness mcp login %s, or /mcp login %s in a session", def.Name, def.Name)
-	}
-	port := 0
-	if def.OAuth != nil {
-		port = def.OAuth.CallbackPort
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-	if err != nil {
-		resp.Body.Close()
-		return fmt.Errorf("OAuth: listening for the login's redirect: %w", err)
-	}
-	defer ln.Close()
-	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
-	client := o.c.m.authClient(def)
-	cfg := &auth.AuthorizationCodeHandlerConfig{
-		RedirectURL:         redirect,
-		Client:              client,
-		RequestRefreshToken: true,
-		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-			return o.fetch(ctx, ln, args.URL, login)
-		},
-		NewTokenSource: func(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			if err := saveAuth(o.c.m.o.AuthFile, authKey(def), entryOf(cfg, tok)); err != nil && o.c.m.o.Notify != nil {
-				o.c.m.o.Notify(fmt.Sprintf("MCP server %s: its OAuth token works for this session but could not be stored: %v", def.Name, err))
-			}
-			return o.saving(cfg, tok, client), nil
-		},
-	}
-	if def.OAuth != nil && def.OAuth.ClientID != "" {
-		cc := &oauthex.ClientCredentials{ClientID: def.OAuth.ClientID}
-		if def.OAuth.ClientSecret != "" {
-			cc.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: def.OAuth.ClientSecret}
-		}
-		cfg.PreregisteredClient = cc
-	} else {
-		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
-			RedirectURIs:            []string{redirect},
-			ClientName:              "harness",
-			GrantTypes:              []string{"authorization_code", "refresh_token"},
-			ResponseTypes:           []string{"code"},
-			TokenEndpointAuthMethod: "none",
-		}}
-	}
-	h, err := auth.NewAuthorizationCodeHandler(cfg)
-	if err != nil {
-		resp.Body.Close()
-		return err
 	}
 	o.set("logging in")
 	// The user's time in the browser does not count against MCP_TIMEOUT.
 	resume := o.c.pauseStart()
 	defer resume()
-	if err := h.Authorize(ctx, req, resp); err != nil {
+	client := o.c.m.authClient(def)
+	cfg, tok, err := runFlow(ctx, flowInput{
+		server: def.URL, challenge: resp.Header.Values("WWW-Authenticate"), oauth: def.OAuth,
+		client: client, show: func(u string) { login(def.Name, u) },
+	})
+	if err != nil {
 		o.set("failed: " + err.Error())
 		return fmt.Errorf("OAuth: %w", err)
 	}
-	ts, err := h.TokenSource(ctx)
-	if err != nil || ts == nil {
-		o.set("failed: no token")
-		return fmt.Errorf("OAuth: no token after the login: %v", err)
+	if err := saveAuth(o.c.m.o.AuthFile, authKey(def), entryOf(cfg, tok)); err != nil && o.c.m.o.Notify != nil {
+		o.c.m.o.Notify(fmt.Sprintf("MCP server %s: its OAuth token works for this session but could not be stored: %v", def.Name, err))
 	}
 	o.mu.Lock()
-	o.ts, o.state = ts, "authorized"
+	o.ts, o.state = o.saving(cfg, tok, client), "authorized"
 	o.mu.Unlock()
 	return nil
-}
-
-// fetch shows the authorization URL and waits for the redirect to ln.
-func (o *oauthState) fetch(ctx context.Context, ln net.Listener, authURL string, login func(server, url string)) (*auth.AuthorizationResult, error) {
-	got := make(chan *auth.AuthorizationResult, 1)
-	failed := make(chan error, 1)
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/callback" {
-			http.NotFound(w, r)
-			return
-		}
-		q := r.URL.Query()
-		if e := q.Get("error"); e != "" {
-			fmt.Fprintf(w, "harness: the login failed (%s). You can close this tab.\n", e)
-			select {
-			case failed <- fmt.Errorf("the authorization server said %s: %s", e, q.Get("error_description")):
-			default:
-			}
-			return
-		}
-		fmt.Fprintln(w, "harness: logged in. You can close this tab and go back to the terminal.")
-		select {
-		case got <- &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}:
-		default:
-		}
-	})}
-	go srv.Serve(ln)
-	defer func() {
-		// Shutdown lets the page that delivered the code finish.
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	}()
-	login(o.c.def.Name, authURL)
-	select {
-	case r := <-got:
-		return r, nil
-	case err := <-failed:
-		return nil, err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(loginTimeout):
-		return nil, fmt.Errorf("no login within %s", loginTimeout)
-	}
 }
 
 // saving is cfg's token source for tok (it refreshes it when it expires)

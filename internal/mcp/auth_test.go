@@ -43,6 +43,9 @@ type authServer struct {
 	refreshed  int
 	bearers    []string // the Authorization headers the MCP server saw
 	lastClient string
+	// variations: the authorization server's metadata without PKCE, or
+	// only at OpenID discovery's URI; the 401 without resource_metadata
+	noPKCE, openID, noHint bool
 }
 
 type codeGrant struct{ client, challenge, redirect, resource string }
@@ -62,7 +65,14 @@ func newAuthServer(t *testing.T) *authServer {
 		exp, ok := a.access[strings.TrimPrefix(h, "Bearer ")]
 		a.mu.Unlock()
 		if !ok || time.Now().After(exp) {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+a.rs.URL+`/.well-known/oauth-protected-resource/mcp", scope="mcp"`)
+			a.mu.Lock()
+			noHint := a.noHint
+			a.mu.Unlock()
+			if noHint {
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			} else {
+				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+a.rs.URL+`/.well-known/oauth-protected-resource/mcp", scope="mcp"`)
+			}
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -87,11 +97,19 @@ func (a *authServer) serveAS(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]string{"error": code, "error_description": why})
 	}
 	switch r.URL.Path {
-	case "/.well-known/oauth-authorization-server":
-		writeJSON(w, map[string]any{"issuer": a.as.URL, "authorization_endpoint": a.as.URL + "/authorize", "token_endpoint": a.as.URL + "/token",
+	case "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration":
+		if a.openID != strings.Contains(r.URL.Path, "openid") {
+			http.NotFound(w, r)
+			return
+		}
+		md := map[string]any{"issuer": a.as.URL, "authorization_endpoint": a.as.URL + "/authorize", "token_endpoint": a.as.URL + "/token",
 			"registration_endpoint": a.as.URL + "/register", "code_challenge_methods_supported": []string{"S256"},
 			"response_types_supported": []string{"code"}, "grant_types_supported": []string{"authorization_code", "refresh_token"},
-			"scopes_supported": []string{"mcp", "offline_access"}, "token_endpoint_auth_methods_supported": []string{"none"}})
+			"scopes_supported": []string{"mcp", "offline_access"}, "token_endpoint_auth_methods_supported": []string{"none"}}
+		if a.noPKCE {
+			delete(md, "code_challenge_methods_supported")
+		}
+		writeJSON(w, md)
 	case "/register":
 		var md struct {
 			RedirectURIs []string `json:"redirect_uris"`
@@ -354,5 +372,90 @@ func TestOAuthLoginLater(t *testing.T) {
 	}
 	if err := m.Login(context.Background(), "nosuch", nil); err == nil {
 		t.Errorf("a login to an unknown server")
+	}
+}
+
+// TestOAuthDiscovery: the protected resource metadata is found at its
+// well-known URI when the 401 does not name it, and the authorization
+// server's metadata through OpenID discovery when RFC 8414's URI has none.
+func TestOAuthDiscovery(t *testing.T) {
+	a := newAuthServer(t)
+	a.noHint, a.openID = true, true
+	def := Server{Name: "remote", Type: "http", URL: a.rs.URL + "/mcp", Scope: ScopeUser}
+	var opened []string
+	m := start(t, nil, Options{AuthFile: AuthFile(t.TempDir()), CheckNet: allowLoopback, Login: browser(t, &opened), StartTimeout: 10 * time.Second}, def)
+	if res := run(t, m.Tools(true), "mcp_call", `{"name":"mcp__remote__echo","arguments":{"text":"found"}}`); res.Content != "echo: found" {
+		t.Errorf("call: %+v", res)
+	}
+	if _, _, exch, _ := a.counts(); exch != 1 || len(opened) != 1 {
+		t.Errorf("exchanged %d, opened %q", exch, opened)
+	}
+}
+
+// TestOAuthRefusals: harness does not go on with a login the spec says
+// to refuse: an authorization server whose metadata does not offer PKCE
+// S256 (the user is never sent to it), and a redirect whose state is not
+// the one harness sent (its code is never exchanged).
+func TestOAuthRefusals(t *testing.T) {
+	t.Run("no PKCE", func(t *testing.T) {
+		a := newAuthServer(t)
+		a.noPKCE = true
+		def := Server{Name: "remote", Type: "http", URL: a.rs.URL + "/mcp", Scope: ScopeUser}
+		var opened []string
+		_, errs := Start(context.Background(), []Server{def}, Options{AuthFile: AuthFile(t.TempDir()), CheckNet: allowLoopback, Login: browser(t, &opened), StartTimeout: 10 * time.Second})
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "does not support PKCE") || len(opened) != 0 {
+			t.Errorf("errors %v, opened %q", errs, opened)
+		}
+		if reg, auth, _, _ := a.counts(); reg != 0 || auth != 0 {
+			t.Errorf("registered %d, authorized %d", reg, auth)
+		}
+	})
+	t.Run("state mismatch", func(t *testing.T) {
+		a := newAuthServer(t)
+		def := Server{Name: "remote", Type: "http", URL: a.rs.URL + "/mcp", Scope: ScopeUser}
+		// The redirect comes back with another state (a forged or stale
+		// redirect carrying a real code).
+		forged := func(server, u string) {
+			go func() {
+				noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+				resp, err := noFollow.Get(u)
+				if err != nil {
+					t.Errorf("authorize: %v", err)
+					return
+				}
+				resp.Body.Close()
+				to, _ := url.Parse(resp.Header.Get("Location"))
+				q := to.Query()
+				q.Set("state", "forged")
+				to.RawQuery = q.Encode()
+				if resp, err := http.Get(to.String()); err == nil {
+					resp.Body.Close()
+				}
+			}()
+		}
+		_, errs := Start(context.Background(), []Server{def}, Options{AuthFile: AuthFile(t.TempDir()), CheckNet: allowLoopback, Login: forged, StartTimeout: 10 * time.Second})
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "another state") {
+			t.Errorf("errors %v", errs)
+		}
+		if _, auth, exch, _ := a.counts(); auth != 1 || exch != 0 {
+			t.Errorf("authorized %d, exchanged %d: the code of a mismatched redirect was used", auth, exch)
+		}
+	})
+}
+
+func TestBearerParams(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want map[string]string
+	}{
+		{[]string{`Bearer resource_metadata="https://x/.well-known/oauth-protected-resource", scope="a b"`}, map[string]string{"resource_metadata": "https://x/.well-known/oauth-protected-resource", "scope": "a b"}},
+		{[]string{`Basic realm="x"`, `bearer error=invalid_token, scope=mcp`}, map[string]string{"error": "invalid_token", "scope": "mcp"}},
+		{[]string{`Bearer realm="a \"quoted\" one",error="insufficient_scope"`}, map[string]string{"realm": `a "quoted" one`, "error": "insufficient_scope"}},
+		{[]string{`Bearerish x=1`, ``}, map[string]string{}},
+	} {
+		got := bearerParams(tc.in)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%q: %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }

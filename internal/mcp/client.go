@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -13,8 +14,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/harness-dev/harness/internal/sandbox"
 )
@@ -51,7 +50,6 @@ type Options struct {
 type Manager struct {
 	o       Options
 	servers []*conn // sorted by name
-	client  *sdk.Client
 
 	pmu      sync.Mutex
 	progress map[string]func(string) // a call's progress token: where its progress is shown
@@ -61,13 +59,14 @@ type Manager struct {
 type conn struct {
 	def     Server
 	m       *Manager
+	renewMu sync.Mutex // one renewal of an ended session at a time
 	mu      sync.Mutex
-	session *sdk.ClientSession
-	tools   []*sdk.Tool
-	prompts []*sdk.Prompt
+	session *rpcSession
+	tools   []*Tool
+	prompts []promptInfo
 	// resources are the listed ones; templates are not offered as
 	// mentions (their URIs are not known until filled).
-	resources []*sdk.Resource
+	resources []resourceInfo
 	changes   map[string]int // list_changed notifications seen, by list
 	auth      *oauthState    // a remote server's OAuth, when it asked for it
 	err       error          // why it is not connected (start failure, exit)
@@ -132,13 +131,6 @@ func Start(ctx context.Context, defs []Server, o Options) (*Manager, []error) {
 		m.servers = append(m.servers, &conn{def: d, m: m, changes: map[string]int{}})
 	}
 	sort.Slice(m.servers, func(i, j int) bool { return m.servers[i].def.Name < m.servers[j].def.Name })
-	m.client = sdk.NewClient(&sdk.Implementation{Name: "harness", Version: "1"}, &sdk.ClientOptions{
-		Capabilities:                &sdk.ClientCapabilities{},
-		ToolListChangedHandler:      func(_ context.Context, r *sdk.ToolListChangedRequest) { m.changed(r.Session, "tools") },
-		PromptListChangedHandler:    func(_ context.Context, r *sdk.PromptListChangedRequest) { m.changed(r.Session, "prompts") },
-		ResourceListChangedHandler:  func(_ context.Context, r *sdk.ResourceListChangedRequest) { m.changed(r.Session, "resources") },
-		ProgressNotificationHandler: m.onProgress,
-	})
 	errs := make([]error, len(m.servers))
 	var wg sync.WaitGroup
 	for i, c := range m.servers {
@@ -215,27 +207,6 @@ func (c *conn) start(ctx context.Context) error {
 	if err != nil {
 		return c.fail(err)
 	}
-	var t sdk.Transport
-	switch def.Transport() {
-	case "stdio":
-		c.stdio = newStdio(c.m.o.Sandbox, def, c.exited)
-		t = c.stdio
-	case "http":
-		hc := c.m.httpClient(def)
-		st := &sdk.StreamableClientTransport{Endpoint: def.URL, HTTPClient: hc, MaxRetries: 2}
-		if def.Headers["Authorization"] == "" {
-			// A server that answers 401 gets the MCP authorization flow;
-			// one given its own Authorization header does not.
-			a := newOAuth(c, def, c.m.authClient(def))
-			c.mu.Lock()
-			c.auth = a
-			c.mu.Unlock()
-			st.OAuthHandler = a
-		}
-		t = st
-	case "sse":
-		t = &sdk.SSEClientTransport{Endpoint: def.URL, HTTPClient: c.m.httpClient(def)}
-	}
 	// The connection lives in a context of its own; the start's timeout
 	// and the caller's cancellation end it only while it starts.
 	cctx, end := context.WithCancel(context.Background())
@@ -255,14 +226,15 @@ func (c *conn) start(ctx context.Context) error {
 		c.pause = nil
 		c.mu.Unlock()
 	}()
-	stopWatch := context.AfterFunc(sctx, end)
-	s, err := c.m.client.Connect(cctx, t, nil)
-	if !stopWatch() {
-		err = errors.Join(err, context.Cause(sctx))
+	var s *rpcSession
+	mc, err := c.connect(sctx, cctx, def)
+	if err == nil {
+		s = newSession(mc, c.onNotify)
+		err = s.initialize(sctx)
 	}
 	if err != nil {
 		if s != nil {
-			s.Close()
+			s.close()
 		}
 		end()
 		if c.stdio != nil {
@@ -280,7 +252,7 @@ func (c *conn) start(ctx context.Context) error {
 	c.session = s
 	c.mu.Unlock()
 	if err := c.listTools(sctx); err != nil {
-		s.Close()
+		s.close()
 		end()
 		if c.stdio != nil {
 			c.stdio.stop()
@@ -298,6 +270,88 @@ func (c *conn) start(ctx context.Context) error {
 	return nil
 }
 
+// connect opens the transport def names: ctx bounds the start, life is
+// the connection's.
+func (c *conn) connect(ctx, life context.Context, def Server) (msgConn, error) {
+	switch def.Transport() {
+	case "http":
+		var a *oauthState
+		if def.Headers["Authorization"] == "" {
+			// A server that answers 401 gets the MCP authorization flow;
+			// one given its own Authorization header does not.
+			a = newOAuth(c, def, c.m.authClient(def))
+			c.mu.Lock()
+			c.auth = a
+			c.mu.Unlock()
+		}
+		return newStreamable(life, def.URL, c.m.httpClient(def), a), nil
+	case "sse":
+		return dialSSE(ctx, life, def.URL, c.m.httpClient(def))
+	default:
+		c.stdio = newStdio(c.m.o.Sandbox, def, c.exited)
+		return c.stdio.connect()
+	}
+}
+
+// onNotify handles a server's notification.
+func (c *conn) onNotify(method string, params json.RawMessage) {
+	switch method {
+	case "notifications/tools/list_changed":
+		c.m.changed(c, "tools")
+	case "notifications/prompts/list_changed":
+		c.m.changed(c, "prompts")
+	case "notifications/resources/list_changed":
+		c.m.changed(c, "resources")
+	case "notifications/progress":
+		c.m.onProgress(params)
+	}
+}
+
+// connected is the server's session, nil when there is none.
+func (c *conn) connected() *rpcSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+// call is one request on the server's session. A streamable HTTP
+// session the server ended (HTTP 404 for its id) is started anew, once,
+// as the spec asks, and the request sent again: the server did not see it.
+func (c *conn) call(ctx context.Context, method string, params, result any) error {
+	s := c.connected()
+	if s == nil {
+		return c.unavailable()
+	}
+	err := s.call(ctx, method, params, result)
+	if !errors.Is(err, errSessionExpired) {
+		return err
+	}
+	if rerr := c.renew(ctx, s); rerr != nil {
+		return fmt.Errorf("%w; starting a new session failed: %v", err, rerr)
+	}
+	if s = c.connected(); s == nil {
+		return c.unavailable()
+	}
+	return s.call(ctx, method, params, result)
+}
+
+// renew starts a new session in place of old (unless another call did).
+func (c *conn) renew(ctx context.Context, old *rpcSession) error {
+	c.renewMu.Lock()
+	defer c.renewMu.Unlock()
+	if cur := c.connected(); cur != nil && cur != old {
+		return nil
+	}
+	c.close()
+	c.mu.Lock()
+	c.err = nil
+	c.mu.Unlock()
+	if c.m.o.Notify != nil {
+		c.m.o.Notify(fmt.Sprintf("MCP server %s ended its session; harness starts a new one", c.def.Name))
+	}
+	return c.start(ctx)
+}
+
 func (c *conn) fail(err error) error {
 	err = fmt.Errorf("MCP server %s: %w", c.def.Name, err)
 	c.mu.Lock()
@@ -313,20 +367,46 @@ func (c *conn) listTools(ctx context.Context) error {
 	if s == nil {
 		return c.unavailable()
 	}
-	if s.InitializeResult() != nil && s.InitializeResult().Capabilities != nil && s.InitializeResult().Capabilities.Tools == nil {
+	if s.init.Capabilities.Tools == nil {
 		return nil // a server without tools (resources or prompts only)
 	}
-	var tools []*sdk.Tool
-	for t, err := range s.Tools(ctx, nil) {
-		if err != nil {
-			return err
+	var tools []*Tool
+	err := paginate(ctx, s, "tools/list", func(raw json.RawMessage) (string, error) {
+		var r listToolsResult
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return "", &malformedError{line: raw, err: err}
 		}
-		tools = append(tools, t)
+		for i := range r.Tools {
+			tools = append(tools, &r.Tools[i])
+		}
+		return r.NextCursor, nil
+	})
+	if err != nil {
+		return err
 	}
 	c.mu.Lock()
 	c.tools = tools
 	c.mu.Unlock()
 	return nil
+}
+
+// paginate asks for a list page by page (nextCursor) until its end;
+// page decodes one and returns the next cursor. A server that repeats a
+// cursor is stopped after 1000 pages.
+func paginate(ctx context.Context, s *rpcSession, method string, page func(json.RawMessage) (string, error)) error {
+	cursor := ""
+	for range 1000 {
+		var raw json.RawMessage
+		if err := s.call(ctx, method, listParams{Cursor: cursor}, &raw); err != nil {
+			return err
+		}
+		next, err := page(raw)
+		if err != nil || next == "" {
+			return err
+		}
+		cursor = next
+	}
+	return fmt.Errorf("%s: over 1000 pages", method)
 }
 
 // exited is called when a stdio server's process ended on its own.
@@ -356,7 +436,7 @@ func (c *conn) close() {
 	c.session = nil
 	c.mu.Unlock()
 	if s != nil {
-		s.Close()
+		s.close()
 	}
 	if c.end != nil {
 		c.end()
@@ -373,7 +453,7 @@ func (m *Manager) getenv(k string) string {
 	return m.o.Getenv(k)
 }
 
-func (c *conn) toolList() []*sdk.Tool {
+func (c *conn) toolList() []*Tool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.tools
@@ -449,8 +529,8 @@ func newStdio(sb sandbox.Sandbox, def Server, onExit func(string)) *stdioTranspo
 // sessionLong is a stdio server's timeout: it runs until the session ends.
 const sessionLong = 30 * 24 * time.Hour
 
-// Connect implements the SDK's Transport.
-func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+// connect starts the server and gives its pipes as a connection.
+func (t *stdioTransport) connect() (msgConn, error) {
 	if t.sb == nil {
 		return nil, errors.New("no sandbox to run it in")
 	}
@@ -498,7 +578,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		outR.Close()
 		return nil, fmt.Errorf("passing its environment: %w", err)
 	}
-	return (&sdk.IOTransport{Reader: outR, Writer: inW}).Connect(ctx)
+	return newLineConn(outR, inW), nil
 }
 
 // why says how the process ended ("" while it runs).

@@ -2,14 +2,12 @@ package mcp
 
 import (
 	"context"
-
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/harness-dev/harness/internal/tools"
 )
@@ -64,9 +62,7 @@ func (m *Manager) Prompts() []Prompt {
 				pr.Description = p.Title
 			}
 			for _, a := range p.Arguments {
-				if a != nil {
-					pr.Args = append(pr.Args, PromptArg{Name: a.Name, Description: a.Description, Required: a.Required})
-				}
+				pr.Args = append(pr.Args, PromptArg{Name: a.Name, Description: a.Description, Required: a.Required})
 			}
 			out = append(out, pr)
 		}
@@ -115,7 +111,7 @@ func (m *Manager) conn(name string) *conn {
 }
 
 // session is the server's live session, or why there is none.
-func (m *Manager) session(server string) (*sdk.ClientSession, *conn, error) {
+func (m *Manager) session(server string) (*rpcSession, *conn, error) {
 	c := m.conn(server)
 	if c == nil {
 		return nil, nil, fmt.Errorf("no MCP server is named %q (the servers: %s)", server, strings.Join(m.Names(), ", "))
@@ -144,7 +140,7 @@ func (m *Manager) PromptByCommand(command string) (Prompt, bool) {
 // keep spaces in one), or NAME=VALUE for one by name. The answer's
 // messages become the text of the turn.
 func (m *Manager) GetPrompt(ctx context.Context, p Prompt, args string) (string, error) {
-	s, _, err := m.session(p.Server)
+	_, c, err := m.session(p.Server)
 	if err != nil {
 		return "", err
 	}
@@ -154,11 +150,11 @@ func (m *Manager) GetPrompt(ctx context.Context, p Prompt, args string) (string,
 	}
 	cctx, cancel := context.WithTimeout(ctx, m.o.StartTimeout)
 	defer cancel()
-	res, err := s.GetPrompt(cctx, &sdk.GetPromptParams{Name: p.Name, Arguments: vals})
-	if err != nil {
+	var res getPromptResult
+	if err := c.call(cctx, "prompts/get", getPromptParams{Name: p.Name, Arguments: vals}, &res); err != nil {
 		return "", fmt.Errorf("MCP server %s, prompt %s: %w", p.Server, p.Name, err)
 	}
-	return renderPrompt(res), nil
+	return renderPrompt(&res), nil
 }
 
 // bindArgs maps the words typed to the prompt's arguments.
@@ -243,40 +239,34 @@ func splitWords(s string) []string {
 
 // renderPrompt is a prompt's messages as one text: a lone user message as
 // it is; several with their roles.
-func renderPrompt(res *sdk.GetPromptResult) string {
+func renderPrompt(res *getPromptResult) string {
 	var parts []string
 	for _, msg := range res.Messages {
-		if msg == nil {
-			continue
-		}
-		text := renderContent(msg.Content)
+		text := render(&CallToolResult{Content: []Content{msg.Content}})
 		if len(res.Messages) > 1 {
-			text = "[" + string(msg.Role) + "]\n" + text
+			text = "[" + msg.Role + "]\n" + text
 		}
 		parts = append(parts, text)
 	}
 	return strings.Join(parts, "\n\n")
 }
 
-func renderContent(c sdk.Content) string {
-	return render(&sdk.CallToolResult{Content: []sdk.Content{c}})
-}
-
 // ReadResource reads one resource of a server, as text for the model
 // (binary content described, not inlined).
 func (m *Manager) ReadResource(ctx context.Context, server, uri string) (string, error) {
-	s, _, err := m.session(server)
+	_, c, err := m.session(server)
 	if err != nil {
 		return "", err
 	}
 	cctx, cancel := context.WithTimeout(ctx, m.o.StartTimeout)
 	defer cancel()
-	res, err := s.ReadResource(cctx, &sdk.ReadResourceParams{URI: uri})
-	if err != nil {
+	var res readResourceResult
+	if err := c.call(cctx, "resources/read", readResourceParams{URI: uri}, &res); err != nil {
 		return "", fmt.Errorf("MCP server %s, resource %s: %w", server, uri, err)
 	}
 	var parts []string
-	for _, rc := range res.Contents {
+	for i := range res.Contents {
+		rc := &res.Contents[i]
 		parts = append(parts, strings.TrimPrefix(renderResource(rc), "[resource "+rc.URI+"]\n"))
 	}
 	if len(parts) == 0 {
@@ -292,15 +282,20 @@ func (c *conn) listPrompts(ctx context.Context) error {
 	if s == nil {
 		return c.unavailable()
 	}
-	if caps == nil || caps.Prompts == nil {
+	if caps.Prompts == nil {
 		return nil
 	}
-	var ps []*sdk.Prompt
-	for p, err := range s.Prompts(ctx, nil) {
-		if err != nil {
-			return err
+	var ps []promptInfo
+	err := paginate(ctx, s, "prompts/list", func(raw json.RawMessage) (string, error) {
+		var r listPromptsResult
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return "", &malformedError{line: raw, err: err}
 		}
-		ps = append(ps, p)
+		ps = append(ps, r.Prompts...)
+		return r.NextCursor, nil
+	})
+	if err != nil {
+		return err
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
 	c.mu.Lock()
@@ -314,15 +309,20 @@ func (c *conn) listResources(ctx context.Context) error {
 	if s == nil {
 		return c.unavailable()
 	}
-	if caps == nil || caps.Resources == nil {
+	if caps.Resources == nil {
 		return nil
 	}
-	var rs []*sdk.Resource
-	for r, err := range s.Resources(ctx, nil) {
-		if err != nil {
-			return err
+	var rs []resourceInfo
+	err := paginate(ctx, s, "resources/list", func(raw json.RawMessage) (string, error) {
+		var r listResourcesResult
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return "", &malformedError{line: raw, err: err}
 		}
-		rs = append(rs, r)
+		rs = append(rs, r.Resources...)
+		return r.NextCursor, nil
+	})
+	if err != nil {
+		return err
 	}
 	c.mu.Lock()
 	c.resources = rs
@@ -330,59 +330,48 @@ func (c *conn) listResources(ctx context.Context) error {
 	return nil
 }
 
-func (c *conn) sessionCaps() (*sdk.ClientSession, *sdk.ServerCapabilities) {
+func (c *conn) sessionCaps() (*rpcSession, serverCapabilities) {
 	c.mu.Lock()
 	s := c.session
 	c.mu.Unlock()
 	if s == nil {
-		return nil, nil
+		return nil, serverCapabilities{}
 	}
-	if ir := s.InitializeResult(); ir != nil {
-		return s, ir.Capabilities
-	}
-	return s, nil
+	return s, s.init.Capabilities
 }
 
-// changed refreshes one list of the server whose session sent a
-// list_changed notification and tells the user.
-func (m *Manager) changed(session *sdk.ClientSession, what string) {
-	for _, c := range m.servers {
-		c.mu.Lock()
-		mine := c.session == session
-		c.mu.Unlock()
-		if !mine {
-			continue
+// changed refreshes one list of a server that sent a list_changed
+// notification and tells the user.
+func (m *Manager) changed(c *conn, what string) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), m.o.StartTimeout)
+		defer cancel()
+		var err error
+		var n func() int
+		switch what {
+		case "tools":
+			err, n = c.listTools(ctx), func() int { return len(c.toolList()) }
+		case "prompts":
+			err, n = c.listPrompts(ctx), func() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.prompts) }
+		case "resources":
+			err, n = c.listResources(ctx), func() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.resources) }
 		}
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), m.o.StartTimeout)
-			defer cancel()
-			var err error
-			var n func() int
-			switch what {
-			case "tools":
-				err, n = c.listTools(ctx), func() int { return len(c.toolList()) }
-			case "prompts":
-				err, n = c.listPrompts(ctx), func() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.prompts) }
-			case "resources":
-				err, n = c.listResources(ctx), func() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.resources) }
-			}
-			c.mu.Lock()
-			c.changes[what]++
-			c.mu.Unlock()
-			if m.o.Notify == nil {
-				return
-			}
-			if err != nil {
-				m.o.Notify(fmt.Sprintf("MCP server %s changed its %s, and listing them failed: %v", c.def.Name, what, err))
-				return
-			}
-			text := fmt.Sprintf("MCP server %s changed its %s (now %d)", c.def.Name, what, n())
-			if what == "tools" {
-				text += "; mcp_search finds the new ones"
-			}
-			m.o.Notify(text)
-		}()
-	}
+		c.mu.Lock()
+		c.changes[what]++
+		c.mu.Unlock()
+		if m.o.Notify == nil {
+			return
+		}
+		if err != nil {
+			m.o.Notify(fmt.Sprintf("MCP server %s changed its %s, and listing them failed: %v", c.def.Name, what, err))
+			return
+		}
+		text := fmt.Sprintf("MCP server %s changed its %s (now %d)", c.def.Name, what, n())
+		if what == "tools" {
+			text += "; mcp_search finds the new ones"
+		}
+		m.o.Notify(text)
+	}()
 }
 
 // Changes counts the list_changed notifications a server's lists were
@@ -402,13 +391,13 @@ var progressSeq atomic.Int64
 
 // withProgress gives a call a progress token when the caller shows
 // progress (tools.Progress), and returns the function to stop listening.
-func (m *Manager) withProgress(ctx context.Context, params *sdk.CallToolParams) func() {
+func (m *Manager) withProgress(ctx context.Context, params *callToolParams) func() {
 	show := tools.Progress(ctx)
 	if show == nil {
 		return func() {}
 	}
 	token := "harness-" + strconv.FormatInt(progressSeq.Add(1), 10)
-	params.SetProgressToken(token)
+	params.Meta = map[string]any{"progressToken": token}
 	m.pmu.Lock()
 	if m.progress == nil {
 		m.progress = map[string]func(string){}
@@ -424,13 +413,13 @@ func (m *Manager) withProgress(ctx context.Context, params *sdk.CallToolParams) 
 
 // onProgress shows a notifications/progress of a call in flight as a line
 // of its live output: "progress 3/5 (60%) message".
-func (m *Manager) onProgress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-	p := req.Params
-	if p == nil {
+func (m *Manager) onProgress(params json.RawMessage) {
+	var p progressParams
+	if json.Unmarshal(params, &p) != nil {
 		return
 	}
 	m.pmu.Lock()
-	show := m.progress[fmt.Sprint(p.ProgressToken)]
+	show := m.progress[idKey(p.ProgressToken)]
 	m.pmu.Unlock()
 	if show == nil {
 		return
@@ -438,7 +427,7 @@ func (m *Manager) onProgress(_ context.Context, req *sdk.ProgressNotificationCli
 	show(progressLine(p) + "\n")
 }
 
-func progressLine(p *sdk.ProgressNotificationParams) string {
+func progressLine(p progressParams) string {
 	line := "progress " + strconv.FormatFloat(p.Progress, 'f', -1, 64)
 	if p.Total > 0 {
 		line += fmt.Sprintf("/%s (%d%%)", strconv.FormatFloat(p.Total, 'f', -1, 64), int(100*p.Progress/p.Total))

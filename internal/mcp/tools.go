@@ -1,19 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"time"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/tools"
@@ -39,7 +37,7 @@ func ToolName(server, tool string) string {
 type entry struct {
 	name string
 	c    *conn
-	t    *sdk.Tool
+	t    *Tool
 }
 
 // entries are every connected server's tools, in server then server order.
@@ -63,7 +61,7 @@ func (m *Manager) lookup(name string) (entry, bool) {
 	// still answer, and says so if not.
 	for _, c := range m.servers {
 		if p := Prefix + c.def.Name + "__"; strings.HasPrefix(name, p) {
-			return entry{name: name, c: c, t: &sdk.Tool{Name: strings.TrimPrefix(name, p)}}, false
+			return entry{name: name, c: c, t: &Tool{Name: strings.TrimPrefix(name, p)}}, false
 		}
 	}
 	return entry{}, false
@@ -114,12 +112,14 @@ func describe(e entry) string {
 	return "(MCP server " + e.c.def.Name + ") " + d
 }
 
-func schemaOf(t *sdk.Tool) json.RawMessage {
-	raw, err := json.Marshal(t.InputSchema)
-	if err != nil || string(raw) == "null" {
+// schemaOf is a tool's input schema as the server wrote it, compacted
+// (the same bytes every time the list is read).
+func schemaOf(t *Tool) json.RawMessage {
+	var b bytes.Buffer
+	if len(t.InputSchema) == 0 || json.Compact(&b, t.InputSchema) != nil || b.String() == "null" {
 		return json.RawMessage(`{"type":"object"}`)
 	}
-	return raw
+	return b.Bytes()
 }
 
 // access is what the gate sees: the tool's full name (rules match it), and
@@ -284,18 +284,16 @@ func argsOf(raw json.RawMessage) json.RawMessage {
 // call runs one tool call and turns every way it can fail into a result
 // that says what happened: the session goes on.
 func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools.Result {
-	e.c.mu.Lock()
-	s := e.c.session
-	e.c.mu.Unlock()
-	if s == nil {
+	if e.c.connected() == nil {
 		return tools.Errorf("%v. The session goes on without it; use other tools, or tell the user.", e.c.unavailable())
 	}
 	cctx, cancel := context.WithTimeout(ctx, m.o.CallTimeout)
 	defer cancel()
-	params := &sdk.CallToolParams{Name: e.t.Name, Arguments: args}
+	params := &callToolParams{Name: e.t.Name, Arguments: args}
 	defer m.withProgress(ctx, params)()
-	res, err := s.CallTool(cctx, params)
-	if err != nil && e.c.stdio != nil && !e.c.stdio.ended() && (errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) || strings.Contains(err.Error(), "EOF")) {
+	var res CallToolResult
+	err := e.c.call(cctx, "tools/call", params, &res)
+	if err != nil && e.c.stdio != nil && !e.c.stdio.ended() && errors.Is(err, errClosed) {
 		// The pipe closes before the process is reaped: wait a moment for
 		// its exit, whose status says why it stopped.
 		for deadline := time.Now().Add(2 * time.Second); !e.c.stdio.ended() && time.Now().Before(deadline); {
@@ -308,7 +306,7 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 		return tools.Errorf("cancelled by the user; the server was told to stop")
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		return tools.Errorf("MCP server %s did not answer %s within %s; the call was cancelled (MCP_TOOL_TIMEOUT raises the limit)", e.c.def.Name, e.t.Name, m.o.CallTimeout)
-	case errors.Is(err, sdk.ErrConnectionClosed) || e.c.stdio != nil && e.c.stdio.ended():
+	case errors.Is(err, errClosed) || e.c.stdio != nil && e.c.stdio.ended():
 		why := ""
 		if e.c.stdio != nil {
 			why = e.c.stdio.why()
@@ -319,14 +317,13 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 	default:
 		return tools.Errorf("MCP server %s could not run %s: %v", e.c.def.Name, e.t.Name, err)
 	}
-	return tools.Result{Content: render(res), IsError: res.IsError}
+	return tools.Result{Content: render(&res), IsError: res.IsError}
 }
 
-// isMalformed reports an answer that did not decode as JSON.
+// isMalformed reports an answer that was not JSON-RPC.
 func isMalformed(err error) bool {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	return errors.As(err, &se) || errors.As(err, &te) || strings.Contains(err.Error(), "invalid character")
+	var me *malformedError
+	return errors.As(err, &me)
 }
 
 func orUnknown(s string) string {
@@ -339,28 +336,28 @@ func orUnknown(s string) string {
 // render is a call's result as text for the model: text as is, binary
 // content described (not inlined), structured content as JSON when there
 // is nothing else.
-func render(res *sdk.CallToolResult) string {
+func render(res *CallToolResult) string {
 	var parts []string
 	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *sdk.TextContent:
+		switch c.Type {
+		case "text":
 			parts = append(parts, c.Text)
-		case *sdk.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image %s, %d bytes, not shown]", c.MIMEType, len(c.Data)))
-		case *sdk.AudioContent:
-			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes, not shown]", c.MIMEType, len(c.Data)))
-		case *sdk.ResourceLink:
+		case "image", "audio":
+			parts = append(parts, fmt.Sprintf("[%s %s, %d bytes, not shown]", c.Type, c.MIMEType, decodedLen(c.Data)))
+		case "resource_link":
 			parts = append(parts, fmt.Sprintf("[resource %s %s]", c.URI, c.Name))
-		case *sdk.EmbeddedResource:
+		case "resource":
 			parts = append(parts, renderResource(c.Resource))
 		default:
 			raw, _ := json.Marshal(c)
 			parts = append(parts, string(raw))
 		}
 	}
-	if len(parts) == 0 && res.StructuredContent != nil {
-		raw, _ := json.Marshal(res.StructuredContent)
-		parts = append(parts, string(raw))
+	if len(parts) == 0 && len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
+		var b bytes.Buffer
+		if json.Compact(&b, res.StructuredContent) == nil {
+			parts = append(parts, b.String())
+		}
 	}
 	if len(parts) == 0 {
 		return "(no output)"
@@ -368,17 +365,21 @@ func render(res *sdk.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-func renderResource(r *sdk.ResourceContents) string {
+func renderResource(r *ResourceContents) string {
 	if r == nil {
 		return "[empty resource]"
 	}
-	if r.Text != "" || r.Blob == nil {
+	if r.Text != "" || r.Blob == "" {
 		return "[resource " + r.URI + "]\n" + r.Text
 	}
-	if strings.HasPrefix(r.MIMEType, "text/") || r.MIMEType == "application/json" {
-		return "[resource " + r.URI + "]\n" + string(r.Blob)
+	blob, err := base64.StdEncoding.DecodeString(r.Blob)
+	if err != nil {
+		return fmt.Sprintf("[resource %s: %s, its blob is not base64: %v]", r.URI, r.MIMEType, err)
 	}
-	return fmt.Sprintf("[resource %s: %s, %d bytes, not shown; base64 begins %s]", r.URI, r.MIMEType, len(r.Blob), clip(base64.StdEncoding.EncodeToString(r.Blob), 16))
+	if strings.HasPrefix(r.MIMEType, "text/") || r.MIMEType == "application/json" {
+		return "[resource " + r.URI + "]\n" + string(blob)
+	}
+	return fmt.Sprintf("[resource %s: %s, %d bytes, not shown; base64 begins %s]", r.URI, r.MIMEType, len(blob), clip(r.Blob, 16))
 }
 
 func clip(s string, n int) string {
