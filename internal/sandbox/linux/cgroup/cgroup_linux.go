@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -296,14 +297,14 @@ func removeStaleCgroups(own string) {
 	}
 }
 
-// OwnDir is this process's cgroup v2 directory, from
-// /proc/self/cgroup ("0::/path") and the cgroup2 mount in mountinfo.
+// OwnDir is this process's cgroup v2 directory, from its cgroup file
+// ("0::/path") and the cgroup2 mount in mountinfo.
 func OwnDir() (string, error) {
 	return ownDir(func(id, ctrls string) bool { return id == "0" && ctrls == "" }, func(fstype, super string) bool { return fstype == "cgroup2" })
 }
 
 // OwnV1Dir is this process's directory in the v1 hierarchy of ctrl
-// ("N:pids:/path" in /proc/self/cgroup, a cgroup mount with that option).
+// ("N:pids:/path" in its cgroup file, a cgroup mount with that option).
 func OwnV1Dir(ctrl string) (string, error) {
 	has := func(list string) bool {
 		for _, c := range strings.Split(list, ",") {
@@ -316,11 +317,24 @@ func OwnV1Dir(ctrl string) (string, error) {
 	return ownDir(func(id, ctrls string) bool { return id != "0" && has(ctrls) }, func(fstype, super string) bool { return fstype == "cgroup" && has(super) })
 }
 
-// ownDir finds the line of /proc/self/cgroup ("id:controllers:path") that
-// line accepts, and the mount in mountinfo whose type and super options
-// mount accepts, and joins them.
+// ownDir finds the line of the calling thread's cgroup file
+// ("id:controllers:path") that line accepts, and the mount in mountinfo
+// whose type and super options mount accepts, and joins them.
+//
+// The thread's, not /proc/self's: /proc/self/cgroup shows the thread
+// group leader's cgroups, and in v1 a thread moves alone. While Start
+// (or a probe) has the main thread inside a command's cgroup for its
+// clone, /proc/self/cgroup names that command's cgroup: a session opened
+// then took it for the harness's own, made its cgroups inside it, and
+// sent its threads "back" into it after every start, where the host
+// processes they forked (git) were killed with that command. A thread
+// that is not locked is never inside a command's cgroup (Start keeps its
+// thread locked until it is back), so the calling thread's file, read
+// from that one thread, names the harness's own.
 func ownDir(line func(id, ctrls string) bool, mount func(fstype, super string) bool) (string, error) {
-	b, err := os.ReadFile("/proc/self/cgroup")
+	runtime.LockOSThread()
+	b, err := os.ReadFile("/proc/thread-self/cgroup")
+	runtime.UnlockOSThread()
 	if err != nil {
 		return "", err
 	}
