@@ -68,6 +68,7 @@ func envWithout(names ...string) []string {
 // second has no host module cache at all and builds from the project's
 // persistent cache.
 func TestCachePersistsAcrossSessions(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go is not in PATH")
@@ -197,6 +198,7 @@ func TestGreet(t *testing.T) {
 // TestCacheIsPerProject: one project's walls do not let it write another
 // project's cache, nor the record naming the project.
 func TestCacheIsPerProject(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	// One backend: the build is the slow part, and both backends bind the
 	// cache through the same writeRoots (TestCacheIsPerProject runs both).
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {

@@ -12,6 +12,7 @@ import (
 // from inside, so the user's next git commit runs what it ran before.
 // Asserted on the host.
 func TestHookDelegatesReadOnly(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, proj string)

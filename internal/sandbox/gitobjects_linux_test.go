@@ -22,6 +22,7 @@ import (
 // object. Host-side, no sandbox: the command's part is played by writes
 // into the shadow.
 func TestImportObjectsRefuses(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	_, proj := gitProject(t)
 	dotgit := filepath.Join(proj, ".git")
 	// An object another repository made, copied in: must be imported.

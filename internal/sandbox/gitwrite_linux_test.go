@@ -78,6 +78,7 @@ var gitBackends = []string{BackendBwrap, BackendBwrap + perCommand, BackendLandl
 // TestGitWritesWork: add, commit and switch -c inside reach the host's
 // repository, and nothing is reported as tampering.
 func TestGitWritesWork(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range gitBackends {
 		t.Run(backend, func(t *testing.T) {
 			base, proj := gitProject(t)
@@ -113,6 +114,7 @@ func TestGitWritesWork(t *testing.T) {
 // read-only, and what a command plants elsewhere in the git directory
 // never reaches the host.
 func TestGitWritesHoldTheWalls(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range gitBackends {
 		t.Run(backend, func(t *testing.T) {
 			base, proj := gitProject(t)
@@ -187,6 +189,7 @@ func TestGitWritesHoldTheWalls(t *testing.T) {
 // commits work and the pointer file, the gitdir's pointers and the
 // common directory's config stay as they were.
 func TestGitPointerFileStaysReadOnly(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
 			base, main := gitProject(t)
@@ -223,6 +226,7 @@ func TestGitPointerFileStaysReadOnly(t *testing.T) {
 // TestGitRewriteReported: a reset --hard to an older commit and a deleted
 // branch are reported with the hash to return to.
 func TestGitRewriteReported(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
 			base, proj := gitProject(t)
@@ -264,6 +268,7 @@ func TestGitRewriteReported(t *testing.T) {
 // leaves every commit on the host, checked with the host's git, and the
 // commits made inside during the session reach the host intact.
 func TestGitHistoryCannotBeDestroyed(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	attacks := map[string]string{
 		"rm -rf .git":               "rm -rf .git 2>/dev/null; true",
 		"reflog expire + gc":        "git reset -q --hard HEAD~1 && git reflog expire --expire=now --all && git gc -q --prune=now",
@@ -330,6 +335,7 @@ func TestGitHistoryCannotBeDestroyed(t *testing.T) {
 // TestGitEverydayWorkflows: with objects append-only, the git people use
 // inside keeps working and reaches the host: stash, rebase, gc, worktrees.
 func TestGitEverydayWorkflows(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
 			base, proj := gitProject(t)

@@ -65,8 +65,20 @@ func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 func content(p string) string { b, _ := os.ReadFile(p); return string(b) }
 
-// The package's tests run one at a time. Fifteen long ones ran in
-// parallel for a while; on CI's two cores the host git commands of two of
-// them (TestGitHistoryCannotBeDestroyed, TestGitPointerFileStaysReadOnly)
-// were SIGKILLed mid-run by something a test beside them did, not yet
-// found. Until it is, the walls' tests do not share the machine.
+// parallelTests: the tests marked t.Parallel are the ones that share
+// nothing with another test but the machine: each makes its own project
+// and session under a temporary directory of its own, reads no package
+// variable another test sets (noUserNamespaces is set only by sequential
+// tests, which all end before a parallel one starts), sets no environment
+// variable, listens on no fixed port and asserts no time. They are the
+// long ones (a Go build, git's object store, 200,500 files), so two at a
+// time fill both cores of a CI machine when the package runs alone.
+// Sequential on purpose: the resource bounds, the cgroup, timeout, stall
+// and survivor tests (limits, the kill scan and timing, which load would
+// blur), the network and proxy tests (the proxy's fixed port where a
+// backend shares the host's network), and those that set a package
+// variable or the environment. (For a while they ran one at a time: in
+// CI the host git commands of two of them were SIGKILLed. The cause was
+// the harness's, not the tests': a session opened while another's Start
+// had the main thread inside a command's v1 cgroup took that cgroup for
+// the harness's own; see cgroup's TestOwnDirWhileTheMainThreadIsInside.)

@@ -14,6 +14,7 @@ import (
 // and the file tools' writes are refused; reads and /tmp still work, and
 // turning it off writes again. Asserted on the host.
 func TestPlanModeReadOnly(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	for _, variant := range allBackends {
 		t.Run(variant, func(t *testing.T) {
 			sb, proj := openTest(t, variant, nil)

@@ -13,6 +13,7 @@ import (
 // the project and writes only the private /tmp; the project, its .git and
 // everything beside it stay as they were, asserted on the host.
 func TestReadOnlyVariant(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	for _, variant := range allBackends {
 		t.Run(variant, func(t *testing.T) {
 			sb, proj := openTest(t, variant, nil)

@@ -134,6 +134,7 @@ func TestTampered(t *testing.T) {
 // TestGoBuildInside: compilers need a writable temporary directory and
 // cache; go build must work under the walls.
 func TestGoBuildInside(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go is not in PATH")

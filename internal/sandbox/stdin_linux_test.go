@@ -12,6 +12,7 @@ import (
 // pipes, as MCP's stdio servers do), behind the same walls: a write
 // outside the project still fails.
 func TestRunStdin(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range []string{BackendNone, BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
 			sb, _ := openTest(t, backend, nil)

@@ -17,6 +17,7 @@ import (
 // directory times were set back (touch -d) is found too: the watch reads
 // ctimes, which no command can set back.
 func TestRefreshNeverStopsShort(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
 	if testing.Short() {
 		t.Skip("creates 200,500 files")
 	}
