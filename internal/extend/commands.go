@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"github.com/pelletier/go-toml/v2"
 	"gopkg.in/yaml.v3"
 )
 
@@ -207,7 +207,12 @@ func parseGemini(data []byte) (Command, error) {
 		Prompt      string `toml:"prompt"`
 		Description string `toml:"description"`
 	}
-	if _, err := toml.Decode(string(data), &v); err != nil {
+	if err := toml.Unmarshal(data, &v); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return Command{}, fmt.Errorf("not valid TOML: line %d, column %d: %w", row, col, err)
+		}
 		return Command{}, fmt.Errorf("not valid TOML: %w", err)
 	}
 	if strings.TrimSpace(v.Prompt) == "" {

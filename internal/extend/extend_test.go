@@ -197,3 +197,31 @@ func TestClaudeRules(t *testing.T) {
 		t.Errorf("skipped: %q", skipped)
 	}
 }
+
+// TestGeminiCommandTOML: Gemini CLI's command files parse (multi-line
+// strings included), and a malformed one says where.
+func TestGeminiCommandTOML(t *testing.T) {
+	for _, tc := range []struct {
+		in, body, desc, err string
+	}{
+		{in: "description = \"Fix it\"\nprompt = \"\"\"\nFix {{args}}\n\"\"\"\n", body: "Fix {{args}}\n", desc: "Fix it"},
+		{in: "prompt = '''\nraw \\n {{args}}\n'''\n", body: "raw \\n {{args}}\n"},
+		{in: "# comment\nprompt = \"one\"\nother = 1\n", body: "one"},
+		{in: "prompt = \"unclosed\n", err: "not valid TOML: line 1, column"},
+		{in: "prompt = 3\n", err: "not valid TOML: line 1, column 10"},
+		{in: "description = \"d\"\n", err: "no prompt"},
+		{in: "prompt = \"a\"\nprompt = \"b\"\n", err: "not valid TOML: line 2"},
+	} {
+		c, err := parseGemini([]byte(tc.in))
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.in, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.in, err)
+		case c.Body != tc.body || c.Description != tc.desc:
+			t.Errorf("%q: body %q description %q, want %q %q", tc.in, c.Body, c.Description, tc.body, tc.desc)
+		}
+	}
+}
