@@ -10,8 +10,11 @@
 //	go run scripts/startup.go [-first REV] [-rounds N] [-keep DIR] [NAME=BINARY...]
 //
 // It builds REV (default: the first commit whose cmd/harness builds) in a
-// temporary git worktree, and the working tree twice: plainly (go build)
-// and as the README installs it (-trimpath -ldflags="-s -w"). Extra
+// temporary git worktree, and the working tree, each twice: plainly (go
+// build, as the first version was built) and as the README installs it
+// (CGO_ENABLED=0 -trimpath -ldflags="-s -w"); "vs first" is against the
+// first version as it was built, and the two README builds give the
+// like-for-like ratio. Extra
 // NAME=BINARY arguments join the paired runs, for a before/after in one
 // run. CPU is user+system time from wait4, summed over -rounds runs of
 // each binary in a fresh random order per round; the ratio's spread is the
@@ -35,8 +38,11 @@ import (
 	"time"
 )
 
-// readmeFlags are the flags of the README's install command.
-var readmeFlags = []string{"-trimpath", "-ldflags=-s -w"}
+// readmeFlags and readmeEnv are the README's install command's.
+var (
+	readmeFlags = []string{"-trimpath", "-ldflags=-s -w"}
+	readmeEnv   = []string{"CGO_ENABLED=0"}
+)
 
 type binary struct {
 	name, path string
@@ -59,11 +65,17 @@ func main() {
 	}
 	check(os.MkdirAll(dir, 0o755))
 
+	// The first version as it was built (go build), and as the README
+	// builds now, for a like-for-like ratio.
 	firstBin := filepath.Join(dir, "harness-first")
-	if _, err := os.Stat(firstBin); err != nil {
+	firstReadme := filepath.Join(dir, "harness-first-readme")
+	if _, err := os.Stat(firstReadme); err != nil {
 		wt := filepath.Join(dir, "first-src")
 		run("git", "worktree", "add", "--detach", wt, *first)
-		err := tryBuild(wt, firstBin)
+		err := tryBuild(wt, firstBin, nil)
+		if err == nil {
+			err = tryBuild(wt, firstReadme, readmeEnv, readmeFlags...)
+		}
 		run("git", "worktree", "remove", "--force", wt)
 		if err != nil {
 			fail("go build of %s: %v", *first, err)
@@ -71,13 +83,14 @@ func main() {
 	}
 	plain := filepath.Join(dir, "harness-plain")
 	readme := filepath.Join(dir, "harness-readme")
-	build(".", plain)
-	build(".", readme, readmeFlags...)
+	build(".", plain, nil)
+	build(".", readme, readmeEnv, readmeFlags...)
 
 	bins := []*binary{
 		{name: "first (" + *first + ")", path: firstBin},
 		{name: "now, go build", path: plain},
 		{name: "now, README build", path: readme},
+		{name: "first, README build", path: firstReadme},
 	}
 	for _, a := range flag.Args() {
 		name, path, ok := strings.Cut(a, "=")
@@ -212,17 +225,18 @@ func inits(path string, n int) (ms float64, bytes_, allocs int64, top string) {
 	return med.ms, med.bytes, med.allocs, strings.Join(parts, ", ")
 }
 
-func build(dir, out string, flags ...string) {
-	if err := tryBuild(dir, out, flags...); err != nil {
+func build(dir, out string, env []string, flags ...string) {
+	if err := tryBuild(dir, out, env, flags...); err != nil {
 		fail("go build in %s: %v", dir, err)
 	}
 }
 
-func tryBuild(dir, out string, flags ...string) error {
+func tryBuild(dir, out string, env []string, flags ...string) error {
 	args := append([]string{"build"}, flags...)
 	args = append(args, "-o", out, "./cmd/harness")
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return cmd.Run()
 }
