@@ -437,7 +437,7 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request) bool {
 	case l.Kind == "ollama" && r.URL.Path == "/api/ps":
 		models := []any{}
 		if l.Loaded {
-			models = append(models, obj{"name": "qwen3-coder:latest", "model": "qwen3-coder:latest", "size": 19000000000, "context_length": l.Context})
+			models = append(models, obj{"name": "qwen3-coder:latest", "model": "qwen3-coder:latest", "size": int64(19000000000), "context_length": l.Context})
 		}
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, jsonString(obj{"models": models}))

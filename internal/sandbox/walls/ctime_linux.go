@@ -12,5 +12,5 @@ func changeTime(fi fs.FileInfo) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	return time.Unix(st.Ctim.Sec, st.Ctim.Nsec), true
+	return time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec)), true // int32 on 32-bit platforms
 }

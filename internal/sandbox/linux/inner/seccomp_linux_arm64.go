@@ -2,7 +2,7 @@ package inner
 
 import "golang.org/x/sys/unix"
 
-const auditArch = unix.AUDIT_ARCH_AARCH64
+const AuditArch = unix.AUDIT_ARCH_AARCH64
 
 // metaSyscalls: see seccomp_linux_amd64.go (arm64 has only the *at and
 // descriptor forms).
@@ -15,4 +15,4 @@ var metaSyscalls = []uint32{
 
 // archPrologue: arm64 has a single system-call ABI (32-bit compat calls
 // carry AUDIT_ARCH_ARM and die on the arch check).
-func archPrologue() []bpf { return nil }
+func archPrologue() []Bpf { return nil }

@@ -2,10 +2,10 @@
 
 package inner
 
-// auditArch 0 makes applySeccomp refuse: the inner stage fails closed on
+// AuditArch 0 makes applySeccomp refuse: the inner stage fails closed on
 // architectures whose filter nobody has checked.
-const auditArch = 0
+const AuditArch = 0
 
-func archPrologue() []bpf { return nil }
+func archPrologue() []Bpf { return nil }
 
 var metaSyscalls []uint32
