@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/harness-dev/harness/internal/termsafe"
 )
 
 // Limits.
@@ -348,10 +350,10 @@ func dirSize(dir string) int64 {
 func shortPath(roots []string, p string) string {
 	for _, r := range roots {
 		if rel, err := filepath.Rel(r, p); err == nil && !strings.HasPrefix(rel, "..") {
-			return rel
+			return termsafe.Line(rel)
 		}
 	}
-	return p
+	return termsafe.Line(p)
 }
 
 // Prune removes the journals of a project's sessions older than maxAge

@@ -451,7 +451,11 @@ type batchProgress struct {
 
 func newBatchProgress(w io.Writer, total int) *batchProgress {
 	p := &batchProgress{w: w, total: total, running: map[string]bool{}}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	tw := w
+	if g, ok := tw.(interface{ Unwrap() io.Writer }); ok {
+		tw = g.Unwrap()
+	}
+	if f, ok := tw.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.tty = true
 	}
 	return p

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/harness-dev/harness/internal/mcp"
+	"github.com/harness-dev/harness/internal/ui"
 )
 
 // newMCPCommand is `harness mcp`: the MCP servers of the user's and the
@@ -76,7 +77,7 @@ remote server that asks for OAuth: harness mcp login NAME (or /mcp login NAME in
 				return err
 			}
 			for _, w := range warns {
-				fmt.Fprintln(stdio.Err, "harness: "+w.Error())
+				fmt.Fprintln(stdio.Err, "harness: "+ui.SanitizeLine(w.Error()))
 			}
 			if len(servers) == 0 {
 				fmt.Fprintf(stdio.Out, "no MCP servers; add one with harness mcp add NAME -- COMMAND [ARGS...]\n")
@@ -87,7 +88,7 @@ remote server that asks for OAuth: harness mcp login NAME (or /mcp login NAME in
 				return err
 			}
 			for _, s := range servers {
-				fmt.Fprintf(stdio.Out, "%s: %s  (%s%s)\n", s.Name, s.Summary(), s.Scope, approvalNote(approvals, proj, s))
+				fmt.Fprintf(stdio.Out, "%s: %s  (%s%s)\n", ui.SanitizeLine(s.Name), serverSummary(s), s.Scope, approvalNote(approvals, proj, s))
 			}
 			return nil
 		},
@@ -117,25 +118,25 @@ remote server that asks for OAuth: harness mcp login NAME (or /mcp login NAME in
 					continue
 				}
 				out := stdio.Out
-				fmt.Fprintf(out, "%s:\n  scope: %s%s\n  file: %s\n  type: %s\n", s.Name, s.Scope, approvalNote(approvals, proj, s), s.File, s.Transport())
+				fmt.Fprintf(out, "%s:\n  scope: %s%s\n  file: %s\n  type: %s\n", ui.SanitizeLine(s.Name), s.Scope, approvalNote(approvals, proj, s), ui.SanitizeLine(s.File), s.Transport())
 				if s.Transport() == "stdio" {
-					fmt.Fprintf(out, "  command: %s\n", s.Command)
+					fmt.Fprintf(out, "  command: %s\n", ui.SanitizeLine(s.Command))
 					if len(s.Args) > 0 {
-						fmt.Fprintf(out, "  args: %s\n", strings.Join(s.Args, " "))
+						fmt.Fprintf(out, "  args: %s\n", quotedWords(s.Args))
 					}
 					for _, k := range sortedNames(s.Env) {
-						fmt.Fprintf(out, "  env: %s=%s\n", k, s.Env[k])
+						fmt.Fprintf(out, "  env: %s=%s\n", ui.SanitizeLine(k), ui.SanitizeLine(s.Env[k]))
 					}
 				} else {
-					fmt.Fprintf(out, "  url: %s\n", s.URL)
+					fmt.Fprintf(out, "  url: %s\n", ui.SanitizeLine(s.URL))
 					for _, k := range sortedNames(s.Headers) {
-						fmt.Fprintf(out, "  header: %s: (value not shown)\n", k)
+						fmt.Fprintf(out, "  header: %s: (value not shown)\n", ui.SanitizeLine(k))
 					}
 				}
-				fmt.Fprintf(out, "  tools in rules: mcp__%s__TOOL (harness mcp remove %s -s %s removes it)\n", s.Name, s.Name, s.Scope)
+				fmt.Fprintf(out, "  tools in rules: mcp__%s__TOOL (harness mcp remove %s -s %s removes it)\n", ui.SanitizeLine(s.Name), shellQuote(ui.SanitizeLine(s.Name)), s.Scope)
 				return nil
 			}
-			return fmt.Errorf("no MCP server named %s (harness mcp list shows them)", args[0])
+			return fmt.Errorf("no MCP server named %s (harness mcp list shows them)", ui.SanitizeLine(args[0]))
 		},
 	}
 
@@ -338,11 +339,11 @@ the walls) and refreshed when it expires. In a session: /mcp login NAME.
 				// The user asked for this login: the authorization server
 				// the resource names may be reached (and is said).
 				CheckNet: func(ctx context.Context, host string, port int) error {
-					fmt.Fprintf(stdio.Err, "harness: connecting to %s:%d (the authorization server)\n", host, port)
+					fmt.Fprintf(stdio.Err, "harness: connecting to %s:%d (the authorization server)\n", ui.SanitizeLine(host), port)
 					return nil
 				},
 				Login: func(server, url string) {
-					fmt.Fprintf(stdio.Out, "open this URL to log in to %s:\n  %s\n", server, url)
+					fmt.Fprintf(stdio.Out, "open this URL to log in to %s:\n  %s\n", ui.SanitizeLine(server), ui.SanitizeLine(url))
 					openBrowser(url)
 				},
 			})
@@ -355,7 +356,7 @@ the walls) and refreshed when it expires. In a session: /mcp login NAME.
 			if auth == "" {
 				auth = "not asked for: the server answered without a login"
 			}
-			fmt.Fprintf(stdio.Out, "%s: connected, %d tools, %d prompts, %d resources; OAuth: %s\n", def.Name, st.Tools, st.Prompts, st.Resources, auth)
+			fmt.Fprintf(stdio.Out, "%s: connected, %d tools, %d prompts, %d resources; OAuth: %s\n", ui.SanitizeLine(def.Name), st.Tools, st.Prompts, st.Resources, ui.SanitizeLine(auth))
 			return nil
 		},
 	}
@@ -373,7 +374,7 @@ the walls) and refreshed when it expires. In a session: /mcp login NAME.
 			if err := mcp.Logout(home, def, os.Getenv); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdio.Out, "%s: logged out\n", def.Name)
+			fmt.Fprintf(stdio.Out, "%s: logged out\n", ui.SanitizeLine(def.Name))
 			return nil
 		},
 	}
@@ -435,4 +436,31 @@ func sortedNames(m map[string]string) []string {
 
 func quoteJSON(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// serverSummary is Server.Summary for the terminal: a stdio server's words
+// quoted as they would be typed, everything sanitised.
+func serverSummary(s mcp.Server) string {
+	if s.Transport() != "stdio" {
+		return ui.SanitizeLine(s.Summary())
+	}
+	out := quotedWords(append([]string{s.Command}, s.Args...))
+	if len(s.Env) > 0 {
+		out += " (env: " + ui.SanitizeLine(strings.Join(sortedNames(s.Env), ", ")) + ")"
+	}
+	return out
+}
+
+// quotedWords shows args as a shell would need them typed, each one
+// sanitised: an argument with a space or a control in it cannot pass for
+// two, or hide what it holds.
+func quotedWords(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = ui.SanitizeLine(a)
+		if out[i] == "" || strings.ContainsAny(out[i], " '\"\\$`;&|<>*?()[]{}#~") {
+			out[i] = shellQuote(out[i])
+		}
+	}
+	return strings.Join(out, " ")
 }

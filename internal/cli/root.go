@@ -7,6 +7,10 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
+
+	"github.com/harness-dev/harness/internal/termsafe"
+	"github.com/harness-dev/harness/internal/ui"
 
 	"github.com/spf13/cobra"
 )
@@ -150,16 +154,25 @@ func exitCode(err error, stderr io.Writer) int {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
-			fmt.Fprintln(stderr, "harness:", ee.Err)
+			fmt.Fprintln(stderr, errorLine(ee.Err))
 		}
 		return ee.Code
 	}
-	fmt.Fprintln(stderr, "harness:", err)
+	fmt.Fprintln(stderr, errorLine(err))
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// errorLine is err as main prints it: once prefixed with "harness:" (an
+// error that already starts with it is not prefixed twice), and through
+// the sanitiser, since errors carry names from outside (files, servers,
+// settings).
+func errorLine(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "harness: ")
+	return "harness: " + ui.Visible(msg)
 }
 
 // markUsage makes every flag and argument error of cmd and its
@@ -204,23 +217,44 @@ headless. Configuration lives in ~/.agents/env (see the README).` + chatExitHelp
 		},
 	}
 	g.register(root)
+	// The commands that print for a person print through termsafe.Guard: what
+	// they show of the outside (file names, servers' commands, settings,
+	// sessions) is sanitised where it is formatted, and the guard makes
+	// sure a string that was not can at most change a colour. The chat
+	// draws through its own renderer; sandbox passes the command's own
+	// output through unchanged, as running it directly would; run's
+	// standard output may be stream-json for a program.
+	plain := stdio.guarded()
+	runIO := stdio
+	runIO.Err = plain.Err
 	root.AddCommand(
-		newRunCommand(g, stdio),
+		newRunCommand(g, runIO),
 		newSandboxCommand(),
 		newDoctorCommand(),
 		newBenchCommand(),
-		newSessionsCommand(g, stdio),
-		newUndoCommand(g, stdio),
-		newModelsCommand(stdio),
-		newPermissionsTopic(stdio),
-		newCacheCommand(stdio),
-		newBatchCommand(stdio),
+		newSessionsCommand(g, plain),
+		newUndoCommand(g, plain),
+		newModelsCommand(plain),
+		newPermissionsTopic(plain),
+		newCacheCommand(plain),
+		newBatchCommand(runIO),
 		newNetworkTopic(),
-		newMCPCommand(stdio),
+		newMCPCommand(plain),
 	)
 	markUsage(root)
 	wrapHelp(root)
 	return root
+}
+
+// guarded returns s with its output streams behind termsafe.Guard.
+func (s Stdio) guarded() Stdio {
+	if s.Out != nil {
+		s.Out = termsafe.Guard(s.Out)
+	}
+	if s.Err != nil {
+		s.Err = termsafe.Guard(s.Err)
+	}
+	return s
 }
 
 // stdin returns the process's standard input when stdio has none.

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/harness-dev/harness/internal/checkpoint"
+	"github.com/harness-dev/harness/internal/termsafe"
 )
 
 type undoOptions struct {
@@ -93,9 +94,9 @@ func runUndo(ctx context.Context, g *globalOptions, o *undoOptions, stdio Stdio)
 		for _, e := range entries {
 			var paths []string
 			for _, c := range e.Changes {
-				paths = append(paths, relTo(proj, c.Path))
+				paths = append(paths, termsafe.Line(relTo(proj, c.Path)))
 			}
-			fmt.Fprintf(stdio.Out, "turn %d  #%d  %s  %s  %s\n", e.Turn, e.Seq, e.Time.Local().Format("15:04:05"), e.Tool, strings.Join(paths, ", "))
+			fmt.Fprintf(stdio.Out, "turn %d  #%d  %s  %s  %s\n", e.Turn, e.Seq, e.Time.Local().Format("15:04:05"), termsafe.Line(e.Tool), strings.Join(paths, ", "))
 		}
 		return nil
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"gopkg.in/yaml.v3"
+
+	"github.com/harness-dev/harness/internal/termsafe"
 )
 
 // Opener opens a file harness feeds the model; a session's is its sandbox
@@ -160,11 +162,16 @@ func scanCommands(d commandDir, open Opener) ([]Command, []error) {
 		}
 		rel, _ := filepath.Rel(d.dir, path)
 		name := strings.ReplaceAll(filepath.ToSlash(strings.TrimSuffix(rel, ext)), "/", ":")
-		c, err := readCommand(path, open, d.gemini)
-		if err != nil {
-			warns = append(warns, fmt.Errorf("command %s: %w", path, err))
+		if termsafe.Line(name) != name {
+			warns = append(warns, fmt.Errorf("command %s: its name has control characters, so it cannot be typed safely; skipped (rename the file)", termsafe.Line(path)))
 			return nil
 		}
+		c, err := readCommand(path, open, d.gemini)
+		if err != nil {
+			warns = append(warns, fmt.Errorf("command %s: %w", termsafe.Line(path), err))
+			return nil
+		}
+		c.shown()
 		c.Name, c.Path, c.Scope, c.agents = name, path, d.scope, d.agents
 		if d.claude && strings.Contains(name, ":") {
 			c.alias = name[strings.LastIndex(name, ":")+1:]
@@ -176,6 +183,18 @@ func scanCommands(d commandDir, open Opener) ([]Command, []error) {
 		warns = append(warns, err)
 	}
 	return out, warns
+}
+
+// shown sanitises what a command file says about itself: its front
+// matter reaches the terminal in menus and /help, and a description, hint
+// or model name has no business moving the cursor or setting the title.
+func (c *Command) shown() {
+	c.Description = termsafe.Line(c.Description)
+	c.ArgumentHint = termsafe.Line(c.ArgumentHint)
+	c.Model = termsafe.Line(c.Model)
+	for i, t := range c.AllowedTools {
+		c.AllowedTools[i] = termsafe.Line(t)
+	}
 }
 
 func readCommand(path string, open Opener, gemini bool) (Command, error) {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harness-dev/harness/internal/termsafe"
 )
 
 // FileName is the name of a skill's file inside its directory.
@@ -148,19 +150,22 @@ func scan(open Opener, dir, scope string) ([]Skill, []error) {
 		}
 		fm, _, err := Parse(data)
 		if err != nil {
-			warns = append(warns, fmt.Errorf("skills: %s skipped: %w", path, err))
+			warns = append(warns, fmt.Errorf("skills: %s skipped: %w", termsafe.Line(path), err))
 			continue
 		}
 		if fm.Name == "" {
 			fm.Name = e.Name()
 		}
 		if fm.Description == "" {
-			warns = append(warns, fmt.Errorf("skills: %s skipped: it has no description; add description: to its front matter saying when to use it", path))
+			warns = append(warns, fmt.Errorf("skills: %s skipped: it has no description; add description: to its front matter saying when to use it", termsafe.Line(path)))
 			continue
 		}
 		if len(fm.Description) > maxDescription {
 			fm.Description = fm.Description[:maxDescription] + "…"
 		}
+		// What a skill says of itself reaches the terminal (/skills) and
+		// every request: no control characters in either.
+		fm.Name, fm.Description = termsafe.Line(fm.Name), termsafe.Line(fm.Description)
 		out = append(out, Skill{Name: fm.Name, Description: fm.Description, Path: path, Scope: scope, open: open})
 	}
 	return out, warns

@@ -7,6 +7,8 @@ import (
 	"unicode"
 
 	"golang.org/x/term"
+
+	"github.com/harness-dev/harness/internal/termsafe"
 )
 
 // Term is an output terminal: where to write, whether colours are on, and
@@ -92,73 +94,6 @@ func (s Style) Magenta(t string) string   { return s.sgr("35", t) }
 func (s Style) Cyan(t string) string      { return s.sgr("36", t) }
 func (s Style) BoldCyan(t string) string  { return s.sgr("1;36", t) }
 func (s Style) BoldRed(t string) string   { return s.sgr("1;31", t) }
-
-// Sanitize removes terminal control sequences and control characters other
-// than newline and tab from text that came from a model or a tool, and
-// turns tabs into four spaces so widths are predictable.
-func Sanitize(s string) string {
-	if !needsSanitize(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch {
-		case r == '\n':
-			b.WriteByte('\n')
-		case r == '\t':
-			b.WriteString("    ")
-		case r == 0x1b:
-			i = skipEscape(rs, i)
-		case r == '\r':
-			// A lone CR would overwrite the line; CRLF becomes LF.
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func needsSanitize(s string) bool {
-	for _, r := range s {
-		if r < 0x20 && r != '\n' || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return true
-		}
-	}
-	return false
-}
-
-// skipEscape returns the index of the last rune of the escape sequence that
-// starts at rs[i] (an ESC).
-func skipEscape(rs []rune, i int) int {
-	if i+1 >= len(rs) {
-		return i
-	}
-	switch rs[i+1] {
-	case '[': // CSI: parameters then one final byte in 0x40..0x7e
-		j := i + 2
-		for j < len(rs) && (rs[j] < 0x40 || rs[j] > 0x7e) {
-			j++
-		}
-		return min(j, len(rs)-1)
-	case ']', 'P', '_', '^': // OSC, DCS…: up to BEL or ST
-		j := i + 2
-		for j < len(rs) {
-			if rs[j] == 0x07 {
-				return j
-			}
-			if rs[j] == 0x1b && j+1 < len(rs) && rs[j+1] == '\\' {
-				return j + 1
-			}
-			j++
-		}
-		return len(rs) - 1
-	}
-	return i + 1
-}
 
 // StripANSI removes SGR and other CSI sequences, for measuring width.
 func StripANSI(s string) string {
@@ -288,3 +223,14 @@ func Wrap(text string, width int) []string {
 	}
 	return lines
 }
+
+// Sanitize is termsafe.Text, under the name the renderer's callers know.
+func Sanitize(s string) string { return termsafe.Text(s) }
+
+// SanitizeLine is termsafe.Line.
+func SanitizeLine(s string) string { return termsafe.Line(s) }
+
+// Visible is termsafe.Visible.
+func Visible(s string) string { return termsafe.Visible(s) }
+
+func skipEscape(rs []rune, i int) int { return termsafe.SkipEscape(rs, i) }
