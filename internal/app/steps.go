@@ -95,33 +95,23 @@ func (b *builder) openSandbox(ctx context.Context) error {
 			backend = s // the settings' choice of what auto means (SANDBOX=docker)
 		}
 	}
-	// The proxy asks the gate (built by a later step, before any command
-	// runs) and logs every connection.
 	s := b.s
-	s.Proxy = &netproxy.Proxy{
-		Decide: func(ctx context.Context, host string, port int) netproxy.ConnVerdict {
-			v := s.Gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: netproxy.AskedBy(ctx)})
-			return netproxy.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
-		},
-		Record: func(r netproxy.ConnRecord) {
-			// As for a permission record: the log keeps what the disk
-			// refused, and the agent's next append stops the turn.
-			if s.Log != nil {
-				if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: "network: " + r.String()}); err != nil {
-					s.tell(logFailed("could not record a network connection", err))
-				}
+	// The proxy asks the gate (built by a later step, before any command
+	// runs) and logs every connection; the loopback ports the rules name
+	// exactly are forwarded into the walls.
+	px, err := permission.NewProxy(b.gateOptions(pol), func() *permission.Gate { return s.Gate }, func(r netproxy.ConnRecord) {
+		// As for a permission record: the log keeps what the disk
+		// refused, and the agent's next append stops the turn.
+		if s.Log != nil {
+			if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: "network: " + r.String()}); err != nil {
+				s.tell(logFailed("could not record a network connection", err))
 			}
-		},
-	}
-	// The host loopback ports the rules name exactly are forwarded into
-	// the walls, so ordinary clients reach them as localhost; read from
-	// the same rules the gate loads next (the proxy asks the gate for
-	// each connection all the same).
-	fw, err := permission.LoopbackForwards(b.gateOptions(pol))
+		}
+	})
 	if err != nil {
 		return err
 	}
-	s.Proxy.Loopback = fw
+	s.Proxy = px
 	getenv := func(k string) string { return b.o.Source.Env[k] }
 	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(s.Proxy), sandbox.WithEnv(getenv))
 	if err != nil {

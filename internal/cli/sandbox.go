@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/harness-dev/harness/internal/sandbox/netproxy"
-
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/spf13/cobra"
@@ -109,19 +107,20 @@ func openSandbox(ctx context.Context, project string, addDirs []string, timeout 
 	if err != nil {
 		return nil, err
 	}
-	gate, err := permission.New(permission.Options{
+	gateOpts := permission.Options{
 		Policy: pol, Home: home,
 		UserFile:    filepath.Join(home, ".agents", "permissions"),
 		ProjectFile: filepath.Join(pol.Project, ".agents", "permissions"),
 		AllowNet:    allowNet,
-	})
+	}
+	gate, err := permission.New(gateOpts)
 	if err != nil {
 		return nil, err
 	}
-	px := &netproxy.Proxy{Decide: func(ctx context.Context, host string, port int) netproxy.ConnVerdict {
-		v := gate.CheckNet(ctx, permission.NetRequest{Host: host, Port: port, Command: netproxy.AskedBy(ctx)})
-		return netproxy.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
-	}}
+	px, err := permission.NewProxy(gateOpts, func() *permission.Gate { return gate }, nil)
+	if err != nil {
+		return nil, err
+	}
 	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(px), sandbox.WithEnv(os.Getenv))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)

@@ -1,6 +1,10 @@
 package permission
 
-import "github.com/harness-dev/harness/internal/sandbox/netproxy"
+import (
+	"context"
+
+	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+)
 
 // LoopbackForwards lists the host loopback ports the rules of o allow
 // exactly (allow net 127.0.0.1:5432, localhost:8080, [::1]:6379), for
@@ -32,4 +36,26 @@ func LoopbackForwards(o Options) ([]netproxy.LoopbackForward, error) {
 		}
 	}
 	return out, nil
+}
+
+// NewProxy is the network side of every sandbox harness opens, a
+// session's or a one-shot harness sandbox's alike: a proxy that decides
+// each connection by the gate (gate is called per connection, so a
+// session may build its gate after the sandbox) and forwards into the
+// walls the host loopback ports that o's rules name exactly, so ordinary
+// clients reach them as localhost. record, when set, hears of every
+// connection.
+func NewProxy(o Options, gate func() *Gate, record func(netproxy.ConnRecord)) (*netproxy.Proxy, error) {
+	fw, err := LoopbackForwards(o)
+	if err != nil {
+		return nil, err
+	}
+	return &netproxy.Proxy{
+		Decide: func(ctx context.Context, host string, port int) netproxy.ConnVerdict {
+			v := gate().CheckNet(ctx, NetRequest{Host: host, Port: port, Command: netproxy.AskedBy(ctx)})
+			return netproxy.ConnVerdict{Allowed: v.Allowed, Exact: v.Exact, Rule: v.Rule, Reason: v.Reason}
+		},
+		Record:   record,
+		Loopback: fw,
+	}, nil
 }

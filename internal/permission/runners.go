@@ -334,11 +334,11 @@ func (sc *shellCheck) runnerOptions(base string, args []token) {
 		case "test":
 			sc.runner("go test")
 			before, after, _ := cutWord(rest, "-args", "--args")
-			sc.applySpec("go test", specGoTest(), before)
+			sc.codeOperands("go test", sc.applySpec("go test", specGoTest(), before), goCodePath)
 			sc.applySpec("go test", specGoTest(), after) // the test binary reads -test.* too
 		case "vet":
 			sc.runner("go vet")
-			sc.applySpec("go vet", specGoVet(), rest)
+			sc.codeOperands("go vet", sc.applySpec("go vet", specGoVet(), rest), goCodePath)
 		case "build", "run", "install", "list", "generate", "fix":
 			sc.applySpec("go "+sub, specGoBuild, rest)
 		}
@@ -349,16 +349,16 @@ func (sc *shellCheck) runnerOptions(base string, args []token) {
 		}
 	case "pytest", "py.test":
 		sc.runner(base)
-		sc.applySpec(base, specPytest, args)
+		sc.codeOperands(base, sc.applySpec(base, specPytest, args), pytestPath)
 	case "python", "python3":
 		mod, rest := pythonModule(args)
 		switch mod {
 		case "pytest":
 			sc.runner(base + " -m pytest")
-			sc.applySpec("pytest", specPytest, rest)
+			sc.codeOperands(base+" -m pytest", sc.applySpec("pytest", specPytest, rest), pytestPath)
 		case "unittest":
 			sc.runner(base + " -m unittest")
-			sc.applySpec("unittest", specUnittest, rest)
+			sc.codeOperands(base+" -m unittest", sc.applySpec("unittest", specUnittest, rest), unittestPath)
 		}
 	case "npm", "pnpm", "yarn":
 		sc.runner(base)
@@ -395,12 +395,15 @@ func (sc *shellCheck) runnerOptions(base string, args []token) {
 		}
 	case "rspec":
 		sc.runner(base)
-		sc.applySpec(base, specRspec, args)
+		sc.codeOperands(base, sc.applySpec(base, specRspec, args), pytestPath)
 	}
 }
 
-// runner asks when a runner would run in the private /tmp or a directory
-// computed at run time: code there is the model's to write unasked.
+// runner asks when a runner would run outside the project: in the
+// private /tmp (code there is the model's to write unasked), in another
+// directory of the machine (code the user never chose to run: the rules
+// that allow runners are about the project's own tests), or in a
+// directory computed at run time.
 func (sc *shellCheck) runner(what string) {
 	if sc.cwd == "" {
 		sc.ask("ask: " + what + " runs in a directory computed at run time")
@@ -409,8 +412,58 @@ func (sc *shellCheck) runner(what string) {
 	if !sc.inside(sc.cwd) {
 		if free, _ := sc.g.privateTmp(sc.cwd); free {
 			sc.ask("ask: " + what + " runs code from the private /tmp, which any command may write")
+			return
+		}
+		sc.ask("ask: " + what + " runs in " + sc.cwd + ", outside the project, and would run the code there")
+	}
+}
+
+// codeOperands checks the operands of a runner that name the code it runs
+// (go test FILE.go or ../pkg, pytest DIR/test_x.py::case): a path outside
+// the project asks, as the runner's own directory does. pathOf says which
+// operands are paths, and which part of them; the rest (import paths,
+// module names, test filters) name code the project already depends on.
+func (sc *shellCheck) codeOperands(what string, ops []token, pathOf func(string) (string, bool)) {
+	for _, t := range ops {
+		if t.dyn {
+			sc.ask("ask: " + what + " has an operand computed at run time, which could name code outside the project")
+			continue
+		}
+		if p, ok := pathOf(t.s); ok {
+			sc.inProject(token{s: p, glob: t.glob}, what+" "+t.s, "runs code from outside the project")
 		}
 	}
+}
+
+// goCodePath: a go package or file operand that is a path (absolute,
+// ./ or ../, or a .go file), not an import path.
+func goCodePath(s string) (string, bool) {
+	if filepath.IsAbs(s) || s == "." || s == ".." || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") ||
+		strings.HasPrefix(s, "~") || strings.HasSuffix(s, ".go") {
+		return strings.TrimSuffix(s, "/..."), true
+	}
+	return "", false
+}
+
+// pytestPath: pytest and rspec operands are paths, with a test's name or
+// line after :: or : (tests/test_x.py::case, spec/x_spec.rb:12).
+func pytestPath(s string) (string, bool) {
+	if p, _, ok := strings.Cut(s, "::"); ok {
+		s = p
+	}
+	if i := strings.LastIndex(s, ":"); i > 0 && strings.Trim(s[i+1:], "0123456789") == "" {
+		s = s[:i]
+	}
+	return s, s != ""
+}
+
+// unittestPath: unittest operands are module names, or paths to test
+// files.
+func unittestPath(s string) (string, bool) {
+	if strings.ContainsRune(s, '/') || strings.HasSuffix(s, ".py") {
+		return s, true
+	}
+	return "", false
 }
 
 // inside says abs (and what its symlinks resolve to) is in the project.

@@ -551,6 +551,12 @@ func (sc *shellCheck) match(toks []token, base string, system bool) {
 	}
 	switch best.verdict {
 	case Deny:
+		if best.origin == "default" && system && len(maybe) == 0 {
+			if rule, ok := sc.g.userAllowedClient(base, toks); ok {
+				sc.add(Allow, fmt.Sprintf("%s (yours) beats the default %s for a request of that host", rule, best.text()), "", tpat{})
+				return
+			}
+		}
 		sc.add(Deny, best.text(), fmt.Sprintf("Not run: `%s` is denied by the rule %q (%s). Do not retry it or work around it; if it is really needed, tell the user.", display, best.text(), best.origin), tpat{})
 	case Ask:
 		if len(maybe) > 0 {
