@@ -22,7 +22,11 @@ const fakeSecret = "-----BEGIN FAKE OPENSSH PRIVATE KEY----- 7f3c9a1e-checkpoint
 // file "g" with content the agent can guess (known), and "id_rsa".
 func outsideDir(t *testing.T) string {
 	t.Helper()
-	out := t.TempDir()
+	return outsideDirIn(t, t.TempDir())
+}
+
+func outsideDirIn(t *testing.T, out string) string {
+	t.Helper()
 	for name, content := range map[string]string{"f": "known\n", "g": "known\n", "id_rsa": fakeSecret} {
 		if err := os.WriteFile(filepath.Join(out, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
