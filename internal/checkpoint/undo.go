@@ -158,7 +158,7 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 		rel, _ := filepath.Rel(root, p)
 		now, err := current(root, rel)
 		if err != nil {
-			res.Refused = append(res.Refused, p+" ("+unsafe(err)+")")
+			res.Refused = append(res.Refused, p+" ("+unsafe(root, err)+")")
 			continue
 		}
 		if !matches(now, left) && !o.Force {
@@ -177,7 +177,7 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 			continue
 		}
 		if err := restore(dir, root, rel, want); err != nil {
-			res.Refused = append(res.Refused, p+" ("+unsafe(err)+")")
+			res.Refused = append(res.Refused, p+" ("+unsafe(root, err)+")")
 			continue
 		}
 		res.Restored = append(res.Restored, p)
@@ -375,11 +375,15 @@ func restore(dir, root, rel string, want State) error {
 	return fmt.Errorf("cannot restore a %s", want.Kind)
 }
 
-// unsafe says, for the user, why a path was not restored when a step of
-// it is a symlink now.
-func unsafe(err error) string {
-	if errors.Is(err, walls.ErrSymlink) {
-		return "a directory on its path is a symlink now, and undo never follows one; move the link away and undo again: " + err.Error()
+// unsafe says, for the user, why a path beneath root was not restored.
+func unsafe(root string, err error) string {
+	var le *walls.LinkError
+	if errors.As(err, &le) {
+		p := le.Path
+		if rel, rerr := filepath.Rel(root, p); rerr == nil && filepath.IsLocal(rel) {
+			p = rel
+		}
+		return p + " is a symlink now, and undo never follows one: move it away and undo again"
 	}
 	return err.Error()
 }

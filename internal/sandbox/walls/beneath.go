@@ -22,6 +22,13 @@ import (
 // Dir never follows one.
 var ErrSymlink = errors.New("a symlink stands in the path")
 
+// LinkError says which step of a path is a symlink; it is ErrSymlink to
+// errors.Is.
+type LinkError struct{ Path string }
+
+func (e *LinkError) Error() string { return e.Path + ": " + ErrSymlink.Error() }
+func (e *LinkError) Unwrap() error { return ErrSymlink }
+
 // ErrNotDir is returned (wrapped) when a step of a path is not a directory.
 var ErrNotDir = errors.New("not a directory")
 

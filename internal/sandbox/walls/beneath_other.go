@@ -49,7 +49,7 @@ func (d *Dir) Sub(name string) (*Dir, error) {
 		return nil, err
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, fmt.Errorf("%s: %w", d.join(name), ErrSymlink)
+		return nil, &LinkError{Path: d.join(name)}
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%s: %w", d.join(name), ErrNotDir)
@@ -90,7 +90,7 @@ func (d *Dir) OpenFile(name string, want fs.FileInfo) (*os.File, fs.FileInfo, er
 		return nil, nil, err
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, nil, fmt.Errorf("%s: %w", d.join(name), ErrSymlink)
+		return nil, nil, &LinkError{Path: d.join(name)}
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, nil, fmt.Errorf("%s: %w (%s)", d.join(name), ErrNotRegular, kindOf(fi))

@@ -64,7 +64,7 @@ func (d *Dir) classify(op, name string, err error) error {
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EMLINK) {
 		if fi, lerr := d.Lstat(name); lerr == nil {
 			if fi.Mode()&fs.ModeSymlink != 0 {
-				return fmt.Errorf("%s: %w", d.join(name), ErrSymlink)
+				return &LinkError{Path: d.join(name)}
 			}
 			if !fi.IsDir() {
 				return fmt.Errorf("%s: %w", d.join(name), ErrNotDir)
@@ -110,7 +110,7 @@ func (d *Dir) OpenFile(name string, want fs.FileInfo) (*os.File, fs.FileInfo, er
 	fd, err := unix.Openat(d.fd(), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
-			return nil, nil, fmt.Errorf("%s: %w", d.join(name), ErrSymlink)
+			return nil, nil, &LinkError{Path: d.join(name)}
 		}
 		return nil, nil, &fs.PathError{Op: "open", Path: d.join(name), Err: err}
 	}
