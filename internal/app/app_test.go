@@ -219,6 +219,26 @@ func TestSpillDirAvoidsTmp(t *testing.T) {
 	}
 }
 
+// TestSpillCacheNotInWritableRoot: a cache directory inside the project
+// (XDG_CACHE_HOME pointed there), directly or through a link, is not
+// where spill directories are made: a command could plant a link in it
+// and lead harness's mkdir, writes and removal outside.
+func TestSpillCacheNotInWritableRoot(t *testing.T) {
+	proj := t.TempDir()
+	in := filepath.Join(proj, ".cache")
+	link := filepath.Join(t.TempDir(), "cache")
+	os.Mkdir(in, 0o755)
+	os.Symlink(in, link)
+	for _, c := range []string{in, link} {
+		if got := spillCache(c, []string{proj}); got != "" {
+			t.Errorf("spillCache(%s) = %q, want none", c, got)
+		}
+	}
+	if got := spillCache("/var/tmp/c", []string{proj}); got != "/var/tmp/c" {
+		t.Errorf("a cache outside the roots: %q", got)
+	}
+}
+
 // TestSpillBaseStaysHidden: the base every session's /var/tmp spill
 // directory lives in is hidden whole and never removed with a session, so
 // a session ending cannot make a hidden path vanish under the sandbox of

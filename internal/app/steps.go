@@ -358,7 +358,7 @@ func localWindowWarning(ctx context.Context, cfg *config.Config) string {
 // newHistory builds the history, with its spill directory.
 func (b *builder) newHistory(context.Context) error {
 	s, cfg := b.s, b.s.Config
-	spill, err := spillDir(b.o.CacheDir, s.ID)
+	spill, err := spillDir(spillCache(b.o.CacheDir, b.policy.Writable), s.ID)
 	if err != nil {
 		return err
 	}
@@ -663,6 +663,23 @@ func environ(env map[string]string) []string {
 // with its private one: there, bash could not page the file the marker
 // names, so a cache dir under /tmp (or none) gives way to a fresh private
 // directory in /var/tmp.
+// spillCache is cacheDir, unless it lies in a writable root: a command
+// could then plant a link where harness makes and later removes the
+// session's spill directory, and lead both outside. The spill files then
+// go to /var/tmp.
+func spillCache(cacheDir string, writable []string) string {
+	real := cacheDir
+	if r, err := filepath.EvalSymlinks(cacheDir); err == nil {
+		real = r
+	}
+	for _, w := range writable {
+		if walls.Within(cacheDir, w) || walls.Within(real, w) {
+			return ""
+		}
+	}
+	return cacheDir
+}
+
 func spillDir(cacheDir, id string) (string, error) {
 	if cacheDir != "" && !underTmp(cacheDir) {
 		dir := filepath.Join(cacheDir, "harness", "spill", id)

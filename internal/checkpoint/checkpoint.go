@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 	"github.com/harness-dev/harness/internal/termsafe"
 )
 
@@ -68,6 +69,9 @@ type Entry struct {
 	CallID  string    `json:"call_id,omitempty"`
 	Time    time.Time `json:"time"`
 	Changes []Change  `json:"changes,omitempty"`
+	// Roots are the writable roots the store covered: undo touches
+	// nothing beneath none of them.
+	Roots []string `json:"roots,omitempty"`
 	// Undone marks an entry a later undo restored (an entry of its own
 	// that names the seqs it undid).
 	Undo []int `json:"undo,omitempty"`
@@ -159,7 +163,7 @@ func (s *Store) Begin(callID, tool string) (end func()) {
 			return
 		}
 		s.seq++
-		e := Entry{Seq: s.seq, Turn: s.turn, Tool: tool, CallID: callID, Time: time.Now().UTC(), Changes: changes}
+		e := Entry{Seq: s.seq, Turn: s.turn, Tool: tool, CallID: callID, Time: time.Now().UTC(), Changes: changes, Roots: s.roots}
 		if err := appendJournal(s.dir, e); err != nil {
 			s.note("checkpoints: could not record what " + tool + " changed: " + err.Error() + "; undo will not cover it")
 		}
@@ -178,67 +182,118 @@ func (s *Store) note(n string) {
 }
 
 // scan walks the roots; a file whose size, time, mode and inode match old
-// keeps its hash, any other is hashed and kept.
+// keeps its hash, any other is hashed and kept. Every directory beneath a
+// root is opened relative to its parent's descriptor and every file read
+// through its directory's, never through a symlink (walls.Dir): a command
+// that swaps a directory or a file for a link to somewhere outside, even
+// mid-scan, leads the scan nowhere, so the store never holds a file from
+// outside the roots.
 func (s *Store) scan(old map[string]State) map[string]State {
 	out := map[string]State{}
 	for _, root := range s.roots {
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if d.IsDir() && p != root && skipDirs[d.Name()] {
-				return fs.SkipDir
-			}
-			st, err := os.Lstat(p)
-			if err != nil {
-				return nil
-			}
-			out[p] = s.stateOf(p, st, old[p])
-			return nil
-		})
+		d, err := walls.OpenDir(root)
+		if err != nil {
+			continue
+		}
+		if st, err := d.Stat(); err == nil {
+			out[root] = State{Kind: "dir", Mode: st.Mode().Perm()}
+		}
+		s.walk(d, out, old)
+		d.Close()
 	}
 	return out
 }
 
-func (s *Store) stateOf(p string, st fs.FileInfo, old State) State {
-	ino, mtime := statIDs(st)
-	switch {
-	case st.IsDir():
-		return State{Kind: "dir", Mode: st.Mode().Perm()}
-	case st.Mode()&fs.ModeSymlink != 0:
-		t, _ := os.Readlink(p)
-		return State{Kind: "symlink", Target: t}
-	case !st.Mode().IsRegular():
-		return State{Kind: "other", Mode: st.Mode()}
+func (s *Store) walk(d *walls.Dir, out, old map[string]State) {
+	names, _ := d.Names()
+	sort.Strings(names)
+	for _, name := range names {
+		p := filepath.Join(d.Path(), name)
+		fi, err := d.Lstat(name)
+		if err != nil {
+			continue
+		}
+		if !fi.IsDir() {
+			out[p] = s.stateOf(d, name, p, fi, old[p])
+			continue
+		}
+		if skipDirs[name] {
+			continue
+		}
+		sub, err := d.Sub(name)
+		if err != nil {
+			// Swapped since it was listed: record what stands there now.
+			if fi, err := d.Lstat(name); err == nil && !fi.IsDir() {
+				out[p] = s.stateOf(d, name, p, fi, old[p])
+			}
+			continue
+		}
+		if st, err := sub.Stat(); err == nil {
+			out[p] = State{Kind: "dir", Mode: st.Mode().Perm()}
+			s.walk(sub, out, old)
+		}
+		sub.Close()
 	}
-	// A write within the same clock tick as the last look keeps the
-	// time: a file that recent is hashed again rather than trusted.
-	cur := State{Kind: "file", Mode: st.Mode().Perm(), Size: st.Size(), mtime: mtime, ino: ino,
-		recent: time.Since(st.ModTime()) < 50*time.Millisecond}
-	if old.Kind == "file" && !old.recent && old.Size == cur.Size && old.mtime == mtime && old.ino == ino && old.Mode == cur.Mode {
-		return old
-	}
-	if st.Size() > MaxFile {
-		cur.NotKept = fmt.Sprintf("larger than %d MiB", MaxFile>>20)
-		s.note(fmt.Sprintf("checkpoints: %s (%d MiB) is too big to keep; undo cannot restore its content", p, st.Size()>>20))
-		return cur
-	}
-	h, n, err := s.keep(p)
-	if err != nil {
-		cur.NotKept = err.Error()
-		return cur
-	}
-	cur.Blob, cur.Size = h, n
-	return cur
 }
 
-// keep copies p's content into the blobs under its hash.
-func (s *Store) keep(p string) (string, int64, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|oNonblock, 0)
+// stateOf is what name in d (listed as fi) holds; a regular file's
+// content is kept, read through d.
+func (s *Store) stateOf(d *walls.Dir, name, p string, fi fs.FileInfo, old State) State {
+	for range 3 {
+		switch {
+		case fi.IsDir():
+			return State{Kind: "dir", Mode: fi.Mode().Perm()}
+		case fi.Mode()&fs.ModeSymlink != 0:
+			t, _ := d.Readlink(name)
+			return State{Kind: "symlink", Target: t}
+		case !fi.Mode().IsRegular():
+			// A FIFO, device or socket: never opened, never read.
+			return State{Kind: "other", Mode: fi.Mode()}
+		}
+		cur, err := s.fileState(d, name, p, fi, old)
+		if !errors.Is(err, walls.ErrRaced) && !errors.Is(err, walls.ErrSymlink) && !errors.Is(err, walls.ErrNotRegular) {
+			return cur
+		}
+		// Swapped between the listing and the open: look again.
+		if fi, err = d.Lstat(name); err != nil {
+			return State{Kind: "absent"}
+		}
+	}
+	return State{Kind: "other", Mode: fi.Mode(), NotKept: "it changed while it was read"}
+}
+
+func (s *Store) fileState(d *walls.Dir, name, p string, fi fs.FileInfo, old State) (State, error) {
+	_, ino, _ := walls.StatIDs(fi)
+	mtime := fi.ModTime().UnixNano()
+	// A write within the same clock tick as the last look keeps the
+	// time: a file that recent is hashed again rather than trusted.
+	cur := State{Kind: "file", Mode: fi.Mode().Perm(), Size: fi.Size(), mtime: mtime, ino: ino,
+		recent: time.Since(fi.ModTime()) < 50*time.Millisecond}
+	if old.Kind == "file" && !old.recent && old.Size == cur.Size && old.mtime == mtime && old.ino == ino && old.Mode == cur.Mode {
+		return old, nil
+	}
+	if fi.Size() > MaxFile {
+		cur.NotKept = fmt.Sprintf("larger than %d MiB", MaxFile>>20)
+		s.note(fmt.Sprintf("checkpoints: %s (%d MiB) is too big to keep; undo cannot restore its content", p, fi.Size()>>20))
+		return cur, nil
+	}
+	f, _, err := d.OpenFile(name, fi)
 	if err != nil {
-		return "", 0, err
+		cur.NotKept = err.Error()
+		return cur, err
 	}
 	defer f.Close()
+	h, n, err := s.keep(f)
+	if err != nil {
+		cur.NotKept = err.Error()
+		return cur, nil
+	}
+	cur.Blob, cur.Size = h, n
+	return cur, nil
+}
+
+// keep copies f's content into the blobs under its hash.
+func (s *Store) keep(f io.Reader) (string, int64, error) {
 	tmp, err := os.CreateTemp(blobDir(s.dir), ".in-*")
 	if err != nil {
 		return "", 0, err
@@ -251,6 +306,9 @@ func (s *Store) keep(p string) (string, int64, error) {
 	}
 	if err != nil {
 		return "", 0, err
+	}
+	if n > MaxFile {
+		return "", n, fmt.Errorf("larger than %d MiB", MaxFile>>20)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	final := filepath.Join(blobDir(s.dir), sum)

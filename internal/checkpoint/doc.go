@@ -17,6 +17,18 @@
 // project's source tree is a few milliseconds; large trees that tools
 // rewrite (node_modules, target, build outputs, caches) are not walked.
 //
+// Every path beneath a root is reached through directory descriptors,
+// one name at a time and never through a symlink (walls.Dir), and a file
+// is read only after its opened descriptor shows a regular file, the one
+// listed (opened non-blocking: a FIFO or device is never read). A command
+// swapping a directory or a file for a link to outside, even while the
+// scan or an undo runs, leads them nowhere: the store never holds a file
+// from outside the roots, and undo never removes, writes or chmods
+// outside them. Each checkpoint records its roots; undo refuses, naming
+// why, a path beneath none of them or reachable only through a link now,
+// --force or not (escape_test.go, escape_linux_test.go: a flipper races
+// both 1,000 times, watched by inotify on the outside).
+//
 // Undo restores, newest first, each path a checkpoint changed to what it
 // was, unless the path no longer holds what the agent left there: then
 // someone changed it since, and it is a conflict, reported and left

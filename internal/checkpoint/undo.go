@@ -1,17 +1,19 @@
 package checkpoint
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // Selection says which checkpoints to undo: the last call, the last
@@ -27,7 +29,10 @@ type Result struct {
 	Restored  []string // paths set back
 	Conflicts []string // paths changed since the agent left them: left alone (unless Force)
 	Lost      []string // paths whose old content was not kept
-	Turns     []int
+	// Refused are paths undo would not touch, with why: outside the roots
+	// the checkpoint covered, or reached only through a symlink now.
+	Refused []string
+	Turns   []int
 }
 
 // Options of an undo.
@@ -35,6 +40,10 @@ type Options struct {
 	DryRun bool
 	// Force overwrites conflicts: paths someone changed after the agent.
 	Force bool
+	// Roots confine the undo of checkpoints that do not record their own
+	// roots (journals written before they did): a path beneath none of
+	// them is refused.
+	Roots []string
 }
 
 // Entries lists a store's checkpoints that are still in effect (not
@@ -93,16 +102,28 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 	// and what it was before the first picked change (to restore).
 	last := map[string]State{}
 	first := map[string]State{}
+	rootOf := map[string]string{} // "": beneath no root it may touch
 	turns := map[int]bool{}
 	for i := len(picked) - 1; i >= 0; i-- {
 		e := picked[i]
 		turns[e.Turn] = true
 		res.Undone = append(res.Undone, e.Seq)
+		roots := e.Roots
+		if len(roots) == 0 {
+			roots = o.Roots
+		}
 		for _, c := range e.Changes {
 			if _, ok := last[c.Path]; !ok {
 				last[c.Path] = c.After
 			}
 			first[c.Path] = c.Before
+			if r, ok := rootOf[c.Path]; !ok || r != "" {
+				root, _, ok := walls.Under(roots, c.Path)
+				if !ok {
+					root = ""
+				}
+				rootOf[c.Path] = root
+			}
 		}
 	}
 	for t := range turns {
@@ -129,9 +150,19 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 	var applied []Change
 	for _, p := range paths {
 		want, left := first[p], last[p]
-		now := current(p)
-		if !matches(dir, now, left) && !o.Force {
-			if matches(dir, now, want) {
+		root := rootOf[p]
+		if root == "" {
+			res.Refused = append(res.Refused, p+" (outside the roots the checkpoint covered)")
+			continue
+		}
+		rel, _ := filepath.Rel(root, p)
+		now, err := current(root, rel)
+		if err != nil {
+			res.Refused = append(res.Refused, p+" ("+unsafe(root, err)+")")
+			continue
+		}
+		if !matches(now, left) && !o.Force {
+			if matches(now, want) {
 				continue // already as it was
 			}
 			res.Conflicts = append(res.Conflicts, p)
@@ -145,8 +176,8 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 			res.Restored = append(res.Restored, p)
 			continue
 		}
-		if err := restore(dir, p, want); err != nil {
-			res.Conflicts = append(res.Conflicts, p+" ("+err.Error()+")")
+		if err := restore(dir, root, rel, want); err != nil {
+			res.Refused = append(res.Refused, p+" ("+unsafe(root, err)+")")
 			continue
 		}
 		res.Restored = append(res.Restored, p)
@@ -161,7 +192,7 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 		// The checkpoints count as undone only when nothing was left in
 		// conflict: an undo again (or with Force) then finishes the job.
 		var done []int
-		if len(res.Conflicts) == 0 {
+		if len(res.Conflicts) == 0 && len(res.Refused) == 0 {
 			done = res.Undone
 		}
 		if err := appendJournal(dir, Entry{Seq: seq + 1, Tool: "undo", Time: time.Now().UTC(), Undo: done, Changes: applied}); err != nil {
@@ -171,35 +202,58 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 	return res, nil
 }
 
-// current is what p holds now, hashed.
-func current(p string) State {
-	st, err := os.Lstat(p)
+// current is what rel beneath root holds now, hashed; an error when a
+// directory on the way is a symlink (or root cannot be opened): then
+// what the path holds cannot be known without following it.
+func current(root, rel string) (State, error) {
+	rd, err := walls.OpenDir(root)
 	if err != nil {
-		return State{Kind: "absent"}
+		return State{}, err
+	}
+	defer rd.Close()
+	if rel == "." {
+		st, err := rd.Stat()
+		if err != nil {
+			return State{}, err
+		}
+		return State{Kind: "dir", Mode: st.Mode().Perm()}, nil
+	}
+	parent, err := rd.OpenPath(filepath.Dir(rel), false, 0)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, walls.ErrNotDir) {
+		return State{Kind: "absent"}, nil
+	}
+	if err != nil {
+		return State{}, err
+	}
+	defer parent.Close()
+	name := filepath.Base(rel)
+	st, err := parent.Lstat(name)
+	if err != nil {
+		return State{Kind: "absent"}, nil
 	}
 	switch {
 	case st.IsDir():
-		return State{Kind: "dir", Mode: st.Mode().Perm()}
-	case st.Mode()&os.ModeSymlink != 0:
-		t, _ := os.Readlink(p)
-		return State{Kind: "symlink", Target: t}
+		return State{Kind: "dir", Mode: st.Mode().Perm()}, nil
+	case st.Mode()&fs.ModeSymlink != 0:
+		t, _ := parent.Readlink(name)
+		return State{Kind: "symlink", Target: t}, nil
 	case !st.Mode().IsRegular():
-		return State{Kind: "other", Mode: st.Mode()}
+		return State{Kind: "other", Mode: st.Mode()}, nil
 	}
 	s := State{Kind: "file", Mode: st.Mode().Perm(), Size: st.Size()}
 	if st.Size() <= MaxFile {
-		if f, err := os.OpenFile(p, os.O_RDONLY|oNonblock, 0); err == nil {
+		if f, _, err := parent.OpenFile(name, st); err == nil {
 			h := sha256.New()
-			io.Copy(h, f)
+			io.Copy(h, io.LimitReader(f, MaxFile+1))
 			f.Close()
 			s.Blob = hex.EncodeToString(h.Sum(nil))
 		}
 	}
-	return s
+	return s, nil
 }
 
 // matches reports whether now is the state want describes.
-func matches(dir string, now, want State) bool {
+func matches(now, want State) bool {
 	if now.Kind != want.Kind {
 		return false
 	}
@@ -219,76 +273,119 @@ func matches(dir string, now, want State) bool {
 	return false
 }
 
-// restore sets p to want, never writing through a link planted there.
-func restore(dir, p string, want State) error {
-	switch want.Kind {
-	case "absent":
-		st, err := os.Lstat(p)
-		if err != nil {
-			return nil
+// restore sets rel beneath root to want. Every directory on the way is
+// opened relative to the one before it, never through a symlink, and the
+// last step is done relative to its parent's descriptor: a link planted
+// anywhere on the path makes the restore fail (walls.ErrSymlink), it is
+// never written, removed or chmodded through.
+func restore(dir, root, rel string, want State) error {
+	rd, err := walls.OpenDir(root)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	if rel == "." {
+		if want.Kind != "dir" {
+			return fmt.Errorf("%s is a writable root: undo only restores its mode", root)
 		}
-		if st.IsDir() {
-			return os.Remove(p) // empty once its own changes are undone; else kept
-		}
-		return os.Remove(p)
-	case "dir":
-		if st, err := os.Lstat(p); err == nil && !st.IsDir() {
-			if err := os.Remove(p); err != nil {
-				return err
-			}
-		}
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			return err
-		}
-		return os.Chmod(p, want.Mode)
-	case "symlink":
-		if err := removeNonDir(p); err != nil {
-			return err
-		}
-		return os.Symlink(want.Target, p)
-	case "file":
-		data, err := os.ReadFile(filepath.Join(blobDir(dir), want.Blob))
+		return rd.Chmod(want.Mode)
+	}
+	var data []byte
+	if want.Kind == "file" {
+		// The blobs are harness's own state, beside the journal.
+		data, err = walls.ReadFileNoFollow(filepath.Join(blobDir(dir), want.Blob), MaxFile)
 		if err != nil {
 			return fmt.Errorf("its old content is missing from the checkpoints: %w", err)
 		}
 		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != want.Blob {
 			return errors.New("its kept content is damaged")
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
+	}
+	parent, err := rd.OpenPath(filepath.Dir(rel), want.Kind != "absent", 0o755)
+	if want.Kind == "absent" && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, walls.ErrNotDir)) {
+		return nil // no parent, no path
+	}
+	if err != nil {
+		return err
+	}
+	defer parent.Close()
+	name := filepath.Base(rel)
+	fi, lerr := parent.Lstat(name)
+	exists := lerr == nil
+	switch want.Kind {
+	case "absent":
+		if !exists {
+			return nil
 		}
-		if st, err := os.Lstat(p); err == nil && st.IsDir() {
-			return errors.New("a directory stands there now")
+		if fi.IsDir() {
+			return parent.RemoveDir(name) // empty once its own changes are undone; else kept
 		}
-		tmp, err := os.CreateTemp(filepath.Dir(p), ".harness-undo-*")
+		return parent.Remove(name)
+	case "dir":
+		if exists && !fi.IsDir() {
+			if err := parent.Remove(name); err != nil {
+				return err
+			}
+			exists = false
+		}
+		if !exists {
+			if err := parent.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+		}
+		sub, err := parent.Sub(name)
 		if err != nil {
 			return err
 		}
-		defer os.Remove(tmp.Name())
-		if _, err := io.Copy(tmp, bytes.NewReader(data)); err != nil {
-			tmp.Close()
+		defer sub.Close()
+		return sub.Chmod(want.Mode)
+	case "symlink":
+		if exists {
+			if fi.IsDir() {
+				return errors.New("a directory stands there now")
+			}
+			if err := parent.Remove(name); err != nil {
+				return err
+			}
+		}
+		return parent.Symlink(want.Target, name)
+	case "file":
+		if exists && fi.IsDir() {
+			return errors.New("a directory stands there now")
+		}
+		tmp, tmpName, err := parent.CreateTemp(".harness-undo-")
+		if err != nil {
 			return err
 		}
-		if err := tmp.Close(); err != nil {
-			return err
+		_, err = tmp.Write(data)
+		if err == nil {
+			err = tmp.Chmod(want.Mode) // fchmod: the temporary file itself
 		}
-		if err := os.Chmod(tmp.Name(), want.Mode); err != nil {
-			return err
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
 		}
-		return os.Rename(tmp.Name(), p)
+		if err == nil {
+			err = parent.Rename(tmpName, name)
+		}
+		if err != nil {
+			parent.Remove(tmpName)
+		}
+		return err
 	}
 	return fmt.Errorf("cannot restore a %s", want.Kind)
 }
 
-func removeNonDir(p string) error {
-	st, err := os.Lstat(p)
-	if err != nil {
-		return nil
+// unsafe says, for the user, why a path beneath root was not restored.
+func unsafe(root string, err error) string {
+	var le *walls.LinkError
+	if errors.As(err, &le) {
+		p := le.Path
+		if rel, rerr := filepath.Rel(root, p); rerr == nil && filepath.IsLocal(rel) {
+			p = rel
+		}
+		return p + " is a symlink now, and undo never follows one: move it away and undo again"
 	}
-	if st.IsDir() {
-		return errors.New("a directory stands there now")
-	}
-	return os.Remove(p)
+	return err.Error()
 }
 
 // Undo undoes in the live store and takes the result as the reference.
@@ -298,6 +395,9 @@ func (s *Store) Undo(sel Selection, o Options) (Result, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(o.Roots) == 0 {
+		o.Roots = s.roots
+	}
 	if s.man == nil {
 		return Undo(s.dir, sel, o) // no call wrote yet in this process
 	}
@@ -328,7 +428,7 @@ func (r Result) Describe(roots []string) string {
 	switch {
 	case len(r.Undone) == 0:
 		return "nothing to undo: no checkpoint changed any file"
-	case len(r.Restored) == 0 && len(r.Conflicts) == 0:
+	case len(r.Restored) == 0 && len(r.Conflicts) == 0 && len(r.Refused) == 0:
 		fmt.Fprintf(&b, "the files are already as they were before turn %v", r.Turns)
 	default:
 		fmt.Fprintf(&b, "restored %d path(s) to before turn(s) %v", len(r.Restored), r.Turns)
@@ -339,6 +439,12 @@ func (r Result) Describe(roots []string) string {
 	if len(r.Conflicts) > 0 {
 		b.WriteString("\nnot restored, changed since the agent left them (undo --force overwrites them):")
 		for _, p := range r.Conflicts {
+			b.WriteString("\n  " + shortPath(roots, p))
+		}
+	}
+	if len(r.Refused) > 0 {
+		b.WriteString("\nnot restored, undo cannot do it safely:")
+		for _, p := range r.Refused {
 			b.WriteString("\n  " + shortPath(roots, p))
 		}
 	}

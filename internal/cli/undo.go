@@ -40,12 +40,16 @@ with or without git. Works after the session ended and after a crash.
 
 A file changed after the agent left it (by you, by hand) is not overwritten: it is
 named and left alone, and everything else is restored; --force overwrites it too.
+Undo works only beneath the project (and the session's other writable roots) and
+never through a symlink: a path whose directory became a link is named and left
+alone, even with --force.
 Files larger than 16 MiB, and trees tools rewrite (node_modules, target, build,
 dist, caches, .git) are not kept; undo says which it cannot restore.
 
 EXIT STATUS
   0  restored (or nothing to undo)
-  1  a file could not be restored: changed since (see --force) or not kept
+  1  a file could not be restored: changed since (see --force), not kept, or
+     reachable only through a symlink
   2  usage error
 `,
 		Args:         cobra.NoArgs,
@@ -100,7 +104,10 @@ func runUndo(ctx context.Context, g *globalOptions, o *undoOptions, stdio Stdio)
 		}
 		return nil
 	}
-	res, err := checkpoint.Undo(journal, checkpoint.Selection{LastCall: o.Call, FromTurn: o.Turn}, checkpoint.Options{DryRun: o.DryRun, Force: o.Force})
+	// Checkpoints record the roots they cover; older ones are confined to
+	// the project.
+	res, err := checkpoint.Undo(journal, checkpoint.Selection{LastCall: o.Call, FromTurn: o.Turn},
+		checkpoint.Options{DryRun: o.DryRun, Force: o.Force, Roots: []string{proj}})
 	if err != nil {
 		return err
 	}
@@ -109,8 +116,8 @@ func runUndo(ctx context.Context, g *globalOptions, o *undoOptions, stdio Stdio)
 		msg = "dry run: " + strings.Replace(msg, "restored", "would restore", 1)
 	}
 	fmt.Fprintln(stdio.Out, msg)
-	if len(res.Conflicts) > 0 || len(res.Lost) > 0 {
-		return &ExitError{Code: 1, Err: fmt.Errorf("%d file(s) not restored", len(res.Conflicts)+len(res.Lost))}
+	if n := len(res.Conflicts) + len(res.Lost) + len(res.Refused); n > 0 {
+		return &ExitError{Code: 1, Err: fmt.Errorf("%d file(s) not restored", n)}
 	}
 	return nil
 }

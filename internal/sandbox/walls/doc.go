@@ -11,7 +11,9 @@
 // the build caches (cache.go). CheckRead and CheckWrite answer by path
 // after resolving every link (identity.go compares device and inode);
 // OpenRead, ReadFile, WriteFile and Walk check what they opened, never a
-// path reopened by name. Refresh, run after every command and file-tool
+// path reopened by name. Dir (beneath.go) is harness's own file work
+// beneath a root it chose (undo, checkpoints): one name at a time from a
+// held descriptor, never through a symlink. Refresh, run after every command and file-tool
 // write, protects repositories and hooks paths made mid-session (a tree
 // watch reads only directories that changed) and returns them; Findings
 // lists them all. Readers of the carve-outs get copies (ReadOnlyNow,
