@@ -615,7 +615,7 @@ func (c *chat) tilde(x string) string {
 func resumedLine(id, path string, messages int) string {
 	line := "resumed " + id
 	entries, err := sessionlog.ReadFile(path)
-	if err != nil && !errors.Is(err, sessionlog.ErrTornLine) {
+	if !sessionlog.Readable(err) {
 		return line + fmt.Sprintf(" (%s in context)", plural(messages, "message"))
 	}
 	sum := sessionlog.Summarize(path, entries)
