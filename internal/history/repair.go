@@ -47,7 +47,7 @@ func repairPairs(msgs []llm.Message, floor int) (int, []llm.Message) {
 			first = i
 		}
 	}
-	start := floor + 1 // the summary, and what it replaced, stay
+	start := floor + 1       // the summary, and what it replaced, stay
 	var open map[string]bool // the previous assistant message's calls
 	for i := start; i < len(msgs); i++ {
 		m := msgs[i]
