@@ -510,6 +510,12 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		if arg == "" {
 			return false, fmt.Errorf("/resume needs a session id; /sessions lists them")
 		}
+		if strings.HasPrefix(c.s.ID, arg) && c.s.Log.Written() {
+			// Its log is this process's to write: a second writer would
+			// be refused (one writer per log), and there is nothing to do.
+			c.r.Print(st.Dim("already in session " + c.s.ID))
+			return false, nil
+		}
 		old := c.s
 		g := *c.g
 		g.Resume, g.Continue = arg, false

@@ -134,6 +134,10 @@ func Create(path string, meta Meta, secrets []string, opts ...Option) (*Log, err
 	if err != nil {
 		return nil, fmt.Errorf("creating session log: %w", err)
 	}
+	if err := lock(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
 	l := newLog(f, path, secrets, 0, opts)
 	if err := l.Append(Entry{Type: TypeMeta, Meta: &meta}); err != nil {
 		f.Close()
@@ -151,6 +155,13 @@ func Append(path string, secrets []string, opts ...Option) (*Log, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening session log: %w", err)
+	}
+	// One writer per log: two processes appending would interleave their
+	// messages, and the next resume would send a call whose result is
+	// not in the next message. The lock comes before any repair.
+	if err := lock(f, path); err != nil {
+		f.Close()
+		return nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -171,6 +182,21 @@ func Append(path string, secrets []string, opts ...Option) (*Log, error) {
 		}
 	}
 	return l, nil
+}
+
+// LockedError is a log another process is writing: Append refuses to
+// become a second writer.
+type LockedError struct {
+	Path string
+	PID  int // the process holding it, when it could be found
+}
+
+func (e *LockedError) Error() string {
+	who := "another harness process"
+	if e.PID > 0 {
+		who += fmt.Sprintf(" (PID %d)", e.PID)
+	}
+	return fmt.Sprintf("session log %s is open in %s: continue the session there, or start a new one (harness, without --continue or --resume)", e.Path, who)
 }
 
 // WriteError is a failure to get entries to disk. The entries are kept
