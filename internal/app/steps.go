@@ -180,9 +180,13 @@ func (b *builder) openLog(context.Context) error {
 			return err
 		}
 		entries, err := sessionlog.ReadFile(logPath)
-		if errors.Is(err, sessionlog.ErrTornLine) {
+		var dmg *sessionlog.DamagedError
+		switch {
+		case errors.As(err, &dmg):
+			s.Warnings = append(s.Warnings, notice.Warning(notice.LogDamaged, err.Error()))
+		case errors.Is(err, sessionlog.ErrTornLine):
 			s.Warnings = append(s.Warnings, notice.Warning(notice.LogTorn, err.Error()))
-		} else if err != nil {
+		case err != nil:
 			return err
 		}
 		if len(entries) == 0 || entries[0].Meta == nil {
@@ -504,8 +508,25 @@ func (b *builder) restore(context.Context) error {
 		return nil
 	}
 	total, err := agent.Restore(s.History, b.entries)
-	if err != nil {
+	var skipped *agent.SkippedEditsError
+	if errors.As(err, &skipped) {
+		s.Warnings = append(s.Warnings, notice.Warning(notice.LogDamaged, err.Error()))
+	} else if err != nil {
 		return err
+	}
+	// A damaged log may have lost a call or a result anywhere: every
+	// tool call must still have its result in the next message, or the
+	// provider refuses the whole history. The repair is logged, so the
+	// next resume rebuilds the same bytes.
+	if ed, ok := s.History.Repair(); ok {
+		raw, err := json.Marshal(ed)
+		if err != nil {
+			return err
+		}
+		if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeEdit, Edit: raw}); err != nil {
+			return err
+		}
+		s.Warnings = append(s.Warnings, notice.Warning(notice.LogDamaged, fmt.Sprintf("the history from message %d on was repaired: tool calls whose results were lost now say so, results whose calls were lost were removed", ed.Keep+1)))
 	}
 	s.Agent.SetUsage(total)
 	s.Ledger.Load(ledger.FromEntries(b.entries))

@@ -510,6 +510,12 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		if arg == "" {
 			return false, fmt.Errorf("/resume needs a session id; /sessions lists them")
 		}
+		if strings.HasPrefix(c.s.ID, arg) && c.s.Log.Written() {
+			// Its log is this process's to write: a second writer would
+			// be refused (one writer per log), and there is nothing to do.
+			c.r.Print(st.Dim("already in session " + c.s.ID))
+			return false, nil
+		}
 		old := c.s
 		g := *c.g
 		g.Resume, g.Continue = arg, false
@@ -615,7 +621,7 @@ func (c *chat) tilde(x string) string {
 func resumedLine(id, path string, messages int) string {
 	line := "resumed " + id
 	entries, err := sessionlog.ReadFile(path)
-	if err != nil && !errors.Is(err, sessionlog.ErrTornLine) {
+	if !sessionlog.Readable(err) {
 		return line + fmt.Sprintf(" (%s in context)", plural(messages, "message"))
 	}
 	sum := sessionlog.Summarize(path, entries)

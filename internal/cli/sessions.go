@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -280,7 +279,7 @@ func loadSession(ctx context.Context, g *globalOptions, id string, stdio Stdio) 
 		return nil, sessionlog.Summary{}, err
 	}
 	entries, err := sessionlog.ReadFile(path)
-	if errors.Is(err, sessionlog.ErrTornLine) {
+	if err != nil && sessionlog.Readable(err) {
 		fmt.Fprintln(stdio.Err, "harness: warning:", err)
 	} else if err != nil {
 		return nil, sessionlog.Summary{}, err

@@ -14,6 +14,7 @@ const (
 	LayerDrop    = "drop"    // emptied to fit the window
 	LayerSummary = "summary" // the handoff summary written by package compact
 	LayerRewind  = "rewind"  // the user took turns back: messages from Keep on are gone
+	LayerRepair  = "repair"  // a damaged log's history made valid: messages from Keep on replaced by Messages
 	// LayerReminder marks a persisted reminder block (package reminder's
 	// Delta form): harness's words in a user message, never the user's.
 	LayerReminder = "reminder"
@@ -161,6 +162,9 @@ type Edit struct {
 	// closeRound): set with Unthink inside a turn, whose latest
 	// assistant message lost the thinking the API demands of it.
 	Close bool `json:"close,omitempty"`
+	// Messages are, for a repair, the messages that replace those from
+	// Keep on (see Repair).
+	Messages []llm.Message `json:"messages,omitempty"`
 }
 
 // BlockEdit replaces the content of one tool result, the input of one
@@ -470,6 +474,8 @@ func (h *History) Apply(e Edit) error {
 		h.msgs, h.est = h.msgs[:e.Keep:e.Keep], h.est[:e.Keep:e.Keep]
 		h.touched(e.Keep)
 		return nil
+	case LayerRepair:
+		return h.applyRepair(e)
 	case LayerSummary:
 		if e.Summary == nil {
 			return fmt.Errorf("history edit: compaction without a summary")

@@ -30,6 +30,7 @@ const (
 	SandboxNone   Kind = "sandbox_none"   // no sandbox: every command asks
 	Config        Kind = "config"         // a setting or the settings file needs attention
 	LogTorn       Kind = "log_torn"       // the resumed log's torn last line was skipped
+	LogDamaged    Kind = "log_damaged"    // lines of the resumed log could not be read; the history was repaired
 	Instructions  Kind = "instructions"   // AGENTS.md or a skill could not be read
 	Window        Kind = "context_window" // the server runs the model with a smaller window
 	PromptChanged Kind = "prompt_changed" // the system prompt or tools differ from the resumed session's

@@ -13,6 +13,11 @@
 // held back are kept and written, in order, before the next one (or by
 // Close), so nothing is dropped while the process lives; Append still
 // returns the error, and callers stop the turn as for a message.
+// One process writes a log at a time: Create, CreateLazy (at its first
+// message) and Append take an flock on the file, and a second writer gets
+// a LockedError naming the process that holds it; readers take none. A
+// line damaged in the middle (a disk error, an edit by hand) is skipped
+// and named with its file and line (DamagedError), never hiding the rest.
 // A crash while tools ran leaves tool calls without results: Unanswered
 // builds the results that close them on resume, so every tool_use keeps
 // its tool_result. Configured API keys are redacted before anything

@@ -65,6 +65,10 @@ func (l *Log) hold(e Entry) (held bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("creating session log: %w", err)
 	}
+	if err := lock(f, l.path); err != nil {
+		f.Close()
+		return false, err
+	}
 	l.f = f
 	for _, h := range z.held {
 		if err := l.append(h); err != nil {

@@ -29,6 +29,7 @@ type Summary struct {
 	Messages int       // stored messages of the main agent
 	Usage    llm.Usage // every request: main agent, sub-agents, compaction
 	Torn     bool      // the last line was cut short by a crash
+	Damaged  []int     // lines in the middle that could not be read (skipped)
 }
 
 // Started reports whether the session ever got a reply from the model:
@@ -128,8 +129,10 @@ func logNames(dir string) ([]string, error) {
 }
 
 // List summarises every session in dir (one project's, see Dir), newest
-// first. A log that cannot be read is left out and reported in the
-// warnings; a torn last line is not a warning (Summary.Torn says it).
+// first. A log that cannot be read at all is left out and reported in the
+// warnings; one with damaged lines is listed from its good entries and
+// reported in the warnings too (with its path and lines); a torn last line
+// is not a warning (Summary.Torn says it).
 func List(dir string) ([]Summary, []error) {
 	names, err := logNames(dir)
 	if err != nil {
@@ -141,15 +144,28 @@ func List(dir string) ([]Summary, []error) {
 		path := filepath.Join(dir, n)
 		entries, err := ReadFile(path)
 		torn := errors.Is(err, ErrTornLine)
-		if err != nil && !torn {
+		var dmg *DamagedError
+		switch {
+		case errors.As(err, &dmg):
+			warns = append(warns, err)
+		case err != nil && !torn:
 			warns = append(warns, fmt.Errorf("%s: %w", path, err))
 			continue
 		}
 		if len(entries) == 0 {
 			continue // killed before its first line: nothing to resume
 		}
+		if entries[0].Meta == nil {
+			if dmg == nil {
+				warns = append(warns, fmt.Errorf("%s: not a harness session log (its first line is not the session's header)", path))
+			}
+			continue
+		}
 		s := Summarize(path, entries)
 		s.Torn = torn
+		if dmg != nil {
+			s.Damaged = dmg.Lines
+		}
 		out = append(out, s)
 	}
 	newestFirst(out)
@@ -233,7 +249,7 @@ var ErrNoSession = errors.New("no session in this project yet; start one with ha
 // Sessions that never got a reply (opened and left, cleared at once, or
 // a first request that failed) are skipped; ties go to the later start.
 func Latest(dir string) (string, error) {
-	list, _ := List(dir)
+	list, warns := List(dir)
 	var best *Summary
 	for i := range list {
 		s := &list[i]
@@ -245,6 +261,11 @@ func Latest(dir string) (string, error) {
 		}
 	}
 	if best == nil {
+		if len(warns) > 0 {
+			// Say which logs could not be read rather than that there
+			// are none.
+			return "", fmt.Errorf("%w; but %w", ErrNoSession, errors.Join(warns...))
+		}
 		return "", ErrNoSession
 	}
 	return best.Path, nil

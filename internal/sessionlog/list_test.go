@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func TestSummarize(t *testing.T) {
 		Start: t0, Updated: t0.Add(7 * time.Second), Used: t0.Add(7 * time.Second), Title: "Fix the failing test …", Steps: 2, Messages: 4,
 		Usage: llm.Usage{Input: 160, CacheRead: 2200, Output: 28},
 	}
-	if s != want {
+	if !reflect.DeepEqual(s, want) {
 		t.Fatalf("Summarize =\n%+v\nwant\n%+v", s, want)
 	}
 	long := Summarize("", []Entry{{Type: TypeMessage, Message: msg(llm.RoleUser, txt(strings.Repeat("é", 100)))}})
@@ -190,7 +191,7 @@ func TestWriteJSONLRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back) != len(sample("abc")) || Summarize("", back) != Summarize("", sample("abc")) {
+	if len(back) != len(sample("abc")) || !reflect.DeepEqual(Summarize("", back), Summarize("", sample("abc"))) {
 		t.Fatalf("round trip changed the session: %d entries", len(back))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -133,6 +134,10 @@ func Create(path string, meta Meta, secrets []string, opts ...Option) (*Log, err
 	if err != nil {
 		return nil, fmt.Errorf("creating session log: %w", err)
 	}
+	if err := lock(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
 	l := newLog(f, path, secrets, 0, opts)
 	if err := l.Append(Entry{Type: TypeMeta, Meta: &meta}); err != nil {
 		f.Close()
@@ -150,6 +155,13 @@ func Append(path string, secrets []string, opts ...Option) (*Log, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening session log: %w", err)
+	}
+	// One writer per log: two processes appending would interleave their
+	// messages, and the next resume would send a call whose result is
+	// not in the next message. The lock comes before any repair.
+	if err := lock(f, path); err != nil {
+		f.Close()
+		return nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -170,6 +182,21 @@ func Append(path string, secrets []string, opts ...Option) (*Log, error) {
 		}
 	}
 	return l, nil
+}
+
+// LockedError is a log another process is writing: Append refuses to
+// become a second writer.
+type LockedError struct {
+	Path string
+	PID  int // the process holding it, when it could be found
+}
+
+func (e *LockedError) Error() string {
+	who := "another harness process"
+	if e.PID > 0 {
+		who += fmt.Sprintf(" (PID %d)", e.PID)
+	}
+	return fmt.Sprintf("session log %s is open in %s: continue the session there, or start a new one (harness, without --continue or --resume)", e.Path, who)
 }
 
 // WriteError is a failure to get entries to disk. The entries are kept
@@ -346,10 +373,53 @@ func (l *Log) Close() error {
 // it are intact.
 var ErrTornLine = errors.New("the last line of the session log was cut short (harness was killed mid-write); it was skipped")
 
+// DamagedError reports lines in the middle of a log that are not entries
+// (a disk error, an edit by hand, another program): they are skipped, and
+// the entries around them are read. Path is set by ReadFile.
+type DamagedError struct {
+	Path  string
+	Lines []int // 1-based
+	Err   error // why the first one could not be read
+	Torn  bool  // the last line was torn too
+}
+
+func (e *DamagedError) Error() string {
+	where := "session log"
+	if e.Path != "" {
+		where += " " + e.Path
+	}
+	lines := make([]string, len(e.Lines))
+	for i, n := range e.Lines {
+		lines[i] = strconv.Itoa(n)
+	}
+	msg := fmt.Sprintf("%s: line %s could not be read (%v); the session goes on from the other entries", where, strings.Join(lines, ", "), e.Err)
+	if len(e.Lines) > 1 {
+		msg = strings.Replace(msg, ": line ", ": lines ", 1)
+	}
+	if e.Torn {
+		msg += "; its torn last line was skipped too"
+	}
+	return msg
+}
+
+// Is makes a damaged log with a torn last line ErrTornLine as well.
+func (e *DamagedError) Is(target error) bool { return target == ErrTornLine && e.Torn }
+
+// Readable reports whether err from Read or ReadFile still came with the
+// log's good entries: none, a torn last line, or damaged lines.
+func Readable(err error) bool {
+	var d *DamagedError
+	return err == nil || errors.Is(err, ErrTornLine) || errors.As(err, &d)
+}
+
 // Read parses a log. A torn last line is skipped and reported with
-// ErrTornLine alongside the good entries; any other bad line is an error.
+// ErrTornLine alongside the good entries; damaged lines elsewhere are
+// skipped too and reported with a *DamagedError naming them. Either way
+// the entries that could be read are returned: nothing good is hidden by
+// one bad line. Other errors are read errors.
 func Read(r io.Reader) ([]Entry, error) {
 	var out []Entry
+	var dmg *DamagedError
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
@@ -358,13 +428,24 @@ func Read(r io.Reader) ([]Entry, error) {
 			var e Entry
 			if jerr := json.Unmarshal(bytes.TrimSpace(line), &e); jerr != nil || !complete {
 				if !complete || isLast(br) {
+					if dmg != nil {
+						dmg.Torn = true
+						return out, dmg
+					}
 					return out, ErrTornLine
 				}
-				return out, fmt.Errorf("session log line %d: %w", n, jerr)
+				if dmg == nil {
+					dmg = &DamagedError{Err: jerr}
+				}
+				dmg.Lines = append(dmg.Lines, n)
+				continue
 			}
 			out = append(out, e)
 		}
 		if errors.Is(err, io.EOF) {
+			if dmg != nil {
+				return out, dmg
+			}
 			return out, nil
 		}
 		if err != nil {
@@ -378,12 +459,17 @@ func isLast(br *bufio.Reader) bool {
 	return len(rest) == 0 || strings.TrimSpace(string(rest)) == ""
 }
 
-// ReadFile is Read on a path.
+// ReadFile is Read on a path; a DamagedError names it.
 func ReadFile(path string) ([]Entry, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening session log: %w", err)
 	}
 	defer f.Close()
-	return Read(f)
+	entries, err := Read(f)
+	var d *DamagedError
+	if errors.As(err, &d) {
+		d.Path = path
+	}
+	return entries, err
 }
