@@ -112,6 +112,11 @@ func (b *Bash) Run(ctx context.Context, input json.RawMessage) Result {
 		b.Env.Notify(n)
 	}
 	b.Env.found(res.Found)
+	// What the agent's own command left is what it saw.
+	b.Env.seen.refresh(func(p string) ([]byte, error) {
+		data, _, err := b.Env.policy().ReadFile(p, maxFileBytes)
+		return data, err
+	})
 	return Result{Content: FormatBash(res), IsError: res.ExitCode != 0}
 }
 

@@ -7,7 +7,10 @@
 //
 // bash runs through the sandbox package's single entry point; the file tools
 // (read_file, write_file, edit_file, glob, grep) run on the host and obey the
-// same sandbox Policy. write_todos keeps the session's plan (logged whole on
+// same sandbox Policy. write_file and edit_file refuse a file that changed
+// since the agent last saw it (read it, wrote it, or ran a command after
+// which it was so): the user's edit in between is never overwritten from
+// a stale copy (seen.go). write_todos keeps the session's plan (logged whole on
 // every change) and read_skill loads a skill's instructions. The task tool
 // lives in package subagent, since it builds an agent. web_fetch leaves the
 // host only through a ConnServer (the session's netproxy.Proxy), so a fetch

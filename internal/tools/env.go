@@ -24,6 +24,8 @@ type Env struct {
 	Images bool
 	// Jobs, when set, lets bash start background commands (the session's).
 	Jobs *Jobs
+
+	seen seen // what the agent last saw of each file (seen.go)
 }
 
 func (e *Env) wrote(path string) {
@@ -40,6 +42,7 @@ func (e *Env) write(path string, data []byte) (walls.WriteResult, error) {
 	res, err := e.policy().WriteFile(path, data)
 	if err == nil {
 		e.wrote(path)
+		e.seen.record(path, data)
 	}
 	if len(res.Tampered) > 0 && e.Notify != nil {
 		n := notice.Warning(notice.SandboxTamper, fmt.Sprintf("SANDBOX WARNING: protected paths changed while harness wrote %s: %s", path, strings.Join(res.Tampered, ", ")))

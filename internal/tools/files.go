@@ -70,6 +70,7 @@ func (r *ReadFile) Run(ctx context.Context, input json.RawMessage) Result {
 	if isBinary(data) {
 		return Errorf("%s looks binary (%d bytes); read_file only shows text. Use bash (file, xxd | head, strings) to inspect it", a.Path, len(data))
 	}
+	r.Env.seen.record(path, data)
 	if len(data) == 0 {
 		return Result{Content: "(empty file)"}
 	}
@@ -182,6 +183,11 @@ func (w *WriteFile) Run(ctx context.Context, input json.RawMessage) Result {
 		return Errorf("%v", err)
 	}
 	path := w.Env.abs(a.Path)
+	if cur, _, err := w.Env.policy().ReadFile(path, maxFileBytes); err == nil {
+		if err := w.Env.seen.stale(path, a.Path, cur); err != nil {
+			return Errorf("%v", err)
+		}
+	}
 	res, err := w.Env.write(path, []byte(a.Content))
 	if err != nil {
 		return Errorf("%v", fileError(a.Path, err))
@@ -250,6 +256,9 @@ func (e *EditFile) Run(ctx context.Context, input json.RawMessage) Result {
 	if err != nil {
 		return Errorf("%v", fileError(a.Path, err))
 	}
+	if err := e.Env.seen.stale(path, a.Path, data); err != nil {
+		return Errorf("%v", err)
+	}
 	text := string(data)
 	n := strings.Count(text, a.OldString)
 	switch {
@@ -271,5 +280,6 @@ func (e *EditFile) Run(ctx context.Context, input json.RawMessage) Result {
 	if _, err := e.Env.write(real, []byte(text)); err != nil {
 		return Errorf("%v", fileError(a.Path, err))
 	}
+	e.Env.seen.record(path, []byte(text))
 	return Result{Content: fmt.Sprintf("edited %s: %d replacement(s)", e.Env.rel(path), n)}
 }
