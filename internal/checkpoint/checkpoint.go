@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -75,6 +77,9 @@ type Entry struct {
 	// Undone marks an entry a later undo restored (an entry of its own
 	// that names the seqs it undid).
 	Undo []int `json:"undo,omitempty"`
+
+	line    int  // where readJournal found it
+	damaged bool // a line that was not an entry (readJournal)
 }
 
 // Store is one session's checkpoints: its journal, and the blobs it
@@ -364,17 +369,48 @@ func appendJournal(dir string, e Entry) error {
 		f.Close()
 		return err
 	}
-	// One write per entry, not synced: a killed process loses nothing
-	// written (the page cache keeps it); a fsync per call cost 10 ms here.
+	// One write per entry, synced as the session log is: a machine that
+	// loses power after the call must not lose what the call changed,
+	// or undo would take the agent's own change for someone else's.
 	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
 
-// readJournal reads a store's entries; a torn last line (a crash) is
-// skipped.
+// DamagedJournalError reports lines of a checkpoint journal that are not
+// entries (a disk error, a torn last line, an edit by hand): what those
+// calls changed is unknown.
+type DamagedJournalError struct {
+	Path  string
+	Lines []int // 1-based, in the middle
+	// Torn is the last line when a kill cut it short (no newline ends
+	// the file): the newest call's record, lost; 0 when none.
+	Torn int
+}
+
+func (e *DamagedJournalError) Error() string {
+	lines := make([]string, len(e.Lines))
+	for i, n := range e.Lines {
+		lines[i] = fmt.Sprint(n)
+	}
+	if len(lines) == 0 {
+		return fmt.Sprintf("checkpoint journal %s: its last line was cut short (harness was killed while recording a call), so what that call changed is unknown", e.Path)
+	}
+	return fmt.Sprintf("checkpoint journal %s: line %s could not be read, so what that call changed is unknown", e.Path, strings.Join(lines, ", "))
+}
+
+// blobRe finds the blob names a damaged line still holds, so Prune keeps
+// their content.
+var blobRe = regexp.MustCompile(`[0-9a-f]{64}`)
+
+// readJournal reads a store's entries, each with its line; lines that are
+// not entries are skipped and returned in a *DamagedJournalError beside
+// the rest, with the blob names they still hold.
 func readJournal(dir string) ([]Entry, error) {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -382,15 +418,46 @@ func readJournal(dir string) ([]Entry, error) {
 	}
 	defer f.Close()
 	var out []Entry
+	var dmg *DamagedJournalError
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		var e Entry
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			if dmg == nil {
+				dmg = &DamagedJournalError{Path: dir}
+			}
+			dmg.Lines = append(dmg.Lines, n)
+			e = Entry{line: n, damaged: true}
+			for _, m := range blobRe.FindAll(sc.Bytes(), -1) {
+				e.Changes = append(e.Changes, Change{Before: State{Blob: string(m)}})
+			}
 			out = append(out, e)
+			continue
+		}
+		e.line = n
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return out, err
+	}
+	if dmg == nil {
+		return out, nil
+	}
+	// A damaged last line with no newline after it is a torn write.
+	last := dmg.Lines[len(dmg.Lines)-1]
+	if len(out) > 0 && out[len(out)-1].line == last {
+		if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+			b := make([]byte, 1)
+			if _, err := f.ReadAt(b, fi.Size()-1); err == nil && b[0] != '\n' {
+				dmg.Torn, dmg.Lines = last, dmg.Lines[:len(dmg.Lines)-1]
+			}
 		}
 	}
-	return out, sc.Err()
+	return out, dmg
 }
 
 func dirSize(dir string) int64 {

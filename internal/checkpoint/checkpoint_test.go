@@ -138,7 +138,8 @@ func TestUndoConflict(t *testing.T) {
 }
 
 // TestUndoAfterCrash: a journal whose last line was torn by a kill still
-// undoes what it recorded; a file too big to keep is said, not faked.
+// undoes what it recorded, and says the torn call's changes are not known;
+// a file too big to keep is said, not faked.
 func TestUndoAfterCrash(t *testing.T) {
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("a0\n"), 0o644)
@@ -165,6 +166,11 @@ func TestUndoAfterCrash(t *testing.T) {
 	}
 	if len(res.Lost) != 1 || !strings.HasSuffix(res.Lost[0], "big.out") {
 		t.Errorf("the big file: %+v", res)
+	}
+	// The torn record is the newest call's: undo says its changes are
+	// not known rather than claiming the turn is undone.
+	if len(res.Unknown) != 1 || !strings.Contains(res.Describe([]string{root}), "not known to undo") {
+		t.Errorf("the torn record is not said: %+v", res)
 	}
 	if !strings.Contains(strings.Join(append(notes, store.Notes()...), " "), "too big to keep") {
 		t.Errorf("no note for the big file: %v", notes)

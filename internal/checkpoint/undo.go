@@ -32,6 +32,9 @@ type Result struct {
 	// Refused are paths undo would not touch, with why: outside the roots
 	// the checkpoint covered, or reached only through a symlink now.
 	Refused []string
+	// Unknown are changes undo could not know of (a journal line a kill
+	// cut short), said so the user checks them.
+	Unknown []string
 	Turns   []int
 }
 
@@ -48,10 +51,18 @@ type Options struct {
 
 // Entries lists a store's checkpoints that are still in effect (not
 // undone), oldest first.
+//
+// A damaged journal (DamagedJournalError) still lists its good entries,
+// with the error beside them.
 func Entries(dir string) ([]Entry, error) {
 	all, err := readJournal(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	var dmg *DamagedJournalError
+	switch {
+	case errors.As(err, &dmg):
+	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return nil, err
+	default:
+		err = nil
 	}
 	undone := map[int]bool{}
 	for _, e := range all {
@@ -61,11 +72,11 @@ func Entries(dir string) ([]Entry, error) {
 	}
 	var out []Entry
 	for _, e := range all {
-		if e.Tool != "undo" && !undone[e.Seq] && len(e.Changes) > 0 {
+		if !e.damaged && e.Tool != "undo" && !undone[e.Seq] && len(e.Changes) > 0 {
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	return out, err
 }
 
 // Undo restores what the selected checkpoints in dir changed, newest
@@ -75,7 +86,8 @@ func Entries(dir string) ([]Entry, error) {
 // a crash) as on the live one (Store.Undo).
 func Undo(dir string, sel Selection, o Options) (Result, error) {
 	entries, err := Entries(dir)
-	if err != nil {
+	var dmg *DamagedJournalError
+	if err != nil && !errors.As(err, &dmg) {
 		return Result{}, err
 	}
 	var picked []Entry
@@ -95,6 +107,25 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 		}
 	}
 	var res Result
+	if dmg != nil {
+		// A damaged line after the first checkpoint to undo may have held
+		// a change (or an undo) inside the range: restoring around it
+		// could undo half a turn and call it done. Refuse, and say why.
+		from := 0
+		if len(picked) > 0 {
+			from = picked[0].line
+		}
+		for _, n := range dmg.Lines {
+			if len(picked) == 0 || n > from {
+				return res, fmt.Errorf("%w; undo restores nothing across it (undo a later turn with --turn, or restore those files by hand)", dmg)
+			}
+		}
+		// A torn last line is the newest call's record, cut by a kill:
+		// undo what was recorded, and say that call's changes may stay.
+		if dmg.Torn > 0 {
+			res.Unknown = append(res.Unknown, "the last call before harness was killed: its record was cut short, so what it changed is not undone (check the files it worked on)")
+		}
+	}
 	if len(picked) == 0 {
 		return res, nil
 	}
@@ -453,6 +484,9 @@ func (r Result) Describe(roots []string) string {
 		for _, p := range r.Lost {
 			b.WriteString("\n  " + shortPath(roots, p))
 		}
+	}
+	for _, u := range r.Unknown {
+		b.WriteString("\nnot known to undo: " + u)
 	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -89,7 +90,10 @@ func runUndo(ctx context.Context, g *globalOptions, o *undoOptions, stdio Stdio)
 	}
 	if o.List {
 		entries, err := checkpoint.Entries(journal)
-		if err != nil {
+		var dmg *checkpoint.DamagedJournalError
+		if errors.As(err, &dmg) {
+			fmt.Fprintln(stdio.Err, "harness: warning:", err)
+		} else if err != nil {
 			return err
 		}
 		if len(entries) == 0 {
@@ -118,6 +122,9 @@ func runUndo(ctx context.Context, g *globalOptions, o *undoOptions, stdio Stdio)
 	fmt.Fprintln(stdio.Out, msg)
 	if n := len(res.Conflicts) + len(res.Lost) + len(res.Refused); n > 0 {
 		return &ExitError{Code: 1, Err: fmt.Errorf("%d file(s) not restored", n)}
+	}
+	if len(res.Unknown) > 0 {
+		return &ExitError{Code: 1, Err: errors.New("some changes were not known to undo (see above)")}
 	}
 	return nil
 }
