@@ -8,6 +8,7 @@ import (
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/pricing"
 )
@@ -46,7 +47,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		return nil, err
 	}
 	cache, _ := os.UserCacheDir() // none: spill files go to /var/tmp
-	return app.Open(ctx, app.Options{
+	s, err := app.Open(ctx, app.Options{
 		Source: src, WorkDir: wd, CacheDir: cache,
 		Project: g.Project, AddDirs: g.AddDirs, Backend: g.Backend, Timeout: g.Timeout,
 		Continue: g.Continue, Resume: g.Resume, MaxSteps: g.MaxSteps,
@@ -57,6 +58,14 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		MCPConfigs: g.MCPConfigs, ApproveMCP: g.ApproveMCP,
 		Price: priceFor,
 	})
+	if err != nil {
+		return nil, err
+	}
+	// A models.json that does not parse is not ignored without a word.
+	if _, err := userCatalogue(s.Config.EnvFile); err != nil {
+		s.Warnings = append(s.Warnings, notice.Warning(notice.Config, err.Error()+"; the built-in catalogue is used until it is fixed (harness models shows it)"))
+	}
+	return s, nil
 }
 
 // priceFor is the model's price per million tokens: the catalogue (with

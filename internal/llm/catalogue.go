@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/harness-dev/harness/internal/jsonerr"
 )
 
 // Model is what harness knows of one model: its window, its longest reply,
@@ -90,13 +93,24 @@ func DefaultCatalogue() *Catalogue {
 	return defaultCat
 }
 
-// ParseCatalogue reads a catalogue in the format of catalogue.json.
+// maxCatalogue bounds a catalogue file.
+const maxCatalogue = 16 << 20
+
+// ParseCatalogue reads a catalogue in the format of catalogue.json; an
+// error says its line and column.
 func ParseCatalogue(r io.Reader) (*Catalogue, error) {
 	var w wireCatalogue
-	dec := json.NewDecoder(r)
+	data, err := io.ReadAll(io.LimitReader(r, maxCatalogue+1))
+	if err != nil {
+		return nil, fmt.Errorf("model catalogue: %w", err)
+	}
+	if len(data) > maxCatalogue {
+		return nil, fmt.Errorf("model catalogue: larger than %d MiB", maxCatalogue>>20)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w); err != nil {
-		return nil, fmt.Errorf("model catalogue: %w", err)
+		return nil, fmt.Errorf("model catalogue: %w", jsonerr.At(data, err))
 	}
 	c := &Catalogue{Checked: w.Checked, Note: w.Note}
 	for i, wm := range w.Models {
