@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -88,7 +89,9 @@ func (r *retrying) Stream(ctx context.Context, req *Request, onEvent func(Event)
 			return nil, err
 		}
 		if e.RetryAfter > r.o.MaxRetryAfter {
-			return nil, err
+			// Say how long the server asked for: a quota window of an
+			// hour is worth knowing before trying again.
+			return nil, &WaitTooLongError{Err: err, Wait: e.RetryAfter, Max: r.o.MaxRetryAfter}
 		}
 		wait := r.backoff(attempt)
 		if e.RetryAfter > wait {
@@ -113,3 +116,17 @@ func (r *retrying) backoff(attempt int) time.Duration {
 	}
 	return time.Duration(r.o.Rand() * float64(ceil))
 }
+
+// WaitTooLongError is a retryable failure whose server asked for a longer
+// wait than harness spends on a retry.
+type WaitTooLongError struct {
+	Err       error
+	Wait, Max time.Duration
+}
+
+func (e *WaitTooLongError) Error() string {
+	return fmt.Sprintf("%v; the server asked to wait %s before trying again (harness waits at most %s): try again after %s",
+		e.Err, e.Wait.Round(time.Second), e.Max, time.Now().Add(e.Wait).Local().Format("15:04"))
+}
+
+func (e *WaitTooLongError) Unwrap() error { return e.Err }

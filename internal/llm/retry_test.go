@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,5 +185,20 @@ func TestContextLimit(t *testing.T) {
 	}
 	if p, l := llm.ContextLimit(&llm.Error{Kind: llm.ErrBadRequest, Message: "prompt is too long: 5 tokens > 4 maximum"}); p != 0 || l != 0 {
 		t.Error("read sizes from an error of another kind")
+	}
+}
+
+// TestRetryAfterTooLongSaysHowLong: a 429 asking for an hour is not
+// waited for, and the error says how long the server asked.
+func TestRetryAfterTooLongSaysHowLong(t *testing.T) {
+	inner := &scripted{errs: []error{&llm.Error{Kind: llm.ErrRateLimit, Status: 429, RetryAfter: time.Hour, Message: "quota window"}}}
+	var sl sleeps
+	_, err := llm.WithRetry(inner, llm.RetryOptions{Sleep: sl.sleep}).Stream(context.Background(), &llm.Request{}, nil)
+	var w *llm.WaitTooLongError
+	if !errors.As(err, &w) || w.Wait != time.Hour || !strings.Contains(err.Error(), "asked to wait 1h0m0s") || !strings.Contains(err.Error(), "quota window") {
+		t.Fatalf("err = %v, want one saying the server asked for an hour", err)
+	}
+	if llm.KindOf(err) != llm.ErrRateLimit || len(sl.waits) != 0 {
+		t.Errorf("kind %v, waits %v", llm.KindOf(err), sl.waits)
 	}
 }

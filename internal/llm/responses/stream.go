@@ -205,7 +205,8 @@ func failure(e *wireError) *llm.Error {
 		out.Kind = llm.ErrContextTooLong
 	case e.Code == "rate_limit_exceeded":
 		out.Kind = llm.ErrRateLimit
-	case e.Code == "insufficient_quota":
+	case e.Code == "insufficient_quota" || e.Type == "insufficient_quota":
+		// A quota is not a transient failure: retrying cannot help.
 		out.Kind = llm.ErrBadRequest
 	case e.Type == "invalid_request_error" || strings.HasPrefix(e.Code, "invalid_") || e.Param != "":
 		out.Kind = llm.ErrBadRequest
