@@ -237,9 +237,13 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 			fmt.Fprintln(stdio.Err, "harness: "+n)
 		}
 	}
-	// @SERVER:URI attaches an MCP resource, as in chat.
+	// @SERVER:URI attaches an MCP resource and @path a file (or an
+	// image), as in chat; a mention that attaches nothing is said.
 	prompt, notes := attachResources(ctx, prompt, s.MCP)
-	for _, n := range notes {
+	pol := s.Sandbox.Policy()
+	prompt, mentioned, fileNotes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(s.Config.Model), func(name string) bool { return isResourceMention(s.MCP, name) })
+	images = append(images, mentioned...)
+	for _, n := range append(notes, fileNotes...) {
 		fmt.Fprintln(stdio.Err, "harness: @ "+n)
 	}
 	s.Checkpoints.StartTurn()
