@@ -182,7 +182,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		if c.commandTurn(ctx, line) {
 			continue
 		}
-		if strings.HasPrefix(line, "/") {
+		if strings.HasPrefix(line, "/") && !isPathPrompt(line) {
 			q, err := c.command(ctx, line)
 			if err != nil {
 				c.r.Print(c.t.Style.Red("error: ") + err.Error())
@@ -195,6 +195,19 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		}
 		c.turn(ctx, line)
 	}
+}
+
+// isPathPrompt reports whether a line that starts with / starts with a
+// path rather than a command: its first word has another slash in it
+// (/home/u/shot.png, what is this?) or names something that exists. No
+// command has a slash of its own (a namespaced one is /git:fix).
+func isPathPrompt(line string) bool {
+	first, _, _ := strings.Cut(line, " ")
+	if strings.Contains(first[1:], "/") {
+		return true
+	}
+	_, err := os.Lstat(first)
+	return err == nil
 }
 
 // replied reports whether the model ever answered in this session: only

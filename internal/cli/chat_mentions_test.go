@@ -35,3 +35,21 @@ func TestExpandMentions(t *testing.T) {
 		t.Errorf("changed a prompt without mentions: %q %v", p, n)
 	}
 }
+
+// TestIsPathPrompt: a prompt that starts with a path (an image dragged
+// into the terminal, a file named first) is a prompt, not a slash command.
+func TestIsPathPrompt(t *testing.T) {
+	dir := t.TempDir()
+	for line, want := range map[string]bool{
+		"/home/u/shot.png what is this?": true,
+		dir + " what is in here":          true,
+		"/help":                           false,
+		"/compact keep the plan":          false,
+		"/git:fix 12":                     false,
+		"/undo call":                      false,
+	} {
+		if got := isPathPrompt(line); got != want {
+			t.Errorf("isPathPrompt(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
