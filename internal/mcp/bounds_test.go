@@ -160,6 +160,18 @@ func TestLineConnOverLimit(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("read still waits for the end of an endless line after %d MiB", src.n.Load()>>20)
 	}
+	// Discarding it is bounded too: past maxDiscard the session ends.
+	defer func(d int64) { maxDiscard = d }(maxDiscard)
+	maxDiscard = 64 << 20
+	go func() { _, err := c.read(); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, errClosed) || !strings.Contains(err.Error(), "harness stopped reading it") {
+			t.Fatalf("discarding an endless line: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("still discarding an endless line after %d MiB", src.n.Load()>>20)
+	}
 }
 
 type nopWriteCloser struct{ io.Writer }

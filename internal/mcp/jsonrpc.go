@@ -396,13 +396,18 @@ func (c *lineConn) read() ([]byte, error) {
 // tooLargeError as soon as it goes over, without waiting for its end: the
 // next call first discards the rest of it, a buffer at a time.
 func (c *lineConn) line() ([]byte, error) {
-	for c.skip {
-		_, err := c.r.ReadSlice('\n')
+	for skipped := int64(0); c.skip; {
+		frag, err := c.r.ReadSlice('\n')
 		switch {
 		case err == nil:
 			c.skip = false
 		case !errors.Is(err, bufio.ErrBufferFull):
 			return nil, err
+		}
+		// A line without end is no server worth reading on: the session
+		// ends, and the server, writing to a pipe no one reads, waits.
+		if skipped += int64(len(frag)); skipped > maxDiscard {
+			return nil, fmt.Errorf("%w: the server sent a line of more than %d GiB; harness stopped reading it", errClosed, maxDiscard>>30)
 		}
 	}
 	var line []byte

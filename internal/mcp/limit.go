@@ -13,6 +13,10 @@ import (
 // tooLargeError, and the server's session goes on with its next message.
 const maxMessage = 16 << 20
 
+// maxDiscard bounds what is discarded of one line over maxMessage: past it
+// the session ends (a variable for the tests).
+var maxDiscard int64 = 1 << 30
+
 // tooLargeError is a message from the server over maxMessage.
 type tooLargeError struct {
 	what string // "a message", "an event-stream line"…
