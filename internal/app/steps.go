@@ -565,7 +565,7 @@ func ProjectRoot(ctx context.Context, flag, workDir string) (string, error) {
 	if dir == "" {
 		dir = workDir
 		// The harness's own git calls never run code planted in a project.
-		out, err := gitsafe.Command(ctx, workDir, "rev-parse", "--show-toplevel").Output()
+		out, err := gitsafe.Output(gitsafe.Command(ctx, workDir, "rev-parse", "--show-toplevel"))
 		if err == nil {
 			if top := strings.TrimSpace(string(out)); top != "" {
 				dir = top

@@ -59,7 +59,10 @@
 // and SessionStart), exit 2 blocks and its stderr goes to the model (to the
 // user for UserPromptSubmit), any other status is an error shown to the
 // user while the action goes on. Matching hooks run side by side and an
-// identical command once; the timeout defaults to 60 s. A hook's allow
+// identical command once; the timeout defaults to 60 s. Each of a hook's
+// stdout and stderr is read up to 64 KiB, the rest dropped as it comes
+// and the user told: stdout cut there decides nothing and adds no
+// context; a block whose stderr was cut still blocks. A hook's allow
 // lets an ask through, its ask makes the gate ask; neither lifts a deny
 // rule or the walls.
 //

@@ -315,34 +315,57 @@ func matches(m string, ev Event) bool {
 type hookResult struct {
 	code           int
 	stdout, stderr string
-	err            error
+	// stdoutOver and stderrOver: the stream went past maxHookOutput.
+	stdoutOver, stderrOver bool
+	err                    error
 }
 
-// maxHookOutput bounds what is kept of a hook's stdout and stderr.
+// maxHookOutput bounds what is read of each of a hook's stdout and
+// stderr: the rest is read and dropped as it comes (the hook is not
+// stopped for it; its timeout bounds it), and the result says so.
 const maxHookOutput = 64 << 10
 
+// overHookOutput is what a result says of a stream past maxHookOutput.
+var overHookOutput = fmt.Sprintf("more than %d KiB, the limit harness reads from a hook", maxHookOutput>>10)
+
+// boundedBuf keeps the first maxHookOutput bytes written to it. It is
+// not a bytes.Buffer: exec copies into a writer that has ReadFrom with
+// that method, past Write and its bound.
 type boundedBuf struct {
-	bytes.Buffer
-	mu sync.Mutex
+	mu   sync.Mutex
+	buf  []byte
+	over bool
 }
 
 func (b *boundedBuf) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if room := maxHookOutput - b.Len(); room > 0 {
-		if len(p) > room {
-			b.Buffer.Write(p[:room])
-		} else {
-			b.Buffer.Write(p)
-		}
+	n := len(p)
+	if room := maxHookOutput - len(b.buf); n > room {
+		b.over = true
+		p = p[:max(room, 0)]
 	}
-	return len(p), nil
+	b.buf = append(b.buf, p...)
+	return n, nil
 }
 
 func (b *boundedBuf) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.Buffer.String()
+	return string(b.buf)
+}
+
+func (b *boundedBuf) Over() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.over
+}
+
+// result is r with the two streams' texts and whether they went over.
+func (r hookResult) with(stdout, stderr *boundedBuf) hookResult {
+	r.stdout, r.stderr = stdout.String(), stderr.String()
+	r.stdoutOver, r.stderrOver = stdout.Over(), stderr.Over()
+	return r
 }
 
 // run runs one hook: a user's on the host (it is the user's own code, run
@@ -361,7 +384,7 @@ func (h *Hooks) run(ctx context.Context, k Hook, input []byte) hookResult {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = time.Second
 	err := cmd.Run()
-	res := hookResult{stdout: stdout.String(), stderr: stderr.String()}
+	res := hookResult{}.with(&stdout, &stderr)
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
@@ -388,10 +411,10 @@ func (h *Hooks) runInside(ctx context.Context, k Hook, input []byte) hookResult 
 		"(\n" + k.Command + "\n) <<'" + eof + "'\n" + string(input) + "\n" + eof + "\n"
 	var stdout, stderr boundedBuf
 	res, err := h.o.Sandbox.Run(ctx, sandbox.Cmd{Script: script, Timeout: k.Timeout, Stdout: &stdout, Stderr: &stderr})
-	out := hookResult{stdout: stdout.String(), stderr: stderr.String(), err: err}
+	out := hookResult{err: err}.with(&stdout, &stderr)
 	if res != nil {
 		out.code = res.ExitCode
-		if res.TimedOut {
+		if res.TimedOut || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			out.err = fmt.Errorf("timed out after %s", k.Timeout)
 		}
 	}
@@ -423,8 +446,19 @@ type hookOutput struct {
 func interpret(event string, k Hook, r hookResult) Outcome {
 	var o Outcome
 	name := fmt.Sprintf("%s hook %q", event, clip(k.Command, 60))
+	var over []string
+	if r.stdoutOver {
+		over = append(over, "on stdout")
+	}
+	if r.stderrOver {
+		over = append(over, "on stderr")
+	}
+	overNote := ""
+	if len(over) > 0 {
+		overNote = "; it printed " + overHookOutput + ", " + strings.Join(over, " and ") + " (the rest was dropped)"
+	}
 	if r.err != nil {
-		o.Notices = append(o.Notices, name+" failed: "+r.err.Error())
+		o.Notices = append(o.Notices, name+" failed: "+r.err.Error()+overNote)
 		return o
 	}
 	stderr := strings.TrimSpace(r.stderr)
@@ -433,6 +467,9 @@ func interpret(event string, k Hook, r hookResult) Outcome {
 	case 2:
 		if stderr == "" {
 			stderr = "blocked by a " + event + " hook (" + clip(k.Command, 60) + ")"
+		}
+		if r.stderrOver {
+			stderr += "\n[harness: the hook printed " + overHookOutput + ", on stderr; the rest was dropped]"
 		}
 		switch event {
 		case PreToolUse, Stop, SubagentStop:
@@ -450,7 +487,13 @@ func interpret(event string, k Hook, r hookResult) Outcome {
 		if stderr != "" {
 			msg += ": " + clip(stderr, 400)
 		}
-		o.Notices = append(o.Notices, msg)
+		o.Notices = append(o.Notices, msg+overNote)
+		return o
+	}
+	if r.stdoutOver {
+		// Cut JSON is no answer, and cut text no context: nothing of it
+		// is used.
+		o.Notices = append(o.Notices, name+" printed "+overHookOutput+", on stdout: its output was ignored (the hook decided nothing)")
 		return o
 	}
 	stdout := strings.TrimSpace(r.stdout)

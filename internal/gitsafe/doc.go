@@ -11,5 +11,8 @@
 // the git shadow's checks on objects a command wrote, the per-turn status
 // when the user chose no sandbox), with the host's GIT_* variables
 // dropped and Env added, so neither the environment nor the system or
-// global configuration adds a program either.
+// global configuration adds a program either. Output reads such a call's
+// standard output up to MaxOutput (16 MiB, sandbox.Git's bound inside the
+// walls) and fails past it, naming the limit: a repository the agent
+// wrote can make git print without end.
 package gitsafe

@@ -2,9 +2,12 @@ package gitsafe
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 )
 
 // Args are prepended to every git call of harness: no fsmonitor hook, no
@@ -50,4 +53,59 @@ func Shell(args ...string) string {
 // Quote single-quotes s for a POSIX shell.
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// MaxOutput bounds what harness reads of a host git call's standard
+// output, as sandbox.Git bounds a call inside the walls: 16 MiB.
+const MaxOutput = 16 << 20
+
+// ErrOutputTooLarge is wrapped by Output's error for output over MaxOutput.
+var ErrOutputTooLarge = fmt.Errorf("git printed more than %d MiB, the limit harness reads of its output", MaxOutput>>20)
+
+// Output runs cmd (from Command) and returns its standard output, as
+// exec.Cmd.Output does but never more than MaxOutput: past it nothing
+// more is read, git is stopped (its pipe closed) and the error wraps
+// ErrOutputTooLarge. A repository the agent could write (a tree of a
+// million files for status to list) then costs a bounded heap.
+func Output(cmd *exec.Cmd) ([]byte, error) {
+	if cmd.Stdout != nil {
+		return nil, errors.New("gitsafe: Stdout already set")
+	}
+	out := &boundedWriter{limit: MaxOutput}
+	cmd.Stdout = out
+	err := cmd.Run()
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	if out.over {
+		args := cmd.Args[min(len(cmd.Args), 1+len(Args)):]
+		return nil, fmt.Errorf("git %s: %w", strings.Join(args, " "), ErrOutputTooLarge)
+	}
+	return out.buf, err
+}
+
+// boundedWriter keeps limit bytes; a write past them fails, which ends
+// exec's copy and closes the pipe.
+type boundedWriter struct {
+	mu    sync.Mutex
+	buf   []byte
+	limit int
+	over  bool
+}
+
+func (w *boundedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf)+len(p) > w.limit {
+		w.over = true
+		return 0, ErrOutputTooLarge
+	}
+	if len(w.buf)+len(p) > cap(w.buf) {
+		// Doubled, not grown by a quarter as append grows a large slice:
+		// output near the limit is copied twice, not twenty times.
+		nb := make([]byte, len(w.buf), min(max(2*cap(w.buf), len(w.buf)+len(p), 4096), w.limit))
+		copy(nb, w.buf)
+		w.buf = nb
+	}
+	w.buf = append(w.buf, p...)
+	return len(p), nil
 }

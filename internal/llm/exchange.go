@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/harness-dev/harness/internal/llm/sse"
 )
 
 // Exchange is the HTTP half of an adapter: post a request body, classify a
@@ -65,6 +67,45 @@ func (i *idleReader) Read(p []byte) (int, error) {
 
 // maxErrorBody bounds how much of a failed answer is read.
 const maxErrorBody = 64 << 10
+
+// maxJSONReply bounds a reply sent whole as JSON (read, then decoded): as
+// much as the one event of a stream that carries a whole reply. maxStream
+// bounds the bytes of a streamed reply (128k tokens, one chunk each, stream
+// some 32 MB in the most verbose format); a line or an event of it is
+// bounded by package sse. Past either the exchange fails, not retried,
+// with an error naming the limit.
+const (
+	maxJSONReply = sse.MaxEvent
+	maxStream    = 128 << 20
+)
+
+// errTooLarge is an answer past maxJSONReply or maxStream.
+var errTooLarge = errors.New("answer over the limit")
+
+// boundedReader reads n bytes at most; past them, it fails with errTooLarge.
+type boundedReader struct {
+	r io.Reader
+	n int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.n < 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.n+1 {
+		p = p[:b.n+1]
+	}
+	k, err := b.r.Read(p)
+	if b.n -= int64(k); b.n < 0 {
+		return 0, errTooLarge
+	}
+	return k, err
+}
+
+// tooLarge is the error for an answer over its limit (limit bytes).
+func (x *Exchange) tooLarge(what string, limit int) *Error {
+	return &Error{Kind: ErrUnknown, Message: fmt.Sprintf("%s sent %s over %d MiB, the limit harness reads from a provider; the answer was dropped (not retried: it would come again)", x.Endpoint, what, limit>>20)}
+}
 
 // Do posts body and returns the decoded reply. A cancelled ctx is returned
 // as ctx.Err(); every other failure is an *Error.
@@ -123,7 +164,10 @@ func (x *Exchange) Do(ctx context.Context, body []byte, onEvent func(Event)) (*R
 	}
 	var reply *Reply
 	if isJSON(resp.Header.Get("Content-Type")) {
-		data, rerr := io.ReadAll(bodyR)
+		data, rerr := io.ReadAll(&boundedReader{r: bodyR, n: maxJSONReply})
+		if errors.Is(rerr, errTooLarge) {
+			return nil, x.redact(x.tooLarge("a JSON answer", maxJSONReply))
+		}
 		if rerr != nil {
 			if serr := stalled(); serr != nil {
 				return nil, serr
@@ -132,7 +176,14 @@ func (x *Exchange) Do(ctx context.Context, body []byte, onEvent func(Event)) (*R
 		}
 		reply, err = x.Decode(data, onEvent)
 	} else {
-		reply, err = x.Stream(bodyR, onEvent)
+		reply, err = x.Stream(&boundedReader{r: bodyR, n: maxStream}, onEvent)
+	}
+	switch {
+	case errors.Is(err, errTooLarge):
+		return nil, x.redact(x.tooLarge("a stream", maxStream))
+	}
+	if tl := (*sse.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, x.redact(x.tooLarge("an event-stream "+tl.What, tl.Limit))
 	}
 	if err != nil {
 		if serr := stalled(); serr != nil {

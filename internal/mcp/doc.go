@@ -91,5 +91,8 @@
 // Every failure is a result that says what happened, and the session
 // goes on: a server that did not start or stopped (with its exit code and
 // the tail of its stderr), a call past CallTimeout (cancelled, and the
-// server told), a malformed answer.
+// server told), a malformed answer, a message over 16 MiB on any transport
+// (limit.go: the official Go SDK's bound for a stdio line; the rest of it
+// is read and discarded as it comes, never held, and the server's next
+// message is read as usual).
 package mcp

@@ -111,7 +111,8 @@ type reply struct {
 // handed to notify, the server's requests answered (ping; anything else
 // "method not found": harness declares no client capabilities), a call
 // whose context ends cancelled with notifications/cancelled. A message
-// that is not JSON-RPC fails the calls in flight with a malformedError
+// that is not JSON-RPC fails the calls in flight with a malformedError,
+// one over maxMessage (discarded by the transport) with a tooLargeError,
 // and the session goes on; an answer to no call in flight is dropped.
 type rpcSession struct {
 	conn   msgConn
@@ -135,6 +136,11 @@ func newSession(c msgConn, notify func(string, json.RawMessage)) *rpcSession {
 func (s *rpcSession) loop() {
 	for {
 		raw, err := s.conn.read()
+		if isTooLarge(err) {
+			// Discarded unread: which call it answered is not known.
+			s.fail(err)
+			continue
+		}
 		if err != nil {
 			if !errors.Is(err, errClosed) {
 				err = fmt.Errorf("%w: %w", errClosed, err)
@@ -223,11 +229,15 @@ func (s *rpcSession) handle(raw []byte) {
 // malformed fails every call in flight: which one the line was meant to
 // answer is not known, and waiting would wait for ever.
 func (s *rpcSession) malformed(raw []byte, err error) {
-	e := &malformedError{line: slices.Clone(raw), err: err}
+	s.fail(&malformedError{line: slices.Clone(raw), err: err})
+}
+
+// fail fails every call in flight with err; the session goes on.
+func (s *rpcSession) fail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, ch := range s.pending {
-		ch <- reply{err: e}
+		ch <- reply{err: err}
 		delete(s.pending, k)
 	}
 }
@@ -353,7 +363,8 @@ func (s *rpcSession) initialize(ctx context.Context) error {
 	return s.notifyServer(ctx, "notifications/initialized", nil)
 }
 
-// lineConn is the stdio transport's framing: one JSON message per line.
+// lineConn is the stdio transport's framing: one JSON message per line,
+// of maxMessage at most.
 type lineConn struct {
 	r   *bufio.Reader
 	rc  io.Closer
@@ -361,6 +372,8 @@ type lineConn struct {
 	wmu sync.Mutex
 	// broken is set once a write was cut off in the middle of a message.
 	broken error
+	// skip is set while the rest of a line over maxMessage is discarded.
+	skip bool
 }
 
 func newLineConn(r io.ReadCloser, w io.WriteCloser) *lineConn {
@@ -369,12 +382,44 @@ func newLineConn(r io.ReadCloser, w io.WriteCloser) *lineConn {
 
 func (c *lineConn) read() ([]byte, error) {
 	for {
-		line, err := c.r.ReadBytes('\n')
+		line, err := c.line()
 		if len(bytes.TrimSpace(line)) > 0 {
 			return line, nil
 		}
 		if err != nil {
 			return nil, err
+		}
+	}
+}
+
+// line reads one line of maxMessage at most. A longer one is a
+// tooLargeError as soon as it goes over, without waiting for its end: the
+// next call first discards the rest of it, a buffer at a time.
+func (c *lineConn) line() ([]byte, error) {
+	for skipped := int64(0); c.skip; {
+		frag, err := c.r.ReadSlice('\n')
+		switch {
+		case err == nil:
+			c.skip = false
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return nil, err
+		}
+		// A line without end is no server worth reading on: the session
+		// ends, and the server, writing to a pipe no one reads, waits.
+		if skipped += int64(len(frag)); skipped > maxDiscard {
+			return nil, fmt.Errorf("%w: the server sent a line of more than %d GiB; harness stopped reading it", errClosed, maxDiscard>>30)
+		}
+	}
+	var line []byte
+	for {
+		frag, err := c.r.ReadSlice('\n')
+		if len(line)+len(frag) > maxMessage {
+			c.skip = errors.Is(err, bufio.ErrBufferFull)
+			return nil, &tooLargeError{what: "a message"}
+		}
+		line = append(grow(line, len(frag)), frag...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
 		}
 	}
 }

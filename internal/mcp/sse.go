@@ -21,20 +21,20 @@ type sseEvent struct {
 // "id" (kept across events, as Last-Event-ID for a resumption) and
 // "retry" (the reconnection delay), comments (":") ignored, lines ended by
 // LF, CRLF or CR, an event ended by a blank line. An event the stream
-// ends in the middle of is dropped, as the spec says.
+// ends in the middle of is dropped, as the spec says. A line or an event
+// over maxMessage is a tooLargeError, as soon as it goes over; the rest of
+// it is then read and discarded, never held, and the next call returns
+// the event after it.
 type sseReader struct {
-	br    *bufio.Reader
-	id    string
-	retry int // milliseconds; 0 until the stream sets it
-	cr    bool
+	br        *bufio.Reader
+	id        string
+	retry     int // milliseconds; 0 until the stream sets it
+	cr        bool
+	skipLine  bool // the line being read went over maxMessage
+	skipEvent bool // the event being read went over maxMessage
 }
 
-// maxSSELine bounds one line (one message is one line): 64 MB.
-const maxSSELine = 64 << 20
-
 func newSSEReader(r io.Reader) *sseReader { return &sseReader{br: bufio.NewReaderSize(r, 32<<10)} }
-
-var errSSELine = errors.New("an event-stream line over 64 MB")
 
 // line reads one line without its end. A CR ends a line; an LF right
 // after it is skipped (when the next line is read, so a stream that ends
@@ -57,17 +57,32 @@ func (s *sseReader) line() (string, error) {
 			}
 		}
 		i := bytes.IndexAny(buf, "\r\n")
-		if i < 0 {
-			b = append(b, buf...)
-			s.br.Discard(len(buf))
-			if len(b) > maxSSELine {
-				return "", errSSELine
+		if s.skipLine {
+			if i < 0 {
+				s.br.Discard(len(buf))
+				continue
 			}
+			s.skipLine = false
+			s.cr = buf[i] == '\r'
+			s.br.Discard(i + 1)
 			continue
 		}
-		b = append(b, buf[:i]...)
+		if i < 0 {
+			if len(b)+len(buf) > maxMessage {
+				s.skipLine = true
+				s.br.Discard(len(buf))
+				return "", &tooLargeError{what: "an event-stream line"}
+			}
+			b = append(grow(b, len(buf)), buf...)
+			s.br.Discard(len(buf))
+			continue
+		}
 		s.cr = buf[i] == '\r'
 		s.br.Discard(i + 1)
+		if len(b)+i > maxMessage {
+			return "", &tooLargeError{what: "an event-stream line"}
+		}
+		b = append(b, buf[:i]...)
 		return string(b), nil
 	}
 }
@@ -75,15 +90,26 @@ func (s *sseReader) line() (string, error) {
 // next returns the next event; io.EOF when the stream ended cleanly.
 func (s *sseReader) next() (sseEvent, error) {
 	var ev sseEvent
-	var data strings.Builder
+	var data []byte
 	has := false
 	for {
 		line, err := s.line()
+		if isTooLarge(err) {
+			s.skipEvent = true
+			return sseEvent{}, err
+		}
 		if err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				err = io.EOF // a last line without its end: the event is incomplete
 			}
 			return sseEvent{}, err
+		}
+		if s.skipEvent {
+			// The rest of an event over the limit: read, not kept.
+			if line == "" {
+				s.skipEvent = false
+			}
+			continue
 		}
 		if line == "" {
 			if !has {
@@ -93,7 +119,7 @@ func (s *sseReader) next() (sseEvent, error) {
 			if ev.Name == "" {
 				ev.Name = "message"
 			}
-			ev.Data = strings.TrimSuffix(data.String(), "\n")
+			ev.Data = strings.TrimSuffix(string(data), "\n")
 			ev.ID = s.id
 			return ev, nil
 		}
@@ -104,8 +130,12 @@ func (s *sseReader) next() (sseEvent, error) {
 		value = strings.TrimPrefix(value, " ")
 		switch field {
 		case "data":
-			data.WriteString(value)
-			data.WriteByte('\n')
+			if len(data)+len(value) > maxMessage {
+				s.skipEvent = true
+				return sseEvent{}, &tooLargeError{what: "an event-stream event"}
+			}
+			data = append(grow(data, len(value)+1), value...)
+			data = append(data, '\n')
 			has = true
 		case "event":
 			ev.Name = value

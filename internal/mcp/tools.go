@@ -312,6 +312,8 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 			why = e.c.stdio.why()
 		}
 		return tools.Errorf("MCP server %s stopped while answering %s (%s): %v. The session goes on without it.", e.c.def.Name, e.t.Name, orUnknown(why), err)
+	case isTooLarge(err):
+		return tools.Errorf("MCP server %s sent %v; the call to %s failed. Its other tools still work; if the tool can return less (a narrower query, a page at a time), ask for less.", e.c.def.Name, err, e.t.Name)
 	case isMalformed(err):
 		return tools.Errorf("MCP server %s sent a malformed answer to %s (not valid JSON-RPC): %v. Its other tools may still work; tell the user if this repeats.", e.c.def.Name, e.t.Name, err)
 	default:

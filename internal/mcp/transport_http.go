@@ -15,26 +15,35 @@ import (
 	"time"
 )
 
-// maxMessage bounds one message read from an HTTP body: 64 MB.
-const maxMessage = 64 << 20
-
 // errSessionExpired is a streamable HTTP server's 404 to a request that
 // carried its session id: the server forgot the session.
 var errSessionExpired = errors.New("the server ended the session (HTTP 404 for its session id)")
 
-// inbox is the messages an HTTP transport received, for read.
+// inbox is the messages an HTTP transport received, for read, and the
+// over-long ones it discarded (a tooLargeError each, which fails the calls
+// in flight and does not end the session).
 type inbox struct {
-	ch   chan []byte
+	ch   chan inMsg
 	done chan struct{}
 	once sync.Once
 	err  error
 }
 
-func newInbox() *inbox { return &inbox{ch: make(chan []byte, 16), done: make(chan struct{})} }
+type inMsg struct {
+	msg []byte
+	err error
+}
 
-func (b *inbox) push(msg []byte) bool {
+func newInbox() *inbox { return &inbox{ch: make(chan inMsg, 16), done: make(chan struct{})} }
+
+func (b *inbox) push(msg []byte) bool { return b.send(inMsg{msg: msg}) }
+
+// pushErr delivers a discarded message's error to read.
+func (b *inbox) pushErr(err error) bool { return b.send(inMsg{err: err}) }
+
+func (b *inbox) send(m inMsg) bool {
 	select {
-	case b.ch <- msg:
+	case b.ch <- m:
 		return true
 	case <-b.done:
 		return false
@@ -44,11 +53,11 @@ func (b *inbox) push(msg []byte) bool {
 func (b *inbox) read() ([]byte, error) {
 	select {
 	case m := <-b.ch:
-		return m, nil
+		return m.msg, m.err
 	case <-b.done:
 		select {
 		case m := <-b.ch:
-			return m, nil
+			return m.msg, m.err
 		default:
 		}
 		return nil, b.err
@@ -234,10 +243,13 @@ func (c *streamableConn) write(ctx context.Context, msg []byte) error {
 			resp.Body.Close()
 		}
 	default:
-		body, err := io.ReadAll(io.LimitReader(resp.Body, maxMessage))
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxMessage+1))
 		resp.Body.Close()
 		if err != nil {
 			return err
+		}
+		if len(body) > maxMessage {
+			return &tooLargeError{what: "an HTTP answer"}
 		}
 		if err := c.in.pushBody(body); err != nil {
 			return err
@@ -328,6 +340,12 @@ func (c *streamableConn) readStream(body io.Reader, seen func([]byte)) (string, 
 	r := newSSEReader(body)
 	for {
 		ev, err := r.next()
+		if isTooLarge(err) {
+			if !c.in.pushErr(err) {
+				return r.id, r.retry, errClosed
+			}
+			continue // the event was discarded; the stream goes on
+		}
 		if err != nil {
 			return r.id, r.retry, err
 		}
@@ -479,6 +497,12 @@ func dialSSE(ctx, life context.Context, u string, client *http.Client) (*sseConn
 		defer resp.Body.Close()
 		for {
 			ev, err := r.next()
+			if isTooLarge(err) {
+				if !c.in.pushErr(err) {
+					return
+				}
+				continue // the event was discarded; the stream goes on
+			}
 			if err != nil {
 				c.in.shut(fmt.Errorf("%w: the event stream ended: %v", errClosed, err))
 				return

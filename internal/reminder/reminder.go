@@ -131,7 +131,7 @@ func (b *Builder) SetGit(run GitRunner) { b.git = run }
 // session runs its git inside the walls instead.
 func HostGit(dir string) GitRunner {
 	return func(ctx context.Context, args []string) ([]byte, error) {
-		return gitsafe.Command(ctx, dir, args...).Output()
+		return gitsafe.Output(gitsafe.Command(ctx, dir, args...))
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
-// gitOutputLimit bounds what Git returns.
-const gitOutputLimit = 16 << 20
+// gitOutputLimit bounds what Git returns, as on the host.
+const gitOutputLimit = gitsafe.MaxOutput
 
 // Git runs git inside sb's walls in dir (the project when empty) and
 // returns its standard output: configuration the agent wrote in a
@@ -25,7 +25,10 @@ func Git(ctx context.Context, sb Sandbox, dir string, args ...string) ([]byte, e
 		return nil, err
 	}
 	stdout, cut := out.Result()
-	if r.ExitCode != 0 || cut > 0 {
+	if cut > 0 {
+		return nil, fmt.Errorf("git %s: %w", strings.Join(args, " "), gitsafe.ErrOutputTooLarge)
+	}
+	if r.ExitCode != 0 {
 		msg, _ := errOut.Result()
 		return nil, fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), r.ExitCode, strings.TrimSpace(string(msg)))
 	}

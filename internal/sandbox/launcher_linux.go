@@ -28,6 +28,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// maxReports bounds what the host reads of one command's reports from its
+// supervisor.
+const maxReports = 64 << 10
+
 // launcher is the host's handle on a session's long-lived launcher (see
 // linux/inner/launcherserve_linux.go for the inside). Starting the outer walls once per
 // session instead of once per command saves bwrap's namespace setup (6–9
@@ -472,7 +476,9 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	reports := make(chan inner.Report, 2)
 	go func() {
 		defer close(reports)
-		dec := json.NewDecoder(conn)
+		// The supervisor runs inside the walls: what it sends is bounded
+		// (a command's few reports take a few hundred bytes).
+		dec := json.NewDecoder(io.LimitReader(conn, maxReports))
 		for {
 			var r inner.Report
 			if dec.Decode(&r) != nil {

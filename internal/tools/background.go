@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -45,7 +46,8 @@ type job struct {
 	done        chan struct{}
 
 	mu      sync.Mutex
-	out     []byte // the latest Keep bytes
+	keep    int    // how much of the output is kept (Jobs.Keep)
+	out     []byte // the latest keep bytes, and up to keep more before them
 	total   int64  // bytes written in all
 	read    int64  // bytes handed to the model so far
 	res     *sandbox.Result
@@ -56,7 +58,10 @@ type job struct {
 }
 
 // localURL finds a local server's address in output: what dev servers
-// print when ready (Vite, Next, Rails, python -m http.server…).
+// print when ready (Vite, Next, Rails, python -m http.server…), in the
+// first urlScanBytes of it.
+const urlScanBytes = 16 << 20
+
 var (
 	localURL = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):\d+[^\s"'<>]*`)
@@ -64,20 +69,43 @@ var (
 	ansiSeq = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`) })
 )
 
+// Write keeps the latest keep bytes of the output. out grows to twice
+// keep, then its older half is dropped in place: each byte is copied once
+// more at most, however the output comes (a job printing without end
+// costs no allocation per write).
 func (j *job) Write(p []byte) (int, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	n := len(p)
+	j.total += int64(n)
+	if j.keep > 0 && len(p) > j.keep {
+		p = p[len(p)-j.keep:]
+	}
+	if j.keep > 0 && len(j.out)+len(p) > 2*j.keep {
+		m := copy(j.out, j.out[len(j.out)-min(len(j.out), j.keep):])
+		j.out = j.out[:m]
+	}
 	j.out = append(j.out, p...)
-	j.total += int64(len(p))
-	if j.url == "" {
+	if j.url == "" && j.total-int64(n) < urlScanBytes {
 		// The new bytes and a little before them (a URL split across
-		// writes), colours removed (Vite prints the port in bold).
+		// writes), colours removed (Vite prints the port in bold); only
+		// where a URL may be, as the regexps allocate.
 		win := j.out[max(0, len(j.out)-len(p)-256):]
-		if m := localURL().Find(ansiSeq().ReplaceAll(win, nil)); m != nil {
-			j.url = string(m)
+		if bytes.Contains(win, []byte("://")) {
+			if m := localURL().Find(ansiSeq().ReplaceAll(win, nil)); m != nil {
+				j.url = string(m)
+			}
 		}
 	}
-	return len(p), nil
+	return n, nil
+}
+
+// kept is the output kept: the latest keep bytes.
+func (j *job) kept() []byte {
+	if j.keep > 0 && len(j.out) > j.keep {
+		return j.out[len(j.out)-j.keep:]
+	}
+	return j.out
 }
 
 // JobInfo is one background command, for /ps.
@@ -118,36 +146,19 @@ func (js *Jobs) Start(script string, readOnly bool) (string, error) {
 		keep = 1 << 20
 	}
 	ctx, cancel := context.WithCancel(js.ctx)
-	j := &job{id: id, command: script, started: time.Now(), cancel: cancel, done: make(chan struct{})}
+	j := &job{id: id, command: script, started: time.Now(), cancel: cancel, done: make(chan struct{}), keep: keep}
 	js.jobs[id] = j
 	js.wg.Add(1)
 	go func() {
 		defer js.wg.Done()
 		defer close(j.done)
 		defer cancel()
-		w := &keepTail{j: j, keep: keep}
-		res, err := js.Sandbox.Run(ctx, sandbox.Cmd{Script: script, Timeout: life, ReadOnly: readOnly, Stdout: w, Stderr: w})
+		res, err := js.Sandbox.Run(ctx, sandbox.Cmd{Script: script, Timeout: life, ReadOnly: readOnly, Stdout: j, Stderr: j})
 		j.mu.Lock()
 		j.res, j.err, j.ended = res, err, time.Now()
 		j.mu.Unlock()
 	}()
 	return id, nil
-}
-
-// keepTail keeps the latest keep bytes of a job's output.
-type keepTail struct {
-	j    *job
-	keep int
-}
-
-func (k *keepTail) Write(p []byte) (int, error) {
-	n, _ := k.j.Write(p)
-	k.j.mu.Lock()
-	if over := len(k.j.out) - k.keep; over > 0 {
-		k.j.out = append([]byte(nil), k.j.out[over:]...)
-	}
-	k.j.mu.Unlock()
-	return n, nil
 }
 
 func (js *Jobs) get(id string) (*job, bool) {
@@ -196,12 +207,13 @@ func (j *job) news(v view) string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var sb strings.Builder
-	start := j.total - int64(len(j.out)) // offset of out[0]
+	out := j.kept()
+	start := j.total - int64(len(out)) // offset of out[0]
 	if j.read < start {
-		fmt.Fprintf(&sb, "[%d bytes of output were not kept; the latest follow]\n", start-j.read)
+		fmt.Fprintf(&sb, "[%d bytes of output were not kept: harness keeps the latest %s of a background command's output; they follow]\n", start-j.read, sizeText(j.keep))
 		j.read = start
 	}
-	fresh := string(j.out[j.read-start:])
+	fresh := string(out[j.read-start:])
 	j.read = j.total
 	if v.filter != nil || v.tail > 0 {
 		lines := strings.SplitAfter(fresh, "\n")
@@ -362,4 +374,15 @@ func (b *BashStop) Run(_ context.Context, input json.RawMessage) Result {
 		return Errorf("%v", err)
 	}
 	return Result{Content: out}
+}
+
+// sizeText is n bytes as people say it: 1 MiB, 64 KiB, 100 bytes.
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

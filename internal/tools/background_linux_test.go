@@ -26,7 +26,7 @@ import (
 // The roles the test binary plays inside and outside the walls.
 const (
 	roleEnv     = "HARNESS_TOOLS_TEST_ROLE"
-	roleServer  = "devserver" // argv: BIN MARKER PORT: an HTTP server logging each request
+	roleServer  = "devserver" // argv: BIN MARKER PORT: an HTTP server logging each request (/endless: a body without end)
 	roleHarness = "harness"   // argv: BIN PROJECT SCRIPT: opens a sandbox, starts SCRIPT in the background, waits
 )
 
@@ -40,6 +40,15 @@ func runTestRoles() {
 			if r.URL.Path == "/old" {
 				http.Redirect(w, r, "/page", http.StatusFound)
 				return
+			}
+			if r.URL.Path == "/endless" { // a body that never ends
+				w.Header().Set("Content-Type", "text/plain")
+				line := []byte(strings.Repeat("endless body\n", 1000))
+				for {
+					if _, err := w.Write(line); err != nil {
+						return
+					}
+				}
 			}
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			fmt.Fprintln(w, "<html><body><h1>hello from the dev server</h1><p>at <a href=\"/docs\">"+r.URL.Path+"</a></p></body></html>")

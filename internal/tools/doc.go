@@ -18,7 +18,11 @@
 // connection, redirects included. bash with background: true hands the
 // command to Jobs, which runs it through the same sandbox Run under a
 // context the session's end cancels; bash_output reads its new output and
-// bash_stop kills it with all it started. A sub-agent's read-only bash has
+// bash_stop kills it with all it started. What a process prints or a site
+// sends is bounded: a job's latest 1 MiB is kept (without an allocation
+// per write), web_fetch reads 10 MiB of a body (a loopback fetch's curl is
+// stopped there) and converts 2 MiB of HTML, each cut said with its limit.
+// A sub-agent's read-only bash has
 // no Jobs, so nothing outlives it. read_file of an image returns the
 // picture (Result.Image) when Env.Images says the model takes images.
 //

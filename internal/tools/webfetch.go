@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
@@ -59,7 +61,11 @@ type WebFetch struct {
 }
 
 const (
-	defaultFetchBytes   = 10 << 20
+	defaultFetchBytes = 10 << 20
+	// maxHTMLConvert bounds the HTML converted to Markdown: the
+	// converter's tree of a page of small elements takes some forty times
+	// its size (a 10 MiB page of small paragraphs took 460 MiB of heap and 13 s).
+	maxHTMLConvert      = 2 << 20
 	defaultFetchTimeout = 30 * time.Second
 	maxFetchTimeout     = 120 * time.Second
 	maxRedirects        = 10
@@ -281,7 +287,7 @@ func (w *WebFetch) Run(ctx context.Context, input json.RawMessage) Result {
 		fmt.Fprintf(&sb, "[the body was cut short: %v]\n", err)
 	}
 	if cut {
-		fmt.Fprintf(&sb, "[the body is larger than %d bytes; only the first %d were read]\n", limit, limit)
+		fmt.Fprintf(&sb, "[the body is larger than %s, the limit web_fetch reads; only the first %s were read]\n", sizeText(int(limit)), sizeText(int(limit)))
 	}
 	sb.WriteByte('\n')
 	sb.WriteString(render(ctx, body, ctype, resp.Request.URL, a.Raw))
@@ -313,11 +319,22 @@ func render(ctx context.Context, body []byte, ctype string, final *url.URL, raw 
 	if raw || (mt != "text/html" && mt != "application/xhtml+xml") {
 		return string(body)
 	}
+	note := ""
+	if len(body) > maxHTMLConvert {
+		// The converter's tree costs some forty times the page: past
+		// the bound, the page is cut (at a character) and said so.
+		n := maxHTMLConvert
+		for n > 0 && !utf8.RuneStart(body[n]) {
+			n--
+		}
+		body = body[:n]
+		note = fmt.Sprintf("[the page is larger than %s, the most web_fetch converts to Markdown: its first %s follow, converted; raw: true returns the whole body read]\n", sizeText(maxHTMLConvert), sizeText(maxHTMLConvert))
+	}
 	md, err := htmltomarkdown.ConvertString(string(body), converter.WithContext(ctx), converter.WithDomain(final.Scheme+"://"+final.Host))
 	if err != nil {
 		return fmt.Sprintf("[the HTML could not be converted to Markdown (%v); the raw body follows]\n%s", err, body)
 	}
-	return md
+	return note + md
 }
 
 // loopbackHost says whether host names the loopback: localhost, a name
@@ -367,14 +384,19 @@ func (t *insideTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	args = append(args, "--", shQuote(r.URL.String()))
-	out := &capWriter{limit: t.limit + 1<<20}
+	// curl is stopped once it printed more than the body bound (and room
+	// for the head): a server streaming without end does not keep it
+	// running, and what it printed is read as a body cut at the bound.
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop()
+	out := &capWriter{limit: t.limit + 1<<20, full: stop}
 	var errb capWriter
 	errb.limit = 4096
 	// Under the session's walls, not the read-only variant: that one has a
 	// launcher, so a network namespace, of its own, where the background
 	// servers are not. The command is harness's own and writes nothing.
 	cmd := sandbox.Cmd{Script: strings.Join(args, " "), Timeout: t.timeout + 5*time.Second, Stdout: out, Stderr: &errb}
-	res, err := t.sb.Run(r.Context(), cmd)
+	res, err := t.sb.Run(ctx, cmd)
 	if err != nil {
 		return nil, fmt.Errorf("fetching inside the sandbox: %w", err)
 	}
@@ -387,22 +409,29 @@ func (t *insideTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	case len(out.buf) == 0:
 		return nil, fmt.Errorf("fetching inside the sandbox failed (curl exit code %d): %s", res.ExitCode, msg)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(string(out.buf))), r)
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(out.buf)), r)
 	if err != nil {
 		return nil, fmt.Errorf("the answer from inside the sandbox is not HTTP (%v): %s", err, msg)
 	}
 	return resp, nil
 }
 
-// capWriter keeps the first limit bytes written and drops the rest.
+// capWriter keeps the first limit bytes written and drops the rest;
+// full, when set, is called once when something is dropped.
 type capWriter struct {
 	buf   []byte
 	limit int64
+	full  func()
 }
 
 func (c *capWriter) Write(p []byte) (int, error) {
-	if room := c.limit - int64(len(c.buf)); room > 0 {
+	room := c.limit - int64(len(c.buf))
+	if room > 0 {
 		c.buf = append(c.buf, p[:min(int64(len(p)), room)]...)
+	}
+	if int64(len(p)) > room && c.full != nil {
+		c.full()
+		c.full = nil
 	}
 	return len(p), nil
 }

@@ -262,7 +262,7 @@ func TestWebFetchExactRuleReachesPrivate(t *testing.T) {
 }
 
 func TestWebFetchLargePageCappedAndSpilled(t *testing.T) {
-	const size = 5 << 20
+	const size = maxHTMLConvert - 64<<10 // converted whole
 	var sb strings.Builder
 	sb.WriteString("<html><body><h1>Big</h1>")
 	for i := 0; sb.Len() < size; i++ {
@@ -302,7 +302,7 @@ func TestWebFetchLargePageCappedAndSpilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(whole) != res.Content || !strings.Contains(string(whole), "paragraph 70000 of a long page") {
+	if string(whole) != res.Content || !strings.Contains(string(whole), "paragraph 50000 of a long page") {
 		t.Errorf("the spill file does not hold the whole page (%d bytes)", len(whole))
 	}
 }

@@ -7,5 +7,7 @@
 // Next in a loop and decode each event's Data themselves. A stream that ends
 // cleanly (io.EOF) without a final blank line still yields its last event; a
 // stream that breaks mid-way returns the transport error so the adapter can
-// report a cut stream.
+// report a cut stream. A line over MaxLine or an event over MaxEvent is a
+// *TooLargeError as soon as it goes over, never buffered whole; the
+// exchange (package llm) reports it, with the limit, as not retryable.
 package sse

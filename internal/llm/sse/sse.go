@@ -8,9 +8,24 @@ import (
 	"io"
 )
 
-// MaxLine bounds one line of the stream, so a broken server cannot make the
-// reader buffer without limit.
-const MaxLine = 16 << 20
+// MaxLine bounds one line of the stream, and MaxEvent the data of one
+// event (its data lines together), so a broken server cannot make the
+// reader buffer without limit: past either, Next fails with an error that
+// names the limit, and the stream is not read further.
+const (
+	MaxLine  = 16 << 20
+	MaxEvent = 16 << 20
+)
+
+// TooLargeError is a line or an event over its limit.
+type TooLargeError struct {
+	What  string // "line", "event"
+	Limit int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("an event-stream %s over %d MiB, the limit for one %s", e.What, e.Limit>>20, e.What)
+}
 
 // Event is one dispatched event. Data is the data lines joined by "\n"; it
 // is only valid until the next call to Next.
@@ -70,7 +85,10 @@ func (r *Reader) Next() (Event, error) {
 			}
 			continue
 		}
-		r.field(line)
+		if err := r.field(line); err != nil {
+			r.err = err
+			return Event{}, err
+		}
 		if r.err != nil {
 			if r.hasData {
 				return Event{Name: r.name, Data: r.data}, nil
@@ -81,9 +99,9 @@ func (r *Reader) Next() (Event, error) {
 }
 
 // field applies one non-empty line to the pending event.
-func (r *Reader) field(line []byte) {
+func (r *Reader) field(line []byte) error {
 	if line[0] == ':' {
-		return // comment, used as keep-alive
+		return nil // comment, used as keep-alive
 	}
 	name, value := line, []byte(nil)
 	if i := bytes.IndexByte(line, ':'); i >= 0 {
@@ -94,6 +112,9 @@ func (r *Reader) field(line []byte) {
 	}
 	switch string(name) {
 	case "data":
+		if len(r.data)+len(value) >= MaxEvent {
+			return &TooLargeError{What: "event", Limit: MaxEvent}
+		}
 		if r.hasData {
 			r.data = append(r.data, '\n')
 		}
@@ -108,6 +129,7 @@ func (r *Reader) field(line []byte) {
 		r.name = r.last
 	}
 	// "id", "retry" and unknown fields are ignored.
+	return nil
 }
 
 // readLine returns the next line without its line end. The slice is valid
@@ -118,7 +140,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		r.line = append(r.line[:0], line...)
 		for errors.Is(err, bufio.ErrBufferFull) {
 			if len(r.line) > MaxLine {
-				return nil, fmt.Errorf("sse: line longer than %d bytes", MaxLine)
+				return nil, &TooLargeError{What: "line", Limit: MaxLine}
 			}
 			line, err = r.br.ReadSlice('\n')
 			r.line = append(r.line, line...)

@@ -23,6 +23,13 @@ func RunIfRequested() {
 	if kind == "" {
 		return
 	}
+	if kind == HugeKind {
+		if err := runHuge(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "test server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if err := Server(kind).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "test server:", err)
 		os.Exit(1)
