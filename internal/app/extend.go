@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // loadExtensions reads the custom commands and hooks (package extend) and
@@ -46,7 +48,7 @@ func (b *builder) loadExtensions(context.Context) error {
 		Project:      pol.Project,
 		Files:        extend.DefaultSettingsFiles(pol.Project, home, b.o.Settings),
 		Required:     b.o.Settings,
-		Open:         policyOpener(pol),
+		Read:         settingsReader(pol),
 		Sandbox:      s.Sandbox,
 		Env:          environ(b.o.Source.Env),
 		SessionID:    s.ID,
@@ -66,6 +68,19 @@ func (b *builder) loadExtensions(context.Context) error {
 	}
 	s.Hooks = hooks
 	return nil
+}
+
+// settingsReader reads the files that grant power (settings, approvals,
+// the scripts hooks run) through the sandbox policy: by descriptor, with
+// the opened file's real path, which decides whether commands can write it.
+func settingsReader(pol *walls.Policy) extend.Reader {
+	return extend.Reader{
+		Open: func(path string) (*os.File, string, error) {
+			f, real, _, err := pol.OpenRead(path)
+			return f, real, err
+		},
+		Reach: pol.Reachable,
+	}
 }
 
 // startHooks fires SessionStart; what the hooks say goes with the first
