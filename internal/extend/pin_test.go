@@ -18,6 +18,8 @@ func TestNamedPaths(t *testing.T) {
 	proj, home := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(proj, "tool.py"), []byte("x"), 0o644)
 	os.WriteFile(filepath.Join(proj, "Makefile"), []byte("x"), 0o644)
+	os.MkdirAll(filepath.Join(proj, ".agents"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".agents", "x.sh"), []byte("x"), 0o644)
 	env := []string{"HOME=" + home}
 	for _, c := range []struct {
 		cmd  string
@@ -31,6 +33,8 @@ func TestNamedPaths(t *testing.T) {
 		{"make -f Makefile --file=./other.mk", []string{proj + "/Makefile", proj + "/other.mk"}},
 		{"bash < ./in.sh", []string{proj + "/in.sh"}},
 		{"echo hello world", nil},
+		{"sed 's/^/saw /' | cat src/missing.txt", nil},
+		{"./log.sh >> hook.log 2>&1", []string{proj + "/log.sh"}},
 		{"notify-send $(./gen.sh)", []string{proj + "/gen.sh"}},
 	} {
 		got := namedPaths(c.cmd, proj, env)

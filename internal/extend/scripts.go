@@ -18,10 +18,11 @@ const maxScriptBytes = 16 << 20
 
 // namedPaths are the paths a hook's command names: every word the shell
 // would see as a literal (with the hook's environment and
-// $CLAUDE_PROJECT_DIR expanded, ~ too) that looks like a path — it holds
-// a slash, or names a file in the project directory, where the hook runs
-// — and the value of --opt=PATH. A word computed at run time ($(…)) names
-// nothing harness can pin. Relative paths are the project's.
+// $CLAUDE_PROJECT_DIR expanded, ~ too) that is a path — spelled as one
+// (/…, ./…, ../…, ~/…, $CLAUDE_PROJECT_DIR/…), or naming something that
+// exists from the project directory, where the hook runs — and the value
+// of --opt=PATH; not the files it writes (> log). A word computed at run
+// time ($(…)) names nothing harness can pin, but the words inside it do.
 func namedPaths(command, project string, env []string) []string {
 	f, err := syntax.NewParser().Parse(strings.NewReader(command), "")
 	if err != nil {
@@ -38,6 +39,11 @@ func namedPaths(command, project string, env []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if r, ok := n.(*syntax.Redirect); ok {
+			// What a hook writes (its log) is not what it runs; what it
+			// reads from (bash < x.sh) may be.
+			return r.Op == syntax.RdrIn || r.Op == syntax.DplIn
+		}
 		w, ok := n.(*syntax.Word)
 		if !ok {
 			return true
@@ -61,10 +67,13 @@ func namedPaths(command, project string, env []string) []string {
 			p = filepath.Join(project, p)
 		}
 		p = filepath.Clean(p)
-		if !strings.Contains(s, "/") {
-			if fi, err := os.Lstat(p); err != nil || fi.IsDir() {
-				return true
-			}
+		spelled := filepath.IsAbs(s) || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../")
+		fi, err := os.Lstat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			return true // a directory is not what runs
+		case err != nil && !spelled:
+			return true
 		}
 		if !seen[p] {
 			seen[p] = true
