@@ -12,6 +12,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/testenv"
 )
@@ -47,7 +48,7 @@ func absent(t *testing.T, paths ...string) {
 	t.Helper()
 	for _, p := range paths {
 		if _, err := os.Stat(p); err == nil {
-			t.Errorf("%s exists: a planted hook ran", p)
+			t.Errorf("%s exists: what the model planted ran", p)
 		}
 	}
 }
@@ -269,4 +270,96 @@ func copyFile(t *testing.T, from, to string) {
 	if err := dst.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// alwaysYes approves every question for good, counting them.
+type alwaysYes struct{ asked []string }
+
+func (a *alwaysYes) Prompt(_ context.Context, req permission.Request, _ permission.Decision, _ string) (permission.Answer, error) {
+	a.asked = append(a.asked, req.Tool+": "+req.Command)
+	return permission.Answer{Choice: permission.Always}, nil
+}
+
+// TestMCPDefinitionsTheModelCanWrite: an MCP configuration the model can
+// write — a --mcp-config file inside the project, the user's mcp.json as
+// a link into it — is the project's: headless, its servers do not start
+// without an approval; and a project server approved with its script does
+// not start once the script was rewritten.
+func TestMCPDefinitionsTheModelCanWrite(t *testing.T) {
+	server := func(cmd string) []byte {
+		return []byte(mustJSON(map[string]any{"mcpServers": map[string]any{"srv": map[string]any{"command": "sh", "args": []string{"-c", cmd}}}}))
+	}
+	t.Run("mcp-config in the project", func(t *testing.T) {
+		o := testOptions(t)
+		marker := filepath.Join(t.TempDir(), "started")
+		flag := filepath.Join(o.WorkDir, "x.json")
+		os.WriteFile(flag, server("touch "+marker), 0o644)
+		o.MCPConfigs = []string{flag}
+		s, err := Open(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		absent(t, marker)
+		warned(t, s, "not started", "--approve-mcp")
+	})
+	t.Run("user mcp.json links into the project", func(t *testing.T) {
+		o := testOptions(t)
+		marker := filepath.Join(t.TempDir(), "started")
+		target := filepath.Join(o.WorkDir, "notes.json")
+		os.WriteFile(target, server("touch "+marker), 0o644)
+		os.MkdirAll(filepath.Join(o.Source.Home, ".agents"), 0o755)
+		os.Symlink(target, filepath.Join(o.Source.Home, ".agents", "mcp.json"))
+		s, err := Open(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		absent(t, marker)
+		warned(t, s, "not started", "--approve-mcp")
+	})
+	t.Run("approved script rewritten", func(t *testing.T) {
+		o := testOptions(t)
+		outside := t.TempDir()
+		os.WriteFile(filepath.Join(o.WorkDir, ".mcp.json"), []byte(mustJSON(map[string]any{"mcpServers": map[string]any{
+			"srv": map[string]any{"command": "sh", "args": []string{"./srv.sh"}}}})), 0o644)
+		script := filepath.Join(o.WorkDir, "srv.sh")
+		os.WriteFile(script, []byte("touch "+filepath.Join(outside, "approved")+"\n"), 0o755)
+		ask := &alwaysYes{}
+		o.Prompter = ask
+		s, err := Open(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if len(ask.asked) != 1 {
+			t.Fatalf("asked %q, want one approval", ask.asked)
+		}
+		os.WriteFile(script, []byte("touch "+filepath.Join(outside, "planted")+"\n"), 0o755)
+		o.Prompter = nil
+		s, err = Open(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if _, err := os.Stat(filepath.Join(outside, "approved")); err != nil {
+			t.Fatal("the approved server never started; the test proves nothing")
+		}
+		absent(t, filepath.Join(outside, "planted"))
+		warned(t, s, "not started", "changed since you approved it")
+	})
+}
+
+func warned(t *testing.T, s *Session, parts ...string) {
+	t.Helper()
+	for _, w := range s.Warnings {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(w.Text, p)
+		}
+		if all {
+			return
+		}
+	}
+	t.Errorf("no warning says %q: %+v", parts, s.Warnings)
 }

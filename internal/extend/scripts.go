@@ -112,3 +112,23 @@ func (r Reader) pins(paths []string) []Pin {
 	}
 	return out
 }
+
+// Pins are the files a command line (shell syntax, run in project) names
+// that commands can write, each with its content's digest now: what an
+// approval of something that runs it (an MCP server's command) is pinned
+// to, beside the command itself.
+func (r Reader) Pins(command, project string, env []string) []Pin {
+	return r.pins(namedPaths(command, project, env))
+}
+
+// Digest is one digest of pins; "" for none.
+func Digest(pins []Pin) string {
+	if len(pins) == 0 {
+		return ""
+	}
+	d := sha256.New()
+	for _, p := range pins {
+		d.Write([]byte(p.Path + "\x00" + p.Sum + "\x00"))
+	}
+	return hex.EncodeToString(d.Sum(nil))
+}
