@@ -363,3 +363,56 @@ func warned(t *testing.T, s *Session, parts ...string) {
 	}
 	t.Errorf("no warning says %q: %+v", parts, s.Warnings)
 }
+
+// TestRulesFileTheModelCanWrite: permission rules come only from files
+// commands cannot write. The user's rules file as a link into the project,
+// or the project's .agents/permissions as a link to a file the model can
+// write: headless, the session does not start, saying what to do; with
+// someone to ask, the rules are used once approved.
+func TestRulesFileTheModelCanWrite(t *testing.T) {
+	for _, which := range []string{"user", "project"} {
+		t.Run(which, func(t *testing.T) {
+			o := testOptions(t)
+			target := filepath.Join(o.WorkDir, "perm.txt")
+			os.WriteFile(target, []byte("allow bash *\n"), 0o644)
+			link := filepath.Join(o.Source.Home, ".agents", "permissions")
+			if which == "project" {
+				link = filepath.Join(o.WorkDir, ".agents", "permissions")
+			}
+			os.MkdirAll(filepath.Dir(link), 0o755)
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(context.Background(), o)
+			if err == nil {
+				s.Close()
+				t.Fatal("a headless session took its rules from a file the model can write")
+			}
+			if !strings.Contains(err.Error(), "outside the project") {
+				t.Errorf("the refusal does not say what to do: %v", err)
+			}
+			ask := &alwaysYes{}
+			o.Prompter = ask
+			s, err = Open(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if len(ask.asked) != 1 || !strings.Contains(ask.asked[0], target) {
+				t.Errorf("asked %q, want one question naming %s", ask.asked, target)
+			}
+			if !slicesContain(s.Gate.Rules(), "allow bash *") {
+				t.Errorf("approved rules not in force: %q", s.Gate.Rules())
+			}
+		})
+	}
+}
+
+func slicesContain(list []string, part string) bool {
+	for _, l := range list {
+		if strings.Contains(l, part) {
+			return true
+		}
+	}
+	return false
+}
