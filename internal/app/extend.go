@@ -31,6 +31,9 @@ func (b *builder) loadExtensions(context.Context) error {
 	for _, w := range warns {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.Instructions, w.Error()))
 	}
+	// A command file that resolves where commands write is the agent's,
+	// whatever directory names it.
+	cmds.Distrust(pol.Reachable, pol.CommandsCanWrite)
 	s.Commands = cmds
 	cmds.SetDynamic(mcpCommands(s.MCP))
 	// The slash commands beyond the front end's own, from one registry:
