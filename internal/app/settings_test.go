@@ -456,3 +456,4 @@ func TestCommandFileTheModelCanWrite(t *testing.T) {
 	}
 	absent(t, marker)
 }
+
