@@ -187,3 +187,24 @@ func TestSettingsReadOnce(t *testing.T) {
 		t.Fatalf("/help lists hooks added mid-session: %v", h.List())
 	}
 }
+
+// BenchmarkLook is what pinning costs a hook at each event: parse its
+// command, find the files it names, hash those commands can write
+// (through the policy, as a session reads them).
+func BenchmarkLook(b *testing.B) {
+	proj, home := b.TempDir(), b.TempDir()
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
+	if err != nil {
+		b.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(proj, "hooks"), 0o755)
+	os.WriteFile(filepath.Join(proj, "hooks", "pre.sh"), []byte(strings.Repeat("echo checking the call\n", 200)), 0o755)
+	h := &Hooks{o: HookOptions{Project: proj, Read: policyReader(pol)}}
+	k := Hook{Event: PreToolUse, Command: `bash "$CLAUDE_PROJECT_DIR"/hooks/pre.sh --strict >> hook.log`, Project: true}
+	b.ResetTimer()
+	for range b.N {
+		if got := h.look(k); len(got.Scripts) != 1 {
+			b.Fatal(got.Scripts)
+		}
+	}
+}
