@@ -456,4 +456,3 @@ func TestCommandFileTheModelCanWrite(t *testing.T) {
 	}
 	absent(t, marker)
 }
-
