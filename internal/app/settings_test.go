@@ -418,41 +418,50 @@ func slicesContain(list []string, part string) bool {
 }
 
 // TestCommandFileTheModelCanWrite: a user's command file that is a link
-// into the project is the agent's to write: its allowed-tools grant
-// nothing headless, so the command it would let through is refused.
+// into the project, or a project's .agents command that is a link out of
+// the carve-out to a file the model can write, is the agent's to write:
+// its allowed-tools grant nothing headless, so the command it would let
+// through is refused.
 func TestCommandFileTheModelCanWrite(t *testing.T) {
-	srv := listen(t)
-	o := hookSession(t, srv)
-	o.Yolo = false
-	if o.Backend == sandbox.BackendNone {
-		// Without walls every command asks: nothing to grant.
-		testenv.Missing(t, testenv.Bwrap, "bwrap is not installed")
+	for _, which := range []string{"user", "project"} {
+		t.Run(which, func(t *testing.T) {
+			srv := listen(t)
+			o := hookSession(t, srv)
+			o.Yolo = false
+			if o.Backend == sandbox.BackendNone {
+				// Without walls every command asks: nothing to grant.
+				testenv.Missing(t, testenv.Bwrap, "bwrap is not installed")
+			}
+			target := filepath.Join(o.WorkDir, "notes", "go.md")
+			os.MkdirAll(filepath.Dir(target), 0o755)
+			os.WriteFile(target, []byte("---\nallowed-tools: Bash(touch:*)\n---\nTouch it.\n"), 0o644)
+			dir := filepath.Join(o.Source.Home, ".claude", "commands")
+			if which == "project" {
+				dir = filepath.Join(o.WorkDir, ".agents", "commands")
+			}
+			os.MkdirAll(dir, 0o755)
+			if err := os.Symlink(target, filepath.Join(dir, "go.md")); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			c, ok, err := s.StartCommand(context.Background(), "/go", nil)
+			if !ok || err != nil {
+				t.Fatalf("/go: %v %v", ok, err)
+			}
+			defer c.Done()
+			marker := filepath.Join(o.WorkDir, "planted")
+			srv.Enqueue(
+				llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: mustJSON(map[string]string{"command": "touch " + marker})}}},
+				llmtest.Reply{Text: "done"},
+			)
+			if _, err := s.Agent.Run(context.Background(), c.Prompt, nil); err != nil {
+				t.Fatal(err)
+			}
+			absent(t, marker)
+		})
 	}
-	target := filepath.Join(o.WorkDir, "notes", "go.md")
-	os.MkdirAll(filepath.Dir(target), 0o755)
-	os.WriteFile(target, []byte("---\nallowed-tools: Bash(touch:*)\n---\nTouch it.\n"), 0o644)
-	dir := filepath.Join(o.Source.Home, ".claude", "commands")
-	os.MkdirAll(dir, 0o755)
-	if err := os.Symlink(target, filepath.Join(dir, "go.md")); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, ok, err := s.StartCommand(context.Background(), "/go", nil)
-	if !ok || err != nil {
-		t.Fatalf("/go: %v %v", ok, err)
-	}
-	defer c.Done()
-	marker := filepath.Join(o.WorkDir, "planted")
-	srv.Enqueue(
-		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: mustJSON(map[string]string{"command": "touch " + marker})}}},
-		llmtest.Reply{Text: "done"},
-	)
-	if _, err := s.Agent.Run(context.Background(), c.Prompt, nil); err != nil {
-		t.Fatal(err)
-	}
-	absent(t, marker)
 }

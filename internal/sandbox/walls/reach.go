@@ -26,14 +26,17 @@ func (p *Policy) Reachable(path string) bool {
 	return false
 }
 
-// CommandsCanWrite reports whether a command could write path during the
-// session: CheckWrite's answer with plan mode set aside (it ends when the
-// user accepts a plan).
+// CommandsCanWrite reports whether a command could change what path
+// reads as during the session: CheckWrite's answer for the file its links
+// lead to, with plan mode set aside (it ends when the user accepts a
+// plan). A link inside a read-only carve-out to a writable file is
+// writable.
 func (p *Policy) CommandsCanWrite(path string) bool {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return true
 	}
+	abs = resolveFS(p.fileSys(), abs)
 	l := p.locate(abs, nil)
 	if p.Cache != "" && p.under(l, p.Cache, true) {
 		return true // the build cache is the commands' too
