@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // loadExtensions reads the custom commands and hooks (package extend) and
@@ -29,6 +31,9 @@ func (b *builder) loadExtensions(context.Context) error {
 	for _, w := range warns {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.Instructions, w.Error()))
 	}
+	// A command file that resolves where commands write is the agent's,
+	// whatever directory names it.
+	cmds.Distrust(pol.Reachable, pol.CommandsCanWrite)
 	s.Commands = cmds
 	cmds.SetDynamic(mcpCommands(s.MCP))
 	// The slash commands beyond the front end's own, from one registry:
@@ -46,7 +51,7 @@ func (b *builder) loadExtensions(context.Context) error {
 		Project:      pol.Project,
 		Files:        extend.DefaultSettingsFiles(pol.Project, home, b.o.Settings),
 		Required:     b.o.Settings,
-		Open:         policyOpener(pol),
+		Read:         settingsReader(pol),
 		Sandbox:      s.Sandbox,
 		Env:          environ(b.o.Source.Env),
 		SessionID:    s.ID,
@@ -66,6 +71,19 @@ func (b *builder) loadExtensions(context.Context) error {
 	}
 	s.Hooks = hooks
 	return nil
+}
+
+// settingsReader reads the files that grant power (settings, approvals,
+// the scripts hooks run) through the sandbox policy: by descriptor, with
+// the opened file's real path, which decides whether commands can write it.
+func settingsReader(pol *walls.Policy) extend.Reader {
+	return extend.Reader{
+		Open: func(path string) (*os.File, string, error) {
+			f, real, _, err := pol.OpenRead(path)
+			return f, real, err
+		},
+		Reach: pol.Reachable,
+	}
 }
 
 // startHooks fires SessionStart; what the hooks say goes with the first

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/mcp"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 	"github.com/harness-dev/harness/internal/sessionlog"
 )
 
@@ -20,7 +22,11 @@ import (
 // approved, or fails to start, is a warning and the session goes on.
 func (b *builder) startMCP(ctx context.Context) error {
 	s, home, project := b.s, b.o.Source.Home, b.policy.Project
-	defs, warns, err := mcp.Load(home, project, b.o.MCPConfigs)
+	read := settingsReader(b.policy)
+	defs, warns, err := mcp.LoadWith(home, project, b.o.MCPConfigs, func(path string) ([]byte, bool, error) {
+		data, _, reach, err := read.ReadFile(path, 4<<20)
+		return data, reach, err
+	})
 	if err != nil {
 		return err
 	}
@@ -29,11 +35,23 @@ func (b *builder) startMCP(ctx context.Context) error {
 	}
 	var run []mcp.Server
 	if len(defs) > 0 {
-		approvals, err := mcp.LoadApprovals(mcp.ApprovalsFile(home))
-		if err != nil {
+		approvals, err := mcpApprovals(b.policy, home)
+		if approvals == nil {
 			return err
 		}
+		if err != nil {
+			s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, err.Error()))
+		}
+		env := environ(b.o.Source.Env)
 		for _, d := range defs {
+			if d.Scope == mcp.ScopeProject && d.Transport() == "stdio" {
+				// Approved with the content of the files it runs.
+				words := append([]string{d.Command}, d.Args...)
+				for i, w := range words {
+					words[i] = shellQuote(w)
+				}
+				d.Pin = extend.Digest(read.Pins(strings.Join(words, " "), project, env))
+			}
 			ok, why := b.approveMCP(ctx, approvals, project, d)
 			if ok {
 				run = append(run, d)
@@ -71,6 +89,24 @@ func (b *builder) startMCP(ctx context.Context) error {
 	s.cleanup = append(s.cleanup, m.Close) // before the sandbox closes: cleanup runs newest first
 	return nil
 }
+
+// mcpApprovals reads the user's MCP approvals, which must lie out of the
+// commands' reach: a file that resolves into the project approves nothing
+// (an empty set, with the error saying so).
+func mcpApprovals(pol *walls.Policy, home string) (*mcp.Approvals, error) {
+	path := mcp.ApprovalsFile(home)
+	if pol.Reachable(path) {
+		return &mcp.Approvals{Projects: map[string]map[string]string{}},
+			fmt.Errorf("MCP approvals: %s resolves where commands can write it, so its approvals are ignored; make it a regular file outside the project", path)
+	}
+	a, err := mcp.LoadApprovals(path)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // approveMCP decides whether d may run: servers of the user's own files
 // and flags may; a project's only with an approval of its definition as

@@ -139,6 +139,13 @@ func (c *chat) ApproveHook(ctx context.Context, h extend.Hook) (bool, error) {
 	st := c.t.Style
 	c.r.Print(fmt.Sprintf("%s\n  %s %s  matcher %q  timeout %s\n  %s", st.Yellow("a project hook wants to run (it runs inside the sandbox):"),
 		st.Dim("from"), c.shortPath(h.Source), h.Matcher, h.Timeout, st.Bold(h.Event+": ")+ui.Sanitize(h.Command)))
+	if h.Why != "" {
+		c.r.Print("  " + st.Dim("why asked: "+ui.Sanitize(h.Why)))
+	}
+	for _, p := range h.Scripts {
+		// The approval is for these files' content as it is now.
+		c.r.Print("  " + st.Dim("runs "+ui.Sanitize(c.shortPath(p.Path))+" (its content now is what you approve)"))
+	}
 	ch, err := c.choose(ctx, "hook", []ui.Option{
 		{Key: 'y', Label: "yes, run it, and remember this definition"},
 		{Key: 'n', Label: "no, not this session"},

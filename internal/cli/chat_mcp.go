@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -88,11 +89,15 @@ func (c *chat) mcpCommand(ctx context.Context, arg string) error {
 }
 
 // openBrowser opens url in the user's browser where there is one to open
-// (a desktop session, or macOS); the URL is printed either way.
+// (a desktop session, or macOS); the URL is printed either way. Only an
+// http(s) URL is opened: the URL comes from a server's metadata, and the
+// opener would run a file: or custom-scheme URL's handler on the host.
 func openBrowser(url string) {
 	var cmd *exec.Cmd
 	switch {
 	case os.Getenv("HARNESS_NO_BROWSER") != "":
+		return
+	case !webURL(url):
 		return
 	case runtime.GOOS == "darwin":
 		cmd = exec.Command("open", url)
@@ -164,4 +169,10 @@ func withMCPMentions(c *chat, files func() []string) func() []string {
 	return func() []string {
 		return append(mcpMentions(c.s.MCP), files()...)
 	}
+}
+
+// webURL reports an absolute http or https URL.
+func webURL(s string) bool {
+	u, err := neturl.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }

@@ -180,10 +180,18 @@ func extensions(t *testing.T, bin string, w, h int) {
 			t.Fatal(err)
 		}
 	}
+	// The user's hooks (read once, at the start): a Notification hook; a
+	// UserPromptSubmit hook adds context, a PreToolUse hook that exits 2
+	// blocks a bash call and the model reads its stderr, a PostToolUse
+	// hook sees each call's JSON.
 	notifyLog := filepath.Join(t.TempDir(), "notify.log")
+	postLog := filepath.Join(t.TempDir(), "post.log")
 	os.MkdirAll(filepath.Join(home, ".agents"), 0o755)
-	os.WriteFile(filepath.Join(home, ".agents", "settings.json"),
-		[]byte(`{"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "cat >> `+notifyLog+`"}]}]}}`), 0o644)
+	os.WriteFile(filepath.Join(home, ".agents", "settings.json"), []byte(`{"hooks": {
+		"Notification": [{"hooks": [{"type": "command", "command": "cat >> `+notifyLog+`"}]}],
+		"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo HOOK-CONTEXT-FOR-THE-MODEL"}]}],
+		"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "if grep -q 'touch blocked'; then echo 'no touching here' >&2; exit 2; fi"}]}],
+		"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "cat >> `+postLog+`; echo >> `+postLog+`"}]}]}}`), 0o644)
 
 	tm := startTmux(t, w, h, proj, tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), bin, "--project", proj)
 	tm.waitPrompt()
@@ -275,15 +283,7 @@ func extensions(t *testing.T, bin string, w, h int) {
 		t.Errorf("the Notification hook did not hear of the prompt: %q", b)
 	}
 
-	// The user's hooks, changed mid-session (settings are read at every
-	// event): a UserPromptSubmit hook adds context, a PreToolUse hook
-	// that exits 2 blocks a bash call and the model reads its stderr, a
-	// PostToolUse hook sees each call's JSON.
-	postLog := filepath.Join(t.TempDir(), "post.log")
-	os.WriteFile(filepath.Join(home, ".agents", "settings.json"), []byte(`{"hooks": {
-		"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo HOOK-CONTEXT-FOR-THE-MODEL"}]}],
-		"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "if grep -q 'touch blocked'; then echo 'no touching here' >&2; exit 2; fi"}]}],
-		"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "cat >> `+postLog+`; echo >> `+postLog+`"}]}]}}`), 0o644)
+	// The user's hooks at work.
 	before := len(srv.Requests())
 	srv.Enqueue(
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch blocked-file"}`}}},
@@ -310,8 +310,9 @@ func extensions(t *testing.T, bin string, w, h int) {
 		t.Errorf("the PostToolUse hook's log: %s", b)
 	}
 
-	// The agent rewrites the approved project hook: the new definition
-	// asks before it runs; refused, it does not run.
+	// The agent rewrites the approved project hook: the settings are read
+	// once, so the new definition is neither asked about nor run this
+	// session; the approved one goes on.
 	srv.Enqueue(
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Input: `{"path":".claude/settings.json","content":"{\"hooks\":{\"PostToolUse\":[{\"matcher\":\"Bash\",\"hooks\":[{\"type\":\"command\",\"command\":\"echo v2-ran >> hook.log\"}]}]}}"}`}}},
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"echo after-change"}`}}},
@@ -320,12 +321,12 @@ func extensions(t *testing.T, bin string, w, h int) {
 	tm.typeLine("change the hook")
 	tm.waitForCount("the write's prompt", "╰ allow?", 2)
 	tm.answer("y")
-	tm.waitForCount("the changed hook asks", "a project hook wants to run", 2)
-	tm.waitFor("the new definition shown", "PostToolUse: echo v2-ran >> hook.log")
-	tm.answer("n")
 	tm.waitFor("the reply", "Changed.")
+	if n := strings.Count(tm.screen(), "a project hook wants to run"); n > 1 {
+		t.Errorf("the changed definition was read mid-session and asked about (%d questions)", n)
+	}
 	if b, _ := os.ReadFile(filepath.Join(proj, "hook.log")); strings.Contains(string(b), "v2-ran") {
-		t.Errorf("the changed hook ran without approval: %q", b)
+		t.Errorf("the changed hook ran: %q", b)
 	}
 	tm.typeLine("/exit")
 	tm.waitExit()

@@ -59,7 +59,7 @@ func (g *globalOptions) register(cmd *cobra.Command) {
 	f.StringVar(&g.Thinking, "thinking", "", "reasoning: off, adaptive, or a budget in tokens such as 'budget 8000' (overrides THINKING)")
 	f.StringVar(&g.PermissionMode, "permission-mode", "default", "default, acceptEdits (file edits in the project without asking; commands by the rules) or plan (the project read-only in the sandbox; the turn ends in a plan)")
 	stringArrayVar(f, &g.Settings, "settings", "", "a settings JSON file with hooks in Claude Code's format (repeatable); read like ~/.agents/settings.json")
-	f.BoolVar(&g.AllowProjectHooks, "allow-project-hooks", false, "run the project's hooks (.agents/settings.json, .claude/settings.json) as they are at the start without asking; a hook changed later is not run")
+	f.BoolVar(&g.AllowProjectHooks, "allow-project-hooks", false, "run the project's hooks (.agents/settings.json, .claude/settings.json, and any settings file or hook script commands can write) as they and the scripts they run are at the start, inside the sandbox, without asking; one whose script changes later is not run")
 	f.StringVar(&g.Effort, "effort", "", "reasoning effort where the model takes one: low, medium, high, xhigh or max (overrides EFFORT)")
 	stringArrayVar(f, &g.MCPConfigs, "mcp-config", "", "load MCP servers from FILE, in Claude Code's mcpServers format (repeatable); see harness mcp --help")
 	f.BoolVar(&g.ApproveMCP, "approve-mcp", false, "run the MCP servers the project's .mcp.json defines without asking (headless runs cannot ask)")

@@ -41,6 +41,27 @@ type Command struct {
 	gemini bool   // a Gemini CLI .toml: {{args}}, else the command is appended
 	agents bool   // from a .agents directory (read-only to the agent in a project)
 	alias  string // Claude Code's name for a namespaced command: the file's base name
+	// reached: the file resolves where commands can write (see Distrust).
+	reached bool
+}
+
+// Distrust marks the commands whose file the agent could have written
+// although its place says otherwise: a user's command that resolves into
+// a writable root (reach), a project's .agents command that is a link to
+// a file commands can write (canWrite). Their allowed-tools then wait for
+// the user's approval, as a .claude command's do.
+func (cs *Commands) Distrust(reach, canWrite func(path string) bool) {
+	if cs == nil {
+		return
+	}
+	for i, c := range cs.list {
+		switch {
+		case c.Scope == "user" && reach != nil && reach(c.Path):
+			cs.list[i].reached = true
+		case c.Scope == "project" && c.agents && canWrite != nil && canWrite(c.Path):
+			cs.list[i].reached = true
+		}
+	}
 }
 
 // Where says where the command came from, for /help.

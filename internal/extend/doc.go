@@ -66,8 +66,10 @@
 // lets an ask through, its ask makes the gate ask; neither lifts a deny
 // rule or the walls.
 //
-// Settings files are read again at every event, so a change takes effect
-// at once.
+// Settings files are read once, when the session starts, each by
+// descriptor through the sandbox policy, and kept: a hook added, changed
+// or removed mid-session changes nothing before the next session (/help
+// lists the hooks as read).
 //
 // # Where hooks run, and who may define them
 //
@@ -75,17 +77,40 @@
 // the user's code, written before the session and out of the agent's
 // reach (the home directory is read-only inside the walls): it runs on the
 // host, as Claude Code runs it, so a hook that notifies, formats or logs
-// outside the project keeps working. A hook from a project file is code
-// the agent could have written — .claude is writable to it, and a cloned
-// repository brings its own — so it runs only after the user approved
-// that exact definition (the file, event, matcher, command and timeout,
-// hashed; a yes is remembered in ~/.agents/hooks-approved, outside the
-// project; a changed definition is a new one), and it runs inside the
-// walls, through the session's sandbox, like a command of the agent's: a
-// script the approved command calls may have been changed by the agent
-// since, and inside the walls it can do no more than the agent could.
-// Headless, --allow-project-hooks approves the definitions in force when
-// the session starts; one changed later is skipped with a notice saying so.
+// outside the project keeps working. Whose a file is is decided by where
+// it really is, not by the name that reached it: a user's file whose real
+// path lies where commands write (walls.Policy.Reachable: the project, an
+// --add-dir root, the build cache; a --settings ./x.json, a
+// ~/.claude/settings.json that links into the project) is the project's.
+// So is a user's hook whose command runs a file commands can write
+// (python3 $CLAUDE_PROJECT_DIR/.claude/hooks/x.py). A hook from a project
+// file is code the agent could have written — .claude is writable to it,
+// and a cloned repository brings its own — so it runs only after the user
+// approved it, and it runs inside the walls, through the session's
+// sandbox, like a command of the agent's.
+//
+// An approval is pinned by content (Hook.Key): the file, event, matcher,
+// command and timeout, and the digest of every file the command names
+// that commands can write (./hooks/pre.sh, bash .agents/x.sh, python3
+// tool.py, and the files a $(…) inside it names; not the files it writes
+// with >). The files are hashed again at every event: a hook whose script
+// changed since the approval is asked about again, and headless does not
+// run, with a notice. A yes is remembered in ~/.agents/hooks-approved,
+// outside the project (a file that resolves into it approves nothing).
+// Headless, --allow-project-hooks approves the hooks and their files as
+// they are when the session starts; without it each project hook is
+// refused at the start with a notice saying how to approve it, and a
+// --settings file whose hooks are the project's stops the session from
+// starting. What a hook checked at an event is what runs inside the walls,
+// where a swap between the check and the run can do no more than the
+// agent could; a host hook runs no file commands can write when checked,
+// but the tools it runs may still read the project's configuration
+// (a formatter's plugins): a user hook that runs such a tool trusts it.
+//
+// Command files are read once too. allowed-tools from a command file
+// whose real path commands can write (a user's command linked into the
+// project, a .agents command linked out of its carve-out) wait for
+// approval as a .claude command's do (Commands.Distrust).
 //
 // # Modes
 //

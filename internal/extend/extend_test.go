@@ -35,8 +35,9 @@ func TestExpand(t *testing.T) {
 }
 
 // TestProjectHookApproval: a project hook runs only once its exact
-// definition is approved; a definition changed mid-session is asked
-// about anew, and a refused one does not run.
+// definition is approved; the settings are read once, so a definition
+// changed mid-session changes nothing until the next session, which asks
+// about it anew; a refused one does not run.
 func TestProjectHookApproval(t *testing.T) {
 	proj, home := t.TempDir(), t.TempDir()
 	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
@@ -50,36 +51,57 @@ func TestProjectHookApproval(t *testing.T) {
 	}
 	write("echo v1")
 	ap := &fakeApprover{answers: []bool{true, false}}
-	h, warns := NewHooks(HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{P: pol},
-		Approver: ap, ApprovalFile: filepath.Join(home, ".agents", "hooks-approved")})
+	opts := func(a Approver) HookOptions {
+		return HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{P: pol},
+			Read: policyReader(pol), Approver: a, ApprovalFile: filepath.Join(home, ".agents", "hooks-approved")}
+	}
+	h, warns := NewHooks(opts(ap))
 	if len(warns) > 0 {
 		t.Fatal(warns)
 	}
 	ctx := context.Background()
-	fire := func() string { return h.Fire(ctx, Event{Name: UserPromptSubmit, Prompt: "p"}).Context }
-	if got := fire(); got != "v1" || len(ap.asked) != 1 {
+	fire := func(h *Hooks) string { return h.Fire(ctx, Event{Name: UserPromptSubmit, Prompt: "p"}).Context }
+	if got := fire(h); got != "v1" || len(ap.asked) != 1 {
 		t.Fatalf("approved v1: context %q, asked %d", got, len(ap.asked))
 	}
-	if got := fire(); got != "v1" || len(ap.asked) != 1 {
+	if got := fire(h); got != "v1" || len(ap.asked) != 1 {
 		t.Fatalf("approved v1 asked again or did not run: %q %d", got, len(ap.asked))
 	}
 	write("echo v2")
-	if got := fire(); got != "" || len(ap.asked) != 2 || ap.asked[1] != "echo v2" {
-		t.Fatalf("changed definition: context %q, asked %v", got, ap.asked)
+	if got := fire(h); got != "v1" || len(ap.asked) != 1 {
+		t.Fatalf("settings re-read mid-session: context %q, asked %v", got, ap.asked)
 	}
-	if got := fire(); got != "" || len(ap.asked) != 2 {
+	h, _ = NewHooks(opts(ap))
+	if got := fire(h); got != "" || len(ap.asked) != 2 || ap.asked[1] != "echo v2" {
+		t.Fatalf("changed definition, next session: context %q, asked %v", got, ap.asked)
+	}
+	if got := fire(h); got != "" || len(ap.asked) != 2 {
 		t.Fatalf("refused definition ran or was asked again: %q %v", got, ap.asked)
 	}
 	// The approval is remembered outside the project, for v1 only.
 	write("echo v1")
-	h2, _ := NewHooks(HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{P: pol},
-		ApprovalFile: filepath.Join(home, ".agents", "hooks-approved")})
-	if got := h2.Fire(ctx, Event{Name: UserPromptSubmit}).Context; got != "v1" {
+	h2, _ := NewHooks(opts(nil))
+	if got := fire(h2); got != "v1" {
 		t.Fatalf("remembered approval: %q", got)
 	}
 	write("echo v3")
-	if o := h2.Fire(ctx, Event{Name: UserPromptSubmit}); o.Context != "" || len(o.Notices) != 1 || !strings.Contains(o.Notices[0], "not approved") {
+	h3, warns := NewHooks(opts(nil))
+	if len(warns) != 1 || !strings.Contains(warns[0].Error(), "not approved") || !strings.Contains(warns[0].Error(), "--allow-project-hooks") {
+		t.Fatalf("headless, unapproved, not said at the start: %v", warns)
+	}
+	if o := h3.Fire(ctx, Event{Name: UserPromptSubmit}); o.Context != "" || len(o.Notices) != 0 {
 		t.Fatalf("headless, unapproved: %+v", o)
+	}
+}
+
+// policyReader reads as a session does.
+func policyReader(pol *walls.Policy) Reader {
+	return Reader{
+		Open: func(path string) (*os.File, string, error) {
+			f, real, _, err := pol.OpenRead(path)
+			return f, real, err
+		},
+		Reach: pol.Reachable,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // Event is one point of the loop at which hooks fire.
@@ -74,10 +76,12 @@ type Approver interface {
 
 // HookOptions configure a Hooks.
 type HookOptions struct {
-	Project   string
-	Files     SettingsFiles
-	Required  []string // files that must exist (--settings)
-	Open      Opener   // project files are read through it
+	Project  string
+	Files    SettingsFiles
+	Required []string // files that must exist (--settings)
+	// Read reads the settings files (once, at NewHooks), the approvals
+	// and the files hooks run, through the session's sandbox policy.
+	Read      Reader
 	Sandbox   sandbox.Sandbox
 	Env       []string // host hooks' environment
 	SessionID string
@@ -88,84 +92,141 @@ type HookOptions struct {
 	// Approver asks about project hooks; nil is headless.
 	Approver Approver
 	// AllowProject (headless: --allow-project-hooks) approves the project
-	// hooks defined when the session starts; a definition changed later
-	// still needs the user.
+	// hooks as they are when the session starts, with the content of the
+	// files they run; one whose file changes later still needs the user.
 	AllowProject bool
-	// ApprovalFile remembers approved definitions (by hash), outside the
+	// ApprovalFile remembers approved definitions (by Key), outside the
 	// project: ~/.agents/hooks-approved.
 	ApprovalFile string
 }
 
-// Hooks runs a session's hooks. Settings files are read again at every
-// event, so a change made mid-session takes effect at once, and a changed
-// project definition is a new one that waits for approval.
+// Hooks runs a session's hooks. The settings are read once, when the
+// session starts, and kept: a file changed mid-session changes nothing
+// until the next session. What a hook runs is checked at every event: a
+// project hook runs only while its definition and the content of the
+// files it names that commands can write are as approved.
 type Hooks struct {
-	o HookOptions
+	o     HookOptions
+	hooks []Hook // read at the start, never again
 
 	mu       sync.Mutex
-	approved map[string]bool // by hash: yes (this session or remembered)
+	approved map[string]bool // by Key: yes (this session or remembered)
+	defs     map[string]bool // by Hash: approved with other file contents
 	refused  map[string]bool // asked and refused this session
 	warned   map[string]bool // told already (unapproved, headless)
-	errs     map[string]bool
 	askMu    sync.Mutex
 }
 
-// NewHooks loads the settings and returns the runner and what could not
-// be loaded.
+// NewHooks reads the settings and returns the runner and what could not
+// be loaded or will not run: headless, every project hook that is not
+// approved is said here, at the start.
 func NewHooks(o HookOptions) (*Hooks, []error) {
-	h := &Hooks{o: o, approved: map[string]bool{}, refused: map[string]bool{}, warned: map[string]bool{}, errs: map[string]bool{}}
-	for _, line := range readLines(o.ApprovalFile) {
-		h.approved[line] = true
+	h := &Hooks{o: o, approved: map[string]bool{}, defs: map[string]bool{}, refused: map[string]bool{}, warned: map[string]bool{}}
+	var warns []error
+	lines, err := readApprovals(o.Read, o.ApprovalFile)
+	if err != nil {
+		warns = append(warns, err)
 	}
-	hooks, warns := LoadHooks(o.Files, o.Open, o.Required)
-	for _, w := range warns {
-		h.errs[w.Error()] = true
+	for _, l := range lines {
+		h.approved[l.key] = true
+		if l.def != "" {
+			h.defs[l.def] = true
+		}
 	}
-	if o.AllowProject {
-		for _, k := range hooks {
-			if k.Project {
-				h.approved[k.Hash()] = true
-			}
+	hooks, lw := LoadHooks(o.Files, o.Read, o.Required)
+	warns = append(warns, lw...)
+	h.hooks = hooks
+	seen := map[string]bool{}
+	for _, k := range hooks {
+		k = h.look(k)
+		if !k.Project || seen[k.Key()] {
+			continue
+		}
+		seen[k.Key()] = true
+		switch {
+		case h.approved[k.Key()]:
+		case o.AllowProject:
+			h.approved[k.Key()] = true
+			h.defs[k.Hash()] = true
+		case o.Approver == nil:
+			h.warned[k.Key()] = true
+			warns = append(warns, errors.New(h.unapproved(k)))
 		}
 	}
 	return h, warns
 }
 
-func readLines(path string) []string {
+// approval is one line of the approvals file: the Key, and the definition's
+// Hash when the key pins file contents.
+type approval struct{ key, def string }
+
+// readApprovals reads the approvals file, which must lie out of the
+// commands' reach: one that resolves into the project is the agent's to
+// write, and approves nothing.
+func readApprovals(r Reader, path string) ([]approval, error) {
 	if path == "" {
-		return nil
+		return nil, nil
 	}
-	data, err := os.ReadFile(path)
+	data, real, reach, err := r.ReadFile(path, maxSettingsBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("hook approvals: %w; no project hook is approved", err)
 	}
-	var out []string
+	if reach {
+		return nil, fmt.Errorf("hook approvals: %s resolves to %s, where commands can write it, so its approvals are ignored; make it a regular file outside the project", path, real)
+	}
+	var out []approval
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
-			out = append(out, f[0])
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
 		}
+		a := approval{key: f[0]}
+		if len(f) > 1 && strings.HasPrefix(f[1], "def:") {
+			a.def = strings.TrimPrefix(f[1], "def:")
+		}
+		out = append(out, a)
 	}
-	return out
+	return out, nil
 }
 
-// List is the hooks in force now, for /help.
+// look completes k as it stands now: the files its command names that
+// commands can write, with their content. A hook from the user's own file
+// that runs such a file is the agent's code: a project hook.
+func (h *Hooks) look(k Hook) Hook {
+	k.Scripts = h.o.Read.pins(namedPaths(k.Command, h.o.Project, h.o.Env))
+	if !k.Project && len(k.Scripts) > 0 {
+		k.Project = true
+		k.Why = "it runs " + k.Scripts[0].Path + ", which commands can write"
+	}
+	return k
+}
+
+// List is the hooks in force (read when the session started), for /help.
 func (h *Hooks) List() []Hook {
 	if h == nil {
 		return nil
 	}
-	hooks, _ := LoadHooks(h.o.Files, h.o.Open, nil)
-	return hooks
+	out := make([]Hook, 0, len(h.hooks))
+	for _, k := range h.hooks {
+		out = append(out, h.look(k))
+	}
+	return out
 }
 
-// Approved reports whether a hook may run without asking.
+// Approved reports whether a hook, as it stands now, may run without
+// asking.
 func (h *Hooks) Approved(k Hook) bool {
+	k = h.look(k)
 	if !k.Project {
 		return true
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.approved[k.Hash()]
+	return h.approved[k.Key()]
 }
 
 // Fire runs the hooks that match ev and merges what they say. Hooks run
@@ -175,22 +236,14 @@ func (h *Hooks) Fire(ctx context.Context, ev Event) Outcome {
 	if h == nil {
 		return out
 	}
-	hooks, warns := LoadHooks(h.o.Files, h.o.Open, nil)
-	h.mu.Lock()
-	for _, w := range warns {
-		if !h.errs[w.Error()] {
-			h.errs[w.Error()] = true
-			out.Notices = append(out.Notices, "hooks: "+w.Error())
-		}
-	}
-	h.mu.Unlock()
 	var run []Hook
 	seen := map[string]bool{}
-	for _, k := range hooks {
+	for _, k := range h.hooks {
 		if k.Event != ev.Name || !matches(k.Matcher, ev) || seen[k.Command] {
 			continue
 		}
 		seen[k.Command] = true
+		k = h.look(k)
 		if ok, note := h.mayRun(ctx, k); !ok {
 			if note != "" {
 				out.Notices = append(out.Notices, note)
@@ -224,18 +277,42 @@ func (h *Hooks) Fire(ctx context.Context, ev Event) Outcome {
 	return out
 }
 
-// mayRun decides whether a project hook runs: an approved definition runs;
-// otherwise the user is asked (once a session), and headless it is
-// skipped with a notice saying how to approve it.
+// unapproved says why k does not run headless and how to approve it.
+func (h *Hooks) unapproved(k Hook) string {
+	h.mu.Lock()
+	changed := h.defs[k.Hash()]
+	h.mu.Unlock()
+	what := fmt.Sprintf("the %s hook %q from %s", k.Event, clip(k.Command, 80), k.Source)
+	if changed {
+		return fmt.Sprintf("hooks: %s was approved, but a file it runs changed since (%s), so it does not run: approve it again in an interactive session, or restart with --allow-project-hooks (it approves the hooks as they are when harness starts)", what, pinList(k.Scripts))
+	}
+	return fmt.Sprintf("hooks: %s is not approved, so it does not run (%s): approve it in an interactive session, or pass --allow-project-hooks (it approves the project's hooks as they are when harness starts)", what, k.Why)
+}
+
+func pinList(ps []Pin) string {
+	var names []string
+	for _, p := range ps {
+		names = append(names, p.Path)
+	}
+	return strings.Join(names, ", ")
+}
+
+// mayRun decides whether a hook runs: a user's own runs; a project hook
+// runs when its Key is approved; otherwise the user is asked (once a
+// session for one Key), and headless it is skipped with a notice saying
+// how to approve it.
 func (h *Hooks) mayRun(ctx context.Context, k Hook) (bool, string) {
-	if h.Approved(k) {
+	if !k.Project {
 		return true, ""
 	}
-	hash := k.Hash()
+	key := k.Key()
 	h.mu.Lock()
-	refused, warned := h.refused[hash], h.warned[hash]
-	h.warned[hash] = true
+	approved, refused, warned := h.approved[key], h.refused[key], h.warned[key]
+	h.warned[key] = true
 	h.mu.Unlock()
+	if approved {
+		return true, ""
+	}
 	if refused {
 		return false, ""
 	}
@@ -243,21 +320,25 @@ func (h *Hooks) mayRun(ctx context.Context, k Hook) (bool, string) {
 		if warned {
 			return false, ""
 		}
-		return false, fmt.Sprintf("hooks: the %s hook %q from %s is not approved, so it does not run: approve it in an interactive session, or pass --allow-project-hooks (it approves the project's hooks as they are when harness starts)", k.Event, clip(k.Command, 80), k.Source)
+		return false, h.unapproved(k)
 	}
 	h.askMu.Lock()
 	defer h.askMu.Unlock()
-	if h.Approved(k) {
+	h.mu.Lock()
+	approved = h.approved[key]
+	h.mu.Unlock()
+	if approved {
 		return true, ""
 	}
 	ok, err := h.o.Approver.ApproveHook(ctx, k)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err != nil || !ok {
-		h.refused[hash] = true
+		h.refused[key] = true
 		return false, fmt.Sprintf("hooks: the %s hook %q from %s was not approved and does not run this session", k.Event, clip(k.Command, 80), k.Source)
 	}
-	h.approved[hash] = true
+	h.approved[key] = true
+	h.defs[k.Hash()] = true
 	if err := h.remember(k); err != nil {
 		return true, "hooks: approved for this session, but not remembered: " + err.Error()
 	}
@@ -271,11 +352,17 @@ func (h *Hooks) remember(k Hook) error {
 	if err := os.MkdirAll(filepath.Dir(h.o.ApprovalFile), 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(h.o.ApprovalFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	// Never through a link: the file must stay where commands cannot
+	// write (readApprovals ignores it otherwise).
+	f, err := os.OpenFile(h.o.ApprovalFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY|walls.ONoFollow, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(f, "%s %s %s %s\n", k.Hash(), k.Source, k.Event, strings.Join(strings.Fields(k.Command), " "))
+	def := "-"
+	if k.Key() != k.Hash() {
+		def = "def:" + k.Hash()
+	}
+	_, err = fmt.Fprintf(f, "%s %s %s %s %s\n", k.Key(), def, k.Source, k.Event, strings.Join(strings.Fields(k.Command), " "))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -201,5 +201,6 @@ func (c Command) Entry() Entry {
 // Trusted reports whether the command's file is out of the agent's reach:
 // the user's own, or the project's .agents (read-only inside the walls).
 // A project's .claude or .gemini command is a file the agent could have
-// written.
-func (c Command) Trusted() bool { return c.Scope == "user" || c.agents }
+// written, and so is one whose file resolves where commands write
+// (Distrust).
+func (c Command) Trusted() bool { return (c.Scope == "user" || c.agents) && !c.reached }

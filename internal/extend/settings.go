@@ -48,11 +48,40 @@ type Hook struct {
 	Matcher string
 	Command string
 	Timeout time.Duration
-	Source  string // the settings file
-	// Project is set for a hook from a project file: code the agent could
-	// have written. It runs inside the walls, and only once the user
-	// approved this exact definition (Hash).
+	Source  string // the settings file, as named
+	Real    string // the settings file's real path, as opened
+	// Project is set for a hook the agent could have planted: from a
+	// project file, from a user's file that lies where commands write, or
+	// one that runs a file commands can write (Scripts). It runs inside
+	// the walls, and only once the user approved this definition and the
+	// content of those files (Key).
 	Project bool
+	// Why says, for the user, why it needs an approval.
+	Why string
+	// Scripts are the files the command names that commands can write,
+	// with their content's digest when the hook was last looked at.
+	Scripts []Pin
+}
+
+// Pin is one file a hook's command names, and its content's digest
+// (sha256), or "absent" / "not a regular file".
+type Pin struct {
+	Path, Sum string
+}
+
+// Key identifies what an approval is for: the definition (Hash) and the
+// content of every file it runs that commands can write. A hook naming
+// no such file has its definition's hash.
+func (h Hook) Key() string {
+	if len(h.Scripts) == 0 {
+		return h.Hash()
+	}
+	d := sha256.New()
+	d.Write([]byte(h.Hash()))
+	for _, p := range h.Scripts {
+		d.Write([]byte("\x00" + p.Path + "\x00" + p.Sum))
+	}
+	return hex.EncodeToString(d.Sum(nil))
 }
 
 // Hash identifies the definition: the file, event, matcher, command and
@@ -106,12 +135,62 @@ func DefaultSettingsFiles(project, home string, flags []string) SettingsFiles {
 	return s
 }
 
-// LoadHooks reads the hooks of every file; a missing file has none. User
-// files are opened directly, project files through open (the sandbox
-// policy's). A --settings file that is missing is an error, as is a file
-// that is not valid JSON; hooks harness cannot run are skipped with a
-// warning.
-func LoadHooks(files SettingsFiles, open Opener, required []string) ([]Hook, []error) {
+// Reader reads the files that grant power (settings, approvals): once,
+// by descriptor, each with its real path and whether commands could have
+// written it. A session's reads through its sandbox policy.
+type Reader struct {
+	// Open opens a file and returns it with its real path, read from the
+	// opened descriptor (walls.Policy.OpenRead: links resolved, secrets
+	// and what is not a regular file refused). Nil opens with os.Open and
+	// resolves the path's links.
+	Open func(path string) (*os.File, string, error)
+	// Reach reports whether a real path lies where commands write
+	// (walls.Policy.Reachable: the project, --add-dir roots, the build
+	// cache, carve-outs included). Nil: nowhere.
+	Reach func(real string) bool
+}
+
+// ReadFile reads path once, at most limit bytes, and says where it really
+// is and whether commands can reach it there.
+func (r Reader) ReadFile(path string, limit int64) (data []byte, real string, reach bool, err error) {
+	var f *os.File
+	if r.Open != nil {
+		f, real, err = r.Open(path)
+	} else {
+		f, err = os.Open(path)
+		if err == nil {
+			if real, err = filepath.EvalSymlinks(path); err != nil {
+				f.Close()
+			}
+		}
+	}
+	if err != nil {
+		return nil, real, false, err
+	}
+	defer f.Close()
+	data, err = io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, real, false, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, real, false, fmt.Errorf("%s is over %d bytes", path, limit)
+	}
+	return data, real, r.reach(real), nil
+}
+
+func (r Reader) reach(real string) bool { return r.Reach != nil && r.Reach(real) }
+
+// maxSettingsBytes bounds one settings file.
+const maxSettingsBytes = 1 << 20
+
+// LoadHooks reads the hooks of every file, once; a missing file has none.
+// Each file is opened by descriptor and judged by where it really is: a
+// user's file (~/.claude/settings.json, a --settings FILE) that lies where
+// commands write — named there, or a link that resolves there — is the
+// project's, and its hooks are project hooks (Hook.Project, Hook.Why). A
+// --settings file that is missing is an error, as is a file that is not
+// valid JSON; hooks harness cannot run are skipped with a warning.
+func LoadHooks(files SettingsFiles, r Reader, required []string) ([]Hook, []error) {
 	var out []Hook
 	var warns []error
 	must := map[string]bool{}
@@ -119,11 +198,7 @@ func LoadHooks(files SettingsFiles, open Opener, required []string) ([]Hook, []e
 		must[f] = true
 	}
 	load := func(path string, project bool) {
-		opener := os.Open
-		if project && open != nil {
-			opener = open
-		}
-		hs, err := loadFile(path, opener, project)
+		hs, err := loadFile(path, r, project)
 		if errors.Is(err, fs.ErrNotExist) && !must[path] {
 			return
 		}
@@ -141,15 +216,22 @@ func LoadHooks(files SettingsFiles, open Opener, required []string) ([]Hook, []e
 	return out, warns
 }
 
-func loadFile(path string, open Opener, project bool) ([]Hook, error) {
-	f, err := open(path)
+func loadFile(path string, r Reader, project bool) ([]Hook, error) {
+	data, real, reach, err := r.ReadFile(path, maxSettingsBytes)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("settings %s: %w", path, err)
+	}
+	why := ""
+	switch {
+	case project:
+		why = path + " is a project file, which the agent or a clone could have written"
+	case reach && real == path:
+		project, why = true, path+" lies where commands can write it; move it out of the project to make its hooks yours"
+	case reach:
+		project, why = true, path+" resolves to "+real+", where commands can write it; make it a file outside the project to make its hooks yours"
 	}
 	var sf settingsFile
 	if err := json.Unmarshal(data, &sf); err != nil {
@@ -175,7 +257,7 @@ func loadFile(path string, open Opener, project bool) ([]Hook, error) {
 				if h.Timeout != nil && *h.Timeout > 0 {
 					t = time.Duration(*h.Timeout * float64(time.Second))
 				}
-				out = append(out, Hook{Event: event, Matcher: m.Matcher, Command: h.Command, Timeout: t, Source: path, Project: project})
+				out = append(out, Hook{Event: event, Matcher: m.Matcher, Command: h.Command, Timeout: t, Source: path, Real: real, Project: project, Why: why})
 			}
 		}
 	}

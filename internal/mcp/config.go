@@ -39,6 +39,10 @@ type Server struct {
 
 	Scope Scope  `json:"-"`
 	File  string `json:"-"` // the file it was read from
+	// Pin is the digest of the files the server runs that commands can
+	// write (set by the caller before asking for an approval): part of
+	// Hash, so a rewritten script is a new definition.
+	Pin string `json:"-"`
 }
 
 // Transport is the server's transport: stdio, http or sse.
@@ -59,7 +63,11 @@ func (s Server) Transport() string {
 // approval is for this hash, so a changed definition asks again.
 func (s Server) Hash() string {
 	raw, _ := json.Marshal(s) // map keys are sorted: stable
-	sum := sha256.Sum256(append([]byte(s.Name+"\x00"), raw...))
+	pre := s.Name + "\x00"
+	if s.Pin != "" {
+		pre += "pin " + s.Pin + "\x00"
+	}
+	sum := sha256.Sum256(append([]byte(pre), raw...))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -148,6 +156,23 @@ func ParseFile(path string, scope Scope) ([]Server, error) {
 	return Parse(raw, path, scope)
 }
 
+func parseWith(path string, scope Scope, read ReadFunc) ([]Server, error) {
+	if read == nil {
+		return ParseFile(path, scope)
+	}
+	raw, reach, err := read(path)
+	if errors.Is(err, os.ErrNotExist) && scope != ScopeFlag {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("MCP configuration: %w", err)
+	}
+	if reach {
+		scope = ScopeProject
+	}
+	return Parse(raw, path, scope)
+}
+
 // Parse reads servers from data in the mcpServers format.
 func Parse(data []byte, path string, scope Scope) ([]Server, error) {
 	var f File
@@ -188,6 +213,17 @@ func ProjectFile(project string) string { return filepath.Join(project, ".mcp.js
 // A user or project file that does not parse is left out and said in
 // warns; a --mcp-config file the user named must parse (err).
 func Load(home, project string, flagFiles []string) (servers []Server, warns []error, err error) {
+	return LoadWith(home, project, flagFiles, nil)
+}
+
+// ReadFunc reads one configuration file once and says whether commands
+// can write it where it really is (a link resolved).
+type ReadFunc func(path string) (data []byte, reach bool, err error)
+
+// LoadWith is Load reading through read (nil: os.ReadFile). A user's or
+// --mcp-config file that commands can write is the project's: its servers
+// need the user's approval as a project's do.
+func LoadWith(home, project string, flagFiles []string, read ReadFunc) (servers []Server, warns []error, err error) {
 	byName := map[string]Server{}
 	var order []string
 	add := func(ss []Server) {
@@ -212,7 +248,7 @@ func Load(home, project string, flagFiles []string) (servers []Server, warns []e
 		if src.path == "" {
 			continue
 		}
-		ss, err := ParseFile(src.path, src.scope)
+		ss, err := parseWith(src.path, src.scope, read)
 		if err != nil && src.scope == ScopeFlag {
 			return nil, nil, err
 		}

@@ -35,7 +35,12 @@
 // literal "${VAR}" sent as a credential. A project's server runs only when
 // Approvals (~/.agents/mcp-approved.json, outside every sandbox's writable
 // roots) holds the hash of its definition as it is now: a changed
-// definition asks again. Add and Remove edit a file for `harness mcp`.
+// definition asks again. A session loads through LoadWith, whose reader
+// says where each file really is: a user's or --mcp-config file that
+// commands can write is read as ScopeProject; and it sets Server.Pin, the
+// digest of the files a project server's command runs, so a rewritten
+// script is a changed definition. Add and Remove edit a file for
+// `harness mcp`.
 //
 // # Servers inside the walls
 //

@@ -101,6 +101,9 @@
 // Rules live in two files with the same format: the user's
 // (~/.agents/permissions) and the project's (<project>/.agents/permissions,
 // inside a sandbox carve-out, so the agent cannot grant itself anything).
+// They are read once, when the gate is built (Options.ReadFile: a
+// session reads each by descriptor and refuses, headless, one whose real
+// path commands can write).
 // One rule per line; blank lines and lines starting with # are ignored:
 //
 //	# VERDICT  TOOL   PATTERN

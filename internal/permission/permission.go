@@ -2,7 +2,9 @@ package permission
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,6 +169,10 @@ type Options struct {
 	// Unsandboxed means the sandbox backend is "none": every bash command
 	// must be asked (or --yolo), never auto-allowed.
 	Unsandboxed bool
+	// ReadFile reads a rules file (nil: os.ReadFile); a session's reads
+	// each once, by descriptor, and refuses one the agent could have
+	// written (package app).
+	ReadFile func(path string) ([]byte, error)
 }
 
 // Gate decides tool calls. It is safe for concurrent use; prompts are
@@ -208,8 +214,12 @@ func New(o Options) (*Gate, error) {
 		if f.path == "" {
 			continue
 		}
-		data, err := os.ReadFile(f.path)
-		if os.IsNotExist(err) {
+		read := o.ReadFile
+		if read == nil {
+			read = os.ReadFile
+		}
+		data, err := read(f.path)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {

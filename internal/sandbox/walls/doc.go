@@ -8,7 +8,10 @@
 // NewPolicy computes the project root, the writable roots, the read-only
 // carve-outs (every .git, gitdir, hooks path and what hooks delegate to,
 // .agents), the hidden secrets, the environment allowlist, the bounds and
-// the build caches (cache.go). CheckRead and CheckWrite answer by path
+// the build caches (cache.go). Reachable and CommandsCanWrite (reach.go)
+// tell harness whether a file it takes power from (settings, rules, the
+// scripts hooks run) could have been written by a command. CheckRead and
+// CheckWrite answer by path
 // after resolving every link (identity.go compares device and inode);
 // OpenRead, ReadFile, WriteFile and Walk check what they opened, never a
 // path reopened by name. Dir (beneath.go) is harness's own file work

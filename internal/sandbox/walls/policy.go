@@ -589,6 +589,12 @@ func (p *Policy) checkWrite(name, path string, id *fileID) error {
 	if err := p.planDenied(name, grant); err != nil {
 		return err
 	}
+	return p.wallsWrite(name, abs, grant)
+}
+
+// wallsWrite is checkWrite's answer whatever the mode: the carve-outs,
+// secrets and writable roots.
+func (p *Policy) wallsWrite(name, abs string, grant located) error {
 	deny := grant
 	deny.spellings = AppendUnique(append([]string(nil), grant.spellings...), abs)
 	p.mu.RLock()
