@@ -21,6 +21,7 @@ func (b *builder) loadExtensions(context.Context) error {
 		return err
 	}
 	s.Modes = extend.NewModes(pol, mode)
+	b.followMode()
 	reserved := map[string]bool{}
 	for _, r := range b.o.ReservedCommands {
 		reserved[r] = true
