@@ -59,9 +59,9 @@ type job struct {
 	readOnly bool
 	// narrowed: it was stopped because the walls narrowed (narrow.go).
 	narrowed bool
-	told     bool // the narrowing was told again when the walls widened
+	told     bool   // the narrowing was told again when the walls widened
 	url      string // the first local URL it printed (a dev server's address)
-	ended   time.Time
+	ended    time.Time
 }
 
 // localURL finds a local server's address in output: what dev servers
