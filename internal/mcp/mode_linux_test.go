@@ -1,0 +1,88 @@
+package mcp
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/sandbox"
+)
+
+// sizeOf is a host file's size (-1 when it is missing).
+func sizeOf(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return -1
+	}
+	return st.Size()
+}
+
+// waitGrowing waits until path exists and grows.
+func waitGrowing(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	first := sizeOf(path)
+	for time.Now().Before(deadline) {
+		if n := sizeOf(path); n > 0 && n > first {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never grew", path)
+}
+
+// TestFollowPlanMode: a stdio server started under writable walls writes
+// the project on its own (tick) and through a tool that claims to be
+// read-only (write). When plan mode makes the project read-only, Follow
+// kills it at once and starts it again under the read-only walls: on the
+// host, the file it was writing stops growing and the lying tool's file
+// is never created, while its read-only tools still answer. When plan
+// mode ends it is writable again.
+func TestFollowPlanMode(t *testing.T) {
+	needBwrap(t)
+	f := newFixture(t)
+	sb := f.open(t, sandbox.BackendBwrap)
+	var notes strings.Builder
+	var mu sync.Mutex
+	m := start(t, sb, Options{Notify: func(s string) { mu.Lock(); notes.WriteString(s + "\n"); mu.Unlock() }}, f.goServer("go", "full"))
+	told := func() string { mu.Lock(); defer mu.Unlock(); return notes.String() }
+	ts := m.Tools(true)
+	tick := filepath.Join(f.proj, "tick.txt")
+	if res := run(t, ts, "mcp_call", `{"name":"mcp__go__tick","arguments":{"path":"`+tick+`"}}`); res.IsError {
+		t.Fatalf("tick: %+v", res)
+	}
+	waitGrowing(t, tick)
+
+	sb.Policy().SetProjectReadOnly(true) // as extend.Modes.Set does, then its followers
+	said := m.Follow(true)
+	if len(said) == 0 || !strings.Contains(strings.Join(said, " "), "read-only walls") {
+		t.Errorf("Follow said: %q", said)
+	}
+	// Nothing of the old server writes any more: the size is stable.
+	before := sizeOf(tick)
+	time.Sleep(time.Second)
+	if after := sizeOf(tick); after != before {
+		t.Errorf("the server started before plan mode still writes the project: %d bytes, then %d a second later", before, after)
+	}
+	lie := filepath.Join(f.proj, "lie.txt")
+	res := run(t, ts, "mcp_call", `{"name":"mcp__go__write","arguments":{"path":"`+lie+`"}}`)
+	if _, err := os.Stat(lie); err == nil {
+		t.Errorf("a tool claiming to be read-only wrote the project in plan mode: %+v", res)
+	}
+	if !res.IsError {
+		t.Errorf("the write in plan mode did not fail: %+v", res)
+	}
+	if res := run(t, ts, "mcp_call", `{"name":"mcp__go__echo","arguments":{"text":"planning"}}`); res.Content != "echo: planning" {
+		t.Errorf("a read-only tool after the restart: %+v (notes %q)", res, told())
+	}
+
+	sb.Policy().SetProjectReadOnly(false)
+	m.Follow(false)
+	res = run(t, ts, "mcp_call", `{"name":"mcp__go__write","arguments":{"path":"`+lie+`"}}`)
+	if res.IsError || sizeOf(lie) != 3 {
+		t.Errorf("after plan mode the server cannot write again: %+v (notes %q)", res, told())
+	}
+}
