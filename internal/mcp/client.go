@@ -526,6 +526,8 @@ type stdioTransport struct {
 	done   chan struct{}
 	mu     sync.Mutex
 	exit   string // how it ended, once done
+	// killedFor, when set, says why harness killed it (mode.go).
+	killedFor string
 }
 
 func newStdio(sb sandbox.Sandbox, def Server, onExit func(string)) *stdioTransport {
@@ -563,6 +565,11 @@ func (t *stdioTransport) connect() (msgConn, error) {
 			why = "could not start: " + err.Error()
 		case runCtx.Err() != nil:
 			why = "stopped by harness"
+			t.mu.Lock()
+			if t.killedFor != "" {
+				why += ": " + t.killedFor
+			}
+			t.mu.Unlock()
 		default:
 			why = fmt.Sprintf("exited with code %d", res.ExitCode)
 		}

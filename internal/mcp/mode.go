@@ -2,10 +2,12 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // A mode is a state of the whole session (package extend, Modes). When
@@ -21,9 +23,14 @@ import (
 // walls: the permission gate refuses, in plan mode, every MCP tool that
 // does not declare itself read-only (readOnlyHint), of any server.
 
-// restarts tracks the servers Follow is starting again.
+// errModeSwitched is why Follow cancelled a call in flight.
+var errModeSwitched = errors.New("the session switched to plan mode")
+
+// restarts tracks the servers Follow is starting again, and the calls in
+// flight of tools that do not declare themselves read-only.
 type restarts struct {
 	mu     sync.Mutex
+	calls  map[*int]context.CancelCauseFunc
 	ready  map[*conn]chan struct{} // closed when that server's restart is over
 	wg     sync.WaitGroup
 	ctx    context.Context
@@ -66,6 +73,12 @@ func (m *Manager) Follow(readOnly bool) []string {
 		m.rs.wg.Add(1)
 	}
 	ctx := m.rs.ctx
+	var calls []context.CancelCauseFunc
+	if readOnly {
+		for _, stop := range m.rs.calls {
+			calls = append(calls, stop)
+		}
+	}
 	m.rs.mu.Unlock()
 
 	// Kill first, all at once: from here on nothing of theirs writes.
@@ -76,12 +89,28 @@ func (m *Manager) Follow(readOnly bool) []string {
 		go func() {
 			defer wg.Done()
 			if t := c.stdio; t != nil && t.cancel != nil {
+				t.mu.Lock()
+				t.killedFor = "the session's mode changed its walls"
+				t.mu.Unlock()
 				t.cancel() // no grace period: the walls changed now
+				// Dead before its stdin closes: a server that saw EOF
+				// first could still write while it shuts down.
+				select {
+				case <-t.done:
+				case <-time.After(10 * time.Second):
+				}
 			}
 			c.close()
 		}()
 	}
 	wg.Wait()
+	// Then a call in flight of a tool that may write is cancelled (the
+	// server is told, notifications/cancelled): a remote server's, or one
+	// to a stdio server that was just killed. Killed first, a stdio server
+	// does not answer the cancellation by writing.
+	for _, stop := range calls {
+		stop(errModeSwitched)
+	}
 	for _, c := range stdio {
 		go func() {
 			defer m.rs.wg.Done()
@@ -150,4 +179,27 @@ func (m *Manager) stopRestarts() {
 	m.rs.cancel()
 	m.rs.mu.Unlock()
 	m.rs.wg.Wait()
+}
+
+// track registers a call in flight of a tool that does not declare itself
+// read-only, so that a switch into plan mode cancels it; the returned
+// func unregisters it.
+func (r *restarts) track(ctx context.Context, readOnly bool) (context.Context, func()) {
+	if readOnly {
+		return ctx, func() {}
+	}
+	cctx, stop := context.WithCancelCause(ctx)
+	key := new(int)
+	r.mu.Lock()
+	if r.calls == nil {
+		r.calls = map[*int]context.CancelCauseFunc{}
+	}
+	r.calls[key] = stop
+	r.mu.Unlock()
+	return cctx, func() {
+		r.mu.Lock()
+		delete(r.calls, key)
+		r.mu.Unlock()
+		stop(nil)
+	}
 }

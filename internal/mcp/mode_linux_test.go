@@ -55,9 +55,24 @@ func TestFollowPlanMode(t *testing.T) {
 		t.Fatalf("tick: %+v", res)
 	}
 	waitGrowing(t, tick)
+	// A call in flight at the switch, of a tool that writes when it is
+	// cancelled (cancelled.txt in the project).
+	hung := make(chan string, 1)
+	go func() { hung <- run(t, ts, "mcp_call", `{"name":"mcp__go__hang"}`).Content }()
+	time.Sleep(300 * time.Millisecond)
 
 	sb.Policy().SetProjectReadOnly(true) // as extend.Modes.Set does, then its followers
+	began := time.Now()
 	said := m.Follow(true)
+	t.Logf("Follow killed the server in %s", time.Since(began).Round(time.Millisecond))
+	select {
+	case got := <-hung:
+		if !strings.Contains(got, "mode") {
+			t.Errorf("the call in flight at the switch says: %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the call in flight did not end at the switch")
+	}
 	if len(said) == 0 || !strings.Contains(strings.Join(said, " "), "read-only walls") {
 		t.Errorf("Follow said: %q", said)
 	}
@@ -66,6 +81,10 @@ func TestFollowPlanMode(t *testing.T) {
 	time.Sleep(time.Second)
 	if after := sizeOf(tick); after != before {
 		t.Errorf("the server started before plan mode still writes the project: %d bytes, then %d a second later", before, after)
+	}
+	if _, err := os.Stat(filepath.Join(f.proj, "cancelled.txt")); err == nil {
+		st, _ := os.Stat(filepath.Join(f.proj, "cancelled.txt"))
+		t.Errorf("the call in flight at the switch wrote the project after it (at %s)", st.ModTime().Format("15:04:05.000"))
 	}
 	lie := filepath.Join(f.proj, "lie.txt")
 	res := run(t, ts, "mcp_call", `{"name":"mcp__go__write","arguments":{"path":"`+lie+`"}}`)

@@ -293,7 +293,9 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 	if e.c.connected() == nil {
 		return tools.Errorf("%v. The session goes on without it; use other tools, or tell the user.", e.c.unavailable())
 	}
-	cctx, cancel := context.WithTimeout(ctx, m.o.CallTimeout)
+	mctx, untrack := m.rs.track(ctx, e.t.Annotations != nil && e.t.Annotations.ReadOnlyHint)
+	defer untrack()
+	cctx, cancel := context.WithTimeout(mctx, m.o.CallTimeout)
 	defer cancel()
 	params := &callToolParams{Name: e.t.Name, Arguments: args}
 	defer m.withProgress(ctx, params)()
@@ -308,6 +310,8 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 	}
 	switch {
 	case err == nil:
+	case errors.Is(context.Cause(mctx), errModeSwitched):
+		return tools.Errorf("MCP server %s: the call of %s was cancelled because the session switched to plan mode while it ran (the project is read-only now, and the server was told to stop); what it did before stays", e.c.def.Name, e.t.Name)
 	case ctx.Err() != nil:
 		return tools.Errorf("cancelled by the user; the server was told to stop")
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
