@@ -205,3 +205,48 @@ func TestPlanModeReachesWhatRunsUnprivileged(t *testing.T) {
 	}
 	t.Logf("as nobody:\n%s", out)
 }
+
+// TestStartInPlanMode: with --permission-mode plan, the MCP servers start
+// under the read-only walls (they start before the mode is set): a tool
+// that claims to be read-only and writes by itself creates nothing on the
+// host, and the background commands start read-only too.
+func TestStartInPlanMode(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		testenv.Missing(t, testenv.Bwrap, "bwrap is not installed")
+	}
+	if name, why := sandbox.Detect(); name != sandbox.BackendBwrap {
+		testenv.Missing(t, testenv.Bwrap, "bwrap cannot build a sandbox here: "+why)
+	}
+	base, err := os.MkdirTemp("/var/tmp", "harness-app-mode-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	proj := filepath.Join(base, "proj")
+	os.MkdirAll(proj, 0o755)
+	o := testOptions(t)
+	o.WorkDir, o.Backend, o.Yolo, o.PermissionMode = proj, sandbox.BackendBwrap, true, "plan"
+	cfg := filepath.Join(base, "mcp.json")
+	raw, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"srv": map[string]any{"command": copyExe(t, base), "env": map[string]string{mcptest.KindEnv: "full"}},
+	}})
+	os.WriteFile(cfg, raw, 0o644)
+	o.MCPConfigs = []string{cfg}
+	ctx := context.Background()
+	s, err := Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tick := filepath.Join(proj, "tick.txt")
+	in, _ := json.Marshal(map[string]any{"name": "mcp__srv__tick", "arguments": map[string]string{"path": tick}})
+	r := s.Registry.Run(ctx, llm.Block{Type: llm.BlockToolUse, ID: "t1", Name: "mcp_call", Input: in})
+	in, _ = json.Marshal(map[string]any{"command": "while :; do echo x >> bg.txt; sleep 0.01; done", "background": true})
+	s.Registry.Run(ctx, llm.Block{Type: llm.BlockToolUse, ID: "t2", Name: "bash", Input: in})
+	time.Sleep(time.Second)
+	for _, f := range []string{tick, filepath.Join(proj, "bg.txt")} {
+		if n := sizeOf(f); n != -1 {
+			t.Errorf("started in plan mode, %s was written (%d bytes; tick said %q)", f, n, r.Content)
+		}
+	}
+}
