@@ -16,7 +16,11 @@
 // command to Jobs, which runs it through the same sandbox Run under a
 // context the session's end cancels; bash_output reads its new output and
 // bash_stop kills it with all it started. A sub-agent's read-only bash has
-// no Jobs, so nothing outlives it. read_file of an image returns the
+// no Jobs, so nothing outlives it. Jobs also knows every foreground bash
+// command in flight, so a switch into plan mode (Jobs.Follow, narrow.go)
+// stops whatever runs under writable walls, background or foreground, with
+// all it started, and says so to the model; what starts after the switch
+// runs read-only. read_file of an image returns the
 // picture (Result.Image) when Env.Images says the model takes images.
 //
 // A tool's Spec is sent to the model on every request, so its name, text and
