@@ -56,12 +56,10 @@ func (m *Manager) Follow(readOnly bool) []string {
 		m.rs.mu.Unlock()
 		return nil
 	}
-	var stdio, remote []*conn
+	var stdio []*conn
 	for _, c := range m.servers {
-		switch {
-		case c.def.Transport() != "stdio":
-			remote = append(remote, c)
-		case c.connected() != nil || c.followed:
+		// A remote server is left as it is: the gate holds its tools.
+		if c.def.Transport() == "stdio" && (c.connected() != nil || c.followed) {
 			c.followed = true
 			stdio = append(stdio, c)
 		}
