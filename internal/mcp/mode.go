@@ -201,3 +201,15 @@ func (r *restarts) track(ctx context.Context, readOnly bool) (context.Context, f
 		stop(nil)
 	}
 }
+
+// projectReadOnly reports whether the session's walls hold the project
+// read-only now (plan mode). A call of a tool that may write checks it
+// after track registered it: a switch either finds the call registered
+// and cancels it, or happened before, and the call sees it here.
+func (m *Manager) projectReadOnly() bool {
+	if m.o.Sandbox == nil {
+		return false
+	}
+	p := m.o.Sandbox.Policy()
+	return p != nil && p.ProjectReadOnly()
+}

@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/harness-dev/harness/internal/mcp/mcptest"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // sizeOf is a host file's size (-1 when it is missing).
@@ -103,5 +109,51 @@ func TestFollowPlanMode(t *testing.T) {
 	res = run(t, ts, "mcp_call", `{"name":"mcp__go__write","arguments":{"path":"`+lie+`"}}`)
 	if res.IsError || sizeOf(lie) != 3 {
 		t.Errorf("after plan mode the server cannot write again: %+v (notes %q)", res, told())
+	}
+}
+
+// TestFollowPlanModeRemote: a remote server (streamable HTTP, here in the
+// test process, so its writes land on the host directly) cannot be
+// restarted under any walls. In plan mode its tool without readOnlyHint
+// is refused by the manager itself, even behind a gate that allows all
+// (the moment between the gate's word and the call), and a call in
+// flight at the switch is cancelled; its read-only tool still answers.
+func TestFollowPlanModeRemote(t *testing.T) {
+	t.Chdir(t.TempDir()) // the in-process server's hang writes cancelled.txt in the working directory
+	srv := mcptest.Server("full")
+	web := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(web.Close)
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := start(t, &sandbox.None{P: pol}, Options{}, Server{Name: "web", Type: "http", URL: web.URL, Scope: ScopeUser})
+	ts := m.Tools(true)
+	put := filepath.Join(t.TempDir(), "put.txt")
+	call := `{"name":"mcp__web__put","arguments":{"path":"` + put + `"}}`
+	if res := run(t, ts, "mcp_call", call); res.IsError || sizeOf(put) != 3 {
+		t.Fatalf("put before plan mode: %+v", res)
+	}
+	os.Remove(put)
+	hung := make(chan string, 1)
+	go func() { hung <- run(t, ts, "mcp_call", `{"name":"mcp__web__hang"}`).Content }()
+	time.Sleep(300 * time.Millisecond)
+
+	pol.SetProjectReadOnly(true)
+	m.Follow(true)
+	select {
+	case got := <-hung:
+		if !strings.Contains(got, "plan mode") {
+			t.Errorf("the remote call in flight at the switch says: %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the remote call in flight did not end at the switch")
+	}
+	res := run(t, ts, "mcp_call", call)
+	if sizeOf(put) != -1 || !res.IsError || !strings.Contains(res.Content, "plan mode") {
+		t.Errorf("a remote tool without readOnlyHint in plan mode: %+v (file size %d)", res, sizeOf(put))
+	}
+	if res := run(t, ts, "mcp_call", `{"name":"mcp__web__echo","arguments":{"text":"plan"}}`); res.Content != "echo: plan" {
+		t.Errorf("a remote read-only tool in plan mode: %+v", res)
 	}
 }

@@ -293,8 +293,14 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 	if e.c.connected() == nil {
 		return tools.Errorf("%v. The session goes on without it; use other tools, or tell the user.", e.c.unavailable())
 	}
-	mctx, untrack := m.rs.track(ctx, e.t.Annotations != nil && e.t.Annotations.ReadOnlyHint)
+	ro := e.t.Annotations != nil && e.t.Annotations.ReadOnlyHint
+	mctx, untrack := m.rs.track(ctx, ro)
 	defer untrack()
+	if !ro && m.projectReadOnly() {
+		// The gate refuses it too; this closes the moment between the
+		// gate's word and the call (mode.go).
+		return tools.Errorf("not run: the session switched to plan mode, where the project is read-only, and %s does not declare itself read-only (no readOnlyHint); call it again once the user leaves plan mode", e.name)
+	}
 	cctx, cancel := context.WithTimeout(mctx, m.o.CallTimeout)
 	defer cancel()
 	params := &callToolParams{Name: e.t.Name, Arguments: args}
