@@ -21,7 +21,6 @@ func (b *builder) loadExtensions(context.Context) error {
 		return err
 	}
 	s.Modes = extend.NewModes(pol, mode)
-	b.followMode()
 	reserved := map[string]bool{}
 	for _, r := range b.o.ReservedCommands {
 		reserved[r] = true
@@ -66,6 +65,7 @@ func (b *builder) loadExtensions(context.Context) error {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.Hook, w.Error()))
 	}
 	s.Hooks = hooks
+	b.followMode()
 	return nil
 }
 

@@ -8,8 +8,9 @@ import (
 
 // followMode makes a mode a state of the whole session: a switch into or
 // out of plan mode reaches at once what already runs under walls of its
-// own, the background and in-flight commands (tools.Jobs.Follow) and the
-// MCP servers (mcp.Manager.Follow). Sub-agents share the walls and the
+// own, the background and in-flight commands (tools.Jobs.Follow), the
+// MCP servers (mcp.Manager.Follow) and the project hooks in flight
+// (extend.Hooks.Follow). Sub-agents share the walls and the
 // gate, so their next step has the new mode. What was done is told to the
 // user at once, and to the model with the next prompt (extend.Modes).
 func (b *builder) followMode() {
@@ -33,5 +34,8 @@ func (b *builder) followMode() {
 	}
 	if s.MCP != nil {
 		s.Modes.Follow(told(s.MCP.Follow))
+	}
+	if s.Hooks != nil {
+		s.Modes.Follow(told(s.Hooks.Follow))
 	}
 }

@@ -97,7 +97,8 @@
 // narrow or widen, and the session registers what already runs under
 // walls of its own (package app): the background and in-flight commands
 // (tools.Jobs.Follow: stopped, never frozen), the MCP servers
-// (mcp.Manager.Follow: restarted under the new walls) and, through the
+// (mcp.Manager.Follow: restarted under the new walls), the project hooks
+// in flight (Hooks.Follow: stopped) and, through the
 // permission gate, every MCP tool not declared read-only (refused in plan
 // mode). Sub-agents share the walls and the gate, so their next step has
 // the new mode. What the followers did is told to the user at once and
