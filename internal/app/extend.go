@@ -70,6 +70,7 @@ func (b *builder) loadExtensions(context.Context) error {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.Hook, w.Error()))
 	}
 	s.Hooks = hooks
+	b.followMode()
 	return nil
 }
 

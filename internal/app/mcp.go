@@ -22,6 +22,11 @@ import (
 // approved, or fails to start, is a warning and the session goes on.
 func (b *builder) startMCP(ctx context.Context) error {
 	s, home, project := b.s, b.o.Source.Home, b.policy.Project
+	// Started in plan mode, the servers start under the read-only walls
+	// (loadExtensions sets the mode itself, after them).
+	if m, err := extend.ParseMode(b.o.PermissionMode); err == nil && m == extend.ModePlan {
+		b.policy.SetProjectReadOnly(true)
+	}
 	read := settingsReader(b.policy)
 	defs, warns, err := mcp.LoadWith(home, project, b.o.MCPConfigs, func(path string) ([]byte, bool, error) {
 		data, _, reach, err := read.ReadFile(path, 4<<20)

@@ -661,7 +661,7 @@ type gateAdapter struct {
 }
 
 func (a gateAdapter) Check(ctx context.Context, acc tools.Access) (bool, string) {
-	req := permission.Request{Tool: acc.Tool, Command: acc.Command, Path: acc.Path, Write: acc.Write}
+	req := permission.Request{Tool: acc.Tool, Command: acc.Command, Path: acc.Path, Write: acc.Write, DeclaredReadOnly: acc.ReadOnly}
 	switch extend.PermissionOf(ctx) {
 	case "allow":
 		req.Override, req.OverrideBy = permission.Allow, "PreToolUse hook: allow"

@@ -42,11 +42,11 @@ func TestIsPathPrompt(t *testing.T) {
 	dir := t.TempDir()
 	for line, want := range map[string]bool{
 		"/home/u/shot.png what is this?": true,
-		dir + " what is in here":          true,
-		"/help":                           false,
-		"/compact keep the plan":          false,
-		"/git:fix 12":                     false,
-		"/undo call":                      false,
+		dir + " what is in here":         true,
+		"/help":                          false,
+		"/compact keep the plan":         false,
+		"/git:fix 12":                    false,
+		"/undo call":                     false,
 	} {
 		if got := isPathPrompt(line); got != want {
 			t.Errorf("isPathPrompt(%q) = %v, want %v", line, got, want)

@@ -118,7 +118,19 @@
 // in the kernel (walls.Policy.SetProjectReadOnly: every command runs
 // under the read-only walls and the file tools' writes are refused), and
 // each prompt of the turn carries PlanNote; an accepted plan switches to
-// default or acceptEdits and rides along with the next prompt. In
+// default or acceptEdits and rides along with the next prompt.
+//
+// A mode is a state of the whole session, not only of what starts after
+// the switch: Set runs every Follower before it returns when the walls
+// narrow or widen, and the session registers what already runs under
+// walls of its own (package app): the background and in-flight commands
+// (tools.Jobs.Follow: stopped, never frozen), the MCP servers
+// (mcp.Manager.Follow: restarted under the new walls), the project hooks
+// in flight (Hooks.Follow: stopped) and, through the
+// permission gate, every MCP tool not declared read-only (refused in plan
+// mode). Sub-agents share the walls and the gate, so their next step has
+// the new mode. What the followers did is told to the user at once and
+// to the model with the next prompt (TurnContext). In
 // acceptEdits mode the file tools' writes need no approval (app passes it
 // to the permission gate as an Override, never over a deny).
 package extend

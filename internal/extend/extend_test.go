@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
@@ -245,5 +246,58 @@ func TestGeminiCommandTOML(t *testing.T) {
 		case c.Body != tc.body || c.Description != tc.desc:
 			t.Errorf("%q: body %q description %q, want %q %q", tc.in, c.Body, c.Description, tc.body, tc.desc)
 		}
+	}
+}
+
+// TestPlanModeStopsProjectHook: an approved project hook that writes the
+// project in a loop is running when the session switches to plan mode:
+// the switch stops it (its file stops growing on the host) and says so.
+func TestPlanModeStopsProjectHook(t *testing.T) {
+	proj, home := t.TempDir(), t.TempDir()
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(proj, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	out := filepath.Join(proj, "hook.txt")
+	os.WriteFile(settings, []byte(`{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","timeout":120,"command":"while :; do echo x >> `+out+`; sleep 0.01; done"}]}]}}`), 0o644)
+	h, warns := NewHooks(HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{P: pol},
+		AllowProject: true, ApprovalFile: filepath.Join(home, ".agents", "hooks-approved")})
+	if len(warns) > 0 {
+		t.Fatal(warns)
+	}
+	modes := NewModes(pol, ModeDefault)
+	modes.Follow(h.Follow)
+	fired := make(chan Outcome, 1)
+	go func() { fired <- h.Fire(context.Background(), Event{Name: UserPromptSubmit, Prompt: "p"}) }()
+	size := func() int64 {
+		st, err := os.Stat(out)
+		if err != nil {
+			return -1
+		}
+		return st.Size()
+	}
+	for deadline := time.Now().Add(10 * time.Second); size() <= 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hook never wrote")
+		}
+	}
+	notes := modes.Set(ModePlan)
+	before := size()
+	time.Sleep(time.Second)
+	if after := size(); after != before {
+		t.Errorf("the project hook running at the switch still writes: %d bytes, then %d a second later", before, after)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "hook") {
+		t.Errorf("the switch says: %q", notes)
+	}
+	select {
+	case <-fired:
+	case <-time.After(10 * time.Second):
+		t.Error("the event did not return after the switch")
+	}
+	if ctx := modes.TurnContext(); !strings.Contains(ctx, "hook") {
+		t.Errorf("the next prompt does not say: %s", ctx)
 	}
 }

@@ -115,6 +115,7 @@ type Hooks struct {
 	refused  map[string]bool // asked and refused this session
 	warned   map[string]bool // told already (unapproved, headless)
 	askMu    sync.Mutex
+	runs     hookRuns // project hooks running under writable walls (hookmode.go)
 }
 
 // NewHooks reads the settings and returns the runner and what could not
@@ -497,7 +498,12 @@ func (h *Hooks) runInside(ctx context.Context, k Hook, input []byte) hookResult 
 	script := "CLAUDE_PROJECT_DIR=" + shellQuote(h.o.Project) + "; HARNESS_PROJECT_DIR=$CLAUDE_PROJECT_DIR; export CLAUDE_PROJECT_DIR HARNESS_PROJECT_DIR\n" +
 		"(\n" + k.Command + "\n) <<'" + eof + "'\n" + string(input) + "\n" + eof + "\n"
 	var stdout, stderr boundedBuf
-	res, err := h.o.Sandbox.Run(ctx, sandbox.Cmd{Script: script, Timeout: k.Timeout, Stdout: &stdout, Stderr: &stderr})
+	ctx, ro, end := h.runs.start(ctx, h.projectReadOnly)
+	defer end()
+	res, err := h.o.Sandbox.Run(ctx, sandbox.Cmd{Script: script, Timeout: k.Timeout, ReadOnly: ro, Stdout: &stdout, Stderr: &stderr})
+	if errors.Is(context.Cause(ctx), errNarrowed) {
+		err = errNarrowed
+	}
 	out := hookResult{err: err}.with(&stdout, &stderr)
 	if res != nil {
 		out.code = res.ExitCode

@@ -58,18 +58,39 @@ func acceptedNote(plan string) string {
 }
 
 // Modes is a session's permission mode and the plan it carries.
+//
+// A mode is a state of the whole session: a switch that narrows the walls
+// (into plan mode) or widens them (out of it) is passed at once to every
+// Follower, the things already running that hold walls of their own (the
+// background commands, the MCP servers, a command in flight), and what
+// they did is told to the model with the next prompt.
 type Modes struct {
+	setMu    sync.Mutex // one switch at a time, followers included
 	mu       sync.Mutex
 	mode     Mode
-	accepted string // an accepted plan, for the next turn
+	accepted string   // an accepted plan, for the next turn
+	notes    []string // what followers did at a switch, for the next turn
+	follow   []Follower
 	pol      *walls.Policy
 }
+
+// A Follower brings something already running into line with the walls
+// after a switch: readOnly is whether the project is now read-only. It
+// returns what it did, one sentence each, for the user and the model.
+type Follower func(readOnly bool) []string
 
 // NewModes starts in mode m; plan mode makes pol's project read-only.
 func NewModes(pol *walls.Policy, m Mode) *Modes {
 	ms := &Modes{pol: pol}
 	ms.Set(m)
 	return ms
+}
+
+// Follow adds f to what every switch of the walls reaches.
+func (ms *Modes) Follow(f Follower) {
+	ms.setMu.Lock()
+	defer ms.setMu.Unlock()
+	ms.follow = append(ms.follow, f)
 }
 
 // Mode is the mode in force.
@@ -82,14 +103,35 @@ func (ms *Modes) Mode() Mode {
 	return ms.mode
 }
 
-// Set switches mode; the walls follow from the next command on.
-func (ms *Modes) Set(m Mode) {
+// Set switches mode. The walls change at once for what starts from now
+// on; when they narrow or widen, every Follower is run before Set returns,
+// so nothing started under the old walls keeps them (see Follower). It
+// returns what the followers did.
+func (ms *Modes) Set(m Mode) []string {
+	ms.setMu.Lock()
+	defer ms.setMu.Unlock()
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
+	was := ms.mode == ModePlan
 	ms.mode = m
+	ro := m == ModePlan
 	if ms.pol != nil {
-		ms.pol.SetProjectReadOnly(m == ModePlan)
+		ms.pol.SetProjectReadOnly(ro)
 	}
+	follow := ms.follow
+	ms.mu.Unlock()
+	if was == ro {
+		return nil
+	}
+	var notes []string
+	for _, f := range follow {
+		notes = append(notes, f(ro)...)
+	}
+	if len(notes) > 0 {
+		ms.mu.Lock()
+		ms.notes = append(ms.notes, notes...)
+		ms.mu.Unlock()
+	}
+	return notes
 }
 
 // Accept takes plan as accepted: the session leaves plan mode for next
@@ -113,8 +155,12 @@ func (ms *Modes) TurnContext() string {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	var out string
+	if len(ms.notes) > 0 {
+		out = "[harness: when the mode changed: " + strings.Join(ms.notes, " ") + "]"
+		ms.notes = nil
+	}
 	if ms.accepted != "" {
-		out = acceptedNote(ms.accepted)
+		out = join(out, acceptedNote(ms.accepted))
 		ms.accepted = ""
 	}
 	if ms.mode == ModePlan {

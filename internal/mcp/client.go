@@ -53,6 +53,8 @@ type Manager struct {
 
 	pmu      sync.Mutex
 	progress map[string]func(string) // a call's progress token: where its progress is shown
+
+	rs restarts // servers restarted under new walls (mode.go)
 }
 
 // conn is one server's connection and what it offers.
@@ -78,6 +80,9 @@ type conn struct {
 	// starting); it returns the function that restarts it.
 	pause func() func()
 	login func(server, url string) // for this start, over Options.Login
+	// followed: a mode switch restarted it (mode.go); the next switch
+	// restarts it again even if that start failed.
+	followed bool
 }
 
 // Login connects to a remote server again, running the OAuth flow when it
@@ -191,6 +196,7 @@ func (m *Manager) Statuses() []Status {
 // Close ends every connection and kills every stdio server with all it
 // started; it returns when they are gone (or after a few seconds).
 func (m *Manager) Close() {
+	m.stopRestarts()
 	var wg sync.WaitGroup
 	for _, c := range m.servers {
 		wg.Add(1)
@@ -520,6 +526,8 @@ type stdioTransport struct {
 	done   chan struct{}
 	mu     sync.Mutex
 	exit   string // how it ended, once done
+	// killedFor, when set, says why harness killed it (mode.go).
+	killedFor string
 }
 
 func newStdio(sb sandbox.Sandbox, def Server, onExit func(string)) *stdioTransport {
@@ -557,6 +565,11 @@ func (t *stdioTransport) connect() (msgConn, error) {
 			why = "could not start: " + err.Error()
 		case runCtx.Err() != nil:
 			why = "stopped by harness"
+			t.mu.Lock()
+			if t.killedFor != "" {
+				why += ": " + t.killedFor
+			}
+			t.mu.Unlock()
 		default:
 			why = fmt.Sprintf("exited with code %d", res.ExitCode)
 		}

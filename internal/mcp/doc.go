@@ -57,7 +57,21 @@
 //
 // Tool names are mcp__SERVER__TOOL (Claude Code's convention), so
 // permission rules name them; every call passes the gate, which asks by
-// default; a read-only hint is shown in the prompt and decides nothing.
+// default; a read-only hint is shown in the prompt and decides nothing but
+// what plan mode lets through.
+//
+// # Modes
+//
+// A mode is a state of the whole session (mode.go): on a switch into or
+// out of plan mode, Follow kills every running stdio server at once (dead
+// before its stdin closes, so it cannot write while it shuts down) and
+// starts it again under the walls now in force, read-only in plan mode,
+// so no server started before the switch writes the project on its own
+// or through a tool that claims to be read-only; a call in flight of a
+// tool not declared read-only is cancelled; a call waits for its
+// server's restart. A remote server cannot be restarted under walls: in
+// plan mode the permission gate refuses every MCP tool without
+// readOnlyHint, of any server.
 // Tools(lazy) gives the model either two tools whose definitions never
 // change (mcp_search returns matching tools with their schemas, mcp_call
 // calls one), so the request prefix stays byte-stable however many tools

@@ -124,16 +124,19 @@ func schemaOf(t *Tool) json.RawMessage {
 
 // access is what the gate sees: the tool's full name (rules match it), and
 // for the prompt the arguments and what the server says of the tool. A
-// read-only hint is shown, never trusted: the gate decides by name.
+// read-only hint is shown, and trusted for nothing but what plan mode lets
+// through (the server then runs under the read-only walls, mode.go): the
+// gate decides by name.
 func access(e entry, input json.RawMessage) tools.Access {
 	what := string(input)
 	if len(what) > 300 {
 		what = what[:300] + "…"
 	}
-	if a := e.t.Annotations; a != nil && a.ReadOnlyHint {
+	ro := e.t.Annotations != nil && e.t.Annotations.ReadOnlyHint
+	if ro {
 		what += "  (the server says this tool is read-only)"
 	}
-	return tools.Access{Tool: e.name, Command: what}
+	return tools.Access{Tool: e.name, Command: what, ReadOnly: ro}
 }
 
 // searchTool finds tools by words and returns their schemas.
@@ -284,10 +287,21 @@ func argsOf(raw json.RawMessage) json.RawMessage {
 // call runs one tool call and turns every way it can fail into a result
 // that says what happened: the session goes on.
 func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools.Result {
+	if err := m.awaitRestart(ctx, e.c); err != nil {
+		return tools.Errorf("cancelled while MCP server %s was starting again under the walls of the new mode", e.c.def.Name)
+	}
 	if e.c.connected() == nil {
 		return tools.Errorf("%v. The session goes on without it; use other tools, or tell the user.", e.c.unavailable())
 	}
-	cctx, cancel := context.WithTimeout(ctx, m.o.CallTimeout)
+	ro := e.t.Annotations != nil && e.t.Annotations.ReadOnlyHint
+	mctx, untrack := m.rs.track(ctx, ro)
+	defer untrack()
+	if !ro && m.projectReadOnly() {
+		// The gate refuses it too; this closes the moment between the
+		// gate's word and the call (mode.go).
+		return tools.Errorf("not run: the session switched to plan mode, where the project is read-only, and %s does not declare itself read-only (no readOnlyHint); call it again once the user leaves plan mode", e.name)
+	}
+	cctx, cancel := context.WithTimeout(mctx, m.o.CallTimeout)
 	defer cancel()
 	params := &callToolParams{Name: e.t.Name, Arguments: args}
 	defer m.withProgress(ctx, params)()
@@ -302,6 +316,8 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 	}
 	switch {
 	case err == nil:
+	case errors.Is(context.Cause(mctx), errModeSwitched):
+		return tools.Errorf("MCP server %s: the call of %s was cancelled because the session switched to plan mode while it ran (the project is read-only now, and the server was told to stop); what it did before stays", e.c.def.Name, e.t.Name)
 	case ctx.Err() != nil:
 		return tools.Errorf("cancelled by the user; the server was told to stop")
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):

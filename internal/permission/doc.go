@@ -154,6 +154,15 @@
 // an answer to a prompt, lets the proxy reach a loopback, private or
 // link-local address.
 //
+// # Plan mode
+//
+// While the walls hold the project read-only (plan mode,
+// walls.Policy.ProjectReadOnly), an MCP tool that does not declare itself
+// read-only (Request.DeclaredReadOnly, from its readOnlyHint) is denied:
+// it runs in its server's process, which the walls of the moment may not
+// hold. The denial is checked again after a prompt (the mode may have
+// changed meanwhile), and no rule, hook, answer or --yolo lifts it.
+//
 // # Walls no rule moves
 //
 // What the sandbox Policy refuses to let be read or written is refused

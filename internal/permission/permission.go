@@ -19,6 +19,10 @@ type Request struct {
 	Command string // bash: the shell command
 	Path    string // file tools: the path (absolute or relative to the project)
 	Write   bool   // the file tool writes
+	// DeclaredReadOnly: the tool says it changes nothing (an MCP tool's
+	// readOnlyHint annotation). It decides only what plan mode lets
+	// through (modes.go), never a rule.
+	DeclaredReadOnly bool
 	// Override, when Allow, lets an Ask through (a PreToolUse hook allowed
 	// the call; acceptEdits mode for a file edit); when Ask, asks about a
 	// call a rule allowed (a hook asked). Nothing lifts a Deny or the
@@ -280,6 +284,9 @@ func (g *Gate) Decide(req Request) Decision {
 	g.mu.RLock()
 	rs := g.rules
 	g.mu.RUnlock()
+	if d, denied := g.modeDenied(req); denied {
+		return d
+	}
 	var d Decision
 	switch {
 	case req.Tool == "bash":
@@ -343,6 +350,11 @@ func (g *Gate) Check(ctx context.Context, req Request) (ok bool, msg string) {
 	if err != nil {
 		g.record(req, d, "deny (prompt failed)")
 		return false, fmt.Sprintf("Not run: the permission prompt failed (%v).", err)
+	}
+	if d2, denied := g.modeDenied(req); denied && ans.Choice != No && ans.Choice != 0 {
+		// The mode changed while the user was asked.
+		g.recordRefusal(req, d2, "deny", d2.Reason, nil)
+		return false, d2.Reason
 	}
 	switch ans.Choice {
 	case Yes:

@@ -13,6 +13,9 @@
 // main agent's dev server nor reads away output the main agent has not seen.
 // When the main gate is given, it is also wrapped to refuse any call that
 // declares a write, so a write tool added later is refused by default.
+// The gate and the walls are the session's, so a switch into plan mode
+// reaches a sub-agent already running at its next step: its MCP tools
+// not declared read-only are refused from then on (permission, modes.go).
 // bash is replaced by its read-only variant: the same walls with the
 // project and every --add-dir root mounted read-only and only the private
 // /tmp (and the build cache) writable, asserted by the sandbox's tests; on

@@ -37,6 +37,9 @@ type Jobs struct {
 	jobs   map[string]*job
 	wg     sync.WaitGroup
 	closed bool
+	// inFlight are the foreground commands running under writable walls,
+	// each with what stops it (narrow.go).
+	inFlight map[*inflight]struct{}
 }
 
 type job struct {
@@ -53,8 +56,14 @@ type job struct {
 	res     *sandbox.Result
 	err     error
 	stopped bool
-	url     string // the first local URL it printed (a dev server's address)
-	ended   time.Time
+	// readOnly: it runs under the read-only walls (a sub-agent's, or
+	// started in plan mode), so a switch into plan mode leaves it be.
+	readOnly bool
+	// narrowed: it was stopped because the walls narrowed (narrow.go).
+	narrowed bool
+	told     bool   // the narrowing was told again when the walls widened
+	url      string // the first local URL it printed (a dev server's address)
+	ended    time.Time
 }
 
 // localURL finds a local server's address in output: what dev servers
@@ -145,8 +154,12 @@ func (js *Jobs) Start(script string, readOnly bool) (string, error) {
 	if keep <= 0 {
 		keep = 1 << 20
 	}
+	// The walls are chosen here, under js.mu, and passed on explicitly: a
+	// switch into plan mode either comes first (the job runs read-only) or
+	// finds the job in js.jobs and stops it (Narrow).
+	readOnly = readOnly || projectReadOnly(js.Sandbox)
 	ctx, cancel := context.WithCancel(js.ctx)
-	j := &job{id: id, command: script, started: time.Now(), cancel: cancel, done: make(chan struct{}), keep: keep}
+	j := &job{id: id, command: script, started: time.Now(), cancel: cancel, done: make(chan struct{}), keep: keep, readOnly: readOnly}
 	js.jobs[id] = j
 	js.wg.Add(1)
 	go func() {
@@ -250,6 +263,8 @@ func (j *job) news(v view) string {
 		fmt.Fprintf(&sb, "[%s is running, for %s; it printed %s]", j.id, time.Since(j.started).Round(time.Second), j.url)
 	case j.res == nil:
 		fmt.Fprintf(&sb, "[%s is running, for %s]", j.id, time.Since(j.started).Round(time.Second))
+	case j.narrowed:
+		fmt.Fprintf(&sb, "[%s was stopped when the session switched to plan mode, where the project is read-only: it and every process it started were killed. It is not restarted by itself; start it again once the plan is accepted]", j.id)
 	case j.stopped:
 		fmt.Fprintf(&sb, "[%s was stopped: it and every process it started were killed]", j.id)
 	default:

@@ -102,9 +102,20 @@ func (b *Bash) Run(ctx context.Context, input json.RawMessage) Result {
 	if timeout > 600*time.Second {
 		timeout = 600 * time.Second
 	}
-	res, err := b.Env.Sandbox.Run(ctx, sandbox.Cmd{Script: a.Command, Timeout: timeout, ReadOnly: b.ReadOnly, Progress: progressWriter(ctx)})
+	ro := b.ReadOnly
+	if b.Env.Jobs != nil {
+		// Registered, so a switch into plan mode while it runs stops it
+		// (narrow.go) rather than let it write on.
+		var end func()
+		ctx, ro, end = b.Env.Jobs.foreground(ctx, a.Command, ro)
+		defer end()
+	}
+	res, err := b.Env.Sandbox.Run(ctx, sandbox.Cmd{Script: a.Command, Timeout: timeout, ReadOnly: ro, Progress: progressWriter(ctx)})
 	if err != nil {
 		return Errorf("the command could not be started: %v", err)
+	}
+	if note := narrowedNote(ctx); note != "" {
+		res.Output = append(res.Output, note...)
 	}
 	if len(res.Tampered) > 0 && b.Env.Notify != nil {
 		n := notice.Warning(notice.SandboxTamper, fmt.Sprintf("SANDBOX WARNING: the command %q changed protected paths: %s", clip(a.Command, 80), strings.Join(res.Tampered, ", ")))

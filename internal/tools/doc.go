@@ -22,8 +22,12 @@
 // sends is bounded: a job's latest 1 MiB is kept (without an allocation
 // per write), web_fetch reads 10 MiB of a body (a loopback fetch's curl is
 // stopped there) and converts 2 MiB of HTML, each cut said with its limit.
-// A sub-agent's read-only bash has
-// no Jobs, so nothing outlives it. read_file of an image returns the
+// A sub-agent's read-only bash has no Jobs, so nothing outlives it. Jobs
+// also knows every foreground bash command in flight, so a switch into
+// plan mode (Jobs.Follow, narrow.go) stops whatever runs under writable
+// walls, background or foreground, with all it started, and says so to the
+// model; what starts after the switch runs read-only. read_file of an
+// image returns the
 // picture (Result.Image) when Env.Images says the model takes images.
 //
 // A tool's Spec is sent to the model on every request, so its name, text and

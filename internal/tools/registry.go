@@ -17,6 +17,9 @@ type Access struct {
 	Command string // bash
 	Path    string // file tools, absolute
 	Write   bool
+	// ReadOnly: the tool declares it changes nothing (an MCP tool's
+	// readOnlyHint). Only plan mode reads it: the rules decide by name.
+	ReadOnly bool
 }
 
 // Gate decides whether a call may run. msg explains a refusal to the model.

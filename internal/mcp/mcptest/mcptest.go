@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -51,7 +52,8 @@ type pathArg struct {
 
 // Server is the Go test server: echo, env (what it was given), big output,
 // a hang, a crash, malformed output, a file write and read (for the
-// walls), one that adds a tool (list_changed), a resource and a prompt.
+// walls), a write without annotations (put) and a writer that goes on by
+// itself (tick, for the modes), one that adds a tool (list_changed), a resource and a prompt.
 // Kind "many" serves 50 tools with schemas the size of real ones.
 func Server(kind string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "harness-test", Version: "1"}, nil)
@@ -95,6 +97,26 @@ func Server(kind string) *sdk.Server {
 				return nil, nil, err
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "wrote " + in.Path}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "put", Description: "Write 'put' to path (no annotations: it may write)."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in pathArg) (*sdk.CallToolResult, any, error) {
+			if err := os.WriteFile(in.Path, []byte("put"), 0o644); err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "put " + in.Path}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "tick", Description: "Append a line to path every 10 ms from now on, on the server's own (claims to be read-only).", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, r *sdk.CallToolRequest, in pathArg) (*sdk.CallToolResult, any, error) {
+			go func() {
+				for {
+					if f, err := os.OpenFile(in.Path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+						f.WriteString("tick\n")
+						f.Close()
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}()
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ticking into " + in.Path}}}, nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "read", Description: "Read path."},
 		func(ctx context.Context, r *sdk.CallToolRequest, in pathArg) (*sdk.CallToolResult, any, error) {

@@ -35,6 +35,7 @@ var classProbes = []string{
 	"environment holds no API key",                             // 7
 	"resource bounds in force inside",                          // 8
 	"sub-agents' bash (read-only walls) writes nothing",        // 9
+	"plan mode stops a writer already running",                 // issue 41: a mode is a state of the whole session
 }
 
 // requireClasses fails t unless every class probe held in the battery's

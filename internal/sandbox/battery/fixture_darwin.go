@@ -133,7 +133,7 @@ func survivors(marker string, grace time.Duration) int {
 
 // probes lists the darwin attempts. Each comment in the list says what a
 // held probe proves; "must work" probes prove a grant ordinary tools need.
-func (f *darwinFixture) probes(_ sandbox.Sandbox, helper string) []probe {
+func (f *darwinFixture) probes(sb sandbox.Sandbox, helper string) []probe {
 	q := backend.ShellQuote
 	outsideSame := checkUnchanged(f.outside, "original")
 	gitIntact := func(*sandbox.Result) string {
@@ -328,7 +328,7 @@ func (f *darwinFixture) probes(_ sandbox.Sandbox, helper string) []probe {
 	if f.ptySlave != nil {
 		tty = probe{name: "the user's terminal (/dev/tty, a host pty)", script: h + "open-tty /dev/tty; " + h + "open-tty " + q(f.ptySlave.Name()), check: helperRan(noEscape)}
 	}
-	return append(ps, tty)
+	return append(ps, tty, modeProbe(sb, f.proj, f.tag))
 }
 
 // hostSession is harness's own session id.

@@ -88,7 +88,8 @@ func batteryHeader(sb sandbox.Sandbox) []string {
 
 // probes: the walls, the launcher's own surface, then the host side.
 func (f *fixture) probes(sb sandbox.Sandbox, helper string) []probe {
-	return append(append(f.wallProbes(helper), f.launcherProbes(helper, sandbox.Inspect(sb).Launcher)...), f.hostProbes(sb, helper)...)
+	ps := append(append(f.wallProbes(helper), f.launcherProbes(helper, sandbox.Inspect(sb).Launcher)...), f.hostProbes(sb, helper)...)
+	return append(ps, modeProbe(sb, f.proj, f.tag))
 }
 
 // resetGit (re)creates the project's repository and a nested one, so a

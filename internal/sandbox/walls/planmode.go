@@ -10,7 +10,8 @@ package walls
 // command instead of running it writable.
 
 // SetProjectReadOnly turns the read-only walls on or off for what runs
-// from now on; a command already running keeps the walls it started with.
+// from now on; a command already running keeps the walls it started with,
+// so the session stops or restarts those (extend.Modes and its followers).
 func (p *Policy) SetProjectReadOnly(on bool) { p.projectRO.Store(on) }
 
 // ProjectReadOnly reports whether the project is read-only (plan mode).
