@@ -102,20 +102,15 @@ func TestOpenNewSession(t *testing.T) {
 }
 
 // TestOpenFailsUndoes: a step that fails closes what the steps before it
-// opened. Here the last step fails (a resumed log whose history edit does
-// not parse), after the spill directory was made.
+// opened. Here the last step fails (headless, hooks from a --settings file
+// the model can write are refused), after the spill directory was made.
 func TestOpenFailsUndoes(t *testing.T) {
 	o := testOptions(t)
-	dir := sessionlog.Dir(o.Source.Home, o.WorkDir)
-	os.MkdirAll(dir, 0o700)
-	bad := `{"type":"meta","meta":{"id":"abcdef123456","project":"` + o.WorkDir + `"}}` + "\n" +
-		`{"type":"edit","edit":"not an edit"}` + "\n"
-	if err := os.WriteFile(filepath.Join(dir, sessionlog.FileName(o.now(), "abcdef123456")), []byte(bad), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	o.Resume = "abcdef123456"
-	if _, err := Open(context.Background(), o); err == nil || !strings.Contains(err.Error(), "bad history edit") {
-		t.Fatalf("Open = %v, want the restore step's error", err)
+	flag := filepath.Join(o.WorkDir, "x.json")
+	os.WriteFile(flag, []byte(`{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"true"}]}]}}`), 0o644)
+	o.Settings = []string{flag}
+	if _, err := Open(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--allow-project-hooks") {
+		t.Fatalf("Open = %v, want the hooks step's refusal", err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(o.CacheDir, "harness", "spill", "*")); len(left) != 0 {
 		t.Errorf("the failed Open left %v", left)
