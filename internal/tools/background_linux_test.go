@@ -300,6 +300,10 @@ func TestWebFetchLoopbackIsTheSandboxs(t *testing.T) {
 	if !b.IsError || strings.Contains(b.Content, "HOST") || !strings.Contains(b.Content, "nothing answers at "+strings.TrimPrefix(host.URL, "http://")+" inside the sandbox") {
 		t.Fatalf("a loopback fetch reached the host, or did not say nothing answers: %+v", b)
 	}
+	// It says how the user lets the session reach a server of theirs.
+	if _, hostPort, _ := strings.Cut(strings.TrimPrefix(host.URL, "http://"), ":"); !strings.Contains(b.Content, "--allow-net 127.0.0.1:"+hostPort) {
+		t.Errorf("the refusal does not name --allow-net for the port: %s", b.Content)
+	}
 
 	port := 19000 + rand.IntN(1000)
 	marker := fmt.Sprintf("devserver-%d", rand.IntN(1e9))
