@@ -67,6 +67,9 @@ func (b *builder) loadConfig(context.Context) error {
 	if err != nil {
 		return err
 	}
+	if note := DefaultModel(cfg); note != "" {
+		b.s.Warnings = append(b.s.Warnings, notice.Info(notice.Config, note))
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -643,6 +646,23 @@ func ProjectRoot(ctx context.Context, flag, workDir string) (string, error) {
 // CONTEXT_WINDOW was not set, instead of one default for every model.
 // (A CONTEXT_WINDOW in the env file equal to the default is taken as
 // unset: config does not say where a value came from.)
+// DefaultModel sets MODEL, when it is not set and the provider is one's
+// own public API (no BASE_URL), to the catalogue's default for that
+// provider, and returns the note that says so ("" when it set nothing):
+// a user with only a key should not have to look up a model name first.
+// A BASE_URL names a server whose models harness cannot know.
+func DefaultModel(cfg *config.Config) string {
+	if cfg.Model != "" || cfg.BaseURL != "" || cfg.Provider == "" {
+		return ""
+	}
+	m := llm.DefaultCatalogue().DefaultModel(cfg.Provider)
+	if m == "" {
+		return ""
+	}
+	cfg.Model = m
+	return fmt.Sprintf("MODEL is not set: using %s, harness's default for %s (set MODEL in %s to choose; harness models lists them)", m, cfg.Provider, cfg.EnvFile)
+}
+
 func catalogueWindow(cfg *config.Config, src config.Source) {
 	if cfg.ContextWindow != config.DefaultContextWindow || src.Env["CONTEXT_WINDOW"] != "" || src.Flags["CONTEXT_WINDOW"] != "" {
 		return

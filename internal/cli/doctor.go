@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/harness-dev/harness/internal/app"
 	"os"
 	"runtime"
 
@@ -113,6 +114,9 @@ func reportConfig(stdio Stdio) {
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(stdio.Out, "config: warning: %s\n", w)
+	}
+	if note := app.DefaultModel(cfg); note != "" {
+		fmt.Fprintf(stdio.Out, "config: %s\n", note)
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stdio.Out, "config: %v\n", err)

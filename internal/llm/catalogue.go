@@ -34,6 +34,9 @@ type Model struct {
 	// Without it only the name itself and its dated snapshots match.
 	Family bool
 	Source string // where the facts come from
+	// Default marks the model harness uses for its provider's public API
+	// when MODEL is not set.
+	Default bool
 }
 
 // wirePrice is a Price as catalogue files spell it (lower-case keys).
@@ -56,6 +59,7 @@ type wireModel struct {
 	Price         *wirePrice `json:"price,omitempty"`
 	Family        bool       `json:"family,omitempty"`
 	Source        string     `json:"source,omitempty"`
+	Default       bool       `json:"default,omitempty"`
 }
 
 type wireCatalogue struct {
@@ -93,6 +97,16 @@ func DefaultCatalogue() *Catalogue {
 	return defaultCat
 }
 
+// DefaultModel is the model marked default for provider, or "".
+func (c *Catalogue) DefaultModel(provider string) string {
+	for _, m := range c.Models {
+		if m.Default && m.Provider == provider {
+			return m.Name
+		}
+	}
+	return ""
+}
+
 // maxCatalogue bounds a catalogue file.
 const maxCatalogue = 16 << 20
 
@@ -118,7 +132,7 @@ func ParseCatalogue(r io.Reader) (*Catalogue, error) {
 			return nil, fmt.Errorf("model catalogue: entry %d has no name", i+1)
 		}
 		m := Model{Name: wm.Name, Aliases: wm.Aliases, Provider: wm.Provider, ContextWindow: wm.ContextWindow,
-			MaxOutput: wm.MaxOutput, Reasoning: wm.Reasoning, Images: wm.Images, Family: wm.Family, Source: wm.Source}
+			MaxOutput: wm.MaxOutput, Reasoning: wm.Reasoning, Images: wm.Images, Family: wm.Family, Source: wm.Source, Default: wm.Default}
 		if p := wm.Price; p != nil {
 			if p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
 				return nil, fmt.Errorf("model catalogue: %s has a negative price", wm.Name)
