@@ -1,0 +1,130 @@
+package layers
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/harness-dev/harness/"
+
+// imports maps each package directory (relative to the repository, e.g.
+// "internal/cli") to the harness packages its non-test files import.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	for _, top := range []string{"cmd", "internal"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, filepath.Dir(p))
+			rel = filepath.ToSlash(rel)
+			if _, ok := out[rel]; !ok {
+				out[rel] = nil
+			}
+			for _, im := range f.Imports {
+				path, _ := strconv.Unquote(im.Path.Value)
+				if dep, ok := strings.CutPrefix(path, module); ok && !slices.Contains(out[rel], dep) {
+					out[rel] = append(out[rel], dep)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out) < 30 {
+		t.Fatalf("found %d packages: the walk did not see the source", len(out))
+	}
+	return out
+}
+
+// TestImportRules: the invariants of ARCHITECTURE.md's code map that an
+// import can break.
+func TestImportRules(t *testing.T) {
+	deps := imports(t)
+	importers := func(pkg string) []string {
+		var out []string
+		for p, ds := range deps {
+			if slices.Contains(ds, pkg) {
+				out = append(out, p)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	only := func(pkg string, allowed ...string) {
+		for _, p := range importers(pkg) {
+			if !slices.Contains(allowed, p) && !strings.HasPrefix(p, pkg+"/") {
+				t.Errorf("%s imports %s; only %v may", p, pkg, allowed)
+			}
+		}
+	}
+	only("internal/cli", "cmd/harness")
+	only("internal/ui", "internal/cli")
+	only("internal/app", "internal/cli", "internal/doors")
+	only("internal/doors", "internal/cli")
+	only("internal/testenv") // tests only
+	// Leaves import nothing of harness's.
+	for _, leaf := range []string{"internal/termsafe", "internal/jsonerr", "internal/notice", "internal/config",
+		"internal/sandbox/walls", "internal/gitsafe", "internal/engine", "internal/llm/sse", "internal/testenv"} {
+		if _, ok := deps[leaf]; !ok {
+			t.Errorf("%s is not there any more: update the rule", leaf)
+		}
+		if ds := deps[leaf]; len(ds) > 0 {
+			t.Errorf("%s is a leaf but imports %v", leaf, ds)
+		}
+	}
+	// Nothing below the front ends imports a front end's packages.
+	for p, ds := range deps {
+		if strings.HasPrefix(p, "internal/sandbox") && p != "internal/sandbox/battery" {
+			for _, d := range ds {
+				if !strings.HasPrefix(d, "internal/sandbox") && !slices.Contains([]string{"internal/gitsafe", "internal/engine"}, d) {
+					t.Errorf("%s (the walls) imports %s, above it", p, d)
+				}
+			}
+		}
+	}
+}
+
+// TestMapNamesEveryPackage: ARCHITECTURE.md names every package, so the
+// map is complete.
+func TestMapNamesEveryPackage(t *testing.T) {
+	data, err := os.ReadFile("../../ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for p := range imports(t) {
+		name := strings.TrimPrefix(p, "internal/")
+		if strings.Contains(p, "/cmd/") || strings.HasSuffix(p, "test") {
+			continue // test servers and their commands
+		}
+		if !strings.Contains(doc, "`"+p+"`") && !strings.Contains(doc, "`"+name+"`") {
+			t.Errorf("ARCHITECTURE.md does not name %s", p)
+		}
+	}
+}
