@@ -13,6 +13,8 @@ import (
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 	"github.com/harness-dev/harness/internal/sessionlog"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // startMCP starts the MCP servers of ~/.agents/mcp.json, the project's
@@ -53,7 +55,7 @@ func (b *builder) startMCP(ctx context.Context) error {
 				// Approved with the content of the files it runs.
 				words := append([]string{d.Command}, d.Args...)
 				for i, w := range words {
-					words[i] = shellQuote(w)
+					words[i] = shellquote.Quote(w)
 				}
 				d.Pin = extend.Digest(read.Pins(strings.Join(words, " "), project, env))
 			}
@@ -110,8 +112,6 @@ func mcpApprovals(pol *walls.Policy, home string) (*mcp.Approvals, error) {
 	}
 	return a, nil
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // approveMCP decides whether d may run: servers of the user's own files
 // and flags may; a project's only with an approval of its definition as

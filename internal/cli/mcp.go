@@ -12,6 +12,8 @@ import (
 
 	"github.com/harness-dev/harness/internal/mcp"
 	"github.com/harness-dev/harness/internal/ui"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // newMCPCommand is `harness mcp`: the MCP servers of the user's and the
@@ -133,7 +135,7 @@ remote server that asks for OAuth: harness mcp login NAME (or /mcp login NAME in
 						fmt.Fprintf(out, "  header: %s: (value not shown)\n", ui.SanitizeLine(k))
 					}
 				}
-				fmt.Fprintf(out, "  tools in rules: mcp__%s__TOOL (harness mcp remove %s -s %s removes it)\n", ui.SanitizeLine(s.Name), shellQuote(ui.SanitizeLine(s.Name)), s.Scope)
+				fmt.Fprintf(out, "  tools in rules: mcp__%s__TOOL (harness mcp remove %s -s %s removes it)\n", ui.SanitizeLine(s.Name), shellquote.Quote(ui.SanitizeLine(s.Name)), s.Scope)
 				return nil
 			}
 			return fmt.Errorf("no MCP server named %s (harness mcp list shows them)", ui.SanitizeLine(args[0]))
@@ -459,7 +461,7 @@ func quotedWords(args []string) string {
 	for i, a := range args {
 		out[i] = ui.SanitizeLine(a)
 		if out[i] == "" || strings.ContainsAny(out[i], " '\"\\$`;&|<>*?()[]{}#~") {
-			out[i] = shellQuote(out[i])
+			out[i] = shellquote.Quote(out[i])
 		}
 	}
 	return strings.Join(out, " ")

@@ -11,6 +11,8 @@ import (
 	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/permission"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // exitNeedsApproval is harness run's status when the task finished but
@@ -117,12 +119,10 @@ func allowFlags(rules []string) string {
 			flags = append(flags, "--allow-net "+host)
 			continue
 		}
-		flags = append(flags, "--allow "+shellQuote(r))
+		flags = append(flags, "--allow "+shellquote.Quote(r))
 	}
 	return strings.Join(flags, " ")
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func relToProject(p, project string) string {
 	if rel, ok := strings.CutPrefix(p, project+"/"); ok {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // sandboxOptions are the flags of `harness sandbox`.
@@ -81,7 +83,7 @@ func runSandbox(ctx context.Context, opts sandboxOptions, argv []string, stdio S
 	}
 	quoted := make([]string, len(argv))
 	for i, a := range argv {
-		quoted[i] = sandboxQuote(a)
+		quoted[i] = shellquote.Quote(a)
 	}
 	r, err := sb.Run(ctx, sandbox.Cmd{Script: "exec " + strings.Join(quoted, " "), Stdout: stdio.Out, Stderr: stdio.Err})
 	if err != nil {
@@ -126,9 +128,4 @@ func openSandbox(ctx context.Context, project string, addDirs []string, timeout 
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	return sb, nil
-}
-
-// sandboxQuote quotes s for /bin/sh.
-func sandboxQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 func init() {
@@ -44,7 +46,7 @@ func init() {
 			}
 			defer sb.Close()
 			script := fmt.Sprintf(`for p in %d %d; do (exec 3<>/dev/tcp/127.0.0.1/$p && head -c 20 <&3) 2>/dev/null; echo; done`, port, otherPort)
-			r, err := sb.Run(ctx, sandbox.Cmd{Script: "exec bash -c " + shq(script), Timeout: 20 * time.Second})
+			r, err := sb.Run(ctx, sandbox.Cmd{Script: "exec bash -c " + shellquote.Quote(script), Timeout: 20 * time.Second})
 			if err != nil {
 				return "", "the command did not run: " + err.Error()
 			}
@@ -70,5 +72,3 @@ func serve(ln net.Listener, greeting string) {
 		c.Close()
 	}
 }
-
-func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

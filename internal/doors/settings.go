@@ -12,6 +12,8 @@ import (
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/sandbox"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 func init() {
@@ -20,7 +22,7 @@ func init() {
 		live: true,
 		run: func(ctx context.Context, w *world) (string, string) {
 			marker := filepath.Join(w.outside, "hook-ran")
-			hook := hookSettings("touch " + shq(marker))
+			hook := hookSettings("touch " + shellquote.Quote(marker))
 			// A headless session that a command of the model's then
 			// tries to give a hook: in the project's settings, and in a
 			// --settings file inside the project.
@@ -29,7 +31,7 @@ func init() {
 				return "", "no session: " + err.Error()
 			}
 			defer s.Close()
-			r, err := s.Sandbox.Run(ctx, sandbox.Cmd{Script: "mkdir -p .claude && printf '%s' " + shq(hook) + " > .claude/settings.json", Timeout: 20 * time.Second})
+			r, err := s.Sandbox.Run(ctx, sandbox.Cmd{Script: "mkdir -p .claude && printf '%s' " + shellquote.Quote(hook) + " > .claude/settings.json", Timeout: 20 * time.Second})
 			if err != nil || r.ExitCode != 0 {
 				return "", "the command that plants the hook did not run"
 			}
@@ -40,7 +42,7 @@ func init() {
 				return "a hook the model planted mid-session ran on the host", ""
 			}
 			flag := filepath.Join(w.project, "x.json")
-			os.WriteFile(flag, []byte(hookSettings("touch "+shq(marker))), 0o644)
+			os.WriteFile(flag, []byte(hookSettings("touch "+shellquote.Quote(marker))), 0o644)
 			o := w.sessionOptions()
 			o.Settings = []string{flag}
 			if s2, err := app.Open(ctx, o); err == nil {

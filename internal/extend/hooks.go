@@ -20,6 +20,8 @@ import (
 
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // Event is one point of the loop at which hooks fire.
@@ -495,7 +497,7 @@ func (h *Hooks) runInside(ctx context.Context, k Hook, input []byte) hookResult 
 	var r [8]byte
 	rand.Read(r[:])
 	eof := "HARNESS_HOOK_" + hex.EncodeToString(r[:])
-	script := "CLAUDE_PROJECT_DIR=" + shellQuote(h.o.Project) + "; HARNESS_PROJECT_DIR=$CLAUDE_PROJECT_DIR; export CLAUDE_PROJECT_DIR HARNESS_PROJECT_DIR\n" +
+	script := "CLAUDE_PROJECT_DIR=" + shellquote.Quote(h.o.Project) + "; HARNESS_PROJECT_DIR=$CLAUDE_PROJECT_DIR; export CLAUDE_PROJECT_DIR HARNESS_PROJECT_DIR\n" +
 		"(\n" + k.Command + "\n) <<'" + eof + "'\n" + string(input) + "\n" + eof + "\n"
 	var stdout, stderr boundedBuf
 	ctx, ro, end := h.runs.start(ctx, h.projectReadOnly)
@@ -513,8 +515,6 @@ func (h *Hooks) runInside(ctx context.Context, k Hook, input []byte) hookResult 
 	}
 	return out
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // hookOutput is the JSON a hook may print on stdout (exit 0).
 type hookOutput struct {

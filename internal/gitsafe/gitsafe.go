@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // Args are prepended to every git call of harness: no fsmonitor hook, no
@@ -45,14 +47,9 @@ func Shell(args ...string) string {
 		b.WriteString(" " + a)
 	}
 	for _, a := range args {
-		b.WriteString(" " + Quote(a))
+		b.WriteString(" " + shellquote.Quote(a))
 	}
 	return b.String()
-}
-
-// Quote single-quotes s for a POSIX shell.
-func Quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // MaxOutput bounds what harness reads of a host git call's standard

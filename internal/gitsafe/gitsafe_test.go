@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // TestNothingPlantedRuns: a repository whose config names an fsmonitor, a
@@ -19,7 +21,7 @@ func TestNothingPlantedRuns(t *testing.T) {
 	}
 	dir := t.TempDir()
 	mark := filepath.Join(t.TempDir(), "ran")
-	plant := "touch " + Quote(mark)
+	plant := "touch " + shellquote.Quote(mark)
 	git := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", args...)

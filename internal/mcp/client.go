@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // Options are what a Manager needs from the session.
@@ -629,9 +631,9 @@ func script(def Server) string {
 	var b strings.Builder
 	b.WriteString("# MCP server " + def.Name + "\n")
 	b.WriteString("while IFS= read -r harness_kv && [ -n \"$harness_kv\" ]; do export \"$harness_kv\"; done; unset harness_kv\n")
-	b.WriteString("exec " + shellQuote(def.Command))
+	b.WriteString("exec " + shellquote.Quote(def.Command))
 	for _, a := range def.Args {
-		b.WriteString(" " + shellQuote(a))
+		b.WriteString(" " + shellquote.Quote(a))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -644,10 +646,6 @@ func envPreamble(env map[string]string) string {
 	}
 	b.WriteString("\n")
 	return b.String()
-}
-
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // tail keeps the last 2 KB written to it.

@@ -3,6 +3,8 @@ package permission
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // The gate's walls are the policy's: every carve-out and secret the
@@ -18,9 +20,9 @@ func TestWallsAgreeWithPolicy(t *testing.T) {
 			t.Fatalf("policy allows a write to %s", target)
 		}
 		for _, req := range []Request{
-			{Tool: "bash", Command: "echo x > " + shellQuote(target)},
-			{Tool: "bash", Command: "sort -o " + shellQuote(target) + " in"},
-			{Tool: "bash", Command: "touch " + shellQuote(target)},
+			{Tool: "bash", Command: "echo x > " + shellquote.Quote(target)},
+			{Tool: "bash", Command: "sort -o " + shellquote.Quote(target) + " in"},
+			{Tool: "bash", Command: "touch " + shellquote.Quote(target)},
 			{Tool: "write_file", Path: target, Write: true},
 		} {
 			if d := g.Decide(req); d.Verdict != Deny {
@@ -34,8 +36,8 @@ func TestWallsAgreeWithPolicy(t *testing.T) {
 			t.Fatalf("policy allows a read of %s", target)
 		}
 		for _, req := range []Request{
-			{Tool: "bash", Command: "cat " + shellQuote(target)},
-			{Tool: "bash", Command: "wc -l < " + shellQuote(target)},
+			{Tool: "bash", Command: "cat " + shellquote.Quote(target)},
+			{Tool: "bash", Command: "wc -l < " + shellquote.Quote(target)},
 			{Tool: "read_file", Path: target},
 		} {
 			if d := g.Decide(req); d.Verdict != Deny {
@@ -48,7 +50,7 @@ func TestWallsAgreeWithPolicy(t *testing.T) {
 		if err := testPol.CheckWrite(target); err != nil {
 			t.Fatalf("policy refuses %s: %v", target, err)
 		}
-		if d := g.Decide(Request{Tool: "bash", Command: "echo x > " + shellQuote(target)}); d.Verdict == Deny {
+		if d := g.Decide(Request{Tool: "bash", Command: "echo x > " + shellquote.Quote(target)}); d.Verdict == Deny {
 			t.Errorf("echo x > %s = deny %q, but the policy allows the write", target, d.Rule)
 		}
 	}

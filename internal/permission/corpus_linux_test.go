@@ -21,6 +21,8 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/harness-dev/harness/internal/sandbox"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // corpusCase is one line of testdata/corpus.txt.
@@ -311,7 +313,7 @@ func runCorpusShard(t *testing.T, cases []corpusCase) {
 			// killed; what they did until then is still checked. A command
 			// that fails under sh (dash) runs again under bash, whose
 			// syntax it may need.
-			for _, script := range []string{c.cmd, "exec bash -c " + shellQuote(c.cmd)} {
+			for _, script := range []string{c.cmd, "exec bash -c " + shellquote.Quote(c.cmd)} {
 				r, err := sb.Run(ctx, sandbox.Cmd{Script: script, Timeout: 5 * time.Second})
 				if err != nil {
 					t.Fatalf("corpus.txt:%d: sandbox: %v", c.line, err)

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // The shell evaluates some text as code although no command is named:
@@ -201,7 +203,7 @@ func (sc *shellCheck) evalName(t token, where string) {
 	}
 	name, sub, hasSub := strings.Cut(t.s, "[")
 	if (!validName(name) && name != "") || (hasSub && !sc.arithSafe(sub)) {
-		sc.ask("ask: " + where + " target " + shellQuote(t.s) + " is evaluated by the shell and can run commands")
+		sc.ask("ask: " + where + " target " + shellquote.Quote(t.s) + " is evaluated by the shell and can run commands")
 	}
 }
 

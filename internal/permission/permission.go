@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // Request is one tool call that needs a decision.
@@ -394,7 +396,7 @@ func (g *Gate) headlessMessage(req Request, d Decision) string {
 	if len(d.patterns) > 0 {
 		var flags []string
 		for _, r := range d.alwaysRules() {
-			flags = append(flags, "--allow "+shellQuote(r))
+			flags = append(flags, "--allow "+shellquote.Quote(r))
 		}
 		allow = strings.Join(flags, " ") + " or --yolo"
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // token is one shell word as far as it is known before the command runs.
@@ -165,12 +167,7 @@ func patternWord(s string) string {
 	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\*?;") {
 		return s
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// shellQuote quotes s for a POSIX shell command line.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return shellquote.Quote(s)
 }
 
 func render(toks []token) string {

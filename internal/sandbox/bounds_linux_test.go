@@ -15,6 +15,8 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // boundsEnv asks a re-executed test binary (as nobody) to run
@@ -190,5 +192,5 @@ func TestResourceBounds(t *testing.T) {
 // helperCommand is the shell prefix that runs one of the harness helper's
 // probes inside (the battery's own, in package battery).
 func helperCommand(helper string) string {
-	return shellQuote(helper) + " " + inner.ProbeArg + " "
+	return shellquote.Quote(helper) + " " + inner.ProbeArg + " "
 }

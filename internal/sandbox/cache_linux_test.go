@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // fakeModCache writes a host Go module cache holding one module,
@@ -133,7 +135,7 @@ func TestGreet(t *testing.T) {
 				}
 				return sb, p
 			}
-			script := shellQuote(goBin) + " test ./..."
+			script := shellquote.Quote(goBin) + " test ./..."
 			env1 := append(envWithout("GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS"), "GOMODCACHE="+hostMod, "GOPROXY=off")
 			sb, p := session(env1)
 			if p.HostModCache != hostMod || p.Cache == "" {
@@ -177,7 +179,7 @@ func TestGreet(t *testing.T) {
 			outside := filepath.Join(base, "outside")
 			os.MkdirAll(outside, 0o755)
 			os.WriteFile(filepath.Join(outside, "keep"), []byte("x"), 0o644)
-			r, _ = sb.Run(context.Background(), Cmd{Script: "ln -s " + shellQuote(outside) + " " + shellQuote(p.Cache+"/link") + " && echo planted"})
+			r, _ = sb.Run(context.Background(), Cmd{Script: "ln -s " + shellquote.Quote(outside) + " " + shellquote.Quote(p.Cache+"/link") + " && echo planted"})
 			if !strings.Contains(string(r.Output), "planted") {
 				t.Fatalf("planting a symlink in the cache: %s", r.Output)
 			}
@@ -229,7 +231,7 @@ func TestCacheIsPerProject(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sb.Close()
-			r, err := sb.Run(context.Background(), Cmd{Script: "echo ok > \"$GOCACHE.probe\" && echo own-ok; echo x > " + shellQuote(pols[1].Cache+"/planted") + " 2>/dev/null && echo other-written; echo x >> " + shellQuote(filepath.Dir(pols[0].Cache)+"/project") + " 2>/dev/null && echo record-written; true"})
+			r, err := sb.Run(context.Background(), Cmd{Script: "echo ok > \"$GOCACHE.probe\" && echo own-ok; echo x > " + shellquote.Quote(pols[1].Cache+"/planted") + " 2>/dev/null && echo other-written; echo x >> " + shellquote.Quote(filepath.Dir(pols[0].Cache)+"/project") + " 2>/dev/null && echo record-written; true"})
 			if err != nil {
 				t.Fatal(err)
 			}

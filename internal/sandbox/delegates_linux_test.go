@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // TestHookDelegatesReadOnly: what a protected hooks path delegates to
@@ -39,7 +41,7 @@ func TestHookDelegatesReadOnly(t *testing.T) {
 				target := filepath.Join(proj, filepath.FromSlash(c.file))
 				os.WriteFile(target, []byte("original\n"), 0o644)
 				sb := openGitTest(t, backend, proj)
-				run(t, sb, "echo 'npx evil' > "+shellQuote(c.file)+"; rm -f "+shellQuote(c.file)+"; mv "+shellQuote(c.file)+" moved 2>/dev/null; true")
+				run(t, sb, "echo 'npx evil' > "+shellquote.Quote(c.file)+"; rm -f "+shellquote.Quote(c.file)+"; mv "+shellquote.Quote(c.file)+" moved 2>/dev/null; true")
 				if b, err := os.ReadFile(target); err != nil || string(b) != "original\n" {
 					t.Errorf("%s on the host is %q (%v): a command rewrote what the user's next commit runs", c.file, b, err)
 				}

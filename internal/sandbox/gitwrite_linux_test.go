@@ -11,6 +11,8 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/harness-dev/harness/internal/testenv"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // hostGit runs git on the host in dir and returns its trimmed output.
@@ -127,8 +129,8 @@ func TestGitWritesHoldTheWalls(t *testing.T) {
 			os.WriteFile(victim, []byte("keep\n"), 0o644)
 			for i, attack := range []string{
 				// Links for the host's copies to write through.
-				"rm -f .git/index && ln -s " + shellQuote(victim) + " .git/index",
-				"ln -s " + shellQuote(filepath.Join(base, "home")) + " .git/commondir",
+				"rm -f .git/index && ln -s " + shellquote.Quote(victim) + " .git/index",
+				"ln -s " + shellquote.Quote(filepath.Join(base, "home")) + " .git/commondir",
 				"ls -a /tmp | grep -e -git- && echo SHADOW-VISIBLE; true",
 				"printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
 				"git config core.fsmonitor 'echo pwned'",
@@ -137,7 +139,7 @@ func TestGitWritesHoldTheWalls(t *testing.T) {
 				"mv .git/config .git/config.old",
 				"rm -rf .git/hooks",
 				"mkdir -p .git/info && echo '* filter=evil' > .git/info/attributes",
-				"echo " + shellQuote(base) + " > .git/commondir",
+				"echo " + shellquote.Quote(base) + " > .git/commondir",
 				"printf '[core]\\n\\tfsmonitor = echo pwned\\n' > .git/config.worktree",
 				"mkdir -p .git/rebase-merge && echo 'exec echo pwned' > .git/rebase-merge/git-rebase-todo",
 				"printf 'ref: refs/heads/../../config\\n' > .git/HEAD",
@@ -209,7 +211,7 @@ func TestGitPointerFileStaysReadOnly(t *testing.T) {
 			if got := hostGit(t, main, "rev-parse", "--abbrev-ref", "HEAD"); got != "main" {
 				t.Errorf("the main worktree's HEAD moved to %q", got)
 			}
-			run(t, sb, "echo 'gitdir: "+base+"/evil' > .git; git config core.fsmonitor 'echo pwned'; echo x > "+shellQuote(filepath.Join(main, ".git", "worktrees", "wt", "commondir")))
+			run(t, sb, "echo 'gitdir: "+base+"/evil' > .git; git config core.fsmonitor 'echo pwned'; echo x > "+shellquote.Quote(filepath.Join(main, ".git", "worktrees", "wt", "commondir")))
 			if b, _ := os.ReadFile(filepath.Join(wt, ".git")); string(b) != string(pointer) {
 				t.Errorf("pointer file rewritten: %q", b)
 			}

@@ -11,6 +11,8 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // TestMetadataOutside: chmod, utime and xattr changes (which Landlock does
@@ -35,8 +37,8 @@ func TestMetadataOutside(t *testing.T) {
 			os.WriteFile(outside, []byte("x"), 0o600)
 			os.WriteFile(filepath.Join(proj, "run.sh"), []byte("#!/bin/sh\necho ran-inside\n"), 0o644)
 			ctx := context.Background()
-			r, err := sb.Run(ctx, Cmd{Script: shellQuote(s.helper) + " " + inner.ProbeArg + " meta " + shellQuote(outside) + "; " +
-				shellQuote(s.helper) + " " + inner.ProbeArg + " meta .git/config"})
+			r, err := sb.Run(ctx, Cmd{Script: shellquote.Quote(s.helper) + " " + inner.ProbeArg + " meta " + shellquote.Quote(outside) + "; " +
+				shellquote.Quote(s.helper) + " " + inner.ProbeArg + " meta .git/config"})
 			if err != nil {
 				t.Fatal(err)
 			}

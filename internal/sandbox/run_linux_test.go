@@ -18,6 +18,8 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/harness-dev/harness/internal/testenv"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // openTest opens backend (optionally suffixed with perCommand) on a fresh
@@ -145,7 +147,7 @@ func TestGoBuildInside(t *testing.T) {
 	sb, proj := openTest(t, BackendBwrap, nil)
 	os.WriteFile(filepath.Join(proj, "go.mod"), []byte("module hello\n\ngo 1.21\n"), 0o644)
 	os.WriteFile(filepath.Join(proj, "main.go"), []byte("package main\n\nfunc main() { println(\"built inside\") }\n"), 0o644)
-	r, err := sb.Run(context.Background(), Cmd{Script: shellQuote(goBin) + " build -o /tmp/hello . && /tmp/hello", Timeout: 2 * time.Minute})
+	r, err := sb.Run(context.Background(), Cmd{Script: shellquote.Quote(goBin) + " build -o /tmp/hello . && /tmp/hello", Timeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +397,7 @@ func TestInnerStageFailureExits125(t *testing.T) {
 		t.Fatal(err)
 	}
 	marker := filepath.Join(filepath.Dir(proj), "ran")
-	r, err := sb.Run(context.Background(), Cmd{Script: "touch " + shellQuote(marker), Dir: "/"})
+	r, err := sb.Run(context.Background(), Cmd{Script: "touch " + shellquote.Quote(marker), Dir: "/"})
 	if err != nil {
 		t.Fatal(err)
 	}

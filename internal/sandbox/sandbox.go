@@ -246,4 +246,3 @@ func Open(ctx context.Context, p *walls.Policy, backend string, opts ...Option) 
 func outsideBase() string { return backend.OutsideBase() }
 
 // shellQuote quotes s for /bin/sh.
-func shellQuote(s string) string { return backend.ShellQuote(s) }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // SelfCheckError says why Open refused a backend: its self-check did not
@@ -63,7 +65,7 @@ const sandboxExecFailed = 65
 func selfCheckScript(target string) string {
 	return `t="${TMPDIR:-/tmp}/harness-selfcheck-$$"
 if (echo ok > "$t") 2>/dev/null && rm -f "$t"; then echo HARNESS-INSIDE-OK; else echo HARNESS-INSIDE-FAILED; fi
-(echo escaped > ` + shellQuote(target) + `) 2>&1
+(echo escaped > ` + shellquote.Quote(target) + `) 2>&1
 echo "HARNESS-OUTSIDE-EXIT=$?"`
 }
 

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // TestRunStdin: a command given Cmd.Stdin reads it (a server speaking over
@@ -25,7 +27,7 @@ func TestRunStdin(t *testing.T) {
 				w.Close()
 			}()
 			var out bytes.Buffer
-			script := "read x; echo \"got:$x\"; touch " + shellQuote(outsideBase()+"/harness-stdin-probe") + " 2>/dev/null && echo escaped"
+			script := "read x; echo \"got:$x\"; touch " + shellquote.Quote(outsideBase()+"/harness-stdin-probe") + " 2>/dev/null && echo escaped"
 			res, err := sb.Run(context.Background(), Cmd{Script: script, Stdin: r, Stdout: &out, Stderr: &out})
 			r.Close()
 			if err != nil {

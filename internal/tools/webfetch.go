@@ -23,6 +23,8 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // ConnServer serves one client connection to the session's network proxy
@@ -380,10 +382,10 @@ func (t *insideTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		"--max-time", fmt.Sprint(int(t.timeout.Seconds())), "-A", "harness-web-fetch"}
 	for _, h := range []string{"Accept"} {
 		if v := r.Header.Get(h); v != "" {
-			args = append(args, "-H", shQuote(h+": "+v))
+			args = append(args, "-H", shellquote.Quote(h+": "+v))
 		}
 	}
-	args = append(args, "--", shQuote(r.URL.String()))
+	args = append(args, "--", shellquote.Quote(r.URL.String()))
 	// curl is stopped once it printed more than the body bound (and room
 	// for the head): a server streaming without end does not keep it
 	// running, and what it printed is read as a body cut at the bound.
@@ -442,6 +444,3 @@ func (c *capWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-// shQuote quotes s for /bin/sh.
-func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -93,16 +93,3 @@ func OutsideBase() string {
 	}
 	return os.TempDir()
 }
-
-// ShellQuote quotes s for /bin/sh.
-func ShellQuote(s string) string {
-	out := []byte{'\''}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\'' {
-			out = append(out, `'\''`...)
-			continue
-		}
-		out = append(out, s[i])
-	}
-	return string(append(out, '\''))
-}

@@ -18,6 +18,8 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // The escape battery's runner, shared by every system: a platform file
@@ -216,7 +218,7 @@ func (f *baseFixture) close() {
 // sockets. etc is a file to try in the system's /etc (canonical); h runs
 // the harness helper's probes ("" when there is none).
 func (f *baseFixture) commonProbes(etc, h string) []probe {
-	q := backend.ShellQuote
+	q := shellquote.Quote
 	outsideSame := checkUnchanged(f.outside, "original")
 	ps := []probe{
 		{name: "write inside the project (must work)", script: "echo inside > inside.txt && echo inside > " + q(f.proj+"/inside 2.txt"),
@@ -260,7 +262,7 @@ func helperCommand(helper string) string {
 	if helper == "" {
 		return ""
 	}
-	return backend.ShellQuote(helper) + " " + inner.ProbeArg + " "
+	return shellquote.Quote(helper) + " " + inner.ProbeArg + " "
 }
 
 // accepted reports whether a connection reached the host listener.

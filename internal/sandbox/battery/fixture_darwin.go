@@ -19,6 +19,8 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // The darwin battery's world (the runner is battery.go's): besides the
@@ -134,7 +136,7 @@ func survivors(marker string, grace time.Duration) int {
 // probes lists the darwin attempts. Each comment in the list says what a
 // held probe proves; "must work" probes prove a grant ordinary tools need.
 func (f *darwinFixture) probes(sb sandbox.Sandbox, helper string) []probe {
-	q := backend.ShellQuote
+	q := shellquote.Quote
 	outsideSame := checkUnchanged(f.outside, "original")
 	gitIntact := func(*sandbox.Result) string {
 		for _, repo := range []string{f.proj, filepath.Join(f.proj, "sub")} {

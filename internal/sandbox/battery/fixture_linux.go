@@ -20,6 +20,8 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // fixture is the Linux battery's world: the common one (battery.go), an
@@ -185,7 +187,7 @@ func (f *fixture) close() {
 
 // wallProbes attack the walls from inside.
 func (f *fixture) wallProbes(helper string) []probe {
-	q := backend.ShellQuote
+	q := shellquote.Quote
 	gitIntact := func(*sandbox.Result) string {
 		for _, repo := range []string{f.proj, filepath.Join(f.proj, "sub")} {
 			if c := content(filepath.Join(repo, ".git", "hooks", "pre-commit")); c != hookText {

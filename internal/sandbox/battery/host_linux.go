@@ -17,6 +17,8 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // raceAttempts is how many file-tool operations race the flipper.
@@ -25,7 +27,7 @@ const raceAttempts = 400
 // hostProbes are the battery's attacks on the host side.
 func (f *fixture) hostProbes(sb sandbox.Sandbox, helper string) []probe {
 	pol := sb.Policy()
-	q := backend.ShellQuote
+	q := shellquote.Quote
 	race := filepath.Join(f.proj, "race")
 	h := helperCommand(helper)
 
@@ -358,7 +360,7 @@ func (f *fixture) gitProbe(sb sandbox.Sandbox) probe {
 		for _, k := range []string{"filter", "fsmonitor", "hook"} {
 			marks[k] = filepath.Join(f.sibling, "ran-"+k+"-"+f.tag)
 		}
-		q := backend.ShellQuote
+		q := shellquote.Quote
 		script := "git init -q " + q(repo) + " && cd " + q(repo) +
 			" && git config filter.x.clean " + q("touch "+q(marks["filter"])+"; cat") +
 			" && git config core.fsmonitor " + q("touch "+q(marks["fsmonitor"])) +

@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox"
-	"github.com/harness-dev/harness/internal/sandbox/backend"
 	"github.com/harness-dev/harness/internal/tools"
+
+	"github.com/harness-dev/harness/internal/shellquote"
 )
 
 // modeProbe: a mode is a state of the whole session. A background command
@@ -28,7 +29,7 @@ func modeProbe(sb sandbox.Sandbox, proj, tag string) probe {
 		defer js.Close()
 		out := filepath.Join(proj, "mode-"+tag)
 		defer os.Remove(out)
-		if _, err := js.Start("while :; do echo x >> "+backend.ShellQuote(out)+"; sleep 0.01; done", false); err != nil {
+		if _, err := js.Start("while :; do echo x >> "+shellquote.Quote(out)+"; sleep 0.01; done", false); err != nil {
 			return err.Error(), ""
 		}
 		size := func() int64 {
