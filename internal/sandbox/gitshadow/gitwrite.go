@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/harness-dev/harness/internal/gitsafe"
@@ -83,6 +84,10 @@ func stampOf(path string) stamp {
 type Session struct {
 	base    string // host directory holding the shadows
 	Shadows []*gitShadow
+	// mu orders Before and After of commands that overlap (background
+	// jobs); running counts the commands between the two.
+	mu      sync.Mutex
+	running int
 }
 
 // openGitShadows builds the shadows of p.GitWrite in a new directory next
@@ -144,10 +149,10 @@ func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
 		}
 		switch {
 		case Contains(g.Dirs, name) && st.IsDir():
+			// The shadow's own copy (refs.go), synced by Before and After.
 			if err := os.Mkdir(filepath.Join(shadow, name), 0o755); err != nil {
 				return nil, err
 			}
-			sh.mount.RW = append(sh.mount.RW, name)
 			continue
 		case Contains(g.Files, name) && e.Type().IsRegular():
 			continue // copied by syncIn
@@ -230,8 +235,15 @@ func (gs *Session) Before() gitBefore {
 	if gs == nil {
 		return b
 	}
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	gs.running++
 	for _, sh := range gs.Shadows {
 		sh.syncIn()
+		if root, err := os.OpenRoot(sh.Shadow); err == nil {
+			sh.syncTreesIn(root)
+			root.Close()
+		}
 		if sh.Refs {
 			for k, v := range readHeads(sh.Dir) {
 				b.heads[k] = v
@@ -276,11 +288,34 @@ func (gs *Session) After(ctx context.Context, b gitBefore) (moves []RefMove, not
 	if gs == nil {
 		return nil, nil
 	}
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	gs.running--
+	others := gs.running > 0
 	var refsDir string
 	for _, sh := range gs.Shadows {
 		// Objects first: a ref copied back may name a new commit.
-		notes = append(notes, sh.ImportObjects(ctx)...)
-		notes = append(notes, sh.syncOut()...)
+		notes = append(notes, sh.ImportObjects(ctx, others)...)
+	}
+	// The objects live in the common directory; every shadow's refs are
+	// judged against it.
+	objDir := gs.Shadows[0].Dir
+	for _, sh := range gs.Shadows {
+		if sh.Objects {
+			objDir = sh.Dir
+		}
+	}
+	h := &hostState{ctx: ctx, gitDir: objDir}
+	for _, sh := range gs.Shadows {
+		root, err := os.OpenRoot(sh.Shadow)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("the git data this command wrote could not be read (%v); none of it reached the repository", err))
+			continue
+		}
+		notes = append(notes, sh.syncRefsOut(root, h, others)...)
+		notes = append(notes, sh.syncLogsOut(root, h)...)
+		notes = append(notes, sh.syncOut(h)...)
+		root.Close()
 		if sh.Refs {
 			refsDir = sh.Dir
 		}
@@ -320,7 +355,7 @@ func (sh *gitShadow) syncIn() {
 	if ents, err := os.ReadDir(sh.Shadow); err == nil {
 		for _, e := range ents {
 			n := e.Name()
-			if !Contains(sh.mount.RW, n) && !Contains(sh.mount.RO, n) && !Contains(sh.Files, n) && !Contains(gitStateDirs, n) && !(sh.Objects && n == "objects") {
+			if !Contains(sh.Dirs, n) && !Contains(sh.mount.RO, n) && !Contains(sh.Files, n) && !Contains(gitStateDirs, n) && !(sh.Objects && n == "objects") {
 				os.RemoveAll(filepath.Join(sh.Shadow, n))
 			}
 		}
@@ -348,8 +383,11 @@ func (sh *gitShadow) syncIn() {
 
 // syncOut copies each data file the command changed back to the real
 // directory, after checking it is what git writes there.
-func (sh *gitShadow) syncOut() (notes []string) {
+func (sh *gitShadow) syncOut(h *hostState) (notes []string) {
 	for _, name := range sh.Files {
+		if name == "packed-refs" {
+			continue // with the refs (refs.go)
+		}
 		real, shadow := filepath.Join(sh.Dir, name), filepath.Join(sh.Shadow, name)
 		ss := stampOf(shadow)
 		last, ok := sh.synced[name]
@@ -381,6 +419,16 @@ func (sh *gitShadow) syncOut() (notes []string) {
 			}
 			if err := checkGitFile(name, data); err != nil {
 				notes = append(notes, fmt.Sprintf("%s written inside was not copied back: %v", real, err))
+				continue
+			}
+			if name == "index" {
+				if o := sh.indexMissing(data, h); o != "" {
+					notes = append(notes, fmt.Sprintf("the index written inside names object %s, which is not in the repository (it was deleted before harness could keep it); the host's index is kept, so `git status` on the host may differ from inside", o))
+					continue
+				}
+			}
+			if s := strings.TrimSpace(string(data)); name == "HEAD" && isHash(s) && !h.has(s) {
+				notes = append(notes, fmt.Sprintf("HEAD was detached at %s inside, but that commit is not in the repository (its objects were deleted); the host's HEAD is kept", s))
 				continue
 			}
 			if err := writeFileAtomic(real, data); err != nil {
