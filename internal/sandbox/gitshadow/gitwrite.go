@@ -60,6 +60,7 @@ type gitShadow struct {
 	Shadow string
 	mount  inner.GitMount
 	synced map[string]fileStamp // per data file: its state in both places after the last sync
+	watch  *objectWatch         // imports objects as they appear (watch_linux.go)
 }
 
 type fileStamp struct{ real, shadow stamp }
@@ -110,7 +111,7 @@ func Open(p *walls.Policy, tmp string) (*Session, error) {
 	for i, g := range dirs {
 		sh, err := newGitShadow(g, filepath.Join(base, strconv.Itoa(i)))
 		if err != nil {
-			os.RemoveAll(base)
+			gs.Close()
 			return nil, fmt.Errorf("preparing git writes for %s: %w", g.Dir, err)
 		}
 		gs.Shadows = append(gs.Shadows, sh)
@@ -128,6 +129,7 @@ func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
 		if err := sh.prepareObjects(); err != nil {
 			return nil, err
 		}
+		sh.startWatch()
 	}
 	for _, d := range g.Dirs {
 		// A data directory git would create (logs) is made on the host
@@ -596,6 +598,11 @@ func writeFileAtomic(path string, data []byte) error {
 // close removes the shadows.
 func (gs *Session) Close() {
 	if gs != nil {
+		for _, sh := range gs.Shadows {
+			if sh.watch != nil {
+				sh.watch.stop()
+			}
+		}
 		os.RemoveAll(gs.base)
 	}
 }
