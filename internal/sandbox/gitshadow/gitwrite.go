@@ -276,6 +276,13 @@ func (m RefMove) String() string {
 		return fmt.Sprintf("%s moved from %s to %s, and the old commit is no longer in the repository (its objects were deleted); a remote or another clone may still have it",
 			m.Ref, m.Old, short(m.New))
 	}
+	if !strings.HasPrefix(m.Ref, "refs/heads/") {
+		what := "moved off its history, from " + m.Old + " to " + short(m.New)
+		if m.New == "" {
+			what = "deleted (it was at " + m.Old + ")"
+		}
+		return fmt.Sprintf("%s was %s; to bring it back: git update-ref %s %s", m.Ref, what, m.Ref, m.Old)
+	}
 	if m.New == "" {
 		return fmt.Sprintf("%s was deleted (it was at %s); to bring it back: git branch %s %s",
 			m.Ref, m.Old, strings.TrimPrefix(m.Ref, "refs/heads/"), m.Old)
@@ -515,20 +522,26 @@ func validRefName(r string) bool {
 	return true
 }
 
-// readHeads reads the branch heads of a git directory: loose refs under
-// refs/heads over packed-refs.
+// readHeads reads the branch heads and notes refs of a git directory:
+// loose refs under refs/heads and refs/notes over packed-refs.
 func readHeads(dir string) map[string]string {
 	out := map[string]string{}
 	if b, err := walls.ReadFileNoFollow(filepath.Join(dir, "packed-refs"), maxGitFile); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
 			f := strings.Fields(l)
-			if len(f) == 2 && isHash(f[0]) && strings.HasPrefix(f[1], "refs/heads/") {
+			if len(f) == 2 && isHash(f[0]) && (strings.HasPrefix(f[1], "refs/heads/") || strings.HasPrefix(f[1], "refs/notes/")) {
 				out[f[1]] = f[0]
 			}
 		}
 	}
-	heads := filepath.Join(dir, "refs", "heads")
-	_ = filepath.WalkDir(heads, func(path string, d fs.DirEntry, err error) error {
+	for _, sub := range []string{"heads", "notes"} {
+		walkRefs(dir, filepath.Join(dir, "refs", sub), out)
+	}
+	return out
+}
+
+func walkRefs(dir, top string, out map[string]string) {
+	_ = filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() || strings.HasSuffix(path, ".lock") {
 			return nil
 		}
@@ -542,7 +555,6 @@ func readHeads(dir string) map[string]string {
 		}
 		return nil
 	})
-	return out
 }
 
 // isAncestor asks the host's git whether old is an ancestor of cur,

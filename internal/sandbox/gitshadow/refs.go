@@ -2,6 +2,11 @@ package gitshadow
 
 import (
 	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
 	"context"
 	"errors"
 	"fmt"
@@ -333,6 +338,7 @@ func (h *hostState) whole(tips []string) map[string]bool {
 	if len(ask) == 0 {
 		return out
 	}
+	ensureEmptyTree(h.gitDir)
 	check := func(tips []string) (bool, error) {
 		out, err := hostGitIn(h.ctx, h.gitDir, strings.Join(tips, "\n")+"\n",
 			"rev-list", "--objects", "--missing=print", "--no-object-names", "--stdin", "--not", "--all")
@@ -776,4 +782,29 @@ func (sh *gitShadow) indexMissing(data []byte, h *hostState) string {
 		}
 	}
 	return ""
+}
+
+// ensureEmptyTree writes the empty tree into the real object directory
+// when it is missing: git's own commands treat it as always there (a
+// command can name it without writing it, or delete its copy), but git
+// fsck wants it stored.
+func ensureEmptyTree(gitDir string) {
+	sha := repoUsesSHA256(gitDir)
+	var h hash.Hash = sha1.New()
+	if sha {
+		h = sha256.New()
+	}
+	h.Write([]byte("tree 0\x00"))
+	name := hex.EncodeToString(h.Sum(nil))
+	dir := filepath.Join(gitDir, "objects", name[:2])
+	if _, err := os.Lstat(filepath.Join(dir, name[2:])); err == nil {
+		return
+	}
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write([]byte("tree 0\x00"))
+	zw.Close()
+	if os.MkdirAll(dir, 0o755) == nil {
+		_ = linkNew(dir, name[2:], z.Bytes(), 0o444)
+	}
 }
