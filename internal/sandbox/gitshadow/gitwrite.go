@@ -29,26 +29,26 @@ import (
 // index.lock next to config), so the git directory a command sees is a
 // shadow: a harness-owned directory mounted over it, holding
 //
-//   - the data directories (refs, logs) bound read-write from the real
-//     one;
-//   - objects append-only (gitobjects.go): the shadow's own objects
-//     directory takes a command's new objects, with the real one mounted
-//     read-only inside it as its alternate; after each command the host
-//     checks each new object against its name and adds it to the real
-//     directory without replacing anything. No command can delete,
-//     prune, repack away or overwrite an object that existed before it
-//     ran, so every commit a moved or deleted ref pointed at is still
-//     there to return to;
-//   - copies of the data files (HEAD, index, packed-refs, ORIG_HEAD, …),
-//     copied in before each command and, after it, checked (HEAD names a
-//     ref or a commit, the index is an index, …) and copied back;
+//   - objects append-only (gitobjects.go, watch_linux.go): the shadow's
+//     own objects directory takes a command's new objects, with the real
+//     one mounted read-only inside it as its alternate; the host checks
+//     each new object against its name and adds it to the real directory,
+//     as it appears and after the command, without replacing anything.
+//     No command can delete, prune, repack away or overwrite an object
+//     that existed before it ran or that it wrote and the host took;
+//   - the ref trees (refs, logs) and packed-refs as its own copies, synced
+//     in when the host changed them and judged on the way out (refs.go);
+//   - copies of the data files (HEAD, index, ORIG_HEAD, …), copied in
+//     before each command and, after it, checked (HEAD names a ref or a
+//     commit the host has, the index is an index naming objects the host
+//     has, …) and copied back;
 //   - everything else bound read-only from the real one.
 //
 // A file a command creates in the shadow under any other name (commondir,
-// config.worktree, a rebase's todo list with exec lines) never reaches
-// the real repository. Before and after each command the branch heads are
-// compared, and any that moved off its history or vanished is reported
-// with the hash to return to.
+// config.worktree, shallow, a rebase's todo list with exec lines) never
+// reaches the real repository. Before and after each command the branch
+// heads and notes refs are compared, and any that moved off its history
+// or vanished is reported with the hash to return to.
 
 // maxGitFile bounds a data file harness copies back (an index of a large
 // repository is tens of megabytes).
@@ -255,8 +255,8 @@ func (gs *Session) Before() gitBefore {
 	return b
 }
 
-// RefMove is a branch head that a command moved off its history or
-// deleted: Old is the commit to return to.
+// RefMove is a branch head or notes ref that a command moved off its
+// history or deleted: Old is the commit to return to.
 type RefMove struct {
 	Ref      string // e.g. refs/heads/main
 	Old, New string // New is "" for a deleted ref
