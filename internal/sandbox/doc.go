@@ -101,8 +101,8 @@
 //     top; Landlock grants writes only to the project and the private /tmp.
 //   - Commits inside, without the above: the project's own git directory
 //     (and a worktree's gitdir and common directory) is a shadow
-//     (gitshadow/gitwrite.go): refs and logs bound read-write, HEAD, the
-//     index, packed-refs and the other data files copied in before each
+//     (gitshadow/gitwrite.go): refs, logs and packed-refs its own copies
+//     (see below), HEAD, the index and the other data files copied in before each
 //     command and copied back after it only when they are what git writes
 //     there (HEAD a ref under refs/ or a hash, the index an index, never a
 //     link), everything else (config, hooks/, info/, commondir, the
