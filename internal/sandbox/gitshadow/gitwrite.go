@@ -316,6 +316,12 @@ func (gs *Session) After(ctx context.Context, b gitBefore) (moves []RefMove, not
 	}
 	h := &hostState{ctx: ctx, gitDir: objDir}
 	for _, sh := range gs.Shadows {
+		if root, err := os.OpenRoot(sh.Shadow); err == nil {
+			sh.queueIndex(root, h)
+			root.Close()
+		}
+	}
+	for _, sh := range gs.Shadows {
 		root, err := os.OpenRoot(sh.Shadow)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("the git data this command wrote could not be read (%v); none of it reached the repository", err))

@@ -287,6 +287,21 @@ type hostState struct {
 	ctx     context.Context
 	gitDir  string
 	present map[string]bool
+	// pending are ids to ask with the next call of have: one host git
+	// call for a command's refs, reflogs and index together.
+	pending []string
+}
+
+// known records ids the host has without asking (a ref's old value).
+func (h *hostState) known(oids ...string) {
+	if h.present == nil {
+		h.present = map[string]bool{}
+	}
+	for _, o := range oids {
+		if isHash(o) {
+			h.present[o] = true
+		}
+	}
 }
 
 // have asks the host's git which of oids it holds, in one call.
@@ -294,6 +309,7 @@ func (h *hostState) have(oids []string) {
 	if h.present == nil {
 		h.present = map[string]bool{}
 	}
+	oids, h.pending = append(h.pending, oids...), nil
 	var ask []string
 	for _, o := range oids {
 		if _, ok := h.present[o]; !ok && isHash(o) && strings.Trim(o, "0") != "" {
@@ -363,6 +379,9 @@ func (h *hostState) whole(tips []string) map[string]bool {
 	}
 	for _, t := range ask {
 		out[t] = ok
+	}
+	if ok {
+		h.known(ask...)
 	}
 	if !ok && len(ask) > 1 {
 		for _, t := range ask {
@@ -463,6 +482,7 @@ func (sh *gitShadow) syncRefsOut(root *os.Root, h *hostState, deferLost bool) (n
 	// Objects first, in one call each: presence, then wholeness.
 	var tips []string
 	for _, c := range changes {
+		h.known(c.old) // the host's ref is at it
 		if c.verdict == "" && c.new != c.old && isHash(c.new) {
 			tips = append(tips, c.new)
 		}
@@ -610,7 +630,17 @@ func (sh *gitShadow) syncLogsOut(root *os.Root, h *hostState) (notes []string) {
 			continue
 		}
 		changed[rel] = b
-		for _, l := range strings.Split(string(b), "\n") {
+		// Most often lines were appended: only those are new to check.
+		fresh := b
+		if cur, err := walls.ReadFileNoFollow(filepath.Join(sh.Dir, rel), maxGitFile); err == nil && bytes.HasPrefix(b, cur) {
+			fresh = b[len(cur):]
+			for _, l := range strings.Split(string(cur), "\n") {
+				if f := strings.Fields(l); len(f) >= 2 {
+					h.known(f[0], f[1]) // on the host's reflog already: fsck passed with them
+				}
+			}
+		}
+		for _, l := range strings.Split(string(fresh), "\n") {
 			if f := strings.Fields(l); len(f) >= 2 {
 				oids = append(oids, f[0], f[1])
 			}
@@ -754,13 +784,29 @@ func indexObjects(data []byte, sha256Repo bool) (oids []string, ok bool) {
 	return oids, true
 }
 
-// indexMissing returns an object the new index names that the host has
-// not, judging only those the host's current index does not name.
-func (sh *gitShadow) indexMissing(data []byte, h *hostState) string {
+// queueIndex adds to h's next question the objects the shadow's index
+// names that the host's does not, when the command changed it.
+func (sh *gitShadow) queueIndex(root *os.Root, h *hostState) {
+	if !Contains(sh.Files, "index") {
+		return
+	}
+	ss := rootStamp(root, "index")
+	if last, ok := sh.synced["index"]; !ss.exists || ok && last.shadow == ss {
+		return
+	}
+	data, err := readRoot(root, "index", maxGitFile)
+	if err != nil {
+		return
+	}
+	h.pending = append(h.pending, sh.indexNew(data, h)...)
+}
+
+// indexNew lists the objects data names that the host's index does not.
+func (sh *gitShadow) indexNew(data []byte, h *hostState) []string {
 	sha := repoUsesSHA256(h.gitDir)
 	oids, ok := indexObjects(data, sha)
 	if !ok {
-		return ""
+		return nil
 	}
 	known := map[string]bool{}
 	if cur, err := walls.ReadFileNoFollow(filepath.Join(sh.Dir, "index"), maxGitFile); err == nil {
@@ -769,12 +815,19 @@ func (sh *gitShadow) indexMissing(data []byte, h *hostState) string {
 			known[o] = true
 		}
 	}
-	var ask []string
+	var out []string
 	for _, o := range oids {
 		if !known[o] {
-			ask = append(ask, o)
+			out = append(out, o)
 		}
 	}
+	return out
+}
+
+// indexMissing returns an object the new index names that the host has
+// not, judging only those the host's current index does not name.
+func (sh *gitShadow) indexMissing(data []byte, h *hostState) string {
+	ask := sh.indexNew(data, h)
 	h.have(ask)
 	for _, o := range ask {
 		if !h.has(o) {
