@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // History only grows (#41): a commit and a tag made by a command inside
@@ -168,4 +170,56 @@ func hostOut(dir string, args ...string) string {
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
 	out, _ := cmd.Output()
 	return string(out)
+}
+
+// TestHistoryWhileRunning: what a command that is still running (a
+// background job) commits is on the host as it is made, and the host's
+// repository is whole at every moment: its objects are readable before
+// the command ends, no ref on the host points at an object it lacks
+// (fsck passes while it runs), and another command ending meanwhile
+// brings its ref over.
+func TestHistoryWhileRunning(t *testing.T) {
+	t.Parallel() // see parallelTests in main_test.go
+	for _, backend := range []string{BackendBwrap, BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			base, proj := gitProject(t)
+			os.MkdirAll(filepath.Join(base, "home"), 0o755)
+			sb := openGitTest(t, backend, proj)
+			script := `b=$(echo bg | git hash-object -w --stdin) && t=$(printf '100644 blob %s\tbg.txt\n' $b | git mktree) && c=$(git commit-tree -p HEAD -m bg $t) && git update-ref refs/heads/bg $c && echo $c > bg.done && sleep 4`
+			done := make(chan *Result)
+			go func() {
+				r, err := sb.Run(context.Background(), Cmd{Script: script})
+				if err != nil {
+					t.Error(err)
+				}
+				done <- r
+			}()
+			var c string
+			for i := 0; i < 100 && c == ""; i++ {
+				time.Sleep(50 * time.Millisecond)
+				if b, err := os.ReadFile(filepath.Join(proj, "bg.done")); err == nil && len(strings.TrimSpace(string(b))) == 40 {
+					c = strings.TrimSpace(string(b))
+				}
+			}
+			if c == "" {
+				t.Fatal("the background command did not commit")
+			}
+			time.Sleep(200 * time.Millisecond) // the watch's turn
+			if e := hostGitErr(proj, "cat-file", "-e", c+":bg.txt"); e != nil {
+				t.Errorf("the commit of a running command is not readable on the host: %v", e)
+			}
+			hostFsck(t, proj, "while a command that committed runs")
+			// Another command ends meanwhile: the ref comes over.
+			run(t, sb, "true")
+			if got := strings.TrimSpace(hostOut(proj, "rev-parse", "-q", "--verify", "refs/heads/bg")); got != c {
+				t.Errorf("refs/heads/bg on the host after another command: %q, want %s", got, c)
+			}
+			hostFsck(t, proj, "after another command")
+			<-done
+			if got := strings.TrimSpace(hostOut(proj, "rev-parse", "-q", "--verify", "refs/heads/bg")); got != c {
+				t.Errorf("refs/heads/bg on the host at the end: %q, want %s", got, c)
+			}
+			hostFsck(t, proj, "at the end")
+		})
+	}
 }
