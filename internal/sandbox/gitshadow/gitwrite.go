@@ -225,17 +225,15 @@ func (gs *Session) BwrapArgs() []string {
 	return args
 }
 
-// gitBefore is the state a command's git writes are judged against.
-type gitBefore struct {
-	heads map[string]string // ref name → hash, per Refs directory
-}
+// gitBefore is what Before hands After: nothing any more, the refs a
+// command changed being judged against the host's own values (refs.go).
+type gitBefore struct{}
 
-// before copies the real data files into the shadows (the user may have
-// run git on the host since the last command) and records the branch heads.
+// before copies into the shadows the data files and refs the host
+// changed since the last command (the user may have run git meanwhile).
 func (gs *Session) Before() gitBefore {
-	b := gitBefore{heads: map[string]string{}}
 	if gs == nil {
-		return b
+		return gitBefore{}
 	}
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
@@ -246,13 +244,8 @@ func (gs *Session) Before() gitBefore {
 			sh.syncTreesIn(root)
 			root.Close()
 		}
-		if sh.Refs {
-			for k, v := range readHeads(sh.Dir) {
-				b.heads[k] = v
-			}
-		}
 	}
-	return b
+	return gitBefore{}
 }
 
 // RefMove is a branch head or notes ref that a command moved off its
@@ -291,9 +284,10 @@ func (m RefMove) String() string {
 		m.Ref, m.Old, short(m.New), strings.TrimPrefix(m.Ref, "refs/heads/"), m.Old, m.Old)
 }
 
-// after copies the checked data files back to the real repository and
-// compares the branch heads with b. notes are for the command's output.
-func (gs *Session) After(ctx context.Context, b gitBefore) (moves []RefMove, notes []string) {
+// after copies the checked data files and refs back to the real
+// repository and reports the branch heads and notes refs the command
+// moved off their history or deleted. notes are for the command's output.
+func (gs *Session) After(ctx context.Context, _ gitBefore) (moves []RefMove, notes []string) {
 	if gs == nil {
 		return nil, nil
 	}
@@ -301,7 +295,6 @@ func (gs *Session) After(ctx context.Context, b gitBefore) (moves []RefMove, not
 	defer gs.mu.Unlock()
 	gs.running--
 	others := gs.running > 0
-	var refsDir string
 	for _, sh := range gs.Shadows {
 		// Objects first: a ref copied back may name a new commit.
 		notes = append(notes, sh.ImportObjects(ctx, others)...)
@@ -321,37 +314,31 @@ func (gs *Session) After(ctx context.Context, b gitBefore) (moves []RefMove, not
 			root.Close()
 		}
 	}
+	var applied []*refChange
 	for _, sh := range gs.Shadows {
 		root, err := os.OpenRoot(sh.Shadow)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("the git data this command wrote could not be read (%v); none of it reached the repository", err))
 			continue
 		}
-		notes = append(notes, sh.syncRefsOut(root, h, others)...)
+		done, n := sh.syncRefsOut(root, h, others)
+		notes = append(notes, n...)
 		notes = append(notes, sh.syncLogsOut(root, h)...)
 		notes = append(notes, sh.syncOut(h)...)
 		root.Close()
 		if sh.Refs {
-			refsDir = sh.Dir
+			applied = append(applied, done...)
 		}
 	}
-	if refsDir == "" {
-		return nil, notes
-	}
-	now := readHeads(refsDir)
-	names := make([]string, 0, len(b.heads))
-	for k := range b.heads {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, ref := range names {
-		old, cur := b.heads[ref], now[ref]
+	for _, c := range applied {
+		if !isHash(c.old) || !strings.HasPrefix(c.name, "refs/heads/") && !strings.HasPrefix(c.name, "refs/notes/") {
+			continue
+		}
 		switch {
-		case cur == old:
-		case cur == "":
-			moves = append(moves, RefMove{Ref: ref, Old: old, Lost: !hasObject(ctx, refsDir, old)})
-		case !isAncestor(ctx, refsDir, old, cur):
-			moves = append(moves, RefMove{Ref: ref, Old: old, New: cur, Lost: !hasObject(ctx, refsDir, old)})
+		case c.new == "":
+			moves = append(moves, RefMove{Ref: c.name, Old: c.old, Lost: !hasObject(ctx, objDir, c.old)})
+		case isHash(c.new) && !isAncestor(ctx, objDir, c.old, c.new):
+			moves = append(moves, RefMove{Ref: c.name, Old: c.old, New: c.new, Lost: !hasObject(ctx, objDir, c.old)})
 		}
 	}
 	return moves, notes
@@ -526,41 +513,6 @@ func validRefName(r string) bool {
 		}
 	}
 	return true
-}
-
-// readHeads reads the branch heads and notes refs of a git directory:
-// loose refs under refs/heads and refs/notes over packed-refs.
-func readHeads(dir string) map[string]string {
-	out := map[string]string{}
-	if b, err := walls.ReadFileNoFollow(filepath.Join(dir, "packed-refs"), maxGitFile); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			f := strings.Fields(l)
-			if len(f) == 2 && isHash(f[0]) && (strings.HasPrefix(f[1], "refs/heads/") || strings.HasPrefix(f[1], "refs/notes/")) {
-				out[f[1]] = f[0]
-			}
-		}
-	}
-	for _, sub := range []string{"heads", "notes"} {
-		walkRefs(dir, filepath.Join(dir, "refs", sub), out)
-	}
-	return out
-}
-
-func walkRefs(dir, top string, out map[string]string) {
-	_ = filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() || strings.HasSuffix(path, ".lock") {
-			return nil
-		}
-		b, err := walls.ReadFileNoFollow(path, 256)
-		if err != nil {
-			return nil
-		}
-		if h := strings.TrimSpace(string(b)); isHash(h) {
-			rel, _ := filepath.Rel(dir, path)
-			out[filepath.ToSlash(rel)] = h
-		}
-		return nil
-	})
 }
 
 // isAncestor asks the host's git whether old is an ancestor of cur,

@@ -98,7 +98,10 @@ func rootStamps(root *os.Root, dir string) map[string]stamp {
 			case e.IsDir():
 				walk(p, depth+1)
 			case e.Type().IsRegular():
-				if st, err := root.Lstat(p); err == nil {
+				// Info is an lstat by the directory's host path: cheaper
+				// than the root's, and a stamp only decides what to read
+				// (through the root) next.
+				if st, err := e.Info(); err == nil {
 					out[p] = stampInfo(st)
 				}
 			}
@@ -121,7 +124,7 @@ func rootStamp(root *os.Root, rel string) stamp {
 // readRoot reads a regular file under root without following a link or
 // blocking on a FIFO.
 func readRoot(root *os.Root, rel string, limit int64) ([]byte, error) {
-	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|walls.ONoFollow, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -279,6 +282,7 @@ type refChange struct {
 	old, new string // "" when absent; an object id or "ref: <name>"
 	verdict  string // why it is refused; "" when accepted
 	lost     bool   // refused because objects it needs are missing
+	deferred bool   // refused for now: another command may yet write them
 }
 
 // hostState is what the host's git holds for the checks: which objects
@@ -394,7 +398,9 @@ func (h *hostState) whole(tips []string) map[string]bool {
 // syncRefsOut judges and applies, for one shadow, what a command did to
 // its refs and packed-refs (see the comment at the top). defer_ leaves a
 // ref refused for missing objects as it is in the shadow, unreported.
-func (sh *gitShadow) syncRefsOut(root *os.Root, h *hostState, deferLost bool) (notes []string) {
+//
+// applied are the changes that reached the host.
+func (sh *gitShadow) syncRefsOut(root *os.Root, h *hostState, deferLost bool) (applied []*refChange, notes []string) {
 	hasPacked := Contains(sh.Files, "packed-refs")
 	var hostPacked, shadowPacked packedRefs
 	hostPacked.refs, shadowPacked.refs = map[string]packedEntry{}, map[string]packedEntry{}
@@ -434,7 +440,7 @@ func (sh *gitShadow) syncRefsOut(root *os.Root, h *hostState, deferLost bool) (n
 		}
 	}
 	if len(files) == 0 && !packedChanged {
-		return nil
+		return nil, notes
 	}
 	names := map[string]bool{}
 	for rel := range files {
@@ -524,8 +530,7 @@ func (sh *gitShadow) syncRefsOut(root *os.Root, h *hostState, deferLost bool) (n
 			continue
 		}
 		if c.lost && deferLost {
-			c.verdict = ""
-			c.lost = false
+			c.deferred = true
 			// Neither applied nor undone: checked again after the next command.
 			delete(files, c.name)
 			if e, ok := hostPacked.refs[c.name]; ok {
@@ -598,7 +603,12 @@ func (sh *gitShadow) syncRefsOut(root *os.Root, h *hostState, deferLost bool) (n
 		}
 		sh.synced["packed-refs"] = fileStamp{real: stampOf(filepath.Join(sh.Dir, "packed-refs")), shadow: rootStamp(root, "packed-refs")}
 	}
-	return notes
+	for _, c := range changes {
+		if c.verdict == "" && c.new != c.old {
+			applied = append(applied, c)
+		}
+	}
+	return applied, notes
 }
 
 func verb(c *refChange) string {
