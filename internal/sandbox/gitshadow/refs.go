@@ -347,6 +347,39 @@ func (h *hostState) has(oid string) bool {
 // host, walking only what the host's refs do not reach already.
 func (h *hostState) whole(tips []string) map[string]bool {
 	out := map[string]bool{}
+	if len(tips) == 0 {
+		return out
+	}
+	ensureEmptyTree(h.gitDir)
+	// check walks from tips; every object it lists the host has, which
+	// answers the index's question too (its new blobs are the commit's).
+	check := func(tips []string) (bool, error) {
+		got, err := hostGitIn(h.ctx, h.gitDir, strings.Join(tips, "\n")+"\n",
+			"rev-list", "--objects", "--missing=print", "--no-object-names", "--stdin", "--not", "--all")
+		if err != nil {
+			return false, err
+		}
+		ok := true
+		for _, l := range strings.Split(got, "\n") {
+			if m, missing := strings.CutPrefix(l, "?"); missing {
+				ok = false
+				if h.present != nil {
+					h.present[m] = false
+				}
+			} else {
+				h.known(l)
+			}
+		}
+		return ok, nil
+	}
+	// Most often every tip is there and whole: one call says so.
+	if ok, err := check(tips); err == nil && ok {
+		for _, t := range tips {
+			out[t] = true
+		}
+		return out
+	}
+	// Otherwise tip by tip, those the host has.
 	var ask []string
 	for _, t := range tips {
 		if h.has(t) {
@@ -355,42 +388,11 @@ func (h *hostState) whole(tips []string) map[string]bool {
 			out[t] = false
 		}
 	}
-	if len(ask) == 0 {
-		return out
-	}
-	ensureEmptyTree(h.gitDir)
-	check := func(tips []string) (bool, error) {
-		out, err := hostGitIn(h.ctx, h.gitDir, strings.Join(tips, "\n")+"\n",
-			"rev-list", "--objects", "--missing=print", "--no-object-names", "--stdin", "--not", "--all")
-		if err != nil {
-			return false, err
-		}
-		for _, l := range strings.Split(out, "\n") {
-			if strings.HasPrefix(l, "?") {
-				return false, nil
-			}
-		}
-		return true, nil
-	}
-	ok, err := check(ask)
-	if err != nil {
-		// The host's own refs do not walk (a repository broken before
-		// the session): judge each tip by its presence alone.
-		for _, t := range ask {
-			out[t] = true
-		}
-		return out
-	}
 	for _, t := range ask {
-		out[t] = ok
-	}
-	if ok {
-		h.known(ask...)
-	}
-	if !ok && len(ask) > 1 {
-		for _, t := range ask {
-			out[t], _ = check([]string{t})
-		}
+		ok, err := check([]string{t})
+		// An error here: the host's own refs do not walk (a repository
+		// broken before the session); presence is all there is to judge.
+		out[t] = ok || err != nil
 	}
 	return out
 }
@@ -493,7 +495,6 @@ func (sh *gitShadow) syncRefsOut(root *os.Root, h *hostState, deferLost bool) (a
 			tips = append(tips, c.new)
 		}
 	}
-	h.have(tips)
 	whole := h.whole(tips)
 	for _, c := range changes {
 		if c.verdict != "" || c.new == c.old {
