@@ -101,8 +101,8 @@
 //     top; Landlock grants writes only to the project and the private /tmp.
 //   - Commits inside, without the above: the project's own git directory
 //     (and a worktree's gitdir and common directory) is a shadow
-//     (gitshadow/gitwrite.go): refs and logs bound read-write, HEAD, the
-//     index, packed-refs and the other data files copied in before each
+//     (gitshadow/gitwrite.go): refs, logs and packed-refs its own copies
+//     (see below), HEAD, the index and the other data files copied in before each
 //     command and copied back after it only when they are what git writes
 //     there (HEAD a ref under refs/ or a hash, the index an index, never a
 //     link), everything else (config, hooks/, info/, commondir, the
@@ -113,12 +113,19 @@
 //     or overwriting objects or packs): objects are append-only
 //     (gitshadow/gitobjects.go). The shadow's own objects directory takes new
 //     objects, with the real one mounted read-only inside it as its
-//     alternate; after each command the host adds each new loose object
+//     alternate; as each object's name appears (an inotify watch) and
+//     again after each command, the host adds each new loose object
 //     whose content hashes to its name, and each new pack through its own
 //     `git index-pack` (the command's index is never trusted), never
-//     replacing a file. So every commit a branch ever pointed at stays in
-//     the repository: branch heads that move off their history or vanish
-//     are reported with the hash to return to (Result.GitMoves). git
+//     replacing a file. Refs, reflogs and packed-refs are the shadow's own
+//     copies, and reach the host after the command only pointing at
+//     objects the host has with all they reach; refs/replace never
+//     changes, tags are put back, a ref refused for lost objects is
+//     reported with its commit id, so the host's git fsck passes after
+//     any command (gitshadow/refs.go). So every commit a branch ever
+//     pointed at stays in the repository: branch heads that move off
+//     their history or vanish are reported with the hash to return to
+//     (Result.GitMoves). git
 //     push is refused inside by configuration (an empty pushInsteadOf),
 //     besides the permission gate's rule. Landlock without user
 //     namespaces cannot mount the shadow: .git stays read-only there.

@@ -94,7 +94,7 @@ func TestImportObjectsRefuses(t *testing.T) {
 	put("pack/pack-forged.idx", idx2)
 
 	done := make(chan []string)
-	go func() { done <- sh.ImportObjects(context.Background()) }()
+	go func() { done <- sh.ImportObjects(context.Background(), false) }()
 	var notes []string
 	select {
 	case notes = <-done:

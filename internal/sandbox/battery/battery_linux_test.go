@@ -28,6 +28,8 @@ var classProbes = []string{
 	"file tools: devices, FIFOs, huge files",                   // 1
 	"kill a leader that ended its main thread",                 // 2
 	"git of the agent's making never runs on the host",         // 3, 4
+	"git history: objects a command writes outlive it",         // #41
+	"git history: refs/replace from inside",                    // #41
 	"file tools and loaders refuse secrets, by link too",       // 5
 	"chmod, utime, xattr outside the project",                  // 6
 	"secrets unreadable (~/.ssh, ~/.agents/env, other tools')", // 7

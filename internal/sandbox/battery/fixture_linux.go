@@ -3,6 +3,7 @@ package battery
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -90,8 +91,31 @@ func batteryHeader(sb sandbox.Sandbox) []string {
 
 // probes: the walls, the launcher's own surface, then the host side.
 func (f *fixture) probes(sb sandbox.Sandbox, helper string) []probe {
-	ps := append(append(f.wallProbes(helper), f.launcherProbes(helper, sandbox.Inspect(sb).Launcher)...), f.hostProbes(sb, helper)...)
+	ps := append(append(append(f.wallProbes(helper), f.historyProbe(sb)), f.launcherProbes(helper, sandbox.Inspect(sb).Launcher)...), f.hostProbes(sb, helper)...)
 	return append(ps, modeProbe(sb, f.proj, f.tag))
+}
+
+// historyProbe: an object one command writes is still in the repository
+// after the next one deletes every object it can reach and prunes.
+func (f *fixture) historyProbe(sb sandbox.Sandbox) probe {
+	content := "made inside " + f.tag
+	return probe{name: "git history: objects a command writes outlive it", before: f.resetGit,
+		host: func(ctx context.Context) (string, string) {
+			r, err := sb.Run(ctx, sandbox.Cmd{Script: "printf '%s\\n' " + shellquote.Quote(content) + " | git hash-object -w --stdin >/dev/null && echo WROTE"})
+			if err != nil {
+				return err.Error(), ""
+			}
+			if !bytes.Contains(r.Output, []byte("WROTE")) {
+				return "", ".git is read-only here: nothing was written"
+			}
+			if _, err := sb.Run(ctx, sandbox.Cmd{Script: "rm -rf .git/objects/?? .git/objects/pack 2>/dev/null; git prune --expire=now 2>/dev/null; true"}); err != nil {
+				return err.Error(), ""
+			}
+			if p, _ := gitObjectPath(filepath.Join(f.proj, ".git"), content+"\n"); !exists(p) {
+				return "an object a command wrote is gone from the repository: " + p, ""
+			}
+			return "", ""
+		}}
 }
 
 // resetGit (re)creates the project's repository and a nested one, so a
@@ -127,20 +151,26 @@ func (f *fixture) resetGit() {
 // (zlib of "blob <size>\0<content>", named by its SHA-1) and returns its
 // path and bytes, for the probe that tries to destroy history.
 func plantGitObject(gitDir, content string) (path string, data []byte) {
-	raw := fmt.Sprintf("blob %d\x00%s", len(content), content)
-	sum := sha1.Sum([]byte(raw))
-	name := hex.EncodeToString(sum[:])
+	path, raw := gitObjectPath(gitDir, content)
 	var b bytes.Buffer
 	zw := zlib.NewWriter(&b)
 	zw.Write([]byte(raw))
 	zw.Close()
-	path = filepath.Join(gitDir, "objects", name[:2], name[2:])
 	os.MkdirAll(filepath.Dir(path), 0o755)
 	if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, b.Bytes()) {
 		os.Remove(path)
 		os.WriteFile(path, b.Bytes(), 0o444)
 	}
 	return path, b.Bytes()
+}
+
+// gitObjectPath is where gitDir keeps the loose blob holding content,
+// and the blob as git hashes it.
+func gitObjectPath(gitDir, content string) (path, raw string) {
+	raw = fmt.Sprintf("blob %d\x00%s", len(content), content)
+	sum := sha1.Sum([]byte(raw))
+	name := hex.EncodeToString(sum[:])
+	return filepath.Join(gitDir, "objects", name[:2], name[2:]), raw
 }
 
 // openPty opens a host terminal in raw mode: a byte pushed with TIOCSTI
@@ -241,6 +271,16 @@ func (f *fixture) wallProbes(helper string) []probe {
 			check: func(*sandbox.Result) string {
 				if b, err := os.ReadFile(f.objectPath); err != nil || !bytes.Equal(b, f.objectData) {
 					return "an object that existed was deleted or rewritten: " + f.objectPath
+				}
+				return ""
+			}},
+		// History only grows: a replacement ref never changes what the
+		// host's git reads (objects: historyProbe).
+		probe{name: "git history: refs/replace from inside", before: f.resetGit,
+			script: "a=$(echo a | git hash-object -w --stdin) && b=$(echo b | git hash-object -w --stdin) && git replace $a $b; true",
+			check: func(*sandbox.Result) string {
+				if ents, err := os.ReadDir(filepath.Join(f.proj, ".git", "refs", "replace")); err == nil && len(ents) > 0 {
+					return "a replacement ref reached the host's repository: its git reads another object for a committed one"
 				}
 				return ""
 			}},

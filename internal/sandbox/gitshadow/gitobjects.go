@@ -87,7 +87,7 @@ func (sh *gitShadow) resetAlternates() {
 // importObjects adds the objects a command wrote to the real repository
 // and removes them from the shadow (the real directory, the alternate,
 // serves them from then on). notes say what was refused.
-func (sh *gitShadow) ImportObjects(ctx context.Context) (notes []string) {
+func (sh *gitShadow) ImportObjects(ctx context.Context, others bool) (notes []string) {
 	if !sh.Objects {
 		return nil
 	}
@@ -128,8 +128,10 @@ func (sh *gitShadow) ImportObjects(ctx context.Context) (notes []string) {
 				_ = root.RemoveAll(rel)
 			}
 			_ = root.Remove(name)
-		case name == "pack" && e.IsDir():
-			notes = append(notes, importPacks(ctx, root, real, sha256Repo)...)
+		case name == "pack" && e.IsDir() && !others:
+			// While another command runs, its git may be renaming a
+			// pack's files into place: packs wait for the last one.
+			notes = append(notes, importPacks(ctx, root, real, sha256Repo, others)...)
 		}
 	}
 	if len(refused) > 0 {
@@ -248,7 +250,10 @@ func looseObjectName(compressed []byte, sha256Repo bool) (string, error) {
 
 // importPacks indexes each pack a command wrote with the host's git and
 // links pack and index into real/pack under the name git computed.
-func importPacks(ctx context.Context, root *os.Root, real string, sha256Repo bool) (notes []string) {
+//
+// others says another command of the session still runs: its temporary
+// files (a pack being written) are left alone.
+func importPacks(ctx context.Context, root *os.Root, real string, sha256Repo, others bool) (notes []string) {
 	ents, err := readRootDir(root, "pack")
 	if err != nil {
 		return nil
@@ -257,7 +262,7 @@ func importPacks(ctx context.Context, root *os.Root, real string, sha256Repo boo
 		name := e.Name()
 		rel := "pack/" + name
 		if !strings.HasSuffix(name, ".pack") {
-			if !strings.HasSuffix(name, ".idx") {
+			if !strings.HasSuffix(name, ".idx") && !others {
 				_ = root.RemoveAll(rel) // .rev, .bitmap, .keep, temporary files: derived or git's own
 			}
 			continue

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/harness-dev/harness/internal/gitsafe"
@@ -28,26 +29,26 @@ import (
 // index.lock next to config), so the git directory a command sees is a
 // shadow: a harness-owned directory mounted over it, holding
 //
-//   - the data directories (refs, logs) bound read-write from the real
-//     one;
-//   - objects append-only (gitobjects.go): the shadow's own objects
-//     directory takes a command's new objects, with the real one mounted
-//     read-only inside it as its alternate; after each command the host
-//     checks each new object against its name and adds it to the real
-//     directory without replacing anything. No command can delete,
-//     prune, repack away or overwrite an object that existed before it
-//     ran, so every commit a moved or deleted ref pointed at is still
-//     there to return to;
-//   - copies of the data files (HEAD, index, packed-refs, ORIG_HEAD, …),
-//     copied in before each command and, after it, checked (HEAD names a
-//     ref or a commit, the index is an index, …) and copied back;
+//   - objects append-only (gitobjects.go, watch_linux.go): the shadow's
+//     own objects directory takes a command's new objects, with the real
+//     one mounted read-only inside it as its alternate; the host checks
+//     each new object against its name and adds it to the real directory,
+//     as it appears and after the command, without replacing anything.
+//     No command can delete, prune, repack away or overwrite an object
+//     that existed before it ran or that it wrote and the host took;
+//   - the ref trees (refs, logs) and packed-refs as its own copies, synced
+//     in when the host changed them and judged on the way out (refs.go);
+//   - copies of the data files (HEAD, index, ORIG_HEAD, …), copied in
+//     before each command and, after it, checked (HEAD names a ref or a
+//     commit the host has, the index is an index naming objects the host
+//     has, …) and copied back;
 //   - everything else bound read-only from the real one.
 //
 // A file a command creates in the shadow under any other name (commondir,
-// config.worktree, a rebase's todo list with exec lines) never reaches
-// the real repository. Before and after each command the branch heads are
-// compared, and any that moved off its history or vanished is reported
-// with the hash to return to.
+// config.worktree, shallow, a rebase's todo list with exec lines) never
+// reaches the real repository. Before and after each command the branch
+// heads and notes refs are compared, and any that moved off its history
+// or vanished is reported with the hash to return to.
 
 // maxGitFile bounds a data file harness copies back (an index of a large
 // repository is tens of megabytes).
@@ -59,6 +60,7 @@ type gitShadow struct {
 	Shadow string
 	mount  inner.GitMount
 	synced map[string]fileStamp // per data file: its state in both places after the last sync
+	watch  *objectWatch         // imports objects as they appear (watch_linux.go)
 }
 
 type fileStamp struct{ real, shadow stamp }
@@ -83,6 +85,10 @@ func stampOf(path string) stamp {
 type Session struct {
 	base    string // host directory holding the shadows
 	Shadows []*gitShadow
+	// mu orders Before and After of commands that overlap (background
+	// jobs); running counts the commands between the two.
+	mu      sync.Mutex
+	running int
 }
 
 // openGitShadows builds the shadows of p.GitWrite in a new directory next
@@ -105,7 +111,7 @@ func Open(p *walls.Policy, tmp string) (*Session, error) {
 	for i, g := range dirs {
 		sh, err := newGitShadow(g, filepath.Join(base, strconv.Itoa(i)))
 		if err != nil {
-			os.RemoveAll(base)
+			gs.Close()
 			return nil, fmt.Errorf("preparing git writes for %s: %w", g.Dir, err)
 		}
 		gs.Shadows = append(gs.Shadows, sh)
@@ -123,6 +129,7 @@ func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
 		if err := sh.prepareObjects(); err != nil {
 			return nil, err
 		}
+		sh.startWatch()
 	}
 	for _, d := range g.Dirs {
 		// A data directory git would create (logs) is made on the host
@@ -144,10 +151,10 @@ func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
 		}
 		switch {
 		case Contains(g.Dirs, name) && st.IsDir():
+			// The shadow's own copy (refs.go), synced by Before and After.
 			if err := os.Mkdir(filepath.Join(shadow, name), 0o755); err != nil {
 				return nil, err
 			}
-			sh.mount.RW = append(sh.mount.RW, name)
 			continue
 		case Contains(g.Files, name) && e.Type().IsRegular():
 			continue // copied by syncIn
@@ -218,31 +225,31 @@ func (gs *Session) BwrapArgs() []string {
 	return args
 }
 
-// gitBefore is the state a command's git writes are judged against.
-type gitBefore struct {
-	heads map[string]string // ref name → hash, per Refs directory
-}
+// gitBefore is what Before hands After: nothing any more, the refs a
+// command changed being judged against the host's own values (refs.go).
+type gitBefore struct{}
 
-// before copies the real data files into the shadows (the user may have
-// run git on the host since the last command) and records the branch heads.
+// before copies into the shadows the data files and refs the host
+// changed since the last command (the user may have run git meanwhile).
 func (gs *Session) Before() gitBefore {
-	b := gitBefore{heads: map[string]string{}}
 	if gs == nil {
-		return b
+		return gitBefore{}
 	}
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	gs.running++
 	for _, sh := range gs.Shadows {
 		sh.syncIn()
-		if sh.Refs {
-			for k, v := range readHeads(sh.Dir) {
-				b.heads[k] = v
-			}
+		if root, err := os.OpenRoot(sh.Shadow); err == nil {
+			sh.syncTreesIn(root)
+			root.Close()
 		}
 	}
-	return b
+	return gitBefore{}
 }
 
-// RefMove is a branch head that a command moved off its history or
-// deleted: Old is the commit to return to.
+// RefMove is a branch head or notes ref that a command moved off its
+// history or deleted: Old is the commit to return to.
 type RefMove struct {
 	Ref      string // e.g. refs/heads/main
 	Old, New string // New is "" for a deleted ref
@@ -262,6 +269,13 @@ func (m RefMove) String() string {
 		return fmt.Sprintf("%s moved from %s to %s, and the old commit is no longer in the repository (its objects were deleted); a remote or another clone may still have it",
 			m.Ref, m.Old, short(m.New))
 	}
+	if !strings.HasPrefix(m.Ref, "refs/heads/") {
+		what := "moved off its history, from " + m.Old + " to " + short(m.New)
+		if m.New == "" {
+			what = "deleted (it was at " + m.Old + ")"
+		}
+		return fmt.Sprintf("%s was %s; to bring it back: git update-ref %s %s", m.Ref, what, m.Ref, m.Old)
+	}
 	if m.New == "" {
 		return fmt.Sprintf("%s was deleted (it was at %s); to bring it back: git branch %s %s",
 			m.Ref, m.Old, strings.TrimPrefix(m.Ref, "refs/heads/"), m.Old)
@@ -270,38 +284,61 @@ func (m RefMove) String() string {
 		m.Ref, m.Old, short(m.New), strings.TrimPrefix(m.Ref, "refs/heads/"), m.Old, m.Old)
 }
 
-// after copies the checked data files back to the real repository and
-// compares the branch heads with b. notes are for the command's output.
-func (gs *Session) After(ctx context.Context, b gitBefore) (moves []RefMove, notes []string) {
+// after copies the checked data files and refs back to the real
+// repository and reports the branch heads and notes refs the command
+// moved off their history or deleted. notes are for the command's output.
+func (gs *Session) After(ctx context.Context, _ gitBefore) (moves []RefMove, notes []string) {
 	if gs == nil {
 		return nil, nil
 	}
-	var refsDir string
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	gs.running--
+	others := gs.running > 0
 	for _, sh := range gs.Shadows {
 		// Objects first: a ref copied back may name a new commit.
-		notes = append(notes, sh.ImportObjects(ctx)...)
-		notes = append(notes, sh.syncOut()...)
-		if sh.Refs {
-			refsDir = sh.Dir
+		notes = append(notes, sh.ImportObjects(ctx, others)...)
+	}
+	// The objects live in the common directory; every shadow's refs are
+	// judged against it.
+	objDir := gs.Shadows[0].Dir
+	for _, sh := range gs.Shadows {
+		if sh.Objects {
+			objDir = sh.Dir
 		}
 	}
-	if refsDir == "" {
-		return nil, notes
+	h := &hostState{ctx: ctx, gitDir: objDir}
+	for _, sh := range gs.Shadows {
+		if root, err := os.OpenRoot(sh.Shadow); err == nil {
+			sh.queueIndex(root, h)
+			root.Close()
+		}
 	}
-	now := readHeads(refsDir)
-	names := make([]string, 0, len(b.heads))
-	for k := range b.heads {
-		names = append(names, k)
+	var applied []*refChange
+	for _, sh := range gs.Shadows {
+		root, err := os.OpenRoot(sh.Shadow)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("the git data this command wrote could not be read (%v); none of it reached the repository", err))
+			continue
+		}
+		done, n := sh.syncRefsOut(root, h, others)
+		notes = append(notes, n...)
+		notes = append(notes, sh.syncLogsOut(root, h)...)
+		notes = append(notes, sh.syncOut(h)...)
+		root.Close()
+		if sh.Refs {
+			applied = append(applied, done...)
+		}
 	}
-	sort.Strings(names)
-	for _, ref := range names {
-		old, cur := b.heads[ref], now[ref]
+	for _, c := range applied {
+		if !isHash(c.old) || !strings.HasPrefix(c.name, "refs/heads/") && !strings.HasPrefix(c.name, "refs/notes/") {
+			continue
+		}
 		switch {
-		case cur == old:
-		case cur == "":
-			moves = append(moves, RefMove{Ref: ref, Old: old, Lost: !hasObject(ctx, refsDir, old)})
-		case !isAncestor(ctx, refsDir, old, cur):
-			moves = append(moves, RefMove{Ref: ref, Old: old, New: cur, Lost: !hasObject(ctx, refsDir, old)})
+		case c.new == "":
+			moves = append(moves, RefMove{Ref: c.name, Old: c.old, Lost: !hasObject(ctx, objDir, c.old)})
+		case isHash(c.new) && !isAncestor(ctx, objDir, c.old, c.new):
+			moves = append(moves, RefMove{Ref: c.name, Old: c.old, New: c.new, Lost: !hasObject(ctx, objDir, c.old)})
 		}
 	}
 	return moves, notes
@@ -320,7 +357,7 @@ func (sh *gitShadow) syncIn() {
 	if ents, err := os.ReadDir(sh.Shadow); err == nil {
 		for _, e := range ents {
 			n := e.Name()
-			if !Contains(sh.mount.RW, n) && !Contains(sh.mount.RO, n) && !Contains(sh.Files, n) && !Contains(gitStateDirs, n) && !(sh.Objects && n == "objects") {
+			if !Contains(sh.Dirs, n) && !Contains(sh.mount.RO, n) && !Contains(sh.Files, n) && !Contains(gitStateDirs, n) && !(sh.Objects && n == "objects") {
 				os.RemoveAll(filepath.Join(sh.Shadow, n))
 			}
 		}
@@ -348,8 +385,11 @@ func (sh *gitShadow) syncIn() {
 
 // syncOut copies each data file the command changed back to the real
 // directory, after checking it is what git writes there.
-func (sh *gitShadow) syncOut() (notes []string) {
+func (sh *gitShadow) syncOut(h *hostState) (notes []string) {
 	for _, name := range sh.Files {
+		if name == "packed-refs" {
+			continue // with the refs (refs.go)
+		}
 		real, shadow := filepath.Join(sh.Dir, name), filepath.Join(sh.Shadow, name)
 		ss := stampOf(shadow)
 		last, ok := sh.synced[name]
@@ -381,6 +421,16 @@ func (sh *gitShadow) syncOut() (notes []string) {
 			}
 			if err := checkGitFile(name, data); err != nil {
 				notes = append(notes, fmt.Sprintf("%s written inside was not copied back: %v", real, err))
+				continue
+			}
+			if name == "index" {
+				if o := sh.indexMissing(data, h); o != "" {
+					notes = append(notes, fmt.Sprintf("the index written inside names object %s, which is not in the repository (it was deleted before harness could keep it); the host's index is kept, so `git status` on the host may differ from inside", o))
+					continue
+				}
+			}
+			if s := strings.TrimSpace(string(data)); name == "HEAD" && isHash(s) && !h.has(s) {
+				notes = append(notes, fmt.Sprintf("HEAD was detached at %s inside, but that commit is not in the repository (its objects were deleted); the host's HEAD is kept", s))
 				continue
 			}
 			if err := writeFileAtomic(real, data); err != nil {
@@ -465,36 +515,6 @@ func validRefName(r string) bool {
 	return true
 }
 
-// readHeads reads the branch heads of a git directory: loose refs under
-// refs/heads over packed-refs.
-func readHeads(dir string) map[string]string {
-	out := map[string]string{}
-	if b, err := walls.ReadFileNoFollow(filepath.Join(dir, "packed-refs"), maxGitFile); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			f := strings.Fields(l)
-			if len(f) == 2 && isHash(f[0]) && strings.HasPrefix(f[1], "refs/heads/") {
-				out[f[1]] = f[0]
-			}
-		}
-	}
-	heads := filepath.Join(dir, "refs", "heads")
-	_ = filepath.WalkDir(heads, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() || strings.HasSuffix(path, ".lock") {
-			return nil
-		}
-		b, err := walls.ReadFileNoFollow(path, 256)
-		if err != nil {
-			return nil
-		}
-		if h := strings.TrimSpace(string(b)); isHash(h) {
-			rel, _ := filepath.Rel(dir, path)
-			out[filepath.ToSlash(rel)] = h
-		}
-		return nil
-	})
-	return out
-}
-
 // isAncestor asks the host's git whether old is an ancestor of cur,
 // through options that keep planted configuration from running anything.
 // When git cannot tell (no git, a missing object), the move is reported.
@@ -548,6 +568,11 @@ func writeFileAtomic(path string, data []byte) error {
 // close removes the shadows.
 func (gs *Session) Close() {
 	if gs != nil {
+		for _, sh := range gs.Shadows {
+			if sh.watch != nil {
+				sh.watch.stop()
+			}
+		}
 		os.RemoveAll(gs.base)
 	}
 }

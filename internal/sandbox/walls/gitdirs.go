@@ -12,7 +12,7 @@ import (
 // GitDir is one git directory whose data commands may write.
 type GitDir struct {
 	Dir   string   // host path, canonical
-	Dirs  []string // subdirectories bound read-write
+	Dirs  []string // ref subdirectories (refs, logs): the shadow's own copies, synced and checked
 	Files []string // files copied in and, checked, back out
 	// Refs marks the directory holding the branch heads (the common
 	// directory of a worktree), whose moves are reported.
