@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
 )
@@ -77,6 +78,7 @@ func runPermissionsCheck(cmd *cobra.Command, o checkOptions, command string, std
 		Deny:        o.Deny,
 		Yolo:        o.Yolo,
 		Unsandboxed: o.Backend == sandbox.BackendNone,
+		ReadFile:    app.RulesReader(pol), // what a headless session would take
 	})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
 
@@ -114,6 +115,7 @@ func openSandbox(ctx context.Context, project string, addDirs []string, timeout 
 		UserFile:    filepath.Join(home, ".agents", "permissions"),
 		ProjectFile: filepath.Join(pol.Project, ".agents", "permissions"),
 		AllowNet:    allowNet,
+		ReadFile:    app.RulesReader(pol),
 	}
 	gate, err := permission.New(gateOpts)
 	if err != nil {
