@@ -79,7 +79,12 @@ func TestServerHugeLineBounded(t *testing.T) {
 			m := start(t, sb, Options{CallTimeout: 60 * time.Second}, f.goServer("huge", mcptest.HugeKind), f.goServer("endless", mcptest.HugeKind))
 			ts := m.Tools(false)
 			const line = 256 << 20
-			const bound = 64 << 20 // four times the limit: the line is never held
+			// The heap in use stays within four times the limit, and what
+			// is allocated within half the line (the race detector's
+			// build, whose sync.Pool keeps nothing, allocates 2-3 times
+			// more for the same reads): a buffered line would take all
+			// of it and more.
+			const bound, allocBound = 64 << 20, line / 2
 			for _, tool := range []string{"mcp__huge__huge", "mcp__endless__endless"} {
 				w := watchHeap(1<<30, m.Close)
 				began := time.Now()
@@ -92,8 +97,8 @@ func TestServerHugeLineBounded(t *testing.T) {
 				if !res.IsError || !strings.Contains(res.Content, want) {
 					t.Errorf("%s: the answer was not refused with the limit's error: %.300s", tool, res.Content)
 				}
-				if peak > bound || allocated > bound {
-					t.Errorf("%s: harness's heap grew by %d MiB at its peak and %d MiB were allocated, for a line of %d MiB; the bound is %d MiB", tool, peak>>20, allocated>>20, line>>20, bound>>20)
+				if peak > bound || allocated > allocBound {
+					t.Errorf("%s: harness's heap grew by %d MiB at its peak and %d MiB were allocated, for a line of %d MiB; the bounds are %d and %d MiB", tool, peak>>20, allocated>>20, line>>20, bound>>20, allocBound>>20)
 				}
 				if took > 30*time.Second {
 					t.Errorf("%s: the call took %s to fail", tool, took)
@@ -238,7 +243,10 @@ func TestHTTPAnswerOverLimit(t *testing.T) {
 		t.Fatalf("an endless JSON answer: %v", err)
 	}
 	t.Logf("endless JSON answer: heap peak +%d MiB, %d MiB allocated", peak>>20, allocated>>20)
-	if peak > 64<<20 || allocated > 64<<20 {
+	// Within four times the limit in use, eight allocated (the race
+	// detector's build allocates more for the same reads); an answer held
+	// whole grows without end.
+	if peak > 64<<20 || allocated > 128<<20 {
 		t.Errorf("an endless JSON answer grew the heap by %d MiB (%d MiB allocated)", peak>>20, allocated>>20)
 	}
 
