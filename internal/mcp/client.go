@@ -245,9 +245,9 @@ func (c *conn) start(ctx context.Context) error {
 			s.close()
 		}
 		end()
-		if c.stdio != nil {
-			c.stdio.stop()
-			if why := c.stdio.why(); why != "" {
+		if t := c.transport(); t != nil {
+			t.stop()
+			if why := t.why(); why != "" {
 				err = fmt.Errorf("%w; %s", err, why)
 			}
 		}
@@ -262,8 +262,8 @@ func (c *conn) start(ctx context.Context) error {
 	if err := c.listTools(sctx); err != nil {
 		s.close()
 		end()
-		if c.stdio != nil {
-			c.stdio.stop()
+		if t := c.transport(); t != nil {
+			t.stop()
 		}
 		return c.fail(fmt.Errorf("listing its tools: %w", err))
 	}
@@ -296,8 +296,11 @@ func (c *conn) connect(ctx, life context.Context, def Server) (msgConn, error) {
 	case "sse":
 		return dialSSE(ctx, life, def.URL, c.m.httpClient(def))
 	default:
-		c.stdio = newStdio(c.m.o.Sandbox, def, c.exited)
-		return c.stdio.connect()
+		t := newStdio(c.m.o.Sandbox, def, c.exited)
+		c.mu.Lock()
+		c.stdio = t // read by calls while a restart replaces it (mode.go)
+		c.mu.Unlock()
+		return t.connect()
 	}
 }
 
@@ -449,9 +452,17 @@ func (c *conn) close() {
 	if c.end != nil {
 		c.end()
 	}
-	if c.stdio != nil {
-		c.stdio.stop()
+	if t := c.transport(); t != nil {
+		t.stop()
 	}
+}
+
+// transport is the stdio server's transport, nil for other servers; a
+// restart under new walls replaces it while calls read it.
+func (c *conn) transport() *stdioTransport {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stdio
 }
 
 func (m *Manager) getenv(k string) string {

@@ -86,7 +86,7 @@ func (m *Manager) Follow(readOnly bool) []string {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if t := c.stdio; t != nil && t.cancel != nil {
+			if t := c.transport(); t != nil && t.cancel != nil {
 				t.mu.Lock()
 				t.killedFor = "the session's mode changed its walls"
 				t.mu.Unlock()

@@ -307,10 +307,11 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 	defer m.withProgress(ctx, params)()
 	var res CallToolResult
 	err := e.c.call(cctx, "tools/call", params, &res)
-	if err != nil && e.c.stdio != nil && !e.c.stdio.ended() && errors.Is(err, errClosed) {
+	st := e.c.transport()
+	if err != nil && st != nil && !st.ended() && errors.Is(err, errClosed) {
 		// The pipe closes before the process is reaped: wait a moment for
 		// its exit, whose status says why it stopped.
-		for deadline := time.Now().Add(2 * time.Second); !e.c.stdio.ended() && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(2 * time.Second); !st.ended() && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
@@ -322,10 +323,10 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 		return tools.Errorf("cancelled by the user; the server was told to stop")
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		return tools.Errorf("MCP server %s did not answer %s within %s; the call was cancelled (MCP_TOOL_TIMEOUT raises the limit)", e.c.def.Name, e.t.Name, m.o.CallTimeout)
-	case errors.Is(err, errClosed) || e.c.stdio != nil && e.c.stdio.ended():
+	case errors.Is(err, errClosed) || st != nil && st.ended():
 		why := ""
-		if e.c.stdio != nil {
-			why = e.c.stdio.why()
+		if st != nil {
+			why = st.why()
 		}
 		return tools.Errorf("MCP server %s stopped while answering %s (%s): %v. The session goes on without it.", e.c.def.Name, e.t.Name, orUnknown(why), err)
 	case isTooLarge(err):
