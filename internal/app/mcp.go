@@ -49,6 +49,18 @@ func (b *builder) startMCP(ctx context.Context) error {
 		}
 		env := environ(b.o.Source.Env)
 		for _, d := range defs {
+			if d.Off != "" {
+				// A server its file turns off is listed by harness mcp
+				// list, not repeated at every start.
+				if !d.Disabled {
+					s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, fmt.Sprintf("MCP server %s (%s) not started: %s", d.Name, d.File, d.Off)))
+				}
+				continue
+			}
+			if why := mcpCwdRefused(b.policy, d, b.o.Source.Env); why != "" {
+				s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, fmt.Sprintf("MCP server %s (%s) not started: %s", d.Name, d.File, why)))
+				continue
+			}
 			if d.Scope == mcp.ScopeProject && d.Transport() == "stdio" {
 				// Approved with the content of the files it runs.
 				words := append([]string{d.Command}, d.Args...)
@@ -109,6 +121,23 @@ func mcpApprovals(pol *walls.Policy, home string) (*mcp.Approvals, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// mcpCwdRefused says why a stdio server's working directory may not be
+// used ("" when it may): the walls decide, as for any command's, so a cwd
+// in a secret path is refused before anything starts.
+func mcpCwdRefused(pol *walls.Policy, d mcp.Server, env map[string]string) string {
+	if d.Cwd == "" || d.Transport() != "stdio" {
+		return ""
+	}
+	e, err := d.Expand(func(k string) string { return env[k] })
+	if err != nil {
+		return "" // said when it starts
+	}
+	if err := pol.CheckRead(e.Cwd); err != nil {
+		return "its cwd " + e.Cwd + " is refused by the walls: " + err.Error()
+	}
+	return ""
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
