@@ -40,6 +40,9 @@ type Server struct {
 	// Cwd is the server's working directory (relative: to the project),
 	// inside the walls like any command's.
 	Cwd string `json:"cwd,omitempty"`
+	// Forward names variables of harness's environment passed on to the
+	// server when set (Codex's env_vars).
+	Forward []string `json:"forward,omitempty"`
 
 	Scope  Scope  `json:"-"`
 	File   string `json:"-"` // the file it was read from
@@ -96,6 +99,9 @@ func (s Server) Summary() string {
 		out := strings.Join(words, " ")
 		if len(s.Env) > 0 {
 			out += " (env: " + strings.Join(sortedKeys(s.Env), ", ") + ")"
+		}
+		if len(s.Forward) > 0 {
+			out += " (passed on: " + strings.Join(s.Forward, ", ") + ")"
 		}
 		if s.Cwd != "" {
 			out += " (cwd: " + s.Cwd + ")"
@@ -197,7 +203,8 @@ func ProjectFile(project string) string { return filepath.Join(project, ".mcp.js
 // file beats the project, which beats the user's files, as in Claude
 // Code). A file that does not parse is left out and said in warns, and a
 // server that cannot be used is skipped and said, naming file, server and
-// field; a --mcp-config file the user named must parse (err).
+// field; a --mcp-config file the user named must parse, every server of
+// it (err).
 func Load(home, project string, flagFiles []string) (servers []Server, warns []error, err error) {
 	return LoadWith(home, project, flagFiles, nil)
 }
@@ -251,7 +258,15 @@ func LoadWith(home, project string, flagFiles []string, read ReadFunc) (servers 
 			warns = append(warns, fmt.Errorf("%w; its servers are not started", perr))
 			continue
 		}
-		warns = append(warns, ws...)
+		for _, w := range ws {
+			// A --mcp-config file was named for this run: a server of it
+			// that cannot be used stops the run, as the whole file would.
+			var ee *EntryError
+			if src.Scope == ScopeFlag && errors.As(w, &ee) {
+				return nil, nil, fmt.Errorf("%s; fix it or leave the file out of --mcp-config", strings.TrimSuffix(ee.Error(), "; that server is skipped"))
+			}
+			warns = append(warns, w)
+		}
 		for _, s := range ss {
 			byName[s.Name] = s
 		}
@@ -311,6 +326,17 @@ func (s Server) Expand(getenv func(string) string) (Server, error) {
 		out.Args = append(out.Args, exp(a))
 	}
 	out.Env = expandMap(s.Env, exp)
+	for _, k := range s.Forward {
+		if _, ok := out.Env[k]; ok {
+			continue
+		}
+		if v := getenv(k); v != "" {
+			if out.Env == nil {
+				out.Env = map[string]string{}
+			}
+			out.Env[k] = v
+		}
+	}
 	out.Headers = expandMap(s.Headers, exp)
 	if s.OAuth != nil {
 		o := *s.OAuth

@@ -558,12 +558,7 @@ func convert(e *cfgEntry, f Format) (Server, error) {
 			if !envRE().MatchString(k) {
 				return s, e.bad("env_vars", "%q is not a variable name", k)
 			}
-			if s.Env == nil {
-				s.Env = map[string]string{}
-			}
-			if _, ok := s.Env[k]; !ok {
-				s.Env[k] = "${" + k + ":-}"
-			}
+			s.Forward = append(s.Forward, k)
 		}
 		setHeader := func(k, v string) {
 			if s.Headers == nil {
@@ -598,6 +593,8 @@ func convert(e *cfgEntry, f Format) (Server, error) {
 var (
 	// ${NAME:...} forms of VS Code and Cursor (env:, input:, config:, ...).
 	colonVarRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z]+):([^}]*)\}`) })
+	// opencode's {env:NAME}.
+	opencodeVarRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{env:([A-Za-z_][A-Za-z0-9_]*)\}`) })
 	// $NAME without braces, as crush and Gemini expand it.
 	bareVarRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`) })
 )
@@ -635,6 +632,13 @@ func normalise(s *Server, f Format, inputs map[string]string) error {
 				fail = &EntryError{Field: field, Why: fmt.Sprintf("%s is not a variable harness can fill (it knows ${env:NAME}, ${workspaceFolder}, ${userHome})", m)}
 				return m
 			})
+		case FormatOpencode:
+			// opencode's own substitution: {env:NAME}; {file:PATH} reads a file.
+			if strings.Contains(v, "{file:") {
+				fail = &EntryError{Field: field, Why: "{file:...} reads a file into the value; harness does not: use ${NAME}"}
+				return v
+			}
+			v = opencodeVarRE().ReplaceAllString(v, "$${$1}")
 		case FormatCrush, FormatGemini:
 			if f == FormatCrush && strings.Contains(v, "$(") {
 				fail = &EntryError{Field: field, Why: "$(...) runs a command to make the value; harness runs none: use ${NAME}"}
