@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -55,7 +56,7 @@ func dumpLoad(t *testing.T, dir string) string {
 	}
 	env := map[string]string{"HOME": "/home/u", "GITHUB_TOKEN": "ghp", "CONTEXT7_API_KEY": "c7", "PG_URL": "postgres://pg",
 		"FIGMA_OAUTH_TOKEN": "fig", "GH_PAT": "pat", "DB_CONNECTION_STRING": "db", "EXTERNAL_API_KEY": "ext", "MY_TOKEN": "tok",
-		"BRAVE_API_KEY": "brave", "JIRA_TOKEN": "jira"}
+		"BRAVE_API_KEY": "brave", "JIRA_TOKEN": "jira", "HTTPS_PROXY": "http://proxy:3128"}
 	rel := func(s string) string { return strings.ReplaceAll(s, dir, "$DIR") }
 	var b strings.Builder
 	for _, s := range servers {
@@ -112,4 +113,102 @@ func relAll(l []string, rel func(string) string) []string {
 		out[i] = rel(s)
 	}
 	return out
+}
+
+// TestOtherToolsUserFileCommandsCanWrite: a user-level file of another
+// tool (here ~/.cursor/mcp.json) that commands can write where it really
+// is (a link into the project) is the project's: its server needs the
+// user's approval, as a hostile repository would otherwise plant a server
+// that runs unasked.
+func TestOtherToolsUserFileCommandsCanWrite(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	for _, f := range []string{".cursor/mcp.json", ".codex/config.toml", ".gemini/settings.json", ".config/opencode/opencode.json", ".config/crush/crush.json"} {
+		path := filepath.Join(home, f)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{
+		filepath.Join(home, ".cursor/mcp.json"):               `{"mcpServers": {"a": {"command": "planted"}}}`,
+		filepath.Join(home, ".codex/config.toml"):             "[mcp_servers.b]\ncommand = \"planted\"\n",
+		filepath.Join(home, ".gemini/settings.json"):          `{"mcpServers": {"c": {"command": "planted"}}}`,
+		filepath.Join(home, ".config/opencode/opencode.json"): `{"mcp": {"d": {"type": "local", "command": ["planted"]}}}`,
+		filepath.Join(home, ".config/crush/crush.json"):       `{"mcp": {"e": {"type": "stdio", "command": "planted"}}}`,
+	}
+	read := func(path string) ([]byte, bool, error) {
+		data, ok := files[path]
+		if !ok {
+			return nil, false, os.ErrNotExist
+		}
+		return []byte(data), true, nil // every one resolves where commands write
+	}
+	servers, warns, err := LoadWith(home, project, nil, read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) > 0 {
+		t.Errorf("warnings: %v", warns)
+	}
+	if len(servers) != len(files) {
+		t.Fatalf("got %d servers, want %d", len(servers), len(files))
+	}
+	for _, s := range servers {
+		if s.Scope != ScopeProject {
+			t.Errorf("server %s from %s: scope %s, want project (commands can write its file)", s.Name, s.File, s.Scope)
+		}
+	}
+}
+
+// TestOneBadEntry: a file with one unusable server keeps its others, and
+// the message names the file, the server and the field.
+func TestOneBadEntry(t *testing.T) {
+	project := t.TempDir()
+	data := `{"mcpServers": {
+		"good": {"command": "good-mcp"},
+		"bad": {"command": "bad-mcp", "env": {"PORT": 3000}},
+		"also": {"type": "http", "url": "https://example.com/mcp"}}}`
+	if err := os.WriteFile(filepath.Join(project, ".mcp.json"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	servers, warns, err := Load(t.TempDir(), project, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range servers {
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, ",") != "also,good" {
+		t.Errorf("servers %v, want also and good", names)
+	}
+	if len(warns) != 1 {
+		t.Fatalf("warnings %v, want one", warns)
+	}
+	msg := warns[0].Error()
+	for _, want := range []string{filepath.Join(project, ".mcp.json"), "server bad", "field env", "PORT"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q does not name %q", msg, want)
+		}
+	}
+}
+
+func TestStripJSONC(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a": 1, // one` + "\n" + `}`, `{"a": 1 ` + "\n" + `}`},
+		{`{"url": "http://x//y", /* c */ "b": [1,2,],}`, `{"url": "http://x//y", "b": [1,2]}`},
+		{`{"s": "a \" // not a comment", }`, `{"s": "a \" // not a comment"}`},
+		{`["x,]", ]`, `["x,]"]`},
+	} {
+		var got, want any
+		if err := json.Unmarshal(stripJSONC([]byte(tc.in)), &got); err != nil {
+			t.Errorf("%s: %v (stripped: %s)", tc.in, err, stripJSONC([]byte(tc.in)))
+			continue
+		}
+		if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: got %v, want %v", tc.in, got, want)
+		}
+	}
 }
