@@ -145,6 +145,9 @@ remote server that asks for OAuth: harness mcp login NAME (or /mcp login NAME in
 					if s.Cwd != "" {
 						fmt.Fprintf(out, "  cwd: %s\n", ui.SanitizeLine(s.Cwd))
 					}
+					for _, k := range s.Forward {
+						fmt.Fprintf(out, "  env: %s (passed on from your environment when set)\n", ui.SanitizeLine(k))
+					}
 				} else {
 					fmt.Fprintf(out, "  url: %s\n", ui.SanitizeLine(s.URL))
 					for _, k := range sortedNames(s.Headers) {
@@ -405,7 +408,7 @@ the walls) and refreshed when it expires. In a session: /mcp login NAME.
 
 func approvalNote(a *mcp.Approvals, project string, s mcp.Server) string {
 	switch {
-	case s.Scope != mcp.ScopeProject:
+	case s.Scope != mcp.ScopeProject || s.Off != "":
 		return ""
 	case a.Approved(project, s):
 		return ", approved"
@@ -468,6 +471,9 @@ func serverSummary(s mcp.Server) string {
 	out := quotedWords(append([]string{s.Command}, s.Args...))
 	if len(s.Env) > 0 {
 		out += " (env: " + ui.SanitizeLine(strings.Join(sortedNames(s.Env), ", ")) + ")"
+	}
+	if len(s.Forward) > 0 {
+		out += " (passed on: " + ui.SanitizeLine(strings.Join(s.Forward, ", ")) + ")"
 	}
 	if s.Cwd != "" {
 		out += " (cwd: " + quotedWords([]string{s.Cwd}) + ")"
