@@ -235,7 +235,12 @@ func parseSource(data []byte, src Source, project string) (servers []Server, war
 			warns = append(warns, err)
 			continue
 		}
-		s.Name, s.Scope, s.File, s.Format, s.Project = name, src.Scope, src.Path, src.Format, project
+		s.Name, s.Scope, s.File, s.Format, s.Project = safeName(name), src.Scope, src.Path, src.Format, project
+		if s.Name != name {
+			// VS Code's gallery names (io.github.owner/server) cannot be
+			// part of a tool name, mcp__SERVER__TOOL.
+			warns = append(warns, fmt.Errorf("MCP server %q (%s) is %s in harness: its tools are mcp__%s__TOOL (letters, digits, - and _ only)", name, src.Path, s.Name, s.Name))
+		}
 		if err := normalise(&s, src.Format, inputs); err != nil {
 			var ee *EntryError
 			if e, ok := err.(*EntryError); ok {
@@ -264,6 +269,22 @@ func parseSource(data []byte, src Source, project string) (servers []Server, war
 		servers = append(servers, s)
 	}
 	return servers, warns, nil
+}
+
+// safeName is name with every character a tool name cannot hold made _,
+// and no "__" (which separates server and tool).
+func safeName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	out := string(b)
+	for strings.Contains(out, "__") {
+		out = strings.ReplaceAll(out, "__", "_")
+	}
+	return out
 }
 
 func kind(v any) string {
@@ -463,8 +484,10 @@ func convert(e *cfgEntry, f Format) (Server, error) {
 		e.ignore("alwaysAllow", trustHint)
 		e.ignore("autoApprove", trustHint)
 		// VS Code's own: harness runs every stdio server in its walls
-		// (sandboxEnabled, sandbox), and has no watch-and-restart (dev).
-		e.accept("sandboxEnabled", "sandbox")
+		// (sandboxEnabled, sandbox); gallery and version say where an
+		// installed server came from; harness has no watch-and-restart
+		// (dev).
+		e.accept("sandboxEnabled", "sandbox", "gallery", "version")
 		e.ignore("dev", "VS Code's watch-and-debug mode; harness starts the server as it is")
 		if f == FormatCrush && s.Type == "" && s.URL == "" {
 			s.Type = "stdio"
