@@ -53,7 +53,7 @@ type Server struct {
 	// Off, when set, says why the server is not started: its file turns
 	// it off (Disabled), or it needs what harness cannot give.
 	Off      string `json:"-"`
-	Disabled bool   `json:"-"`
+	Disabled bool   `json:"disabled,omitempty"` // kept by Add (harness mcp add-json)
 	// Ignored are the fields of its definition harness does not honour,
 	// each with what to do instead.
 	Ignored []string `json:"-"`
