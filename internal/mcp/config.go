@@ -271,6 +271,7 @@ func LoadWith(home, project string, flagFiles []string, read ReadFunc) (servers 
 			byName[s.Name] = s
 		}
 	}
+	warns = append(warns, claudeDisabled(home, project, byName, read)...)
 	out := make([]Server, 0, len(byName))
 	for _, n := range sortedServerNames(byName) {
 		out = append(out, byName[n])

@@ -39,7 +39,9 @@
 // trailing commas. Every format becomes one Server: command/args/env/cwd
 // for stdio, type "http" or "sse" with url/headers for remote servers.
 // "disabled": true, "enabled": false (and Gemini's mcp.allowed and
-// mcp.excluded) make a server Off, listed with why and never started; so
+// mcp.excluded, Claude Code's disabledMcpjsonServers for .mcp.json; never
+// its enabledMcpjsonServers, which would approve from a file the
+// repository writes) make a server Off, listed with why and never started; so
 // does a VS Code ${input:ID}, which harness cannot ask for. A field
 // harness does not honour is named in Ignored and in a warning with what
 // to do instead; a field of the wrong shape skips only its server, with

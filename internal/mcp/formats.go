@@ -739,3 +739,44 @@ func geminiLists(top map[string]any, f Format) (allowed, excluded map[string]boo
 	}
 	return set(m["allowed"]), set(m["excluded"])
 }
+
+// claudeDisabled turns off the .mcp.json servers Claude Code's settings
+// name in disabledMcpjsonServers (~/.claude/settings.json, the project's
+// .claude/settings.json and settings.local.json;
+// https://code.claude.com/docs/en/settings). Only this direction is
+// honoured: enabledMcpjsonServers and enableAllProjectMcpServers would
+// approve a project's servers from a file the repository (or a command)
+// writes, so a project's server still needs harness's own approval.
+func claudeDisabled(home, project string, byName map[string]Server, read ReadFunc) (warns []error) {
+	if project == "" {
+		return nil
+	}
+	var files []string
+	if home != "" {
+		files = append(files, filepath.Join(home, ".claude", "settings.json"))
+	}
+	files = append(files, filepath.Join(project, ".claude", "settings.json"), filepath.Join(project, ".claude", "settings.local.json"))
+	mcpJSON := ProjectFile(project)
+	for _, f := range files {
+		data, _, err := read(f)
+		if err != nil {
+			continue // absent, or said by the settings' own loader
+		}
+		var doc struct {
+			Disabled []string `json:"disabledMcpjsonServers"`
+		}
+		if err := json.Unmarshal(stripJSONC(data), &doc); err != nil {
+			warns = append(warns, fmt.Errorf("MCP: disabledMcpjsonServers of %s not read: %w", f, err))
+			continue
+		}
+		for _, name := range doc.Disabled {
+			s, ok := byName[name]
+			if !ok || s.File != mcpJSON || s.Off != "" {
+				continue
+			}
+			s.Off, s.Disabled = "listed in disabledMcpjsonServers of "+f, true
+			byName[name] = s
+		}
+	}
+	return warns
+}
