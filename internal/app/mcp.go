@@ -15,9 +15,11 @@ import (
 	"github.com/harness-dev/harness/internal/sessionlog"
 )
 
-// startMCP starts the MCP servers of ~/.agents/mcp.json, the project's
-// .mcp.json and --mcp-config, each stdio server inside the session's
-// sandbox. A project's server runs only once the user approved its
+// startMCP starts the MCP servers of every file mcp.Sources names (the
+// user's and the project's, harness's own and other tools') and
+// --mcp-config, each stdio server inside the session's sandbox, in its
+// cwd when the walls let commands read it; a server its file turns off
+// is not started. A project's server runs only once the user approved its
 // definition as it is now (asked here, or --approve-mcp); one that is not
 // approved, or fails to start, is a warning and the session goes on.
 func (b *builder) startMCP(ctx context.Context) error {
