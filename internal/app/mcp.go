@@ -17,9 +17,11 @@ import (
 	"github.com/harness-dev/harness/internal/shellquote"
 )
 
-// startMCP starts the MCP servers of ~/.agents/mcp.json, the project's
-// .mcp.json and --mcp-config, each stdio server inside the session's
-// sandbox. A project's server runs only once the user approved its
+// startMCP starts the MCP servers of every file mcp.Sources names (the
+// user's and the project's, harness's own and other tools') and
+// --mcp-config, each stdio server inside the session's sandbox, in its
+// cwd when the walls let commands read it; a server its file turns off
+// is not started. A project's server runs only once the user approved its
 // definition as it is now (asked here, or --approve-mcp); one that is not
 // approved, or fails to start, is a warning and the session goes on.
 func (b *builder) startMCP(ctx context.Context) error {
@@ -51,6 +53,18 @@ func (b *builder) startMCP(ctx context.Context) error {
 		}
 		env := environ(b.o.Source.Env)
 		for _, d := range defs {
+			if d.Off != "" {
+				// A server its file turns off is listed by harness mcp
+				// list, not repeated at every start.
+				if !d.Disabled {
+					s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, fmt.Sprintf("MCP server %s (%s) not started: %s", d.Name, d.File, d.Off)))
+				}
+				continue
+			}
+			if why := mcpCwdRefused(b.policy, d, b.o.Source.Env); why != "" {
+				s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, fmt.Sprintf("MCP server %s (%s) not started: %s", d.Name, d.File, why)))
+				continue
+			}
 			if d.Scope == mcp.ScopeProject && d.Transport() == "stdio" {
 				// Approved with the content of the files it runs.
 				words := append([]string{d.Command}, d.Args...)
@@ -111,6 +125,23 @@ func mcpApprovals(pol *walls.Policy, home string) (*mcp.Approvals, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// mcpCwdRefused says why a stdio server's working directory may not be
+// used ("" when it may): the walls decide, as for any command's, so a cwd
+// in a secret path is refused before anything starts.
+func mcpCwdRefused(pol *walls.Policy, d mcp.Server, env map[string]string) string {
+	if d.Cwd == "" || d.Transport() != "stdio" {
+		return ""
+	}
+	e, err := d.Expand(func(k string) string { return env[k] })
+	if err != nil {
+		return "" // said when it starts
+	}
+	if err := pol.CheckRead(e.Cwd); err != nil {
+		return "its cwd " + e.Cwd + " is refused by the walls: " + err.Error()
+	}
+	return ""
 }
 
 // approveMCP decides whether d may run: servers of the user's own files

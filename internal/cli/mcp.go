@@ -25,7 +25,12 @@ func newMCPCommand(stdio Stdio) *cobra.Command {
 		Short: "Configure MCP servers (list, get, add, add-json, remove, reset-project-choices, login, logout)",
 		Long: `MCP servers give the model more tools. harness reads them, in Claude Code's mcpServers format,
 from ~/.agents/mcp.json (scope user), the project's .mcp.json (scope project, shared through the
-repository) and every --mcp-config FILE (the latter win on a name):
+repository) and every --mcp-config FILE (the latter win on a name). It also reads the files other
+tools keep, each in its own format: Cursor's .cursor/mcp.json, VS Code's .vscode/mcp.json,
+opencode.json(c), Codex's .codex/config.toml, crush.json and .crush.json, Gemini's
+.gemini/settings.json, in the project and under your home; harness's own files win on a name.
+"disabled": true or "enabled": false turns a server off; harness mcp list says where each server
+came from, why any is off and which fields it ignores:
 
   {"mcpServers": {
      "fs":   {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]},
@@ -91,6 +96,13 @@ remote server that asks for OAuth: harness mcp login NAME (or /mcp login NAME in
 			}
 			for _, s := range servers {
 				fmt.Fprintf(stdio.Out, "%s: %s  (%s%s)\n", ui.SanitizeLine(s.Name), serverSummary(s), s.Scope, approvalNote(approvals, proj, s))
+				fmt.Fprintf(stdio.Out, "  from: %s (%s)\n", ui.SanitizeLine(s.File), s.Format.Title())
+				if s.Off != "" {
+					fmt.Fprintf(stdio.Out, "  off: %s\n", ui.SanitizeLine(s.Off))
+				}
+				for _, ig := range s.Ignored {
+					fmt.Fprintf(stdio.Out, "  ignored: %s\n", ui.SanitizeLine(ig))
+				}
 			}
 			return nil
 		},
@@ -120,7 +132,10 @@ remote server that asks for OAuth: harness mcp login NAME (or /mcp login NAME in
 					continue
 				}
 				out := stdio.Out
-				fmt.Fprintf(out, "%s:\n  scope: %s%s\n  file: %s\n  type: %s\n", ui.SanitizeLine(s.Name), s.Scope, approvalNote(approvals, proj, s), ui.SanitizeLine(s.File), s.Transport())
+				fmt.Fprintf(out, "%s:\n  scope: %s%s\n  file: %s\n  format: %s\n  type: %s\n", ui.SanitizeLine(s.Name), s.Scope, approvalNote(approvals, proj, s), ui.SanitizeLine(s.File), s.Format.Title(), s.Transport())
+				if s.Off != "" {
+					fmt.Fprintf(out, "  off: %s\n", ui.SanitizeLine(s.Off))
+				}
 				if s.Transport() == "stdio" {
 					fmt.Fprintf(out, "  command: %s\n", ui.SanitizeLine(s.Command))
 					if len(s.Args) > 0 {
@@ -129,11 +144,20 @@ remote server that asks for OAuth: harness mcp login NAME (or /mcp login NAME in
 					for _, k := range sortedNames(s.Env) {
 						fmt.Fprintf(out, "  env: %s=%s\n", ui.SanitizeLine(k), ui.SanitizeLine(s.Env[k]))
 					}
+					if s.Cwd != "" {
+						fmt.Fprintf(out, "  cwd: %s\n", ui.SanitizeLine(s.Cwd))
+					}
+					for _, k := range s.Forward {
+						fmt.Fprintf(out, "  env: %s (passed on from your environment when set)\n", ui.SanitizeLine(k))
+					}
 				} else {
 					fmt.Fprintf(out, "  url: %s\n", ui.SanitizeLine(s.URL))
 					for _, k := range sortedNames(s.Headers) {
 						fmt.Fprintf(out, "  header: %s: (value not shown)\n", ui.SanitizeLine(k))
 					}
+				}
+				for _, ig := range s.Ignored {
+					fmt.Fprintf(out, "  ignored: %s\n", ui.SanitizeLine(ig))
 				}
 				fmt.Fprintf(out, "  tools in rules: mcp__%s__TOOL (harness mcp remove %s -s %s removes it)\n", ui.SanitizeLine(s.Name), shellquote.Quote(ui.SanitizeLine(s.Name)), s.Scope)
 				return nil
@@ -386,7 +410,7 @@ the walls) and refreshed when it expires. In a session: /mcp login NAME.
 
 func approvalNote(a *mcp.Approvals, project string, s mcp.Server) string {
 	switch {
-	case s.Scope != mcp.ScopeProject:
+	case s.Scope != mcp.ScopeProject || s.Off != "":
 		return ""
 	case a.Approved(project, s):
 		return ", approved"
@@ -449,6 +473,12 @@ func serverSummary(s mcp.Server) string {
 	out := quotedWords(append([]string{s.Command}, s.Args...))
 	if len(s.Env) > 0 {
 		out += " (env: " + ui.SanitizeLine(strings.Join(sortedNames(s.Env), ", ")) + ")"
+	}
+	if len(s.Forward) > 0 {
+		out += " (passed on: " + ui.SanitizeLine(strings.Join(s.Forward, ", ")) + ")"
+	}
+	if s.Cwd != "" {
+		out += " (cwd: " + quotedWords([]string{s.Cwd}) + ")"
 	}
 	return out
 }

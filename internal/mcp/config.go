@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Scope says where a server's definition came from; it decides whether the
@@ -36,9 +37,26 @@ type Server struct {
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
 	OAuth   *OAuth            `json:"oauth,omitempty"`
+	// Cwd is the server's working directory (relative: to the project),
+	// inside the walls like any command's.
+	Cwd string `json:"cwd,omitempty"`
+	// Forward names variables of harness's environment passed on to the
+	// server when set (Codex's env_vars).
+	Forward []string `json:"forward,omitempty"`
 
-	Scope Scope  `json:"-"`
-	File  string `json:"-"` // the file it was read from
+	Scope  Scope  `json:"-"`
+	File   string `json:"-"` // the file it was read from
+	Format Format `json:"-"` // the format of File
+	// Project is the project the definition was read for: the value of
+	// ${CLAUDE_PROJECT_DIR} (and VS Code's ${workspaceFolder}).
+	Project string `json:"-"`
+	// Off, when set, says why the server is not started: its file turns
+	// it off (Disabled), or it needs what harness cannot give.
+	Off      string `json:"-"`
+	Disabled bool   `json:"disabled,omitempty"` // kept by Add (harness mcp add-json)
+	// Ignored are the fields of its definition harness does not honour,
+	// each with what to do instead.
+	Ignored []string `json:"-"`
 	// Pin is the digest of the files the server runs that commands can
 	// write (set by the caller before asking for an approval): part of
 	// Hash, so a rewritten script is a new definition.
@@ -81,6 +99,12 @@ func (s Server) Summary() string {
 		out := strings.Join(words, " ")
 		if len(s.Env) > 0 {
 			out += " (env: " + strings.Join(sortedKeys(s.Env), ", ") + ")"
+		}
+		if len(s.Forward) > 0 {
+			out += " (passed on: " + strings.Join(s.Forward, ", ") + ")"
+		}
+		if s.Cwd != "" {
+			out += " (cwd: " + s.Cwd + ")"
 		}
 		return out
 	default:
@@ -138,11 +162,6 @@ func (s Server) validate() error {
 	return nil
 }
 
-// File is a parsed configuration file.
-type File struct {
-	Servers map[string]Server `json:"mcpServers"`
-}
-
 // ParseFile reads one file in the mcpServers format. A file that does not
 // exist is no servers, not an error.
 func ParseFile(path string, scope Scope) ([]Server, error) {
@@ -156,49 +175,21 @@ func ParseFile(path string, scope Scope) ([]Server, error) {
 	return Parse(raw, path, scope)
 }
 
-func parseWith(path string, scope Scope, read ReadFunc) ([]Server, error) {
-	if read == nil {
-		return ParseFile(path, scope)
-	}
-	raw, reach, err := read(path)
-	if errors.Is(err, os.ErrNotExist) && scope != ScopeFlag {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("MCP configuration: %w", err)
-	}
-	if reach {
-		scope = ScopeProject
-	}
-	return Parse(raw, path, scope)
-}
-
-// Parse reads servers from data in the mcpServers format.
+// Parse reads servers from data in the mcpServers format, strictly: a
+// server that cannot be used is an error (for harness mcp add-json and
+// remove, which edit the file).
 func Parse(data []byte, path string, scope Scope) ([]Server, error) {
-	var f File
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("MCP configuration %s: %w (expected {\"mcpServers\": {\"NAME\": {\"command\": ..., \"args\": [...]}}})", path, err)
+	ss, warns, err := parseSource(data, Source{Path: path, Scope: scope, Format: FormatClaude}, "")
+	if err != nil {
+		return nil, fmt.Errorf("%w (expected {\"mcpServers\": {\"NAME\": {\"command\": ..., \"args\": [...]}}})", err)
 	}
-	var out []Server
-	for _, name := range sortedServerNames(f.Servers) {
-		s := f.Servers[name]
-		s.Name, s.Scope, s.File = name, scope, path
-		if err := s.validate(); err != nil {
-			return nil, fmt.Errorf("MCP configuration %s: %w", path, err)
+	for _, w := range warns {
+		var ee *EntryError
+		if errors.As(w, &ee) {
+			return nil, w
 		}
-		out = append(out, s)
 	}
-	return out, nil
-}
-
-func sortedServerNames(m map[string]Server) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return ss, nil
 }
 
 // UserFile is the user's MCP configuration under home.
@@ -207,11 +198,13 @@ func UserFile(home string) string { return filepath.Join(home, ".agents", "mcp.j
 // ProjectFile is a project's MCP configuration, Claude Code's .mcp.json.
 func ProjectFile(project string) string { return filepath.Join(project, ".mcp.json") }
 
-// Load reads the user file, the project file and the --mcp-config files, in
-// that order; a later definition of a name replaces an earlier one (a flag
-// file beats the project, which beats the user file, as in Claude Code).
-// A user or project file that does not parse is left out and said in
-// warns; a --mcp-config file the user named must parse (err).
+// Load reads every file of Sources, then the --mcp-config files, in that
+// order; a later definition of a name replaces an earlier one (a flag
+// file beats the project, which beats the user's files, as in Claude
+// Code). A file that does not parse is left out and said in warns, and a
+// server that cannot be used is skipped and said, naming file, server and
+// field; a --mcp-config file the user named must parse, every server of
+// it (err).
 func Load(home, project string, flagFiles []string) (servers []Server, warns []error, err error) {
 	return LoadWith(home, project, flagFiles, nil)
 }
@@ -224,52 +217,83 @@ type ReadFunc func(path string) (data []byte, reach bool, err error)
 // --mcp-config file that commands can write is the project's: its servers
 // need the user's approval as a project's do.
 func LoadWith(home, project string, flagFiles []string, read ReadFunc) (servers []Server, warns []error, err error) {
+	if read == nil {
+		read = func(path string) ([]byte, bool, error) {
+			data, err := os.ReadFile(path)
+			return data, false, err
+		}
+	}
 	byName := map[string]Server{}
-	var order []string
-	add := func(ss []Server) {
-		for _, s := range ss {
-			if _, ok := byName[s.Name]; !ok {
-				order = append(order, s.Name)
+	srcs := Sources(home, project)
+	for _, f := range flagFiles {
+		srcs = append(srcs, Source{Path: f, Scope: ScopeFlag})
+	}
+	for _, src := range srcs {
+		if src.Path == "" {
+			continue
+		}
+		data, reach, rerr := read(src.Path)
+		if src.Scope != ScopeFlag && (errors.Is(rerr, os.ErrNotExist) || errors.Is(rerr, syscall.ENOTDIR)) {
+			continue
+		}
+		if rerr != nil {
+			rerr = fmt.Errorf("MCP configuration: %w", rerr)
+			if src.Scope == ScopeFlag {
+				return nil, nil, rerr
 			}
+			warns = append(warns, fmt.Errorf("%w; its servers are not started", rerr))
+			continue
+		}
+		if reach {
+			src.Scope = ScopeProject
+		}
+		if src.Format == "" {
+			src.Format = DetectFormat(src.Path, data)
+		}
+		ss, ws, perr := parseSource(data, src, project)
+		if perr != nil && src.Scope == ScopeFlag {
+			return nil, nil, perr
+		}
+		if perr != nil {
+			warns = append(warns, fmt.Errorf("%w; its servers are not started", perr))
+			continue
+		}
+		for _, w := range ws {
+			// A --mcp-config file was named for this run: a server of it
+			// that cannot be used stops the run, as the whole file would.
+			var ee *EntryError
+			if src.Scope == ScopeFlag && errors.As(w, &ee) {
+				return nil, nil, fmt.Errorf("%s; fix it or leave the file out of --mcp-config", strings.TrimSuffix(ee.Error(), "; that server is skipped"))
+			}
+			warns = append(warns, w)
+		}
+		for _, s := range ss {
 			byName[s.Name] = s
 		}
 	}
-	srcs := []struct {
-		path  string
-		scope Scope
-	}{{UserFile(home), ScopeUser}, {ProjectFile(project), ScopeProject}}
-	for _, f := range flagFiles {
-		srcs = append(srcs, struct {
-			path  string
-			scope Scope
-		}{f, ScopeFlag})
-	}
-	for _, src := range srcs {
-		if src.path == "" {
-			continue
-		}
-		ss, err := parseWith(src.path, src.scope, read)
-		if err != nil && src.scope == ScopeFlag {
-			return nil, nil, err
-		}
-		if err != nil {
-			warns = append(warns, fmt.Errorf("%w; its servers are not started", err))
-			continue
-		}
-		add(ss)
-	}
-	sort.Strings(order)
-	out := make([]Server, 0, len(order))
-	for _, n := range order {
+	warns = append(warns, claudeDisabled(home, project, byName, read)...)
+	out := make([]Server, 0, len(byName))
+	for _, n := range sortedServerNames(byName) {
 		out = append(out, byName[n])
 	}
 	return out, warns, nil
 }
 
+func sortedServerNames(m map[string]Server) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 var varRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
 
-// Expand replaces ${VAR} and ${VAR:-default} in command, args, env, url and
-// headers (the fields and forms Claude Code expands) from getenv. An unset
+// Expand replaces ${VAR} and ${VAR:-default} in command, args, env, url,
+// headers and cwd (the fields and forms Claude Code expands) from getenv,
+// ${CLAUDE_PROJECT_DIR} with the project, and makes a relative cwd the
+// project's. An unset
 // variable without a default is an error naming it, rather than a literal
 // "${VAR}" sent as a credential.
 func (s Server) Expand(getenv func(string) string) (Server, error) {
@@ -277,6 +301,10 @@ func (s Server) Expand(getenv func(string) string) (Server, error) {
 	exp := func(v string) string {
 		return varRE().ReplaceAllStringFunc(v, func(m string) string {
 			sub := varRE().FindStringSubmatch(m)
+			// The project, as Claude Code sets it for hooks and servers.
+			if sub[1] == "CLAUDE_PROJECT_DIR" && s.Project != "" {
+				return s.Project
+			}
 			if val := getenv(sub[1]); val != "" {
 				return val
 			}
@@ -290,11 +318,26 @@ func (s Server) Expand(getenv func(string) string) (Server, error) {
 	out := s
 	out.Command = exp(s.Command)
 	out.URL = exp(s.URL)
+	out.Cwd = exp(s.Cwd)
+	if out.Cwd != "" && !filepath.IsAbs(out.Cwd) && s.Project != "" {
+		out.Cwd = filepath.Join(s.Project, out.Cwd)
+	}
 	out.Args = nil
 	for _, a := range s.Args {
 		out.Args = append(out.Args, exp(a))
 	}
 	out.Env = expandMap(s.Env, exp)
+	for _, k := range s.Forward {
+		if _, ok := out.Env[k]; ok {
+			continue
+		}
+		if v := getenv(k); v != "" {
+			if out.Env == nil {
+				out.Env = map[string]string{}
+			}
+			out.Env[k] = v
+		}
+	}
 	out.Headers = expandMap(s.Headers, exp)
 	if s.OAuth != nil {
 		o := *s.OAuth

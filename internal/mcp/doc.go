@@ -26,21 +26,42 @@
 //
 // # Configuration
 //
-// Load reads Claude Code's mcpServers format from ~/.agents/mcp.json
-// (ScopeUser), the project's .mcp.json (ScopeProject) and --mcp-config
-// files (ScopeFlag, which win on a name): command/args/env for stdio,
-// type "http" or "sse" with url/headers for remote servers. Expand
-// replaces ${VAR} and ${VAR:-default} in command, args, env, url and
-// headers; an unset variable without a default is an error, never a
-// literal "${VAR}" sent as a credential. A project's server runs only when
-// Approvals (~/.agents/mcp-approved.json, outside every sandbox's writable
-// roots) holds the hash of its definition as it is now: a changed
-// definition asks again. A session loads through LoadWith, whose reader
-// says where each file really is: a user's or --mcp-config file that
-// commands can write is read as ScopeProject; and it sets Server.Pin, the
-// digest of the files a project server's command runs, so a rewritten
-// script is a changed definition. Add and Remove edit a file for
-// `harness mcp`.
+// Load reads every file of Sources, each in its tool's format (formats.go,
+// each format's fields and documentation named there): the user's
+// (~/.codex/config.toml, ~/.config/opencode/opencode.json(c),
+// ~/.config/crush/crush.json, ~/.gemini/settings.json, VS Code's profile
+// mcp.json, ~/.cursor/mcp.json, then harness's own ~/.agents/mcp.json,
+// ScopeUser), the project's (.codex/config.toml, opencode.json(c),
+// crush.json, .crush.json, .gemini/settings.json, .vscode/mcp.json,
+// .cursor/mcp.json, then Claude Code's .mcp.json, ScopeProject), and
+// --mcp-config files (ScopeFlag, format guessed from name and keys),
+// later ones winning on a name. JSON files may carry comments and
+// trailing commas. Every format becomes one Server: command/args/env/cwd
+// for stdio, type "http" or "sse" with url/headers for remote servers.
+// "disabled": true, "enabled": false (and Gemini's mcp.allowed and
+// mcp.excluded, Claude Code's disabledMcpjsonServers for .mcp.json; never
+// its enabledMcpjsonServers, which would approve from a file the
+// repository writes) make a server Off, listed with why and never started; so
+// does a VS Code ${input:ID}, which harness cannot ask for. A field
+// harness does not honour is named in Ignored and in a warning with what
+// to do instead; a field of the wrong shape skips only its server, with
+// an *EntryError naming file, server and field (a --mcp-config file's is
+// an error). Each format's variables are rewritten into ${VAR} and
+// ${VAR:-default} (VS Code's and Cursor's ${env:NAME}, ${userHome} and
+// ${workspaceFolder}, opencode's {env:NAME}, crush's and Gemini's $NAME),
+// and Expand replaces them in command, args, env, url, headers and cwd;
+// ${CLAUDE_PROJECT_DIR} (and so ${workspaceFolder}) is the project; an
+// unset variable without a default is an error, never a literal "${VAR}"
+// sent as a credential. A relative cwd is the project's; the session
+// refuses a cwd the walls do not let commands read. A project's server
+// runs only when Approvals (~/.agents/mcp-approved.json, outside every
+// sandbox's writable roots) holds the hash of its definition as it is now
+// (cwd included): a changed definition asks again. A session loads through
+// LoadWith, whose reader says where each file really is: a user's or
+// --mcp-config file that commands can write, of any format, is read as
+// ScopeProject; and it sets Server.Pin, the digest of the files a project
+// server's command runs, so a rewritten script is a changed definition.
+// Add and Remove edit harness's own files for `harness mcp`.
 //
 // # Servers inside the walls
 //
