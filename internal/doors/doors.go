@@ -84,22 +84,6 @@ func newWorld(backendName string, opts []sandbox.Option) (*world, error) {
 
 func (w *world) close() { os.RemoveAll(w.base) }
 
-// outsideIntact reports a change to the outside canary.
-func (w *world) outsideIntact() string {
-	b, err := os.ReadFile(w.canary)
-	switch {
-	case err != nil:
-		return "the file outside the project is gone: " + err.Error()
-	case string(b) != canaryText:
-		return "the file outside the project was rewritten"
-	}
-	ents, _ := os.ReadDir(w.outside)
-	if len(ents) != 1 {
-		return fmt.Sprintf("the directory outside the project holds %d entries, want 1", len(ents))
-	}
-	return ""
-}
-
 // Run runs every probe against backend ("" or none: the probes that need
 // a sandbox are skipped) and prints one line each to out, as the escape
 // battery does; it returns how many got through.

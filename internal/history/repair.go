@@ -52,7 +52,7 @@ func repairPairs(msgs []llm.Message, floor int) (int, []llm.Message) {
 	for i := start; i < len(msgs); i++ {
 		m := msgs[i]
 		if m.Role == llm.RoleAssistant {
-			if open != nil && len(open) > 0 {
+			if len(open) > 0 {
 				// Two assistant messages in a row: the results of the
 				// first were lost whole.
 				changed(i)
