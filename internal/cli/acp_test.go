@@ -1,0 +1,433 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/llm/llmtest"
+)
+
+// acpClient is a test editor speaking ACP to runACP over pipes.
+type acpClient struct {
+	t   *testing.T
+	w   io.WriteCloser
+	mu  sync.Mutex
+	id  int
+	res map[int]chan json.RawMessage
+	err map[int]string
+	// updates are every session/update, in order.
+	updates []map[string]any
+	// permission answers session/request_permission with an option id;
+	// "" never answers.
+	permission func(params map[string]any) string
+	asked      []map[string]any
+	stdout     []string // every line harness wrote on stdout
+	done       chan error
+}
+
+func startACP(t *testing.T, dir string, args ...string) *acpClient {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &acpClient{t: t, w: inW, res: map[int]chan json.RawMessage{}, err: map[int]string{}, done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr lockedBuffer
+	go func() {
+		// The editor spawns harness somewhere else than the project.
+		g := &globalOptions{Backend: "auto"}
+		cmd := newACPCommand(g, Stdio{In: inR, Out: outW, Err: &stderr})
+		cmd.SetArgs(args)
+		cmd.SetContext(ctx)
+		err := cmd.Execute()
+		outW.Close()
+		c.done <- err
+	}()
+	go c.read(outR)
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case err := <-c.done:
+			if err != nil {
+				t.Errorf("harness acp: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("harness acp did not end within 10 s of stdin closing")
+			cancel()
+		}
+		cancel()
+		if t.Failed() {
+			t.Logf("stderr:\n%s", stderr.String())
+		}
+	})
+	return c
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+func (c *acpClient) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		var m struct {
+			ID     *int            `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		c.mu.Lock()
+		c.stdout = append(c.stdout, line)
+		c.mu.Unlock()
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			c.t.Errorf("harness wrote a line on stdout that is not JSON-RPC: %q", line)
+			continue
+		}
+		switch {
+		case m.Method == "session/update":
+			var p struct {
+				Update map[string]any `json:"update"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			c.mu.Lock()
+			c.updates = append(c.updates, p.Update)
+			c.mu.Unlock()
+		case m.Method == "session/request_permission":
+			var p map[string]any
+			_ = json.Unmarshal(m.Params, &p)
+			c.mu.Lock()
+			c.asked = append(c.asked, p)
+			answer := c.permission
+			c.mu.Unlock()
+			opt := ""
+			if answer != nil {
+				opt = answer(p)
+			}
+			if opt != "" {
+				c.send(map[string]any{"jsonrpc": "2.0", "id": *m.ID, "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": opt}}})
+			}
+		case m.Method != "":
+			c.t.Errorf("unexpected request from harness: %s", line)
+		case m.ID != nil:
+			c.mu.Lock()
+			ch := c.res[*m.ID]
+			if m.Error != nil {
+				c.err[*m.ID] = m.Error.Message
+			}
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- m.Result
+			}
+		}
+	}
+}
+
+func (c *acpClient) send(v any) {
+	b, _ := json.Marshal(v)
+	if _, err := c.w.Write(append(b, '\n')); err != nil {
+		c.t.Errorf("writing to harness: %v", err)
+	}
+}
+
+// start sends a request and returns the channel of its answer.
+func (c *acpClient) start(method string, params any) (int, chan json.RawMessage) {
+	c.mu.Lock()
+	c.id++
+	id := c.id
+	ch := make(chan json.RawMessage, 1)
+	c.res[id] = ch
+	c.mu.Unlock()
+	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	return id, ch
+}
+
+func (c *acpClient) wait(id int, ch chan json.RawMessage, within time.Duration, v any) {
+	c.t.Helper()
+	select {
+	case r := <-ch:
+		c.mu.Lock()
+		msg := c.err[id]
+		c.mu.Unlock()
+		if msg != "" {
+			c.t.Fatalf("request %d failed: %s", id, msg)
+		}
+		if v != nil {
+			if err := json.Unmarshal(r, v); err != nil {
+				c.t.Fatalf("answer %s: %v", r, err)
+			}
+		}
+	case <-time.After(within):
+		c.t.Fatalf("no answer to request %d within %s", id, within)
+	}
+}
+
+func (c *acpClient) call(method string, params, v any) {
+	c.t.Helper()
+	id, ch := c.start(method, params)
+	c.wait(id, ch, 60*time.Second, v)
+}
+
+// takeUpdates returns the updates so far and forgets them.
+func (c *acpClient) takeUpdates() []map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u := c.updates
+	c.updates = nil
+	return u
+}
+
+// waitUpdate waits for an update of kind.
+func (c *acpClient) waitUpdate(kind string, within time.Duration) map[string]any {
+	c.t.Helper()
+	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		c.mu.Lock()
+		got := ofKind(c.updates, kind)
+		c.mu.Unlock()
+		if len(got) > 0 {
+			return got[0]
+		}
+	}
+	c.t.Fatalf("no %s update within %s", kind, within)
+	return nil
+}
+
+func ofKind(us []map[string]any, kind string) []map[string]any {
+	var out []map[string]any
+	for _, u := range us {
+		if u["sessionUpdate"] == kind {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func acpEnv(t *testing.T) (*llmtest.Server, string) {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	t.Setenv("NO_COLOR", "1")
+	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {
+		t.Setenv(k, "")
+	}
+	srv := llmtest.NewServer(t)
+	for k, v := range map[string]string{"PROVIDER": "anthropic", "MODEL": "fake-model", "API_KEY": "sk-fake-key-for-tests-0123456789", "BASE_URL": srv.URL} {
+		t.Setenv(k, v)
+	}
+	proj := t.TempDir()
+	if err := os.WriteFile(filepath.Join(proj, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return srv, proj
+}
+
+func newACPSession(t *testing.T, c *acpClient, proj string) string {
+	t.Helper()
+	var init struct {
+		ProtocolVersion   int `json:"protocolVersion"`
+		AgentCapabilities struct {
+			LoadSession        bool `json:"loadSession"`
+			PromptCapabilities struct {
+				Image, EmbeddedContext bool
+			} `json:"promptCapabilities"`
+		} `json:"agentCapabilities"`
+	}
+	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}, &init)
+	if init.ProtocolVersion != 1 || !init.AgentCapabilities.LoadSession || !init.AgentCapabilities.PromptCapabilities.Image {
+		t.Fatalf("initialize: %+v", init)
+	}
+	var ns struct {
+		SessionID string `json:"sessionId"`
+		Modes     struct {
+			CurrentModeID  string `json:"currentModeId"`
+			AvailableModes []struct {
+				ID string `json:"id"`
+			} `json:"availableModes"`
+		} `json:"modes"`
+	}
+	c.call("session/new", map[string]any{"cwd": proj, "mcpServers": []any{}}, &ns)
+	if ns.SessionID == "" || ns.Modes.CurrentModeID != "default" || len(ns.Modes.AvailableModes) != 3 {
+		t.Fatalf("session/new: %+v", ns)
+	}
+	return ns.SessionID
+}
+
+func prompt(c *acpClient, sid, text string) string {
+	c.t.Helper()
+	var r struct {
+		StopReason string `json:"stopReason"`
+	}
+	c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": text}}}, &r)
+	return r.StopReason
+}
+
+// TestACPSession drives harness acp as an editor would: a session whose
+// cwd is the project (the process runs elsewhere), streamed text, a
+// command in the sandbox, an edit with its diff, permission allow and
+// reject, and a load that replays the conversation.
+func TestACPSession(t *testing.T) {
+	srv, proj := acpEnv(t)
+	c := startACP(t, proj)
+	sid := newACPSession(t, c, proj)
+	c.waitUpdate("available_commands_update", 5*time.Second)
+	c.takeUpdates()
+
+	// Streaming text.
+	srv.Enqueue(llmtest.Reply{Text: "hello from the fake", Thinking: ""})
+	if stop := prompt(c, sid, "say hello"); stop != "end_turn" {
+		t.Fatalf("stopReason %q", stop)
+	}
+	var text string
+	for _, u := range ofKind(c.takeUpdates(), "agent_message_chunk") {
+		text += u["content"].(map[string]any)["text"].(string)
+	}
+	if text != "hello from the fake" {
+		t.Errorf("streamed text %q", text)
+	}
+
+	// A command: kind execute, pending → in_progress → completed, run in
+	// the project (the session's cwd, not the process's).
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "b1", Name: "bash", Input: `{"command":"pwd"}`}}}, llmtest.Reply{Text: "done"})
+	c.permission = func(map[string]any) string { return "allow_once" }
+	if stop := prompt(c, sid, "where am I"); stop != "end_turn" {
+		t.Fatalf("stopReason %q", stop)
+	}
+	us := c.takeUpdates()
+	calls := ofKind(us, "tool_call")
+	if len(calls) != 1 || calls[0]["kind"] != "execute" || calls[0]["status"] != "pending" || calls[0]["toolCallId"] != "b1" || calls[0]["title"] != "pwd" {
+		t.Fatalf("tool_call: %v", calls)
+	}
+	var statuses []string
+	var out string
+	for _, u := range ofKind(us, "tool_call_update") {
+		statuses = append(statuses, fmt.Sprint(u["status"]))
+		if cs, ok := u["content"].([]any); ok {
+			out += fmt.Sprint(cs)
+		}
+	}
+	if statuses[len(statuses)-1] != "completed" || !containsStr(statuses, "in_progress") {
+		t.Errorf("statuses %v", statuses)
+	}
+	if !strings.Contains(out, proj) {
+		t.Errorf("pwd ran elsewhere than the project %s: %s", proj, out)
+	}
+
+	// An edit: kind edit, an absolute location, diff content.
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "e1", Name: "edit_file", Input: `{"path":"main.go","old_string":"func main() {}","new_string":"func main() { println(1) }"}`}}}, llmtest.Reply{Text: "edited"})
+	c.permission = func(map[string]any) string { return "allow_once" }
+	if stop := prompt(c, sid, "edit"); stop != "end_turn" {
+		t.Fatalf("stopReason %q", stop)
+	}
+	us = c.takeUpdates()
+	calls = ofKind(us, "tool_call")
+	if len(calls) != 1 || calls[0]["kind"] != "edit" {
+		t.Fatalf("tool_call: %v", calls)
+	}
+	locs, _ := calls[0]["locations"].([]any)
+	if len(locs) != 1 || locs[0].(map[string]any)["path"] != filepath.Join(proj, "main.go") {
+		t.Errorf("locations %v", locs)
+	}
+	var diff map[string]any
+	for _, u := range ofKind(us, "tool_call_update") {
+		cs, _ := u["content"].([]any)
+		for _, x := range cs {
+			if m := x.(map[string]any); m["type"] == "diff" {
+				diff = m
+			}
+		}
+	}
+	if diff == nil || diff["path"] != filepath.Join(proj, "main.go") || !strings.Contains(fmt.Sprint(diff["oldText"]), "func main() {}") || !strings.Contains(fmt.Sprint(diff["newText"]), "println(1)") {
+		t.Errorf("diff content: %v", diff)
+	}
+
+	// A reject ends the turn: the second reply queued is never asked for,
+	// and the file is not written.
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "w1", Name: "write_file", Input: `{"path":"rejected.txt","content":"no"}`}}}, llmtest.Reply{Text: "should not be asked"})
+	c.mu.Lock()
+	c.asked = nil
+	c.mu.Unlock()
+	c.permission = func(map[string]any) string { return "reject_once" }
+	before := len(srv.Requests())
+	if stop := prompt(c, sid, "write a file"); stop != "end_turn" {
+		t.Fatalf("stopReason after a reject %q", stop)
+	}
+	if len(c.asked) != 1 {
+		t.Fatalf("asked %d times, want 1", len(c.asked))
+	}
+	tc := c.asked[0]["toolCall"].(map[string]any)
+	if tc["toolCallId"] != "w1" {
+		t.Errorf("permission asked about %v, want the call w1", tc)
+	}
+	var kinds []string
+	for _, o := range c.asked[0]["options"].([]any) {
+		kinds = append(kinds, o.(map[string]any)["kind"].(string))
+	}
+	if strings.Join(kinds, ",") != "allow_once,allow_always,reject_once,reject_always" {
+		t.Errorf("options %v", kinds)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "rejected.txt")); err == nil {
+		t.Errorf("a rejected write was made")
+	}
+	if n := len(srv.Requests()) - before; n != 1 {
+		t.Errorf("the model was asked %d times after a reject, want 1 (the turn ends)", n)
+	}
+	if srv.Pending() != 1 {
+		t.Errorf("%d replies pending, want the one the rejected turn never asked for", srv.Pending())
+	}
+	c.takeUpdates()
+
+	// set_mode plan: the project turns read-only in the walls.
+	c.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
+
+	// Load: a second editor process replays the conversation.
+	c.w.Close()
+	<-c.done
+	c.done <- nil
+	c2 := startACP(t, proj)
+	c2.call("initialize", map[string]any{"protocolVersion": 1}, nil)
+	c2.call("session/load", map[string]any{"sessionId": sid, "cwd": proj, "mcpServers": []any{}}, nil)
+	us = c2.takeUpdates()
+	var user, agentText string
+	for _, u := range ofKind(us, "user_message_chunk") {
+		user += u["content"].(map[string]any)["text"].(string) + "|"
+	}
+	for _, u := range ofKind(us, "agent_message_chunk") {
+		agentText += u["content"].(map[string]any)["text"].(string) + "|"
+	}
+	if !strings.Contains(user, "say hello") || !strings.Contains(user, "where am I") || !strings.Contains(agentText, "hello from the fake") || !strings.Contains(agentText, "edited") {
+		t.Errorf("replay: user %q agent %q", user, agentText)
+	}
+	if len(ofKind(us, "tool_call")) < 2 {
+		t.Errorf("replay has %d tool calls", len(ofKind(us, "tool_call")))
+	}
+}
+
+func containsStr(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
