@@ -195,9 +195,9 @@ func (s *Server) handle(ctx context.Context, method string, params json.RawMessa
 		if err != nil {
 			return nil, invalidParams(err)
 		}
-		for _, n := range ss.s.Modes.Set(m) {
-			s.logf("%s", n)
-		}
+		// What the switch did reaches the client's log through the
+		// session's notices, and the model with the next prompt.
+		ss.s.Modes.Set(m)
 		return struct{}{}, nil
 	}
 	if strings.HasPrefix(method, "$/") { // optional notifications

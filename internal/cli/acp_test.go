@@ -431,3 +431,194 @@ func containsStr(ss []string, s string) bool {
 	}
 	return false
 }
+
+// sleepers lists the host's processes whose command line has marker.
+func sleepers(t *testing.T, marker string) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var out []string
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		cl := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(cl, marker) && !strings.Contains(cl, "bash -c") && strings.HasPrefix(cl, "sleep") {
+			out = append(out, e.Name()+": "+cl)
+		}
+	}
+	return out
+}
+
+// TestACPCancel: session/cancel kills the sandboxed command in flight
+// (gone from the host), the prompt answers cancelled within 2 s, and the
+// session takes the next prompt; a client that never answers a
+// permission request does not hang the cancel either.
+func TestACPCancel(t *testing.T) {
+	srv, proj := acpEnv(t)
+	c := startACP(t, proj)
+	sid := newACPSession(t, c, proj)
+	c.permission = func(map[string]any) string { return "allow_once" }
+
+	const marker = "30.4242"
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "s1", Name: "bash", Input: `{"command":"sleep ` + marker + `"}`}}})
+	id, ch := c.start("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "sleep"}}})
+	for end := time.Now().Add(20 * time.Second); len(sleepers(t, marker)) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the command never started")
+		}
+	}
+	start := time.Now()
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}})
+	var r struct {
+		StopReason string `json:"stopReason"`
+	}
+	c.wait(id, ch, 2*time.Second, &r)
+	took := time.Since(start)
+	if r.StopReason != "cancelled" {
+		t.Errorf("stopReason %q, want cancelled", r.StopReason)
+	}
+	t.Logf("cancel answered in %s", took)
+	if left := sleepers(t, marker); len(left) > 0 {
+		t.Errorf("the cancelled command is still running on the host: %v", left)
+	}
+	// The call is not left running in the editor.
+	var last string
+	for _, u := range ofKind(c.takeUpdates(), "tool_call_update") {
+		if u["toolCallId"] == "s1" && u["status"] != nil {
+			last = u["status"].(string)
+		}
+	}
+	if last != "failed" {
+		t.Errorf("the cancelled call's last status %q, want failed", last)
+	}
+
+	// The session goes on.
+	srv.Enqueue(llmtest.Reply{Text: "after cancel"})
+	if stop := prompt(c, sid, "again"); stop != "end_turn" {
+		t.Fatalf("the prompt after a cancel: %q", stop)
+	}
+
+	// A client that never answers the permission request.
+	c.permission = func(map[string]any) string { return "" }
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "w1", Name: "write_file", Input: `{"path":"asked.txt","content":"x"}`}}})
+	id, ch = c.start("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "write"}}})
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c.mu.Lock()
+		n := len(c.asked)
+		c.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no permission request came")
+		}
+	}
+	start = time.Now()
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}})
+	c.wait(id, ch, 2*time.Second, &r)
+	if r.StopReason != "cancelled" {
+		t.Errorf("stopReason %q after cancelling an unanswered permission request", r.StopReason)
+	}
+	t.Logf("cancel with a permission request unanswered answered in %s", time.Since(start))
+}
+
+// TestACPWalls: the walls are the terminal's. An MCP server the editor
+// passes runs inside them (its write outside the project fails, the file
+// never appears on the host); plan mode set by the editor makes the
+// project read-only in the kernel; allow_always is a session rule (asked
+// once); todos become a plan.
+func TestACPWalls(t *testing.T) {
+	srv, proj := acpEnv(t)
+	outside, err := os.MkdirTemp("/var/tmp", "harness-acp-outside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	// The server is this test binary, copied into the project: the
+	// walls replace /tmp, where go test builds it.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(proj, "bin", "mcp-test-server")
+	if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := startACP(t, proj)
+	c.call("initialize", map[string]any{"protocolVersion": 1}, nil)
+	var ns struct {
+		SessionID string `json:"sessionId"`
+	}
+	c.call("session/new", map[string]any{"cwd": proj, "mcpServers": []any{map[string]any{
+		"name": "ed", "command": exe, "args": []string{}, "env": []any{map[string]any{"name": "HARNESS_MCP_TEST_SERVER", "value": "full"}},
+	}}}, &ns)
+	sid := ns.SessionID
+	c.permission = func(map[string]any) string { return "allow_once" }
+
+	// The editor's MCP server, inside the walls.
+	escaped := filepath.Join(outside, "from-mcp")
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "m1", Name: "mcp_call", Input: `{"name":"mcp__ed__write","arguments":{"path":"` + escaped + `"}}`}}}, llmtest.Reply{Text: "ok"})
+	inside := filepath.Join(proj, "from-mcp")
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "m2", Name: "mcp_call", Input: `{"name":"mcp__ed__write","arguments":{"path":"` + inside + `"}}`}}}, llmtest.Reply{Text: "ok"})
+	prompt(c, sid, "write outside")
+	prompt(c, sid, "write inside")
+	if _, err := os.Stat(escaped); err == nil {
+		t.Errorf("the editor's MCP server wrote outside the project: %s", escaped)
+	}
+	if b, err := os.ReadFile(inside); err != nil || string(b) != "mcp" {
+		t.Errorf("the editor's MCP server did not run (inside write: %q, %v); updates: %v", b, err, c.takeUpdates())
+	}
+	c.takeUpdates()
+
+	// allow_always: asked once for the same command.
+	c.mu.Lock()
+	c.asked = nil
+	c.mu.Unlock()
+	c.permission = func(map[string]any) string { return "allow_always" }
+	for i := range 2 {
+		srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: fmt.Sprintf("t%d", i), Name: "bash", Input: `{"command":"touch made.txt"}`}}}, llmtest.Reply{Text: "ok"})
+		prompt(c, sid, "touch")
+	}
+	if len(c.asked) != 1 {
+		t.Errorf("asked %d times for the same command after allow_always, want 1", len(c.asked))
+	}
+	if _, err := os.Stat(filepath.Join(proj, "made.txt")); err != nil {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+
+	// Todos become a plan.
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "p1", Name: "write_todos", Input: `{"todos":[{"content":"read","activeForm":"reading","status":"completed"},{"content":"fix","activeForm":"fixing","status":"in_progress"}]}`}}}, llmtest.Reply{Text: "ok"})
+	prompt(c, sid, "plan")
+	plan := c.waitUpdate("plan", 5*time.Second)
+	if es := plan["entries"].([]any); len(es) != 2 || es[1].(map[string]any)["status"] != "in_progress" {
+		t.Errorf("plan %v", plan)
+	}
+	c.takeUpdates()
+
+	// Plan mode: the project is read-only in the kernel, even for a
+	// command the editor allows.
+	c.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
+	c.permission = func(map[string]any) string { return "allow_once" }
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "x1", Name: "bash", Input: `{"command":"echo x > planned.txt"}`}}}, llmtest.Reply{Text: "ok"})
+	prompt(c, sid, "try to write")
+	if _, err := os.Stat(filepath.Join(proj, "planned.txt")); err == nil {
+		t.Errorf("a command wrote into the project in plan mode")
+	}
+	c.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "default"}, nil)
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "x2", Name: "bash", Input: `{"command":"echo x > planned.txt"}`}}}, llmtest.Reply{Text: "ok"})
+	prompt(c, sid, "write now")
+	if _, err := os.Stat(filepath.Join(proj, "planned.txt")); err != nil {
+		t.Errorf("back in default mode, the allowed command did not write: %v", err)
+	}
+}
