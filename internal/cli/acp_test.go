@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // acpClient is a test editor speaking ACP to runACP over pipes.
@@ -620,5 +622,93 @@ func TestACPWalls(t *testing.T) {
 	prompt(c, sid, "write now")
 	if _, err := os.Stat(filepath.Join(proj, "planned.txt")); err != nil {
 		t.Errorf("back in default mode, the allowed command did not write: %v", err)
+	}
+}
+
+// acpSDKVersion is the @agentclientprotocol/sdk .ci/run installs.
+const acpSDKVersion = "2.4.0"
+
+// TestACPWithOfficialSDK: the official TypeScript SDK, as the editor,
+// drives harness acp against the fake model: streaming, kinds, a diff,
+// permission allow and reject, cancel within 2 s with the command gone
+// from the host, modes, and load with replay. The SDK validates every
+// message harness sends against the schema.
+func TestACPWithOfficialSDK(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Missing(t, testenv.ACPNpm, "no node in PATH")
+	}
+	dir := os.Getenv("HARNESS_ACP_NPM")
+	pkg := filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")
+	var meta struct{ Version string }
+	if b, err := os.ReadFile(filepath.Join(pkg, "package.json")); dir == "" || err != nil || json.Unmarshal(b, &meta) != nil || meta.Version != acpSDKVersion {
+		testenv.Missing(t, testenv.ACPNpm, "HARNESS_ACP_NPM does not hold @agentclientprotocol/sdk@"+acpSDKVersion+" (npm install --prefix DIR @agentclientprotocol/sdk@"+acpSDKVersion+", as .ci/run does)")
+	}
+	script, err := filepath.Abs("testdata/acp/client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, proj := acpEnv(t)
+	const marker = "30.5151"
+	srv.Enqueue(
+		llmtest.Reply{Text: "hello from the fake"},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "b1", Name: "bash", Input: `{"command":"echo hi"}`}}}, llmtest.Reply{Text: "ran"},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "e1", Name: "edit_file", Input: `{"path":"main.go","old_string":"func main() {}","new_string":"func main() { println(1) }"}`}}}, llmtest.Reply{Text: "edited"},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "w1", Name: "write_file", Input: `{"path":"rejected.txt","content":"no"}`}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "s1", Name: "bash", Input: `{"command":"sleep ` + marker + `"}`}}},
+		llmtest.Reply{Text: "after cancel"},
+		llmtest.Reply{Text: "after load"},
+	)
+
+	// OS pipes, so node holds its ends itself and its exit closes them:
+	// harness sees the editor go away.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		err := runACP(context.Background(), &globalOptions{Backend: "auto"}, Stdio{In: inR, Out: outW, Err: &stderr})
+		outW.Close()
+		done <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Env = append(os.Environ(), "ACP_SDK=file://"+filepath.Join(pkg, "dist", "v1", "stable", "acp.js"), "ACP_PROJECT="+proj)
+	cmd.Stdin, cmd.Stdout = outR, inW
+	var nodeErr strings.Builder
+	cmd.Stderr = &nodeErr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	inW.Close() // node's now
+	outR.Close()
+	runErr := cmd.Wait()
+	t.Logf("the SDK client said:\n%s", nodeErr.String())
+	if runErr != nil {
+		t.Errorf("the SDK client: %v\nharness's stderr:\n%s", runErr, stderr.String())
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("harness acp: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("harness acp did not end when the editor went away")
+	}
+	if left := sleepers(t, marker); len(left) > 0 {
+		t.Errorf("the cancelled command is still running on the host: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "rejected.txt")); err == nil {
+		t.Errorf("the rejected write was made")
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "main.go")); !strings.Contains(string(b), "println(1)") {
+		t.Errorf("the allowed edit is not on disk: %q", b)
 	}
 }
