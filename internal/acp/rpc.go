@@ -45,10 +45,11 @@ const (
 // dropped.
 type handler func(ctx context.Context, method string, params json.RawMessage) (any, error)
 
-// conn is one side of a newline-delimited JSON-RPC 2.0 stream. Requests
-// are handled each on its own goroutine, so a long session/prompt does not
-// stop a session/cancel (a notification) from being read; notifications
-// are handled in order on the reading goroutine and must not block.
+// conn is one side of a newline-delimited JSON-RPC 2.0 stream. Every
+// message is handled in order on the reading goroutine and must not block
+// there: a request's slow work returns as async and runs on its own
+// goroutine, so a long session/prompt does not stop its session/cancel
+// from being read.
 type conn struct {
 	out io.Writer
 	wmu sync.Mutex
@@ -177,37 +178,55 @@ func (c *conn) dispatch(ctx context.Context, line []byte, h handler, wg *sync.Wa
 	case m.ID == nil || string(m.ID) == "null": // a notification
 		_, _ = h(ctx, m.Method, m.Params)
 	default:
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := h(ctx, m.Method, m.Params)
-			var after func()
-			if a, ok := res.(afterReply); ok {
-				res, after = a.result, a.after
-			}
-			reply := &message{ID: m.ID}
-			if err != nil {
-				var re *RPCError
-				if !errors.As(err, &re) {
-					re = &RPCError{Code: codeInternal, Message: err.Error()}
-				}
-				reply.Error = re
-			} else {
-				if res == nil {
-					res = struct{}{}
-				}
-				b, merr := json.Marshal(res)
-				if merr != nil {
-					reply.Error = &RPCError{Code: codeInternal, Message: merr.Error()}
-				} else {
-					reply.Result = b
-				}
-			}
-			_ = c.write(reply)
-			if after != nil && reply.Error == nil {
-				after()
-			}
-		}()
+		// The handler runs here, in the order of the input, so what it
+		// sets up (a prompt's turn) is in place before the next message
+		// (its cancel) is read; the slow part, returned as async, runs
+		// on its own goroutine.
+		res, err := h(ctx, m.Method, m.Params)
+		if a, ok := res.(async); ok && err == nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := a()
+				c.reply(m.ID, res, err)
+			}()
+			return
+		}
+		c.reply(m.ID, res, err)
+	}
+}
+
+// async is a request's work that runs on its own goroutine, its answer
+// written when it returns.
+type async func() (any, error)
+
+// reply answers request id.
+func (c *conn) reply(id json.RawMessage, res any, err error) {
+	var after func()
+	if a, ok := res.(afterReply); ok {
+		res, after = a.result, a.after
+	}
+	reply := &message{ID: id}
+	if err != nil {
+		var re *RPCError
+		if !errors.As(err, &re) {
+			re = &RPCError{Code: codeInternal, Message: err.Error()}
+		}
+		reply.Error = re
+	} else {
+		if res == nil {
+			res = struct{}{}
+		}
+		b, merr := json.Marshal(res)
+		if merr != nil {
+			reply.Error = &RPCError{Code: codeInternal, Message: merr.Error()}
+		} else {
+			reply.Result = b
+		}
+	}
+	_ = c.write(reply)
+	if after != nil && reply.Error == nil {
+		after()
 	}
 }
 

@@ -133,14 +133,16 @@ func (s *Server) handle(ctx context.Context, method string, params json.RawMessa
 		if err := decode(params, &p); err != nil {
 			return nil, err
 		}
-		ss, err := s.open(ctx, p.Cwd, "", p.MCPServers)
-		if err != nil {
-			return nil, err
-		}
-		return afterReply{
-			result: newSessionResponse{SessionID: ss.id, Modes: ss.modes()},
-			after:  ss.publishCommands,
-		}, nil
+		return async(func() (any, error) {
+			ss, err := s.open(ctx, p.Cwd, "", p.MCPServers)
+			if err != nil {
+				return nil, err
+			}
+			return afterReply{
+				result: newSessionResponse{SessionID: ss.id, Modes: ss.modes()},
+				after:  ss.publishCommands,
+			}, nil
+		}), nil
 	case "session/load":
 		var p loadSessionRequest
 		if err := decode(params, &p); err != nil {
@@ -154,15 +156,17 @@ func (s *Server) handle(ctx context.Context, method string, params json.RawMessa
 		old := s.sessions[p.SessionID]
 		delete(s.sessions, p.SessionID)
 		s.mu.Unlock()
-		if old != nil {
-			old.close()
-		}
-		ss, err := s.open(ctx, p.Cwd, p.SessionID, p.MCPServers)
-		if err != nil {
-			return nil, err
-		}
-		ss.replay()
-		return afterReply{result: loadSessionResponse{Modes: ss.modes()}, after: ss.publishCommands}, nil
+		return async(func() (any, error) {
+			if old != nil {
+				old.close()
+			}
+			ss, err := s.open(ctx, p.Cwd, p.SessionID, p.MCPServers)
+			if err != nil {
+				return nil, err
+			}
+			ss.replay()
+			return afterReply{result: loadSessionResponse{Modes: ss.modes()}, after: ss.publishCommands}, nil
+		}), nil
 	case "session/prompt":
 		var p promptRequest
 		if err := decode(params, &p); err != nil {

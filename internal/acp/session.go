@@ -70,9 +70,9 @@ func (ss *session) stopForReject() {
 	}
 }
 
-// prompt runs one turn.
+// prompt starts one turn: the turn is in place when it returns (so a
+// session/cancel read next finds it), and its work is the async result.
 func (ss *session) prompt(ctx context.Context, blocks []contentBlock) (any, error) {
-	text, images := ss.promptContent(blocks)
 	ss.mu.Lock()
 	if ss.running {
 		ss.mu.Unlock()
@@ -82,13 +82,20 @@ func (ss *session) prompt(ctx context.Context, blocks []contentBlock) (any, erro
 	t := &turn{ss: ss, calls: map[string]*callState{}}
 	ss.running, ss.cancel, ss.cancelled, ss.rejected, ss.turn = true, cancel, false, false, t
 	ss.mu.Unlock()
-	defer func() {
-		cancel()
-		ss.mu.Lock()
-		ss.running, ss.cancel, ss.turn = false, nil, nil
-		ss.mu.Unlock()
-	}()
+	return async(func() (any, error) {
+		defer func() {
+			cancel()
+			ss.mu.Lock()
+			ss.running, ss.cancel, ss.turn = false, nil, nil
+			ss.mu.Unlock()
+		}()
+		return ss.run(tctx, t, blocks)
+	}), nil
+}
 
+// run runs the turn t.
+func (ss *session) run(tctx context.Context, t *turn, blocks []contentBlock) (any, error) {
+	text, images := ss.promptContent(blocks)
 	s := ss.s
 	// "/name args" runs a custom command, skill or MCP prompt, as in chat.
 	cmd, isCmd, err := s.StartCommand(tctx, strings.TrimSpace(text), nil)

@@ -188,11 +188,6 @@ type commandInput struct {
 	Hint string `json:"hint"`
 }
 
-type modeUpdate struct {
-	SessionUpdate string `json:"sessionUpdate"`
-	CurrentModeID string `json:"currentModeId"`
-}
-
 type permissionRequest struct {
 	SessionID string             `json:"sessionId"`
 	ToolCall  toolCall           `json:"toolCall"`

@@ -145,6 +145,12 @@ func (c *acpClient) read(r io.Reader) {
 	}
 }
 
+func (c *acpClient) setPermission(f func(map[string]any) string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.permission = f
+}
+
 func (c *acpClient) send(v any) {
 	b, _ := json.Marshal(v)
 	if _, err := c.w.Write(append(b, '\n')); err != nil {
@@ -311,7 +317,7 @@ func TestACPSession(t *testing.T) {
 	// A command: kind execute, pending → in_progress → completed, run in
 	// the project (the session's cwd, not the process's).
 	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "b1", Name: "bash", Input: `{"command":"pwd"}`}}}, llmtest.Reply{Text: "done"})
-	c.permission = func(map[string]any) string { return "allow_once" }
+	c.setPermission(func(map[string]any) string { return "allow_once" })
 	if stop := prompt(c, sid, "where am I"); stop != "end_turn" {
 		t.Fatalf("stopReason %q", stop)
 	}
@@ -337,7 +343,7 @@ func TestACPSession(t *testing.T) {
 
 	// An edit: kind edit, an absolute location, diff content.
 	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "e1", Name: "edit_file", Input: `{"path":"main.go","old_string":"func main() {}","new_string":"func main() { println(1) }"}`}}}, llmtest.Reply{Text: "edited"})
-	c.permission = func(map[string]any) string { return "allow_once" }
+	c.setPermission(func(map[string]any) string { return "allow_once" })
 	if stop := prompt(c, sid, "edit"); stop != "end_turn" {
 		t.Fatalf("stopReason %q", stop)
 	}
@@ -369,7 +375,7 @@ func TestACPSession(t *testing.T) {
 	c.mu.Lock()
 	c.asked = nil
 	c.mu.Unlock()
-	c.permission = func(map[string]any) string { return "reject_once" }
+	c.setPermission(func(map[string]any) string { return "reject_once" })
 	before := len(srv.Requests())
 	if stop := prompt(c, sid, "write a file"); stop != "end_turn" {
 		t.Fatalf("stopReason after a reject %q", stop)
@@ -463,7 +469,7 @@ func TestACPCancel(t *testing.T) {
 	srv, proj := acpEnv(t)
 	c := startACP(t, proj)
 	sid := newACPSession(t, c, proj)
-	c.permission = func(map[string]any) string { return "allow_once" }
+	c.setPermission(func(map[string]any) string { return "allow_once" })
 
 	const marker = "30.4242"
 	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "s1", Name: "bash", Input: `{"command":"sleep ` + marker + `"}`}}})
@@ -505,7 +511,10 @@ func TestACPCancel(t *testing.T) {
 	}
 
 	// A client that never answers the permission request.
-	c.permission = func(map[string]any) string { return "" }
+	c.mu.Lock()
+	c.asked = nil
+	c.mu.Unlock()
+	c.setPermission(func(map[string]any) string { return "" })
 	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "w1", Name: "write_file", Input: `{"path":"asked.txt","content":"x"}`}}})
 	id, ch = c.start("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "write"}}})
 	for end := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -526,6 +535,22 @@ func TestACPCancel(t *testing.T) {
 		t.Errorf("stopReason %q after cancelling an unanswered permission request", r.StopReason)
 	}
 	t.Logf("cancel with a permission request unanswered answered in %s", time.Since(start))
+
+	// A cancel read right after its prompt still cancels it: the turn is
+	// in place before the next message is read.
+	const marker2 = "30.4343"
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "s2", Name: "bash", Input: `{"command":"sleep ` + marker2 + `"}`}}})
+	id, ch = c.start("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "sleep again"}}})
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}})
+	c.wait(id, ch, 2*time.Second, &r)
+	if r.StopReason != "cancelled" {
+		t.Errorf("a cancel right behind its prompt: stopReason %q", r.StopReason)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if left := sleepers(t, marker2); len(left) > 0 {
+		t.Errorf("the command of a cancelled turn is running: %v", left)
+	}
+
 }
 
 // TestACPWalls: the walls are the terminal's. An MCP server the editor
@@ -566,7 +591,7 @@ func TestACPWalls(t *testing.T) {
 		"name": "ed", "command": exe, "args": []string{}, "env": []any{map[string]any{"name": "HARNESS_MCP_TEST_SERVER", "value": "full"}},
 	}}}, &ns)
 	sid := ns.SessionID
-	c.permission = func(map[string]any) string { return "allow_once" }
+	c.setPermission(func(map[string]any) string { return "allow_once" })
 
 	// The editor's MCP server, inside the walls.
 	escaped := filepath.Join(outside, "from-mcp")
@@ -587,7 +612,7 @@ func TestACPWalls(t *testing.T) {
 	c.mu.Lock()
 	c.asked = nil
 	c.mu.Unlock()
-	c.permission = func(map[string]any) string { return "allow_always" }
+	c.setPermission(func(map[string]any) string { return "allow_always" })
 	for i := range 2 {
 		srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: fmt.Sprintf("t%d", i), Name: "bash", Input: `{"command":"touch made.txt"}`}}}, llmtest.Reply{Text: "ok"})
 		prompt(c, sid, "touch")
@@ -611,7 +636,7 @@ func TestACPWalls(t *testing.T) {
 	// Plan mode: the project is read-only in the kernel, even for a
 	// command the editor allows.
 	c.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
-	c.permission = func(map[string]any) string { return "allow_once" }
+	c.setPermission(func(map[string]any) string { return "allow_once" })
 	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "x1", Name: "bash", Input: `{"command":"echo x > planned.txt"}`}}}, llmtest.Reply{Text: "ok"})
 	prompt(c, sid, "try to write")
 	if _, err := os.Stat(filepath.Join(proj, "planned.txt")); err == nil {
