@@ -159,6 +159,10 @@ func (ss *session) promptContent(blocks []contentBlock) (string, []*llm.Image) {
 			}
 			sb.WriteString(b.Text)
 		case "image":
+			if m, ok := llm.LookupModel(ss.s.Config.Model); !ok || !m.Images {
+				add(fmt.Sprintf("[an image was attached, but the catalogue does not say %s takes images: it was not sent]", ss.s.Config.Model))
+				continue
+			}
 			img, err := decodeImage(b)
 			if err != nil {
 				add("[an image that could not be read: " + err.Error() + "]")

@@ -2,9 +2,13 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	pngenc "image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -735,5 +739,39 @@ func TestACPWithOfficialSDK(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(proj, "main.go")); !strings.Contains(string(b), "println(1)") {
 		t.Errorf("the allowed edit is not on disk: %q", b)
+	}
+}
+
+// TestACPPromptContent: an image in the prompt reaches the model as an
+// image, an embedded resource as text.
+func TestACPPromptContent(t *testing.T) {
+	srv, proj := acpEnv(t)
+	t.Setenv("MODEL", "claude-sonnet-4-5")
+	c := startACP(t, proj)
+	sid := newACPSession(t, c, proj)
+	var png bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 40, 20))
+	if err := pngenc.Encode(&png, img); err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(llmtest.Reply{Text: "seen"})
+	var r struct {
+		StopReason string `json:"stopReason"`
+	}
+	c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{
+		map[string]any{"type": "text", "text": "what is this?"},
+		map[string]any{"type": "image", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(png.Bytes())},
+		map[string]any{"type": "resource", "resource": map[string]any{"uri": "file://" + proj + "/notes.md", "mimeType": "text/markdown", "text": "RESOURCE-BODY-7731"}},
+	}}, &r)
+	if r.StopReason != "end_turn" {
+		t.Fatalf("stopReason %q", r.StopReason)
+	}
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1]
+	if len(last.Images) != 1 || last.Images[0].Width != 40 {
+		t.Errorf("images the model got: %+v", last.Images)
+	}
+	if b, _ := json.Marshal(last.Messages); !strings.Contains(string(b), "RESOURCE-BODY-7731") {
+		t.Errorf("the embedded resource did not reach the model: %s", b)
 	}
 }
