@@ -229,6 +229,7 @@ headless. Configuration lives in ~/.agents/env (see the README).` + chatExitHelp
 	runIO.Err = plain.Err
 	root.AddCommand(
 		newRunCommand(g, runIO),
+		newACPCommand(g, stdio),
 		newSandboxCommand(),
 		newDoctorCommand(),
 		newBenchCommand(),
