@@ -85,8 +85,9 @@ func TestImportRules(t *testing.T) {
 	}
 	only("internal/cli", "cmd/harness")
 	only("internal/ui", "internal/cli")
-	only("internal/app", "internal/cli", "internal/doors")
+	only("internal/app", "internal/cli", "internal/acp", "internal/doors")
 	only("internal/doors", "internal/cli")
+	only("internal/acp", "internal/cli")
 	only("internal/testenv") // tests only
 	// Leaves import nothing of harness's.
 	for _, leaf := range []string{"internal/termsafe", "internal/jsonerr", "internal/notice", "internal/config",
