@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/harness-dev/harness/internal/app"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -94,6 +95,7 @@ func runDoctor(ctx context.Context, opts doctorOptions, stdio Stdio) error {
 	}
 	fmt.Fprintln(stdio.Out, "all probes held")
 	reportConfig(stdio)
+	reportPath(stdio, os.Getenv("PATH"))
 	return nil
 }
 
@@ -139,4 +141,22 @@ func installHint() string {
 		return "install bubblewrap, or "
 	}
 	return ""
+}
+
+// reportPath says so when the harness being run is not the one the shell
+// finds by name (after go install, GOPATH/bin is often not on PATH), with
+// the line that fixes it.
+func reportPath(stdio Stdio, path string) {
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	exe, _ = filepath.EvalSymlinks(exe)
+	for _, dir := range filepath.SplitList(path) {
+		found, err := filepath.EvalSymlinks(filepath.Join(dir, "harness"))
+		if err == nil && found == exe {
+			return
+		}
+	}
+	fmt.Fprintf(stdio.Out, "path: harness is not on your PATH as %s; add its directory: export PATH=\"$PATH:%s\" (in your shell's profile)\n", exe, filepath.Dir(exe))
 }
