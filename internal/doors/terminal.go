@@ -76,7 +76,7 @@ func controlIn(s string, sgr bool) string {
 			}
 		}
 		if c < 0x20 && c != '\n' && c != '\t' && !(sgr && c == '\r') || c == 0x7f {
-			return strings.TrimPrefix(termsafe.Line(s[i:i+1]), "")
+			return termsafe.Line(s[i : i+1])
 		}
 	}
 	for _, r := range s {

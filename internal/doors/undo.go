@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/harness-dev/harness/internal/checkpoint"
@@ -119,5 +118,5 @@ func holds(dir, needle string) string {
 		}
 		return nil
 	})
-	return strings.TrimSpace(found)
+	return found
 }

@@ -91,7 +91,7 @@ func (r *retrying) Stream(ctx context.Context, req *Request, onEvent func(Event)
 		if e.RetryAfter > r.o.MaxRetryAfter {
 			// Say how long the server asked for: a quota window of an
 			// hour is worth knowing before trying again.
-			return nil, &WaitTooLongError{Err: err, Wait: e.RetryAfter, Max: r.o.MaxRetryAfter}
+			return nil, &WaitTooLongError{Err: err, Wait: e.RetryAfter, Max: r.o.MaxRetryAfter, Until: time.Now().Add(e.RetryAfter)}
 		}
 		wait := r.backoff(attempt)
 		if e.RetryAfter > wait {
@@ -122,11 +122,12 @@ func (r *retrying) backoff(attempt int) time.Duration {
 type WaitTooLongError struct {
 	Err       error
 	Wait, Max time.Duration
+	Until     time.Time // when the server's wait ends
 }
 
 func (e *WaitTooLongError) Error() string {
 	return fmt.Sprintf("%v; the server asked to wait %s before trying again (harness waits at most %s): try again after %s",
-		e.Err, e.Wait.Round(time.Second), e.Max, time.Now().Add(e.Wait).Local().Format("15:04"))
+		e.Err, e.Wait.Round(time.Second), e.Max, e.Until.Local().Format("15:04"))
 }
 
 func (e *WaitTooLongError) Unwrap() error { return e.Err }

@@ -12,13 +12,3 @@ import "strings"
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-
-// Join quotes each word and joins them with spaces: a command line that
-// runs exactly words.
-func Join(words []string) string {
-	q := make([]string, len(words))
-	for i, w := range words {
-		q[i] = Quote(w)
-	}
-	return strings.Join(q, " ")
-}

@@ -14,7 +14,11 @@ func TestQuoteRoundTrip(t *testing.T) {
 		t.Skip("no sh")
 	}
 	words := []string{"", "plain", "a b", "it's", "'", "''", `\`, "$(touch x)", "`id`", "a\nb", "*", "-n", "é\t\x01"}
-	out, err := exec.Command(sh, "-c", `for w in `+Join(words)+`; do printf '%s\0' "$w"; done`).Output()
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = Quote(w)
+	}
+	out, err := exec.Command(sh, "-c", `for w in `+strings.Join(quoted, " ")+`; do printf '%s\0' "$w"; done`).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -408,11 +408,12 @@ func (t *insideTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("a loopback URL is fetched inside the sandbox with curl, and curl is not installed there")
 	case len(out.buf) == 0 && res.ExitCode == 7:
 		port := r.URL.Port()
-		if port == "" {
-			port = map[string]string{"https": "443"}[r.URL.Scheme]
-			if port == "" {
-				port = "80"
-			}
+		switch {
+		case port != "":
+		case r.URL.Scheme == "https":
+			port = "443"
+		default:
+			port = "80"
 		}
 		return nil, fmt.Errorf("nothing answers at %s inside the sandbox (%s): the sandbox's loopback is its own. If the server was started by a background command, is it running and listening on that port (bash_output shows its log)? If it runs on the user's machine, the user can let the session reach it with --allow-net 127.0.0.1:%s (or \"allow net 127.0.0.1:%s\" in .agents/permissions), which forwards that port inside", r.URL.Host, msg, port, port)
 	case len(out.buf) == 0:
