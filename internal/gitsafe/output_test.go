@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestOutputBounded: git output past MaxOutput (a 64 MiB blob the agent
@@ -17,7 +19,7 @@ import (
 // naming the limit, and the heap stays bounded; output under it is read.
 func TestOutputBounded(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testenv.Missing(t, testenv.Git, "git is not installed")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {

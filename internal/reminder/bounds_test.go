@@ -11,13 +11,15 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/gitsafe"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestHostGitBounded: the host git runner does not read an output past
 // gitsafe.MaxOutput (here a 64 MiB blob) whole; it fails naming the limit.
 func TestHostGitBounded(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testenv.Missing(t, testenv.Git, "git is not installed")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
