@@ -417,7 +417,9 @@ func TestContainerLoopbackForward(t *testing.T) {
 	if strings.Contains(out, "reached-other") {
 		t.Errorf("a host loopback port no rule names was reached from the container:\n%s", out)
 	}
-	rec.await(t, 0, func(c netproxy.ConnRecord) bool { return c.Method == "LOOPBACK" && c.Port == port && c.Verdict == "allowed" })
+	rec.await(t, 0, func(c netproxy.ConnRecord) bool {
+		return c.Method == "LOOPBACK" && c.Port == port && c.Verdict == "allowed"
+	})
 }
 
 func TestPodmanSession(t *testing.T) {
