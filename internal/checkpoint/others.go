@@ -180,8 +180,9 @@ func under(paths []string, p string) bool {
 
 // stillShared is, for undo, the sessions of c.Shared whose record, read
 // now, still leaves open that they made c: a call of theirs that
-// overlapped e changed the same path, or one is still running (a session
-// whose record shows neither did not make it).
+// overlapped e changed the same path, or one that began before e ended
+// has not ended (still running, or killed mid-call: what it changed is
+// unknown). A session whose record shows neither did not make it.
 func stillShared(journal string, e Entry, c Change) []string {
 	var out []string
 	for _, id := range c.Shared {
@@ -189,7 +190,9 @@ func stillShared(journal string, e Entry, c Change) []string {
 		p := &peer{}
 		b, err := os.ReadFile(filepath.Join(runningDir(journal), id))
 		var m marker
-		if err == nil && json.Unmarshal(b, &m) == nil && alive(m.PID) && m.Start.Before(e.Time) {
+		// Live or not: a call that began before e ended and never ended
+		// (its session was killed) changed what nobody knows.
+		if err == nil && json.Unmarshal(b, &m) == nil && m.Start.Before(e.Time) {
 			p.running = &m
 		}
 		entries, err := readJournal(other)

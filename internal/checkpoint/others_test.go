@@ -185,3 +185,27 @@ func TestStaleMarkerIgnored(t *testing.T) {
 		t.Errorf("B's own marker outlived its call")
 	}
 }
+
+// TestKilledPeerStaysShared: A was killed mid-command, after B's command
+// ended beside it. What A's call changed is unknown forever, so B's undo
+// must not take what both windows saw.
+func TestKilledPeerStaysShared(t *testing.T) {
+	proj, a, b := twoSessions(t)
+	a.StartTurn()
+	b.StartTurn()
+	a.Begin("a1", "bash") // never ends: A is killed
+	endB := b.Begin("b1", "bash")
+	write(t, filepath.Join(proj, "maybe-a.txt"), "A's or B's\n")
+	endB()
+	// The kill: A's marker stays, its process is gone.
+	var m marker
+	data, _ := os.ReadFile(filepath.Join(runningDir(a.dir), "A"))
+	json.Unmarshal(data, &m)
+	m.PID = 1 << 30
+	data, _ = json.Marshal(m)
+	os.WriteFile(filepath.Join(runningDir(a.dir), "A"), data, 0o600)
+	res, err := b.Undo(Selection{}, Options{})
+	if err != nil || !exists(filepath.Join(proj, "maybe-a.txt")) || len(res.Shared) != 1 {
+		t.Errorf("B's undo took what a killed session's call may have made: %+v, %v", res, err)
+	}
+}
