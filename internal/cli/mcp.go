@@ -59,15 +59,46 @@ remote server that asks for OAuth: harness mcp login NAME (or /mcp login NAME in
 		SilenceUsage: true,
 	}
 	cmd.PersistentFlags().StringVar(&project, "project", "", "project directory (default: the git root of the working directory)")
-	root := func(cmd *cobra.Command) (string, string, error) {
+	root := mcpRoot(func(cmd *cobra.Command) (string, string, error) {
 		proj, err := projectRoot(cmd.Context(), project)
 		if err != nil {
 			return "", "", err
 		}
 		home, err := os.UserHomeDir()
 		return proj, home, err
-	}
+	})
 
+	cmd.AddCommand(newMCPListCommand(stdio, root), newMCPGetCommand(stdio, root), newMCPAddCommand(stdio, root),
+		newMCPAddJSONCommand(stdio, root), newMCPRemoveCommand(stdio, root), newMCPResetCommand(stdio, root),
+		newMCPLoginCommand(stdio, root), newMCPLogoutCommand(stdio, root))
+	return cmd
+}
+
+// oauthServer is the streamable HTTP server named name, and the home.
+func oauthServer(cmd *cobra.Command, root mcpRoot, name string) (mcp.Server, string, error) {
+	proj, home, err := root(cmd)
+	if err != nil {
+		return mcp.Server{}, "", err
+	}
+	servers, _, err := mcp.Load(home, proj, nil)
+	if err != nil {
+		return mcp.Server{}, "", err
+	}
+	for _, s := range servers {
+		if s.Name == name {
+			if s.Transport() != "http" {
+				return mcp.Server{}, "", fmt.Errorf("MCP server %s is %s: only streamable HTTP servers log in with OAuth", name, s.Transport())
+			}
+			return s, home, nil
+		}
+	}
+	return mcp.Server{}, "", fmt.Errorf("no MCP server named %s (harness mcp list shows them)", name)
+}
+
+// mcpRoot finds the project and the home a harness mcp command works on.
+type mcpRoot func(cmd *cobra.Command) (project, home string, err error)
+
+func newMCPListCommand(stdio Stdio, root mcpRoot) *cobra.Command {
 	list := &cobra.Command{
 		Use:          "list",
 		Short:        "List the configured MCP servers",
@@ -107,7 +138,10 @@ remote server that asks for OAuth: harness mcp login NAME (or /mcp login NAME in
 			return nil
 		},
 	}
+	return list
+}
 
+func newMCPGetCommand(stdio Stdio, root mcpRoot) *cobra.Command {
 	get := &cobra.Command{
 		Use:          "get NAME",
 		Short:        "Show one MCP server's definition",
@@ -165,7 +199,10 @@ remote server that asks for OAuth: harness mcp login NAME (or /mcp login NAME in
 			return fmt.Errorf("no MCP server named %s (harness mcp list shows them)", ui.SanitizeLine(args[0]))
 		},
 	}
+	return get
+}
 
+func newMCPAddCommand(stdio Stdio, root mcpRoot) *cobra.Command {
 	var scope, transport string
 	var envs, headers []string
 	add := &cobra.Command{
@@ -222,7 +259,11 @@ Scope user (the default) writes ~/.agents/mcp.json; project writes the project's
 	add.Flags().StringVarP(&transport, "transport", "t", "stdio", "stdio, http or sse")
 	stringArrayVar(add.Flags(), &envs, "env", "e", "an environment variable for a stdio server, KEY=VALUE (repeatable)")
 	stringArrayVar(add.Flags(), &headers, "header", "H", "an HTTP header for a remote server, 'KEY: VALUE' (repeatable)")
+	return add
+}
 
+func newMCPAddJSONCommand(stdio Stdio, root mcpRoot) *cobra.Command {
+	var scope string
 	addJSON := &cobra.Command{
 		Use:          "add-json [-s user|project] NAME JSON",
 		Short:        "Add an MCP server from its JSON definition",
@@ -250,7 +291,10 @@ Scope user (the default) writes ~/.agents/mcp.json; project writes the project's
 		},
 	}
 	addJSON.Flags().StringVarP(&scope, "scope", "s", "user", "where to save it: user or project")
+	return addJSON
+}
 
+func newMCPRemoveCommand(stdio Stdio, root mcpRoot) *cobra.Command {
 	var rmScope string
 	remove := &cobra.Command{
 		Use:          "remove [-s user|project] NAME",
@@ -298,7 +342,10 @@ Scope user (the default) writes ~/.agents/mcp.json; project writes the project's
 		},
 	}
 	remove.Flags().StringVarP(&rmScope, "scope", "s", "", "user or project (default: wherever it is)")
+	return remove
+}
 
+func newMCPResetCommand(stdio Stdio, root mcpRoot) *cobra.Command {
 	reset := &cobra.Command{
 		Use:          "reset-project-choices",
 		Short:        "Forget which of this project's MCP servers you approved",
@@ -323,25 +370,10 @@ Scope user (the default) writes ~/.agents/mcp.json; project writes the project's
 			return nil
 		},
 	}
-	find := func(cmd *cobra.Command, name string) (mcp.Server, string, error) {
-		proj, home, err := root(cmd)
-		if err != nil {
-			return mcp.Server{}, "", err
-		}
-		servers, _, err := mcp.Load(home, proj, nil)
-		if err != nil {
-			return mcp.Server{}, "", err
-		}
-		for _, s := range servers {
-			if s.Name == name {
-				if s.Transport() != "http" {
-					return mcp.Server{}, "", fmt.Errorf("MCP server %s is %s: only streamable HTTP servers log in with OAuth", name, s.Transport())
-				}
-				return s, home, nil
-			}
-		}
-		return mcp.Server{}, "", fmt.Errorf("no MCP server named %s (harness mcp list shows them)", name)
-	}
+	return reset
+}
+
+func newMCPLoginCommand(stdio Stdio, root mcpRoot) *cobra.Command {
 	login := &cobra.Command{
 		Use:   "login NAME",
 		Short: "Log in to a remote MCP server with OAuth",
@@ -355,7 +387,7 @@ the walls) and refreshed when it expires. In a session: /mcp login NAME.
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			def, home, err := find(cmd, args[0])
+			def, home, err := oauthServer(cmd, root, args[0])
 			if err != nil {
 				return err
 			}
@@ -386,6 +418,10 @@ the walls) and refreshed when it expires. In a session: /mcp login NAME.
 			return nil
 		},
 	}
+	return login
+}
+
+func newMCPLogoutCommand(stdio Stdio, root mcpRoot) *cobra.Command {
 	logout := &cobra.Command{
 		Use:          "logout NAME",
 		Short:        "Forget a remote MCP server's stored OAuth login",
@@ -393,7 +429,7 @@ the walls) and refreshed when it expires. In a session: /mcp login NAME.
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			def, home, err := find(cmd, args[0])
+			def, home, err := oauthServer(cmd, root, args[0])
 			if err != nil {
 				return err
 			}
@@ -404,8 +440,7 @@ the walls) and refreshed when it expires. In a session: /mcp login NAME.
 			return nil
 		},
 	}
-	cmd.AddCommand(list, get, add, addJSON, remove, reset, login, logout)
-	return cmd
+	return logout
 }
 
 func approvalNote(a *mcp.Approvals, project string, s mcp.Server) string {
