@@ -78,7 +78,10 @@ type Entry struct {
 	Time  time.Time `json:"time"`
 	// Exact: the call wrote only the paths it named (a file tool), so
 	// its changes are its own whatever else ran.
-	Exact   bool     `json:"exact,omitempty"`
+	Exact bool `json:"exact,omitempty"`
+	// Killed: harness was killed during the call; its change was
+	// recorded after the fact (killed.go).
+	Killed  bool     `json:"killed,omitempty"`
 	Changes []Change `json:"changes,omitempty"`
 	// Roots are the writable roots the store covered: undo touches
 	// nothing beneath none of them.
@@ -126,6 +129,7 @@ func Open(journal string, roots ...string) (*Store, error) {
 	// the reference (what the roots hold before the agent's first write).
 	dir := journal
 	s := &Store{dir: dir, roots: roots, noted: map[string]bool{}}
+	recoverKilled(dir)
 	entries, _ := readJournal(dir)
 	for _, e := range entries {
 		if e.Seq > s.seq {
@@ -172,7 +176,7 @@ func (s *Store) Begin(callID, tool string, paths ...string) (end func()) {
 	s.man = s.scan(s.man)
 	start := time.Now().UTC()
 	s.live++
-	s.mark(&marker{PID: os.Getpid(), Start: start, Paths: paths})
+	s.mark(&marker{PID: os.Getpid(), Start: start, Paths: paths, CallID: callID, Tool: tool, Turn: s.turn})
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()

@@ -40,7 +40,11 @@
 // ("shared"); undo leaves a shared change alone, saying whose it may be,
 // unless that session's record, complete by then, shows it was not
 // theirs, or --force. A person editing by hand while a command runs is
-// not a session: that edit is still taken as the command's.
+// not a session: that edit is still taken as the command's. A call
+// harness was killed in is recorded after the fact, by the next Open or
+// undo, from its marker (killed.go): what changed after it began, on the
+// paths the journal knows, is its change, so undo takes it back instead
+// of calling it a conflict.
 //
 // Undo restores, newest first, each path a checkpoint changed to what it
 // was, unless the path no longer holds what the agent left there: then

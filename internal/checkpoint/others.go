@@ -33,6 +33,10 @@ import (
 type marker struct {
 	PID   int       `json:"pid"`
 	Start time.Time `json:"start"`
+	// The call, for recoverKilled.
+	CallID string `json:"call_id,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	Turn   int    `json:"turn,omitempty"`
 	// Paths, for a file tool, are the only paths the call writes.
 	Paths []string `json:"paths,omitempty"`
 }

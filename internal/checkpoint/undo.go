@@ -89,6 +89,9 @@ func Entries(dir string) ([]Entry, error) {
 // a store no process has open (harness undo after the session, or after
 // a crash) as on the live one (Store.Undo).
 func Undo(dir string, sel Selection, o Options) (Result, error) {
+	if !o.DryRun {
+		recoverKilled(dir)
+	}
 	entries, err := Entries(dir)
 	var dmg *DamagedJournalError
 	if err != nil && !errors.As(err, &dmg) {

@@ -53,3 +53,40 @@ func TestUndoAfterSIGKILL(t *testing.T) {
 		t.Errorf("b.txt survived the undo\n%s", out)
 	}
 }
+
+// TestUndoAfterSIGKILLMidChange: harness is killed while a command that
+// already rewrote a file the turn's first command wrote is still running.
+// harness undo takes the turn back whole: the killed call's change is the
+// agent's (its marker says when it began), not a conflict of the user's.
+func TestUndoAfterSIGKILLMidChange(t *testing.T) {
+	e := newCrashEnv(t, "anthropic")
+	writeFile(t, filepath.Join(e.proj, "a.txt"), "original\n")
+	e.srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "bash", Input: `{"command":"echo first > a.txt"}`}}})
+	e.srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "bash", Input: `{"command":"echo killed-call > a.txt; sleep 300"}`}}})
+	cmd, lines := e.start(t, "run", "--project", e.proj, "--yolo", "--output-format", "stream-json", "change twice")
+	n := 0
+	for line := range lines {
+		if strings.Contains(line, `"type":"tool_use"`) {
+			if n++; n == 2 {
+				break
+			}
+		}
+	}
+	waitFor(t, "the second command to write", func() bool {
+		b, _ := os.ReadFile(filepath.Join(e.proj, "a.txt"))
+		return string(b) == "killed-call\n"
+	})
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	undo := exec.Command(harnessBinary(t), "undo", "--project", e.proj)
+	undo.Env, undo.Dir = e.env, e.proj
+	out, err := undo.CombinedOutput()
+	if err != nil {
+		t.Fatalf("harness undo after the kill: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.proj, "a.txt")); string(b) != "original\n" {
+		t.Errorf("a.txt after undo: %q\n%s", b, out)
+	}
+}

@@ -7,7 +7,8 @@ import (
 )
 
 // changeTime is an inode's ctime, which no unprivileged process can set.
-func changeTime(fi fs.FileInfo) (time.Time, bool) {
+// ChangeTime is fi's ctime, when the platform gives it.
+func ChangeTime(fi fs.FileInfo) (time.Time, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return time.Time{}, false

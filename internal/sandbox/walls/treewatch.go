@@ -55,7 +55,7 @@ func stampDir(path string, now time.Time) (dirStamp, bool) {
 		return dirStamp{}, false
 	}
 	id, _ := SysFileID(st)
-	ct, ok := changeTime(st)
+	ct, ok := ChangeTime(st)
 	if !ok {
 		return dirStamp{recent: true}, true // no ctime: read it every time
 	}
@@ -190,7 +190,7 @@ func shallow(dir string) uint64 {
 	now := time.Now()
 	h := fnv.New64a()
 	add := func(name string, fi fs.FileInfo) bool {
-		ct, ok := changeTime(fi)
+		ct, ok := ChangeTime(fi)
 		if !ok || now.Sub(ct) < ctimeSlack {
 			return false
 		}
