@@ -97,6 +97,28 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 	if err != nil && !errors.As(err, &dmg) {
 		return Result{}, err
 	}
+	picked := pick(entries, sel)
+	var res Result
+	if dmg != nil {
+		if err := acrossDamage(dmg, picked, &res); err != nil {
+			return res, err
+		}
+	}
+	if len(picked) == 0 {
+		return res, nil
+	}
+	pl := planUndo(dir, picked, o, &res)
+	applied := pl.apply(dir, o, &res)
+	if !o.DryRun {
+		if err := recordUndo(dir, &res, applied); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// pick selects the entries sel names, oldest first.
+func pick(entries []Entry, sel Selection) []Entry {
 	var picked []Entry
 	switch {
 	case len(entries) == 0:
@@ -113,7 +135,12 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 			}
 		}
 	}
-	var res Result
+	return picked
+}
+
+// acrossDamage refuses an undo across a damaged journal line, and notes a
+// torn last one in res.
+func acrossDamage(dmg *DamagedJournalError, picked []Entry, res *Result) error {
 	if dmg != nil {
 		// A damaged line after the first checkpoint to undo may have held
 		// a change (or an undo) inside the range: restoring around it
@@ -124,7 +151,7 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 		}
 		for _, n := range dmg.Lines {
 			if len(picked) == 0 || n > from {
-				return res, fmt.Errorf("%w; undo restores nothing across it (undo a later turn with --turn, or restore those files by hand)", dmg)
+				return fmt.Errorf("%w; undo restores nothing across it (undo a later turn with --turn, or restore those files by hand)", dmg)
 			}
 		}
 		// A torn last line is the newest call's record, cut by a kill:
@@ -133,15 +160,23 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 			res.Unknown = append(res.Unknown, "the last call before harness was killed: its record was cut short, so what it changed is not undone (check the files it worked on)")
 		}
 	}
-	if len(picked) == 0 {
-		return res, nil
-	}
-	// Per path: what the agent left last (to check nobody changed it since)
-	// and what it was before the first picked change (to restore).
-	last := map[string]State{}
-	first := map[string]State{}
-	rootOf := map[string]string{} // "": beneath no root it may touch
-	shared := map[string][]string{}
+	return nil
+}
+
+// undoPlan is, per path, what the agent left last (to check nobody
+// changed it since), what it was before the first picked change (to
+// restore), the root it lies beneath ("": none it may touch), and the
+// other sessions that may have made it.
+type undoPlan struct {
+	last, first map[string]State
+	rootOf      map[string]string
+	shared      map[string][]string
+	paths       []string // in the order to restore
+}
+
+func planUndo(dir string, picked []Entry, o Options, res *Result) *undoPlan {
+	last, first := map[string]State{}, map[string]State{}
+	rootOf, shared := map[string]string{}, map[string][]string{}
 	turns := map[int]bool{}
 	for i := len(picked) - 1; i >= 0; i-- {
 		e := picked[i]
@@ -175,11 +210,16 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 	}
 	sort.Ints(res.Turns)
 	sort.Ints(res.Undone)
+	return &undoPlan{last: last, first: first, rootOf: rootOf, shared: shared, paths: restoreOrder(first)}
+}
+
+// restoreOrder is the order to set paths back to first: removals deepest
+// first, then creations shallowest first.
+func restoreOrder(first map[string]State) []string {
 	paths := make([]string, 0, len(first))
 	for p := range first {
 		paths = append(paths, p)
 	}
-	// Removals deepest first, then creations shallowest first.
 	sort.Slice(paths, func(i, j int) bool {
 		ri, rj := first[paths[i]].Kind == "absent", first[paths[j]].Kind == "absent"
 		if ri != rj {
@@ -191,8 +231,15 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 		}
 		return di < dj || di == dj && paths[i] < paths[j]
 	})
+	return paths
+}
+
+// apply restores each path of the plan that still holds what the agent
+// left, noting the rest in res; it returns what it changed.
+func (pl *undoPlan) apply(dir string, o Options, res *Result) []Change {
+	first, last, rootOf, shared := pl.first, pl.last, pl.rootOf, pl.shared
 	var applied []Change
-	for _, p := range paths {
+	for _, p := range pl.paths {
 		want, left := first[p], last[p]
 		root := rootOf[p]
 		if root == "" {
@@ -232,23 +279,26 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 		res.Restored = append(res.Restored, p)
 		applied = append(applied, Change{Path: p, Before: left, After: want})
 	}
-	if !o.DryRun {
-		all, _ := readJournal(dir)
-		seq := 0
-		for _, e := range all {
-			seq = max(seq, e.Seq)
-		}
-		// The checkpoints count as undone only when nothing was left in
-		// conflict: an undo again (or with Force) then finishes the job.
-		var done []int
-		if len(res.Conflicts) == 0 && len(res.Refused) == 0 && len(res.Shared) == 0 {
-			done = res.Undone
-		}
-		if err := appendJournal(dir, Entry{Seq: seq + 1, Tool: "undo", Time: time.Now().UTC(), Undo: done, Changes: applied}); err != nil {
-			return res, fmt.Errorf("recording the undo: %w", err)
-		}
+	return applied
+}
+
+// recordUndo journals the undo: the checkpoints count as undone only when
+// nothing was left in conflict, so an undo again (or with Force) then
+// finishes the job.
+func recordUndo(dir string, res *Result, applied []Change) error {
+	all, _ := readJournal(dir)
+	seq := 0
+	for _, e := range all {
+		seq = max(seq, e.Seq)
 	}
-	return res, nil
+	var done []int
+	if len(res.Conflicts) == 0 && len(res.Refused) == 0 && len(res.Shared) == 0 {
+		done = res.Undone
+	}
+	if err := appendJournal(dir, Entry{Seq: seq + 1, Tool: "undo", Time: time.Now().UTC(), Undo: done, Changes: applied}); err != nil {
+		return fmt.Errorf("recording the undo: %w", err)
+	}
+	return nil
 }
 
 // current is what rel beneath root holds now, hashed; an error when a
