@@ -54,7 +54,7 @@ func TestGoServerStdio(t *testing.T) {
 			m := start(t, sb, Options{}, def)
 
 			lazy := m.Tools(true)
-			if len(lazy) != 2 || lazy[0].Spec().Name != "mcp_search" || lazy[1].Spec().Name != "mcp_call" {
+			if len(lazy) != 3 || lazy[0].Spec().Name != "mcp_search" || lazy[1].Spec().Name != "mcp_call" || lazy[2].Spec().Name != ResourceToolName {
 				t.Fatalf("lazy tools: %v", lazy)
 			}
 			found := run(t, lazy, "mcp_search", `{"query":"echo"}`)
@@ -120,7 +120,7 @@ func TestServerFailures(t *testing.T) {
 	}
 
 	bad := run(t, ts, "mcp_call", `{"name":"mcp__c__garbage"}`)
-	if !bad.IsError || !strings.Contains(bad.Content, "MCP server c sent a malformed answer") {
+	if !bad.IsError || !strings.Contains(bad.Content, "MCP server c stopped: it wrote a malformed message") {
 		t.Errorf("garbage: an error that does not name the server: %+v", bad)
 	}
 	if res := run(t, ts, "mcp_call", `{"name":"mcp__a__echo","arguments":{"text":"on"}}`); res.Content != "echo: on" {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 )
 
@@ -112,7 +113,7 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) (found b
 		return false, err
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("MCP-Protocol-Version", protocolVersion)
+	req.Header.Set("MCP-Protocol-Version", sdk.SupportedProtocolVersions()[0])
 	resp, err := client.Do(req)
 	if err != nil {
 		return false, err
@@ -129,6 +130,17 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) (found b
 		return false, fmt.Errorf("%s: %w", u, err)
 	}
 	return true, nil
+}
+
+// httpError is an answer that is not what was asked for.
+func httpError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+	resp.Body.Close()
+	msg := strings.TrimSpace(string(b))
+	if msg == "" {
+		return fmt.Errorf("HTTP %s", resp.Status)
+	}
+	return fmt.Errorf("HTTP %s: %s", resp.Status, msg)
 }
 
 // wellKnown is u's origin with /.well-known/NAME inserted before u's path.
