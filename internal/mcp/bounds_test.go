@@ -107,4 +107,3 @@ func TestServerHugeLineBounded(t *testing.T) {
 		})
 	}
 }
-

@@ -592,4 +592,3 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return h.base.RoundTrip(r)
 }
-

@@ -328,6 +328,11 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 	cctx, cancel := context.WithTimeout(mctx, m.o.CallTimeout)
 	defer cancel()
 	params := &sdk.CallToolParams{Name: e.t.Name, Arguments: args}
+	if m.o.Log != nil {
+		// The newest revision sets the log level per request; older ones
+		// once per session (start).
+		params.Meta = sdk.Meta{sdk.MetaKeyLogLevel: "info"}
+	}
 	defer m.withProgress(ctx, params)()
 	var res *sdk.CallToolResult
 	var sess *sdk.ClientSession
