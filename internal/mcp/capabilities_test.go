@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/url"
@@ -122,6 +123,31 @@ func TestRender(t *testing.T) {
 				t.Errorf("got %q (image %v), want %q (image %v)", got, img != nil, tc.want, tc.image)
 			}
 		})
+	}
+}
+
+// TestDropBadAncillary: a PNG whose colour profile's checksum is wrong
+// (the everything server's sample image) decodes once that chunk is
+// dropped; a bad checksum in the pixels is not repaired.
+func TestDropBadAncillary(t *testing.T) {
+	good := mcptest.PNG()
+	// An iCCP chunk with a wrong checksum after IHDR (8+25 bytes).
+	bad := append(append([]byte(nil), good[:33]...), 0, 0, 0, 3, 'i', 'C', 'C', 'P', 1, 2, 3, 0xde, 0xad, 0xbe, 0xef)
+	bad = append(bad, good[33:]...)
+	if _, img := render(&sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: bad, MIMEType: "image/png"}}}, true); img == nil {
+		t.Error("the PNG with a bad iCCP checksum was not shown")
+	}
+	if fixed := dropBadAncillary(bad); !bytes.Equal(fixed, good) {
+		t.Errorf("repaired: %d bytes, want the %d of the good image", len(fixed), len(good))
+	}
+	idat := bytes.Index(good, []byte("IDAT"))
+	broken := append([]byte(nil), good...)
+	broken[idat+4] ^= 0xff // the pixels' data, under a checksum that no longer matches
+	if dropBadAncillary(broken) != nil {
+		t.Error("a bad critical chunk was repaired")
+	}
+	if _, img := render(&sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: broken, MIMEType: "image/png"}}}, true); img != nil {
+		t.Error("a PNG with broken pixels was shown")
 	}
 }
 

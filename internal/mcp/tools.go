@@ -386,6 +386,9 @@ func render(res *sdk.CallToolResult, images bool) (string, *llm.Image) {
 				break
 			}
 			p, err := llm.PrepareImage(fmt.Sprintf("content %d", i+1), c.Data)
+			if fixed := dropBadAncillary(c.Data); err != nil && fixed != nil {
+				p, err = llm.PrepareImage(fmt.Sprintf("content %d", i+1), fixed)
+			}
 			if err != nil {
 				parts = append(parts, fmt.Sprintf("[image %s, %d bytes, not shown: %v]", c.MIMEType, len(c.Data), err))
 				break
