@@ -256,7 +256,7 @@ func (c *conn) start(ctx context.Context) error {
 		if context.Cause(sctx) == errStartTimeout {
 			err = fmt.Errorf("did not answer within %s (MCP_TIMEOUT raises it): %w", c.m.o.StartTimeout, err)
 		}
-		return c.fail(err)
+		return c.fail(overLimit(err))
 	}
 	c.mu.Lock()
 	c.session, c.init = cs, cs.InitializeResult()
@@ -364,9 +364,8 @@ func (c *conn) watch(cs *sdk.ClientSession) {
 	if !told {
 		why := "its connection ended"
 		switch {
-		case broken && strings.Contains(err.Error(), "maximum line length"):
-			// The SDK's IOTransport refused a line over MaxLineLength.
-			why = fmt.Sprintf("it sent a message over %d MiB, the limit for one MCP message (%v)", maxMessage>>20, err)
+		case broken && overLimit(err) != err:
+			why = overLimit(err).Error()
 		case broken && stdio != nil:
 			why = "it wrote a malformed message on its stdout (not JSON-RPC), which ends an MCP session: " + err.Error()
 		case broken:
