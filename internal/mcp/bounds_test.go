@@ -78,9 +78,10 @@ func TestServerHugeLineBounded(t *testing.T) {
 			// The heap in use stays within six times the limit (the SDK's
 			// json.Decoder grows its buffer by doubling up to the limit,
 			// and copies it as it grows), and what is allocated within
-			// half the line: a buffered line would take all of it and
-			// more.
-			const bound, allocBound = 96 << 20, line / 2
+			// three quarters of the line (86 MiB measured, 152 MiB under
+			// the race detector, whose sync.Pool keeps nothing): a
+			// buffered line would take all of it and more.
+			const bound, allocBound = 96 << 20, line * 3 / 4
 			for _, tool := range []string{"mcp__huge__huge", "mcp__endless__endless"} {
 				w := watchHeap(1<<30, m.Close)
 				began := time.Now()
