@@ -270,9 +270,11 @@ func (c *conn) start(ctx context.Context) error {
 		}
 		return c.fail(fmt.Errorf("listing its tools: %w", err))
 	}
+	//lint:ignore SA1019 logging/setLevel is how servers of 2025-11-25 are asked to log
 	if caps := c.caps(); caps.Logging != nil && c.m.o.Log != nil {
 		// Servers log nothing until asked; what they log goes to the
 		// session's log. A server that refuses loses only its log.
+		//lint:ignore SA1019 as above
 		cs.SetLoggingLevel(sctx, &sdk.SetLoggingLevelParams{Level: "info"})
 	}
 	// Prompts and resources are extras: a server that fails to list them

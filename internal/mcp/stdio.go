@@ -169,16 +169,6 @@ func (t *tail) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
-// ended reports whether the process is gone.
-func (t *stdioTransport) ended() bool {
-	select {
-	case <-t.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // killedForMode reports whether harness killed the server because the
 // session's mode changed its walls (mode.go).
 func (t *stdioTransport) killedForMode() bool {

@@ -331,6 +331,7 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 	if m.o.Log != nil {
 		// The newest revision sets the log level per request; older ones
 		// once per session (start).
+		//lint:ignore SA1019 the newest revision's way to ask a server to log, deprecated with logging itself
 		params.Meta = sdk.Meta{sdk.MetaKeyLogLevel: "info"}
 	}
 	defer m.withProgress(ctx, params)()

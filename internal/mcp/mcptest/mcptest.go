@@ -1,7 +1,10 @@
+//lint:file-ignore SA1019 the test server uses roots and logging, deprecated in the newest revision and still used by servers of 2025-11-25
+
 // Package mcptest is an MCP server built with the official Go SDK, for
 // tests: the test binaries of internal/mcp and internal/cli run it over
 // stdio (when KindEnv is set) or serve it over streamable HTTP. Only tests
 // import it.
+
 package mcptest
 
 import (
@@ -191,7 +194,6 @@ func addExtras(s *sdk.Server) {
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "log", Description: "Send the text as a log message (notifications/message), then answer."},
 		func(ctx context.Context, r *sdk.CallToolRequest, in textArg) (*sdk.CallToolResult, any, error) {
-			//lint:ignore SA1019 logging is deprecated in the newest revision, still sent by servers of 2025-11-25
 			err := r.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "warning", Logger: "test", Data: in.Text})
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("logged: %v", err)}}}, nil, nil
 		})
@@ -201,12 +203,10 @@ func addExtras(s *sdk.Server) {
 			if got, ok := r.Params.InputResponses["roots"].(*sdk.ListRootsResult); ok {
 				res = got // the newest revision: the client's answer to the input request below
 			} else {
-				//lint:ignore SA1019 roots are deprecated in the newest revision, still asked for by servers of 2025-11-25
 				got, err := r.Session.ListRoots(ctx, nil)
 				if err != nil {
 					// On the newest revision a server asks within its result
 					// (multi round-trip requests); the client calls again.
-					//lint:ignore SA1019 as above
 					return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"roots": &sdk.ListRootsParams{}}}, nil, nil
 				}
 				res = got
