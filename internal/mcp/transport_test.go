@@ -224,7 +224,8 @@ func TestPagination(t *testing.T) {
 
 // TestServerRequests: a server's own requests during a call reach
 // harness and are answered: ping with a result, sampling/createMessage
-// (not declared) refused, over both HTTP transports.
+// and elicitation/create (not declared, so the server's SDK refuses to
+// send them) fail at once, never left waiting, over both HTTP transports.
 func TestServerRequests(t *testing.T) {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "asks", Version: "1"}, nil)
 	srv.AddTool(&sdk.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -238,6 +239,8 @@ func TestServerRequests(t *testing.T) {
 		//lint:ignore SA1019 a server of 2025-11-25 still asks for sampling
 		_, err = r.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 1, Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}})
 		out = append(out, fmt.Sprintf("sampling: %v", err))
+		_, err = r.Session.Elicit(ctx, &sdk.ElicitParams{Message: "your name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		out = append(out, fmt.Sprintf("elicitation: %v", err))
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(out, "\n")}}}, nil
 	})
 	streamable := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
@@ -248,7 +251,7 @@ func TestServerRequests(t *testing.T) {
 	for _, name := range []string{"mcp__a__ask", "mcp__b__ask"} {
 		res := run(t, m.Tools(false), name, `{}`)
 		t.Logf("%s:\n%s", name, res.Content)
-		if res.IsError || !strings.Contains(res.Content, "ping: <nil>") || strings.Contains(res.Content, "sampling: <nil>") {
+		if res.IsError || !strings.Contains(res.Content, "ping: <nil>") || strings.Contains(res.Content, "sampling: <nil>") || !strings.Contains(res.Content, "elicitation: ") || strings.Contains(res.Content, "elicitation: <nil>") {
 			t.Errorf("%s: %+v", name, res)
 		}
 	}
