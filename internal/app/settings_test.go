@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,55 +220,25 @@ func runAsNobodyToo(t *testing.T, name string) {
 		return
 	}
 	t.Run("as-nobody", func(t *testing.T) {
-		setpriv, err := exec.LookPath("setpriv")
-		if err != nil {
-			testenv.Missing(t, testenv.Setpriv, "setpriv (util-linux) is not installed; cannot switch to an unprivileged user")
-		}
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The test binary sits in a root-only build directory, and the
-		// child's temporary files must be nobody's: a directory of its own.
+		// The child's temporary files must be nobody's: a directory of
+		// its own, writable by it.
 		dir, err := os.MkdirTemp("/var/tmp", "harness-app-nobody-")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { os.RemoveAll(dir) })
 		os.Chmod(dir, 0o777)
-		bin := filepath.Join(dir, "app.test")
-		copyFile(t, exe, bin)
+		setpriv, bin := testenv.NobodyBinary(t, dir, name)
 		tmp := filepath.Join(dir, "tmp")
 		os.Mkdir(tmp, 0o777)
 		os.Chmod(tmp, 0o777)
-		cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.run", "^"+name+"$", "-test.v", "-test.count=1")
-		cmd.Env = append(os.Environ(), asNobodyEnv+"=1", "TMPDIR="+tmp, "HOME=/nonexistent")
-		cmd.Dir = "/"
+		cmd := testenv.AsNobody(setpriv, bin, []string{"-test.run", "^" + name + "$", "-test.v", "-test.count=1"}, asNobodyEnv+"=1", "TMPDIR="+tmp)
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "--- PASS: "+name) {
 			t.Fatalf("as nobody: %v\n%s", err, out)
 		}
 		t.Logf("as nobody:\n%s", out)
 	})
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // alwaysYes approves every question for good, counting them.

@@ -12,15 +12,16 @@ import (
 // target) is journaled as bytes too (base64), beside its readable form.
 
 type changeJSON struct {
-	Path      string `json:"path"`
-	PathBytes []byte `json:"path_bytes,omitempty"`
-	Before    State  `json:"before"`
-	After     State  `json:"after"`
+	Path      string   `json:"path"`
+	PathBytes []byte   `json:"path_bytes,omitempty"`
+	Before    State    `json:"before"`
+	After     State    `json:"after"`
+	Shared    []string `json:"shared,omitempty"`
 }
 
 // MarshalJSON keeps a path that is not UTF-8 as its bytes.
 func (c Change) MarshalJSON() ([]byte, error) {
-	j := changeJSON{Path: c.Path, Before: c.Before, After: c.After}
+	j := changeJSON{Path: c.Path, Before: c.Before, After: c.After, Shared: c.Shared}
 	if !utf8.ValidString(c.Path) {
 		j.PathBytes = []byte(c.Path)
 	}
@@ -33,7 +34,7 @@ func (c *Change) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*c = Change{Path: j.Path, Before: j.Before, After: j.After}
+	*c = Change{Path: j.Path, Before: j.Before, After: j.After, Shared: j.Shared}
 	if j.PathBytes != nil {
 		c.Path = string(j.PathBytes)
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -61,16 +62,24 @@ type Change struct {
 	Path   string `json:"path"`
 	Before State  `json:"before"`
 	After  State  `json:"after"`
+	// Shared names the other sessions of the project that may have made
+	// this change (their calls ran at the same time: others.go).
+	Shared []string `json:"shared,omitempty"`
 }
 
 // Entry is one checkpoint: a call and what it changed.
 type Entry struct {
-	Seq     int       `json:"seq"`
-	Turn    int       `json:"turn"`
-	Tool    string    `json:"tool"`
-	CallID  string    `json:"call_id,omitempty"`
-	Time    time.Time `json:"time"`
-	Changes []Change  `json:"changes,omitempty"`
+	Seq    int    `json:"seq"`
+	Turn   int    `json:"turn"`
+	Tool   string `json:"tool"`
+	CallID string `json:"call_id,omitempty"`
+	// Start is when the call began, Time when it ended.
+	Start time.Time `json:"start,omitempty"`
+	Time  time.Time `json:"time"`
+	// Exact: the call wrote only the paths it named (a file tool), so
+	// its changes are its own whatever else ran.
+	Exact   bool     `json:"exact,omitempty"`
+	Changes []Change `json:"changes,omitempty"`
 	// Roots are the writable roots the store covered: undo touches
 	// nothing beneath none of them.
 	Roots []string `json:"roots,omitempty"`
@@ -95,6 +104,7 @@ type Store struct {
 	used   int64
 	notes  []string
 	noted  map[string]bool
+	live   int          // calls in flight (running/<session> says so while > 0)
 	Notify func(string) // notes for the user (a file too big to keep)
 }
 
@@ -150,29 +160,65 @@ func (s *Store) StartTurn() int {
 
 // Begin is called before a call that can write; the function it returns,
 // after it. Changes made between calls (by the user) become the new
-// reference; changes made during the call are journaled.
-func (s *Store) Begin(callID, tool string) (end func()) {
+// reference; changes made during the call are journaled, except what
+// other sessions of the project made meanwhile (others.go). paths, for a
+// file tool, are the only paths the call writes: a change anywhere else
+// in its window is someone else's.
+func (s *Store) Begin(callID, tool string, paths ...string) (end func()) {
 	s.mu.Lock()
 	if err := os.MkdirAll(blobDir(s.dir), 0o700); err != nil {
 		s.note("checkpoints: " + err.Error() + "; undo will not cover this session's changes")
 	}
 	s.man = s.scan(s.man)
+	start := time.Now().UTC()
+	s.live++
+	s.mark(&marker{PID: os.Getpid(), Start: start, Paths: paths})
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if s.live--; s.live == 0 {
+			defer s.mark(nil)
+		}
 		now := s.scan(s.man)
 		changes := diff(s.man, now)
 		s.man = now
+		exact := false
+		if len(paths) > 0 {
+			changes, exact = only(changes, paths)
+		}
+		changes = attribute(changes, s.peers(start))
 		if len(changes) == 0 {
 			return
 		}
 		s.seq++
-		e := Entry{Seq: s.seq, Turn: s.turn, Tool: tool, CallID: callID, Time: time.Now().UTC(), Changes: changes, Roots: s.roots}
+		e := Entry{Seq: s.seq, Turn: s.turn, Tool: tool, CallID: callID, Start: start, Time: time.Now().UTC(),
+			Exact: exact, Changes: changes, Roots: s.roots}
 		if err := appendJournal(s.dir, e); err != nil {
 			s.note("checkpoints: could not record what " + tool + " changed: " + err.Error() + "; undo will not cover it")
 		}
 	}
+}
+
+// only keeps the changes to paths and to the directories above them (a
+// file tool creates the directories its path needs). When none is the
+// path as named (a name through a link, a path the scan does not walk),
+// it keeps them all, as for a command: undo must still cover the write.
+func only(changes []Change, paths []string) ([]Change, bool) {
+	var out []Change
+	hit := false
+	for _, c := range changes {
+		if slices.Contains(paths, c.Path) {
+			hit = true
+			out = append(out, c)
+		} else if c.After.Kind == "dir" && under(paths, c.Path) {
+			out = append(out, c)
+		}
+	}
+	if !hit {
+		return changes, false
+	}
+	return out, true
 }
 
 func (s *Store) note(n string) {

@@ -29,6 +29,19 @@
 // --force or not (escape_test.go, escape_linux_test.go: a flipper races
 // both 1,000 times, watched by inotify on the outside).
 //
+// A scan cannot tell who made a change, so attribution is narrowed where
+// harness knows more (others.go). A file tool names the one path it
+// writes: only that path (and the directories it needed) is its change,
+// whatever else changed meanwhile. Sessions of one project keep their
+// journals side by side and say while a call is in flight
+// (checkpoints/running/<session>): a change another session's file tool
+// made is never this session's, and a change another session's command
+// may have made in the same moment is journaled with that session named
+// ("shared"); undo leaves a shared change alone, saying whose it may be,
+// unless that session's record, complete by then, shows it was not
+// theirs, or --force. A person editing by hand while a command runs is
+// not a session: that edit is still taken as the command's.
+//
 // Undo restores, newest first, each path a checkpoint changed to what it
 // was, unless the path no longer holds what the agent left there: then
 // someone changed it since, and it is a conflict, reported and left

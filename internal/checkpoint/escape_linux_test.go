@@ -5,10 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -246,45 +244,9 @@ func TestEscapesAsNobody(t *testing.T) {
 	if os.Getenv(nobodyEnv) != "" {
 		t.Skip("this is the unprivileged run")
 	}
-	if os.Getuid() != 0 {
-		testenv.Missing(t, testenv.Root, "already unprivileged: the other tests cover this uid, but not the switch from root")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		testenv.Missing(t, testenv.Setpriv, "setpriv (util-linux) is not installed; cannot switch to an unprivileged user")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The test binary sits in a root-only build directory: copy it where
-	// nobody can run it.
-	dir, err := os.MkdirTemp("", "harness-test-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "checkpoint.test")
-	src, err := os.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err == nil {
-		_, err = io.Copy(dst, src)
-		if cerr := dst.Close(); err == nil {
-			err = cerr
-		}
-	}
-	src.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin,
-		"-test.run=^(TestUndoSwapped.*|TestUndoRefuses.*|TestScanSwapped.*|TestFlipperRaces|TestSpecialFiles)$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), nobodyEnv+"=1", "HOME=/nonexistent", "TMPDIR=/tmp")
-	cmd.Dir = "/"
+	setpriv, bin := testenv.NobodyBinary(t, "", "the other tests")
+	cmd := testenv.AsNobody(setpriv, bin, []string{"-test.run=^(TestUndoSwapped.*|TestUndoRefuses.*|TestScanSwapped.*|TestFlipperRaces|TestSpecialFiles)$", "-test.count=1", "-test.v"},
+		nobodyEnv+"=1", "TMPDIR=/tmp")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("\nPASS")) || !bytes.Contains(out, []byte("--- PASS: TestFlipperRaces")) {
 		t.Errorf("as nobody: %v\n%s", err, out)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,7 +29,10 @@ type Result struct {
 	Undone    []int    // the seqs undone
 	Restored  []string // paths set back
 	Conflicts []string // paths changed since the agent left them: left alone (unless Force)
-	Lost      []string // paths whose old content was not kept
+	// Shared are paths another session of the project may have changed
+	// in the same moment, with whose: left alone (unless Force).
+	Shared []string
+	Lost   []string // paths whose old content was not kept
 	// Refused are paths undo would not touch, with why: outside the roots
 	// the checkpoint covered, or reached only through a symlink now.
 	Refused []string
@@ -134,6 +138,7 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 	last := map[string]State{}
 	first := map[string]State{}
 	rootOf := map[string]string{} // "": beneath no root it may touch
+	shared := map[string][]string{}
 	turns := map[int]bool{}
 	for i := len(picked) - 1; i >= 0; i-- {
 		e := picked[i]
@@ -144,6 +149,11 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 			roots = o.Roots
 		}
 		for _, c := range e.Changes {
+			if len(c.Shared) > 0 && !o.Force {
+				if ids := stillShared(dir, e, c); len(ids) > 0 {
+					shared[c.Path] = append(shared[c.Path], ids...)
+				}
+			}
 			if _, ok := last[c.Path]; !ok {
 				last[c.Path] = c.After
 			}
@@ -186,6 +196,11 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 			res.Refused = append(res.Refused, p+" (outside the roots the checkpoint covered)")
 			continue
 		}
+		if ids := shared[p]; len(ids) > 0 {
+			slices.Sort(ids)
+			res.Shared = append(res.Shared, p+" (session "+strings.Join(slices.Compact(ids), ", ")+" was running a command at the same time)")
+			continue
+		}
 		rel, _ := filepath.Rel(root, p)
 		now, err := current(root, rel)
 		if err != nil {
@@ -223,7 +238,7 @@ func Undo(dir string, sel Selection, o Options) (Result, error) {
 		// The checkpoints count as undone only when nothing was left in
 		// conflict: an undo again (or with Force) then finishes the job.
 		var done []int
-		if len(res.Conflicts) == 0 && len(res.Refused) == 0 {
+		if len(res.Conflicts) == 0 && len(res.Refused) == 0 && len(res.Shared) == 0 {
 			done = res.Undone
 		}
 		if err := appendJournal(dir, Entry{Seq: seq + 1, Tool: "undo", Time: time.Now().UTC(), Undo: done, Changes: applied}); err != nil {
@@ -459,7 +474,7 @@ func (r Result) Describe(roots []string) string {
 	switch {
 	case len(r.Undone) == 0:
 		return "nothing to undo: no checkpoint changed any file"
-	case len(r.Restored) == 0 && len(r.Conflicts) == 0 && len(r.Refused) == 0:
+	case len(r.Restored) == 0 && len(r.Conflicts) == 0 && len(r.Refused) == 0 && len(r.Shared) == 0:
 		fmt.Fprintf(&b, "the files are already as they were before turn %v", r.Turns)
 	default:
 		fmt.Fprintf(&b, "restored %d path(s) to before turn(s) %v", len(r.Restored), r.Turns)
@@ -470,6 +485,12 @@ func (r Result) Describe(roots []string) string {
 	if len(r.Conflicts) > 0 {
 		b.WriteString("\nnot restored, changed since the agent left them (undo --force overwrites them):")
 		for _, p := range r.Conflicts {
+			b.WriteString("\n  " + shortPath(roots, p))
+		}
+	}
+	if len(r.Shared) > 0 {
+		b.WriteString("\nnot restored, another session of this project may have made these changes (undo --force restores them anyway):")
+		for _, p := range r.Shared {
 			b.WriteString("\n  " + shortPath(roots, p))
 		}
 	}

@@ -120,7 +120,7 @@ func runUndo(ctx context.Context, g *globalOptions, o *undoOptions, stdio Stdio)
 		msg = "dry run: " + strings.Replace(msg, "restored", "would restore", 1)
 	}
 	fmt.Fprintln(stdio.Out, msg)
-	if n := len(res.Conflicts) + len(res.Lost) + len(res.Refused); n > 0 {
+	if n := len(res.Conflicts) + len(res.Lost) + len(res.Refused) + len(res.Shared); n > 0 {
 		return &ExitError{Code: 1, Err: fmt.Errorf("%d file(s) not restored", n)}
 	}
 	if len(res.Unknown) > 0 {

@@ -18,6 +18,9 @@ type probe struct {
 	// live probes need a real sandbox backend; without one they are
 	// skipped, saying so.
 	live bool
+	// absent, when set, says why backend has no such door (the probe is
+	// skipped, saying so), or "" when it has.
+	absent func(backend string) string
 	// run attacks in w and returns what got through ("" when the door
 	// held) and a note.
 	run func(ctx context.Context, w *world) (problem, note string)
@@ -93,6 +96,12 @@ func Run(ctx context.Context, backendName string, out io.Writer, opts ...sandbox
 		if p.live && (backendName == "" || backendName == sandbox.BackendNone) {
 			fmt.Fprintf(out, "skip     %-40s no sandbox backend\n", p.name)
 			continue
+		}
+		if p.absent != nil {
+			if why := p.absent(backendName); why != "" {
+				fmt.Fprintf(out, "skip     %-40s %s\n", p.name, why)
+				continue
+			}
 		}
 		w, err := newWorld(backendName, opts)
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,33 +44,8 @@ func TestDoorsUnprivileged(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		testenv.Missing(t, testenv.Bwrap, "bwrap is not installed")
 	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		testenv.Missing(t, testenv.Setpriv, "setpriv (util-linux) is not installed")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The test binary sits in a root-only build directory: copy it where
-	// nobody can execute it.
-	dir, err := os.MkdirTemp(backend.OutsideBase(), "harness-test-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "doors.test")
-	data, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin)
-	cmd.Env = append(os.Environ(), "HOME=/nonexistent", doorsEnv+"="+sandbox.BackendBwrap)
-	cmd.Dir = "/"
+	setpriv, bin := testenv.NobodyBinary(t, backend.OutsideBase(), "TestDoors")
+	cmd := testenv.AsNobody(setpriv, bin, nil, doorsEnv+"="+sandbox.BackendBwrap)
 	out, err := cmd.CombinedOutput()
 	t.Logf("as nobody:\n%s", out)
 	if err != nil {

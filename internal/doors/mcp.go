@@ -15,6 +15,12 @@ func init() {
 	register(probe{
 		name: "mcp: a 256 MiB line from a server",
 		live: true,
+		absent: func(b string) string {
+			if sandbox.IsContainer(b) {
+				return "no door here: a container backend runs no stdio MCP server (it gives commands no standard input)"
+			}
+			return ""
+		},
 		run: func(ctx context.Context, w *world) (string, string) {
 			sb, err := sandbox.Open(ctx, w.pol, w.backend, w.opts...)
 			if err != nil {

@@ -89,6 +89,16 @@ func TestImportRules(t *testing.T) {
 	only("internal/doors", "internal/cli")
 	only("internal/acp", "internal/cli")
 	only("internal/testenv") // tests only
+	// A provider adapter is its own: what two share lives below them
+	// (llm, llm/sse, llm/cacheplan), and only the composition root and
+	// the tests pick one.
+	for _, a := range []string{"internal/llm/anthropic", "internal/llm/openai", "internal/llm/responses"} {
+		for _, p := range importers(a) {
+			if strings.HasPrefix(p, "internal/llm/") {
+				t.Errorf("%s imports the adapter %s; move what they share below both", p, a)
+			}
+		}
+	}
 	// Leaves import nothing of harness's.
 	for _, leaf := range []string{"internal/termsafe", "internal/jsonerr", "internal/notice", "internal/config",
 		"internal/sandbox/walls", "internal/engine", "internal/shellquote", "internal/llm/sse", "internal/testenv"} {

@@ -4,7 +4,7 @@ import (
 	"hash/maphash"
 
 	"github.com/harness-dev/harness/internal/llm"
-	"github.com/harness-dev/harness/internal/llm/anthropic"
+	"github.com/harness-dev/harness/internal/llm/cacheplan"
 )
 
 // CharsPerToken is the ratio the replay counts tokens with: measured on the
@@ -42,7 +42,7 @@ type block struct {
 	role   llm.Role // "" for tools and system
 	kind   string
 	stored bool // a stored message block (not the reminder)
-	ref    anthropic.BlockRef
+	ref    cacheplan.Ref
 }
 
 var seed = maphash.MakeSeed()
@@ -90,7 +90,7 @@ func flatten(req *llm.Request) []block {
 				nb = add(m.Role, "tool_result", true, len(b.ToolUseID)+len(b.Content), b.ToolUseID, b.Content, boolStr(b.IsError))
 			}
 			if nb != nil {
-				nb.ref = anthropic.BlockRef{Message: mi, Block: bi}
+				nb.ref = cacheplan.Ref{Message: mi, Block: bi}
 			}
 		}
 	}
@@ -177,8 +177,9 @@ func (c *Cache) Request(req *llm.Request) llm.Usage {
 // cache_control, in order, as the anthropic adapter places them: the
 // adapter is asked, so the simulation cannot drift from what ships.
 func anthropicBreakpoints(req *llm.Request, blocks []block) []int {
-	tool, system, refs := anthropic.Breakpoints(req)
-	at := map[anthropic.BlockRef]bool{}
+	plan := cacheplan.Of(req)
+	tool, system, refs := plan.Tool, plan.System, plan.Blocks
+	at := map[cacheplan.Ref]bool{}
 	for _, r := range refs {
 		at[r] = true
 	}

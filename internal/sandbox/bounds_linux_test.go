@@ -13,6 +13,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/cgroup"
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+	"github.com/harness-dev/harness/internal/testenv"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
@@ -176,12 +177,12 @@ func TestResourceBounds(t *testing.T) {
 	if os.Getuid() != 0 {
 		return // the uid run above is the unprivileged one
 	}
-	setpriv, bin := unprivilegedBinary(t, "TestResourceBounds")
+	setpriv, bin := testenv.NobodyBinary(t, outsideBase(), "TestResourceBounds")
 	for _, v := range variants {
 		t.Run("nobody/"+v, func(t *testing.T) {
 			backend, _ := testVariant(v)
 			requireBackend(t, backend)
-			out, err := asNobody(setpriv, bin, boundsEnv+"="+v).CombinedOutput()
+			out, err := testenv.AsNobody(setpriv, bin, nil, boundsEnv+"="+v).CombinedOutput()
 			if err != nil || !bytes.Contains(out, []byte("bounds held")) {
 				t.Errorf("as nobody: %v\n%s", err, out)
 			}

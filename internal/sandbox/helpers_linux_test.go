@@ -2,10 +2,7 @@ package sandbox
 
 import (
 	"bytes"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -47,59 +44,6 @@ func TestUserNamespaces(t *testing.T) {
 	if !userNamespaces() {
 		testenv.Missing(t, testenv.Userns, "cannot create a user and PID namespace (kernel.unprivileged_userns_clone or an AppArmor restriction)")
 	}
-}
-
-// unprivilegedBinary returns setpriv and a copy of the test binary that
-// nobody (uid 65534) may run, for a test that re-runs part of itself
-// unprivileged; covered names the test that covers an unprivileged run
-// already.
-func unprivilegedBinary(t *testing.T, covered string) (setpriv, bin string) {
-	t.Helper()
-	if os.Getuid() != 0 {
-		testenv.Missing(t, testenv.Root, "already unprivileged: "+covered+" covers this uid, but not the switch from root")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		testenv.Missing(t, testenv.Setpriv, "setpriv (util-linux) is not installed; cannot switch to an unprivileged user")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The test binary sits in a root-only build directory: copy it where
-	// nobody can execute it.
-	dir, err := os.MkdirTemp(outsideBase(), "harness-test-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	bin = filepath.Join(dir, "sandbox.test")
-	src, err := os.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return setpriv, bin
-}
-
-// asNobody is bin (from unprivilegedBinary) run as nobody, in /, with
-// env added to this process's environment.
-func asNobody(setpriv, bin string, env ...string) *exec.Cmd {
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin)
-	cmd.Env = append(append(os.Environ(), "HOME=/nonexistent"), env...)
-	cmd.Dir = "/"
-	return cmd
 }
 
 // survivors counts host processes whose command line holds marker, waiting

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/shellquote"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // History only grows (#41): a commit and a tag made by a command inside
@@ -56,8 +57,8 @@ func TestHistoryOnlyGrows(t *testing.T) {
 	if os.Getuid() != 0 || os.Getenv(historyNobodyEnv) != "" {
 		return
 	}
-	setpriv, bin := unprivilegedBinary(t, "TestHistoryOnlyGrows")
-	cmd := asNobody(setpriv, bin, historyNobodyEnv+"=1")
+	setpriv, bin := testenv.NobodyBinary(t, outsideBase(), "TestHistoryOnlyGrows")
+	cmd := testenv.AsNobody(setpriv, bin, nil, historyNobodyEnv+"=1")
 	// The session's backend, both attack timings: the uid is what differs.
 	cmd.Args = append(cmd.Args, "-test.run=^TestHistoryOnlyGrows$/^bwrap$/_command$", "-test.count=1", "-test.v")
 	out, err := cmd.CombinedOutput()

@@ -39,7 +39,7 @@ func TestLoopbackForward(t *testing.T) {
 	}))
 	t.Cleanup(other.Close)
 	otherPort := other.Listener.Addr().(*net.TCPAddr).Port
-	// Not containers: the engine's network namespace gets no forwards.
+	// Containers: TestContainerLoopbackForward (the test image has no curl).
 	for _, variant := range []string{BackendBwrap, BackendBwrap + perCommand, BackendLandlock, BackendLandlock + perCommand} {
 		t.Run(variant, func(t *testing.T) {
 			backend, opts := testVariant(variant)

@@ -393,7 +393,7 @@ func TestProbeNetwork(t *testing.T) {
 // origin on the host reached through the proxy, an unlisted host refused,
 // no direct connection to the host, each connection recorded.
 func TestProbeNetworkUnprivileged(t *testing.T) {
-	setpriv, bin := unprivilegedBinary(t, "TestProbeNetwork")
+	setpriv, bin := testenv.NobodyBinary(t, outsideBase(), "TestProbeNetwork")
 	for _, variant := range proxyVariants {
 		t.Run(variant, func(t *testing.T) {
 			backend, _ := testVariant(variant)
@@ -401,7 +401,7 @@ func TestProbeNetworkUnprivileged(t *testing.T) {
 				t.Skip("the engine's socket is root's: TestProbeNetwork covers the container as root")
 			}
 			requireBackend(t, backend)
-			out, err := asNobody(setpriv, bin, netProbeEnv+"="+variant).CombinedOutput()
+			out, err := testenv.AsNobody(setpriv, bin, nil, netProbeEnv+"="+variant).CombinedOutput()
 			t.Logf("as nobody:\n%s", out)
 			if err != nil || !strings.Contains(string(out), "ok       each connection recorded") {
 				t.Errorf("the network probe as nobody failed: %v", err)

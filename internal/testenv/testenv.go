@@ -35,6 +35,9 @@ const (
 	Docker   = "docker"  // a Docker engine that answers, and HARNESS_TEST_IMAGE built (see .ci/run)
 	MCPNpm   = "mcp-npm" // node and the reference MCP servers installed with npm in HARNESS_MCP_NPM (see .ci/run)
 	ACPNpm   = "acp-npm" // node and the official ACP SDK installed with npm in HARNESS_ACP_NPM (see .ci/run)
+	// MCPConformance: the official MCP conformance suite and a Node.js it
+	// runs on, installed with npm in HARNESS_MCP_CONFORMANCE_NPM (see .ci/run).
+	MCPConformance = "mcp-conformance"
 )
 
 // Required reports whether HARNESS_REQUIRE names feature.
@@ -69,7 +72,7 @@ func NeedRoot(t testing.TB) {
 }
 
 // Features is every feature name, for checking HARNESS_REQUIRE's spelling.
-var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Curl, Root, Docker, MCPNpm, ACPNpm}
+var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Curl, Root, Docker, MCPNpm, ACPNpm, MCPConformance}
 
 // Unknown returns the names in HARNESS_REQUIRE that are no feature, so a
 // typo cannot turn a requirement into nothing.

@@ -70,7 +70,8 @@ type Registry struct {
 // Checkpointer keeps what a call that can write is about to change
 // (package checkpoint): Begin before it runs, the returned func after.
 type Checkpointer interface {
-	Begin(callID, tool string) (end func())
+	// paths, for a file tool, are the only paths the call writes.
+	Begin(callID, tool string, paths ...string) (end func())
 }
 
 // SetCheckpointer has every call that can write (bash, and the file
@@ -203,7 +204,13 @@ func (r *Registry) run(ctx context.Context, call llm.Block) (res Result) {
 		return Errorf("cancelled by the user before it ran")
 	}
 	if r.cp != nil && (acc.Write || acc.Tool == "bash") {
-		end := r.cp.Begin(call.ID, call.Name)
+		// A file tool writes its one path, and only what it wrote is its
+		// change; a command's is whatever the scan finds.
+		var paths []string
+		if acc.Tool != "bash" && acc.Path != "" {
+			paths = []string{acc.Path}
+		}
+		end := r.cp.Begin(call.ID, call.Name, paths...)
 		defer end()
 	}
 	return t.Run(ctx, input)

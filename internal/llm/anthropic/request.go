@@ -6,18 +6,12 @@ import (
 	"slices"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/llm/cacheplan"
 )
 
 // DefaultMaxTokens is used when Request.MaxTokens is zero; the Messages API
 // requires a value.
 const DefaultMaxTokens = 8192
-
-// maxBreakpoints is the API's limit on cache_control markers per request.
-const maxBreakpoints = 4
-
-// lookback is how many blocks before a breakpoint the API searches for an
-// earlier cache entry ("approximately 20"); we stay on the safe side of it.
-const lookback = 20
 
 // The wire structs below fix the field order of the body. messages comes
 // last so a longer conversation's body extends a shorter one's.
@@ -191,7 +185,7 @@ func buildRequest(req *llm.Request) wireRequest {
 	if req.Thinking.Effort != "" && req.Thinking.Mode != llm.ThinkingOff {
 		w.OutputConfig = &outputConfig{Effort: req.Thinking.Effort}
 	}
-	budget := maxBreakpoints
+	plan := cacheplan.Of(req)
 	for _, t := range req.Tools {
 		schema := t.Schema
 		if len(bytes.TrimSpace(schema)) == 0 {
@@ -199,23 +193,21 @@ func buildRequest(req *llm.Request) wireRequest {
 		}
 		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
-	// The cache prefix runs tools, then system, then messages, so one
-	// marker on the system prompt caches the tools too; the tools get their
-	// own only when there is no system prompt. Markers saved here go to the
-	// messages, where they pay (see breakpoints).
 	if req.System != "" {
 		s := req.System
-		w.System = []wireBlock{{Type: "text", Text: &s, CacheControl: ephemeral}}
-		budget--
-	} else if n := len(w.Tools); n > 0 {
+		w.System = []wireBlock{{Type: "text", Text: &s}}
+		if plan.System {
+			w.System[0].CacheControl = ephemeral
+		}
+	}
+	if n := len(w.Tools); n > 0 && plan.Tool {
 		w.Tools[n-1].CacheControl = ephemeral
-		budget--
 	}
 
 	for _, m := range req.Messages {
 		wm := wireMessage{Role: string(m.Role), Content: []wireBlock{}}
 		for i, b := range m.Blocks {
-			if b.Blank() {
+			if !cacheplan.OnWire(b) {
 				continue
 			}
 			if wb, ok := wireBlockOf(b); ok {
@@ -231,8 +223,11 @@ func buildRequest(req *llm.Request) wireRequest {
 		}
 		w.Messages = append(w.Messages, wm)
 	}
-	for _, p := range breakpoints(w.Messages, budget, req.Volatile, req.Stable) {
-		w.Messages[p.msg].Content[p.block].CacheControl = ephemeral
+	for _, r := range plan.Blocks {
+		wm := &w.Messages[r.Message]
+		if j := slices.Index(wm.origin, r.Block); j >= 0 {
+			wm.Content[j].CacheControl = ephemeral
+		}
 	}
 
 	if req.Reminder != "" {
@@ -248,130 +243,6 @@ func buildRequest(req *llm.Request) wireRequest {
 		w.Messages = []wireMessage{}
 	}
 	return w
-}
-
-type pos struct{ msg, block int }
-
-// breakpoints chooses where cache_control goes among the stored messages,
-// using at most budget markers, most valuable first:
-//
-//  1. the last stored block: the rolling breakpoint, which the next request
-//     reads back when nothing before it changed (the last block before the
-//     volatile tail, when the request has one);
-//  2. the last block of the latest assistant message before it: the
-//     context layers strip a tool result once it leaves the latest two
-//     messages, and that result sits right after this block, so the prefix
-//     cached here survives the strip where the rolling one does not;
-//  3. the end of the messages an edit left as they were (kept, from
-//     llm.Request.Stable), where the cache of the requests before the edit
-//     still matches: an edit older than the API's 20-block look-back from
-//     the markers above would otherwise rewrite everything after the
-//     system prompt; else the same point as marker 2 one assistant message
-//     earlier (where the previous request put its marker 2) when it is 20
-//     or more blocks back, beyond the look-back, as after a long round of
-//     parallel tool calls.
-//
-// Thinking blocks cannot carry cache_control, so a marker falls back to the
-// nearest earlier block. The replay benchmark measured the placement: with
-// marker 2 the harness policy's Anthropic input cost falls from 0.87 to
-// about 0.78 of append-only.
-func breakpoints(msgs []wireMessage, budget, volatile, kept int) []pos {
-	if budget <= 0 {
-		return nil
-	}
-	// The rolling breakpoint stays off the messages about to be rewritten.
-	stable := msgs
-	if volatile > 0 && volatile < len(msgs) {
-		stable = msgs[:len(msgs)-volatile]
-	}
-	var flat []pos
-	lastOf := map[int]int{} // message index -> index in flat of its last block
-	for i, m := range stable {
-		for j := range m.Content {
-			flat = append(flat, pos{i, j})
-			lastOf[i] = len(flat) - 1
-		}
-	}
-	last := markable(msgs, flat, len(flat)-1)
-	if last < 0 {
-		return nil
-	}
-	chosen := []int{last}
-	// endOfAssistantBefore returns the marker position of the last
-	// assistant message before message m, or -1.
-	endOfAssistantBefore := func(m int) int {
-		for i := m - 1; i >= 0; i-- {
-			if msgs[i].Role == string(llm.RoleAssistant) {
-				if k, ok := lastOf[i]; ok {
-					return markable(msgs, flat, k)
-				}
-			}
-		}
-		return -1
-	}
-	pre := endOfAssistantBefore(flat[last].msg)
-	if pre < 0 || pre == last || len(chosen) == budget {
-		return toPos(flat, chosen)
-	}
-	chosen = append(chosen, pre)
-	if len(chosen) == budget {
-		return toPos(flat, chosen)
-	}
-	if kept > 0 && kept <= flat[pre].msg {
-		if k, ok := lastOf[kept-1]; ok {
-			if k = markable(msgs, flat, k); k >= 0 && k < pre {
-				return toPos(flat, append(chosen, k))
-			}
-		}
-	}
-	if prev := endOfAssistantBefore(flat[pre].msg); prev >= 0 && pre-prev >= lookback {
-		chosen = append(chosen, prev)
-	}
-	return toPos(flat, chosen)
-}
-
-// toPos returns the positions of the chosen flat indices in order.
-func toPos(flat []pos, chosen []int) []pos {
-	slices.Sort(chosen)
-	out := make([]pos, len(chosen))
-	for i, k := range chosen {
-		out[i] = flat[k]
-	}
-	return out
-}
-
-// BlockRef names one block of a request's stored messages.
-type BlockRef struct{ Message, Block int }
-
-// Breakpoints reports where the body built from req carries cache_control:
-// on the last tool definition, on the system prompt, and on which stored
-// blocks. The replay benchmark's cache simulator asks the adapter rather
-// than re-implementing the placement.
-func Breakpoints(req *llm.Request) (tool, system bool, blocks []BlockRef) {
-	w := buildRequest(req)
-	if n := len(w.Tools); n > 0 {
-		tool = w.Tools[n-1].CacheControl != nil
-	}
-	system = len(w.System) > 0 && w.System[0].CacheControl != nil
-	for i, m := range w.Messages {
-		for j, b := range m.Content {
-			if b.CacheControl != nil && j < len(m.origin) {
-				blocks = append(blocks, BlockRef{i, m.origin[j]})
-			}
-		}
-	}
-	return tool, system, blocks
-}
-
-// markable returns the index in flat of the nearest block at or before i
-// that may carry cache_control, or -1.
-func markable(msgs []wireMessage, flat []pos, i int) int {
-	for ; i >= 0; i-- {
-		if t := msgs[flat[i].msg].Content[flat[i].block].Type; t != "thinking" && t != "redacted_thinking" {
-			return i
-		}
-	}
-	return -1
 }
 
 // MarshalRequest returns the exact body Stream sends for req.

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/harness-dev/harness/internal/llm"
-	"github.com/harness-dev/harness/internal/llm/anthropic"
+	"github.com/harness-dev/harness/internal/llm/cacheplan"
 )
 
 // The wire structs fix the field order of the body; messages comes last so
@@ -201,11 +201,12 @@ func mergeUsers(msgs []wireMessage) []wireMessage {
 
 // markCache puts cache_control where the Anthropic adapter puts its
 // breakpoints, for Claude behind OpenRouter: on the system prompt and on
-// the stored blocks anthropic.Breakpoints chooses. A marked message's
+// the stored blocks the plan (cacheplan) chooses. A marked message's
 // content becomes one text part carrying the marker; a marker on a tool
 // call has no place in this format and is left out.
 func markCache(w *wireRequest, req *llm.Request) {
-	_, system, blocks := anthropic.Breakpoints(req)
+	plan := cacheplan.Of(req)
+	system, blocks := plan.System, plan.Blocks
 	mark := func(m *wireMessage) {
 		if t, ok := m.text(); ok && strings.TrimSpace(t) != "" {
 			m.Content = []contentPart{{Type: "text", Text: t, CacheControl: &cacheControl{Type: "ephemeral"}}}

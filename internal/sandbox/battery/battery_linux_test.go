@@ -3,10 +3,7 @@ package battery
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,13 +81,13 @@ func TestBattery(t *testing.T) {
 // TestBatteryUnprivileged re-runs the battery as nobody (uid 65534): the
 // walls must not depend on the harness running as root.
 func TestBatteryUnprivileged(t *testing.T) {
-	setpriv, bin := unprivilegedBinary(t, "TestBattery")
+	setpriv, bin := testenv.NobodyBinary(t, backend.OutsideBase(), "TestBattery")
 	for _, variant := range batteryVariants {
 		t.Run(variant, func(t *testing.T) {
 			backend, _ := testVariant(variant)
 			requireBackend(t, backend)
 			t.Parallel()
-			out, err := asNobody(setpriv, bin, batteryEnv+"="+variant).CombinedOutput()
+			out, err := testenv.AsNobody(setpriv, bin, nil, batteryEnv+"="+variant).CombinedOutput()
 			t.Logf("as nobody:\n%s", out)
 			if err != nil {
 				t.Errorf("the battery as nobody failed: %v", err)
@@ -117,57 +114,4 @@ func requireBackend(t *testing.T, backend string) {
 			testenv.Missing(t, testenv.Landlock, "this kernel has no Landlock")
 		}
 	}
-}
-
-// unprivilegedBinary returns setpriv and a copy of the test binary that
-// nobody (uid 65534) may run, for a test that re-runs part of itself
-// unprivileged; covered names the test that covers an unprivileged run
-// already.
-func unprivilegedBinary(t *testing.T, covered string) (setpriv, bin string) {
-	t.Helper()
-	if os.Getuid() != 0 {
-		testenv.Missing(t, testenv.Root, "already unprivileged: "+covered+" covers this uid, but not the switch from root")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		testenv.Missing(t, testenv.Setpriv, "setpriv (util-linux) is not installed; cannot switch to an unprivileged user")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The test binary sits in a root-only build directory: copy it where
-	// nobody can execute it.
-	dir, err := os.MkdirTemp(backend.OutsideBase(), "harness-test-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	bin = filepath.Join(dir, "battery.test")
-	src, err := os.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return setpriv, bin
-}
-
-// asNobody is bin (from unprivilegedBinary) run as nobody, in /, with
-// env added to this process's environment.
-func asNobody(setpriv, bin string, env ...string) *exec.Cmd {
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin)
-	cmd.Env = append(append(os.Environ(), "HOME=/nonexistent"), env...)
-	cmd.Dir = "/"
-	return cmd
 }

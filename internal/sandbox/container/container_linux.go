@@ -150,6 +150,9 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 		cr.net = cn
 		env = append(env, netproxy.ProxyEnv(netproxy.ProxyPort)...)
 		entry = append(entry, strconv.Itoa(netproxy.ProxyPort))
+		for _, port := range o.Proxy.LoopbackPorts() {
+			entry = append(entry, strconv.Itoa(port))
+		}
 	}
 	res := containerResources(p)
 	if cr.podman {

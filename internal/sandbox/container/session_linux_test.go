@@ -367,6 +367,61 @@ func execRaw(t *testing.T, cli *engine.Client, id, user, code string) string {
 // Docker-compatible socket where one answers (CI installs no podman: it
 // skips there): the engine's walls from inside, the proxy, and a project
 // podman would misread refused.
+// TestContainerLoopbackForward: a rule naming a host loopback port
+// exactly (allow net 127.0.0.1:PORT) is reached from the session's
+// container as from bwrap's namespace (the init listens on that port and
+// hands each connection over the proxy's channel); a host loopback port
+// no rule names is not, and the forwarded connection is recorded.
+func TestContainerLoopbackForward(t *testing.T) {
+	container.RequireDocker(t)
+	serve := func(greeting string) int {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte(greeting))
+				c.Close()
+			}
+		}()
+		return ln.Addr().(*net.TCPAddr).Port
+	}
+	port, otherPort := serve("reached-allowed"), serve("reached-other")
+	rec := &records{}
+	px := &netproxy.Proxy{
+		Decide: func(_ context.Context, h string, p int) netproxy.ConnVerdict {
+			if h == "127.0.0.1" && p == port {
+				return netproxy.ConnVerdict{Allowed: true, Exact: true, Rule: fmt.Sprintf("allow net 127.0.0.1:%d", p)}
+			}
+			return netproxy.ConnVerdict{Reason: "no rule allows " + h}
+		},
+		Record:   rec.add,
+		Loopback: []netproxy.LoopbackForward{{Host: "127.0.0.1", Port: port}},
+	}
+	sb, _ := openSession(t, sandbox.BackendDocker, t.TempDir(), sandbox.WithProxy(px), sandbox.WithEnv(testEnv))
+	script := fmt.Sprintf(`for p in %d %d; do (exec 3<>/dev/tcp/127.0.0.1/$p && head -c 20 <&3) 2>/dev/null; echo " [$p]"; done`, port, otherPort)
+	r, err := sb.Run(context.Background(), sandbox.Cmd{Script: "exec bash -c '" + script + "'", Timeout: 60 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(r.Output)
+	if !strings.Contains(out, "reached-allowed") {
+		t.Errorf("the allowed host loopback port was not reached from the container:\n%s", out)
+	}
+	if strings.Contains(out, "reached-other") {
+		t.Errorf("a host loopback port no rule names was reached from the container:\n%s", out)
+	}
+	rec.await(t, 0, func(c netproxy.ConnRecord) bool {
+		return c.Method == "LOOPBACK" && c.Port == port && c.Verdict == "allowed"
+	})
+}
+
 func TestPodmanSession(t *testing.T) {
 	const sock = "/run/podman/podman.sock"
 	if _, err := os.Stat(sock); err != nil || os.Getenv("DOCKER_HOST") != "" || os.Getenv("HARNESS_TEST_IMAGE") == "" {

@@ -19,7 +19,8 @@ import (
 // connection to the host, where the proxy decides it as any connection
 // (the rule, recorded) and splices it to the host's loopback port. So
 // psql, curl and a Python client reach the allowed host service as they
-// would outside, and nothing else of the host's loopback.
+// would outside, and nothing else of the host's loopback. In bwrap and
+// landlock sessions the launcher listens; in a container, its init.
 
 // LoopbackForward is one host loopback port commands may reach.
 type LoopbackForward struct {

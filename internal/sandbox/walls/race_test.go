@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestRefreshRereadsAdoptedRepositories runs Refresh (after each new repository a
@@ -145,5 +146,50 @@ func TestHooksPathThatCannotBeMadeFailsClosed(t *testing.T) {
 	_, err = NewPolicy(PolicyOptions{Project: proj})
 	if !errors.Is(err, refused) || !strings.Contains(err.Error(), "githooks") {
 		t.Fatalf("NewPolicy = %v, want the hooks path's error", err)
+	}
+}
+
+// TestRefreshSeesConfigWrittenAfterAdoption: a look adopts a repository
+// while the command making it is still at work; the command then names a
+// hooks path in its config (a new file, or the old one rewritten in
+// place), long after (beyond any timestamp slack). The next Refresh must
+// read the config again and hold the hooks path. Before, the adopted
+// .git was never looked at again unless its parent changed: the hooks
+// path stayed writable.
+func TestRefreshSeesConfigWrittenAfterAdoption(t *testing.T) {
+	for _, inPlace := range []bool{false, true} {
+		t.Run(fmt.Sprintf("in place %v", inPlace), func(t *testing.T) {
+			base, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			proj := filepath.Join(base, "proj")
+			dot := filepath.Join(proj, "r", ".git")
+			os.MkdirAll(filepath.Join(base, "home"), 0o755)
+			os.MkdirAll(proj, 0o755)
+			p, err := NewPolicy(PolicyOptions{Project: proj, Home: filepath.Join(base, "home")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.MkdirAll(filepath.Join(dot, "hooks"), 0o755)
+			os.WriteFile(filepath.Join(dot, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+			if inPlace {
+				os.WriteFile(filepath.Join(dot, "config"), []byte("[core]\n"), 0o644)
+			}
+			p.Refresh() // a parallel look adopts it
+			time.Sleep(3 * ctimeSlack)
+			p.Refresh() // and looks again, nothing new
+			time.Sleep(3 * ctimeSlack)
+			f, err := os.OpenFile(filepath.Join(dot, "config"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString("[core]\n\thooksPath = ../hooks-late\n")
+			f.Close()
+			p.Refresh()
+			if err := p.CheckWrite(filepath.Join(proj, "hooks-late", "pre-commit")); err == nil {
+				t.Errorf("the hooks path named after adoption is writable")
+			}
+		})
 	}
 }

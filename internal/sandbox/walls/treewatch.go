@@ -1,6 +1,8 @@
 package walls
 
 import (
+	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,10 +22,18 @@ import (
 // directory whose ctime is within ctimeSlack of the look is read again
 // next time too, since a timestamp taken from a coarse clock cannot tell
 // two changes in one tick apart.
+//
+// A directory visit says to skip (an adopted .git) is not looked into,
+// but it is watched shallowly: its own stamp and those of the entries
+// directly in it (a config written in place changes only the file's
+// ctime). When any of them changes, it is visited again, so what a
+// command writes into a repository after a parallel look adopted it
+// (a hooks path named in its config) is read, however long after.
 type treeWatch struct {
-	mu   sync.Mutex
-	dirs map[string]dirStamp // directories seen, by path
-	seen map[string]bool     // roots walked whole once
+	mu      sync.Mutex
+	dirs    map[string]dirStamp // directories seen, by path
+	seen    map[string]bool     // roots walked whole once
+	skipped map[string]uint64   // skipped directories: their shallow fingerprint
 }
 
 type dirStamp struct {
@@ -58,7 +68,7 @@ func (t *treeWatch) walk(root string, visit visitFunc) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.dirs == nil {
-		t.dirs, t.seen = map[string]dirStamp{}, map[string]bool{}
+		t.dirs, t.seen, t.skipped = map[string]dirStamp{}, map[string]bool{}, map[string]uint64{}
 	}
 	if !t.seen[root] {
 		if err := t.walkWhole(root, visit); err != nil {
@@ -68,6 +78,9 @@ func (t *treeWatch) walk(root string, visit visitFunc) error {
 		return nil
 	}
 	now := time.Now()
+	if err := t.revisitSkipped(root, visit); err != nil {
+		return err
+	}
 	var changed []string
 	for dir, old := range t.dirs {
 		if !Within(dir, root) {
@@ -98,6 +111,9 @@ func (t *treeWatch) walk(root string, visit visitFunc) error {
 			if err != nil {
 				return err
 			}
+			if skip && e.IsDir() {
+				t.skipped[p] = shallow(p)
+			}
 			if skip || !e.IsDir() {
 				continue
 			}
@@ -127,6 +143,7 @@ func (t *treeWatch) walkWhole(dir string, visit visitFunc) error {
 				return err
 			}
 			if skip && d.IsDir() {
+				t.skipped[path] = shallow(path)
 				return fs.SkipDir
 			}
 		}
@@ -137,4 +154,69 @@ func (t *treeWatch) walkWhole(dir string, visit visitFunc) error {
 		}
 		return nil
 	})
+}
+
+// revisitSkipped visits again each skipped directory under root whose
+// shallow fingerprint changed (or is recent), and forgets the ones gone.
+func (t *treeWatch) revisitSkipped(root string, visit visitFunc) error {
+	for dir, old := range t.skipped {
+		if !Within(dir, root) {
+			continue
+		}
+		st, err := os.Lstat(dir)
+		if err != nil || !st.IsDir() {
+			delete(t.skipped, dir)
+			continue
+		}
+		cur := shallow(dir)
+		if cur == old && cur != alwaysAgain {
+			continue
+		}
+		t.skipped[dir] = cur
+		if _, err := visit(dir, fs.FileInfoToDirEntry(st)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// alwaysAgain is the fingerprint of a directory to visit every time: one
+// changed within ctimeSlack, or one whose times cannot be read.
+const alwaysAgain = 0
+
+// shallow fingerprints dir and the entries directly in it: name, inode,
+// ctime and size of each.
+func shallow(dir string) uint64 {
+	now := time.Now()
+	h := fnv.New64a()
+	add := func(name string, fi fs.FileInfo) bool {
+		ct, ok := changeTime(fi)
+		if !ok || now.Sub(ct) < ctimeSlack {
+			return false
+		}
+		id, _ := SysFileID(fi)
+		fmt.Fprintf(h, "%s\x00%d:%d:%d:%d\x00", name, id.dev, id.Ino, ct.UnixNano(), fi.Size())
+		return true
+	}
+	st, err := os.Lstat(dir)
+	if err != nil || !add(".", st) {
+		return alwaysAgain
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return alwaysAgain
+	}
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			return alwaysAgain // changed under us: look again next time
+		}
+		if !add(e.Name(), fi) {
+			return alwaysAgain
+		}
+	}
+	if v := h.Sum64(); v != alwaysAgain {
+		return v
+	}
+	return 1
 }

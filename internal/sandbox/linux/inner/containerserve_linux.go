@@ -36,14 +36,16 @@ func runContainerStage(argv []string) {
 // supervisor that died (killed from inside on a kernel without Landlock
 // signal scoping): its tree must not outlive its command. Execs have a
 // parent outside the container (ppid 0 here) and are left alone. With a
-// port (args), it also forwards the network proxy (container_net_linux.go).
+// port (args[0]), it also forwards the network proxy (container_net_linux.go),
+// and the host loopback ports the rules allow (args[1:]), as the bwrap
+// launcher does.
 func serveContainerInit(args []string) int {
 	if err := guardSelf(); err != nil {
 		fmt.Fprintf(os.Stderr, "harness container init: %v\n", err)
 		return HelperFailed
 	}
 	if len(args) > 0 {
-		if err := serveContainerProxy(args[0]); err != nil {
+		if err := serveContainerProxy(args[0], args[1:]); err != nil {
 			fmt.Fprintf(os.Stderr, "harness container init: %v\n", err)
 			return HelperFailed
 		}

@@ -114,14 +114,23 @@ func loopbackUp() error {
 // port: IPv4 and IPv6).
 const MaxLoopbackFDs = 64
 
-// serveContainerProxy, in the container's init, listens on port on the
+// serveContainerProxy, in the container's init, listens on port and on
+// each of forward (the host loopback ports the rules allow) on the
 // container's loopback and connects the channel to the host; the host
-// lets commands run only once it is connected, so none can reach the
-// port before the init listens there.
-func serveContainerProxy(port string) error {
+// lets commands run only once it is connected, so none can reach a port
+// before the init listens there.
+func serveContainerProxy(port string, forward []string) error {
 	n, err := strconv.Atoi(port)
 	if err != nil || n <= 0 || n > 65535 {
 		return fmt.Errorf("bad proxy port %q", port)
+	}
+	fw := make([]int, 0, len(forward))
+	for _, s := range forward {
+		p, err := strconv.Atoi(s)
+		if err != nil || p <= 0 || p > 65535 || p == n {
+			return fmt.Errorf("bad loopback forward port %q", s)
+		}
+		fw = append(fw, p)
 	}
 	// The engine's profile (containerSeccompProfile) allows this one kind
 	// of unix socket when the proxy is offered; the inner stage none.
@@ -130,6 +139,9 @@ func serveContainerProxy(port string) error {
 		return fmt.Errorf("the proxy channel's socket: %w", err)
 	}
 	if err := forwardProxyTo(fd, n); err != nil {
+		return err
+	}
+	if err := forwardLoopback(fd, fw); err != nil {
 		return err
 	}
 	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: ContainerProxySock}); err != nil {

@@ -1,0 +1,210 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Other sessions in the same project. Their journals sit beside this
+// one (checkpoints/<session>.jsonl), and a session with a call in flight
+// says so in checkpoints/running/<session>: its pid, when the call began
+// and, for a file tool, the one path it writes. A scan cannot tell who
+// made a change, so a change found after a command is the command's
+// only when no other session could have made it:
+//
+//   - a path another session's file tool wrote in the window (its entry
+//     is exact: the tool names its one path) is that session's, never
+//     this call's;
+//   - a path another session's command also found changed in an
+//     overlapping window, or any change while another session's command
+//     is still running, is shared: it is journaled with the other
+//     session named, and undo leaves it alone (saying whose it may be)
+//     unless that session's own record, complete by then, shows it did
+//     not touch the path, or --force.
+//
+// What this cannot see: a person editing a file while a command runs is
+// not a session, and the change is taken as the command's.
+
+// marker is what checkpoints/running/<session> holds.
+type marker struct {
+	PID   int       `json:"pid"`
+	Start time.Time `json:"start"`
+	// Paths, for a file tool, are the only paths the call writes.
+	Paths []string `json:"paths,omitempty"`
+}
+
+func runningDir(journal string) string { return filepath.Join(filepath.Dir(journal), "running") }
+
+// sessionOf is the session a journal belongs to (Journal's inverse).
+func sessionOf(journal string) string {
+	return strings.TrimSuffix(filepath.Base(journal), ".jsonl")
+}
+
+// mark says this session has a call in flight (m), or none (nil).
+func (s *Store) mark(m *marker) {
+	p := filepath.Join(runningDir(s.dir), sessionOf(s.dir))
+	if m == nil {
+		os.Remove(p)
+		return
+	}
+	if err := os.MkdirAll(runningDir(s.dir), 0o700); err != nil {
+		return
+	}
+	b, _ := json.Marshal(m)
+	tmp := p + ".tmp"
+	if os.WriteFile(tmp, b, 0o600) == nil {
+		os.Rename(tmp, p)
+	}
+}
+
+// peer is another session's activity during a window.
+type peer struct {
+	running *marker // a call of its in flight now
+	entries []Entry // its calls that ended in the window
+}
+
+// peers finds the other sessions active since start: a call in flight
+// now (by a live process), or a checkpoint that ended after start.
+func (s *Store) peers(start time.Time) map[string]*peer {
+	out := map[string]*peer{}
+	self := sessionOf(s.dir)
+	get := func(id string) *peer {
+		if out[id] == nil {
+			out[id] = &peer{}
+		}
+		return out[id]
+	}
+	if ents, err := os.ReadDir(runningDir(s.dir)); err == nil {
+		for _, e := range ents {
+			id := e.Name()
+			if id == self || strings.HasSuffix(id, ".tmp") {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(runningDir(s.dir), id))
+			var m marker
+			if err != nil || json.Unmarshal(b, &m) != nil || !alive(m.PID) {
+				continue // gone, or a process that was killed mid-call
+			}
+			get(id).running = &m
+		}
+	}
+	journals, _ := filepath.Glob(filepath.Join(filepath.Dir(s.dir), "*.jsonl"))
+	for _, j := range journals {
+		id := sessionOf(j)
+		if id == self {
+			continue
+		}
+		if fi, err := os.Stat(j); err != nil || fi.ModTime().Before(start.Add(-time.Second)) {
+			continue
+		}
+		entries, _ := readJournal(j)
+		for _, e := range entries {
+			if !e.damaged && e.Tool != "undo" && !e.Time.Before(start) {
+				get(id).entries = append(get(id).entries, e)
+			}
+		}
+	}
+	return out
+}
+
+// attribute takes out of changes, found after a call that ran from
+// start, what other sessions made (their file tools' exact entries), and
+// names on the rest each session that may have made them too.
+func attribute(changes []Change, peers map[string]*peer) []Change {
+	out := changes[:0]
+	for _, c := range changes {
+		theirs := false
+		var shared []string
+		for id, p := range peers {
+			switch claim := p.claims(c); claim {
+			case claimExact:
+				theirs = true
+			case claimMaybe:
+				shared = append(shared, id)
+			}
+		}
+		if theirs {
+			continue
+		}
+		slices.Sort(shared)
+		c.Shared = shared
+		out = append(out, c)
+	}
+	return out
+}
+
+type claim int
+
+const (
+	claimNone  claim = iota
+	claimMaybe       // it may have made the change
+	claimExact       // its file tool made it
+)
+
+// claims says whether p's session may have made c.
+func (p *peer) claims(c Change) claim {
+	best := claimNone
+	for _, e := range p.entries {
+		for _, o := range e.Changes {
+			if o.Path != c.Path {
+				continue
+			}
+			if e.Exact && o.After.same(c.After) && o.After.Blob == c.After.Blob {
+				return claimExact
+			}
+			best = claimMaybe
+		}
+	}
+	if m := p.running; m != nil {
+		if len(m.Paths) == 0 || slices.Contains(m.Paths, c.Path) || under(m.Paths, c.Path) {
+			best = claimMaybe
+		}
+	}
+	return best
+}
+
+// under reports whether p is an ancestor directory of one of paths (a
+// file tool creates the directories its path needs).
+func under(paths []string, p string) bool {
+	for _, q := range paths {
+		if strings.HasPrefix(q, p+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// stillShared is, for undo, the sessions of c.Shared whose record, read
+// now, still leaves open that they made c: a call of theirs that
+// overlapped e changed the same path, or one is still running (a session
+// whose record shows neither did not make it).
+func stillShared(journal string, e Entry, c Change) []string {
+	var out []string
+	for _, id := range c.Shared {
+		other := filepath.Join(filepath.Dir(journal), id+".jsonl")
+		p := &peer{}
+		b, err := os.ReadFile(filepath.Join(runningDir(journal), id))
+		var m marker
+		if err == nil && json.Unmarshal(b, &m) == nil && alive(m.PID) && m.Start.Before(e.Time) {
+			p.running = &m
+		}
+		entries, err := readJournal(other)
+		if err != nil && !os.IsNotExist(err) {
+			out = append(out, id) // its record is damaged: it may hold the call
+			continue
+		}
+		for _, oe := range entries {
+			if oe.Tool != "undo" && !oe.Time.Before(e.Start) && (oe.Start.IsZero() || oe.Start.Before(e.Time)) {
+				p.entries = append(p.entries, oe)
+			}
+		}
+		if p.claims(c) != claimNone {
+			out = append(out, id)
+		}
+	}
+	return out
+}
