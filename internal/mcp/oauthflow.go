@@ -226,10 +226,12 @@ func discoverServer(ctx context.Context, client *http.Client, issuer string) (se
 }
 
 // register is dynamic client registration (RFC 7591): a public client
-// with the loopback redirect.
+// with the loopback redirect, a native application (OpenID Connect
+// Registration's application_type, which the MCP spec asks clients to
+// send: SEP-837).
 func register(ctx context.Context, client *http.Client, endpoint, redirect string) (id, secret string, err error) {
 	body, _ := json.Marshal(map[string]any{
-		"redirect_uris": []string{redirect}, "client_name": "harness",
+		"redirect_uris": []string{redirect}, "client_name": "harness", "application_type": "native",
 		"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"},
 		"token_endpoint_auth_method": "none",
 	})
