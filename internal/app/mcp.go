@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/extend"
+	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/mcp"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
@@ -81,8 +82,16 @@ func (b *builder) startMCP(ctx context.Context) error {
 			}
 		}
 	}
+	// A model that takes images gets a tool result's image as one.
+	model, _ := llm.LookupModel(s.Config.Model)
 	m, errs := mcp.Start(ctx, run, mcp.Options{
-		Sandbox:      s.Sandbox,
+		Sandbox: s.Sandbox,
+		Images:  model.Images,
+		Log: func(server, level, text string) {
+			// Kept in the session's log (harness sessions show it), not
+			// shown: servers log often.
+			s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: "MCP server " + server + " logged (" + level + "): " + text})
+		},
 		Getenv:       func(k string) string { return b.o.Source.Env[k] },
 		AuthFile:     mcp.AuthFile(home),
 		StartTimeout: envDuration(b.o.Source.Env, "MCP_TIMEOUT"),

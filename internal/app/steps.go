@@ -420,6 +420,9 @@ func (b *builder) buildAgent(context.Context) error {
 		Sandbox:      describeSandbox(s.Sandbox),
 		Instructions: instructions.Render(instr),
 		Skills:       s.Skills.Prompt(),
+		// Read once: the prompt stays byte-stable for the cache even
+		// when a server restarts with other instructions.
+		MCPInstructions: s.MCP.Instructions(),
 	}
 	b.system = agent.SystemPrompt(info)
 	subInfo := info

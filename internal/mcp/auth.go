@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +46,10 @@ type oauthState struct {
 	mu    sync.Mutex
 	ts    oauth2.TokenSource
 	state string // "none", "stored", "logging in", "authorized", "failed: …"
+	// failed is why this connection's login failed: the SDK tries the
+	// handshake again in the older form, and the user is not sent to log
+	// in twice for one start.
+	failed error
 }
 
 func newOAuth(c *conn, def Server, client *http.Client) *oauthState {
@@ -97,6 +103,12 @@ func (o *oauthState) authorize(ctx context.Context, resp *http.Response, sent st
 	if tok := o.token(); tok != "" && tok != sent {
 		return nil // another request's login (or refresh) gave a new token meanwhile
 	}
+	o.mu.Lock()
+	failed := o.failed
+	o.mu.Unlock()
+	if failed != nil {
+		return failed
+	}
 	def, _ := o.c.def.Expand(o.c.m.getenv)
 	o.c.mu.Lock()
 	login := o.c.login
@@ -119,6 +131,9 @@ func (o *oauthState) authorize(ctx context.Context, resp *http.Response, sent st
 	})
 	if err != nil {
 		o.set("failed: " + err.Error())
+		o.mu.Lock()
+		o.failed = fmt.Errorf("OAuth: %w", err)
+		o.mu.Unlock()
 		return fmt.Errorf("OAuth: %w", err)
 	}
 	if err := saveAuth(o.c.m.o.AuthFile, authKey(def), entryOf(cfg, tok)); err != nil && o.c.m.o.Notify != nil {
@@ -164,6 +179,50 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 		s.save(t)
 	}
 	return t, nil
+}
+
+// authTransport gives the requests of a streamable HTTP server's client
+// the stored OAuth token, and on a 401 (or a 403 insufficient_scope: a
+// step-up) runs the flow once and sends the request again with the new
+// token.
+type authTransport struct {
+	base http.RoundTripper
+	auth *oauthState
+}
+
+func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	sent := t.auth.token()
+	resp, err := t.base.RoundTrip(withToken(r, sent))
+	if err != nil {
+		return nil, err
+	}
+	challenged := resp.StatusCode == http.StatusUnauthorized ||
+		resp.StatusCode == http.StatusForbidden && strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope")
+	if !challenged || r.Body != nil && r.GetBody == nil {
+		return resp, nil
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if err := t.auth.authorize(r.Context(), resp, sent); err != nil {
+		return nil, err
+	}
+	again := r.Clone(r.Context())
+	if r.GetBody != nil {
+		if again.Body, err = r.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	return t.base.RoundTrip(withToken(again, t.auth.token()))
+}
+
+// withToken is r with the bearer token (r itself when there is none).
+func withToken(r *http.Request, tok string) *http.Request {
+	if tok == "" {
+		return r
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+tok)
+	return r
 }
 
 // authClient is the HTTP client of the OAuth flow: the authorization

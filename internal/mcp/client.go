@@ -2,22 +2,21 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/harness-dev/harness/internal/sandbox"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/harness-dev/harness/internal/shellquote"
+	"github.com/harness-dev/harness/internal/sandbox"
 )
 
 // Options are what a Manager needs from the session.
@@ -46,6 +45,12 @@ type Options struct {
 	// to harness's loopback listener. nil: such a server is not started
 	// and says how to log in (harness mcp login).
 	Login func(server, url string)
+	// Images says the model takes images: an image in a tool result
+	// reaches it as an image; otherwise it is described in words.
+	Images bool
+	// Log keeps what a server logs (notifications/message) in the
+	// session's log, without telling the user; nil drops it.
+	Log func(server, level, text string)
 }
 
 // Manager holds the session's connections to MCP servers.
@@ -65,12 +70,13 @@ type conn struct {
 	m       *Manager
 	renewMu sync.Mutex // one renewal of an ended session at a time
 	mu      sync.Mutex
-	session *rpcSession
+	session *sdk.ClientSession
+	init    *sdk.InitializeResult // the session's, kept for its capabilities and instructions
 	tools   []*Tool
-	prompts []promptInfo
+	prompts []*sdk.Prompt
 	// resources are the listed ones; templates are not offered as
 	// mentions (their URIs are not known until filled).
-	resources []resourceInfo
+	resources []*sdk.Resource
 	changes   map[string]int // list_changed notifications seen, by list
 	auth      *oauthState    // a remote server's OAuth, when it asked for it
 	err       error          // why it is not connected (start failure, exit)
@@ -234,16 +240,12 @@ func (c *conn) start(ctx context.Context) error {
 		c.pause = nil
 		c.mu.Unlock()
 	}()
-	var s *rpcSession
-	mc, err := c.connect(sctx, cctx, def)
+	var cs *sdk.ClientSession
+	t, err := c.connect(cctx, def)
 	if err == nil {
-		s = newSession(mc, c.onNotify)
-		err = s.initialize(sctx)
+		cs, err = c.m.newClient(c).Connect(sctx, t, nil)
 	}
 	if err != nil {
-		if s != nil {
-			s.close()
-		}
 		end()
 		if t := c.transport(); t != nil {
 			t.stop()
@@ -254,18 +256,26 @@ func (c *conn) start(ctx context.Context) error {
 		if context.Cause(sctx) == errStartTimeout {
 			err = fmt.Errorf("did not answer within %s (MCP_TIMEOUT raises it): %w", c.m.o.StartTimeout, err)
 		}
-		return c.fail(err)
+		return c.fail(overLimit(err))
 	}
 	c.mu.Lock()
-	c.session = s
+	c.session, c.init = cs, cs.InitializeResult()
 	c.mu.Unlock()
+	go c.watch(cs)
 	if err := c.listTools(sctx); err != nil {
-		s.close()
+		cs.Close()
 		end()
 		if t := c.transport(); t != nil {
 			t.stop()
 		}
 		return c.fail(fmt.Errorf("listing its tools: %w", err))
+	}
+	//lint:ignore SA1019 logging/setLevel is how servers of 2025-11-25 are asked to log
+	if caps := c.caps(); caps.Logging != nil && c.m.o.Log != nil {
+		// Servers log nothing until asked; what they log goes to the
+		// session's log. A server that refuses loses only its log.
+		//lint:ignore SA1019 as above
+		cs.SetLoggingLevel(sctx, &sdk.SetLoggingLevelParams{Level: "info"})
 	}
 	// Prompts and resources are extras: a server that fails to list them
 	// still gives its tools.
@@ -278,63 +288,134 @@ func (c *conn) start(ctx context.Context) error {
 	return nil
 }
 
-// connect opens the transport def names: ctx bounds the start, life is
-// the connection's.
-func (c *conn) connect(ctx, life context.Context, def Server) (msgConn, error) {
+// connect makes the transport def names; life is the connection's
+// context (the start's ends when it is connected).
+func (c *conn) connect(life context.Context, def Server) (sdk.Transport, error) {
 	switch def.Transport() {
 	case "http":
-		var a *oauthState
+		client := c.m.httpClient(def)
 		if def.Headers["Authorization"] == "" {
 			// A server that answers 401 gets the MCP authorization flow;
 			// one given its own Authorization header does not.
-			a = newOAuth(c, def, c.m.authClient(def))
+			a := newOAuth(c, def, c.m.authClient(def))
 			c.mu.Lock()
 			c.auth = a
 			c.mu.Unlock()
+			client.Transport = &authTransport{base: client.Transport, auth: a}
 		}
-		return newStreamable(life, def.URL, c.m.httpClient(def), a), nil
+		return &sdk.StreamableClientTransport{Endpoint: def.URL, HTTPClient: client, MaxEventSize: maxMessage}, nil
 	case "sse":
-		return dialSSE(ctx, life, def.URL, c.m.httpClient(def))
+		return &lifeTransport{life: life, t: &sdk.SSEClientTransport{Endpoint: def.URL, HTTPClient: c.m.httpClient(def), MaxEventSize: maxMessage}}, nil
 	default:
 		t := newStdio(c.m.o.Sandbox, def, c.exited)
 		c.mu.Lock()
 		c.stdio = t // read by calls while a restart replaces it (mode.go)
 		c.mu.Unlock()
-		return t.connect()
+		r, w, err := t.connect()
+		if err != nil {
+			return nil, err
+		}
+		return &sdk.IOTransport{Reader: r, Writer: w, MaxLineLength: maxMessage}, nil
 	}
 }
 
-// onNotify handles a server's notification.
-func (c *conn) onNotify(method string, params json.RawMessage) {
-	switch method {
-	case "notifications/tools/list_changed":
-		c.m.changed(c, "tools")
-	case "notifications/prompts/list_changed":
-		c.m.changed(c, "prompts")
-	case "notifications/resources/list_changed":
-		c.m.changed(c, "resources")
-	case "notifications/progress":
-		c.m.onProgress(params)
+// lifeTransport connects t in the connection's context, not the
+// start's: the SDK's HTTP+SSE client holds its event stream in the
+// context it connects in. The start's end before it is connected still
+// stops it.
+type lifeTransport struct {
+	life context.Context
+	t    sdk.Transport
+}
+
+func (l *lifeTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	lctx, cancel := context.WithCancel(l.life)
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := l.t.Connect(lctx)
+	if !stop() {
+		if err == nil {
+			conn.Close()
+		}
+		return nil, fmt.Errorf("connecting: %w", context.Cause(ctx))
 	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// watch notices a session that ended on its own and says why: the
+// server exited (exited says it, with its code), closed its end, or sent
+// what the SDK could not read (the session ends then, and the server is
+// stopped).
+func (c *conn) watch(cs *sdk.ClientSession) {
+	err := cs.Wait()
+	broken := err != nil && !errors.Is(err, sdk.ErrConnectionClosed) && !errors.Is(err, io.EOF)
+	stdio := c.transport()
+	if !broken && stdio != nil {
+		stdio.why() // a stdio server's own exit is said by exited, with its code
+	}
+	c.mu.Lock()
+	if c.session != cs {
+		c.mu.Unlock()
+		return // closed by harness
+	}
+	c.session = nil
+	told := c.err != nil
+	if !told {
+		why := "its connection ended"
+		switch {
+		case broken && overLimit(err) != err:
+			why = overLimit(err).Error()
+		case broken && stdio != nil:
+			why = "it wrote a malformed message on its stdout (not JSON-RPC), which ends an MCP session: " + err.Error()
+		case broken:
+			why = "its connection failed: " + err.Error()
+		}
+		c.err = fmt.Errorf("MCP server %s stopped: %s", c.def.Name, why)
+	}
+	err = c.err
+	c.mu.Unlock()
+	if t := c.transport(); t != nil {
+		t.stop()
+	}
+	if !told && c.m.o.Notify != nil {
+		c.m.o.Notify(err.Error() + "; its tools fail until harness restarts")
+	}
+}
+
+// stoppedWhy waits a moment for watch to see that s ended, and returns
+// why (nil while it has not).
+func (c *conn) stoppedWhy(s *sdk.ClientSession) error {
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		c.mu.Lock()
+		gone, err := c.session != s, c.err
+		c.mu.Unlock()
+		if gone {
+			return err
+		}
+	}
+	return nil
 }
 
 // connected is the server's session, nil when there is none.
-func (c *conn) connected() *rpcSession {
+func (c *conn) connected() *sdk.ClientSession {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.session
 }
 
-// call is one request on the server's session. A streamable HTTP
+// do is one request on the server's session. A streamable HTTP
 // session the server ended (HTTP 404 for its id) is started anew, once,
 // as the spec asks, and the request sent again: the server did not see it.
-func (c *conn) call(ctx context.Context, method string, params, result any) error {
+func (c *conn) do(ctx context.Context, req func(*sdk.ClientSession) error) error {
 	s := c.connected()
 	if s == nil {
 		return c.unavailable()
 	}
-	err := s.call(ctx, method, params, result)
-	if !errors.Is(err, errSessionExpired) {
+	err := req(s)
+	if !errors.Is(err, sdk.ErrSessionMissing) {
 		return err
 	}
 	if rerr := c.renew(ctx, s); rerr != nil {
@@ -343,11 +424,11 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 	if s = c.connected(); s == nil {
 		return c.unavailable()
 	}
-	return s.call(ctx, method, params, result)
+	return req(s)
 }
 
 // renew starts a new session in place of old (unless another call did).
-func (c *conn) renew(ctx context.Context, old *rpcSession) error {
+func (c *conn) renew(ctx context.Context, old *sdk.ClientSession) error {
 	c.renewMu.Lock()
 	defer c.renewMu.Unlock()
 	if cur := c.connected(); cur != nil && cur != old {
@@ -372,28 +453,19 @@ func (c *conn) fail(err error) error {
 }
 
 func (c *conn) listTools(ctx context.Context) error {
-	c.mu.Lock()
-	s := c.session
-	c.mu.Unlock()
+	s := c.connected()
 	if s == nil {
 		return c.unavailable()
 	}
-	if s.init.Capabilities.Tools == nil {
+	if c.caps().Tools == nil {
 		return nil // a server without tools (resources or prompts only)
 	}
 	var tools []*Tool
-	err := paginate(ctx, s, "tools/list", func(raw json.RawMessage) (string, error) {
-		var r listToolsResult
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return "", &malformedError{line: raw, err: err}
+	for t, err := range s.Tools(ctx, nil) {
+		if err != nil {
+			return err
 		}
-		for i := range r.Tools {
-			tools = append(tools, &r.Tools[i])
-		}
-		return r.NextCursor, nil
-	})
-	if err != nil {
-		return err
+		tools = append(tools, toolOf(t))
 	}
 	c.mu.Lock()
 	c.tools = tools
@@ -401,29 +473,24 @@ func (c *conn) listTools(ctx context.Context) error {
 	return nil
 }
 
-// paginate asks for a list page by page (nextCursor) until its end;
-// page decodes one and returns the next cursor. A server that repeats a
-// cursor is stopped after 1000 pages.
-func paginate(ctx context.Context, s *rpcSession, method string, page func(json.RawMessage) (string, error)) error {
-	cursor := ""
-	for range 1000 {
-		var raw json.RawMessage
-		if err := s.call(ctx, method, listParams{Cursor: cursor}, &raw); err != nil {
-			return err
-		}
-		next, err := page(raw)
-		if err != nil || next == "" {
-			return err
-		}
-		cursor = next
+// caps are the server's capabilities (none when not connected).
+func (c *conn) caps() sdk.ServerCapabilities {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.init == nil || c.init.Capabilities == nil {
+		return sdk.ServerCapabilities{}
 	}
-	return fmt.Errorf("%s: over 1000 pages", method)
+	return *c.init.Capabilities
 }
 
 // exited is called when a stdio server's process ended on its own.
 func (c *conn) exited(why string) {
 	c.mu.Lock()
 	closing := c.session == nil
+	if closing && c.err != nil {
+		c.mu.Unlock()
+		return // watch said why it ended
+	}
 	c.err = fmt.Errorf("MCP server %s stopped: %s", c.def.Name, why)
 	c.mu.Unlock()
 	if !closing && c.m.o.Notify != nil {
@@ -447,7 +514,7 @@ func (c *conn) close() {
 	c.session = nil
 	c.mu.Unlock()
 	if s != nil {
-		s.close()
+		s.Close()
 	}
 	if c.end != nil {
 		c.end()
@@ -525,168 +592,4 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	return h.base.RoundTrip(r)
-}
-
-// stdioTransport starts a server inside the sandbox with pipes for stdin
-// and stdout; stderr is kept (its tail) to explain a failure.
-type stdioTransport struct {
-	sb     sandbox.Sandbox
-	def    Server
-	onExit func(why string)
-
-	stderr tail
-	cancel context.CancelFunc
-	done   chan struct{}
-	mu     sync.Mutex
-	exit   string // how it ended, once done
-	// killedFor, when set, says why harness killed it (mode.go).
-	killedFor string
-}
-
-func newStdio(sb sandbox.Sandbox, def Server, onExit func(string)) *stdioTransport {
-	return &stdioTransport{sb: sb, def: def, onExit: onExit, done: make(chan struct{})}
-}
-
-// sessionLong is a stdio server's timeout: it runs until the session ends.
-const sessionLong = 30 * 24 * time.Hour
-
-// connect starts the server and gives its pipes as a connection.
-func (t *stdioTransport) connect() (msgConn, error) {
-	if t.sb == nil {
-		return nil, errors.New("no sandbox to run it in")
-	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	runCtx, cancel := context.WithCancel(context.Background()) // the session's, not the connect call's
-	t.cancel = cancel
-	go func() {
-		defer close(t.done)
-		res, err := t.sb.Run(runCtx, sandbox.Cmd{Script: script(t.def), Dir: t.def.Cwd, Stdin: inR, Stdout: outW, Stderr: &t.stderr, Timeout: sessionLong})
-		inR.Close()
-		outW.Close() // the client reads EOF: the connection ends
-		why := ""
-		switch {
-		case err != nil:
-			why = "could not start: " + err.Error()
-		case runCtx.Err() != nil:
-			why = "stopped by harness"
-			t.mu.Lock()
-			if t.killedFor != "" {
-				why += ": " + t.killedFor
-			}
-			t.mu.Unlock()
-		default:
-			why = fmt.Sprintf("exited with code %d", res.ExitCode)
-		}
-		if s := t.stderr.String(); s != "" && runCtx.Err() == nil {
-			why += "; its last output on stderr: " + s
-		}
-		t.mu.Lock()
-		t.exit = why
-		t.mu.Unlock()
-		if runCtx.Err() == nil && t.onExit != nil {
-			t.onExit(why)
-		}
-	}()
-	// The server's environment goes over its stdin before the protocol
-	// starts, so values (tokens) are in no argv, script or prompt.
-	if _, err := inW.WriteString(envPreamble(t.def.Env)); err != nil {
-		t.stop()
-		inW.Close()
-		outR.Close()
-		return nil, fmt.Errorf("passing its environment: %w", err)
-	}
-	return newLineConn(outR, inW), nil
-}
-
-// why says how the process ended ("" while it runs).
-func (t *stdioTransport) why() string {
-	select {
-	case <-t.done:
-	case <-time.After(2 * time.Second):
-		return ""
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.exit
-}
-
-// stop kills the server and everything it started, and waits for that.
-func (t *stdioTransport) stop() {
-	if t.cancel == nil {
-		return
-	}
-	// Closing stdin first lets a well-behaved server exit on its own.
-	select {
-	case <-t.done:
-	case <-time.After(500 * time.Millisecond):
-	}
-	t.cancel()
-	select {
-	case <-t.done:
-	case <-time.After(10 * time.Second):
-	}
-}
-
-// script is the shell line that runs the server: it reads its environment
-// from stdin (KEY=VALUE lines up to a blank one), then execs the command.
-func script(def Server) string {
-	var b strings.Builder
-	b.WriteString("# MCP server " + def.Name + "\n")
-	b.WriteString("while IFS= read -r harness_kv && [ -n \"$harness_kv\" ]; do export \"$harness_kv\"; done; unset harness_kv\n")
-	b.WriteString("exec " + shellquote.Quote(def.Command))
-	for _, a := range def.Args {
-		b.WriteString(" " + shellquote.Quote(a))
-	}
-	b.WriteString("\n")
-	return b.String()
-}
-
-func envPreamble(env map[string]string) string {
-	var b strings.Builder
-	for _, k := range sortedKeys(env) {
-		b.WriteString(k + "=" + env[k] + "\n")
-	}
-	b.WriteString("\n")
-	return b.String()
-}
-
-// tail keeps the last 2 KB written to it.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2048 {
-		t.buf = t.buf[len(t.buf)-2048:]
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
-}
-
-// ended reports whether the process is gone.
-func (t *stdioTransport) ended() bool {
-	select {
-	case <-t.done:
-		return true
-	default:
-		return false
-	}
 }

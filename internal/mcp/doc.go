@@ -4,25 +4,23 @@
 //
 // # The client
 //
-// The protocol is harness's own small client on the standard library
-// (https://modelcontextprotocol.io/specification): protocol.go has the
-// messages it uses (schemas kept as raw JSON, sent to the model as the
-// server wrote them); jsonrpc.go the JSON-RPC 2.0 session (answers
-// matched by id in any order, the server's ping answered and its other
-// requests refused with -32601, as harness declares no client
-// capabilities; a line that is not JSON-RPC fails the calls in flight
-// and the session goes on); the transports are stdio (one message a
-// line), streamable HTTP and the older HTTP+SSE (transport_http.go,
-// sse.go). initialize asks for 2025-11-25 and accepts back to
-// 2024-11-05. It is not the official Go SDK because every start of the
-// binary (harness, and each of the sandbox's re-execs of it: helper,
-// launcher, supervisor) pays the init of every linked package: the SDK
-// brought github.com/google/jsonschema-go, encoding/gob and
-// segmentio/encoding, 12 package inits and 124 KB of init allocations
-// per start (885 KB before, 762 KB after), about 60-110 page faults,
-// and 1.7 MB of binary. The SDK is still the server the tests check this
-// client against (mcptest, over stdio, streamable HTTP in its three
-// shapes and HTTP+SSE), beside the reference servers from npm.
+// The protocol is the official Go SDK's client
+// (github.com/modelcontextprotocol/go-sdk/mcp; capabilities.go, client.go):
+// one sdk.Client and ClientSession per server, over the SDK's transports:
+// IOTransport on the pipes of a stdio server that runs inside the walls
+// (stdio.go), StreamableClientTransport and SSEClientTransport with
+// harness's own http.Client (its headers, CheckNet for any other host,
+// and for streamable HTTP the OAuth RoundTripper of auth.go). The SDK
+// asks for its newest protocol revision (2026-07-28: server/discover,
+// then initialize at 2025-11-25 for a server that does not know it) and
+// accepts back to 2024-11-05; it answers the server's ping, sends
+// notifications/cancelled when a call's context ends, pages lists, and
+// resumes a broken event stream. harness declares exactly what it
+// implements: roots (when the session has a project), nothing else: no
+// sampling, no elicitation, so a server never waits for an answer a
+// headless session cannot give. Schemas are kept as the SDK decodes them
+// and encoded once when listed, so the model sees the same bytes on
+// every request.
 //
 // # Configuration
 //
@@ -105,11 +103,34 @@
 // Prompts lists every server's prompts; the session offers each as the
 // slash command /mcp__SERVER__PROMPT and GetPrompt fills it with the
 // words typed. Resources lists the listed resources, mentioned in a
-// prompt as @SERVER:URI and read with ReadResource. The tools/, prompts/
-// and resources/list_changed notifications refresh the lists (the user is
-// told). A call carries a progress token when the caller shows live
-// output (tools.Progress), and notifications/progress become its lines;
-// a call whose context ends is cancelled with notifications/cancelled.
+// prompt as @SERVER:URI and read with ReadResource; the model lists and
+// reads them with mcp_read_resource {server, uri} (resources.go), offered
+// when a server the session started with offers resources; a read passes
+// the gate as mcp__SERVER__@resource, so a rule naming the server covers
+// it. The tools/, prompts/ and resources/list_changed notifications
+// refresh the lists (the user is told). A call carries a progress token
+// when the caller shows live output (tools.Progress), and
+// notifications/progress become its lines. What a server logs
+// (notifications/message, at info and above: the level is set per request
+// on the newest revision, by logging/setLevel on older ones) goes to
+// Options.Log, the session's log, not the screen.
+//
+// # Client capabilities
+//
+// Roots are the sandbox policy's writable roots (the project, then every
+// --add-dir), as file:// URIs, fixed for the session (no list_changed):
+// the reference filesystem server started without directories works on
+// them. An image in a tool result reaches a model that takes images
+// (Options.Images) as the result's image (llm.PrepareImage, within every
+// provider's limits; one per result, others described; a PNG whose
+// ancillary chunk has a bad checksum is shown without that chunk); for
+// other models, and for audio, which no provider adapter takes, it is
+// described in words. Instructions (the server's InitializeResult) are
+// offered to the system prompt, each server's within
+// InstructionsPerServer (2 KiB) and all within InstructionsTotal (8 KiB),
+// cut with a note that says so; the session reads them once at its start
+// (app's buildAgent, agent.PromptInfo.MCPInstructions), so the prompt
+// stays byte-stable for the cache.
 //
 // # OAuth
 //
@@ -122,17 +143,24 @@
 // offer it is refused), the resource indicator (RFC 8707), the user's
 // login through a loopback redirect (Options.Login shows the URL; a
 // redirect with another state is refused), and the token stored in
-// AuthFile, 0600, and refreshed. Without Login and a stored token the
-// server does not start and says how to log in. A streamable HTTP
-// session the server ended (404 for its id) is started anew, once.
+// AuthFile, 0600, and refreshed. It is a RoundTripper under the SDK's
+// transport (it sends the token, and on a 401 or a 403
+// insufficient_scope runs the flow once and sends the request again),
+// not the SDK's auth.OAuthHandler, so the login shows in harness's UI and
+// the tokens stay in AuthFile as before; a failed login is not asked
+// again within one start. Without Login and a stored token the server
+// does not start and says how to log in. A streamable HTTP session the
+// server ended (404 for its id, sdk.ErrSessionMissing) is started anew,
+// once.
 //
-// Results are text (binary content described, not inlined) and go into
-// the history like any tool result, through the same cap, spill and strip.
-// Every failure is a result that says what happened, and the session
-// goes on: a server that did not start or stopped (with its exit code and
-// the tail of its stderr), a call past CallTimeout (cancelled, and the
-// server told), a malformed answer, a message over 16 MiB on any transport
-// (limit.go: the official Go SDK's bound for a stdio line; the rest of it
-// is read and discarded as it comes, never held, and the server's next
-// message is read as usual).
+// Results are text (binary content described, not inlined, but for the
+// image above) and go into the history like any tool result, through the
+// same cap, spill and strip. Every failure is a result that says what
+// happened, and the session goes on: a server that did not start or
+// stopped (with its exit code and the tail of its stderr), a call past
+// CallTimeout (cancelled, and the server told), a malformed message or
+// one over 16 MiB on a stdio server's stdout (limit.go: the SDK's bound,
+// given as IOTransport.MaxLineLength and MaxEventSize; the SDK reads no
+// further, ends that server's session, and harness stops the server and
+// says why; its other servers go on).
 package mcp

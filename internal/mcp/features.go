@@ -2,12 +2,13 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/harness-dev/harness/internal/tools"
 )
@@ -62,7 +63,9 @@ func (m *Manager) Prompts() []Prompt {
 				pr.Description = p.Title
 			}
 			for _, a := range p.Arguments {
-				pr.Args = append(pr.Args, PromptArg{Name: a.Name, Description: a.Description, Required: a.Required})
+				if a != nil {
+					pr.Args = append(pr.Args, PromptArg{Name: a.Name, Description: a.Description, Required: a.Required})
+				}
 			}
 			out = append(out, pr)
 		}
@@ -111,14 +114,12 @@ func (m *Manager) conn(name string) *conn {
 }
 
 // session is the server's live session, or why there is none.
-func (m *Manager) session(server string) (*rpcSession, *conn, error) {
+func (m *Manager) session(server string) (*sdk.ClientSession, *conn, error) {
 	c := m.conn(server)
 	if c == nil {
 		return nil, nil, fmt.Errorf("no MCP server is named %q (the servers: %s)", server, strings.Join(m.Names(), ", "))
 	}
-	c.mu.Lock()
-	s := c.session
-	c.mu.Unlock()
+	s := c.connected()
 	if s == nil {
 		return nil, c, c.unavailable()
 	}
@@ -150,11 +151,15 @@ func (m *Manager) GetPrompt(ctx context.Context, p Prompt, args string) (string,
 	}
 	cctx, cancel := context.WithTimeout(ctx, m.o.StartTimeout)
 	defer cancel()
-	var res getPromptResult
-	if err := c.call(cctx, "prompts/get", getPromptParams{Name: p.Name, Arguments: vals}, &res); err != nil {
+	var res *sdk.GetPromptResult
+	err = c.do(cctx, func(s *sdk.ClientSession) (err error) {
+		res, err = s.GetPrompt(cctx, &sdk.GetPromptParams{Name: p.Name, Arguments: vals})
+		return err
+	})
+	if err != nil {
 		return "", fmt.Errorf("MCP server %s, prompt %s: %w", p.Server, p.Name, err)
 	}
-	return renderPrompt(&res), nil
+	return renderPrompt(res), nil
 }
 
 // bindArgs maps the words typed to the prompt's arguments.
@@ -239,12 +244,15 @@ func splitWords(s string) []string {
 
 // renderPrompt is a prompt's messages as one text: a lone user message as
 // it is; several with their roles.
-func renderPrompt(res *getPromptResult) string {
+func renderPrompt(res *sdk.GetPromptResult) string {
 	var parts []string
 	for _, msg := range res.Messages {
-		text := render(&CallToolResult{Content: []Content{msg.Content}})
+		if msg == nil {
+			continue
+		}
+		text, _ := render(&sdk.CallToolResult{Content: []sdk.Content{msg.Content}}, false)
 		if len(res.Messages) > 1 {
-			text = "[" + msg.Role + "]\n" + text
+			text = "[" + string(msg.Role) + "]\n" + text
 		}
 		parts = append(parts, text)
 	}
@@ -254,20 +262,15 @@ func renderPrompt(res *getPromptResult) string {
 // ReadResource reads one resource of a server, as text for the model
 // (binary content described, not inlined).
 func (m *Manager) ReadResource(ctx context.Context, server, uri string) (string, error) {
-	_, c, err := m.session(server)
+	res, err := m.readResource(ctx, server, uri)
 	if err != nil {
 		return "", err
 	}
-	cctx, cancel := context.WithTimeout(ctx, m.o.StartTimeout)
-	defer cancel()
-	var res readResourceResult
-	if err := c.call(cctx, "resources/read", readResourceParams{URI: uri}, &res); err != nil {
-		return "", fmt.Errorf("MCP server %s, resource %s: %w", server, uri, err)
-	}
 	var parts []string
-	for i := range res.Contents {
-		rc := &res.Contents[i]
-		parts = append(parts, strings.TrimPrefix(renderResource(rc), "[resource "+rc.URI+"]\n"))
+	for _, rc := range res.Contents {
+		if rc != nil {
+			parts = append(parts, strings.TrimPrefix(renderResource(rc), "[resource "+rc.URI+"]\n"))
+		}
 	}
 	if len(parts) == 0 {
 		return "", fmt.Errorf("MCP server %s, resource %s: empty", server, uri)
@@ -275,27 +278,40 @@ func (m *Manager) ReadResource(ctx context.Context, server, uri string) (string,
 	return strings.Join(parts, "\n"), nil
 }
 
+func (m *Manager) readResource(ctx context.Context, server, uri string) (*sdk.ReadResourceResult, error) {
+	_, c, err := m.session(server)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, m.o.StartTimeout)
+	defer cancel()
+	var res *sdk.ReadResourceResult
+	err = c.do(cctx, func(s *sdk.ClientSession) (err error) {
+		res, err = s.ReadResource(cctx, &sdk.ReadResourceParams{URI: uri})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("MCP server %s, resource %s: %w", server, uri, err)
+	}
+	return res, nil
+}
+
 // listPrompts and listResources refresh what a server offers; a server
 // without the capability offers none.
 func (c *conn) listPrompts(ctx context.Context) error {
-	s, caps := c.sessionCaps()
+	s := c.connected()
 	if s == nil {
 		return c.unavailable()
 	}
-	if caps.Prompts == nil {
+	if c.caps().Prompts == nil {
 		return nil
 	}
-	var ps []promptInfo
-	err := paginate(ctx, s, "prompts/list", func(raw json.RawMessage) (string, error) {
-		var r listPromptsResult
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return "", &malformedError{line: raw, err: err}
+	var ps []*sdk.Prompt
+	for p, err := range s.Prompts(ctx, nil) {
+		if err != nil {
+			return err
 		}
-		ps = append(ps, r.Prompts...)
-		return r.NextCursor, nil
-	})
-	if err != nil {
-		return err
+		ps = append(ps, p)
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
 	c.mu.Lock()
@@ -305,39 +321,24 @@ func (c *conn) listPrompts(ctx context.Context) error {
 }
 
 func (c *conn) listResources(ctx context.Context) error {
-	s, caps := c.sessionCaps()
+	s := c.connected()
 	if s == nil {
 		return c.unavailable()
 	}
-	if caps.Resources == nil {
+	if c.caps().Resources == nil {
 		return nil
 	}
-	var rs []resourceInfo
-	err := paginate(ctx, s, "resources/list", func(raw json.RawMessage) (string, error) {
-		var r listResourcesResult
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return "", &malformedError{line: raw, err: err}
+	var rs []*sdk.Resource
+	for r, err := range s.Resources(ctx, nil) {
+		if err != nil {
+			return err
 		}
-		rs = append(rs, r.Resources...)
-		return r.NextCursor, nil
-	})
-	if err != nil {
-		return err
+		rs = append(rs, r)
 	}
 	c.mu.Lock()
 	c.resources = rs
 	c.mu.Unlock()
 	return nil
-}
-
-func (c *conn) sessionCaps() (*rpcSession, serverCapabilities) {
-	c.mu.Lock()
-	s := c.session
-	c.mu.Unlock()
-	if s == nil {
-		return nil, serverCapabilities{}
-	}
-	return s, s.init.Capabilities
 }
 
 // changed refreshes one list of a server that sent a list_changed
@@ -391,13 +392,13 @@ var progressSeq atomic.Int64
 
 // withProgress gives a call a progress token when the caller shows
 // progress (tools.Progress), and returns the function to stop listening.
-func (m *Manager) withProgress(ctx context.Context, params *callToolParams) func() {
+func (m *Manager) withProgress(ctx context.Context, params *sdk.CallToolParams) func() {
 	show := tools.Progress(ctx)
 	if show == nil {
 		return func() {}
 	}
 	token := "harness-" + strconv.FormatInt(progressSeq.Add(1), 10)
-	params.Meta = map[string]any{"progressToken": token}
+	params.SetProgressToken(token)
 	m.pmu.Lock()
 	if m.progress == nil {
 		m.progress = map[string]func(string){}
@@ -413,13 +414,16 @@ func (m *Manager) withProgress(ctx context.Context, params *callToolParams) func
 
 // onProgress shows a notifications/progress of a call in flight as a line
 // of its live output: "progress 3/5 (60%) message".
-func (m *Manager) onProgress(params json.RawMessage) {
-	var p progressParams
-	if json.Unmarshal(params, &p) != nil {
+func (m *Manager) onProgress(p *sdk.ProgressNotificationParams) {
+	if p == nil {
 		return
 	}
+	token, ok := p.ProgressToken.(string)
+	if !ok {
+		return // not one of harness's
+	}
 	m.pmu.Lock()
-	show := m.progress[idKey(p.ProgressToken)]
+	show := m.progress[token]
 	m.pmu.Unlock()
 	if show == nil {
 		return
@@ -427,7 +431,7 @@ func (m *Manager) onProgress(params json.RawMessage) {
 	show(progressLine(p) + "\n")
 }
 
-func progressLine(p progressParams) string {
+func progressLine(p *sdk.ProgressNotificationParams) string {
 	line := "progress " + strconv.FormatFloat(p.Progress, 'f', -1, 64)
 	if p.Total > 0 {
 		line += fmt.Sprintf("/%s (%d%%)", strconv.FormatFloat(p.Total, 'f', -1, 64), int(100*p.Progress/p.Total))

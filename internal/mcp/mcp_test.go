@@ -54,7 +54,7 @@ func TestGoServerStdio(t *testing.T) {
 			m := start(t, sb, Options{}, def)
 
 			lazy := m.Tools(true)
-			if len(lazy) != 2 || lazy[0].Spec().Name != "mcp_search" || lazy[1].Spec().Name != "mcp_call" {
+			if len(lazy) != 3 || lazy[0].Spec().Name != "mcp_search" || lazy[1].Spec().Name != "mcp_call" || lazy[2].Spec().Name != ResourceToolName {
 				t.Fatalf("lazy tools: %v", lazy)
 			}
 			found := run(t, lazy, "mcp_search", `{"query":"echo"}`)
@@ -120,7 +120,7 @@ func TestServerFailures(t *testing.T) {
 	}
 
 	bad := run(t, ts, "mcp_call", `{"name":"mcp__c__garbage"}`)
-	if !bad.IsError || !strings.Contains(bad.Content, "MCP server c sent a malformed answer") {
+	if !bad.IsError || !strings.Contains(bad.Content, "MCP server c stopped: it wrote a malformed message") {
 		t.Errorf("garbage: an error that does not name the server: %+v", bad)
 	}
 	if res := run(t, ts, "mcp_call", `{"name":"mcp__a__echo","arguments":{"text":"on"}}`); res.Content != "echo: on" {
@@ -142,15 +142,19 @@ func TestStartFailures(t *testing.T) {
 		{Name: "silent", Command: "sh", Args: []string{"-c", "sleep 100; echo " + marker}},
 		{Name: "missing", Command: "/nonexistent/mcp-server"},
 		{Name: "chatty", Command: "sh", Args: []string{"-c", "echo hello; echo oops >&2; exit 2"}},
+		// The handshake answered with a line of 64 MiB (doors has the
+		// 256 MiB probe).
+		{Name: "huge", Command: "sh", Args: []string{"-c", `read -r _; printf '{"jsonrpc":"2.0","id":1,"result":{"x":"'; head -c 67108864 /dev/zero | tr '\0' a; printf '"}}\n'; sleep 5`}},
 		f.goServer("good", "full"),
-	}, Options{Sandbox: sb, StartTimeout: time.Second})
+	}, Options{Sandbox: sb, StartTimeout: 5 * time.Second})
 	defer m.Close()
 	all := ""
 	for _, e := range errs {
 		all += e.Error() + "\n"
 	}
 	for _, want := range []string{
-		"MCP server silent: did not answer within 1s (MCP_TIMEOUT raises it)",
+		"MCP server silent: did not answer within 5s (MCP_TIMEOUT raises it)",
+		"MCP server huge: it sent a message over 16 MiB, the limit for one MCP message",
 		"MCP server missing:", "not found",
 		"MCP server chatty:", "exited with code 2", "oops",
 	} {
@@ -158,8 +162,8 @@ func TestStartFailures(t *testing.T) {
 			t.Errorf("start errors lack %q:\n%s", want, all)
 		}
 	}
-	if len(errs) != 3 {
-		t.Errorf("%d start errors, want 3:\n%s", len(errs), all)
+	if len(errs) != 4 {
+		t.Errorf("%d start errors, want 4:\n%s", len(errs), all)
 	}
 	if res := run(t, m.Tools(true), "mcp_call", `{"name":"mcp__good__echo","arguments":{"text":"ok"}}`); res.Content != "echo: ok" {
 		t.Errorf("the good server beside them: %+v", res)

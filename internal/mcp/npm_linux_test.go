@@ -13,6 +13,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/internal/tools"
 )
@@ -242,4 +243,93 @@ func TestEverythingFeatures(t *testing.T) {
 		t.Errorf("the user was not told: %q", notes)
 	}
 	mu.Unlock()
+}
+
+// TestFilesystemServerRoots: the reference filesystem server started
+// without directories, inside the walls, works on the project and the
+// --add-dir root because harness gives them as roots (the policy's
+// writable roots); a path outside them is refused by the server.
+func TestFilesystemServerRoots(t *testing.T) {
+	needBwrap(t)
+	bin := npmServer(t, "mcp-server-filesystem")
+	f := newFixture(t)
+	extra := filepath.Join(f.base, "extra")
+	os.MkdirAll(extra, 0o755)
+	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: f.proj, AddDirs: []string{extra}, Home: f.home, Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + f.home}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.Open(context.Background(), pol, sandbox.BackendBwrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	m := start(t, sb, Options{}, Server{Name: "fs", Command: bin, Scope: ScopeProject})
+	ts := m.Tools(false)
+	// The server asks for the roots after the handshake, on its own time.
+	var dirs string
+	waitFor(t, "the roots to reach the server", func() bool {
+		dirs = run(t, ts, "mcp__fs__list_allowed_directories", `{}`).Content
+		return strings.Contains(dirs, f.proj) && strings.Contains(dirs, extra)
+	})
+	for _, dir := range []string{f.proj, extra} {
+		p := filepath.Join(dir, "hello.txt")
+		if res := run(t, ts, "mcp__fs__write_file", `{"path":"`+p+`","content":"from the server"}`); res.IsError {
+			t.Errorf("write in %s: %+v", dir, res)
+		}
+		if raw, err := os.ReadFile(p); err != nil || string(raw) != "from the server" {
+			t.Errorf("%s on the host: %q %v", p, raw, err)
+		}
+	}
+	if res := run(t, ts, "mcp__fs__read_text_file", `{"path":"`+filepath.Join(f.home, ".bashrc")+`"}`); !res.IsError {
+		t.Errorf("a path outside the roots was read: %+v", res)
+	}
+}
+
+// TestEverythingCapabilities: the reference everything server, inside
+// the walls, sees harness's roots (its get-roots-list tool is offered
+// only to a client that declares them), its tiny image reaches the model
+// as an image, its instructions are offered for the system prompt, and
+// its simulated log messages reach Options.Log.
+func TestEverythingCapabilities(t *testing.T) {
+	needBwrap(t)
+	everything := npmServer(t, "mcp-server-everything")
+	f := newFixture(t)
+	sb := f.open(t, sandbox.BackendBwrap)
+	var mu sync.Mutex
+	var logged []string
+	m := start(t, sb, Options{Images: true, Log: func(server, level, text string) {
+		mu.Lock()
+		logged = append(logged, server+" "+level+" "+text)
+		mu.Unlock()
+	}}, Server{Name: "everything", Command: everything, Args: []string{"stdio"}, Scope: ScopeUser})
+	ts := m.Tools(false)
+
+	roots := run(t, ts, "mcp__everything__get-roots-list", `{}`)
+	if roots.IsError || !strings.Contains(roots.Content, "file://"+f.proj) {
+		t.Errorf("get-roots-list: %+v", roots)
+	}
+	img := run(t, ts, "mcp__everything__get-tiny-image", `{}`)
+	if img.IsError || img.Image == nil || !strings.Contains(img.Content, "shown to you as an image") {
+		t.Errorf("get-tiny-image: %.300s (image %v)", img.Content, img.Image != nil)
+	}
+	if got := m.Instructions(); !strings.HasPrefix(got, "## everything\n# Everything Server") || len(got) > InstructionsPerServer+200 {
+		t.Errorf("instructions: %.200q (%d bytes)", got, len(got))
+	}
+	if res := run(t, ts, "mcp__everything__toggle-simulated-logging", `{}`); res.IsError {
+		t.Fatalf("toggle-simulated-logging: %+v", res)
+	}
+	// One at once, then one every 5 s at a random level (debug, under
+	// the info harness asks for, is not sent): 20 s is 4 chances.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		got := strings.Join(logged, "\n")
+		mu.Unlock()
+		if strings.HasPrefix(got, "everything ") && strings.Contains(got, "message") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log message of the everything server in 20 s: %q", got)
+		}
+	}
 }

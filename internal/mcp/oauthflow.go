@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 )
 
@@ -112,7 +113,7 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) (found b
 		return false, err
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("MCP-Protocol-Version", protocolVersion)
+	req.Header.Set("MCP-Protocol-Version", sdk.SupportedProtocolVersions()[0])
 	resp, err := client.Do(req)
 	if err != nil {
 		return false, err
@@ -129,6 +130,17 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) (found b
 		return false, fmt.Errorf("%s: %w", u, err)
 	}
 	return true, nil
+}
+
+// httpError is an answer that is not what was asked for.
+func httpError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+	resp.Body.Close()
+	msg := strings.TrimSpace(string(b))
+	if msg == "" {
+		return fmt.Errorf("HTTP %s", resp.Status)
+	}
+	return fmt.Errorf("HTTP %s: %s", resp.Status, msg)
 }
 
 // wellKnown is u's origin with /.well-known/NAME inserted before u's path.
@@ -214,10 +226,12 @@ func discoverServer(ctx context.Context, client *http.Client, issuer string) (se
 }
 
 // register is dynamic client registration (RFC 7591): a public client
-// with the loopback redirect.
+// with the loopback redirect, a native application (OpenID Connect
+// Registration's application_type, which the MCP spec asks clients to
+// send: SEP-837).
 func register(ctx context.Context, client *http.Client, endpoint, redirect string) (id, secret string, err error) {
 	body, _ := json.Marshal(map[string]any{
-		"redirect_uris": []string{redirect}, "client_name": "harness",
+		"redirect_uris": []string{redirect}, "client_name": "harness", "application_type": "native",
 		"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"},
 		"token_endpoint_auth_method": "none",
 	})

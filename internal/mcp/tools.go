@@ -11,7 +11,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
+	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/tools"
@@ -31,6 +33,24 @@ func ToolName(server, tool string) string {
 		n = n[:64]
 	}
 	return n
+}
+
+// Tool is one tool a server offers, as harness keeps it: its input
+// schema as JSON (the SDK's decoded schema, encoded once when listed, so
+// the bytes sent to the model are the same on every request).
+type Tool struct {
+	Name, Title, Description string
+	InputSchema              json.RawMessage
+	Annotations              *sdk.ToolAnnotations
+}
+
+// toolOf is harness's copy of a listed tool.
+func toolOf(t *sdk.Tool) *Tool {
+	out := &Tool{Name: t.Name, Title: t.Title, Description: t.Description, Annotations: t.Annotations}
+	if t.InputSchema != nil {
+		out.InputSchema, _ = json.Marshal(t.InputSchema)
+	}
+	return out
 }
 
 // entry is one tool of one server, by its full name.
@@ -76,12 +96,16 @@ func (m *Manager) Tools(lazy bool) []tools.Tool {
 	if len(m.servers) == 0 {
 		return nil
 	}
-	if lazy {
-		return []tools.Tool{&searchTool{m}, &callTool{m}}
-	}
 	var out []tools.Tool
-	for _, e := range m.entries() {
-		out = append(out, &eagerTool{m: m, e: e})
+	if lazy {
+		out = []tools.Tool{&searchTool{m}, &callTool{m}}
+	} else {
+		for _, e := range m.entries() {
+			out = append(out, &eagerTool{m: m, e: e})
+		}
+	}
+	if m.offersResources() {
+		out = append(out, &resourceTool{m})
 	}
 	return out
 }
@@ -303,102 +327,108 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 	}
 	cctx, cancel := context.WithTimeout(mctx, m.o.CallTimeout)
 	defer cancel()
-	params := &callToolParams{Name: e.t.Name, Arguments: args}
+	params := &sdk.CallToolParams{Name: e.t.Name, Arguments: args}
+	if m.o.Log != nil {
+		// The newest revision sets the log level per request; older ones
+		// once per session (start).
+		//lint:ignore SA1019 the newest revision's way to ask a server to log, deprecated with logging itself
+		params.Meta = sdk.Meta{sdk.MetaKeyLogLevel: "info"}
+	}
 	defer m.withProgress(ctx, params)()
-	var res CallToolResult
-	err := e.c.call(cctx, "tools/call", params, &res)
-	st := e.c.transport()
-	if err != nil && st != nil && !st.ended() && errors.Is(err, errClosed) {
-		// The pipe closes before the process is reaped: wait a moment for
-		// its exit, whose status says why it stopped.
-		for deadline := time.Now().Add(2 * time.Second); !st.ended() && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
+	var res *sdk.CallToolResult
+	var sess *sdk.ClientSession
+	st := e.c.transport() // the stdio server this call goes to, before a restart replaces it
+	err := e.c.do(cctx, func(s *sdk.ClientSession) (err error) {
+		sess = s
+		res, err = s.CallTool(cctx, params)
+		return err
+	})
+	var stopped error
+	if err != nil && cctx.Err() == nil && sess != nil {
+		stopped = e.c.stoppedWhy(sess) // the session ended under the call: say why
 	}
 	switch {
 	case err == nil:
-	case errors.Is(context.Cause(mctx), errModeSwitched):
+	case errors.Is(context.Cause(mctx), errModeSwitched) || !ro && st != nil && st.killedForMode():
+		// A switch kills the server first and cancels the call after:
+		// the call can see the server gone before it sees the cancel.
 		return tools.Errorf("MCP server %s: the call of %s was cancelled because the session switched to plan mode while it ran (the project is read-only now, and the server was told to stop); what it did before stays", e.c.def.Name, e.t.Name)
 	case ctx.Err() != nil:
 		return tools.Errorf("cancelled by the user; the server was told to stop")
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		return tools.Errorf("MCP server %s did not answer %s within %s; the call was cancelled (MCP_TOOL_TIMEOUT raises the limit)", e.c.def.Name, e.t.Name, m.o.CallTimeout)
-	case errors.Is(err, errClosed) || st != nil && st.ended():
-		why := ""
-		if st != nil {
-			why = st.why()
-		}
-		return tools.Errorf("MCP server %s stopped while answering %s (%s): %v. The session goes on without it.", e.c.def.Name, e.t.Name, orUnknown(why), err)
-	case isTooLarge(err):
-		return tools.Errorf("MCP server %s sent %v; the call to %s failed. Its other tools still work; if the tool can return less (a narrower query, a page at a time), ask for less.", e.c.def.Name, err, e.t.Name)
-	case isMalformed(err):
-		return tools.Errorf("MCP server %s sent a malformed answer to %s (not valid JSON-RPC): %v. Its other tools may still work; tell the user if this repeats.", e.c.def.Name, e.t.Name, err)
+	case stopped != nil:
+		return tools.Errorf("%v, while answering %s. The session goes on without it.", stopped, e.t.Name)
 	default:
 		return tools.Errorf("MCP server %s could not run %s: %v", e.c.def.Name, e.t.Name, err)
 	}
-	return tools.Result{Content: render(&res), IsError: res.IsError}
+	text, img := render(res, m.o.Images)
+	return tools.Result{Content: text, IsError: res.IsError, Image: img}
 }
 
-// isMalformed reports an answer that was not JSON-RPC.
-func isMalformed(err error) bool {
-	var me *malformedError
-	return errors.As(err, &me)
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "connection lost"
-	}
-	return s
-}
-
-// render is a call's result as text for the model: text as is, binary
-// content described (not inlined), structured content as JSON when there
-// is nothing else.
-func render(res *CallToolResult) string {
+// render is a call's result for the model: text as is; the first image
+// as an image (for a model that takes them, within the providers'
+// limits), others and audio described; structured content as JSON when
+// there is nothing else.
+func render(res *sdk.CallToolResult, images bool) (string, *llm.Image) {
 	var parts []string
-	for _, c := range res.Content {
-		switch c.Type {
-		case "text":
+	var img *llm.Image
+	for i, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
 			parts = append(parts, c.Text)
-		case "image", "audio":
-			parts = append(parts, fmt.Sprintf("[%s %s, %d bytes, not shown]", c.Type, c.MIMEType, decodedLen(c.Data)))
-		case "resource_link":
+		case *sdk.ImageContent:
+			if !images {
+				parts = append(parts, fmt.Sprintf("[image %s, %d bytes, not shown: this model does not take images]", c.MIMEType, len(c.Data)))
+				break
+			}
+			if img != nil {
+				parts = append(parts, fmt.Sprintf("[image %s, %d bytes, not shown: one image per result reaches the model]", c.MIMEType, len(c.Data)))
+				break
+			}
+			p, err := llm.PrepareImage(fmt.Sprintf("content %d", i+1), c.Data)
+			if fixed := dropBadAncillary(c.Data); err != nil && fixed != nil {
+				p, err = llm.PrepareImage(fmt.Sprintf("content %d", i+1), fixed)
+			}
+			if err != nil {
+				parts = append(parts, fmt.Sprintf("[image %s, %d bytes, not shown: %v]", c.MIMEType, len(c.Data), err))
+				break
+			}
+			img = p
+			parts = append(parts, "["+p.Describe()+", shown to you as an image]")
+		case *sdk.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes, not given: harness passes no audio to models]", c.MIMEType, len(c.Data)))
+		case *sdk.ResourceLink:
 			parts = append(parts, fmt.Sprintf("[resource %s %s]", c.URI, c.Name))
-		case "resource":
+		case *sdk.EmbeddedResource:
 			parts = append(parts, renderResource(c.Resource))
 		default:
 			raw, _ := json.Marshal(c)
 			parts = append(parts, string(raw))
 		}
 	}
-	if len(parts) == 0 && len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
-		var b bytes.Buffer
-		if json.Compact(&b, res.StructuredContent) == nil {
-			parts = append(parts, b.String())
+	if len(parts) == 0 && res.StructuredContent != nil {
+		if raw, err := json.Marshal(res.StructuredContent); err == nil && string(raw) != "null" {
+			parts = append(parts, string(raw))
 		}
 	}
 	if len(parts) == 0 {
-		return "(no output)"
+		return "(no output)", img
 	}
-	return strings.Join(parts, "\n")
+	return strings.Join(parts, "\n"), img
 }
 
-func renderResource(r *ResourceContents) string {
+func renderResource(r *sdk.ResourceContents) string {
 	if r == nil {
 		return "[empty resource]"
 	}
-	if r.Text != "" || r.Blob == "" {
+	if r.Text != "" || len(r.Blob) == 0 {
 		return "[resource " + r.URI + "]\n" + r.Text
 	}
-	blob, err := base64.StdEncoding.DecodeString(r.Blob)
-	if err != nil {
-		return fmt.Sprintf("[resource %s: %s, its blob is not base64: %v]", r.URI, r.MIMEType, err)
+	if strings.HasPrefix(r.MIMEType, "text/") || r.MIMEType == "application/json" || r.MIMEType == "" && utf8.Valid(r.Blob) {
+		return "[resource " + r.URI + "]\n" + string(r.Blob)
 	}
-	if strings.HasPrefix(r.MIMEType, "text/") || r.MIMEType == "application/json" {
-		return "[resource " + r.URI + "]\n" + string(blob)
-	}
-	return fmt.Sprintf("[resource %s: %s, %d bytes, not shown; base64 begins %s]", r.URI, r.MIMEType, len(blob), clip(r.Blob, 16))
+	return fmt.Sprintf("[resource %s: %s, %d bytes, not shown; base64 begins %s]", r.URI, r.MIMEType, len(r.Blob), clip(base64.StdEncoding.EncodeToString(r.Blob[:min(len(r.Blob), 12)]), 16))
 }
 
 func clip(s string, n int) string {

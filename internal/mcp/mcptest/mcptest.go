@@ -1,13 +1,20 @@
+//lint:file-ignore SA1019 the test server uses roots and logging, deprecated in the newest revision and still used by servers of 2025-11-25
+
 // Package mcptest is an MCP server built with the official Go SDK, for
 // tests: the test binaries of internal/mcp and internal/cli run it over
 // stdio (when KindEnv is set) or serve it over streamable HTTP. Only tests
 // import it.
+
 package mcptest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"strings"
 	"time"
@@ -56,7 +63,7 @@ type pathArg struct {
 // itself (tick, for the modes), one that adds a tool (list_changed), a resource and a prompt.
 // Kind "many" serves 50 tools with schemas the size of real ones.
 func Server(kind string) *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "harness-test", Version: "1"}, nil)
+	s := sdk.NewServer(&sdk.Implementation{Name: "harness-test", Version: "1"}, &sdk.ServerOptions{Instructions: Instructions})
 	if kind == "many" {
 		addMany(s, 50)
 		return s
@@ -150,6 +157,7 @@ func Server(kind string) *sdk.Server {
 				})
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "prompt added"}}}, nil, nil
 		})
+	addExtras(s)
 	s.AddResource(&sdk.Resource{URI: "test://readme", Name: "readme", MIMEType: "text/plain"},
 		func(ctx context.Context, r *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "test://readme", Text: "the readme"}}}, nil
@@ -159,6 +167,56 @@ func Server(kind string) *sdk.Server {
 			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Review " + r.Params.Arguments["file"] + " carefully."}}}}, nil
 		})
 	return s
+}
+
+// Instructions are the Go server's instructions (InitializeResult).
+const Instructions = "Call echo to check the connection. Never call hang unless asked."
+
+// PNG is a 2x2 red PNG image, the picture the image tool returns.
+func PNG() []byte {
+	im := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	for x := range 2 {
+		for y := range 2 {
+			im.Set(x, y, color.RGBA{R: 255, A: 255})
+		}
+	}
+	var b bytes.Buffer
+	png.Encode(&b, im)
+	return b.Bytes()
+}
+
+// addExtras adds the tools for the client's capabilities: an image, a
+// log message, and the roots the client declared.
+func addExtras(s *sdk.Server) {
+	sdk.AddTool(s, &sdk.Tool{Name: "image", Description: "Return a small PNG image and a caption."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a red square"}, &sdk.ImageContent{Data: PNG(), MIMEType: "image/png"}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "log", Description: "Send the text as a log message (notifications/message), then answer."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in textArg) (*sdk.CallToolResult, any, error) {
+			err := r.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "warning", Logger: "test", Data: in.Text})
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("logged: %v", err)}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "roots", Description: "List the roots the client gives."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+			var res *sdk.ListRootsResult
+			if got, ok := r.Params.InputResponses["roots"].(*sdk.ListRootsResult); ok {
+				res = got // the newest revision: the client's answer to the input request below
+			} else {
+				got, err := r.Session.ListRoots(ctx, nil)
+				if err != nil {
+					// On the newest revision a server asks within its result
+					// (multi round-trip requests); the client calls again.
+					return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"roots": &sdk.ListRootsParams{}}}, nil, nil
+				}
+				res = got
+			}
+			var out []string
+			for _, root := range res.Roots {
+				out = append(out, root.URI)
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(out, "\n")}}}, nil, nil
+		})
 }
 
 // addMany adds n tools whose descriptions and schemas are about the size
