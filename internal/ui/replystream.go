@@ -3,6 +3,8 @@ package ui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/yuin/goldmark/ast"
 )
 
 // Streaming a reply: text is drawn raw as it arrives, then replaced by
@@ -54,8 +56,8 @@ type mdStream struct {
 	width int  // the width row and col were counted at
 	held  bool // the raw text grew too tall to erase: the rest is not echoed
 
-	fence, lang, indent string // an open fenced block, printed line by line
-	inFence             bool
+	fence, lang string // an open fenced block, printed line by line
+	inFence     bool
 }
 
 // advance renders what became complete and echoes the rest raw. final
@@ -64,27 +66,13 @@ func (r *Renderer) advance(final bool) {
 	defer func(e bool) { r.echoing = e }(r.echoing)
 	r.echoing = true
 	raw := r.seg.String()
-	st, w := r.t.Style, r.t.Width()
 	m := &r.md
 	for m.done < len(raw) {
 		pend := raw[m.done:]
 		if m.inFence {
-			i := strings.IndexByte(pend, '\n')
-			if i < 0 && !final {
+			if !r.fenceLine(pend, final) {
 				break
 			}
-			line, used := pend, len(pend)
-			if i >= 0 {
-				line, used = pend[:i], i+1
-			}
-			r.eraseRaw()
-			if closesFence(line, m.fence) {
-				r.write(m.indent + st.Dim("╰") + "\n")
-				m.inFence = false
-			} else {
-				r.write(strings.Join(codeRows(st, m.indent, Highlight(st, m.lang, line), w), "\n") + "\n")
-			}
-			m.done += used
 			continue
 		}
 		complete := pend
@@ -95,37 +83,87 @@ func (r *Renderer) advance(final bool) {
 			}
 			complete = pend[:i+1]
 		}
-		lines := strings.Split(strings.TrimSuffix(complete, "\n"), "\n")
-		if k, _ := blockKind(lines); k == blockFence {
-			fence, lang, _ := openFence(lines[0])
-			m.fence, m.lang, m.indent, m.inFence = fence, lang, leadingSpaces(lines[0]), true
-			r.eraseRaw()
-			r.write(fenceHead(st, m.indent, lang) + "\n")
-			m.done += min(len(lines[0])+1, len(pend))
+		if !final && r.openFence(complete) {
 			continue
 		}
-		n, ok := nextBlock(lines, final)
-		if !ok {
+		n := len(complete)
+		if !final {
+			n = completeUpTo(complete)
+		}
+		if n == 0 {
 			break
 		}
-		used := 0
-		for _, l := range lines[:n] {
-			used += len(l) + 1
-		}
-		used = min(used, len(pend))
 		r.eraseRaw()
-		r.write(renderBlock(st, lines[:n], w))
-		m.done += used
+		r.write(renderChunk(r.t.Style, complete[:n], r.t.Width()))
+		m.done += n
 	}
 	if final {
 		r.eraseRaw()
 		if m.inFence {
-			r.write(m.indent + st.Dim("╰") + "\n")
+			r.write(r.t.Style.Dim("╰") + "\n")
 			m.inFence = false
 		}
 		return
 	}
 	r.echoRaw(raw[m.done:])
+}
+
+// openFence starts printing a fenced code block line by line when one
+// opens at the start of complete, so one of any length never waits.
+func (r *Renderer) openFence(complete string) bool {
+	first, _, _ := strings.Cut(complete, "\n")
+	fence := fenceOf(first)
+	if len(fence) < 3 {
+		return false
+	}
+	fc, ok := parseMarkdown([]byte(first + "\n")).FirstChild().(*ast.FencedCodeBlock)
+	if !ok {
+		return false
+	}
+	m := &r.md
+	m.fence, m.lang, m.inFence = fence, string(fc.Language([]byte(first+"\n"))), true
+	r.eraseRaw()
+	r.write(fenceHead(r.t.Style, m.lang) + "\n")
+	m.done += len(first) + 1
+	return true
+}
+
+// fenceLine prints the next line of an open fenced block, or its end;
+// false when no complete line is there yet.
+func (r *Renderer) fenceLine(pend string, final bool) bool {
+	m := &r.md
+	st := r.t.Style
+	i := strings.IndexByte(pend, '\n')
+	if i < 0 && !final {
+		return false
+	}
+	line, used := pend, len(pend)
+	if i >= 0 {
+		line, used = pend[:i], i+1
+	}
+	r.eraseRaw()
+	if closesFence(line, m.fence) {
+		r.write(st.Dim("╰") + "\n")
+		m.inFence = false
+	} else {
+		r.write(strings.Join(codeRows(st, Highlight(st, m.lang, line), r.t.Width()), "\n") + "\n")
+	}
+	m.done += used
+	return true
+}
+
+// renderChunk renders complete blocks cut from a streaming reply, with
+// the blank row the whole reply's rendering has after them when a blank
+// line ends them.
+func renderChunk(st Style, chunk string, width int) string {
+	out := RenderMarkdown(st, chunk, width)
+	if out != "" && endsBlank(chunk) {
+		out += "\n"
+	}
+	if out == "" && strings.TrimSpace(chunk) == "" && strings.Count(chunk, "\n") > 0 {
+		return ""
+	}
+	return out
 }
 
 // echoRaw shows the streaming block's new text raw, unless the block has
@@ -156,17 +194,17 @@ func (r *Renderer) echoRaw(pend string) {
 // advanceRows follows the cursor through s printed from (row, col) at
 // width w: a newline starts a row, a character that does not fit wraps.
 func advanceRows(s string, w, row, col int) (int, int) {
-	for _, c := range s {
-		if c == '\n' {
+	eachCluster(s, func(c string, cw int) bool {
+		if c == "\n" {
 			row, col = row+1, 0
-			continue
+			return true
 		}
-		cw := RuneWidth(c)
 		if col+cw > w {
 			row, col = row+1, 0
 		}
 		col += cw
-	}
+		return true
+	})
 	return row, col
 }
 
