@@ -134,7 +134,7 @@ func TestCompleteUpTo(t *testing.T) {
 		{"# head\n", "# head\n"},
 		{"---\n", "---\n"},
 		{"para\n```go\nx\n", "para\n"}, // the fence streams on its own
-		{"| a | b |\n", ""},                // a table or a paragraph: not known yet
+		{"| a | b |\n", ""},            // a table or a paragraph: not known yet
 		{"| a | b |\n|---|---|\n| 1 | 2 |\n", ""},
 		{"| a | b |\n|---|---|\n| 1 | 2 |\n\n", "| a | b |\n|---|---|\n| 1 | 2 |\n\n"},
 		{"| a | b |\n|---|---|\n| 1 | 2 |\n\nafter\n", "| a | b |\n|---|---|\n| 1 | 2 |\n\n"},
