@@ -271,7 +271,11 @@ func (m *mdRenderer) inlineNode(b *strings.Builder, n ast.Node) {
 	case *ast.AutoLink:
 		b.WriteString(st.Underline(m.plain(n.Label(m.src), true)))
 	case *extast.Strikethrough:
-		b.WriteString(st.sgr("9", m.inline(n)))
+		if st.Color {
+			b.WriteString(st.sgr("9", m.inline(n)))
+		} else {
+			b.WriteString("~~" + m.inline(n) + "~~") // struck out, not gone
+		}
 	case *extast.TaskCheckBox:
 		// Drawn as the item's mark.
 	case *ast.RawHTML:

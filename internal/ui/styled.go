@@ -1,6 +1,10 @@
 package ui
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/rivo/uniseg"
+)
 
 // Styled text is text with SGR escapes in it (what Style makes). These
 // helpers lay it out by grapheme cluster: widths come from StringWidth's
@@ -95,49 +99,98 @@ func wrapStyled(s string, width int) []string {
 	return out
 }
 
-// wrapLine word-wraps one line of styled text at its spaces.
-func wrapLine(s string, width int) []string {
-	var out styledRows
-	var word strings.Builder
-	wordW := 0
-	sgrStart := "" // the attributes in force at the start of the current word
-	putWord := func() {
-		if word.Len() == 0 {
-			return
+// lineBreaks are the byte offsets in plain text after which a row may
+// end: the Unicode line breaking algorithm's opportunities (UAX #14,
+// uniseg), after a space or next to a wide character (between two
+// ideographs, never before closing punctuation). Not after a slash or a
+// hyphen, which UAX #14 allows: in a coding session those are paths,
+// URLs and flags, which are better kept whole.
+func lineBreaks(plain string) []int {
+	var out []int
+	state, off, lastW := -1, 0, 0
+	for plain != "" {
+		var seg string
+		seg, plain, _, state = uniseg.FirstLineSegmentInString(plain, state)
+		off += len(seg)
+		eachCluster(seg, func(_ string, w int) bool { lastW = w; return true })
+		_, _, nextW, _ := uniseg.FirstGraphemeClusterInString(plain, -1)
+		if plain == "" || strings.HasSuffix(seg, " ") || lastW == 2 || nextW == 2 {
+			out = append(out, off)
 		}
-		switch {
-		case out.w > 0 && out.w+1+wordW > width:
-			out.brk(sgrStart)
-		case out.w > 0:
-			out.row.WriteString(" ")
-			out.w++
-		}
-		if wordW > width-out.w {
-			// Wider than a row: cut it.
-			for i, p := range cutStyled(word.String(), width) {
-				if i > 0 {
-					out.rows = append(out.rows, out.row.String())
-					out.row.Reset()
-				}
-				out.row.WriteString(p)
-				out.w = StringWidth(p)
-			}
-		} else {
-			out.row.WriteString(word.String())
-			out.w += wordW
-		}
-		word.Reset()
-		wordW = 0
 	}
-	walkStyled(s, func(seq, _ string) { word.WriteString(seq) }, func(c string, cw int, active string) {
+	return out
+}
+
+// wrapLine word-wraps one line of styled text at its line break
+// opportunities; the spaces where a row ends are dropped.
+func wrapLine(s string, width int) []string {
+	w := &wrapper{width: width, breaks: lineBreaks(StripANSI(s))}
+	walkStyled(s, func(seq, _ string) { w.seg.WriteString(seq) }, func(c string, cw int, active string) {
 		if c == " " {
-			putWord()
-			sgrStart = active
-			return
+			w.trail++
+		} else {
+			if w.trail > 0 { // a space that is no break opportunity (rare): keep it
+				w.seg.WriteString(strings.Repeat(" ", w.trail))
+				w.segW += w.trail
+				w.trail = 0
+			}
+			w.seg.WriteString(c)
+			w.segW += cw
 		}
-		word.WriteString(c)
-		wordW += cw
+		w.off += len(c)
+		for len(w.breaks) > 0 && w.breaks[0] <= w.off {
+			w.breaks = w.breaks[1:]
+			w.put(active)
+		}
 	})
-	putWord()
-	return out.done()
+	w.put("")
+	return w.out.done()
+}
+
+// wrapper is wrapLine's state: the rows, and the segment (text up to the
+// next break opportunity) being read.
+type wrapper struct {
+	out      styledRows
+	width    int
+	breaks   []int
+	off      int // bytes of plain text read
+	seg      strings.Builder
+	segW     int
+	trail    int    // spaces after the segment
+	pending  int    // spaces after the row's last segment
+	sgrStart string // the attributes in force at the segment's start
+}
+
+// put places the segment read; active is the attributes in force after it.
+func (w *wrapper) put(active string) {
+	out := &w.out
+	if w.segW == 0 && w.seg.Len() == 0 {
+		w.pending += w.trail
+		w.trail = 0
+		return
+	}
+	switch {
+	case out.w > 0 && out.w+w.pending+w.segW > w.width:
+		out.brk(w.sgrStart)
+	case w.pending > 0:
+		out.row.WriteString(strings.Repeat(" ", w.pending))
+		out.w += w.pending
+	}
+	if w.segW > w.width-out.w {
+		// Wider than a row: cut it.
+		for i, p := range cutStyled(w.seg.String(), w.width) {
+			if i > 0 {
+				out.rows = append(out.rows, out.row.String())
+				out.row.Reset()
+			}
+			out.row.WriteString(p)
+			out.w = StringWidth(p)
+		}
+	} else {
+		out.row.WriteString(w.seg.String())
+		out.w += w.segW
+	}
+	w.seg.Reset()
+	w.segW, w.pending, w.trail = 0, w.trail, 0
+	w.sgrStart = active
 }
