@@ -218,3 +218,29 @@ func markChanges(st Style, sign, code string, spans [][2]int) string {
 	b.WriteString(code[at:])
 	return b.String()
 }
+
+// changedLines are the lines the minimal diff of before and after removes
+// and adds.
+func changedLines(before, after string) (removed, added []string) {
+	if before != "" && !strings.HasSuffix(before, "\n") {
+		before += "\n"
+	}
+	if after != "" && !strings.HasSuffix(after, "\n") {
+		after += "\n"
+	}
+	u, err := udiff.ToUnifiedDiff("", "", before, udiff.Lines(before, after), 0)
+	if err != nil {
+		return nil, nil
+	}
+	for _, h := range u.Hunks {
+		for _, l := range h.Lines {
+			switch l.Kind {
+			case udiff.Delete:
+				removed = append(removed, strings.TrimSuffix(l.Content, "\n"))
+			case udiff.Insert:
+				added = append(added, strings.TrimSuffix(l.Content, "\n"))
+			}
+		}
+	}
+	return removed, added
+}
