@@ -122,7 +122,7 @@ func lineBreaks(plain string) []int {
 }
 
 // wrapLine word-wraps one line of styled text at its line break
-// opportunities; the spaces where a row ends are dropped.
+// opportunities; a run of spaces is one, and where a row ends, none.
 func wrapLine(s string, width int) []string {
 	w := &wrapper{width: width, breaks: lineBreaks(StripANSI(s))}
 	walkStyled(s, func(seq, _ string) { w.seg.WriteString(seq) }, func(c string, cw int, active string) {
@@ -169,12 +169,15 @@ func (w *wrapper) put(active string) {
 		w.trail = 0
 		return
 	}
+	// Spaces between words count as one, as they always have here (a
+	// wrapped line is prose; a table that fits is never wrapped).
+	gap := min(w.pending, 1)
 	switch {
-	case out.w > 0 && out.w+w.pending+w.segW > w.width:
+	case out.w > 0 && out.w+gap+w.segW > w.width:
 		out.brk(w.sgrStart)
-	case w.pending > 0:
-		out.row.WriteString(strings.Repeat(" ", w.pending))
-		out.w += w.pending
+	case out.w > 0 && gap > 0:
+		out.row.WriteString(" ")
+		out.w++
 	}
 	if w.segW > w.width-out.w {
 		// Wider than a row: cut it.
