@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/harness-dev/harness/internal/llm"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/markdown")
@@ -51,6 +54,38 @@ func TestRenderMarkdownGolden(t *testing.T) {
 		}
 		if b.String() != string(want) {
 			t.Errorf("%s: rendering differs from %s (go test -run Golden -update rewrites it):\n%s", f, golden, b.String())
+		}
+	}
+}
+
+// A reply streamed in small pieces ends on screen exactly as its whole
+// rendering: the stream cuts only where blocks are complete.
+func TestStreamedMarkdownMatchesWhole(t *testing.T) {
+	files, _ := filepath.Glob("testdata/markdown/*.md")
+	for _, f := range files {
+		src, _ := os.ReadFile(f)
+		for _, width := range []int{80, 40} {
+			r, scr := testRenderer(width, 200, false)
+			r.StartTurn()
+			s := string(src)
+			for i := 0; s != ""; i++ {
+				n := min(len(s), 2+i%7)
+				for !utf8.ValidString(s[:n]) {
+					n++
+				}
+				stream(r, s[:n])
+				s = s[n:]
+			}
+			r.OnReply(reply(string(src), llm.Usage{}))
+			r.EndTurn(false)
+			r.Close()
+			// The whole rendering, drawn on the same kind of screen.
+			whole := newScreen(width, 200)
+			whole.Write([]byte(RenderMarkdown(Style{}, string(src), width)))
+			got, want := strings.TrimSpace(scr.all()), strings.TrimSpace(whole.all())
+			if got != want {
+				t.Errorf("%s at %d: streamed\n%s\nwhole\n%s", f, width, got, want)
+			}
 		}
 	}
 }

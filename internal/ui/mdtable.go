@@ -107,6 +107,9 @@ func tableRow(st Style, r []string, widths []int, align []extast.Alignment) []st
 					left = pad / 2
 				}
 			}
+			if c == "" && j == ncol-1 {
+				break // no trailing spaces
+			}
 			b.WriteString(strings.Repeat(" ", left) + c)
 			if j < ncol-1 {
 				b.WriteString(strings.Repeat(" ", pad-left))

@@ -54,7 +54,8 @@ type mdStream struct {
 	row   int  // the cursor's row below the raw text's first row
 	col   int  // ... and column
 	width int  // the width row and col were counted at
-	held  bool // the raw text grew too tall to erase: the rest is not echoed
+	held  bool // the raw text grew too tall to erase, or holds a cluster terminals measure differently: the rest is not echoed
+	blank bool // the last row the stream printed is blank
 
 	fence, lang string // an open fenced block, printed line by line
 	inFence     bool
@@ -94,7 +95,14 @@ func (r *Renderer) advance(final bool) {
 			break
 		}
 		r.eraseRaw()
-		r.write(renderChunk(r.t.Style, complete[:n], r.t.Width()))
+		out := renderChunk(r.t.Style, complete[:n], r.t.Width())
+		if out == "\n" && (m.done == 0 || m.blank) {
+			out = "" // blank lines: one blank row between blocks, none first
+		}
+		if out != "" {
+			r.write(out)
+			m.blank = strings.HasSuffix(out, "\n\n") || out == "\n"
+		}
 		m.done += n
 	}
 	if final {
@@ -142,6 +150,7 @@ func (r *Renderer) fenceLine(pend string, final bool) bool {
 		line, used = pend[:i], i+1
 	}
 	r.eraseRaw()
+	m.blank = false
 	if closesFence(line, m.fence) {
 		r.write(st.Dim("╰") + "\n")
 		m.inFence = false
@@ -154,16 +163,27 @@ func (r *Renderer) fenceLine(pend string, final bool) bool {
 
 // renderChunk renders complete blocks cut from a streaming reply, with
 // the blank row the whole reply's rendering has after them when a blank
-// line ends them.
+// line ends them; blank lines alone are one blank row.
 func renderChunk(st Style, chunk string, width int) string {
 	out := RenderMarkdown(st, chunk, width)
-	if out != "" && endsBlank(chunk) {
+	if endsBlank(chunk) {
 		out += "\n"
 	}
-	if out == "" && strings.TrimSpace(chunk) == "" && strings.Count(chunk, "\n") > 0 {
-		return ""
-	}
 	return out
+}
+
+// unsureWidth reports whether s holds a cluster whose width terminals
+// disagree on (emoji sequences joined by ZWJ, flags, emoji variation
+// selectors and skin tones): raw text with one is not echoed, since
+// erasing it needs its row count; its rendering replaces it when the
+// block is complete.
+func unsureWidth(s string) bool {
+	for _, r := range s {
+		if r == 0x200d || r == 0xfe0f || r >= 0x1f1e6 && r <= 0x1f1ff || r >= 0x1f3fb && r <= 0x1f3ff {
+			return true
+		}
+	}
+	return false
 }
 
 // echoRaw shows the streaming block's new text raw, unless the block has
@@ -183,7 +203,7 @@ func (r *Renderer) echoRaw(pend string) {
 	} else {
 		row, col = advanceRows(pend[m.shown:], w, row, col)
 	}
-	if rowsOf(row, col) >= r.t.Height()-2 {
+	if rowsOf(row, col) >= r.t.Height()-2 || unsureWidth(pend[m.shown:]) {
 		m.held = true
 		return
 	}
