@@ -39,21 +39,20 @@ var lexerRegistry = sync.OnceValue(func() *chroma.LexerRegistry {
 // lexerFor finds the lexer for a fence's language ("go", "bash", "py") or
 // a file name ("main.go", "Makefile"); nil when none fits.
 func lexerFor(name string) chroma.Lexer {
-	name = strings.ToLower(strings.TrimSpace(name))
+	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil
 	}
 	reg := lexerRegistry()
-	if l := reg.Get(name); l != nil {
+	base := path.Base(name)
+	if l := reg.Match(base); l != nil { // a file name, as it is spelt
 		return l
 	}
-	if l := reg.Match(path.Base(name)); l != nil {
-		return l
+	lower := strings.ToLower(base)
+	if alias, ok := lexerAliases[lower]; ok {
+		lower = alias
 	}
-	if alias, ok := lexerAliases[name]; ok {
-		return reg.Get(alias)
-	}
-	return nil
+	return reg.Get(lower) // a language, an alias or an extension
 }
 
 // lexerAliases are fence names models write that chroma's configs do not

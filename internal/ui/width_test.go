@@ -147,7 +147,7 @@ func TestLexersAreChromas(t *testing.T) {
 			t.Errorf("%s differs from chroma's (%v): copy it again", f, err)
 		}
 	}
-	for _, name := range []string{"go", "bash", "sh", "python", "json", "javascript", "ts", "rust", "yaml", "diff", "c", "java", "Makefile", "Dockerfile", "x.toml", "main.go", "style.css"} {
+	for _, name := range []string{"go", "bash", "sh", "python", "json", "javascript", "ts", "rust", "yaml", "diff", "c", "java", "Makefile", "Dockerfile", "x.toml", "main.go", "style.css", "/src/proj/Dockerfile", "/src/proj/GNUmakefile", "/a/b/run.SH", "jsonl", "console"} {
 		if lexerFor(name) == nil {
 			t.Errorf("no lexer for %q", name)
 		}
