@@ -51,3 +51,27 @@ func BenchmarkEditorKeystroke(b *testing.B) {
 		e.refresh(s)
 	}
 }
+
+// BenchmarkStreamReply measures streaming the long reply in 12-byte
+// deltas, what a turn costs the renderer (each completed block rendered
+// once, the rest echoed raw).
+func BenchmarkStreamReply(b *testing.B) {
+	src := sampleReply()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		r := NewRenderer(&Term{Out: io.Discard, TTY: true, Style: Style{Color: true}, Size: func() (int, int) { return 100, 40 }}, nil)
+		r.StartTurn()
+		for s := src; s != ""; {
+			n := min(len(s), 12)
+			r.OnEvent(llm.Event{Type: llm.EventText, Text: s[:n]})
+			s = s[n:]
+		}
+		r.mu.Lock()
+		r.finishText() // the end of the reply: its last block rendered
+		r.mu.Unlock()
+		b.StopTimer() // closing waits for the spinner's tick
+		r.EndTurn(false)
+		r.Close()
+		b.StartTimer()
+	}
+}

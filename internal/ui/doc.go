@@ -37,6 +37,27 @@
 //     does it for every block it prints); Notifier rings the bell and
 //     sends OSC 9/777 desktop notifications.
 //
+// The libraries under the look, which is harness's own:
+//
+//   - Markdown is parsed by goldmark (CommonMark, with GFM tables,
+//     strikethrough, task lists and autolinks) and drawn by RenderMarkdown
+//     over its syntax tree. A streaming reply is cut only where the parse
+//     says a block, or an item of a list, is complete (completeUpTo); a
+//     fenced code block streams a line at a time.
+//   - Highlight lexes with chroma's lexers (by fence language or file
+//     name) and colours tokens in the palette below. Not chroma's lexers
+//     package, which builds all its lexers at every process start: the
+//     common languages' definitions are copied into lexers/, unchanged
+//     (a test compares them with the module's), and built on first use.
+//   - Widths are measured by grapheme cluster (uniseg): emoji sequences,
+//     flags and combining marks are as wide as a terminal draws them,
+//     and no row ends inside a cluster. Rows end at the Unicode line
+//     breaking algorithm's opportunities after a space or next to a wide
+//     character, never after a / or - (paths, URLs and flags stay whole).
+//   - EditPreview and WritePreview show go-udiff's minimal diff (gopls's)
+//     with two lines of context, less when the prompt is short, so the
+//     changed lines stay in view, changed words marked; Full keeps all.
+//
 // Colours are used only when output is a terminal, NO_COLOR is unset or
 // empty and TERM is not dumb.
 // The width is re-queried on every redraw, so resizing just works. Text

@@ -1,214 +1,142 @@
 package ui
 
 import (
+	"embed"
+	"io/fs"
+	"path"
 	"strings"
 	"sync"
-	"unicode"
+
+	"github.com/alecthomas/chroma/v2"
 )
 
-// A deliberately small highlighter: keywords, strings, comments and numbers
-// for the languages a coding session shows most. It lexes a whole block at
-// once so block comments and multi-line strings stay coloured.
+// Syntax highlighting is chroma's (github.com/alecthomas/chroma/v2): its
+// lexers, in harness's colours. Not chroma's lexers package: that one
+// builds all of its ~280 lexers when the binary starts (86 ms on the
+// 2-core test machine), and the binary also starts once per sandboxed
+// command. The languages a coding session shows most are chroma's own
+// definitions, copied verbatim into lexers/ (TestLexersAreChromas keeps
+// them equal to the module's) and built on first use.
 
-type langSpec struct {
-	keywords     map[string]bool
-	builtins     map[string]bool
-	lineComments []string
-	blockComment [2]string // two-character delimiters
-	backtick     bool      // `raw strings` (Go) or command substitution (shell)
-	variables    bool      // $VAR (shell)
-}
+//go:embed lexers/*.xml
+var lexerFiles embed.FS
 
-func words(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(s) {
-		m[w] = true
+// lexerRegistry holds the lexers, built the first time code is shown.
+var lexerRegistry = sync.OnceValue(func() *chroma.LexerRegistry {
+	reg := chroma.NewLexerRegistry()
+	paths, _ := fs.Glob(lexerFiles, "lexers/*.xml")
+	for _, p := range paths {
+		reg.Register(chroma.MustNewXMLLexer(lexerFiles, p))
 	}
-	return m
-}
-
-// langs are the languages Highlight knows, built on first use rather
-// than at init (every start of the binary would pay for the word maps).
-var langs = sync.OnceValue(func() langSet {
-	return langSet{
-		golang: &langSpec{
-			keywords: words(`break case chan const continue default defer else fallthrough for func go goto if
-				import interface map package range return select struct switch type var`),
-			builtins: words(`nil true false iota append cap clear close complex copy delete imag len make max min
-				new panic print println real recover any bool byte comparable complex64 complex128 error float32
-				float64 int int8 int16 int32 int64 rune string uint uint8 uint16 uint32 uint64 uintptr`),
-			lineComments: []string{"//"},
-			blockComment: [2]string{"/*", "*/"},
-			backtick:     true,
-		},
-		sh: &langSpec{
-			keywords: words(`if then else elif fi for while until do done case esac in function select return
-				export local readonly set unset shift exit`),
-			builtins: words(`cd echo printf test source alias eval exec read trap wait true false
-				go git make grep sed awk find ls cat rm mv cp mkdir npm python python3 pip curl`),
-			lineComments: []string{"#"},
-			backtick:     true,
-			variables:    true,
-		},
-		py: &langSpec{
-			keywords: words(`and as assert async await break class continue def del elif else except finally for
-				from global if import in is lambda nonlocal not or pass raise return try while with yield match case`),
-			builtins:     words(`None True False self print len range str int float list dict set tuple open isinstance super`),
-			lineComments: []string{"#"},
-		},
-		json: &langSpec{
-			builtins: words(`true false null`),
-		},
-		js: &langSpec{
-			keywords: words(`break case catch class const continue default delete do else export extends finally for
-				function if import in instanceof let new return super switch this throw try typeof var void while yield
-				async await of from interface type`),
-			builtins:     words(`true false null undefined console`),
-			lineComments: []string{"//"},
-			blockComment: [2]string{"/*", "*/"},
-			backtick:     true,
-		},
-		plain: &langSpec{},
-	}
+	reg.Register(chroma.MustNewLexer(&chroma.Config{
+		Name:      "Go",
+		Aliases:   []string{"go", "golang"},
+		Filenames: []string{"*.go"},
+	}, goRules))
+	return reg
 })
 
-type langSet struct{ golang, sh, py, json, js, plain *langSpec }
-
-func langFor(name string) *langSpec {
-	switch strings.ToLower(strings.TrimSpace(name)) {
-	case "go", "golang":
-		return langs().golang
-	case "sh", "bash", "shell", "zsh", "console", "shell-session":
-		return langs().sh
-	case "py", "python", "python3":
-		return langs().py
-	case "json", "jsonl", "jsonc":
-		return langs().json
-	case "js", "javascript", "ts", "typescript", "tsx", "jsx":
-		return langs().js
+// lexerFor finds the lexer for a fence's language ("go", "bash", "py") or
+// a file name ("main.go", "Makefile"); nil when none fits.
+func lexerFor(name string) chroma.Lexer {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return nil
 	}
-	return langs().plain
+	reg := lexerRegistry()
+	base := path.Base(name)
+	if l := reg.Match(base); l != nil { // a file name, as it is spelt
+		return l
+	}
+	lower := strings.ToLower(base)
+	if alias, ok := lexerAliases[lower]; ok {
+		lower = alias
+	}
+	return reg.Get(lower) // a language, an alias or an extension
+}
+
+// lexerAliases are fence names models write that chroma's configs do not
+// list.
+var lexerAliases = map[string]string{
+	"console": "bash", "shell-session": "bash", "jsonl": "json", "jsonc": "json",
+	"jsx": "javascript", "tsx": "typescript", "dockerfile": "docker",
 }
 
 // Highlight colours code written in lang (a fence's info string such as
-// "go" or "bash"). With colours off, or for an unknown language's
-// keywords, the text comes back unchanged apart from Sanitize.
+// "go" or "bash", or a file name). With colours off, or for a language no
+// lexer knows, the text comes back unchanged apart from Sanitize.
 func Highlight(st Style, lang, code string) string {
 	code = Sanitize(code)
-	if !st.Color {
+	if !st.Color || code == "" {
 		return code
 	}
-	spec := langFor(lang)
-	var b strings.Builder
-	rs := []rune(code)
-	n := len(rs)
-	hasAt := func(i int, s string) bool { // s is ASCII
-		return i+len(s) <= n && string(rs[i:i+len(s)]) == s
+	lexer := lexerFor(lang)
+	if lexer == nil {
+		return code
 	}
-	for i := 0; i < n; {
-		r := rs[i]
-		// Comments.
-		if c := spec.blockComment; c[0] != "" && hasAt(i, c[0]) {
-			j := n
-			if k := strings.Index(string(rs[i+2:]), c[1]); k >= 0 {
-				j = i + 2 + len([]rune(string(rs[i+2:])[:k])) + 2
-			}
-			b.WriteString(colourLines(st.Dim, string(rs[i:j])))
-			i = j
-			continue
+	it, err := lexer.Tokenise(nil, code)
+	if err != nil {
+		return code
+	}
+	var b strings.Builder
+	left := len(code) // lexers may add a final newline: not shown
+	for tok := it(); tok != chroma.EOF && left > 0; tok = it() {
+		v := tok.Value
+		if len(v) > left {
+			v = v[:left]
 		}
-		lineComment := false
-		for _, lc := range spec.lineComments {
-			// In shell, # starts a comment only at a word start.
-			if hasAt(i, lc) && (lc != "#" || i == 0 || unicode.IsSpace(rs[i-1])) {
-				lineComment = true
-			}
+		left -= len(v)
+		if colour := tokenColour(st, tok.Type); colour != nil {
+			b.WriteString(colourLines(colour, v))
+		} else {
+			b.WriteString(v)
 		}
-		if lineComment {
-			j := i
-			for j < n && rs[j] != '\n' {
-				j++
-			}
-			b.WriteString(st.Dim(string(rs[i:j])))
-			i = j
-			continue
-		}
-		// Strings.
-		if r == '"' || r == '\'' || (r == '`' && spec.backtick) {
-			j := i + 1
-			for j < n && rs[j] != r {
-				if rs[j] == '\\' && r != '`' {
-					j++
-					if j >= n { // a backslash ends the text: the string is unclosed
-						break
-					}
-				}
-				if rs[j] == '\n' && r != '`' && spec != langs().py {
-					break
-				}
-				j++
-			}
-			j = min(j+1, n)
-			b.WriteString(colourLines(st.Green, string(rs[i:j])))
-			i = j
-			continue
-		}
-		if spec.variables && r == '$' && i+1 < n && (isIdent(rs[i+1]) || rs[i+1] == '{') {
-			j := i + 1
-			if rs[j] == '{' {
-				for j < n && rs[j] != '}' && rs[j] != '\n' {
-					j++
-				}
-				j = min(j+1, n)
-			} else {
-				for j < n && isIdent(rs[j]) {
-					j++
-				}
-			}
-			b.WriteString(st.Cyan(string(rs[i:j])))
-			i = j
-			continue
-		}
-		if unicode.IsDigit(r) && (i == 0 || !isIdent(rs[i-1])) {
-			j := i
-			for j < n && (isIdent(rs[j]) || rs[j] == '.') {
-				j++
-			}
-			b.WriteString(st.Magenta(string(rs[i:j])))
-			i = j
-			continue
-		}
-		if isIdent(r) {
-			j := i
-			for j < n && (isIdent(rs[j]) || (spec == langs().sh && rs[j] == '-')) {
-				j++
-			}
-			w := string(rs[i:j])
-			switch {
-			case spec.keywords[w]:
-				b.WriteString(st.Blue(w))
-			case spec.builtins[w]:
-				b.WriteString(st.Yellow(w))
-			default:
-				b.WriteString(w)
-			}
-			i = j
-			continue
-		}
-		b.WriteRune(r)
-		i++
+	}
+	if StripANSI(b.String()) != code {
+		return code // a lexer that rewrote the text: show it as it is
 	}
 	return b.String()
 }
 
-func isIdent(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
+// tokenColour is harness's theme: keywords blue, constants and built-ins
+// yellow, strings green, numbers magenta, variables cyan, comments dim;
+// in a diff, added lines green and removed ones red.
+func tokenColour(st Style, t chroma.TokenType) func(string) string {
+	switch {
+	case t == chroma.KeywordConstant || t == chroma.KeywordType || t.InSubCategory(chroma.NameBuiltin):
+		return st.Yellow
+	case t.InCategory(chroma.Keyword), t == chroma.NameTag:
+		return st.Blue
+	case t.InSubCategory(chroma.LiteralString):
+		return st.Green
+	case t.InSubCategory(chroma.LiteralNumber):
+		return st.Magenta
+	case t.InSubCategory(chroma.NameVariable):
+		return st.Cyan
+	case t.InCategory(chroma.Comment):
+		return st.Dim
+	case t == chroma.GenericInserted:
+		return st.Green
+	case t == chroma.GenericDeleted:
+		return st.Red
+	case t == chroma.GenericHeading, t == chroma.GenericSubheading:
+		return st.Bold
+	}
+	return nil
+}
+
+func isIdent(r rune) bool {
+	return r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 0x7f
+}
 
 // colourLines applies f line by line so that every line of a multi-line
 // token carries its own colour and reset (the renderer indents lines).
 func colourLines(f func(string) string, s string) string {
 	parts := strings.Split(s, "\n")
 	for i, p := range parts {
-		parts[i] = f(p)
+		if p != "" {
+			parts[i] = f(p)
+		}
 	}
 	return strings.Join(parts, "\n")
 }

@@ -7,6 +7,16 @@ import (
 
 var colour = Style{Color: true}
 
+// renderInline renders one paragraph's inline content.
+func renderInline(st Style, s string) string {
+	b := []byte(Sanitize(s))
+	doc := parseMarkdown(b)
+	if doc.FirstChild() == nil {
+		return ""
+	}
+	return (&mdRenderer{st: st, src: b}).inline(doc.FirstChild())
+}
+
 func TestRenderInline(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain text", "plain text"},
@@ -111,33 +121,32 @@ func TestRenderMarkdownWraps(t *testing.T) {
 }
 
 // A block is complete when a later line shows it ended: that is what lets
-// a streamed reply be rendered block by block.
-func TestNextBlock(t *testing.T) {
+// a streamed reply be rendered block by block. completeUpTo gets complete
+// lines and says how many bytes of them hold complete blocks.
+func TestCompleteUpTo(t *testing.T) {
 	tests := []struct {
-		src   string
-		final bool
-		n     int
-		done  bool
+		src  string
+		want string // the complete prefix
 	}{
-		{"para\nmore", false, 2, false},
-		{"para\nmore\n", false, 2, true}, // the blank line ends it
-		{"para\n# head", false, 1, true},
-		{"# head", false, 1, true},
-		{"```go\nx\n", false, 3, false},
-		{"```go\nx\n```", false, 3, true},
-		{"| a | b |", false, 1, false}, // a table or a paragraph: not known yet
-		{"| a | b |\n|---|---|\n| 1 | 2 |", false, 3, false},
-		{"| a | b |\n|---|---|\n| 1 | 2 |\nafter", false, 3, true},
-		{"- one\n  cont\n- two", false, 2, true},
-		{"- one\n  cont", false, 2, false},
-		{"- one\n  cont", true, 2, true},
-		{"> q\n> r\nx", false, 2, true},
+		{"para\nmore\n", ""},
+		{"para\nmore\n\n", "para\nmore\n\n"}, // the blank line ends it
+		{"para\n# head\n", "para\n# head\n"},
+		{"# head\n", "# head\n"},
+		{"---\n", "---\n"},
+		{"para\n```go\nx\n", "para\n"}, // the fence streams on its own
+		{"| a | b |\n", ""},            // a table or a paragraph: not known yet
+		{"| a | b |\n|---|---|\n| 1 | 2 |\n", ""},
+		{"| a | b |\n|---|---|\n| 1 | 2 |\n\n", "| a | b |\n|---|---|\n| 1 | 2 |\n\n"},
+		{"| a | b |\n|---|---|\n| 1 | 2 |\n\nafter\n", "| a | b |\n|---|---|\n| 1 | 2 |\n\n"},
+		{"- one\n  cont\n- two\n", "- one\n  cont\n"}, // an item ends where the next starts
+		{"- one\n  cont\n", ""},
+		{"1. one\n\n2. two\n\n3. three\n", "1. one\n\n2. two\n\n"},
+		{"> q\n> r\n\nx\n", "> q\n> r\n\n"},
+		{"\n\n", "\n\n"},
 	}
 	for _, tt := range tests {
-		lines := strings.Split(tt.src, "\n")
-		n, done := nextBlock(lines, tt.final)
-		if n != tt.n || done != tt.done {
-			t.Errorf("nextBlock(%q, %v) = %d, %v; want %d, %v", tt.src, tt.final, n, done, tt.n, tt.done)
+		if got := tt.src[:completeUpTo(tt.src)]; got != tt.want {
+			t.Errorf("completeUpTo(%q) covers %q; want %q", tt.src, got, tt.want)
 		}
 	}
 }
@@ -155,10 +164,13 @@ func TestHighlight(t *testing.T) {
 		want       []string
 	}{
 		{"go", "x := `raw\nstr` /* multi\nline */ 42", []string{"\x1b[32m`raw\x1b[0m\n\x1b[32mstr`\x1b[0m", "\x1b[2m/* multi\x1b[0m\n\x1b[2mline */\x1b[0m", "\x1b[35m42\x1b[0m"}},
-		{"bash", "echo \"$HOME\" # note\nls ${DIR}", []string{"\x1b[33mecho\x1b[0m", "\x1b[2m# note\x1b[0m", "\x1b[36m${DIR}\x1b[0m"}},
+		{"bash", "echo \"$HOME\" # note\nls ${DIR}", []string{"\x1b[33mecho\x1b[0m", "\x1b[2m# note\x1b[0m", "\x1b[36m$HOME\x1b[0m", "\x1b[36mDIR\x1b[0m"}},
 		{"bash", "echo a#b", []string{"a#b"}},
 		{"python", "def f(): return None  # c", []string{"\x1b[34mdef\x1b[0m", "\x1b[33mNone\x1b[0m", "\x1b[2m# c\x1b[0m"}},
-		{"json", `{"a": true, "n": 1.5}`, []string{"\x1b[32m\"a\"\x1b[0m", "\x1b[33mtrue\x1b[0m", "\x1b[35m1.5\x1b[0m"}},
+		{"json", `{"a": true, "n": 1.5, "s": "v"}`, []string{"\x1b[34m\"a\"\x1b[0m", "\x1b[33mtrue\x1b[0m", "\x1b[35m1.5\x1b[0m", "\x1b[32m\"v\"\x1b[0m"}},
+		{"main.go", "package main", []string{"\x1b[34mpackage\x1b[0m"}}, // a file name picks the lexer
+		{"rust", "fn main() { let x = 1; }", []string{"\x1b[34mfn\x1b[0m", "\x1b[34mlet\x1b[0m"}},
+		{"nosuchlanguage", "if x", []string{"if x"}},
 		{"", "if x", []string{"if x"}},
 	}
 	for _, tt := range tests {
@@ -212,9 +224,11 @@ func TestStringWidth(t *testing.T) {
 }
 
 func TestRenderMarkdownTable(t *testing.T) {
-	src := "before\n| file | state |\n|---|:---:|\n| main.go | **fine** |\n| x | a longer cell |\nafter\n"
+	// GFM: a table may follow a paragraph directly; only a blank line (or
+	// another block) ends it, a line of text below it is one more row.
+	src := "before\n| file | state |\n|---|:---:|\n| main.go | **fine** |\n| x | a longer cell |\n\nafter\n"
 	got := StripANSI(RenderMarkdown(colour, src, 80))
-	want := "before\nfile    │     state\n────────┼──────────────\nmain.go │     fine\nx       │ a longer cell\nafter\n"
+	want := "before\nfile    │     state\n────────┼──────────────\nmain.go │     fine\nx       │ a longer cell\n\nafter\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -235,13 +249,11 @@ func TestRenderMarkdownWideTable(t *testing.T) {
 		"ragged":       "| one | two |\n|---|---|\n| only one cell |\n| three | cells | here, one too many |\n",
 	}
 	for name, src := range tables {
+		// Every word of every cell, as the table drawn wide enough shows it.
 		var words []string
-		for _, l := range strings.Split(strings.TrimSpace(src), "\n") {
-			if tableSep().MatchString(l) {
-				continue
-			}
-			for _, c := range tableCells(l) {
-				words = append(words, strings.Fields(StripANSI(renderInline(Style{}, c)))...)
+		for _, f := range strings.Fields(RenderMarkdown(Style{}, src, 10000)) {
+			if strings.Trim(f, "│─┼") != "" {
+				words = append(words, f)
 			}
 		}
 		for width := 16; width <= 140; width += 4 {

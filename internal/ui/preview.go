@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -24,28 +23,14 @@ type Preview struct {
 // edit (line numbers, context).
 const previewFileLimit = 4 << 20
 
-// langOfPath is the highlighter for a file name.
-func langOfPath(p string) string {
-	switch strings.ToLower(filepath.Ext(p)) {
-	case ".go":
-		return "go"
-	case ".sh", ".bash", ".zsh":
-		return "sh"
-	case ".py":
-		return "py"
-	case ".json", ".jsonl":
-		return "json"
-	case ".js", ".ts", ".tsx", ".jsx", ".mjs":
-		return "js"
-	}
-	return ""
-}
-
-// EditPreview shows an edit_file call as a diff with line numbers: each
-// replaced place with two lines of context, removed lines in red, added in
-// green, the code highlighted. file is the path the gate was asked about
-// (read on the host to place the edit; when it cannot be read the diff has
-// no line numbers). rows bounds Short.
+// EditPreview shows an edit_file call as the minimal unified diff it makes
+// (github.com/aymanbagabas/go-udiff, gopls's diff): each changed place
+// with two lines of context, removed lines in red, added in green, line
+// numbers, the code highlighted, and in a line changed in place the
+// changed words marked. file is the path the gate was asked about (read
+// on the host to place the edit; when it cannot be read, or the text is
+// not in it, the diff is of the two strings, without line numbers). rows
+// bounds Short: the context shrinks before the changed lines are cut.
 func EditPreview(st Style, file string, input json.RawMessage, width, rows int) Preview {
 	var in struct {
 		Old        string `json:"old_string"`
@@ -55,102 +40,44 @@ func EditPreview(st Style, file string, input json.RawMessage, width, rows int) 
 	if json.Unmarshal(input, &in) != nil {
 		return Preview{}
 	}
-	lang := langOfPath(file)
-	var text string
-	if fi, err := os.Stat(file); err == nil && fi.Mode().IsRegular() && fi.Size() <= previewFileLimit {
-		if b, err := os.ReadFile(file); err == nil {
-			text = string(b)
-		}
-	}
-	var out []string
-	line := func(sign string, n int, code string, colour func(string) string) {
-		num := "    "
-		if n > 0 {
-			num = fmt.Sprintf("%4d", n)
-		}
-		body := Highlight(st, lang, code)
-		prefix := st.Dim(num) + " " + colour(sign) + " "
-		for i, r := range cutStyled(body, max(width-9, 8)) {
-			if i > 0 {
-				prefix = strings.Repeat(" ", 5) + colour(" ") + " "
+	before, after := Sanitize(in.Old), Sanitize(in.New)
+	numbered, places := false, 0
+	if text := readForPreview(file); text != "" && in.Old != "" {
+		if places = strings.Count(text, in.Old); places > 0 {
+			n := -1
+			if !in.ReplaceAll {
+				places, n = 1, 1
 			}
-			out = append(out, prefix+r)
+			before, after = Sanitize(text), Sanitize(strings.Replace(text, in.Old, in.New, n))
+			numbered = true
 		}
 	}
-	oldLines := splitLines(Sanitize(in.Old))
-	newLines := splitLines(Sanitize(in.New))
-	idx := -1
-	if in.Old != "" && text != "" {
-		idx = strings.Index(text, in.Old)
+	d := newDiffView(st, file, before, after, numbered, width)
+	head := fmt.Sprintf("-%d +%d lines", d.removed, d.added)
+	if places > 1 {
+		head += fmt.Sprintf(", %d places", places)
 	}
-	shift := 0 // how the line numbers after an earlier hunk move
-	hunks := 0
-	var all []string
-	if idx >= 0 {
-		all = splitLines(Sanitize(text))
+	return d.fit(st.Dim(head), rows)
+}
+
+// readForPreview is the file's text, or "" when it is not a regular file
+// small enough to read.
+func readForPreview(file string) string {
+	fi, err := os.Stat(file)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > previewFileLimit {
+		return ""
 	}
-	for idx >= 0 && hunks < 50 {
-		hunks++
-		// Whole lines: the edit may start and end inside a line.
-		ls := strings.LastIndexByte(text[:idx], '\n') + 1
-		end := idx + len(in.Old)
-		le := len(text)
-		if end > ls && text[end-1] == '\n' {
-			le = end
-		} else if k := strings.IndexByte(text[end:], '\n'); k >= 0 {
-			le = end + k + 1
-		}
-		olds := splitLines(Sanitize(text[ls:le]))
-		news := splitLines(Sanitize(text[ls:idx] + in.New + text[end:le]))
-		if text[ls:idx]+in.New+text[end:le] == "" {
-			news = nil
-		}
-		first := strings.Count(text[:ls], "\n") + 1
-		if hunks > 1 {
-			out = append(out, st.Dim("     ⋯"))
-		}
-		for k := max(1, first-2); k < first; k++ {
-			line(" ", k+shift, all[k-1], st.Dim)
-		}
-		for i, l := range olds {
-			line("-", first+i, l, st.Red)
-		}
-		for i, l := range news {
-			line("+", first+shift+i, l, st.Green)
-		}
-		last := first + len(olds) - 1
-		for k := last + 1; k <= min(len(all), last+2); k++ {
-			line(" ", k+shift+len(news)-len(olds), all[k-1], st.Dim)
-		}
-		shift += len(news) - len(olds)
-		if !in.ReplaceAll {
-			break
-		}
-		next := strings.Index(text[end:], in.Old)
-		if next < 0 {
-			break
-		}
-		idx = end + next
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return ""
 	}
-	if hunks == 0 {
-		// Not found (the tool will say so) or unreadable: the bare change.
-		for _, l := range oldLines {
-			line("-", 0, l, st.Red)
-		}
-		for _, l := range newLines {
-			line("+", 0, l, st.Green)
-		}
-	}
-	head := fmt.Sprintf("-%d +%d lines", len(oldLines), len(newLines))
-	if hunks > 1 {
-		head += fmt.Sprintf(", %d places", hunks)
-	}
-	out = append([]string{st.Dim(head)}, out...)
-	return fit(st, out, rows)
+	return string(b)
 }
 
 // WritePreview shows a write_file call: whether it creates or replaces
-// the file, its size, and the content's head and tail with line numbers.
+// the file, its size, and then, for a new file, the content's head and
+// tail with line numbers, for a file it replaces the diff (as
+// EditPreview's).
 func WritePreview(st Style, file string, input json.RawMessage, width, rows int) Preview {
 	var in struct {
 		Content string `json:"content"`
@@ -162,19 +89,20 @@ func WritePreview(st Style, file string, input json.RawMessage, width, rows int)
 	if in.Content == "" {
 		lines = nil
 	}
-	what := "new file"
-	if fi, err := os.Stat(file); err == nil {
+	what, existing := "new file", ""
+	if _, err := os.Stat(file); err == nil {
 		what = "replaces the existing file"
-		if fi.Mode().IsRegular() && fi.Size() <= previewFileLimit {
-			if b, err := os.ReadFile(file); err == nil {
-				what += fmt.Sprintf(" (%s)", plural(len(splitLines(string(b))), "line"))
-			}
+		if existing = readForPreview(file); existing != "" {
+			what += fmt.Sprintf(" (%s)", plural(len(splitLines(existing)), "line"))
 		}
 	}
-	lang := langOfPath(file)
-	all := []string{st.Dim(fmt.Sprintf("%s · %s · %s", what, plural(len(lines), "line"), byteSize(len(in.Content))))}
+	head := st.Dim(fmt.Sprintf("%s · %s · %s", what, plural(len(lines), "line"), byteSize(len(in.Content))))
+	if existing != "" {
+		return newDiffView(st, file, Sanitize(existing), Sanitize(in.Content), true, width).fit(head, rows)
+	}
+	all := []string{head}
 	for i, l := range lines {
-		body := Highlight(st, lang, l)
+		body := Highlight(st, file, l)
 		prefix := st.Dim(fmt.Sprintf("%4d", i+1)) + " " + st.Green("+") + " "
 		for j, r := range cutStyled(body, max(width-9, 8)) {
 			if j > 0 {

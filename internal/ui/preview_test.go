@@ -29,9 +29,11 @@ func TestEditPreview(t *testing.T) {
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	// replace_all: every place, numbered in the new file.
+	// replace_all: every place, numbered in the new file; the head counts
+	// the lines the diff removes and adds.
 	in, _ = json.Marshal(map[string]any{"path": "main.go", "old_string": "line 1", "new_string": "L1", "replace_all": true})
-	if got := StripANSI(strings.Join(EditPreview(Style{}, file, in, 60, 200).Short, "\n")); !strings.Contains(got, "-1 +1 lines, 11 places") || !strings.Contains(got, "  19 - line 19\n  19 + L19\n  20   line 20") {
+	if got := StripANSI(strings.Join(EditPreview(Style{}, file, in, 60, 200).Short, "\n")); !strings.Contains(got, "-11 +11 lines, 11 places") ||
+		!strings.Contains(got, "   1 - line 1\n   1 + L1\n   2   line 2") || !strings.Contains(got, "  19 - line 19\n  10 + L10") || !strings.Contains(got, "  19 + L19\n  20   line 20") {
 		t.Errorf("replace_all preview:\n%s", got)
 	}
 	// A long change is cut to the rows given, head and tail kept, Full whole.

@@ -297,6 +297,12 @@ func TestToolResultEditPreview(t *testing.T) {
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
+	// Lines the model repeats in both strings are not shown as changed.
+	call = llm.Block{Name: "edit_file", Input: json.RawMessage(`{"path":"a.go","old_string":"a := 1\nb := 2\nc := 3\n","new_string":"a := 1\nb := 20\nc := 3\n"}`)}
+	got = ToolResult(Style{}, call, llm.Block{Content: "edited a.go"}, 0, 80)
+	if want := "  ↳ ok · 0.0s\n    - b := 2\n    + b := 20\n    edited a.go\n"; got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
 }
 
 // A tool's time excludes the time its permission prompt waited for the

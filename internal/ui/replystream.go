@@ -3,6 +3,8 @@ package ui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/yuin/goldmark/ast"
 )
 
 // Streaming a reply: text is drawn raw as it arrives, then replaced by
@@ -52,10 +54,11 @@ type mdStream struct {
 	row   int  // the cursor's row below the raw text's first row
 	col   int  // ... and column
 	width int  // the width row and col were counted at
-	held  bool // the raw text grew too tall to erase: the rest is not echoed
+	held  bool // the raw text grew too tall to erase, or holds a cluster terminals measure differently: the rest is not echoed
+	blank bool // the last row the stream printed is blank
 
-	fence, lang, indent string // an open fenced block, printed line by line
-	inFence             bool
+	fence, lang string // an open fenced block, printed line by line
+	inFence     bool
 }
 
 // advance renders what became complete and echoes the rest raw. final
@@ -64,27 +67,13 @@ func (r *Renderer) advance(final bool) {
 	defer func(e bool) { r.echoing = e }(r.echoing)
 	r.echoing = true
 	raw := r.seg.String()
-	st, w := r.t.Style, r.t.Width()
 	m := &r.md
 	for m.done < len(raw) {
 		pend := raw[m.done:]
 		if m.inFence {
-			i := strings.IndexByte(pend, '\n')
-			if i < 0 && !final {
+			if !r.fenceLine(pend, final) {
 				break
 			}
-			line, used := pend, len(pend)
-			if i >= 0 {
-				line, used = pend[:i], i+1
-			}
-			r.eraseRaw()
-			if closesFence(line, m.fence) {
-				r.write(m.indent + st.Dim("╰") + "\n")
-				m.inFence = false
-			} else {
-				r.write(strings.Join(codeRows(st, m.indent, Highlight(st, m.lang, line), w), "\n") + "\n")
-			}
-			m.done += used
 			continue
 		}
 		complete := pend
@@ -95,37 +84,106 @@ func (r *Renderer) advance(final bool) {
 			}
 			complete = pend[:i+1]
 		}
-		lines := strings.Split(strings.TrimSuffix(complete, "\n"), "\n")
-		if k, _ := blockKind(lines); k == blockFence {
-			fence, lang, _ := openFence(lines[0])
-			m.fence, m.lang, m.indent, m.inFence = fence, lang, leadingSpaces(lines[0]), true
-			r.eraseRaw()
-			r.write(fenceHead(st, m.indent, lang) + "\n")
-			m.done += min(len(lines[0])+1, len(pend))
+		if !final && r.openFence(complete) {
 			continue
 		}
-		n, ok := nextBlock(lines, final)
-		if !ok {
+		n := len(complete)
+		if !final {
+			n = completeUpTo(complete)
+		}
+		if n == 0 {
 			break
 		}
-		used := 0
-		for _, l := range lines[:n] {
-			used += len(l) + 1
-		}
-		used = min(used, len(pend))
 		r.eraseRaw()
-		r.write(renderBlock(st, lines[:n], w))
-		m.done += used
+		out := renderChunk(r.t.Style, complete[:n], r.t.Width())
+		if out == "\n" && (m.done == 0 || m.blank) {
+			out = "" // blank lines: one blank row between blocks, none first
+		}
+		if out != "" {
+			r.write(out)
+			m.blank = strings.HasSuffix(out, "\n\n") || out == "\n"
+		}
+		m.done += n
 	}
 	if final {
 		r.eraseRaw()
 		if m.inFence {
-			r.write(m.indent + st.Dim("╰") + "\n")
+			r.write(r.t.Style.Dim("╰") + "\n")
 			m.inFence = false
 		}
 		return
 	}
 	r.echoRaw(raw[m.done:])
+}
+
+// openFence starts printing a fenced code block line by line when one
+// opens at the start of complete, so one of any length never waits.
+func (r *Renderer) openFence(complete string) bool {
+	first, _, _ := strings.Cut(complete, "\n")
+	fence := fenceOf(first)
+	if len(fence) < 3 {
+		return false
+	}
+	fc, ok := parseMarkdown([]byte(first + "\n")).FirstChild().(*ast.FencedCodeBlock)
+	if !ok {
+		return false
+	}
+	m := &r.md
+	m.fence, m.lang, m.inFence = fence, string(fc.Language([]byte(first+"\n"))), true
+	r.eraseRaw()
+	r.write(fenceHead(r.t.Style, m.lang) + "\n")
+	m.done += len(first) + 1
+	return true
+}
+
+// fenceLine prints the next line of an open fenced block, or its end;
+// false when no complete line is there yet.
+func (r *Renderer) fenceLine(pend string, final bool) bool {
+	m := &r.md
+	st := r.t.Style
+	i := strings.IndexByte(pend, '\n')
+	if i < 0 && !final {
+		return false
+	}
+	line, used := pend, len(pend)
+	if i >= 0 {
+		line, used = pend[:i], i+1
+	}
+	r.eraseRaw()
+	m.blank = false
+	if closesFence(line, m.fence) {
+		r.write(st.Dim("╰") + "\n")
+		m.inFence = false
+	} else {
+		r.write(strings.Join(codeRows(st, Highlight(st, m.lang, line), r.t.Width()), "\n") + "\n")
+	}
+	m.done += used
+	return true
+}
+
+// renderChunk renders complete blocks cut from a streaming reply, with
+// the blank row the whole reply's rendering has after them when a blank
+// line ends them; blank lines alone are one blank row.
+func renderChunk(st Style, chunk string, width int) string {
+	out := RenderMarkdown(st, chunk, width)
+	if endsBlank(chunk) {
+		out += "\n"
+	}
+	return out
+}
+
+// unsureWidth reports whether s holds a cluster whose width terminals
+// disagree on (emoji sequences joined by ZWJ, flags, emoji variation
+// selectors and skin tones): raw text with one is not echoed, since
+// erasing it needs its row count; its rendering replaces it when the
+// block is complete.
+func unsureWidth(s string) bool {
+	for _, r := range s {
+		if r == 0x200d || r == 0xfe0f || r >= 0x1f1e6 && r <= 0x1f1ff || r >= 0x1f3fb && r <= 0x1f3ff {
+			return true
+		}
+	}
+	return false
 }
 
 // echoRaw shows the streaming block's new text raw, unless the block has
@@ -145,7 +203,7 @@ func (r *Renderer) echoRaw(pend string) {
 	} else {
 		row, col = advanceRows(pend[m.shown:], w, row, col)
 	}
-	if rowsOf(row, col) >= r.t.Height()-2 {
+	if rowsOf(row, col) >= r.t.Height()-2 || unsureWidth(pend[m.shown:]) {
 		m.held = true
 		return
 	}
@@ -156,17 +214,17 @@ func (r *Renderer) echoRaw(pend string) {
 // advanceRows follows the cursor through s printed from (row, col) at
 // width w: a newline starts a row, a character that does not fit wraps.
 func advanceRows(s string, w, row, col int) (int, int) {
-	for _, c := range s {
-		if c == '\n' {
+	eachCluster(s, func(c string, cw int) bool {
+		if c == "\n" {
 			row, col = row+1, 0
-			continue
+			return true
 		}
-		cw := RuneWidth(c)
 		if col+cw > w {
 			row, col = row+1, 0
 		}
 		col += cw
-	}
+		return true
+	})
 	return row, col
 }
 

@@ -215,7 +215,9 @@ func formatBytes(n int) string {
 	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
 
-// editPreview shows an edit as a few removed and added lines.
+// editPreview shows an edit as a few removed and added lines: the lines
+// the minimal diff of old_string and new_string changes (the context a
+// model repeats in both is left out).
 func editPreview(st Style, call llm.Block, width int) string {
 	var in struct {
 		Old string `json:"old_string"`
@@ -225,11 +227,7 @@ func editPreview(st Style, call llm.Block, width int) string {
 		return ""
 	}
 	var b strings.Builder
-	side := func(text, mark string, colour func(string) string) {
-		if text == "" {
-			return
-		}
-		lines := strings.Split(strings.TrimRight(Sanitize(text), "\n"), "\n")
+	side := func(lines []string, mark string, colour func(string) string) {
 		for i, l := range lines {
 			if i == resultPreviewLines {
 				b.WriteString("    " + st.Dim(fmt.Sprintf("  … %d more", len(lines)-i)) + "\n")
@@ -238,8 +236,9 @@ func editPreview(st Style, call llm.Block, width int) string {
 			b.WriteString("    " + colour(Truncate(mark+" "+l, width-4)) + "\n")
 		}
 	}
-	side(in.Old, "-", st.Red)
-	side(in.New, "+", st.Green)
+	removed, added := changedLines(Sanitize(in.Old), Sanitize(in.New))
+	side(removed, "-", st.Red)
+	side(added, "+", st.Green)
 	return b.String()
 }
 

@@ -35,8 +35,7 @@ func FitLines(s string, width int) []string {
 
 // fitLine wraps one styled line wider than width.
 func fitLine(l string, width int) []string {
-	plain := []rune(StripANSI(l))
-	hang := hangColumn(plain, width)
+	hang := hangColumn(StripANSI(l), width)
 	head, rest := splitStyled(l, hang)
 	rows := wrapLine(rest, width-hang)
 	pad := strings.Repeat(" ", hang)
@@ -53,27 +52,16 @@ func fitLine(l string, width int) []string {
 // hangColumn is where continuation rows of plain start: the text column
 // of a "label  text" row when it lies in the left half, else the
 // indentation (0 when that leaves too narrow a row).
-func hangColumn(plain []rune, width int) int {
-	lead := 0
-	for lead < len(plain) && plain[lead] == ' ' {
-		lead++
-	}
+func hangColumn(plain string, width int) int {
+	lead := len(plain) - len(strings.TrimLeft(plain, " "))
 	hang := lead
-	col := 0
-	for i := lead; i+1 < len(plain); i++ {
-		col += RuneWidth(plain[i])
-		if plain[i] == ' ' && plain[i+1] == ' ' {
-			j := i
-			for j < len(plain) && plain[j] == ' ' {
-				j++
-			}
-			if j < len(plain) {
-				w := StringWidth(string(plain[:j]))
-				if w <= width/2 {
-					hang = w
-				}
-			}
-			break
+	if i := strings.Index(plain[lead:], "  "); i >= 0 {
+		j := lead + i
+		for j < len(plain) && plain[j] == ' ' {
+			j++
+		}
+		if w := StringWidth(plain[:j]); j < len(plain) && w <= width/2 {
+			hang = w
 		}
 	}
 	if width-hang < 16 {
@@ -97,17 +85,17 @@ func splitStyled(s string, col int) (head, rest string) {
 		} else {
 			r.WriteString(seq)
 		}
-	}, func(c rune, active string) {
+	}, func(c string, cw int, active string) {
 		if w < col {
-			h.WriteRune(c)
-			w += RuneWidth(c)
+			h.WriteString(c)
+			w += cw
 			if w >= col && active != "" {
 				h.WriteString("\x1b[0m")
 				r.WriteString(active)
 			}
 			return
 		}
-		r.WriteRune(c)
+		r.WriteString(c)
 	})
 	return h.String(), r.String()
 }
