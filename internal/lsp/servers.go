@@ -63,9 +63,15 @@ func ParseSetting(servers []Server, setting string) ([]Server, error) {
 			}
 			list = append(list, strings.ToLower(e))
 		}
+		name := ""
+		if s := serverFor(out, list[0]); s != nil {
+			name = s.Name // the language keeps its name
+		}
 		out = without(out, list)
 		if argv := strings.Fields(command); len(argv) > 0 {
-			name := filepath.Base(argv[0])
+			if name == "" {
+				name = filepath.Base(argv[0])
+			}
 			out = append([]Server{{Name: name, Extensions: list, Candidates: [][]string{argv}}}, out...)
 		}
 	}
