@@ -75,7 +75,7 @@ func startClient(o Options, s *Server, argv []string, notify func(string)) *clie
 	runCtx, cancel := context.WithCancel(context.Background()) // the session's, not the edit's
 	c.cancel = cancel
 	go c.run(runCtx, inR, outW)
-	c.conn = newConn(outR, inW, c.onNotify, c.onRequest)
+	c.conn = newConn(outR, inW, c.onNotify, c.onRequest, c.broken)
 	go c.initialize()
 	return c
 }
@@ -131,6 +131,13 @@ func (c *client) initialize() {
 		}
 		c.kill()
 	}
+}
+
+// broken stops a server that broke the protocol, saying so once.
+func (c *client) broken(err error) {
+	c.say(fmt.Sprintf("the %s language server (%s) sent what is not LSP (%v) and was stopped; edits of %s files get no diagnostics for the rest of the session",
+		c.server.Name, filepath.Base(c.argv[0]), err, c.server.Extensions[0]))
+	c.kill()
 }
 
 // fail marks a client that could not be started at all.

@@ -96,7 +96,7 @@ func TestBounded(t *testing.T) {
 		{mode: "silent"},
 		{mode: "noinit", note: ""}, // still starting: no note until initBound
 		{mode: "crash", note: "exited with code 3; its last output on stderr: fake: cannot go on"},
-		{mode: "garbage", note: ""},
+		{mode: "garbage", note: "sent what is not LSP (the language server's connection closed: malformed Content-Length \"many\") and was stopped"},
 		{mode: "stale", want: "main.go:1:1: error: found ERROR"},
 		{mode: "noversion", want: "main.go:1:1: error: found ERROR"},
 		{mode: "twostep", want: "main.go:1:1: error: found ERROR"},

@@ -63,7 +63,8 @@ func readMessage(r *bufio.Reader) ([]byte, error) {
 			return nil, fmt.Errorf("malformed header %q", clip(line, 80))
 		}
 		if strings.EqualFold(strings.TrimSpace(k), "Content-Length") {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
+			v = strings.TrimSpace(v)
+			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
 				return nil, fmt.Errorf("malformed Content-Length %q", clip(v, 40))
 			}
@@ -113,6 +114,9 @@ type conn struct {
 	w         io.WriteCloser
 	onNotify  func(method string, params json.RawMessage)
 	onRequest func(method string, params json.RawMessage) (any, *rpcError)
+	// onBroken is told when the server broke the protocol (not when its
+	// output simply ended).
+	onBroken func(err error)
 
 	wmu     sync.Mutex // one message on the wire at a time
 	mu      sync.Mutex
@@ -122,8 +126,8 @@ type conn struct {
 	err     error // why the connection ended, once done
 }
 
-func newConn(r io.Reader, w io.WriteCloser, onNotify func(string, json.RawMessage), onRequest func(string, json.RawMessage) (any, *rpcError)) *conn {
-	c := &conn{w: w, onNotify: onNotify, onRequest: onRequest, pending: map[int]chan wireMsg{}, done: make(chan struct{})}
+func newConn(r io.Reader, w io.WriteCloser, onNotify func(string, json.RawMessage), onRequest func(string, json.RawMessage) (any, *rpcError), onBroken func(error)) *conn {
+	c := &conn{w: w, onNotify: onNotify, onRequest: onRequest, onBroken: onBroken, pending: map[int]chan wireMsg{}, done: make(chan struct{})}
 	go c.readLoop(bufio.NewReaderSize(r, 64<<10))
 	return c
 }
@@ -143,16 +147,20 @@ func (c *conn) readLoop(r *bufio.Reader) {
 		}
 		c.dispatch(m)
 	}
-	if errors.Is(err, io.EOF) {
-		err = errClosed
-	} else {
+	broken := !errors.Is(err, io.EOF)
+	if broken {
 		err = fmt.Errorf("%w: %w", errClosed, err)
+	} else {
+		err = errClosed
 	}
 	c.mu.Lock()
 	c.err = err
 	c.pending = nil
 	c.mu.Unlock()
 	close(c.done)
+	if broken && c.onBroken != nil {
+		c.onBroken(err)
+	}
 }
 
 func (c *conn) dispatch(m wireMsg) {
