@@ -40,8 +40,9 @@
 // one that dies are each said once through Options.Notify; that language
 // then gets no diagnostics for the session, and no edit waits for it.
 //
-// What a server sends is bounded: a message over 16 MiB or a header over
-// 4 KiB ends the connection; at most 500 diagnostics are kept per file.
+// What a server sends is bounded: a message over 16 MiB, a header over
+// 4 KiB or anything else that is not LSP's framing stops the server (said
+// once); at most 500 diagnostics are kept per file.
 // The server's requests are answered (configuration with nulls, so it
 // uses its defaults; registrations and progress accepted; anything else
 // MethodNotFound) off the read loop.
