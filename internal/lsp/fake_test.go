@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
@@ -24,6 +25,8 @@ import (
 const fakeEnv = "HARNESS_FAKE_LSP"
 
 func TestMain(m *testing.M) {
+	// The sandbox re-executes the running binary as its inner stage.
+	inner.RunHelperIfRequested()
 	if mode := os.Getenv(fakeEnv); mode != "" {
 		runFake(mode)
 		os.Exit(0)
