@@ -14,16 +14,13 @@ import (
 // (--sandbox none) no server runs: it would run on the host unasked.
 func (b *builder) startLSP(env *tools.Env) {
 	s := b.s
-	if s.Sandbox.Backend() == sandbox.BackendNone {
-		return
-	}
 	servers, err := lsp.ParseSetting(lsp.Builtin(), s.Config.LSP)
 	if err != nil {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.Config, err.Error()+"; edits get no language server's errors this session"))
 		return
 	}
-	if len(servers) == 0 {
-		return // LSP=off
+	if len(servers) == 0 || s.Sandbox.Backend() == sandbox.BackendNone {
+		return // LSP=off, or no walls to run a server in
 	}
 	m := lsp.New(lsp.Options{
 		Sandbox:  s.Sandbox,
