@@ -36,6 +36,7 @@ func (b *builder) startLSP(env *tools.Env) {
 			}
 		},
 	})
+	s.LSP = m
 	s.cleanup = append(s.cleanup, func() { m.Close() })
 	env.Diagnose = m.Diagnose
 }

@@ -20,7 +20,9 @@
 // the walls' environment (the per-project cache as XDG_CACHE_HOME and
 // the Go caches; no network but what the rules allow). It is never run
 // on the host: the caller builds no Manager without a sandbox. Close
-// asks each server to shut down, then kills it with all it started.
+// asks each server to shut down, then kills it with all it started;
+// Follow(true), a switch into plan mode, does the same to the servers
+// running under the writable walls (the next edit starts them again).
 //
 // Diagnose(path, text) sends didOpen (first time) or didChange (full
 // text, the next version), then didSave, and waits for

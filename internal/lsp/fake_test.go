@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -161,10 +162,10 @@ func (o fakeOut) publish(uri string, v *int, ds []diagnostic) {
 // hostSandbox runs commands directly, with the pipes a real sandbox
 // passes: the unit tests exercise the protocol, the walls are the
 // testscript's (internal/cli/testdata/script/lsp_gopls.txt).
-type hostSandbox struct{ runs int }
+type hostSandbox struct{ runs atomic.Int32 }
 
 func (h *hostSandbox) Run(ctx context.Context, c sandbox.Cmd) (*sandbox.Result, error) {
-	h.runs++
+	h.runs.Add(1)
 	cmd := exec.Command("/bin/sh", "-c", c.Script)
 	cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Dir, c.Stdin, c.Stdout, c.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

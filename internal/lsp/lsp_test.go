@@ -155,7 +155,7 @@ func TestCrashSaidOnceAndNotRestarted(t *testing.T) {
 	if l := n.all(); len(l) != 1 || !strings.Contains(l[0], "the Go language server") || !strings.Contains(l[0], "no diagnostics for the rest of the session") {
 		t.Fatalf("notes: %q", l)
 	}
-	if runs := m.o.Sandbox.(*hostSandbox).runs; runs != 1 {
+	if runs := m.o.Sandbox.(*hostSandbox).runs.Load(); runs != 1 {
 		t.Fatalf("%d starts, want 1", runs)
 	}
 }
@@ -286,5 +286,35 @@ func TestFormatCaps(t *testing.T) {
 	got = format(report{path: "/p/a.go", others: others}, "/p", "", 0, 1<<20)
 	if n := strings.Count(got, "\nf"); n != maxOtherFiles || !strings.Contains(got, "… and 10 more error(s) in other files") {
 		t.Fatalf("%d other lines: %q", n, got)
+	}
+}
+
+// TestFollowPlanStops: a switch into plan mode stops the servers started
+// under the writable walls; the next edit starts one again.
+func TestFollowPlanStops(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	t.Setenv("HARNESS_FAKE_LSP_PIDFILE", pidfile)
+	m, project, _ := fakeManager(t, "ok", Options{})
+	path := filepath.Join(project, "a.go")
+	if got := m.Diagnose(context.Background(), path, []byte("ERROR")); got == "" {
+		t.Fatal("no diagnostics before the switch")
+	}
+	data, _ := os.ReadFile(pidfile)
+	pid, _ := strconv.Atoi(string(data))
+	if notes := m.Follow(false); len(notes) != 0 {
+		t.Fatalf("out of plan mode: %q", notes)
+	}
+	notes := m.Follow(true)
+	if len(notes) != 1 || !strings.Contains(notes[0], "stopped the Go language server") {
+		t.Fatalf("notes %q", notes)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("the server (pid %d) still runs after the switch", pid)
+	}
+	if got := m.Diagnose(context.Background(), path, []byte("ERROR")); !strings.Contains(got, "error: found ERROR") {
+		t.Fatalf("after the switch: %q", got)
+	}
+	if runs := m.o.Sandbox.(*hostSandbox).runs.Load(); runs != 2 {
+		t.Fatalf("%d starts, want 2", runs)
 	}
 }

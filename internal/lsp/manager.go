@@ -141,6 +141,34 @@ func (m *Manager) notify(text string) {
 	}
 }
 
+// Follow is told of a switch into (readOnly) or out of plan mode: into
+// it, the running servers, started under the writable walls, are stopped
+// with all they started, and the next edit of their language starts them
+// again under the walls then in force. It says what it stopped.
+func (m *Manager) Follow(readOnly bool) []string {
+	if m == nil || !readOnly {
+		return nil
+	}
+	m.mu.Lock()
+	var cs []*client
+	for s, c := range m.clients {
+		if c != nil {
+			cs = append(cs, c)
+			delete(m.clients, s)
+		}
+	}
+	m.mu.Unlock()
+	var notes []string
+	for _, c := range cs {
+		if !c.dead() {
+			notes = append(notes, fmt.Sprintf("stopped the %s language server, which ran under the writable walls; the next edit of a %s file starts it again",
+				c.server.Name, c.server.Extensions[0]))
+		}
+		c.stop()
+	}
+	return notes
+}
+
 // Close stops every server with all it started, and waits for that.
 func (m *Manager) Close() error {
 	if m == nil {
