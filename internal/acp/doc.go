@@ -24,9 +24,15 @@
 // result as content; an edit (edit_file, write_file) carries diff content
 // {path, oldText, newText} read from the disk before and after the call,
 // which harness's own file tool made (checkpointed, so harness undo covers
-// it). write_todos becomes a plan update; the slash commands (custom
-// commands, skills, MCP prompts) are published with
-// available_commands_update once the session's answer is written. The
+// it); its text content is the tool's result, which after an edit carries
+// the language server's errors (package lsp). write_todos becomes a plan
+// update; the slash commands (harness's own /compact and /undo, reserved
+// over custom ones, then custom commands, skills, MCP prompts) are
+// published with available_commands_update once the session's answer is
+// written; /compact and /undo run here as in the chat, their output the
+// turn's agent text. A resource_link to a file, and an @path in the
+// prompt's text, attach the file's content as the chat's @path does
+// (inside the project, read through the policy, at most 100 KiB). The
 // prompt answers end_turn, cancelled, max_tokens, max_turn_requests or
 // refusal.
 //

@@ -230,6 +230,9 @@ func (s *Server) open(ctx context.Context, cwd, resume string, servers []MCPServ
 		return nil, err
 	}
 	ss.s, ss.id = sess, sess.ID
+	for _, b := range builtins {
+		sess.Slash.Reserve(b.Name) // harness's own name wins over a custom command's
+	}
 	for _, w := range sess.Warnings {
 		s.logf("warning: %s", w.Text)
 	}
@@ -281,10 +284,10 @@ func (ss *session) modes() sessionModeState {
 	return sessionModeState{CurrentModeID: string(ss.s.Modes.Mode()), AvailableModes: modeNames}
 }
 
-// publishCommands sends the slash commands: custom commands, skills and
-// MCP prompts.
+// publishCommands sends the slash commands: harness's built-ins (those
+// an editor can use), custom commands, skills and MCP prompts.
 func (ss *session) publishCommands() {
-	var cmds []availableCommand
+	cmds := append([]availableCommand(nil), builtins...)
 	if ss.s.Slash != nil {
 		for _, e := range ss.s.Slash.Entries() {
 			c := availableCommand{Name: e.Name, Description: e.Detail}

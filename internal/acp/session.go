@@ -97,6 +97,21 @@ func (ss *session) prompt(ctx context.Context, blocks []contentBlock) (any, erro
 func (ss *session) run(tctx context.Context, t *turn, blocks []contentBlock) (any, error) {
 	text, images := ss.promptContent(blocks)
 	s := ss.s
+	if name, arg, ok := builtin(text); ok {
+		out, err := ss.runBuiltin(tctx, t, name, arg)
+		stop := "end_turn"
+		switch {
+		case tctx.Err() != nil:
+			stop = "cancelled"
+		case err != nil:
+			out = err.Error()
+		}
+		if out != "" {
+			ss.update(chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock(out)})
+		}
+		t.closeOpen(stop)
+		return promptResponse{StopReason: stop}, nil
+	}
 	// "/name args" runs a custom command, skill or MCP prompt, as in chat.
 	cmd, isCmd, err := s.StartCommand(tctx, strings.TrimSpace(text), nil)
 	if err != nil {
@@ -143,8 +158,9 @@ func (ss *session) run(tctx context.Context, t *turn, blocks []contentBlock) (an
 
 // promptContent is the prompt's text (resources inline) and its images.
 func (ss *session) promptContent(blocks []contentBlock) (string, []*llm.Image) {
-	var sb strings.Builder
+	var sb, typed strings.Builder
 	var images []*llm.Image
+	linked := map[string]bool{} // files the blocks carry: an @mention of one is not attached again
 	add := func(s string) {
 		if sb.Len() > 0 && !strings.HasSuffix(sb.String(), "\n") {
 			sb.WriteString("\n")
@@ -158,6 +174,7 @@ func (ss *session) promptContent(blocks []contentBlock) (string, []*llm.Image) {
 				sb.WriteString(" ")
 			}
 			sb.WriteString(b.Text)
+			typed.WriteString(b.Text + "\n")
 		case "image":
 			if m, ok := llm.LookupModel(ss.s.Config.Model); !ok || !m.Images {
 				add(fmt.Sprintf("[an image was attached, but the catalogue does not say %s takes images: it was not sent]", ss.s.Config.Model))
@@ -171,6 +188,9 @@ func (ss *session) promptContent(blocks []contentBlock) (string, []*llm.Image) {
 			images = append(images, img)
 		case "resource":
 			if r := b.Resource; r != nil {
+				if p := linkPath(r.URI); p != "" {
+					linked[p] = true
+				}
 				if r.Text != "" {
 					add(fmt.Sprintf("<resource uri=%q>\n%s\n</resource>", r.URI, r.Text))
 				} else {
@@ -178,10 +198,28 @@ func (ss *session) promptContent(blocks []contentBlock) (string, []*llm.Image) {
 				}
 			}
 		case "resource_link":
+			// An editor's @-mention of a file: its content, as the chat
+			// attaches an @path.
+			if p := linkPath(b.URI); p != "" {
+				linked[p] = true
+				block, note := ss.attachFile(p)
+				if block != "" {
+					add(block)
+					continue
+				}
+				ss.srv.logf("%s", note)
+			}
 			add(fmt.Sprintf("[the user refers to %s]", linkTarget(b.URI)))
 		default:
 			add("[" + b.Type + " content is not supported]")
 		}
+	}
+	var notes []string
+	for _, f := range ss.attachMentions(typed.String(), linked, &notes) {
+		add(f)
+	}
+	for _, n := range notes {
+		ss.srv.logf("%s", n)
 	}
 	return sb.String(), images
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/lsp"
 	"github.com/harness-dev/harness/internal/mcp"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
@@ -140,6 +141,7 @@ type Session struct {
 	end          string          // why the session ends, for SessionEnd
 	endArmed     bool            // SessionStart fired; SessionEnd fires at Close
 	MCP          *mcp.Manager    // the session's MCP servers (none configured: an empty one)
+	LSP          *lsp.Manager    // the language servers of the edit tools (nil: LSP=off or no walls)
 	// LaterRun watches the files of the writable roots that other
 	// programs run later on the user's machine (hooks managers, .envrc,
 	// editor tasks, venv .pth, the next session's instructions…): the

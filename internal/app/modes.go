@@ -9,8 +9,8 @@ import (
 // followMode makes a mode a state of the whole session: a switch into or
 // out of plan mode reaches at once what already runs under walls of its
 // own, the background and in-flight commands (tools.Jobs.Follow), the
-// MCP servers (mcp.Manager.Follow) and the project hooks in flight
-// (extend.Hooks.Follow). Sub-agents share the walls and the
+// MCP servers (mcp.Manager.Follow), the project hooks in flight
+// (extend.Hooks.Follow) and the language servers (lsp.Manager.Follow). Sub-agents share the walls and the
 // gate, so their next step has the new mode. What was done is told to the
 // user at once, and to the model with the next prompt (extend.Modes).
 func (b *builder) followMode() {
@@ -37,5 +37,8 @@ func (b *builder) followMode() {
 	}
 	if s.Hooks != nil {
 		s.Modes.Follow(told(s.Hooks.Follow))
+	}
+	if s.LSP != nil {
+		s.Modes.Follow(told(s.LSP.Follow))
 	}
 }

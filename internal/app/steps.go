@@ -303,6 +303,7 @@ func (b *builder) buildTools(context.Context) error {
 			s.tell(logFailed("could not record that notice", err))
 		}
 	}}
+	b.startLSP(env)
 	// The plan and the skills are tools of their own; the plan is
 	// logged whole on every change so it survives resume and compaction.
 	s.Todos = &tools.TodoList{}

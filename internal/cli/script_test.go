@@ -118,6 +118,10 @@ func TestScripts(t *testing.T) {
 			case "bwrap":
 				name, why := detectedBackend()
 				return need(name == sandbox.BackendBwrap, testenv.Bwrap, why)
+			case "gopls":
+				// gopls on PATH: the language server of the diagnostics scripts.
+				_, err := exec.LookPath("gopls")
+				return need(err == nil, testenv.Gopls, "gopls is not on PATH (GOBIN=$HOME/go/bin go install golang.org/x/tools/gopls@v0.23.0)")
 			case "docker":
 				// A script that needs the engine skips without one, unless
 				// HARNESS_REQUIRE names docker: then it is a failure.

@@ -36,6 +36,13 @@ type Config struct {
 	// the best OS sandbox; docker or podman runs the session in a
 	// container, which auto never picks by itself.
 	Sandbox string
+	// LSP changes which language servers give an edit its errors: "off",
+	// or EXT=COMMAND entries separated by ";" (package lsp's
+	// ParseSetting); empty keeps the built-in table. LSPWarnings
+	// (LSP_WARNINGS) is how many warnings an edit's result may list
+	// beside the errors: none by default.
+	LSP         string
+	LSPWarnings int
 
 	// Reasoning: THINKING is off, adaptive or a budget ("budget 8000" or
 	// just "8000"); empty leaves the model's default. EFFORT is the
@@ -147,6 +154,14 @@ func Load(src Source) (*Config, error) {
 		return nil, fmt.Errorf("WIRE_API=%q is not known: set it to responses (OpenAI's Responses API) or chat (Chat Completions) in %s or the environment", c.WireAPI, c.EnvFile)
 	}
 	c.Sandbox = strings.ToLower(get("SANDBOX"))
+	c.LSP = get("LSP")
+	if v := get("LSP_WARNINGS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("LSP_WARNINGS=%q is not a whole number (0 lists no warning): fix it in %s or the environment", v, c.EnvFile)
+		}
+		c.LSPWarnings = n
+	}
 
 	if c.Provider == "" {
 		c.Provider = inferProvider(c.BaseURL, get)

@@ -133,6 +133,8 @@ func TestBadValues(t *testing.T) {
 		{"TRIM_OLD_TEXT": "sometimes"},
 		{"WIRE_API": "grpc"},
 		{"RESPONSES_STORE": "maybe"},
+		{"LSP_WARNINGS": "-1"},
+		{"LSP_WARNINGS": "some"},
 	} {
 		if _, err := Load(Source{Home: t.TempDir(), Env: env}); err == nil {
 			t.Errorf("%v: no error", env)
@@ -199,6 +201,15 @@ func TestResponsesStore(t *testing.T) {
 		if err != nil || c.ResponsesStore != want {
 			t.Errorf("RESPONSES_STORE=%q: %v, %v", in, c.ResponsesStore, err)
 		}
+	}
+}
+
+// TestLSP: the language-server settings come from the file like the rest.
+func TestLSP(t *testing.T) {
+	home := writeEnv(t, "LSP='.py=pylsp'\nLSP_WARNINGS=3\n", 0o600)
+	c, err := Load(Source{Home: home, Env: map[string]string{}})
+	if err != nil || c.LSP != ".py=pylsp" || c.LSPWarnings != 3 {
+		t.Fatalf("LSP %q, LSP_WARNINGS %d, %v", c.LSP, c.LSPWarnings, err)
 	}
 }
 

@@ -37,6 +37,7 @@ const (
 	TodosLost     Kind = "todos_lost"     // the resumed plan could not be restored
 	CallsLost     Kind = "calls_lost"     // calls were running when the last session stopped
 	MCP           Kind = "mcp"            // an MCP server was not approved, failed to start, stopped or changed its tools
+	LSP           Kind = "lsp"            // a language server is not installed, did not start or stopped: edits go without its errors
 )
 
 // Level is how loud a notice is.

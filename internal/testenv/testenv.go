@@ -38,6 +38,7 @@ const (
 	// MCPConformance: the official MCP conformance suite and a Node.js it
 	// runs on, installed with npm in HARNESS_MCP_CONFORMANCE_NPM (see .ci/run).
 	MCPConformance = "mcp-conformance"
+	Gopls          = "gopls" // gopls on PATH, the language server of the diagnostics tests (.ci/run installs it pinned)
 )
 
 // Required reports whether HARNESS_REQUIRE names feature.
@@ -72,7 +73,7 @@ func NeedRoot(t testing.TB) {
 }
 
 // Features is every feature name, for checking HARNESS_REQUIRE's spelling.
-var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Curl, Root, Docker, MCPNpm, ACPNpm, MCPConformance}
+var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Curl, Root, Docker, MCPNpm, ACPNpm, MCPConformance, Gopls}
 
 // Unknown returns the names in HARNESS_REQUIRE that are no feature, so a
 // typo cannot turn a requirement into nothing.

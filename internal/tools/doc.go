@@ -10,7 +10,10 @@
 // same sandbox Policy. write_file and edit_file refuse a file that changed
 // since the agent last saw it (read it, wrote it, or ran a command after
 // which it was so): the user's edit in between is never overwritten from
-// a stale copy (seen.go). write_todos keeps the session's plan (logged whole on
+// a stale copy (seen.go). After a write, Env.Diagnose (the session's
+// language servers, package lsp, bounded in time) may append the file's
+// errors to the result, so the model sees a broken build in the same
+// step. write_todos keeps the session's plan (logged whole on
 // every change) and read_skill loads a skill's instructions. The task tool
 // lives in package subagent, since it builds an agent. web_fetch leaves the
 // host only through a ConnServer (the session's netproxy.Proxy), so a fetch

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,11 @@ type Env struct {
 	Images bool
 	// Jobs, when set, lets bash start background commands (the session's).
 	Jobs *Jobs
+	// Diagnose, when set, is asked after every write_file and edit_file
+	// for the language server's errors in the file's new text (the
+	// session's lsp.Manager, bounded in time); what it returns is
+	// appended to the tool's result.
+	Diagnose func(ctx context.Context, path string, text []byte) string
 
 	seen seen // what the agent last saw of each file (seen.go)
 }
@@ -35,6 +41,18 @@ func (e *Env) wrote(path string) {
 }
 
 func (e *Env) policy() *walls.Policy { return e.Sandbox.Policy() }
+
+// diagnose is what Diagnose says of path's new text, set apart from the
+// tool's own line; "" without a Diagnose or with nothing to say.
+func (e *Env) diagnose(ctx context.Context, path string, text []byte) string {
+	if e.Diagnose == nil || path == "" {
+		return ""
+	}
+	if d := e.Diagnose(ctx, path, text); d != "" {
+		return "\n\n" + d
+	}
+	return ""
+}
 
 // write writes a file through the policy and tells the user loudly of
 // protected paths that changed meanwhile and repositories that appeared.

@@ -196,7 +196,8 @@ func (w *WriteFile) Run(ctx context.Context, input json.RawMessage) Result {
 	if res.Created {
 		verb = "created"
 	}
-	return Result{Content: fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, w.Env.rel(path), len(a.Content), strings.Count(a.Content, "\n")+boolInt(!strings.HasSuffix(a.Content, "\n") && a.Content != ""))}
+	text := fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, w.Env.rel(path), len(a.Content), strings.Count(a.Content, "\n")+boolInt(!strings.HasSuffix(a.Content, "\n") && a.Content != ""))
+	return Result{Content: text + w.Env.diagnose(ctx, res.Real, []byte(a.Content))}
 }
 
 func boolInt(b bool) int {
@@ -277,9 +278,10 @@ func (e *EditFile) Run(ctx context.Context, input json.RawMessage) Result {
 		text = strings.Replace(text, a.OldString, a.NewString, 1)
 	}
 	// The file read is the one written: its real path, checked again.
-	if _, err := e.Env.write(real, []byte(text)); err != nil {
+	res, err := e.Env.write(real, []byte(text))
+	if err != nil {
 		return Errorf("%v", fileError(a.Path, err))
 	}
 	e.Env.seen.record(path, []byte(text))
-	return Result{Content: fmt.Sprintf("edited %s: %d replacement(s)", e.Env.rel(path), n)}
+	return Result{Content: fmt.Sprintf("edited %s: %d replacement(s)", e.Env.rel(path), n) + e.Env.diagnose(ctx, res.Real, []byte(text))}
 }
