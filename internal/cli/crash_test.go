@@ -43,7 +43,7 @@ func harnessBinary(t *testing.T) string {
 	return builtHarness(t)
 }
 
-// builtHarness builds cmd/harness once per package run (the go command's
+// builtHarness builds cmd/harness and cmd/harness-sandbox once per package run (the go command's
 // cache makes it cheap after the first, but linking a 17 MB binary is
 // not), for every test that runs the real binary.
 func builtHarness(t *testing.T) string {
@@ -56,7 +56,9 @@ func builtHarness(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "harness")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/harness")
+		// Both binaries, as the README installs them: the sandbox then
+		// re-executes the small helper beside harness for each command.
+		cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/harness", "./cmd/harness-sandbox")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = errors.New(string(out))

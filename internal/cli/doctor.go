@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/harness-dev/harness/internal/app"
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/harness-dev/harness/internal/app"
+	sandboxbackend "github.com/harness-dev/harness/internal/sandbox/backend"
 
 	"github.com/spf13/cobra"
 
@@ -68,6 +70,11 @@ func runDoctor(ctx context.Context, opts doctorOptions, stdio Stdio) error {
 		fmt.Fprintf(stdio.Out, "  cannot hold: %s\n", l)
 	}
 	fmt.Fprintf(stdio.Out, "platform: %s/%s\n", runtime.GOOS, runtime.GOARCH)
+	if runtime.GOOS == "linux" {
+		if _, why, err := sandboxbackend.HelperExe(nil); err == nil {
+			fmt.Fprintf(stdio.Out, "sandbox helper: %s\n", why)
+		}
+	}
 	escaped, err := battery.Run(ctx, backend, stdio.Out, sandbox.WithEnv(os.Getenv))
 	if err != nil {
 		return &ExitError{Code: 1, Err: fmt.Errorf("escape battery: %w", err)}

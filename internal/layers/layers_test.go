@@ -89,6 +89,14 @@ func TestImportRules(t *testing.T) {
 	only("internal/doors", "internal/cli")
 	only("internal/acp", "internal/cli")
 	only("internal/testenv") // tests only
+	// The sandbox helper binary links the inner stage alone: its start is
+	// paid by every sandboxed command.
+	if ds := deps["cmd/harness-sandbox"]; !slices.Equal(ds, []string{"internal/sandbox/linux/inner"}) {
+		t.Errorf("cmd/harness-sandbox imports %v; only internal/sandbox/linux/inner", ds)
+	}
+	if ds := deps["internal/sandbox/linux/inner"]; len(ds) > 0 {
+		t.Errorf("internal/sandbox/linux/inner imports %v: the helper binary would link them", ds)
+	}
 	// A provider adapter is its own: what two share lives below them
 	// (llm, llm/sse, llm/cacheplan), and only the composition root and
 	// the tests pick one.

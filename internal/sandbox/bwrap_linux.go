@@ -38,7 +38,7 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 	if err != nil {
 		return nil, fmt.Errorf("%w: bwrap not found in PATH: install bubblewrap (apt-get install bubblewrap)", ErrUnavailable)
 	}
-	exe, err := backend.SelfExe()
+	exe, _, err := backend.HelperExe(p.CommandsCanWrite)
 	if err != nil {
 		return nil, err
 	}

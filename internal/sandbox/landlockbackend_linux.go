@@ -40,7 +40,7 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: this kernel has no Landlock (not built in or not in the lsm= list); install bubblewrap for the bwrap backend", ErrUnavailable)
 	}
-	exe, err := backend.SelfExe()
+	exe, _, err := backend.HelperExe(p.CommandsCanWrite)
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 		cli.Close()
 		return nil, nil, fmt.Errorf("%w: the %s engine does not answer (is the daemon running? DOCKER_HOST?): %v", backend.ErrUnavailable, name, err)
 	}
-	exe, err := backend.SelfExe()
+	exe, _, err := backend.HelperExe(p.CommandsCanWrite)
 	if err != nil {
 		cli.Close()
 		return nil, nil, err

@@ -100,6 +100,9 @@ func RunHelperIfRequested() {
 		return
 	}
 	switch os.Args[1] {
+	case ShapeArg:
+		fmt.Println(Shape())
+		os.Exit(0)
 	case ContainerInitArg, ContainerExecArg:
 		runContainerStage(os.Args)
 	case helperArg:
