@@ -170,6 +170,8 @@ type notifyingPrompter struct {
 }
 
 func (n notifyingPrompter) Prompt(ctx context.Context, req permission.Request, d permission.Decision, pattern string) (permission.Answer, error) {
+	// A server's start timeout does not run while its question waits.
+	defer n.s.pausedStarts()()
 	if n.s.Hooks != nil {
 		n.s.Hooks.Fire(ctx, extend.Event{Name: extend.Notification, Source: "permission_prompt",
 			Message: "harness needs your permission to use " + extend.ToolName(req.Tool)})

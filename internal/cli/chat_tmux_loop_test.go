@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/mcp/mcptest"
+)
+
+// backWithin is the longest a key that stops work may take to bring the
+// prompt back (issue #43: within a second, always).
+const backWithin = time.Second
+
+// promptBack presses key and returns how long the empty prompt took to
+// come back (the last row of the screen is "›" again); it fails the test
+// after tmuxDeadline.
+func (tm *tmuxSession) promptBack(key string) time.Duration {
+	tm.t.Helper()
+	start := time.Now()
+	tm.keys(key)
+	deadline := start.Add(tmuxDeadline)
+	for time.Now().Before(deadline) {
+		lines := strings.Split(strings.TrimRight(tm.screen(), "\n "), "\n")
+		if strings.TrimSpace(lines[len(lines)-1]) == "›" {
+			return time.Since(start)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tm.t.Fatalf("the prompt never came back after %s:\n%s", key, tm.screen())
+	return 0
+}
+
+// slowMCPProject writes a project with two MCP servers of the user's: slow
+// (the test binary's MCP server behind a script that sleeps first) and
+// broken (exits at once with a word on stderr). It returns the project.
+func slowMCPProject(t *testing.T, home, proj string, sleep time.Duration) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(proj, "bin")
+	os.MkdirAll(bin, 0o755)
+	if err := os.WriteFile(filepath.Join(bin, "mcp-test-server"), raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf("#!/bin/sh\nsleep %d\nexec %q\n", int(sleep.Seconds()), filepath.Join(bin, "mcp-test-server"))
+	if err := os.WriteFile(filepath.Join(bin, "slow-server"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	servers := map[string]any{
+		"slow":   map[string]any{"command": filepath.Join(bin, "slow-server"), "env": map[string]string{mcptest.KindEnv: "full"}},
+		"broken": map[string]any{"command": "/bin/sh", "args": []string{"-c", "echo broken-on-purpose >&2; exit 3"}},
+	}
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	os.MkdirAll(filepath.Join(home, ".agents"), 0o700)
+	if err := os.WriteFile(filepath.Join(home, ".agents", "mcp.json"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestChatTmuxNeverStuck, at 80×24: nothing holds up the prompt or the
+// keys that stop work (issue #43).
+//   - An MCP server that takes seconds to start and one that fails do not
+//     delay the prompt: it is usable at once, "mcp: starting …" says what
+//     goes on, and each start's end shows as a line of its own while the
+//     user types (what was typed stays on the prompt).
+//   - Esc during a provider's retry wait (a 529 with retry-after 20 s)
+//     brings the prompt back within a second, and so does Ctrl-C; so does
+//     Esc during a call of an MCP tool that never answers.
+//   - Resizing during a permission prompt and back duplicates no line.
+func TestChatTmuxNeverStuck(t *testing.T) {
+	bin := tmuxHarness(t)
+	srv := llmtest.NewServer(t)
+	home, proj := tmuxProject(t)
+	slowMCPProject(t, home, proj, 6*time.Second)
+	tm := startTmux(t, 80, 24, proj, append(tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), "MCP_TIMEOUT=60000"), bin,
+		"--project", proj, "--allow", "mcp__slow")
+
+	// The prompt comes while the slow server still starts.
+	tm.waitPrompt()
+	if s := words(tm.screen()); !strings.Contains(s, "mcp: starting broken, slow…") {
+		t.Errorf("no line says the servers are starting:\n%s", tm.screen())
+	}
+	if s := tm.screen(); strings.Contains(s, "mcp: slow ready") {
+		t.Fatalf("the prompt came only once the slow server was up:\n%s", s)
+	}
+	tm.waitForWords("the broken server's failure", "mcp: broken failed:")
+	tm.waitForWords("where to look", "see /mcp")
+	tm.keys("-l", "typed while it starts")
+	tm.waitFor("the slow server up", "mcp: slow ready (")
+	waitRows(t, tm, func(rows []string) bool {
+		return strings.TrimSpace(rows[len(rows)-1]) == "› typed while it starts"
+	})
+	tm.keys("C-u")
+	tm.typeLine("/mcp")
+	tm.waitFor("/mcp", "MCP servers (2)")
+	if s := tm.screen(); !strings.Contains(s, "broken-on-purpose") {
+		t.Errorf("/mcp does not say why the broken server failed:\n%s", s)
+	}
+
+	// Esc, then Ctrl-C, during a retry wait.
+	for _, key := range []string{"Escape", "C-c"} {
+		srv.Enqueue(llmtest.Reply{Status: 529, RetryAfter: "20"})
+		tm.typeLine("retry please " + key)
+		tm.waitForCount("the retry notice", "retrying in", strings.Count(tm.screen(), "retrying in")+1)
+		if took := tm.promptBack(key); took > backWithin {
+			t.Errorf("%s during a retry wait: the prompt came back after %s, want within %s", key, took, backWithin)
+		} else {
+			t.Logf("%s during a retry wait: prompt back in %s", key, took.Round(time.Millisecond))
+		}
+	}
+
+	// Esc during an MCP call that never answers.
+	srv.Enqueue(llmtest.Reply{Text: "Calling.", ToolCalls: []llmtest.ToolCall{{Name: "mcp_call", Input: `{"name":"mcp__slow__hang"}`}}})
+	tm.typeLine("hang")
+	tm.waitFor("the call runs", "mcp_call")
+	time.Sleep(300 * time.Millisecond)
+	if took := tm.promptBack("Escape"); took > backWithin {
+		t.Errorf("Esc during a hanging MCP call: the prompt came back after %s, want within %s", took, backWithin)
+	} else {
+		t.Logf("Esc during a hanging MCP call: prompt back in %s", took.Round(time.Millisecond))
+	}
+
+	// A resize in the middle of a permission prompt, and back.
+	srv.Enqueue(llmtest.Reply{Text: "Making it.", ToolCalls: []llmtest.ToolCall{{Name: "bash", Input: `{"command":"touch resized-file"}`}}},
+		llmtest.Reply{Text: "Made after the resize."})
+	tm.typeLine("make a file")
+	tm.waitFor("permission prompt", "╰ allow?")
+	tm.run("resize-window", "-t", tm.name, "-x", "100", "-y", "30")
+	waitRows(t, tm, func(rows []string) bool { return widest(rows) > 80 }) // the hint, on one row
+	tm.run("resize-window", "-t", tm.name, "-x", "80", "-y", "24")
+	waitRows(t, tm, func(rows []string) bool { return widest(rows) <= 80 })
+	time.Sleep(200 * time.Millisecond)
+	if n := strings.Count(tm.screen(), "❯ y  yes, once"); n != 1 {
+		t.Errorf("the list of answers left %d highlighted rows after the resizes, want 1:\n%s", n, tm.screen())
+	}
+	tm.answer("y")
+	tm.waitFor("the turn after the resize", "Made after the resize.")
+	tm.waitPrompt()
+	screen := tm.screen()
+	for _, once := range []string{"mcp: slow ready (", "› make a file", "╰ allow?", "❯ yes, once", "Made after the resize."} {
+		if n := strings.Count(screen, once); n != 1 {
+			t.Errorf("%q is %d times on the screen and in the scrollback after the resizes, want once:\n%s", once, n, screen)
+		}
+	}
+	checkFits(t, screen, 80)
+	tm.keys("C-d")
+	tm.waitExit()
+}
