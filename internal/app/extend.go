@@ -142,7 +142,8 @@ func joinText(parts ...string) string {
 }
 
 // AcceptPlan takes the plan of a plan-mode turn as accepted: the session
-// switches to next (default or acceptEdits) and the next turn carries it.
+// switches to next (default or acceptEdits) and the next turn carries it
+// (the chat starts that turn at once).
 func (s *Session) AcceptPlan(plan string, next extend.Mode) { s.Modes.Accept(plan, next) }
 
 // SetEndReason says why the session ends, for SessionEnd hooks (Claude
