@@ -350,7 +350,7 @@ func (c *chat) cancelTurn() {
 func (c *chat) turn(ctx context.Context, prompt string) {
 	pol := c.s.Sandbox.Policy()
 	prompt, notes := attachResources(ctx, prompt, c.s.MCP)
-	prompt, images, fileNotes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(c.s.Config.Model), func(name string) bool { return isResourceMention(c.s.MCP, name) })
+	prompt, images, fileNotes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(c.s.Config.EnvFile, c.s.Config.Model), func(name string) bool { return isResourceMention(c.s.MCP, name) })
 	notes = append(notes, fileNotes...)
 	for _, n := range notes {
 		c.r.Print(c.t.Style.Dim("@ " + n))
