@@ -78,12 +78,17 @@ func slowMCPProject(t *testing.T, home, proj string, sleep time.Duration) {
 //   - Esc during a provider's retry wait (a 529 with retry-after 20 s)
 //     brings the prompt back within a second, and so does Ctrl-C; so does
 //     Esc during a call of an MCP tool that never answers.
+//   - So does Esc during a compaction waiting to retry, and during a
+//     PreToolUse hook that sleeps.
 //   - Resizing during a permission prompt and back duplicates no line.
 func TestChatTmuxNeverStuck(t *testing.T) {
 	bin := tmuxHarness(t)
 	srv := llmtest.NewServer(t)
 	home, proj := tmuxProject(t)
 	slowMCPProject(t, home, proj, 6*time.Second)
+	// A hook of the user's that takes its time before a write_file call.
+	os.WriteFile(filepath.Join(home, ".agents", "settings.json"), []byte(`{"hooks": {
+		"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "sleep 30"}]}]}}`), 0o644)
 	tm := startTmux(t, 80, 24, proj, append(tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), "MCP_TIMEOUT=60000"), bin,
 		"--project", proj, "--allow", "mcp__slow")
 
@@ -109,10 +114,11 @@ func TestChatTmuxNeverStuck(t *testing.T) {
 		t.Errorf("/mcp does not say why the broken server failed:\n%s", s)
 	}
 
-	// Esc, then Ctrl-C, during a retry wait.
+	// Esc, then Ctrl-C, during a retry wait (the prompts are long enough
+	// for /compact below to have something to do).
 	for _, key := range []string{"Escape", "C-c"} {
 		srv.Enqueue(llmtest.Reply{Status: 529, RetryAfter: "20"})
-		tm.typeLine("retry please " + key)
+		tm.typeLine("retry please " + key + strings.Repeat(" and say it all again", 40))
 		tm.waitForCount("the retry notice", "retrying in", strings.Count(tm.screen(), "retrying in")+1)
 		if took := tm.promptBack(key); took > backWithin {
 			t.Errorf("%s during a retry wait: the prompt came back after %s, want within %s", key, took, backWithin)
@@ -130,6 +136,37 @@ func TestChatTmuxNeverStuck(t *testing.T) {
 		t.Errorf("Esc during a hanging MCP call: the prompt came back after %s, want within %s", took, backWithin)
 	} else {
 		t.Logf("Esc during a hanging MCP call: prompt back in %s", took.Round(time.Millisecond))
+	}
+
+	// Esc during a compaction whose request waits to be retried.
+	srv.Enqueue(llmtest.Reply{Status: 529, RetryAfter: "20"})
+	sent := len(srv.Requests())
+	tm.typeLine("/compact")
+	for deadline := time.Now().Add(tmuxDeadline); len(srv.Requests()) == sent; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the compaction sent no request:\n%s", tm.screen())
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // in its retry wait
+	if took := tm.promptBack("Escape"); took > backWithin {
+		t.Errorf("Esc during a compaction's retry wait: the prompt came back after %s, want within %s", took, backWithin)
+	} else {
+		t.Logf("Esc during a compaction: prompt back in %s", took.Round(time.Millisecond))
+	}
+
+	// Esc during a hook that takes its time.
+	write, _ := json.Marshal(map[string]string{"path": "hooked.txt", "content": "x"})
+	srv.Enqueue(llmtest.Reply{Text: "Writing.", ToolCalls: []llmtest.ToolCall{{Name: "write_file", Input: string(write)}}})
+	tm.typeLine("write it")
+	tm.waitFor("the write call", "⚙ write_file")
+	time.Sleep(300 * time.Millisecond) // the hook runs
+	if took := tm.promptBack("Escape"); took > backWithin {
+		t.Errorf("Esc during a PreToolUse hook: the prompt came back after %s, want within %s", took, backWithin)
+	} else {
+		t.Logf("Esc during a hook: prompt back in %s", took.Round(time.Millisecond))
+	}
+	if _, err := os.Stat(filepath.Join(proj, "hooked.txt")); err == nil {
+		t.Error("the write ran after Esc during its hook")
 	}
 
 	// A resize in the middle of a permission prompt, and back.
@@ -154,7 +191,13 @@ func TestChatTmuxNeverStuck(t *testing.T) {
 			t.Errorf("%q is %d times on the screen and in the scrollback after the resizes, want once:\n%s", once, n, screen)
 		}
 	}
-	checkFits(t, screen, 80)
+	var shown []string // what harness printed: the typed prompts are the user's
+	for _, l := range strings.Split(screen, "\n") {
+		if !strings.HasPrefix(l, "› ") {
+			shown = append(shown, l)
+		}
+	}
+	checkFits(t, strings.Join(shown, "\n"), 80)
 	tm.keys("C-d")
 	tm.waitExit()
 }

@@ -84,6 +84,11 @@ func permissionOptions(req permission.Request, pattern string, canView bool) ([]
 // walls still decide where a write may land).
 func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permission.Decision, pattern string) (permission.Answer, error) {
 	t := p.R.t
+	if ctx.Err() != nil {
+		// The turn was stopped on the way here (Esc during a hook): no
+		// box for a question nobody can answer.
+		return permission.Answer{Choice: permission.No, Reason: "the user interrupted the turn"}, nil
+	}
 	if p.allEdits && isEdit(req) {
 		p.R.Print(t.Style.Dim("  allowed (all edits this session): " + Sanitize(req.Path)))
 		return permission.Answer{Choice: permission.Yes}, nil
