@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 	"github.com/harness-dev/harness/internal/mcp/mcptest"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // backWithin is the longest a key that stops work may take to bring the
@@ -198,6 +200,56 @@ func TestChatTmuxNeverStuck(t *testing.T) {
 		}
 	}
 	checkFits(t, strings.Join(shown, "\n"), 80)
+	tm.keys("C-d")
+	tm.waitExit()
+}
+
+// TestChatTmuxMCPNetPrompt, at 80×24: an MCP server whose start connects
+// to the network (as npx -y does) asks beside the prompt; the question
+// names the server and its own command, not the script harness wraps it
+// in, and fits 80 columns; its start timeout (3 s here) does not run
+// while the question waits (5 s), so after the answer the server comes
+// up.
+func TestChatTmuxMCPNetPrompt(t *testing.T) {
+	bin := tmuxHarness(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		testenv.Missing(t, testenv.Curl, "curl is not installed (CI installs it; apt install curl)")
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		testenv.Missing(t, testenv.Bwrap, "bubblewrap is not installed (CI installs it)")
+	}
+	srv := llmtest.NewServer(t)
+	home, proj := tmuxProject(t)
+	slowMCPProject(t, home, proj, 0)
+	// localhost through the proxy (no_proxy names it): nothing leaves the
+	// machine, and the proxy refuses loopback even once allowed.
+	script := fmt.Sprintf("#!/bin/sh\ncurl --noproxy '' -sS -m 20 http://localhost:80/ >/dev/null 2>&1\nexec %q\n", filepath.Join(proj, "bin", "mcp-test-server"))
+	os.WriteFile(filepath.Join(proj, "bin", "fetching-server"), []byte(script), 0o755)
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"netty": map[string]any{"command": filepath.Join(proj, "bin", "fetching-server"), "args": []string{"--from", "the-registry"},
+			"env": map[string]string{mcptest.KindEnv: "full"}},
+	}})
+	os.WriteFile(filepath.Join(home, ".agents", "mcp.json"), cfg, 0o600)
+	tm := startTmux(t, 80, 24, proj, append(tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), "MCP_TIMEOUT=3000"), bin,
+		"--project", proj, "--sandbox", "bwrap")
+	tm.waitFor("the network question", "↑↓ Enter picks")
+	s := words(strings.ReplaceAll(tm.screen(), "│", "")) // the box's rows, joined
+	for _, want := range []string{"connect to the network", "localhost:80", "MCP server netty: " + filepath.Join(proj, "bin", "fetching-server") + " --from the-registry"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the question lacks %q:\n%s", want, tm.screen())
+		}
+	}
+	if strings.Contains(s, "harness_kv") || strings.Contains(s, "# MCP server") {
+		t.Errorf("the question shows harness's wrapper script:\n%s", tm.screen())
+	}
+	checkFits(t, tm.screen(), 80)
+	time.Sleep(5 * time.Second) // past MCP_TIMEOUT, while the question waits
+	tm.answer("n")
+	tm.waitFor("the server up after the answer", "mcp: netty ready (")
+	if strings.Contains(tm.screen(), "did not answer within") {
+		t.Errorf("the start timed out while the question waited:\n%s", tm.screen())
+	}
+	tm.waitPrompt()
 	tm.keys("C-d")
 	tm.waitExit()
 }
