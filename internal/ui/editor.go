@@ -154,6 +154,7 @@ type lineState struct {
 	pos          int
 	rows         int // rows between the prompt's first row and the cursor, as last drawn
 	paste        bool
+	poked        bool     // Input.Poke came during a paste: step aside at its end
 	pasted       []rune   // the paste streaming in, until its end
 	pastes       []string // long pastes, shown collapsed: pasteRune+i stands for pastes[i]
 	yank         []rune
@@ -222,6 +223,12 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 		case keyPasteEnd:
 			s.paste = false
 			s.endPaste()
+			if s.poked && e.opts.OnPoke != nil {
+				s.poked = false
+				e.stepAside(s)
+			}
+		case keyPoke:
+			s.poked = true // after the paste: its bytes are still coming
 		case keyEnter, keyNewline:
 			s.pasted = append(s.pasted, '\n')
 		case keyTab:
