@@ -105,11 +105,17 @@ func (c *chat) watchMCP() {
 
 // prompt asks through the permission prompt, beside the line editor
 // when a question comes while it reads (a server's start asks about the
-// network).
+// network). One question at a time (beside holds its lock): the key
+// watch of a turn pauses while it is open and resumes after.
 func (w watchedPrompter) prompt(ctx context.Context, req permission.Request, d permission.Decision, pattern string) (permission.Answer, error) {
 	var ans permission.Answer
 	var err error
-	if berr := w.c.beside(ctx, func() { ans, err = w.c.pr.Prompt(ctx, req, d, pattern) }); berr != nil {
+	ask := func() {
+		w.c.keys.pause()
+		defer w.c.keys.resume(w.c)
+		ans, err = w.c.pr.Prompt(ctx, req, d, pattern)
+	}
+	if berr := w.c.beside(ctx, ask); berr != nil {
 		return permission.Answer{}, berr
 	}
 	return ans, err
