@@ -76,6 +76,10 @@ type Options struct {
 	// ApproveMCP runs the project's MCP servers without asking, for this
 	// run (--approve-mcp; headless runs have no one to ask).
 	ApproveMCP bool
+	// MCPInBackground starts the MCP servers beside the session rather
+	// than before Open returns (the interactive session: its prompt is
+	// usable at once); Session.WatchMCP tells how each start ended.
+	MCPInBackground bool
 	// Price returns a model's price per million tokens under cfg (the
 	// catalogue with the user's models.json and PRICE_* settings), for
 	// the cost ledger; nil: every price unknown.
@@ -141,6 +145,7 @@ type Session struct {
 	end          string          // why the session ends, for SessionEnd
 	endArmed     bool            // SessionStart fired; SessionEnd fires at Close
 	MCP          *mcp.Manager    // the session's MCP servers (none configured: an empty one)
+	mcpStarts    *mcpStarts      // the servers starting beside the session (MCPInBackground), else nil
 	LSP          *lsp.Manager    // the language servers of the edit tools (nil: LSP=off or no walls)
 	// LaterRun watches the files of the writable roots that other
 	// programs run later on the user's machine (hooks managers, .envrc,

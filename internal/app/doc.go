@@ -14,6 +14,12 @@
 // temporary directory. A step that fails undoes the ones before it (the
 // sandbox is closed, the log closed).
 //
+// The MCP servers start before Open returns, except with
+// MCPInBackground (the chat): they start beside the session, the lazy
+// tools wait for the server a call names (cancelled with the call),
+// WatchMCP tells the front end how each start ended, and a permission
+// prompt stops the start clocks while it waits.
+//
 // What the session records beside the conversation (permission decisions,
 // network connections, tool notices, the reminder's state) does not stop
 // a turn when the log cannot take it: the front end gets a LogFailed

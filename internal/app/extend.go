@@ -142,7 +142,8 @@ func joinText(parts ...string) string {
 }
 
 // AcceptPlan takes the plan of a plan-mode turn as accepted: the session
-// switches to next (default or acceptEdits) and the next turn carries it.
+// switches to next (default or acceptEdits) and the next turn carries it
+// (the chat starts that turn at once).
 func (s *Session) AcceptPlan(plan string, next extend.Mode) { s.Modes.Accept(plan, next) }
 
 // SetEndReason says why the session ends, for SessionEnd hooks (Claude
@@ -170,6 +171,8 @@ type notifyingPrompter struct {
 }
 
 func (n notifyingPrompter) Prompt(ctx context.Context, req permission.Request, d permission.Decision, pattern string) (permission.Answer, error) {
+	// A server's start timeout does not run while its question waits.
+	defer n.s.pausedStarts()()
 	if n.s.Hooks != nil {
 		n.s.Hooks.Fire(ctx, extend.Event{Name: extend.Notification, Source: "permission_prompt",
 			Message: "harness needs your permission to use " + extend.ToolName(req.Tool)})

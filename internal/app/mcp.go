@@ -84,7 +84,7 @@ func (b *builder) startMCP(ctx context.Context) error {
 	}
 	// A model that takes images gets a tool result's image as one.
 	model, _ := llm.LookupModel(s.Config.Model)
-	m, errs := mcp.Start(ctx, run, mcp.Options{
+	o := mcp.Options{
 		Sandbox: s.Sandbox,
 		Images:  model.Images,
 		Log: func(server, level, text string) {
@@ -111,7 +111,16 @@ func (b *builder) startMCP(ctx context.Context) error {
 				s.tell(logFailed("could not record that notice", err))
 			}
 		},
-	})
+	}
+	if b.o.MCPInBackground && mcpLazy(b.o.Source.Env) && len(run) > 0 {
+		// Beside the prompt: a slow server holds up nothing but its own
+		// tools. Eager tools are listed once, at start, so they wait.
+		m := b.beginMCP(ctx, run, o)
+		s.MCP = m
+		s.cleanup = append(s.cleanup, m.Close, s.mcpStarts.stop) // stop first: cleanup runs newest first
+		return nil
+	}
+	m, errs := mcp.Start(ctx, run, o)
 	for _, e := range errs {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, e.Error()+"; the session goes on without it"))
 	}

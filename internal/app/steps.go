@@ -322,7 +322,11 @@ func (b *builder) buildTools(context.Context) error {
 	s.Registry = tools.NewRegistry(gateAdapter{s.Gate, s}, append(tools.Builtins(env),
 		&tools.WriteTodos{List: s.Todos, Record: recordTodos},
 		&tools.ReadSkill{Skills: skillSet})...)
-	s.Registry = s.Registry.With(s.MCP.Tools(mcpLazy(b.o.Source.Env))...)
+	mcpTools := s.MCP.Tools(mcpLazy(b.o.Source.Env))
+	if s.mcpStarts != nil {
+		mcpTools = waitingTools(mcpTools, s.mcpStarts, s.MCP.Names())
+	}
+	s.Registry = s.Registry.With(mcpTools...)
 	if s.Proxy != nil {
 		// web_fetch leaves through the same proxy as commands: the same
 		// net rules, questions, address checks and /network record.

@@ -74,6 +74,9 @@ type chat struct {
 	mu        sync.Mutex
 	cancel    context.CancelFunc // the running turn's, nil between turns
 	keys      keyWatch           // reads Esc and typed-ahead keys during a turn
+	besideMu  sync.Mutex         // held while something beside the prompt runs outside the editor
+	reading   bool               // the line editor reads the prompt (under mu)
+	asides    []aside            // what waits to be shown or asked beside it (under mu)
 }
 
 // runChat is the interactive session: banner, then a loop of prompt, slash
@@ -142,13 +145,17 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		Describe:    c.describeCommand,
 		OnResize:    c.r.Reflow,
 		OnBackTab:   c.cycleMode,
+		OnPoke:      c.runAsides,
 		Popup:       ui.NewPopup(c.menuSources(), withMCPMentions(c, ui.ProjectFiles(c.s.Sandbox.Policy().Project, 5000))),
 	})
 	c.banner(ctx)
+	c.watchMCP()
 
 	interrupted := false
 	for {
+		c.setReading(true)
 		line, err := c.ed.ReadLine(ctx, c.promptText())
+		c.setReading(false)
 		switch {
 		case errors.Is(err, ui.ErrInterrupt):
 			if interrupted {
@@ -224,7 +231,7 @@ func (c *chat) replied() bool {
 // open starts (or resumes, per the flags) the session and points the meter
 // at it.
 func (c *chat) open(ctx context.Context) error {
-	s, err := openSession(ctx, c.g, c.stdio, sessionSetup{Prompter: watchedPrompter{c}, Approver: c, Reserved: builtinNames()})
+	s, err := openSession(ctx, c.g, c.stdio, sessionSetup{Prompter: watchedPrompter{c}, Approver: c, Reserved: builtinNames(), MCPInBackground: true})
 	if err != nil {
 		return err
 	}
@@ -343,7 +350,7 @@ func (c *chat) cancelTurn() {
 func (c *chat) turn(ctx context.Context, prompt string) {
 	pol := c.s.Sandbox.Policy()
 	prompt, notes := attachResources(ctx, prompt, c.s.MCP)
-	prompt, images, fileNotes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(c.s.Config.Model), func(name string) bool { return isResourceMention(c.s.MCP, name) })
+	prompt, images, fileNotes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(c.s.Config.EnvFile, c.s.Config.Model), func(name string) bool { return isResourceMention(c.s.MCP, name) })
 	notes = append(notes, fileNotes...)
 	for _, n := range notes {
 		c.r.Print(c.t.Style.Dim("@ " + n))
@@ -470,6 +477,7 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 			kept = "; the previous one had no message and was not saved"
 		}
 		c.r.Print(st.Dim("new session " + c.s.ID + kept))
+		c.watchMCP()
 	case "/cost":
 		c.sync()
 		c.r.Print(c.costReport())
@@ -542,6 +550,7 @@ func (c *chat) command(ctx context.Context, line string) (quit bool, err error) 
 		old.Close()
 		c.r.Print(st.Dim(resumedLine(c.s.ID, c.s.Log.Path(), c.s.History.Len())))
 		c.printTranscript()
+		c.watchMCP()
 		c.status()
 	case "/model":
 		if arg == "" {

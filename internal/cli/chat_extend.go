@@ -114,8 +114,8 @@ var planOptions = []ui.Option{
 }
 
 // offerPlan asks whether the plan a plan-mode turn ended in is accepted:
-// yes leaves plan mode (y: default, a: acceptEdits) and the next turn
-// carries the plan; no, or Esc, stays in plan mode.
+// yes leaves plan mode (y: default, a: acceptEdits) and starts the turn
+// that carries the plan out; no, or Esc, stays in plan mode.
 func (c *chat) offerPlan(ctx context.Context, plan string) {
 	st := c.t.Style
 	c.r.Print(st.Bold("accept this plan?"))
@@ -129,8 +129,15 @@ func (c *chat) offerPlan(ctx context.Context, plan string) {
 		next = extend.ModeAcceptEdits
 	}
 	c.s.AcceptPlan(plan, next)
-	c.r.Print(st.Dim("plan accepted: " + string(c.s.Modes.Mode()) + " mode; the next turn carries it out (say go)"))
+	c.r.Print(st.Dim("plan accepted: " + string(c.s.Modes.Mode()) + " mode; carrying it out (Esc stops)"))
+	// As Claude Code does: accepting starts the work, in the mode picked.
+	c.r.Print(st.BoldCyan("› ") + planGo)
+	c.turn(ctx, planGo)
 }
+
+// planGo is the prompt of the turn an accepted plan starts (the plan
+// itself comes with it: Modes.Accept).
+const planGo = "Go ahead: carry out the plan."
 
 // ApproveHook asks the user whether a project hook may run: the
 // definition is shown whole, and a yes is remembered for it (its hash).

@@ -125,7 +125,5 @@ func (k *keyWatch) add(c *chat, b byte) {
 type watchedPrompter struct{ c *chat }
 
 func (w watchedPrompter) Prompt(ctx context.Context, req permission.Request, d permission.Decision, pattern string) (permission.Answer, error) {
-	w.c.keys.pause()
-	defer w.c.keys.resume(w.c)
-	return w.c.pr.Prompt(ctx, req, d, pattern)
+	return w.prompt(ctx, req, d, pattern)
 }

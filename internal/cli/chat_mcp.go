@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/harness-dev/harness/internal/mcp"
@@ -15,7 +16,7 @@ import (
 
 // mcpReport is /mcp's list: every server, its state, what it offers, and
 // how a remote one is authorized.
-func mcpReport(m *mcp.Manager, st ui.Style) string {
+func mcpReport(m *mcp.Manager, starting []string, st ui.Style) string {
 	sts := m.Statuses()
 	if len(sts) == 0 {
 		return st.Dim("no MCP servers: add one with harness mcp add NAME -- COMMAND [ARGS...], or a project's .mcp.json")
@@ -25,6 +26,8 @@ func mcpReport(m *mcp.Manager, st ui.Style) string {
 	for _, s := range sts {
 		state := st.Green("connected")
 		switch {
+		case slices.Contains(starting, s.Name):
+			state = st.Yellow("starting…")
 		case s.Err != "" && s.Auth == "needs login":
 			state = st.Yellow("needs login")
 		case s.Err != "":
@@ -50,7 +53,7 @@ func (c *chat) mcpCommand(ctx context.Context, arg string) error {
 	name = strings.TrimSpace(name)
 	switch verb {
 	case "":
-		c.r.Print(mcpReport(c.s.MCP, st))
+		c.r.Print(mcpReport(c.s.MCP, c.s.MCPStarting(), st))
 		return nil
 	case "login":
 		if name == "" {
@@ -72,7 +75,7 @@ func (c *chat) mcpCommand(ctx context.Context, arg string) error {
 			return err
 		}
 		c.r.Print(st.Green("logged in to "+name) + st.Dim(" (the token is kept in ~/.agents/mcp-auth.json, which the walls hide)"))
-		c.r.Print(mcpReport(c.s.MCP, st))
+		c.r.Print(mcpReport(c.s.MCP, c.s.MCPStarting(), st))
 		return nil
 	case "logout":
 		def, ok := c.s.MCP.Definition(name)

@@ -47,8 +47,8 @@ func (tm *tmuxSession) pickWith(keys ...string) {
 // default, the prompt naming the mode; a plan-mode turn cannot write (the
 // write_file is refused by the read-only walls) and ends in a plan
 // offered on the one-key list, "yes" highlighted; Down then Enter picks
-// "allow file edits", which leaves plan mode for acceptEdits, and the
-// next turn carries the plan and edits without a prompt.
+// "allow file edits", which leaves plan mode for acceptEdits and starts
+// at once the turn that carries the plan out, editing without a prompt.
 func TestChatTmuxPlanMode(t *testing.T) {
 	t.Parallel() // see tmuxParallel
 	bin := tmuxHarness(t)
@@ -94,22 +94,20 @@ func planMode(t *testing.T, bin string, w, h int) {
 	if got := srv.Requests()[0].Messages[0].PlainText(); !strings.Contains(got, "[harness: plan mode]") {
 		t.Errorf("the planning turn was not told it plans: %q", got)
 	}
-	tm.pickWith("Down")
-	tm.waitForWords("the plan accepted", "plan accepted: acceptEdits mode")
-	tm.waitPromptText("accept edits ›")
-
+	// Accepting starts the work at once, as in Claude Code: no "go" to type.
 	edit, _ := json.Marshal(map[string]string{"path": "notes.txt", "old_string": "alpha", "new_string": "ALPHA"})
 	srv.Enqueue(
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "edit_file", Input: string(edit)}}},
 		llmtest.Reply{Text: "Renamed."},
 	)
-	tm.keys("-l", "go")
-	tm.keys("Enter")
+	tm.pickWith("Down")
+	tm.waitForWords("the plan accepted", "plan accepted: acceptEdits mode; carrying it out")
 	tm.waitFor("the plan carried out", "Renamed.")
-	// Requests 0–2 were the plan's; 3 is the turn after it.
+	tm.waitPromptText("accept edits ›")
+	// Requests 0–2 were the plan's; 3 is the turn acceptance started.
 	msgs := srv.Requests()[3].Messages
-	if got := msgs[len(msgs)-1].PlainText(); !strings.Contains(got, "accepted your plan") || !strings.Contains(got, plan) || !strings.Contains(got, "go") {
-		t.Errorf("the turn after acceptance does not carry the plan: %q", got)
+	if got := msgs[len(msgs)-1].PlainText(); !strings.Contains(got, "accepted your plan") || !strings.Contains(got, plan) || !strings.Contains(got, planGo) {
+		t.Errorf("the turn acceptance started does not carry the plan: %q", got)
 	}
 	if b, _ := os.ReadFile(filepath.Join(proj, "notes.txt")); string(b) != "ALPHA\nbeta\n" {
 		t.Errorf("the edit was not made: %q", b)

@@ -71,6 +71,11 @@ func TestChatTmuxMCP(t *testing.T) {
 	tm := startTmux(t, 140, 45, proj, append(tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), "MCP_TIMEOUT=60000"), bin,
 		"--project", proj, "--allow", "mcp__go", "--allow", "mcp__everything")
 	tm.waitFor("banner", "/help for commands")
+	// The servers start beside the prompt; each says when it is up.
+	tm.waitFor("the go server up", "mcp: go ready (")
+	if everything != "" {
+		tm.waitFor("the everything server up", "mcp: everything ready (")
+	}
 
 	tm.typeLine("/mcp")
 	tm.waitFor("/mcp", "MCP servers (")

@@ -43,7 +43,8 @@ func mentions(prompt string) []mention {
 // attachImage loads one image the user named, or says why not.
 func attachImage(name, real string, hidden []string, withImages bool) (*llm.Image, string) {
 	if !withImages {
-		return nil, fmt.Sprintf("%s is an image and this model does not take images (harness models): not attached", name)
+		return nil, fmt.Sprintf("%s is an image and this model does not take images, as far as the model catalogue knows (harness models): not attached; "+
+			"if it does, declare it in ~/.agents/models.json with \"images\": true", name)
 	}
 	if isHidden(real, hidden) {
 		return nil, fmt.Sprintf("%s is hidden by the sandbox: not attached", name)
@@ -73,19 +74,30 @@ func loadImage(path string) (*llm.Image, error) {
 	return llm.PrepareImage(filepath.Base(path), data)
 }
 
-// takesImages reports whether the catalogue says model takes images.
-func takesImages(model string) bool {
-	m, ok := llm.LookupModel(model)
+// takesImages reports whether the catalogue (the built-in one with the
+// user's models.json beside envFile laid over it) says model takes
+// images.
+func takesImages(envFile, model string) bool {
+	cat, err := userCatalogue(envFile)
+	if err != nil {
+		cat = llm.DefaultCatalogue() // said at start
+	}
+	m, ok := cat.Lookup(model)
 	return ok && m.Images
 }
 
+// declareImages is how to tell harness that model takes images.
+func declareImages(model string) string {
+	return fmt.Sprintf(`if it does, declare it in ~/.agents/models.json: {"models":[{"name":%q,"images":true}]}`, model)
+}
+
 // loadRunImages loads the --image files of harness run.
-func loadRunImages(model string, paths []string) ([]*llm.Image, error) {
+func loadRunImages(envFile, model string, paths []string) ([]*llm.Image, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	if !takesImages(model) {
-		return nil, usageError("--image: %s does not take images, as far as the model catalogue knows (harness models)", model)
+	if !takesImages(envFile, model) {
+		return nil, usageError("--image: %s does not take images, as far as the model catalogue knows (harness models); %s", model, declareImages(model))
 	}
 	var out []*llm.Image
 	for _, p := range paths {

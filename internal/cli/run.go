@@ -181,7 +181,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		fmt.Fprintln(stdio.Err, "harness: warning:", ui.Visible(w.Text))
 	}
 
-	images, err := loadRunImages(s.Config.Model, o.Images)
+	images, err := loadRunImages(s.Config.EnvFile, s.Config.Model, o.Images)
 	if err != nil {
 		return err
 	}
@@ -241,7 +241,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	// image), as in chat; a mention that attaches nothing is said.
 	prompt, notes := attachResources(ctx, prompt, s.MCP)
 	pol := s.Sandbox.Policy()
-	prompt, mentioned, fileNotes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(s.Config.Model), func(name string) bool { return isResourceMention(s.MCP, name) })
+	prompt, mentioned, fileNotes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(s.Config.EnvFile, s.Config.Model), func(name string) bool { return isResourceMention(s.MCP, name) })
 	images = append(images, mentioned...)
 	for _, n := range append(notes, fileNotes...) {
 		fmt.Fprintln(stdio.Err, "harness: @ "+n)

@@ -23,6 +23,9 @@ type sessionSetup struct {
 	OnDecision func(permission.Record)
 	Approver   extend.Approver // asks about project hooks; nil: headless
 	Reserved   []string        // the front end's own slash commands
+	// MCPInBackground starts the MCP servers beside the session (the
+	// chat), not before it opens.
+	MCPInBackground bool
 }
 
 // projectRoot resolves --project against the working directory.
@@ -55,7 +58,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		Prompter: su.Prompter, OnDecision: su.OnDecision,
 		PermissionMode: g.PermissionMode, Settings: g.Settings, AllowProjectHooks: g.AllowProjectHooks,
 		HookApprover: su.Approver, ReservedCommands: su.Reserved,
-		MCPConfigs: g.MCPConfigs, ApproveMCP: g.ApproveMCP,
+		MCPConfigs: g.MCPConfigs, ApproveMCP: g.ApproveMCP, MCPInBackground: su.MCPInBackground,
 		Price: priceFor,
 	})
 	if err != nil {

@@ -473,12 +473,15 @@ func (h *Hooks) run(ctx context.Context, k Hook, input []byte) hookResult {
 	cmd.Stdin = bytes.NewReader(input)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = time.Second
+	ownGroup(cmd)
 	err := cmd.Run()
 	res := hookResult{}.with(&stdout, &stderr)
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		res.err = fmt.Errorf("timed out after %s", k.Timeout)
+	case ctx.Err() != nil:
+		res.err = errors.New("stopped: the turn was interrupted")
 	case errors.As(err, &ee):
 		res.code = ee.ExitCode()
 	case err != nil:

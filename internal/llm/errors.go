@@ -18,6 +18,7 @@ const (
 	ErrContextTooLong           // prompt over the window: the context layers act
 	ErrStreamCut                // connection or stream ended early: retried fresh
 	ErrBadRequest               // other 4xx: a bug or a setting, not retried
+	ErrModelNotFound            // 404 for the model named: a setting, not retried
 )
 
 func (k ErrorKind) String() string {
@@ -34,6 +35,8 @@ func (k ErrorKind) String() string {
 		return "stream cut"
 	case ErrBadRequest:
 		return "request rejected"
+	case ErrModelNotFound:
+		return "model not found"
 	}
 	return "provider error"
 }
@@ -45,6 +48,9 @@ type Error struct {
 	RetryAfter time.Duration // from retry-after, 0 when absent
 	Message    string        // the provider's own words
 	Err        error         // underlying transport error, if any
+	// Model is the model the request named, for ErrModelNotFound's advice
+	// (set by WithRetry, which sees the request).
+	Model string
 }
 
 func (e *Error) Error() string {
@@ -63,6 +69,8 @@ func (e *Error) Error() string {
 		s += "; check API_KEY in ~/.agents/env or the environment"
 	case ErrContextTooLong:
 		s += "; run /compact or start a new session"
+	case ErrModelNotFound:
+		s += modelNotFoundAdvice(e.Model)
 	}
 	return s
 }
@@ -85,4 +93,16 @@ func KindOf(err error) ErrorKind {
 		return e.Kind
 	}
 	return ErrUnknown
+}
+
+// modelNotFoundAdvice says what to do when the provider does not know
+// the model: list, switch, or check the name the server uses.
+func modelNotFoundAdvice(model string) string {
+	name := "the model"
+	if model != "" {
+		name = fmt.Sprintf("model %q", model)
+	}
+	return "; the provider does not serve " + name + ": `harness models` lists the catalogue, /model NAME switches for this session, " +
+		"MODEL in ~/.agents/env sets it for the next; a name only your server knows goes in ~/.agents/models.json " +
+		`({"models":[{"name":"NAME"}]})`
 }

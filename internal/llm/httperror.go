@@ -30,6 +30,8 @@ func StatusError(status int, h http.Header, errType, message string, now time.Ti
 		e.Kind = ErrOverloaded
 	case status == http.StatusRequestEntityTooLarge:
 		e.Kind = ErrContextTooLong
+	case status == http.StatusNotFound && modelNotFound(errType, message):
+		e.Kind = ErrModelNotFound
 	case status >= 400 && status < 500:
 		e.Kind = ErrBadRequest
 	default:
@@ -39,6 +41,19 @@ func StatusError(status int, h http.Header, errType, message string, now time.Ti
 		e.RetryAfter = RetryAfter(h, now)
 	}
 	return e
+}
+
+// modelNotFound reports whether a 404's type or words are about the model
+// (a wrong BASE_URL path is a 404 too, with neither):
+//
+//	Anthropic  type not_found_error, "model: claude-x"
+//	OpenAI     code model_not_found, "The model `x` does not exist or you do not have access to it."
+//	Ollama     "model \"x\" not found, try pulling it first"
+func modelNotFound(errType, message string) bool {
+	if strings.Contains(errType, "model_not_found") {
+		return true
+	}
+	return strings.Contains(strings.ToLower(message), "model")
 }
 
 // cloudflareRetryable reports the Cloudflare statuses that mean the origin

@@ -1,7 +1,9 @@
 package llm_test
 
 import (
+	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +31,10 @@ func TestStatusErrorKinds(t *testing.T) {
 		{"cloudflare 522", 522, "", "", llm.ErrOverloaded},
 		{"cloudflare 524", 524, "", "", llm.ErrOverloaded},
 		{"505 is final", 505, "", "", llm.ErrUnknown},
+		{"anthropic unknown model", 404, "not_found_error", "model: claude-nonesuch", llm.ErrModelNotFound},
+		{"openai unknown model", 404, "invalid_request_error model_not_found", "The model `gpt-nonesuch` does not exist or you do not have access to it.", llm.ErrModelNotFound},
+		{"ollama unknown model", 404, "", `model "nonesuch" not found, try pulling it first`, llm.ErrModelNotFound},
+		{"a wrong path is not the model", 404, "", "404 page not found", llm.ErrBadRequest},
 	}
 	for _, tt := range tests {
 		e := llm.StatusError(tt.status, http.Header{}, tt.errType, tt.msg, time.Now())
@@ -49,4 +55,35 @@ func TestPlainBody(t *testing.T) {
 	if got := llm.PlainBody([]byte("  upstream connect error \n")); got != "upstream connect error" {
 		t.Errorf("PlainBody = %q", got)
 	}
+}
+
+// TestModelNotFoundNamesModel: a 404 for the model, through the retry
+// wrapper, names the model the request asked for and says how to list,
+// switch and declare models; it is not retried.
+func TestModelNotFoundNamesModel(t *testing.T) {
+	calls := 0
+	inner := providerFunc(func() error {
+		calls++
+		return llm.StatusError(404, http.Header{}, "not_found_error", "model: claude-nonesuch", time.Now())
+	})
+	_, err := llm.WithRetry(inner, llm.RetryOptions{}).Stream(context.Background(), &llm.Request{Model: "claude-nonesuch"}, nil)
+	if calls != 1 {
+		t.Errorf("%d attempts, want 1: a missing model is not transient", calls)
+	}
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"model not found (HTTP 404)", `model "claude-nonesuch"`, "harness models", "/model NAME", "~/.agents/models.json"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error lacks %q: %v", want, err)
+		}
+	}
+}
+
+// providerFunc is a provider whose every Stream fails with f's error.
+type providerFunc func() error
+
+func (f providerFunc) Name() string { return "fake" }
+func (f providerFunc) Stream(context.Context, *llm.Request, func(llm.Event)) (*llm.Reply, error) {
+	return nil, f()
 }

@@ -85,6 +85,9 @@ func (r *retrying) Stream(ctx context.Context, req *Request, onEvent func(Event)
 			return reply, nil
 		}
 		var e *Error
+		if errors.As(err, &e) && e.Kind == ErrModelNotFound && e.Model == "" {
+			e.Model = req.Model // its advice names it
+		}
 		if !errors.As(err, &e) || !e.Retryable() || attempt >= r.o.MaxRetries || ctx.Err() != nil {
 			return nil, err
 		}

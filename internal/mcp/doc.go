@@ -72,6 +72,13 @@
 // in an argv, the script or a permission prompt. A remote server's client
 // connects to its URL's host; any other (a redirect) only by CheckNet.
 //
+// Begin is Start that returns at once, each server starting beside the
+// caller (the chat's prompt is usable meanwhile) and done told as each
+// start ends; PauseStarts stops the start clocks while the user answers
+// a question (a network one a start raised). A stdio server's command
+// carries its definition as its Label, so such a question names the
+// server's own command, not the script that wraps it.
+//
 // # Tools
 //
 // Tool names are mcp__SERVER__TOOL (Claude Code's convention), so

@@ -57,7 +57,7 @@ func (t *stdioTransport) connect() (io.ReadCloser, io.WriteCloser, error) {
 	t.cancel = cancel
 	go func() {
 		defer close(t.done)
-		res, err := t.sb.Run(runCtx, sandbox.Cmd{Script: script(t.def), Dir: t.def.Cwd, Stdin: inR, Stdout: outW, Stderr: &t.stderr, Timeout: sessionLong})
+		res, err := t.sb.Run(runCtx, sandbox.Cmd{Script: script(t.def), Label: "MCP server " + t.def.Name + ": " + t.def.Summary(), Dir: t.def.Cwd, Stdin: inR, Stdout: outW, Stderr: &t.stderr, Timeout: sessionLong})
 		inR.Close()
 		outW.Close() // the client reads EOF: the connection ends
 		why := ""

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -134,7 +135,7 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 	before := walls.Snapshot(s.pol.ProtectedNow())
 	gitBefore := s.git.Before()
 	netMark := s.proxy.Mark()
-	defer s.proxy.Started(c.Script)()
+	defer s.proxy.Started(cmp.Or(c.Label, c.Script))()
 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

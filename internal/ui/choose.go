@@ -65,7 +65,7 @@ func (e *Editor) ChooseEsc(ctx context.Context, opts []Option, def int, esc stri
 		}
 		defer term.Restore(int(f.Fd()), old) //nolint:errcheck // best effort on the way out
 	}
-	cur, rows := def, 0
+	cur, rows, shown := def, 0, ""
 	draw := func() {
 		var b strings.Builder
 		if rows > 0 {
@@ -74,7 +74,7 @@ func (e *Editor) ChooseEsc(ctx context.Context, opts []Option, def int, esc stri
 		b.WriteString("\r\x1b[J")
 		text := renderOptions(e.t.Style, opts, cur, e.t.Width(), esc)
 		b.WriteString(strings.ReplaceAll(text, "\n", "\r\n"))
-		rows = strings.Count(text, "\n")
+		rows, shown = strings.Count(text, "\n"), text
 		io.WriteString(e.t.Out, b.String())
 	}
 	clear := func() {
@@ -108,8 +108,9 @@ func (e *Editor) ChooseEsc(ctx context.Context, opts []Option, def int, esc stri
 			clear()
 			return Chosen{}, ErrInterrupt
 		case keyResize:
-			// The old rows may have re-wrapped: clear what is below the
-			// list's first row as best known, and draw at the new width.
+			// The terminal re-wrapped the rows drawn at the old width:
+			// the list's first row is as many rows up as they take now.
+			rows = textRows(StripANSI(shown), e.t.Width())
 		case keyRune:
 			pick = optionFor(opts, k.r)
 			if pick < 0 && unicode.IsPrint(k.r) && k.r != ' ' {

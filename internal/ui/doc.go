@@ -29,10 +29,16 @@
 //     filtered by FuzzyScore; it is redrawn with the input and gone when
 //     the line is sent. Choose reads one answer from a list, a key (or
 //     the arrows and Enter) at a time, and leaves one row naming it.
+//     Input.Poke makes the Editor step aside (EditorOptions.OnPoke): the
+//     input leaves the screen, the front end shows news or asks a
+//     question that came from elsewhere (an MCP server's start), and the
+//     input comes back as it was.
 //   - Renderer implements the agent's Observer (structurally: ui never
 //     imports agent) and accounts usage in a Meter for the status line.
 //   - Prompter implements permission.Prompter on top of Editor.Choose,
-//     and remembers "all edits this session".
+//     and remembers "all edits this session". Its preview of a change
+//     gets the rows the screen has left after the box and the list of
+//     answers; one that does not fit keeps its changed rows in view.
 //   - Fit wraps harness's own lines at words to the width (Renderer.Print
 //     does it for every block it prints); Notifier rings the bell and
 //     sends OSC 9/777 desktop notifications.

@@ -52,6 +52,11 @@ type EditorOptions struct {
 	// @ files); nil: none. While it is open Up and Down move in it, Tab
 	// or Enter take the highlighted entry, Esc closes it.
 	Popup Popup
+	// OnPoke, when set, is called after Input.Poke while a line is edited:
+	// the input is taken off the screen, the terminal is back in its
+	// usual mode, and OnPoke may print or ask (a background task's news or
+	// question); the line is then drawn again below what it showed.
+	OnPoke func()
 	// ForceRaw uses the key-by-key editor even when input is not a terminal
 	// and leaves the terminal mode alone. Tests use it to drive the editor
 	// with byte sequences.
@@ -68,6 +73,7 @@ type Editor struct {
 
 	history []string
 	loaded  bool
+	cooked  func() (raw func()) // leaves raw mode for OnPoke; nil when ReadLine did not enter it
 }
 
 // NewEditor returns an editor reading from in and drawing on t.
@@ -101,6 +107,11 @@ func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
 			return e.readPlain(ctx, prompt)
 		}
 		defer term.Restore(int(f.Fd()), old) //nolint:errcheck // best effort on the way out
+		e.cooked = func() func() {
+			term.Restore(int(f.Fd()), old)              //nolint:errcheck // best effort
+			return func() { term.MakeRaw(int(f.Fd())) } //nolint:errcheck // as above
+		}
+		defer func() { e.cooked = nil }()
 		io.WriteString(e.t.Out, "\x1b[?2004h")
 		defer io.WriteString(e.t.Out, "\x1b[?2004l")
 	}
@@ -143,6 +154,7 @@ type lineState struct {
 	pos          int
 	rows         int // rows between the prompt's first row and the cursor, as last drawn
 	paste        bool
+	poked        bool     // Input.Poke came during a paste: step aside at its end
 	pasted       []rune   // the paste streaming in, until its end
 	pastes       []string // long pastes, shown collapsed: pasteRune+i stands for pastes[i]
 	yank         []rune
@@ -211,6 +223,12 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 		case keyPasteEnd:
 			s.paste = false
 			s.endPaste()
+			if s.poked && e.opts.OnPoke != nil {
+				s.poked = false
+				e.stepAside(s)
+			}
+		case keyPoke:
+			s.poked = true // after the paste: its bytes are still coming
 		case keyEnter, keyNewline:
 			s.pasted = append(s.pasted, '\n')
 		case keyTab:
@@ -243,6 +261,10 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 			// fresh row, with nothing stale above it.
 			e.opts.OnResize()
 			s.rows = 0
+		}
+	case keyPoke:
+		if e.opts.OnPoke != nil {
+			e.stepAside(s)
 		}
 	case keyEscape:
 		// A lone Esc does nothing at the prompt (and never eats the
@@ -686,6 +708,24 @@ func (e *Editor) refresh(s *lineState) {
 	}
 	s.rows = crow
 	io.WriteString(e.t.Out, b.String())
+}
+
+// stepAside takes the input off the screen and runs OnPoke with the
+// terminal in its usual mode; the caller draws the input again.
+func (e *Editor) stepAside(s *lineState) {
+	var b strings.Builder
+	if s.rows > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", s.rows)
+	}
+	b.WriteString("\r\x1b[J")
+	io.WriteString(e.t.Out, b.String())
+	s.rows = 0
+	raw := func() {}
+	if e.cooked != nil {
+		raw = e.cooked()
+	}
+	e.opts.OnPoke()
+	raw()
 }
 
 // moveToEnd puts the cursor after the last row of the input.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func testEditor(t *testing.T, input string, w int, opts EditorOptions) (*Editor, *screen) {
@@ -388,5 +389,63 @@ func TestLoneEscapeKeepsNextKey(t *testing.T) {
 	in = NewInput(strings.NewReader("\x1b\r"))
 	if k, _ := readKey(context.Background(), in); k.kind != keyNewline {
 		t.Errorf("Esc-Enter = %+v, want a newline", k)
+	}
+}
+
+// TestEditorPoke: after Input.Poke the editor takes its input off the
+// screen, runs OnPoke (news printed above), and draws the input again as
+// it was, below the news; the line is unchanged. A poke during a paste
+// waits for the paste's end.
+func TestEditorPoke(t *testing.T) {
+	for _, tt := range []struct{ name, before, after string }{
+		{"while typing", "half a li", "ne\r"},
+		{"during a paste", "\x1b[200~half a li", "ne\x1b[201~\r"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, w := io.Pipe()
+			defer w.Close()
+			scr := newScreen(40, 10)
+			scr.onlcr = false
+			tm := &Term{Out: scr, TTY: true, Size: func() (int, int) { return 40, 10 }}
+			in := NewInput(r)
+			pokes := 0
+			e := NewEditor(in, tm, EditorOptions{ForceRaw: true, NoHistory: true, OnPoke: func() {
+				pokes++
+				io.WriteString(tm.Out, "NEWS FROM ELSEWHERE\r\n")
+			}})
+			done := make(chan string)
+			go func() {
+				line, _ := e.ReadLine(context.Background(), "> ")
+				done <- line
+			}()
+			w.Write([]byte(tt.before))
+			time.Sleep(50 * time.Millisecond) // read: the poke comes mid-line (or mid-paste)
+			in.Poke()
+			w.Write([]byte(tt.after))
+			if got := <-done; got != "half a line" {
+				t.Errorf("line = %q", got)
+			}
+			if pokes != 1 {
+				t.Errorf("OnPoke ran %d times, want 1", pokes)
+			}
+			rows := strings.Split(scr.all(), "\n")
+			news, input := -1, -1
+			for i, l := range rows {
+				if strings.Contains(l, "NEWS FROM ELSEWHERE") {
+					news = i
+				}
+				if strings.Contains(l, "> half a line") {
+					input = i
+				}
+			}
+			if news < 0 || input < news {
+				t.Errorf("the news is not above the input drawn again:\n%s", strings.Join(rows, "\n"))
+			}
+			for _, l := range rows[:max(news, 0)] {
+				if strings.Contains(l, "> half") {
+					t.Errorf("the input left a copy above the news:\n%s", strings.Join(rows, "\n"))
+				}
+			}
+		})
 	}
 }

@@ -26,11 +26,12 @@ type Input struct {
 	buf []byte
 
 	resized chan struct{} // Resized was called; NextKey reports it
+	poked   chan struct{} // Poke was called; NextKey reports it
 }
 
 // NewInput wraps r; nothing is read until the first Next.
 func NewInput(r io.Reader) *Input {
-	return &Input{r: r, ch: make(chan []byte, 16), resized: make(chan struct{}, 1)}
+	return &Input{r: r, ch: make(chan []byte, 16), resized: make(chan struct{}, 1), poked: make(chan struct{}, 1)}
 }
 
 // IsTerminal reports whether the input is a terminal.
@@ -67,7 +68,7 @@ func (in *Input) start() {
 // Next returns the next byte, or ctx's error when ctx ends first, or
 // the reader's error (io.EOF) once the input is exhausted.
 func (in *Input) Next(ctx context.Context) (byte, error) {
-	return in.next(ctx, nil)
+	return in.next(ctx, nil, nil)
 }
 
 // ErrResized is returned by NextKey when the terminal was resized: the
@@ -83,14 +84,30 @@ func (in *Input) Resized() {
 	}
 }
 
-// NextKey is Next that also returns ErrResized after Resized.
+// ErrPoked is returned by NextKey after Poke: the front end has news to
+// show, or a question to ask, while a line is edited (a server that
+// started beside the prompt); the editor steps aside for it.
+var ErrPoked = errors.New("poked")
+
+// Poke tells a reader waiting in NextKey that the front end wants the
+// screen for a moment. Only one is kept; a reader that never calls
+// NextKey never sees it.
+func (in *Input) Poke() {
+	select {
+	case in.poked <- struct{}{}:
+	default:
+	}
+}
+
+// NextKey is Next that also returns ErrResized after Resized and
+// ErrPoked after Poke.
 func (in *Input) NextKey(ctx context.Context) (byte, error) {
-	return in.next(ctx, in.resized)
+	return in.next(ctx, in.resized, in.poked)
 }
 
 // next is Next, also ending with ErrResized when resized (nil: never)
-// delivers.
-func (in *Input) next(ctx context.Context, resized <-chan struct{}) (byte, error) {
+// delivers, and ErrPoked when poked does.
+func (in *Input) next(ctx context.Context, resized, poked <-chan struct{}) (byte, error) {
 	in.mu.Lock()
 	if len(in.buf) > 0 {
 		b := in.buf[0]
@@ -103,6 +120,8 @@ func (in *Input) next(ctx context.Context, resized <-chan struct{}) (byte, error
 	select {
 	case <-resized:
 		return 0, ErrResized
+	case <-poked:
+		return 0, ErrPoked
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	case p, ok := <-in.ch:

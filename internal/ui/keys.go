@@ -42,6 +42,7 @@ const (
 	keyPageUp
 	keyPageDown
 	keyBackTab // Shift+Tab
+	keyPoke    // the front end wants the screen for a moment (Input.Poke)
 )
 
 type key struct {
@@ -55,6 +56,9 @@ func readKey(ctx context.Context, in *Input) (key, error) {
 	b, err := in.NextKey(ctx)
 	if errors.Is(err, ErrResized) {
 		return key{kind: keyResize}, nil
+	}
+	if errors.Is(err, ErrPoked) {
+		return key{kind: keyPoke}, nil
 	}
 	if err != nil {
 		return key{}, err

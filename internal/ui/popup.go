@@ -253,6 +253,9 @@ func (e *Editor) applyPopup(s *lineState, k key) bool {
 // line. Only typing opens it: browsing history or moving the cursor
 // closes it.
 func (e *Editor) updatePopup(s *lineState, k key) {
+	if k.kind == keyPoke {
+		return // news shown above the input: the menu stays
+	}
 	if e.opts.Popup == nil || s.search || s.paste {
 		s.pop = nil
 		return

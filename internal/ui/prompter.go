@@ -84,6 +84,11 @@ func permissionOptions(req permission.Request, pattern string, canView bool) ([]
 // walls still decide where a write may land).
 func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permission.Decision, pattern string) (permission.Answer, error) {
 	t := p.R.t
+	if ctx.Err() != nil {
+		// The turn was stopped on the way here (Esc during a hook): no
+		// box for a question nobody can answer.
+		return permission.Answer{Choice: permission.No, Reason: "the user interrupted the turn"}, nil
+	}
 	if p.allEdits && isEdit(req) {
 		p.R.Print(t.Style.Dim("  allowed (all edits this session): " + Sanitize(req.Path)))
 		return permission.Answer{Choice: permission.Yes}, nil
@@ -91,11 +96,13 @@ func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permiss
 	p.R.Pause()
 	defer p.R.Resume()
 	call, _ := p.R.RunningCall(req.Tool, req.Path)
-	pv := p.preview(req, call, t.Width())
+	pv := p.previewFor(req, d, pattern, call, t.Width())
 	io.WriteString(t.Out, renderPermission(t.Style, req, d, pattern, t.Width(), pv))
 	// What the prompt shows is drawn again after a resize (the box at the
 	// new width).
-	p.R.RememberFunc(func(w int) string { return renderPermission(t.Style, req, d, pattern, w, p.preview(req, call, w)) })
+	p.R.RememberFunc(func(w int) string {
+		return renderPermission(t.Style, req, d, pattern, w, p.previewFor(req, d, pattern, call, w))
+	})
 	say := func(s string) {
 		for _, l := range Wrap(s, t.Width()-2) {
 			io.WriteString(t.Out, "  "+t.Style.Dim(l)+"\n")
@@ -150,22 +157,108 @@ func (p *Prompter) Prompt(ctx context.Context, req permission.Request, d permiss
 	}
 }
 
-// previewRows is how many rows of a change the prompt box shows: the rest
-// of the screen, minus the box's own lines and the list of answers.
-func (p *Prompter) previewRows() int { return max(4, p.R.t.Height()-18) }
+// previewRows is how many rows of a change the prompt box can show: the
+// screen's height less the box's other rows, the list of answers (as
+// wide as it is drawn), the tool's line above the box and the cursor's
+// row below the list.
+func (p *Prompter) previewRows(req permission.Request, d permission.Decision, pattern string, width int) int {
+	st := p.R.t.Style
+	box := strings.Count(renderPermission(st, req, d, pattern, width, Preview{}), "\n")
+	opts, _ := permissionOptions(req, pattern, true)
+	list := strings.Count(renderOptions(st, opts, 0, width, "Esc stops the turn"), "\n")
+	return max(6, p.R.t.Height()-box-list-2)
+}
+
+// allRows asks the preview for every row it has.
+const allRows = 1 << 20
+
+// previewFor is what the box shows of what call would change: all of
+// it when it fits the rows left (previewRows), else the changed rows in
+// view, with as much context as fits; v shows the whole of it.
+func (p *Prompter) previewFor(req permission.Request, d permission.Decision, pattern string, call llm.Block, width int) Preview {
+	pv := p.preview(req, call, width, allRows)
+	all := pv.Short
+	if pv.Full != nil {
+		all = pv.Full
+	}
+	n := p.previewRows(req, d, pattern, width)
+	if len(all) <= n {
+		return Preview{Short: all}
+	}
+	return Preview{Short: changedInView(p.R.t.Style, all, n), Full: all}
+}
 
 // preview shows what call (the one behind req, when found) would do, in
-// a box width columns wide.
-func (p *Prompter) preview(req permission.Request, call llm.Block, width int) Preview {
+// a box width columns wide, in at most rows rows.
+func (p *Prompter) preview(req permission.Request, call llm.Block, width, rows int) Preview {
 	st := p.R.t.Style
 	switch {
 	case call.Name != req.Tool:
 	case req.Tool == "edit_file":
-		return EditPreview(st, req.Path, call.Input, width-2, p.previewRows())
+		return EditPreview(st, req.Path, call.Input, width-2, rows)
 	case req.Tool == "write_file":
-		return WritePreview(st, req.Path, call.Input, width-2, p.previewRows())
+		return WritePreview(st, req.Path, call.Input, width-2, rows)
 	}
 	return Preview{}
+}
+
+// changedInView cuts a preview's rows (a summary row, then the change)
+// to n, keeping the changed rows in view rather than the head and tail:
+// from the first changed row (with context before it when there is
+// room) on, the summary saying how many rows are above and a last row
+// how many below. A preview without a changed row (a new file's
+// content) keeps its head.
+func changedInView(st Style, all []string, n int) []string {
+	n = max(n, 3)
+	first, last := -1, -1
+	for i, r := range all[1:] {
+		if changedRow(r) {
+			if first < 0 {
+				first = i + 1
+			}
+			last = i + 1
+		}
+	}
+	if first < 0 {
+		first, last = 1, 1
+	}
+	for last+1 < len(all) && isContinuation(all[last+1]) {
+		last++ // the rest of a wrapped changed line
+	}
+	room := n - 2 // the summary and the row that says what is below
+	from := first
+	if span := last - first + 1; span < room {
+		// Context before the change, up to half of what is left.
+		from = max(1, first-(room-span)/2)
+	}
+	to := min(len(all), from+room)
+	if to == len(all) {
+		// Nothing below: the row for it shows more above instead.
+		from = max(1, len(all)-(n-1))
+	}
+	out := []string{all[0]}
+	if from > 1 {
+		out[0] += st.Dim(fmt.Sprintf(" · %d rows above not shown", from-1))
+	}
+	out = append(out, all[from:to]...)
+	if to < len(all) {
+		out = append(out, st.Dim(fmt.Sprintf("     ⋯ %d more rows (v shows the whole of it)", len(all)-to)))
+	}
+	return out
+}
+
+// changedRow reports a removed or added line's first row in a preview
+// ("  12 - text", "  12 + text"; EditPreview's and WritePreview's rows).
+func changedRow(row string) bool {
+	s := StripANSI(row)
+	return len(s) > 6 && (s[5] == '-' || s[5] == '+') && s[6] == ' '
+}
+
+// isContinuation reports the second and later rows of a wrapped line (no
+// line number).
+func isContinuation(row string) bool {
+	s := StripANSI(row)
+	return len(s) > 5 && strings.TrimSpace(s[:5]) == ""
 }
 
 // ParseAnswer reads a typed answer: y/yes, n/no, a/always and s/session

@@ -284,7 +284,7 @@ func (r *Renderer) OnEvent(e llm.Event) {
 		if e.Err != nil {
 			msg += ": " + firstLine(Sanitize(e.Err.Error()))
 		}
-		r.write(r.t.Style.Yellow("↻ "+msg) + "\n")
+		r.write(Fit(r.t.Style.Yellow("↻ "+msg), r.t.Width()) + "\n")
 		r.spinStart("retrying")
 	}
 }

@@ -1,0 +1,127 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/mcp/mcptest"
+)
+
+// slowServerOptions is mcpOptions with the server behind a script that
+// sleeps first.
+func slowServerOptions(t *testing.T, sleep time.Duration) (Options, *llmtest.Server) {
+	t.Helper()
+	o, srv := mcpOptions(t, "full", "lazy")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "slow")
+	os.WriteFile(script, []byte(fmt.Sprintf("#!/bin/sh\nsleep %g\nexec %q\n", sleep.Seconds(), exe)), 0o755)
+	raw, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"srv": map[string]any{"command": script, "env": map[string]string{mcptest.KindEnv: "full"}},
+	}})
+	cfg := filepath.Join(dir, "mcp.json")
+	os.WriteFile(cfg, raw, 0o644)
+	o.MCPConfigs = []string{cfg}
+	o.MCPInBackground = true
+	return o, srv
+}
+
+// TestMCPInBackground: with MCPInBackground, Open returns while a slow
+// server starts; the watcher hears of its start's end with its tools; a
+// call made meanwhile waits for the server and gets its answer.
+func TestMCPInBackground(t *testing.T) {
+	const sleep = 2 * time.Second
+	o, srv := slowServerOptions(t, sleep)
+	began := time.Now()
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if took := time.Since(began); took >= sleep {
+		t.Errorf("Open took %s: it waited for the server's start (%s)", took, sleep)
+	}
+	if got := s.MCPStarting(); len(got) != 1 || got[0] != "srv" {
+		t.Errorf("MCPStarting = %v, want [srv]", got)
+	}
+	ended := make(chan MCPStarted, 1)
+	s.WatchMCP(func(e MCPStarted) { ended <- e })
+
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "mcp_call", Input: `{"name":"mcp__srv__echo","arguments":{"text":"hello from the slow one"}}`}}},
+		llmtest.Reply{Text: "done"})
+	if _, err := s.Agent.Run(context.Background(), "call it", nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, "hello from the slow one") {
+		t.Errorf("the call made while the server started did not wait for it:\n%s", body)
+	}
+	select {
+	case e := <-ended:
+		if e.Name != "srv" || e.Err != nil || e.Tools == 0 {
+			t.Errorf("the watcher heard %+v, want srv connected with its tools", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watcher never heard of the start's end")
+	}
+	if got := s.MCPStarting(); len(got) != 0 {
+		t.Errorf("MCPStarting after the start = %v", got)
+	}
+	// A watcher set late hears of what already ended.
+	late := make(chan MCPStarted, 1)
+	s.WatchMCP(func(e MCPStarted) { late <- e })
+	if e := <-late; e.Name != "srv" {
+		t.Errorf("a late watcher heard %+v", e)
+	}
+}
+
+// TestMCPWaitCancelled: a call that waits for a server still starting
+// ends as soon as its context does (Esc), saying what it waited for.
+func TestMCPWaitCancelled(t *testing.T) {
+	o, _ := slowServerOptions(t, 20*time.Second)
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	call := s.Registry.Lookup("mcp_call")
+	if call == nil {
+		t.Fatal("no mcp_call tool")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	began := time.Now()
+	res := call.Run(ctx, json.RawMessage(`{"name":"mcp__srv__echo","arguments":{"text":"x"}}`))
+	if took := time.Since(began); took > time.Second {
+		t.Errorf("the waiting call ended %s after its context, want at once", took)
+	}
+	if !res.IsError || !strings.Contains(res.Content, "cancelled while waiting for MCP servers to start (srv)") {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestWaitingToolServer(t *testing.T) {
+	w := &waitingTool{names: []string{"a", "a__b", "fs"}}
+	for _, tt := range []struct{ input, want string }{
+		{`{"name":"mcp__fs__read"}`, "fs"},
+		{`{"name":"mcp__a__b__tool"}`, "a__b"},
+		{`{"name":"mcp__a__tool"}`, "a"},
+		{`{"query":"read","server":"fs"}`, "fs"},
+		{`{"query":"read"}`, ""},
+		{`not json`, ""},
+	} {
+		if got := w.server(json.RawMessage(tt.input)); got != tt.want {
+			t.Errorf("server(%s) = %q, want %q", tt.input, got, tt.want)
+		}
+	}
+}
