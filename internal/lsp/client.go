@@ -87,7 +87,7 @@ func (c *client) run(ctx context.Context, stdin, stdout *os.File) {
 	for _, a := range c.argv {
 		script += " " + shellquote.Quote(a)
 	}
-	res, err := c.o.Sandbox.Run(ctx, sandbox.Cmd{Script: script, Dir: c.o.Project, Stdin: stdin, Stdout: stdout, Stderr: &c.stderr, Timeout: sessionLong})
+	res, err := c.o.Sandbox.Run(ctx, sandbox.Cmd{Script: script, Dir: c.o.Project, Stdin: stdin, Stdout: stdout, Stderr: &c.stderr, Timeout: sessionLong, NoNet: true})
 	stdin.Close()
 	stdout.Close() // the connection reads EOF
 	var why string

@@ -18,7 +18,8 @@
 // A server runs inside the session's sandbox like any command
 // (sandbox.Cmd with its stdin and stdout as pipes), in the project, with
 // the walls' environment (the per-project cache as XDG_CACHE_HOME and
-// the Go caches; no network but what the rules allow). It is never run
+// the Go caches) and no network at all, whatever the rules allow
+// (sandbox.Cmd.NoNet: a server fetching modules is refused). It is never run
 // on the host: the caller builds no Manager without a sandbox. Close
 // asks each server to shut down, then kills it with all it started;
 // Follow(true), a switch into plan mode, does the same to the servers

@@ -105,7 +105,7 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 	}
 	s := &instance{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: innerExe, git: gs, proxy: o.proxy}
 	if o.proxy != nil {
-		s.own = func(cmd *exec.Cmd) (func(), error) { return ownProxy(o.proxy, cmd) }
+		s.own = func(cmd *exec.Cmd, noNet bool) (func(), error) { return ownProxy(proxyFor(o.proxy, noNet), cmd) }
 	}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
 		argv := append(outer(env), "--chdir", dir, "--")

@@ -90,9 +90,9 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 		cfg.NoNet = false
 		cfg.ProxyPort, cfg.ConnectPort, cfg.DenySockets = netproxy.ProxyPort, netproxy.ProxyPort, "unix"
 		cfg.Forward = o.proxy.LoopbackPorts()
-		s.own = func(cmd *exec.Cmd) (func(), error) {
+		s.own = func(cmd *exec.Cmd, noNet bool) (func(), error) {
 			cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
-			return ownProxy(o.proxy, cmd)
+			return ownProxy(proxyFor(o.proxy, noNet), cmd)
 		}
 	}
 	// Without a mount namespace nothing holds chmod, chown, utime and

@@ -110,3 +110,67 @@ func TestLoopbackForward(t *testing.T) {
 		})
 	}
 }
+
+// TestNoNet: a command run with NoNet (a language server) reaches no
+// network even where the rules allow it: the allowed host loopback port a
+// plain command reaches is refused to it.
+func TestNoNet(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("reached-host"))
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	for _, variant := range []string{BackendBwrap, BackendLandlock} {
+		t.Run(variant, func(t *testing.T) {
+			backend, opts := testVariant(variant)
+			requireBackend(t, backend)
+			px := &netproxy.Proxy{
+				Decide: func(ctx context.Context, h string, p int) netproxy.ConnVerdict {
+					return netproxy.ConnVerdict{Allowed: p == port, Exact: true, Rule: "allow net 127.0.0.1:" + strconv.Itoa(p)}
+				},
+				Loopback: []netproxy.LoopbackForward{{Host: "127.0.0.1", Port: port}},
+			}
+			base, err := os.MkdirTemp(outsideBase(), "harness-nonet-test-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(base) })
+			proj := filepath.Join(base, "proj")
+			os.MkdirAll(proj, 0o755)
+			p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, err := Open(context.Background(), p, backend, append(opts, WithProxy(px))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sb.Close() })
+			script := "exec bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + strconv.Itoa(port) + " && head -c 20 <&3; echo'"
+			run := func(noNet bool) string {
+				r, err := sb.Run(context.Background(), Cmd{Script: script, Stdin: strings.NewReader(""), NoNet: noNet, Timeout: 30 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(r.Output)
+			}
+			if out := run(false); !strings.Contains(out, "reached-host") {
+				t.Fatalf("without NoNet the allowed port was not reached (the test proves nothing): %s", out)
+			}
+			if out := run(true); strings.Contains(out, "reached-host") {
+				t.Errorf("a NoNet command reached the network: %s", out)
+			}
+		})
+	}
+}

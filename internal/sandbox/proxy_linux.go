@@ -17,6 +17,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// proxyFor is the proxy a sandbox of its own reaches: the session's, or
+// with noNet one that refuses every connection (Cmd.NoNet).
+func proxyFor(p *netproxy.Proxy, noNet bool) *netproxy.Proxy {
+	if !noNet {
+		return p
+	}
+	return &netproxy.Proxy{Decide: func(context.Context, string, int) netproxy.ConnVerdict {
+		return netproxy.ConnVerdict{Reason: "this process gets no network (a language server)"}
+	}}
+}
+
 // ownProxy readies cmd, a sandbox of its own, to reach p: it adds the
 // channel handOverListener sends the listening socket over (as
 // ownProxyFD, so cmd must have no other extra file) and serves every

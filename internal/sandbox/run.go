@@ -51,7 +51,7 @@ type instance struct {
 	// own, when set, readies each sandbox of its own before it starts (the
 	// proxy's channel and a network namespace, proxy_linux.go) and
 	// returns what ends that once the command is over.
-	own func(cmd *exec.Cmd) (stop func(), err error)
+	own func(cmd *exec.Cmd, noNet bool) (stop func(), err error)
 	// launch, when set, runs commands through the session's long-lived
 	// launcher instead of a fresh sandbox each (Linux; see launcher_linux.go).
 	launch backend.Runner
@@ -144,7 +144,7 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 	if c.Stdin != nil && IsContainer(s.name) {
 		return nil, fmt.Errorf("the %s backend cannot give a command a standard input; use bwrap, landlock or seatbelt", s.name)
 	}
-	if s.launch != nil && c.Stdin == nil {
+	if s.launch != nil && c.Stdin == nil && !c.NoNet {
 		var note string
 		code, note, err = s.launch.Run(runCtx, c.Script, dir, stdout, stderr)
 		if note != "" {
@@ -152,7 +152,7 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 		}
 	}
 	if errors.Is(err, errNoLauncher) {
-		code, err = s.runOwn(runCtx, c.Script, dir, c.Stdin, stdout, stderr)
+		code, err = s.runOwn(runCtx, c.Script, dir, c.Stdin, c.NoNet, stdout, stderr)
 	}
 	if err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ var errNoLauncher = backend.ErrNoRunner
 
 // runOwn runs one command in a sandbox of its own (the backend's wrap) and
 // returns its exit code, 128+n when killed by signal n.
-func (s *instance) runOwn(runCtx context.Context, script, dir string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+func (s *instance) runOwn(runCtx context.Context, script, dir string, stdin io.Reader, noNet bool, stdout, stderr io.Writer) (int, error) {
 	// With a tracker, the shell waits at a gate (a pipe on descriptor 3)
 	// until the tracker follows it, so not even its first fork goes unseen.
 	var gateR, gateW *os.File
@@ -244,7 +244,7 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdin io.R
 		cmd.ExtraFiles = []*os.File{gateR}
 	}
 	if s.own != nil {
-		stop, err := s.own(cmd)
+		stop, err := s.own(cmd, noNet)
 		if err != nil {
 			cg.Kill()
 			return 0, fmt.Errorf("starting the %s sandbox: %w", s.name, err)

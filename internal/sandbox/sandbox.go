@@ -46,6 +46,10 @@ type Cmd struct {
 	// a sandbox of its own rather than through the launcher, behind the
 	// same walls; container backends refuse it.
 	Stdin io.Reader
+	// NoNet: the command reaches no network at all, whatever the net
+	// rules allow (a language server): it runs in a sandbox of its own
+	// whose every connection the proxy refuses.
+	NoNet bool
 	// Label names the command where a person reads it (a network
 	// question it raises) when Script is harness's own wrapper around
 	// the user's words (an MCP server's definition); "" is Script.
