@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/harness-dev/harness/internal/mcp"
@@ -32,24 +33,54 @@ func init() {
 			// none of it.
 			def := mcp.Server{Name: "huge", Command: "sh", Args: []string{"-c",
 				`read -r _; printf '{"jsonrpc":"2.0","id":1,"result":{"x":"'; head -c 268435456 /dev/zero | tr '\0' a; printf '"}}\n'; sleep 5`}}
-			var before, after runtime.MemStats
+			// What counts is the memory held: the heap in use at its
+			// peak, sampled while the answer is read, within six times
+			// the 16 MiB limit (the SDK's decoder doubles its buffer up
+			// to it); and what is allocated, within three quarters of the
+			// line (the race detector's build allocates about twice what
+			// a release does). A buffered line would take all of it.
+			const line = 256 << 20
+			const heapBound, allocBound = 96 << 20, line * 3 / 4
+			var before runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
+			var peak atomic.Uint64
+			stop, sampled := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(sampled)
+				for {
+					var m runtime.MemStats
+					runtime.ReadMemStats(&m)
+					if m.HeapInuse > before.HeapInuse && m.HeapInuse-before.HeapInuse > peak.Load() {
+						peak.Store(m.HeapInuse - before.HeapInuse)
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+				}
+			}()
 			start := time.Now()
 			m, errs := mcp.Start(ctx, []mcp.Server{def}, mcp.Options{Sandbox: sb, StartTimeout: 60 * time.Second})
 			if m != nil {
 				defer m.Close()
 			}
+			close(stop)
+			<-sampled
+			var after runtime.MemStats
 			runtime.ReadMemStats(&after)
-			grew := int64(after.TotalAlloc-before.TotalAlloc) >> 20
-			note := fmt.Sprintf("%d MiB allocated, %s", grew, time.Since(start).Round(100*time.Millisecond))
+			allocated := after.TotalAlloc - before.TotalAlloc
+			note := fmt.Sprintf("heap peak +%d MiB, %d MiB allocated, %s", peak.Load()>>20, allocated>>20, time.Since(start).Round(100*time.Millisecond))
 			switch {
 			case len(errs) == 0:
 				return "a 256 MiB answer was accepted", note
 			case !strings.Contains(errs[0].Error(), "MiB"):
 				return "the error does not name the limit: " + errs[0].Error(), note
-			case grew > 128:
-				return "reading it allocated " + fmt.Sprint(grew) + " MiB", note
+			case peak.Load() > heapBound:
+				return fmt.Sprintf("reading it held %d MiB of heap", peak.Load()>>20), note
+			case allocated > allocBound:
+				return fmt.Sprintf("reading it allocated %d MiB", allocated>>20), note
 			}
 			return "", note
 		},
