@@ -9,4 +9,8 @@
 // walls, the session's container), or an argv per command (bwrap,
 // sandbox-exec). Either way the orchestration bounds, times out, kills
 // and checks the command the same, so backends compare like with like.
+//
+// HelperExe is the one place that decides which binary a sandbox
+// re-executes inside: the small harness-sandbox beside harness when it is
+// of the same build and no command can write it, else harness itself.
 package backend
