@@ -196,7 +196,9 @@ func TestChatTmuxEditor(t *testing.T) {
 	tm.typeLine("slow please")
 	tm.waitFor("streaming", "a slow reply")
 	tm.keys("-l", "typed ahead")
-	tm.waitFor("end of the slow reply", "piece by piece, to the end")
+	// The turn's status line marks its end (the reply's last words may
+	// wrap at this width wherever the break falls).
+	tm.waitForCount("end of the slow reply", "─ gpt-4.1-mini", 3)
 	tm.waitFor("typed-ahead text at the prompt", "› typed ahead")
 	if n := strings.Count(tm.screen(), "typed ahead"); n != 1 {
 		t.Errorf("typed-ahead text shown %d times, want once (at the prompt):\n%s", n, tm.screen())
