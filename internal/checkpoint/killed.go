@@ -27,11 +27,8 @@ func recoverKilled(journal string) {
 	p := filepath.Join(runningDir(journal), sessionOf(journal))
 	b, err := os.ReadFile(p)
 	var m marker
-	if err != nil || json.Unmarshal(b, &m) != nil || alive(m.PID) && m.PID != os.Getpid() {
-		return // none, or the session is still at work
-	}
-	if m.PID == os.Getpid() {
-		return // this process's own call in flight
+	if err != nil || json.Unmarshal(b, &m) != nil || alive(m.PID) {
+		return // none, or the session (this process too) is still at work
 	}
 	entries, err := readJournal(journal)
 	if err != nil && !os.IsNotExist(err) {

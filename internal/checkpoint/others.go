@@ -182,29 +182,58 @@ func under(paths []string, p string) bool {
 	return false
 }
 
+// peerRecords reads each other session's marker and journal once for an
+// undo, however many of its changes name that session.
+type peerRecords struct {
+	journal string
+	got     map[string]*peerRecord
+}
+
+type peerRecord struct {
+	marker  *marker // a call of its that has not ended
+	entries []Entry
+	damaged bool // its journal could not be read whole
+}
+
+func newPeerRecords(journal string) *peerRecords {
+	return &peerRecords{journal: journal, got: map[string]*peerRecord{}}
+}
+
+func (r *peerRecords) of(id string) *peerRecord {
+	if rec, ok := r.got[id]; ok {
+		return rec
+	}
+	rec := &peerRecord{}
+	var m marker
+	if b, err := os.ReadFile(filepath.Join(runningDir(r.journal), id)); err == nil && json.Unmarshal(b, &m) == nil {
+		rec.marker = &m
+	}
+	entries, err := readJournal(filepath.Join(filepath.Dir(r.journal), id+".jsonl"))
+	rec.entries, rec.damaged = entries, err != nil && !os.IsNotExist(err)
+	r.got[id] = rec
+	return rec
+}
+
 // stillShared is, for undo, the sessions of c.Shared whose record, read
 // now, still leaves open that they made c: a call of theirs that
 // overlapped e changed the same path, or one that began before e ended
 // has not ended (still running, or killed mid-call: what it changed is
 // unknown). A session whose record shows neither did not make it.
-func stillShared(journal string, e Entry, c Change) []string {
+func (r *peerRecords) stillShared(e Entry, c Change) []string {
 	var out []string
 	for _, id := range c.Shared {
-		other := filepath.Join(filepath.Dir(journal), id+".jsonl")
-		p := &peer{}
-		b, err := os.ReadFile(filepath.Join(runningDir(journal), id))
-		var m marker
-		// Live or not: a call that began before e ended and never ended
-		// (its session was killed) changed what nobody knows.
-		if err == nil && json.Unmarshal(b, &m) == nil && m.Start.Before(e.Time) {
-			p.running = &m
-		}
-		entries, err := readJournal(other)
-		if err != nil && !os.IsNotExist(err) {
+		rec := r.of(id)
+		if rec.damaged {
 			out = append(out, id) // its record is damaged: it may hold the call
 			continue
 		}
-		for _, oe := range entries {
+		p := &peer{}
+		// Live or not: a call that began before e ended and never ended
+		// (its session was killed) changed what nobody knows.
+		if rec.marker != nil && rec.marker.Start.Before(e.Time) {
+			p.running = rec.marker
+		}
+		for _, oe := range rec.entries {
 			if oe.Tool != "undo" && !oe.Time.Before(e.Start) && (oe.Start.IsZero() || oe.Start.Before(e.Time)) {
 				p.entries = append(p.entries, oe)
 			}

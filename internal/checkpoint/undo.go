@@ -178,6 +178,7 @@ func planUndo(dir string, picked []Entry, o Options, res *Result) *undoPlan {
 	last, first := map[string]State{}, map[string]State{}
 	rootOf, shared := map[string]string{}, map[string][]string{}
 	turns := map[int]bool{}
+	peers := newPeerRecords(dir)
 	for i := len(picked) - 1; i >= 0; i-- {
 		e := picked[i]
 		turns[e.Turn] = true
@@ -188,7 +189,7 @@ func planUndo(dir string, picked []Entry, o Options, res *Result) *undoPlan {
 		}
 		for _, c := range e.Changes {
 			if len(c.Shared) > 0 && !o.Force {
-				if ids := stillShared(dir, e, c); len(ids) > 0 {
+				if ids := peers.stillShared(e, c); len(ids) > 0 {
 					shared[c.Path] = append(shared[c.Path], ids...)
 				}
 			}

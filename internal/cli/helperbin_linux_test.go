@@ -49,6 +49,23 @@ func TestSandboxHelperBinary(t *testing.T) {
 	if got := runningAs(t, copyHarness, filepath.Join(dir, "harness-sandbox")); got != copyHarness {
 		t.Errorf("with a helper of another build beside it, the sandbox ran %q inside, want harness itself", got)
 	}
+
+	// The same build's helper, but writable by others: never run, not
+	// even to ask it its shape.
+	dir2 := t.TempDir()
+	for _, f := range []string{harness, helper} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir2, filepath.Base(f)), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(filepath.Join(dir2, "harness-sandbox"), 0o777)
+	if got := runningAs(t, filepath.Join(dir2, "harness"), filepath.Join(dir2, "harness-sandbox")); got != filepath.Join(dir2, "harness") {
+		t.Errorf("with a world-writable helper beside it, the sandbox ran %q inside, want harness itself", got)
+	}
 }
 
 // runningAs runs a sandboxed sleep through harness and returns which of

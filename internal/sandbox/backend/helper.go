@@ -36,13 +36,41 @@ func HelperExe(canWrite func(string) bool) (exe, why string, err error) {
 		return "", "", err
 	}
 	cand := filepath.Join(filepath.Dir(self), HelperName)
-	switch ok, reason := sameBuild(cand); {
-	case !ok:
-		return self, "harness itself: " + reason, nil
-	case canWrite != nil && canWrite(cand):
+	// Whether it may be run is decided before it is run: asking it its
+	// Shape runs it on the host.
+	if canWrite != nil && canWrite(cand) {
 		return self, "harness itself: " + cand + " is where commands can write, so it is not run", nil
 	}
+	if why := foreign(self, cand); why != "" {
+		return self, "harness itself: " + why, nil
+	}
+	if ok, reason := sameBuild(cand); !ok {
+		return self, "harness itself: " + reason, nil
+	}
 	return cand, "the small helper beside harness (" + cand + ")", nil
+}
+
+// foreign says why cand may not be run at all: not a regular file, owned
+// by another user than harness, or writable by anyone but its owner; ""
+// when none of those.
+func foreign(self, cand string) string {
+	st, err := os.Lstat(cand)
+	if err != nil {
+		return "" // missing: sameBuild says so
+	}
+	own, err := os.Stat(self)
+	if err != nil {
+		return err.Error()
+	}
+	switch {
+	case !st.Mode().IsRegular():
+		return cand + " is not a regular file, so it is not run"
+	case st.Mode().Perm()&0o022 != 0:
+		return cand + " is writable by others than its owner, so it is not run"
+	case !sameOwner(st, own):
+		return cand + " belongs to another user than harness, so it is not run"
+	}
+	return ""
 }
 
 // sameBuild reports whether the helper at cand was built with this
