@@ -88,7 +88,9 @@ func checkBounds(variant string) string {
 		if c.tag {
 			script += "; : " + tag
 		}
-		r, err := sb.Run(ctx, Cmd{Script: script, Timeout: 20 * time.Second})
+		// A timeout is its own failure here (the result names no bound),
+		// so a slow machine gets a longer one: the bound still has to hold.
+		r, err := sb.Run(ctx, Cmd{Script: script, Timeout: testenv.Scaled(20 * time.Second)})
 		if err != nil {
 			return err.Error()
 		}
@@ -102,7 +104,7 @@ func checkBounds(variant string) string {
 		if s.cg.PlacesSupervisors() && strings.Contains(out, "shared by the session's commands") {
 			problems = append(problems, c.name+": the command ran in the launcher's cgroup, not in its supervisor's own: "+lastLine(r.Output))
 		}
-		if n := survivors(tag, 3*time.Second); c.tag && n > 0 {
+		if n := survivors(tag, testenv.Scaled(3*time.Second)); c.tag && n > 0 {
 			problems = append(problems, fmt.Sprintf("%s: %d of its processes survived", c.name, n))
 		}
 		problems = append(problems, cgroupLeft(s)...)
@@ -110,7 +112,7 @@ func checkBounds(variant string) string {
 	// Four processes of 400 MiB each, each under the per-process bound:
 	// only a bound on the command as a whole (a memory cgroup) stops them.
 	if memMech != "" {
-		r, err := sb.Run(ctx, Cmd{Script: "for i in 1 2 3 4; do " + h + "hold 400 3 & done; wait", Timeout: 60 * time.Second})
+		r, err := sb.Run(ctx, Cmd{Script: "for i in 1 2 3 4; do " + h + "hold 400 3 & done; wait", Timeout: testenv.Scaled(60 * time.Second)})
 		if err != nil {
 			return err.Error()
 		}
