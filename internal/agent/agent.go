@@ -331,7 +331,17 @@ func (a *Agent) isConcurrent(name string) bool {
 	return ok && c.Concurrent()
 }
 
+// What a call's result says when the user stopped it: the whole turn
+// (Ctrl-C), or only this step (Esc), after which the model goes on.
+const (
+	interruptedTurn = "[the user interrupted the turn]"
+	stoppedStep     = "[the user stopped this call (Esc); the turn goes on: do not run it again unchanged, say what you will do instead]"
+)
+
 func (a *Agent) runTool(ctx context.Context, call llm.Block, obs Observer) llm.Block {
+	if stepWasStopped(ctx) {
+		return llm.Block{Type: llm.BlockToolResult, ToolUseID: call.ID, Content: "not run: " + stoppedStep, IsError: true}
+	}
 	if ctx.Err() != nil {
 		return llm.Block{Type: llm.BlockToolResult, ToolUseID: call.ID, Content: "not run: the user interrupted the turn", IsError: true}
 	}
@@ -342,8 +352,11 @@ func (a *Agent) runTool(ctx context.Context, call llm.Block, obs Observer) llm.B
 		tctx = g.withOutput(ctx, call)
 	}
 	res, ran := a.runHooked(tctx, call, obs)
-	if ctx.Err() != nil && !res.IsError && ran {
-		res.Content += "\n[the user interrupted the turn]"
+	switch {
+	case stepWasStopped(ctx):
+		res.Content += "\n" + stoppedStep
+	case ctx.Err() != nil && !res.IsError && ran:
+		res.Content += "\n" + interruptedTurn
 	}
 	a.capMu.Lock()
 	err := a.o.History.Cap(&res)

@@ -319,3 +319,59 @@ func TestObserverPanicDoesNotStopTheTurn(t *testing.T) {
 
 // allowAll is the gate of tests that check nothing.
 func allowAll(context.Context, tools.Access) (bool, string) { return true, "" }
+
+// TestStopStepGoesOn: Esc's StepStop ends the running command and the
+// calls after it in the same reply, tells the model so, and the turn goes
+// on to the model's next reply, which sees those results.
+func TestStopStepGoesOn(t *testing.T) {
+	var sawStopped bool
+	f := newFixture(t,
+		toolCalls(use("1", "bash", `{"command":"touch started; sleep 30"}`), use("2", "bash", `{"command":"touch never"}`)),
+		func(req *llm.Request) (*llm.Reply, error) {
+			last := req.Messages[len(req.Messages)-1]
+			sawStopped = len(last.Blocks) == 2 && strings.Contains(last.Blocks[0].Content, stoppedStep) &&
+				strings.Contains(last.Blocks[1].Content, "not run: "+stoppedStep)
+			return &llm.Reply{Message: llm.Text(llm.RoleAssistant, "went on"), Usage: llm.Usage{Input: 5, Output: 5}}, nil
+		},
+	)
+	var stop StepStop
+	if stop.Stop() {
+		t.Fatal("Stop with no step running reported a step")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopped := make(chan time.Time, 1)
+	go func() {
+		for ctx.Err() == nil {
+			if _, err := os.Stat(filepath.Join(f.proj, "started")); err == nil {
+				if stop.Stop() {
+					stopped <- time.Now()
+				}
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	res, err := f.agent.Run(WithStepStop(ctx, &stop), "x", nil)
+	if err != nil {
+		t.Fatalf("the turn did not go on after the step was stopped: %v", err)
+	}
+	if res.Text != "went on" || !sawStopped {
+		t.Errorf("result %q, model saw the stopped calls: %v", res.Text, sawStopped)
+	}
+	if _, err := os.Stat(filepath.Join(f.proj, "never")); err == nil {
+		t.Error("the call after the stopped one ran")
+	}
+	select {
+	case at := <-stopped:
+		if took := time.Since(at); took > 5*time.Second {
+			t.Errorf("the turn ended %s after the stop", took)
+		}
+	default:
+		t.Fatalf("the step was never seen running (%s)", time.Since(start))
+	}
+	if stop.Stop() {
+		t.Error("Stop after the turn reported a step")
+	}
+}

@@ -126,7 +126,9 @@ func (a *Agent) take(ctx context.Context, obs Observer, t *turn, req *llm.Reques
 		}
 		return true, a.finish(ctx, obs, t, reply, msg)
 	}
-	results := llm.Message{Role: llm.RoleUser, Blocks: a.runTools(ctx, calls, obs)}
+	sctx, endStep := stepContext(ctx)
+	results := llm.Message{Role: llm.RoleUser, Blocks: a.runTools(sctx, calls, obs)}
+	endStep()
 	a.persistReminder(ctx, &results, false)
 	if err := a.appendMessage(results); err != nil {
 		return true, err

@@ -73,6 +73,7 @@ type chat struct {
 	turnStart time.Time // when the running turn began
 	mu        sync.Mutex
 	cancel    context.CancelFunc // the running turn's, nil between turns
+	step      agent.StepStop     // Esc stops the running step alone (cancel stops the turn)
 	keys      keyWatch           // reads Esc and typed-ahead keys during a turn
 	besideMu  sync.Mutex         // held while something beside the prompt runs outside the editor
 	reading   bool               // the line editor reads the prompt (under mu)
@@ -331,11 +332,22 @@ func (c *chat) withTurn(ctx context.Context, f func(ctx context.Context) error) 
 	}()
 	restore := c.in.Quiet()
 	c.keys.start(c, tctx)
-	err = f(tctx)
+	err = f(agent.WithStepStop(tctx, &c.step))
 	interrupted = tctx.Err() != nil && ctx.Err() == nil
 	c.keys.stop(c, interrupted)
 	restore()
 	return interrupted, err
+}
+
+// escape is Esc during a turn: it stops the running step (the tool calls
+// of one reply) and the model goes on; with no step running (the model
+// replies, a retry waits, a compaction runs) it stops the turn, as Ctrl-C.
+func (c *chat) escape() {
+	if c.step.Stop() {
+		c.r.Print(c.t.Style.Dim("⏹ stopped the running call (Esc); the model goes on · Ctrl-C stops the turn"))
+		return
+	}
+	c.cancelTurn()
 }
 
 func (c *chat) cancelTurn() {

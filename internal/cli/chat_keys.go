@@ -11,8 +11,8 @@ import (
 )
 
 // keyWatch reads the keyboard while a turn runs (the terminal is then
-// quiet: no echo, no line buffering). A lone Esc interrupts the turn, as
-// Ctrl-C does; every other key is kept, shown on a row below the output
+// quiet: no echo, no line buffering). A lone Esc stops the running step
+// (chat.escape), or the turn when no step runs; every other key is kept, shown on a row below the output
 // (Renderer.SetQueued), and handed back to the next prompt, where it
 // appears as typed (a line ended with Enter is sent at once). It reads only from a
 // terminal: piped input holds the answers to later prompts.
@@ -59,7 +59,7 @@ func (k *keyWatch) run(c *chat) {
 					k.add(c, b)
 					return
 				}
-				c.cancelTurn()
+				c.escape()
 				continue
 			}
 			k.add(c, b)

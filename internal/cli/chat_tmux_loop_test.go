@@ -129,20 +129,49 @@ func TestChatTmuxNeverStuck(t *testing.T) {
 		}
 	}
 
-	// Esc during an MCP call that never answers.
-	srv.Enqueue(llmtest.Reply{Text: "Calling.", ToolCalls: []llmtest.ToolCall{{Name: "mcp_call", Input: `{"name":"mcp__slow__hang"}`}}})
+	// Esc during an MCP call that never answers stops that call alone: the
+	// model is told and goes on (its next reply comes within a second).
+	srv.Enqueue(llmtest.Reply{Text: "Calling.", ToolCalls: []llmtest.ToolCall{{Name: "mcp_call", Input: `{"name":"mcp__slow__hang"}`}}},
+		llmtest.Reply{Text: "Going on without it."})
 	tm.typeLine("hang")
 	tm.waitFor("the call runs", "mcp_call")
 	time.Sleep(300 * time.Millisecond)
-	if took := tm.promptBack("Escape"); took > backWithin {
-		t.Errorf("Esc during a hanging MCP call: the prompt came back after %s, want within %s", took, backWithin)
+	sent := len(srv.Requests())
+	start := time.Now()
+	tm.keys("Escape")
+	tm.waitForWords("the step-stop notice", "stopped the running call (Esc)")
+	tm.waitFor("the model's next reply", "Going on without it.")
+	if took := time.Since(start); took > backWithin {
+		t.Errorf("Esc during a hanging MCP call: the model's next reply came after %s, want within %s", took, backWithin)
 	} else {
-		t.Logf("Esc during a hanging MCP call: prompt back in %s", took.Round(time.Millisecond))
+		t.Logf("Esc during a hanging MCP call: the turn went on in %s", took.Round(time.Millisecond))
+	}
+	tm.waitPrompt()
+	if reqs := srv.Requests(); len(reqs) != sent+1 {
+		t.Errorf("%d requests after Esc on the call, want %d", len(reqs), sent+1)
+	} else if m := reqs[len(reqs)-1].Messages; !strings.Contains(m[len(m)-1].PlainText()+fmt.Sprint(m[len(m)-1].Blocks), "the user stopped this call (Esc)") {
+		t.Errorf("the model was not told the user stopped the call: %+v", m[len(m)-1])
+	}
+
+	// Ctrl-C during the same call stops the whole turn: no request follows.
+	srv.Enqueue(llmtest.Reply{Text: "Calling.", ToolCalls: []llmtest.ToolCall{{Name: "mcp_call", Input: `{"name":"mcp__slow__hang"}`}}})
+	calls := strings.Count(tm.screen(), "mcp_call")
+	tm.typeLine("hang again")
+	tm.waitForCount("the call runs again", "mcp_call", calls+1)
+	time.Sleep(300 * time.Millisecond)
+	sent = len(srv.Requests())
+	if took := tm.promptBack("C-c"); took > backWithin {
+		t.Errorf("Ctrl-C during a hanging MCP call: the prompt came back after %s, want within %s", took, backWithin)
+	} else {
+		t.Logf("Ctrl-C during a hanging MCP call: prompt back in %s", took.Round(time.Millisecond))
+	}
+	if n := len(srv.Requests()); n != sent {
+		t.Errorf("Ctrl-C during a call: %d requests followed, want none (the turn stops)", n-sent)
 	}
 
 	// Esc during a compaction whose request waits to be retried.
 	srv.Enqueue(llmtest.Reply{Status: 529, RetryAfter: "20"})
-	sent := len(srv.Requests())
+	sent = len(srv.Requests())
 	tm.typeLine("/compact")
 	for deadline := time.Now().Add(tmuxDeadline); len(srv.Requests()) == sent; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -156,17 +185,23 @@ func TestChatTmuxNeverStuck(t *testing.T) {
 		t.Logf("Esc during a compaction: prompt back in %s", took.Round(time.Millisecond))
 	}
 
-	// Esc during a hook that takes its time.
+	// Esc during a hook that takes its time stops that step: the call is
+	// not made, and the model goes on.
 	write, _ := json.Marshal(map[string]string{"path": "hooked.txt", "content": "x"})
-	srv.Enqueue(llmtest.Reply{Text: "Writing.", ToolCalls: []llmtest.ToolCall{{Name: "write_file", Input: string(write)}}})
+	srv.Enqueue(llmtest.Reply{Text: "Writing.", ToolCalls: []llmtest.ToolCall{{Name: "write_file", Input: string(write)}}},
+		llmtest.Reply{Text: "Not written, as you wish."})
 	tm.typeLine("write it")
 	tm.waitFor("the write call", "⚙ write_file")
 	time.Sleep(300 * time.Millisecond) // the hook runs
-	if took := tm.promptBack("Escape"); took > backWithin {
-		t.Errorf("Esc during a PreToolUse hook: the prompt came back after %s, want within %s", took, backWithin)
+	start = time.Now()
+	tm.keys("Escape")
+	tm.waitFor("the model's reply after the stopped hook", "Not written, as you wish.")
+	if took := time.Since(start); took > backWithin {
+		t.Errorf("Esc during a PreToolUse hook: the model's next reply came after %s, want within %s", took, backWithin)
 	} else {
-		t.Logf("Esc during a hook: prompt back in %s", took.Round(time.Millisecond))
+		t.Logf("Esc during a hook: the turn went on in %s", took.Round(time.Millisecond))
 	}
+	tm.waitPrompt()
 	if _, err := os.Stat(filepath.Join(proj, "hooked.txt")); err == nil {
 		t.Error("the write ran after Esc during its hook")
 	}

@@ -101,7 +101,7 @@ func (h *Hooks) input(ev Event) ([]byte, error) {
 			if ev.Tool == "bash" {
 				resp["stdout"] = text
 				resp["stderr"] = ""
-				resp["interrupted"] = strings.Contains(text, "[the user interrupted the turn]")
+				resp["interrupted"] = strings.Contains(text, "[the user interrupted the turn]") || strings.Contains(text, "[the user stopped this call (Esc)")
 			}
 			if p, ok := m["tool_input"].(map[string]any)["file_path"]; ok {
 				resp["filePath"] = p
