@@ -98,17 +98,21 @@ type Entry struct {
 // shares with the project's other sessions (the same content is kept
 // once).
 type Store struct {
-	mu     sync.Mutex
-	dir    string // the journal's path
-	roots  []string
-	man    map[string]State
-	turn   int
-	seq    int
-	used   int64
-	notes  []string
-	noted  map[string]bool
-	live   int          // calls in flight (running/<session> says so while > 0)
-	Notify func(string) // notes for the user (a file too big to keep)
+	mu    sync.Mutex
+	dir   string // the journal's path
+	roots []string
+	man   map[string]State
+	turn  int
+	seq   int
+	used  int64
+	notes []string
+	noted map[string]bool
+	live  int           // calls in flight (running/<session> says so while > 0)
+	beat  chan struct{} // closed when the last call in flight ends (the marker's heartbeat)
+	// stateSaved: the state file holds this process's whole manifest, so
+	// later scans append what changed (state.go).
+	stateSaved bool
+	Notify     func(string) // notes for the user (a file too big to keep)
 }
 
 // Journal is the path of a session's checkpoint journal, beside its log
@@ -173,19 +177,27 @@ func (s *Store) Begin(callID, tool string, paths ...string) (end func()) {
 	if err := os.MkdirAll(blobDir(s.dir), 0o700); err != nil {
 		s.note("checkpoints: " + err.Error() + "; undo will not cover this session's changes")
 	}
+	prev := s.man
 	s.man = s.scan(s.man)
+	s.saveState(prev, s.man)
 	start := time.Now().UTC()
 	s.live++
 	s.mark(&marker{PID: os.Getpid(), Start: start, Paths: paths, CallID: callID, Tool: tool, Turn: s.turn})
+	if s.live == 1 {
+		s.beat = make(chan struct{})
+		startBeat(markerPath(s.dir), s.beat)
+	}
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.live--; s.live == 0 {
+			close(s.beat)
 			defer s.mark(nil)
 		}
 		now := s.scan(s.man)
 		changes := diff(s.man, now)
+		s.saveState(s.man, now)
 		s.man = now
 		exact := false
 		if len(paths) > 0 {

@@ -42,9 +42,11 @@
 // theirs, or --force. A person editing by hand while a command runs is
 // not a session: that edit is still taken as the command's. A call
 // harness was killed in is recorded after the fact, by the next Open or
-// undo, from its marker (killed.go): what changed after it began, on the
-// paths the journal knows, is its change, so undo takes it back instead
-// of calling it a conflict.
+// undo, from its marker (killed.go) and the tree saved when it began
+// (<session>.state, state.go): what changed while it lived (the marker's
+// heartbeat says until when), files it created included, is its change,
+// less what another session's record claims, so undo takes it back
+// instead of calling it a conflict or leaving its new files behind.
 //
 // Undo restores, newest first, each path a checkpoint changed to what it
 // was, unless the path no longer holds what the agent left there: then

@@ -89,3 +89,59 @@ func TestLiveCallIsNotRecovered(t *testing.T) {
 		t.Errorf("a call in flight was recorded as killed: %+v", es)
 	}
 }
+
+// TestKilledCallCreatedFiles: the killed call created files and a
+// directory and deleted a file the journal never saw. Its record starts
+// from the tree saved when it began, so undo takes all of it back; before
+// the state file, a path the journal never saw was not recorded and the
+// created files stayed.
+func TestKilledCallCreatedFiles(t *testing.T) {
+	proj, a, _ := twoSessions(t)
+	old := filepath.Join(proj, "old.txt")
+	write(t, old, "the user's old file\n")
+	a.StartTurn()
+	a.Begin("c1", "bash") // harness is killed during it
+	write(t, filepath.Join(proj, "new.txt"), "made by the killed call\n")
+	os.MkdirAll(filepath.Join(proj, "dir", "sub"), 0o755)
+	write(t, filepath.Join(proj, "dir", "sub", "deep.txt"), "deep\n")
+	os.Remove(old)
+	kill(t, a)
+
+	res, err := Undo(a.dir, Selection{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"new.txt", "dir"} {
+		if _, err := os.Lstat(filepath.Join(proj, p)); err == nil {
+			t.Errorf("%s, made by the killed call, survived undo: %+v", p, res)
+		}
+	}
+	if b, _ := os.ReadFile(old); string(b) != "the user's old file\n" {
+		t.Errorf("old.txt, deleted by the killed call, after undo: %q (%+v)", b, res)
+	}
+}
+
+// TestKilledCallNotAfterDeath: what changed after the killed call's
+// process was gone (its last heartbeat) is not the call's.
+func TestKilledCallNotAfterDeath(t *testing.T) {
+	proj, a, _ := twoSessions(t)
+	a.StartTurn()
+	a.Begin("c1", "bash")
+	write(t, filepath.Join(proj, "during.txt"), "the call's\n")
+	kill(t, a)
+	close(a.beat) // the process is gone: no more heartbeats
+	died := time.Now()
+	os.Chtimes(markerPath(a.dir), died, died)
+	time.Sleep(2*beat + 200*time.Millisecond)
+	write(t, filepath.Join(proj, "after.txt"), "someone's, after the kill\n")
+
+	if _, err := Undo(a.dir, Selection{}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "during.txt")); err == nil {
+		t.Error("the killed call's own file survived undo")
+	}
+	if _, err := os.Stat(filepath.Join(proj, "after.txt")); err != nil {
+		t.Error("undo removed a file made after the killed call's process was gone")
+	}
+}

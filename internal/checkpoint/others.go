@@ -43,6 +43,9 @@ type marker struct {
 
 func runningDir(journal string) string { return filepath.Join(filepath.Dir(journal), "running") }
 
+// markerPath is where journal's session says it has a call in flight.
+func markerPath(journal string) string { return filepath.Join(runningDir(journal), sessionOf(journal)) }
+
 // sessionOf is the session a journal belongs to (Journal's inverse).
 func sessionOf(journal string) string {
 	return strings.TrimSuffix(filepath.Base(journal), ".jsonl")
@@ -50,7 +53,7 @@ func sessionOf(journal string) string {
 
 // mark says this session has a call in flight (m), or none (nil).
 func (s *Store) mark(m *marker) {
-	p := filepath.Join(runningDir(s.dir), sessionOf(s.dir))
+	p := markerPath(s.dir)
 	if m == nil {
 		os.Remove(p)
 		return
@@ -88,10 +91,19 @@ func (s *Store) peers(start time.Time) map[string]*peer {
 			if id == self || strings.HasSuffix(id, ".tmp") {
 				continue
 			}
-			b, err := os.ReadFile(filepath.Join(runningDir(s.dir), id))
+			p := filepath.Join(runningDir(s.dir), id)
+			b, err := os.ReadFile(p)
 			var m marker
-			if err != nil || json.Unmarshal(b, &m) != nil || !alive(m.PID) {
-				continue // gone, or a process that was killed mid-call
+			if err != nil || json.Unmarshal(b, &m) != nil {
+				continue // gone
+			}
+			if !alive(m.PID) {
+				// Killed mid-call: its call was in flight in this window
+				// if it still lived after the window began (its last
+				// heartbeat), and then changed what nobody knows yet.
+				if last, ok := lastAlive(p); !ok || last.Before(start) {
+					continue
+				}
 			}
 			get(id).running = &m
 		}

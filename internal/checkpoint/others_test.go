@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // twoSessions opens two stores, A and B, on one project, as two harness
@@ -173,6 +174,9 @@ func TestStaleMarkerIgnored(t *testing.T) {
 	os.MkdirAll(runningDir(b.dir), 0o700)
 	m, _ := json.Marshal(marker{PID: 1 << 30})
 	os.WriteFile(filepath.Join(runningDir(b.dir), "dead"), m, 0o600)
+	// Its last heartbeat was long before B's call: not in flight beside it.
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(runningDir(b.dir), "dead"), old, old)
 	b.StartTurn()
 	end := b.Begin("b1", "bash")
 	write(t, filepath.Join(proj, "x.txt"), "x")
