@@ -11,14 +11,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/harness-dev/harness/internal/agent"
-	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/compact"
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/ledger"
@@ -152,6 +150,13 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 	c.banner(ctx)
 	c.watchMCP()
 
+	quit, err = c.loop(ctx)
+	return err
+}
+
+// loop reads and runs prompts until the user quits (quit) or input ends
+// otherwise (err).
+func (c *chat) loop(ctx context.Context) (quit bool, err error) {
 	interrupted := false
 	for {
 		c.setReading(true)
@@ -160,26 +165,24 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		switch {
 		case errors.Is(err, ui.ErrInterrupt):
 			if interrupted {
-				quit = true
-				return nil
+				return true, nil
 			}
 			interrupted = true
 			c.r.Print(c.t.Style.Dim("(Ctrl-C again to quit, or Ctrl-D)"))
 			continue
 		case errors.Is(err, io.EOF):
-			quit = true
-			return nil
+			return true, nil
 		case err != nil:
 			if ctx.Err() != nil {
 				// SIGTERM or SIGHUP: the session closes cleanly (deferred
-				// above), and the status says it did not end by itself.
+				// in runChat), and the status says it did not end by itself.
 				msg := "terminated"
 				if c.s.Log.Written() {
 					msg += "; the session is saved: harness --resume " + c.s.ID
 				}
-				return &ExitError{Code: exitInterrupted, Err: errors.New(msg)}
+				return false, &ExitError{Code: exitInterrupted, Err: errors.New(msg)}
 			}
-			return fmt.Errorf("reading input: %w", err)
+			return false, fmt.Errorf("reading input: %w", err)
 		}
 		interrupted = false
 		line = strings.TrimSpace(line)
@@ -196,8 +199,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 				c.r.Print(c.t.Style.Red("error: ") + err.Error())
 			}
 			if q {
-				quit = true
-				return nil
+				return true, nil
 			}
 			continue
 		}
@@ -435,177 +437,37 @@ func (c *chat) status() {
 func (c *chat) command(ctx context.Context, line string) (quit bool, err error) {
 	name, arg, _ := strings.Cut(line, " ")
 	arg = strings.TrimSpace(arg)
-	st := c.t.Style
 	switch name {
 	case "/exit", "/quit":
 		return true, nil
 	case "/help":
-		var b strings.Builder
-		col := 0
-		for _, cmd := range chatCommands {
-			col = max(col, len(cmd.name)+1+len(cmd.args)+1) // two spaces at least before the text
-		}
-		for _, cmd := range chatCommands {
-			// Pad the plain text: escape codes have no width on screen.
-			pad := max(0, col-len(cmd.name)-1-len(cmd.args))
-			fmt.Fprintf(&b, "  %s %s%s %s\n", st.Bold(cmd.name), cmd.args, strings.Repeat(" ", pad), st.Dim(cmd.help))
-		}
-		b.WriteString(st.Dim("  \\ then Enter, Ctrl-J or Alt-Enter: new line · Tab: complete (@path mentions a file) · Up/Down: history · Ctrl-R: search it\n"))
-		b.WriteString(st.Dim("  Esc or Ctrl-C: interrupt a turn (Ctrl-C twice at an empty prompt: quit) · Ctrl-D: quit · /expand: the last tool result whole\n"))
-		b.WriteString(st.Dim("  Shift+Tab: permission mode (default → acceptEdits → plan)"))
-		b.WriteString(c.describeExtensions())
-		c.r.Print(b.String())
+		c.r.Print(c.helpText())
 	case "/compact":
-		if c.s.History.Len() == 0 {
-			c.r.Print(st.Dim("nothing to compact yet: the session has no messages"))
-			return false, nil
-		}
-		if n := c.s.History.MessageTokens(); n < compactMin {
-			c.r.Print(st.Dim(fmt.Sprintf("nothing to compact: the conversation is about %s tokens, less than its summary would take", humanTokens(n))))
-			return false, nil
-		}
-		c.r.StartTurn()
-		interrupted, err := c.withTurn(ctx, func(ctx context.Context) error {
-			return c.s.Agent.Compact(ctx, arg, c.r)
-		})
-		c.r.EndTurn(interrupted)
-		if err != nil && !interrupted {
-			return false, fmt.Errorf("compaction failed: %w", err)
-		}
-		c.status()
+		return false, c.compactNow(ctx, arg)
 	case "/clear":
-		old := c.s
-		g := *c.g
-		g.Resume, g.Continue = "", false
-		c.g = &g
-		if err := c.open(ctx); err != nil {
-			c.s = old
-			return false, err
-		}
-		c.closing(old)
-		old.Close()
-		kept := "; the previous one is kept (/sessions lists it, harness -c resumes it)"
-		if !old.Log.Written() {
-			kept = "; the previous one had no message and was not saved"
-		}
-		c.r.Print(st.Dim("new session " + c.s.ID + kept))
-		c.watchMCP()
+		return false, c.clearSession(ctx)
 	case "/cost":
 		c.sync()
 		c.r.Print(c.costReport())
 	case "/context":
-		c.r.Print(ui.RenderContext(st, c.breakdown(), c.t.Width()))
+		c.r.Print(ui.RenderContext(c.t.Style, c.breakdown(), c.t.Width()))
 		if d, ok := c.s.Agent.LastDropped(); ok {
 			c.r.Print(droppedReport(d))
 		}
 	case "/todos":
 		c.r.Print(c.describeTodos())
 	case "/rewind":
-		n := 1
-		if arg != "" {
-			v, err := strconv.Atoi(arg)
-			if err != nil || v < 1 {
-				return false, fmt.Errorf("/rewind takes a number of turns, not %q", arg)
-			}
-			n = v
-		}
-		prompt, taken, err := c.s.Agent.Rewind(n)
-		if err != nil {
-			return false, fmt.Errorf("/rewind: %w", err)
-		}
-		c.r.Print(st.Dim(fmt.Sprintf("took back %d turn(s), from: %s", taken, ui.Truncate(strings.ReplaceAll(prompt, "\n", " "), 60))))
-		// Code and conversation together: the files those turns changed.
-		if res, err := c.s.Checkpoints.UndoTurns(taken, checkpoint.Options{}); err != nil {
-			c.r.Print(st.Yellow("files not restored: " + err.Error()))
-		} else if len(res.Undone) > 0 {
-			c.r.Print(st.Dim(res.Describe(c.s.Sandbox.Policy().Writable)))
-		}
+		return false, c.rewind(arg)
 	case "/undo":
-		sel, o := checkpoint.Selection{}, checkpoint.Options{}
-		for _, a := range strings.Fields(arg) {
-			switch a {
-			case "call":
-				sel.LastCall = true
-			case "--force":
-				o.Force = true
-			default:
-				return false, fmt.Errorf("/undo takes call or --force, not %q", a)
-			}
-		}
-		res, err := c.s.Checkpoints.Undo(sel, o)
-		if err != nil {
-			return false, fmt.Errorf("/undo: %w", err)
-		}
-		c.r.Print(res.Describe(c.s.Sandbox.Policy().Writable))
+		return false, c.undo(arg)
 	case "/sessions":
 		return false, c.listSessions()
 	case "/resume":
-		if arg == "" {
-			return false, fmt.Errorf("/resume needs a session id; /sessions lists them")
-		}
-		if strings.HasPrefix(c.s.ID, arg) && c.s.Log.Written() {
-			// Its log is this process's to write: a second writer would
-			// be refused (one writer per log), and there is nothing to do.
-			c.r.Print(st.Dim("already in session " + c.s.ID))
-			return false, nil
-		}
-		old := c.s
-		g := *c.g
-		g.Resume, g.Continue = arg, false
-		prev := c.g
-		c.g = &g
-		if err := c.open(ctx); err != nil {
-			c.s, c.g = old, prev
-			return false, err
-		}
-		c.closing(old)
-		old.Close()
-		c.r.Print(st.Dim(resumedLine(c.s.ID, c.s.Log.Path(), c.s.History.Len())))
-		c.printTranscript()
-		c.watchMCP()
-		c.status()
+		return false, c.resume(ctx, arg)
 	case "/model":
-		if arg == "" {
-			c.r.Print("model " + st.Bold(c.s.Config.Model) + st.Dim(" (/model NAME switches)"))
-			return false, nil
-		}
-		if _, known := llm.LookupModel(arg); !known && !strings.HasPrefix(arg, "!") {
-			return false, fmt.Errorf("/model: %q is not in the model catalogue (harness models lists it); "+
-				"for a model only your server knows, type /model !%s", arg, arg)
-		}
-		arg = strings.TrimPrefix(arg, "!")
-		opts := c.s.Agent.Options()
-		opts.Model = arg
-		a := agent.New(opts)
-		a.SetUsage(c.s.Agent.Usage())
-		c.s.Agent = a
-		c.s.Config.Model = arg
-		c.meter.Model = arg
-		c.setPrice(arg)
-		note := ""
-		if !c.meter.PriceKnown {
-			note = st.Dim(" (price unknown: set PRICE_INPUT and PRICE_OUTPUT to see costs)")
-		}
-		c.r.Print("model " + st.Bold(arg) + " from the next turn on" + note)
+		return false, c.switchModel(arg)
 	case "/expand":
-		n := 1
-		if arg != "" {
-			v, err := strconv.Atoi(arg)
-			if err != nil || v < 1 {
-				return false, fmt.Errorf("/expand takes how many results back (1 is the last), not %q", arg)
-			}
-			n = v
-		}
-		call, res, ok := c.r.LastResult(n)
-		if !ok {
-			return false, fmt.Errorf("/expand: no tool result %d back in this session", n)
-		}
-		head := ui.ToolLine(st, call, c.t.Width())
-		body := strings.Split(strings.TrimRight(ui.Sanitize(res.Content), "\n"), "\n")
-		if c.in.IsTerminal() && c.t.TTY && len(body) > c.t.Height()-4 {
-			return false, ui.Page(ctx, c.in, c.t, append([]string{head, ""}, body...))
-		}
-		c.r.Print(head + "\n" + strings.Join(body, "\n"))
+		return false, c.expand(ctx, arg)
 	case "/sandbox":
 		c.r.Print(c.describePolicy())
 	case "/network":

@@ -141,20 +141,8 @@ type usageJSON struct {
 }
 
 func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) error {
-	switch o.OutputFormat {
-	case "text", "json", "stream-json":
-	default:
-		return usageError("--output-format must be text, json or stream-json, not %q", o.OutputFormat)
-	}
-	if o.Prompt == "-" {
-		b, err := io.ReadAll(stdio.stdin())
-		if err != nil {
-			return fmt.Errorf("reading the prompt from stdin: %w", err)
-		}
-		o.Prompt = string(b)
-	}
-	if strings.TrimSpace(o.Prompt) == "" {
-		return usageError("no prompt: harness run PROMPT, harness run -p PROMPT, or harness run - < file")
+	if err := o.check(stdio); err != nil {
+		return err
 	}
 	// SIGINT and SIGTERM cancel the run: the agent stops at the next step
 	// boundary (a running command is killed), the result is written and the
@@ -180,12 +168,71 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	for _, w := range s.Warnings {
 		fmt.Fprintln(stdio.Err, "harness: warning:", ui.Visible(w.Text))
 	}
-
 	images, err := loadRunImages(s.Config.EnvFile, s.Config.Model, o.Images)
 	if err != nil {
 		return err
 	}
+	obs, stream := runObserver(s, o, stdio)
+	runCtx, budget, cancel, err := withBudget(ctx, s, o, &obs)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	watch := &refusalWatch{Observer: obs, r: &tally}
+	prompt, mentioned, done, err := runPrompt(ctx, s, o.Prompt, stdio)
+	if err != nil {
+		return err
+	}
+	defer done()
+	s.Checkpoints.StartTurn()
+	res, runErr := s.Agent.RunWithImages(runCtx, prompt, append(images, mentioned...), watch)
+	out := runOutcome(s, res, runErr, interrupted(), budget, o.MaxCost)
+	// Refusals decide the status, not whether the disk changed: a test
+	// run rewrites its caches whether or not the edit it needed was made.
+	project := s.Sandbox.Policy().Project
+	out.PermissionDenials = tally.denials(project)
+	if why := tally.summary(project); why != "" {
+		if !out.IsError {
+			out.IsError, out.Reason, out.Error = true, reasonApproval, why
+		} else if out.Error != "" {
+			out.Error += "\n" + why
+		}
+	}
+	found, later := s.Sandbox.Policy().Findings(), s.LaterRun.All()
+	out.SandboxFindings = findingsJSON(found, later)
+	if w := findingsWarning(found) + laterWarning(later); w != "" {
+		fmt.Fprint(stdio.Err, "harness: "+w)
+	}
+	writeRunOutput(stdio, o.OutputFormat, s.ID, out, stream)
+	return runExit(out)
+}
 
+// check validates the flags and reads a prompt of "-" from stdin.
+func (o *runOptions) check(stdio Stdio) error {
+	switch o.OutputFormat {
+	case "text", "json", "stream-json":
+	default:
+		return usageError("--output-format must be text, json or stream-json, not %q", o.OutputFormat)
+	}
+	if o.MaxCost < 0 {
+		return usageError("--max-cost cannot be negative")
+	}
+	if o.Prompt == "-" {
+		b, err := io.ReadAll(stdio.stdin())
+		if err != nil {
+			return fmt.Errorf("reading the prompt from stdin: %w", err)
+		}
+		o.Prompt = string(b)
+	}
+	if strings.TrimSpace(o.Prompt) == "" {
+		return usageError("no prompt: harness run PROMPT, harness run -p PROMPT, or harness run - < file")
+	}
+	return nil
+}
+
+// runObserver is what watches the run: JSON events on stdout for
+// stream-json, progress lines on stderr otherwise; sub-agents alike.
+func runObserver(s *Session, o *runOptions, stdio Stdio) (agent.Observer, *streamObserver) {
 	var obs agent.Observer
 	var stream *streamObserver
 	switch o.OutputFormat {
@@ -206,48 +253,54 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 		}
 		return &subagentLines{label: label, print: func(line string) { fmt.Fprintln(stdio.Err, line) }}
 	})
+	return obs, stream
+}
 
-	runCtx := ctx
-	var budget *budgetObserver
-	if o.MaxCost < 0 {
-		return usageError("--max-cost cannot be negative")
+// withBudget wraps *obs to stop the run past --max-cost; without one the
+// run's context is ctx itself.
+func withBudget(ctx context.Context, s *Session, o *runOptions, obs *agent.Observer) (context.Context, *budgetObserver, context.CancelFunc, error) {
+	if o.MaxCost == 0 {
+		return ctx, nil, func() {}, nil
 	}
-	if o.MaxCost > 0 {
-		price, ok := priceFor(s.Config, s.Config.Model)
-		if !ok {
-			return usageError("--max-cost needs the price of %s: it is not in the catalogue (harness models); set PRICE_INPUT, PRICE_OUTPUT, PRICE_CACHE_READ and PRICE_CACHE_WRITE", s.Config.Model)
-		}
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		budget = &budgetObserver{Observer: obs, price: price, max: o.MaxCost, stop: cancel}
-		obs = budget
+	price, ok := priceFor(s.Config, s.Config.Model)
+	if !ok {
+		return nil, nil, nil, usageError("--max-cost needs the price of %s: it is not in the catalogue (harness models); set PRICE_INPUT, PRICE_OUTPUT, PRICE_CACHE_READ and PRICE_CACHE_WRITE", s.Config.Model)
 	}
-	watch := &refusalWatch{Observer: obs, r: &tally}
-	prompt := o.Prompt
-	// "/name args" runs a custom command (package extend), as in chat.
+	runCtx, cancel := context.WithCancel(ctx)
+	budget := &budgetObserver{Observer: *obs, price: price, max: o.MaxCost, stop: cancel}
+	*obs = budget
+	return runCtx, budget, cancel, nil
+}
+
+// runPrompt is the prompt the model gets: a custom command's ("/name
+// args", as in chat), with @SERVER:URI resources and @path files (or
+// images) attached; a mention that attaches nothing is said. done ends
+// the command's scope.
+func runPrompt(ctx context.Context, s *Session, prompt string, stdio Stdio) (string, []*llm.Image, func(), error) {
+	done := func() {}
 	cmd, isCmd, err := s.StartCommand(ctx, strings.TrimSpace(prompt), nil)
 	if err != nil {
-		return err
+		return "", nil, done, err
 	}
 	if isCmd {
 		prompt = cmd.Prompt
-		defer cmd.Done()
+		done = cmd.Done
 		for _, n := range cmd.Notes {
 			fmt.Fprintln(stdio.Err, "harness: "+n)
 		}
 	}
-	// @SERVER:URI attaches an MCP resource and @path a file (or an
-	// image), as in chat; a mention that attaches nothing is said.
 	prompt, notes := attachResources(ctx, prompt, s.MCP)
 	pol := s.Sandbox.Policy()
 	prompt, mentioned, fileNotes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(s.Config.EnvFile, s.Config.Model), func(name string) bool { return isResourceMention(s.MCP, name) })
-	images = append(images, mentioned...)
 	for _, n := range append(notes, fileNotes...) {
 		fmt.Fprintln(stdio.Err, "harness: @ "+n)
 	}
-	s.Checkpoints.StartTurn()
-	res, runErr := s.Agent.RunWithImages(runCtx, prompt, images, watch)
+	return prompt, mentioned, done, nil
+}
+
+// runOutcome is the run's result from the agent's: text, usage, cost,
+// ledger, and why it stopped if it did not finish.
+func runOutcome(s *Session, res *agent.Result, runErr error, interrupted bool, budget *budgetObserver, maxCost float64) runResult {
 	out := runResult{SessionID: s.ID, Sandbox: &s.Walls}
 	if res != nil {
 		out.Result, out.Steps = res.Text, res.Steps
@@ -271,62 +324,56 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	if runErr != nil {
 		out.IsError, out.Reason = true, reasonError
 		out.Error = runErr.Error()
-		if errors.Is(runErr, agent.ErrInterrupted) || interrupted() {
+		if errors.Is(runErr, agent.ErrInterrupted) || interrupted {
 			out.Reason = reasonInterrupted
 			out.Error = "interrupted; completed steps are saved: resume with harness run --resume " + s.ID
 		}
-		if budget != nil && budget.reached() && !interrupted() {
+		if budget != nil && budget.reached() && !interrupted {
 			out.Reason = reasonBudget
-			out.Error = fmt.Sprintf("stopped at $%.6f, over --max-cost $%.6f; completed steps are saved: resume with harness run --resume %s", budget.spent(), o.MaxCost, s.ID)
+			out.Error = fmt.Sprintf("stopped at $%.6f, over --max-cost $%.6f; completed steps are saved: resume with harness run --resume %s", budget.spent(), maxCost, s.ID)
 		}
 	}
-	// Refusals decide the status, not whether the disk changed: a test
-	// run rewrites its caches whether or not the edit it needed was made.
-	project := s.Sandbox.Policy().Project
-	out.PermissionDenials = tally.denials(project)
-	if why := tally.summary(project); why != "" {
-		if !out.IsError {
-			out.IsError, out.Reason, out.Error = true, reasonApproval, why
-		} else if out.Error != "" {
-			out.Error += "\n" + why
-		}
+	return out
+}
+
+// writeRunOutput prints the result: the model's text and a closing line
+// on stderr, or the JSON result.
+func writeRunOutput(stdio Stdio, format, id string, out runResult, stream *streamObserver) {
+	if format != "text" {
+		writeResult(stdio, format, out, stream)
+		return
 	}
-	found, later := s.Sandbox.Policy().Findings(), s.LaterRun.All()
-	out.SandboxFindings = findingsJSON(found, later)
-	if w := findingsWarning(found) + laterWarning(later); w != "" {
-		fmt.Fprint(stdio.Err, "harness: "+w)
+	if out.Result != "" {
+		// The model's text, escaped: a reply can carry escape
+		// sequences (OSC 52 sets the clipboard, CSI erases lines).
+		fmt.Fprintln(stdio.Out, ui.Visible(strings.TrimRight(out.Result, "\n")))
 	}
-	if o.OutputFormat == "text" {
-		if out.Result != "" {
-			// The model's text, escaped: a reply can carry escape
-			// sequences (OSC 52 sets the clipboard, CSI erases lines).
-			fmt.Fprintln(stdio.Out, ui.Visible(strings.TrimRight(out.Result, "\n")))
-		}
-		// A closing line on stderr: what it cost and how to go on.
-		u := out.Usage
-		summary := fmt.Sprintf("harness: session %s · %d step(s) · %d tokens", s.ID, out.Steps, u.Input+u.CacheRead+u.CacheWrite+u.Output)
-		if out.CostUSD != nil {
-			summary += fmt.Sprintf(" · $%.4f", *out.CostUSD)
-		}
-		fmt.Fprintln(stdio.Err, summary+" · continue with: harness run --resume "+s.ID+" PROMPT")
-	} else {
-		writeResult(stdio, o.OutputFormat, out, stream)
+	// A closing line on stderr: what it cost and how to go on.
+	u := out.Usage
+	summary := fmt.Sprintf("harness: session %s · %d step(s) · %d tokens", id, out.Steps, u.Input+u.CacheRead+u.CacheWrite+u.Output)
+	if out.CostUSD != nil {
+		summary += fmt.Sprintf(" · $%.4f", *out.CostUSD)
 	}
-	if out.IsError {
-		msg := out.Error
-		if msg == "" {
-			msg = "the agent stopped at the step limit (--max-steps) before finishing"
-		}
-		code := exitFailure
-		switch out.Reason {
-		case reasonInterrupted:
-			code = exitInterrupted
-		case reasonApproval:
-			code = exitNeedsApproval
-		}
-		return &ExitError{Code: code, Err: errors.New(msg)}
+	fmt.Fprintln(stdio.Err, summary+" · continue with: harness run --resume "+id+" PROMPT")
+}
+
+// runExit is the exit status a run's result calls for.
+func runExit(out runResult) error {
+	if !out.IsError {
+		return nil
 	}
-	return nil
+	msg := out.Error
+	if msg == "" {
+		msg = "the agent stopped at the step limit (--max-steps) before finishing"
+	}
+	code := exitFailure
+	switch out.Reason {
+	case reasonInterrupted:
+		code = exitInterrupted
+	case reasonApproval:
+		code = exitNeedsApproval
+	}
+	return &ExitError{Code: code, Err: errors.New(msg)}
 }
 
 // budgetObserver adds up each reply's cost and stops the run once it
