@@ -83,9 +83,10 @@ func runFlow(ctx context.Context, in flowInput, req *http.Request, resp *http.Re
 		},
 	}
 	if o.ClientID != "" {
-		// Pre-registered first, as the spec orders (client registration's
-		// priority: pre-registered, metadata document, dynamic); the SDK
-		// tries a metadata document first, so it is not given one.
+		// Pre-registered first, as the spec orders (pre-registered, then
+		// a metadata document, then dynamic registration:
+		// https://modelcontextprotocol.io/specification/draft/basic/authorization/client-registration);
+		// the SDK tries a metadata document first, so it is not given one.
 		hc.PreregisteredClient = &oauthex.ClientCredentials{ClientID: o.ClientID}
 		if o.ClientSecret != "" {
 			hc.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}
