@@ -51,8 +51,9 @@ type authServer struct {
 	// one publishes no metadata either (its endpoints are the defaults)
 	legacy, noASMeta bool
 	// cimd: the metadata says client ID metadata documents are supported
-	// (an https client_id is then a known client)
-	cimd bool
+	// (an https client_id is then a known client); noRegister: it names
+	// no registration endpoint
+	cimd, noRegister bool
 	// issAdvertised: the metadata says authorization responses carry iss
 	// (RFC 9207); issSent: what the redirect's iss is: "", "right", "wrong"
 	issAdvertised bool
@@ -144,6 +145,9 @@ func (a *authServer) serveAS(w http.ResponseWriter, r *http.Request) {
 		}
 		if a.cimd {
 			md["client_id_metadata_document_supported"] = true
+		}
+		if a.noRegister {
+			delete(md, "registration_endpoint")
 		}
 		if a.issAdvertised {
 			md["authorization_response_iss_parameter_supported"] = true
@@ -543,20 +547,21 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 	const doc = "https://harness.example/oauth/client-metadata.json"
 	for _, tc := range []struct {
 		name             string
-		cimd             bool
+		cimd, noRegister bool
 		oauth            OAuth
 		client, err      string
 		registered, seen int
 	}{
-		{"supported", true, OAuth{ClientMetadataURL: doc}, doc, "", 0, 1},
-		{"a client id first", true, OAuth{ClientMetadataURL: doc, ClientID: "preregistered"}, "preregistered", "", 0, 1},
-		{"not supported: registers", false, OAuth{ClientMetadataURL: doc}, "dyn-1", "", 1, 1},
-		{"not https", true, OAuth{ClientMetadataURL: "http://harness.example/doc.json"}, "", "must be an https URL with a path", 0, 0},
-		{"no path", true, OAuth{ClientMetadataURL: "https://harness.example"}, "", "must be an https URL with a path", 0, 0},
+		{"supported", true, false, OAuth{ClientMetadataURL: doc}, doc, "", 0, 1},
+		{"a client id first", true, false, OAuth{ClientMetadataURL: doc, ClientID: "preregistered"}, "preregistered", "", 0, 1},
+		{"not supported: registers", false, false, OAuth{ClientMetadataURL: doc}, "dyn-1", "", 1, 1},
+		{"neither: says what to set", false, true, OAuth{ClientMetadataURL: doc}, "", `configure a client registered there, "oauth": {"clientId"`, 0, 0},
+		{"not https", true, false, OAuth{ClientMetadataURL: "http://harness.example/doc.json"}, "", "must be an https URL with a path", 0, 0},
+		{"no path", true, false, OAuth{ClientMetadataURL: "https://harness.example"}, "", "must be an https URL with a path", 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAuthServer(t)
-			a.cimd = tc.cimd
+			a.cimd, a.noRegister = tc.cimd, tc.noRegister
 			o := tc.oauth
 			def := Server{Name: "remote", Type: "http", URL: a.rs.URL + "/mcp", Scope: ScopeUser, OAuth: &o}
 			_, errs, opened := loginOnce(t, def)
@@ -607,5 +612,21 @@ func TestOAuthIssuer(t *testing.T) {
 				t.Errorf("errors %v, authorized %d, exchanged %d (want a login: %v)", errs, auth, exch, tc.ok)
 			}
 		})
+	}
+}
+
+// TestUnionScopes: a later login asks for what the server asks now and
+// then for what an earlier one got (SEP-2350), but offline_access only
+// where the authorization server offers it (the handler adds it then).
+func TestUnionScopes(t *testing.T) {
+	for _, tc := range []struct{ found, granted, want []string }{
+		{nil, nil, nil},
+		{[]string{"write"}, []string{"read", "offline_access"}, []string{"write", "read"}},
+		{[]string{"read", "write"}, []string{"read"}, []string{"read", "write"}},
+		{nil, []string{"read"}, []string{"read"}},
+	} {
+		if got := unionScopes(tc.found, tc.granted); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("unionScopes(%q, %q) = %q, want %q", tc.found, tc.granted, got, tc.want)
+		}
 	}
 }
