@@ -7,12 +7,13 @@ import (
 	"strings"
 )
 
+// ClientMetadataURL is the client ID metadata document's URL the suite's
+// auth/basic-cimd expects as the client id (its authorization server does
+// not fetch the document); the SDK's conformance client uses it too.
+const ClientMetadataURL = "https://conformance-test.local/client-metadata.json"
+
 // The environment the suite gives the client it runs.
 const (
-	// ClientMetadataURL is the client ID the suite's auth/basic-cimd
-	// expects: its authorization server does not fetch the document.
-	ClientMetadataURL = "https://conformance-test.local/client-metadata.json"
-
 	ScenarioEnv = "MCP_CONFORMANCE_SCENARIO"
 	ContextEnv  = "MCP_CONFORMANCE_CONTEXT"
 	// VersionEnv is the protocol version the scenario runs at (2025-11-25
