@@ -19,12 +19,17 @@ import (
 // OAuth is a remote server's OAuth client configuration, as Claude Code's
 // .mcp.json writes it: a client registered with the authorization server
 // beforehand (clientId, and clientSecret for a confidential one), and the
-// loopback port its redirect URI names. Without clientId harness
-// registers itself (dynamic client registration) where the server offers it.
+// loopback port its redirect URI names. Without clientId harness uses
+// clientMetadataUrl, a Client ID Metadata Document the user hosts
+// (draft-ietf-oauth-client-id-metadata-document; MCP 2025-11-25's
+// preferred registration), where the authorization server supports those,
+// and else registers itself (dynamic client registration) where it
+// offers that. The document is the user's: harness hosts none.
 type OAuth struct {
-	ClientID     string `json:"clientId,omitempty"`
-	ClientSecret string `json:"clientSecret,omitempty"`
-	CallbackPort int    `json:"callbackPort,omitempty"`
+	ClientID          string `json:"clientId,omitempty"`
+	ClientSecret      string `json:"clientSecret,omitempty"`
+	CallbackPort      int    `json:"callbackPort,omitempty"`
+	ClientMetadataURL string `json:"clientMetadataUrl,omitempty"`
 }
 
 // AuthFile is where the remote servers' OAuth tokens are kept (0600): in
@@ -43,9 +48,12 @@ type oauthState struct {
 	// together wait for it and use its token.
 	flow sync.Mutex
 
-	mu    sync.Mutex
-	ts    oauth2.TokenSource
-	state string // "none", "stored", "logging in", "authorized", "failed: …"
+	mu sync.Mutex
+	ts oauth2.TokenSource
+	// scopes the last login got (or the stored one's): a later login asks
+	// for them again with what the server asks for then.
+	scopes []string
+	state  string // "none", "stored", "logging in", "authorized", "failed: …"
 	// failed is why this connection's login failed: the SDK tries the
 	// handshake again in the older form, and the user is not sent to log
 	// in twice for one start.
@@ -56,7 +64,7 @@ func newOAuth(c *conn, def Server, client *http.Client) *oauthState {
 	o := &oauthState{c: c, state: "none"}
 	if e, ok := loadAuth(c.m.o.AuthFile, authKey(def)); ok {
 		o.ts = o.saving(e.config(), e.Token, client)
-		o.state = "stored"
+		o.state, o.scopes = "stored", e.Scopes
 	}
 	return o
 }
@@ -94,17 +102,17 @@ func (o *oauthState) token() string {
 }
 
 // authorize runs the authorization code flow, because the server
-// answered resp (401, or 403 insufficient_scope). The user opens the
-// authorization URL (Options.Login shows it); the redirect comes back to
-// a loopback listener of harness's.
-func (o *oauthState) authorize(ctx context.Context, resp *http.Response, sent string) error {
+// answered req with resp (401, or 403 insufficient_scope). The user opens
+// the authorization URL (Options.Login shows it); the redirect comes back
+// to a loopback listener of harness's.
+func (o *oauthState) authorize(ctx context.Context, req *http.Request, resp *http.Response, sent string) error {
 	o.flow.Lock()
 	defer o.flow.Unlock()
 	if tok := o.token(); tok != "" && tok != sent {
 		return nil // another request's login (or refresh) gave a new token meanwhile
 	}
 	o.mu.Lock()
-	failed := o.failed
+	failed, granted := o.failed, o.scopes
 	o.mu.Unlock()
 	if failed != nil {
 		return failed
@@ -126,9 +134,9 @@ func (o *oauthState) authorize(ctx context.Context, resp *http.Response, sent st
 	defer resume()
 	client := o.c.m.authClient(def)
 	cfg, tok, err := runFlow(ctx, flowInput{
-		server: def.URL, challenge: resp.Header.Values("WWW-Authenticate"), oauth: def.OAuth,
-		client: client, show: func(u string) { login(def.Name, u) },
-	})
+		oauth: def.OAuth, client: client, granted: granted,
+		show: func(u string) { login(def.Name, u) },
+	}, req, resp)
 	if err != nil {
 		o.set("failed: " + err.Error())
 		o.mu.Lock()
@@ -140,7 +148,7 @@ func (o *oauthState) authorize(ctx context.Context, resp *http.Response, sent st
 		o.c.m.o.Notify(fmt.Sprintf("MCP server %s: its OAuth token works for this session but could not be stored: %v", def.Name, err))
 	}
 	o.mu.Lock()
-	o.ts, o.state = o.saving(cfg, tok, client), "authorized"
+	o.ts, o.state, o.scopes = o.saving(cfg, tok, client), "authorized", cfg.Scopes
 	o.mu.Unlock()
 	return nil
 }
@@ -203,7 +211,7 @@ func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	if err := t.auth.authorize(r.Context(), resp, sent); err != nil {
+	if err := t.auth.authorize(r.Context(), r, resp, sent); err != nil {
 		return nil, err
 	}
 	again := r.Clone(r.Context())

@@ -46,6 +46,27 @@ type authServer struct {
 	// variations: the authorization server's metadata without PKCE, or
 	// only at OpenID discovery's URI; the 401 without resource_metadata
 	noPKCE, openID, noHint bool
+	// legacy: a 2025-03-26 server, no protected resource metadata and
+	// the MCP server's origin the authorization server; noASMeta: that
+	// one publishes no metadata either (its endpoints are the defaults)
+	legacy, noASMeta bool
+	// cimd: the metadata says client ID metadata documents are supported
+	// (an https client_id is then a known client); noRegister: it names
+	// no registration endpoint
+	cimd, noRegister bool
+	// issAdvertised: the metadata says authorization responses carry iss
+	// (RFC 9207); issSent: what the redirect's iss is: "", "right", "wrong"
+	issAdvertised bool
+	issSent       string
+}
+
+// issuer is the authorization server's URL: its own, or the MCP
+// server's origin for a legacy one. a.mu is held.
+func (a *authServer) issuer() string {
+	if a.legacy {
+		return a.rs.URL
+	}
+	return a.as.URL
 }
 
 type codeGrant struct{ client, challenge, redirect, resource string }
@@ -55,7 +76,19 @@ func newAuthServer(t *testing.T) *authServer {
 	a.as = httptest.NewServer(http.HandlerFunc(a.serveAS))
 	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return mcptest.Server("full") }, nil)
 	a.rs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") {
+		a.mu.Lock()
+		legacy := a.legacy
+		a.mu.Unlock()
+		switch {
+		case legacy && (strings.HasPrefix(r.URL.Path, "/.well-known/oauth-authorization-server") || strings.HasPrefix(r.URL.Path, "/.well-known/openid-configuration") ||
+			r.URL.Path == "/authorize" || r.URL.Path == "/token" || r.URL.Path == "/register"):
+			a.serveAS(w, r)
+			return
+		case strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource"):
+			if legacy {
+				http.NotFound(w, r)
+				return
+			}
 			writeJSON(w, map[string]any{"resource": a.rs.URL + "/mcp", "authorization_servers": []string{a.as.URL}, "scopes_supported": []string{"mcp"}})
 			return
 		}
@@ -66,7 +99,7 @@ func newAuthServer(t *testing.T) *authServer {
 		a.mu.Unlock()
 		if !ok || time.Now().After(exp) {
 			a.mu.Lock()
-			noHint := a.noHint
+			noHint := a.noHint || a.legacy
 			a.mu.Unlock()
 			if noHint {
 				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
@@ -98,16 +131,26 @@ func (a *authServer) serveAS(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration":
-		if a.openID != strings.Contains(r.URL.Path, "openid") {
+		if a.openID != strings.Contains(r.URL.Path, "openid") || a.noASMeta {
 			http.NotFound(w, r)
 			return
 		}
-		md := map[string]any{"issuer": a.as.URL, "authorization_endpoint": a.as.URL + "/authorize", "token_endpoint": a.as.URL + "/token",
-			"registration_endpoint": a.as.URL + "/register", "code_challenge_methods_supported": []string{"S256"},
+		iss := a.issuer()
+		md := map[string]any{"issuer": iss, "authorization_endpoint": iss + "/authorize", "token_endpoint": iss + "/token",
+			"registration_endpoint": iss + "/register", "code_challenge_methods_supported": []string{"S256"},
 			"response_types_supported": []string{"code"}, "grant_types_supported": []string{"authorization_code", "refresh_token"},
 			"scopes_supported": []string{"mcp", "offline_access"}, "token_endpoint_auth_methods_supported": []string{"none"}}
 		if a.noPKCE {
 			delete(md, "code_challenge_methods_supported")
+		}
+		if a.cimd {
+			md["client_id_metadata_document_supported"] = true
+		}
+		if a.noRegister {
+			delete(md, "registration_endpoint")
+		}
+		if a.issAdvertised {
+			md["authorization_response_iss_parameter_supported"] = true
 		}
 		writeJSON(w, md)
 	case "/register":
@@ -123,6 +166,9 @@ func (a *authServer) serveAS(w http.ResponseWriter, r *http.Request) {
 	case "/authorize":
 		q := r.URL.Query()
 		uris, ok := a.clients[q.Get("client_id")]
+		if a.cimd && strings.HasPrefix(q.Get("client_id"), "https://") {
+			ok = true // its document would be fetched; here any is taken
+		}
 		switch {
 		case !ok:
 			bad("invalid_client", "unknown client "+q.Get("client_id"))
@@ -145,6 +191,12 @@ func (a *authServer) serveAS(w http.ResponseWriter, r *http.Request) {
 		v := to.Query()
 		v.Set("code", code)
 		v.Set("state", q.Get("state"))
+		switch a.issSent {
+		case "right":
+			v.Set("iss", a.issuer())
+		case "wrong":
+			v.Set("iss", "https://evil.example")
+		}
 		to.RawQuery = v.Encode()
 		http.Redirect(w, r, to.String(), http.StatusFound)
 	case "/token":
@@ -187,9 +239,13 @@ func (a *authServer) serveAS(w http.ResponseWriter, r *http.Request) {
 }
 
 // clientOf is the client a token request names: in the form, or as the
-// user of HTTP Basic authentication (client_secret_basic).
+// user of HTTP Basic authentication (client_secret_basic), which is
+// form-encoded there (RFC 6749 §2.3.1: a URL client id has escapes).
 func clientOf(r *http.Request) string {
 	if id, _, ok := r.BasicAuth(); ok {
+		if u, err := url.QueryUnescape(id); err == nil {
+			return u
+		}
 		return id
 	}
 	return r.Form.Get("client_id")
@@ -403,7 +459,7 @@ func TestOAuthRefusals(t *testing.T) {
 		def := Server{Name: "remote", Type: "http", URL: a.rs.URL + "/mcp", Scope: ScopeUser}
 		var opened []string
 		_, errs := Start(context.Background(), []Server{def}, Options{AuthFile: AuthFile(t.TempDir()), CheckNet: allowLoopback, Login: browser(t, &opened), StartTimeout: 10 * time.Second})
-		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "does not support PKCE") || len(opened) != 0 {
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "without PKCE") || len(opened) != 0 {
 			t.Errorf("errors %v, opened %q", errs, opened)
 		}
 		if reg, auth, _, _ := a.counts(); reg != 0 || auth != 0 {
@@ -443,19 +499,134 @@ func TestOAuthRefusals(t *testing.T) {
 	})
 }
 
-func TestBearerParams(t *testing.T) {
+// loginOnce starts def against a with a browser that follows the
+// redirect, and returns the start's errors and the URLs it was sent to.
+func loginOnce(t *testing.T, def Server) (*Manager, []error, []string) {
+	t.Helper()
+	var opened []string
+	m, errs := Start(context.Background(), []Server{def}, Options{AuthFile: AuthFile(t.TempDir()), CheckNet: allowLoopback, Login: browser(t, &opened), StartTimeout: 10 * time.Second})
+	t.Cleanup(m.Close)
+	return m, errs, opened
+}
+
+// TestOAuthBackCompat: a server of the 2025-03-26 revision publishes no
+// protected resource metadata; its origin is the authorization server,
+// whose metadata (RFC 8414) is there, or, when it has none, whose
+// endpoints are the defaults /authorize, /token and /register
+// (https://modelcontextprotocol.io/specification/2025-03-26/basic/authorization#fallbacks-for-servers-without-metadata-discovery).
+func TestOAuthBackCompat(t *testing.T) {
 	for _, tc := range []struct {
-		in   []string
-		want map[string]string
+		name     string
+		noASMeta bool
+	}{{"metadata at the server's origin", false}, {"no metadata: the default endpoints", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAuthServer(t)
+			a.legacy, a.noASMeta = true, tc.noASMeta
+			def := Server{Name: "remote", Type: "http", URL: a.rs.URL + "/mcp", Scope: ScopeUser}
+			m, errs, opened := loginOnce(t, def)
+			if len(errs) != 0 {
+				t.Fatalf("start: %v", errs)
+			}
+			if reg, auth, exch, _ := a.counts(); reg != 1 || auth != 1 || exch != 1 || len(opened) != 1 || !strings.HasPrefix(strings.TrimPrefix(opened[0], "remote "), a.rs.URL+"/authorize?") {
+				t.Errorf("registered %d, authorized %d, exchanged %d, opened %q", reg, auth, exch, opened)
+			}
+			if res := run(t, m.Tools(true), "mcp_call", `{"name":"mcp__remote__echo","arguments":{"text":"old"}}`); res.Content != "echo: old" {
+				t.Errorf("call: %+v", res)
+			}
+		})
+	}
+}
+
+// TestOAuthClientMetadataDocument: with "clientMetadataUrl" and an
+// authorization server that supports client ID metadata documents, the
+// URL is the client id and nothing is registered; a configured client id
+// comes first and a server without support gets a registration (the
+// spec's order: pre-registered, metadata document, dynamic); a URL that
+// cannot be a client id is refused before the user is sent anywhere.
+func TestOAuthClientMetadataDocument(t *testing.T) {
+	const doc = "https://harness.example/oauth/client-metadata.json"
+	for _, tc := range []struct {
+		name             string
+		cimd, noRegister bool
+		oauth            OAuth
+		client, err      string
+		registered, seen int
 	}{
-		{[]string{`Bearer resource_metadata="https://x/.well-known/oauth-protected-resource", scope="a b"`}, map[string]string{"resource_metadata": "https://x/.well-known/oauth-protected-resource", "scope": "a b"}},
-		{[]string{`Basic realm="x"`, `bearer error=invalid_token, scope=mcp`}, map[string]string{"error": "invalid_token", "scope": "mcp"}},
-		{[]string{`Bearer realm="a \"quoted\" one",error="insufficient_scope"`}, map[string]string{"realm": `a "quoted" one`, "error": "insufficient_scope"}},
-		{[]string{`Bearerish x=1`, ``}, map[string]string{}},
+		{"supported", true, false, OAuth{ClientMetadataURL: doc}, doc, "", 0, 1},
+		{"a client id first", true, false, OAuth{ClientMetadataURL: doc, ClientID: "preregistered"}, "preregistered", "", 0, 1},
+		{"not supported: registers", false, false, OAuth{ClientMetadataURL: doc}, "dyn-1", "", 1, 1},
+		{"neither: says what to set", false, true, OAuth{ClientMetadataURL: doc}, "", `configure a client registered there, "oauth": {"clientId"`, 0, 0},
+		{"not https", true, false, OAuth{ClientMetadataURL: "http://harness.example/doc.json"}, "", "must be an https URL with a path", 0, 0},
+		{"no path", true, false, OAuth{ClientMetadataURL: "https://harness.example"}, "", "must be an https URL with a path", 0, 0},
 	} {
-		got := bearerParams(tc.in)
-		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("%q: %v, want %v", tc.in, got, tc.want)
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAuthServer(t)
+			a.cimd, a.noRegister = tc.cimd, tc.noRegister
+			o := tc.oauth
+			def := Server{Name: "remote", Type: "http", URL: a.rs.URL + "/mcp", Scope: ScopeUser, OAuth: &o}
+			_, errs, opened := loginOnce(t, def)
+			if tc.err != "" {
+				if len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.err) {
+					t.Errorf("errors %v, want one saying %q", errs, tc.err)
+				}
+			} else if len(errs) != 0 {
+				t.Fatalf("start: %v", errs)
+			}
+			reg, _, _, _ := a.counts()
+			a.mu.Lock()
+			client := a.lastClient
+			a.mu.Unlock()
+			if client != tc.client || reg != tc.registered || len(opened) != tc.seen {
+				t.Errorf("client %q, registered %d, opened %q; want %q, %d, %d", client, reg, opened, tc.client, tc.registered, tc.seen)
+			}
+		})
+	}
+}
+
+// TestOAuthIssuer: the redirect's iss (RFC 9207) must be the
+// authorization server's issuer where its metadata says it sends one, and
+// must not be there at all where it does not (SEP-2468, and the Go SDK's
+// default: an unadvertised iss is refused); a refused redirect's code is
+// never exchanged.
+func TestOAuthIssuer(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		advertised bool
+		sent       string
+		ok         bool
+	}{
+		{"advertised and right", true, "right", true},
+		{"advertised and missing", true, "", false},
+		{"advertised and wrong", true, "wrong", false},
+		{"not advertised, none", false, "", true},
+		{"not advertised, sent", false, "right", false},
+		{"not advertised, wrong", false, "wrong", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAuthServer(t)
+			a.issAdvertised, a.issSent = tc.advertised, tc.sent
+			def := Server{Name: "remote", Type: "http", URL: a.rs.URL + "/mcp", Scope: ScopeUser}
+			_, errs, _ := loginOnce(t, def)
+			_, auth, exch, _ := a.counts()
+			if tc.ok && (len(errs) != 0 || exch != 1) || !tc.ok && (len(errs) != 1 || !strings.Contains(errs[0].Error(), "iss") || auth != 1 || exch != 0) {
+				t.Errorf("errors %v, authorized %d, exchanged %d (want a login: %v)", errs, auth, exch, tc.ok)
+			}
+		})
+	}
+}
+
+// TestUnionScopes: a later login asks for what the server asks now and
+// then for what an earlier one got (SEP-2350), but offline_access only
+// where the authorization server offers it (the handler adds it then).
+func TestUnionScopes(t *testing.T) {
+	for _, tc := range []struct{ found, granted, want []string }{
+		{nil, nil, nil},
+		{[]string{"write"}, []string{"read", "offline_access"}, []string{"write", "read"}},
+		{[]string{"read", "write"}, []string{"read"}, []string{"read", "write"}},
+		{nil, []string{"read"}, []string{"read"}},
+	} {
+		if got := unionScopes(tc.found, tc.granted); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("unionScopes(%q, %q) = %q, want %q", tc.found, tc.granted, got, tc.want)
 		}
 	}
 }

@@ -142,23 +142,31 @@
 // # OAuth
 //
 // A streamable HTTP server that answers 401 gets the MCP authorization
-// flow (auth.go, oauthflow.go; golang.org/x/oauth2 for the token
-// exchange and refresh): the 401's protected resource metadata (RFC 9728,
-// or its well-known URI), the authorization server's metadata (RFC 8414,
-// then OpenID discovery), dynamic registration (RFC 7591) or a
-// configured client id, PKCE S256 (a server whose metadata does not
-// offer it is refused), the resource indicator (RFC 8707), the user's
-// login through a loopback redirect (Options.Login shows the URL; a
-// redirect with another state is refused), and the token stored in
-// AuthFile, 0600, and refreshed. It is a RoundTripper under the SDK's
-// transport (it sends the token, and on a 401 or a 403
-// insufficient_scope runs the flow once and sends the request again),
-// not the SDK's auth.OAuthHandler, so the login shows in harness's UI and
-// the tokens stay in AuthFile as before; a failed login is not asked
-// again within one start. Without Login and a stored token the server
-// does not start and says how to log in. A streamable HTTP session the
-// server ended (404 for its id, sdk.ErrSessionMissing) is started anew,
-// once.
+// flow, and the flow is the Go SDK's client: one
+// auth.AuthorizationCodeHandler per login (oauthflow.go). It finds the
+// protected resource metadata (RFC 9728: the 401's resource_metadata,
+// then the well-known URIs) or falls back as the 2025-03-26 revision says
+// (the server's origin is the authorization server; with no metadata
+// there, RFC 8414 or OpenID discovery, its /authorize, /token and
+// /register); it picks the client in the spec's order (a configured
+// clientId, else the user's Client ID Metadata Document, oauth's
+// clientMetadataUrl, where the authorization server supports those, else
+// dynamic registration, RFC 7591, as a native client); it refuses a
+// server whose metadata offers no PKCE, asks with S256 and the resource
+// indicator (RFC 8707), and refuses a redirect whose iss is not the
+// issuer or is there unadvertised (RFC 9207, SEP-2468). harness's layers
+// stay around it (auth.go): a RoundTripper under the SDK's transport that
+// sends the token and on a 401 or a 403 insufficient_scope runs one login
+// at a time and sends the request again; the loopback listener the
+// user's browser comes back to (the handler's AuthorizationCodeFetcher;
+// Options.Login shows the URL; a redirect with another state is refused
+// there); the net rules' HTTP client; the token stored in AuthFile, 0600,
+// and refreshed (golang.org/x/oauth2), with the scopes it got, which a
+// later login asks for again (step-up, SEP-2350). A failed login is not
+// asked again within one start. Without Login and a stored token the
+// server does not start and says how to log in. A streamable HTTP
+// session the server ended (404 for its id, sdk.ErrSessionMissing) is
+// started anew, once.
 //
 // Results are text (binary content described, not inlined, but for the
 // image above) and go into the history like any tool result, through the

@@ -1,14 +1,9 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,335 +12,146 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
 
 // The MCP authorization flow
-// (https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization),
-// step by step: the server's 401 names its protected resource metadata
-// (RFC 9728), which names the authorization server, whose metadata
-// (RFC 8414, or OpenID discovery) gives the endpoints; harness registers
-// itself (RFC 7591) unless a client id is configured, and gets a code
-// with PKCE S256 and the resource indicator (RFC 8707) through the user's
-// browser and a loopback redirect, which it exchanges for the token.
+// (https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization)
+// is the official Go SDK's client, auth.AuthorizationCodeHandler, one per
+// login: it finds the protected resource metadata (RFC 9728: the 401's
+// resource_metadata, then the well-known URIs), else falls back as the
+// 2025-03-26 revision says (the server's origin is the authorization
+// server; without its metadata, RFC 8414 or OpenID discovery, the default
+// /authorize, /token and /register endpoints); it picks the client (a
+// Client ID Metadata Document, draft-ietf-oauth-client-id-metadata-document,
+// where the authorization server supports it, else the configured client,
+// else dynamic registration, RFC 7591); it asks with PKCE S256 and the
+// resource indicator (RFC 8707), checks the redirect's state and its iss
+// (RFC 9207: an iss the server's metadata does not advertise is refused,
+// SEP-2468), and exchanges the code. harness gives it what is harness's:
+// the loopback listener the user's browser comes back to (fetchCode), the
+// net rules' HTTP client, and takes the token to store and refresh
+// (auth.go).
 
 type flowInput struct {
-	server    string   // the MCP server's URL: the resource
-	challenge []string // the 401's WWW-Authenticate headers
-	oauth     *OAuth   // a configured client, or nil
-	client    *http.Client
-	show      func(authURL string) // shows the user the URL to open
+	oauth   *OAuth // the server's configured client, or nil
+	client  *http.Client
+	granted []string             // scopes an earlier login of this server got
+	show    func(authURL string) // shows the user the URL to open
 }
 
-// resourceMetadata is RFC 9728's protected resource metadata.
-type resourceMetadata struct {
-	Resource             string   `json:"resource"`
-	AuthorizationServers []string `json:"authorization_servers"`
-	ScopesSupported      []string `json:"scopes_supported"`
-}
-
-// serverMetadata is RFC 8414's authorization server metadata (OpenID
-// discovery's has the same fields).
-type serverMetadata struct {
-	Issuer                            string   `json:"issuer"`
-	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
-	TokenEndpoint                     string   `json:"token_endpoint"`
-	RegistrationEndpoint              string   `json:"registration_endpoint"`
-	ScopesSupported                   []string `json:"scopes_supported"`
-	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
-	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
-	IssParameterSupported             bool     `json:"authorization_response_iss_parameter_supported"`
-}
-
-// bearerParams are the parameters of a Bearer challenge (RFC 6750 §3):
-// resource_metadata, scope, error.
-func bearerParams(headers []string) map[string]string {
-	out := map[string]string{}
-	for _, h := range headers {
-		rest, ok := cutFold(strings.TrimSpace(h), "Bearer")
-		if !ok {
-			continue
-		}
-		for rest = strings.TrimSpace(rest); rest != ""; {
-			k, v, ok := strings.Cut(rest, "=")
-			if !ok {
-				break
-			}
-			k = strings.ToLower(strings.TrimSpace(strings.TrimLeft(k, ", ")))
-			v = strings.TrimSpace(v)
-			if strings.HasPrefix(v, `"`) {
-				var b strings.Builder
-				i := 1
-				for ; i < len(v) && v[i] != '"'; i++ {
-					if v[i] == '\\' && i+1 < len(v) {
-						i++
-					}
-					b.WriteByte(v[i])
-				}
-				out[k] = b.String()
-				rest = strings.TrimLeft(v[min(i+1, len(v)):], " ,")
-			} else {
-				val, after, _ := strings.Cut(v, ",")
-				out[k] = strings.TrimSpace(val)
-				rest = strings.TrimSpace(after)
-			}
-		}
-	}
-	return out
-}
-
-func cutFold(s, prefix string) (string, bool) {
-	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
-		return "", false
-	}
-	if len(s) > len(prefix) && s[len(prefix)] != ' ' {
-		return "", false
-	}
-	return s[len(prefix):], true
-}
-
-// getJSON fetches a metadata document; found is false on a 404 (or any
-// answer that is not a JSON object).
-func getJSON(ctx context.Context, client *http.Client, u string, v any) (found bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return false, err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("MCP-Protocol-Version", sdk.SupportedProtocolVersions()[0])
-	resp, err := client.Do(req)
-	if err != nil {
-		return false, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return false, nil
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return false, err
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return false, fmt.Errorf("%s: %w", u, err)
-	}
-	return true, nil
-}
-
-// httpError is an answer that is not what was asked for.
-func httpError(resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
-	resp.Body.Close()
-	msg := strings.TrimSpace(string(b))
-	if msg == "" {
-		return fmt.Errorf("HTTP %s", resp.Status)
-	}
-	return fmt.Errorf("HTTP %s: %s", resp.Status, msg)
-}
-
-// wellKnown is u's origin with /.well-known/NAME inserted before u's path.
-func wellKnown(u *url.URL, name string) string {
-	return u.Scheme + "://" + u.Host + "/.well-known/" + name + strings.TrimSuffix(u.EscapedPath(), "/")
-}
-
-// discoverResource finds the server's protected resource metadata: where
-// the challenge says, else at the well-known URI for its path, else at
-// its origin's.
-func discoverResource(ctx context.Context, client *http.Client, server, hinted string) (resourceMetadata, error) {
-	su, err := url.Parse(server)
-	if err != nil {
-		return resourceMetadata{}, err
-	}
-	var tries []string
-	if hinted != "" {
-		tries = append(tries, hinted)
-	}
-	tries = append(tries, wellKnown(su, "oauth-protected-resource"))
-	if root := su.Scheme + "://" + su.Host + "/.well-known/oauth-protected-resource"; root != tries[len(tries)-1] {
-		tries = append(tries, root)
-	}
-	for _, u := range tries {
-		var md resourceMetadata
-		found, err := getJSON(ctx, client, u, &md)
-		if err != nil {
-			return md, fmt.Errorf("the protected resource metadata: %w", err)
-		}
-		if !found {
-			continue
-		}
-		if len(md.AuthorizationServers) == 0 {
-			return md, fmt.Errorf("the protected resource metadata at %s names no authorization server", u)
-		}
-		if md.Resource != "" && !resourceCovers(md.Resource, server) {
-			return md, fmt.Errorf("the protected resource metadata at %s is for %s, not %s: refused", u, md.Resource, server)
-		}
-		return md, nil
-	}
-	return resourceMetadata{}, fmt.Errorf("the server asked for OAuth but publishes no protected resource metadata (RFC 9728; tried %s)", strings.Join(tries, ", "))
-}
-
-// resourceCovers reports whether the resource identifier res names the
-// server's URL: the same, or a prefix of it at a path boundary.
-func resourceCovers(res, server string) bool {
-	res, server = strings.TrimSuffix(res, "/"), strings.TrimSuffix(server, "/")
-	return res == server || strings.HasPrefix(server, res+"/")
-}
-
-// discoverServer reads the authorization server's metadata: RFC 8414's
-// well-known URI, then OpenID discovery's two forms.
-func discoverServer(ctx context.Context, client *http.Client, issuer string) (serverMetadata, error) {
-	iu, err := url.Parse(issuer)
-	if err != nil {
-		return serverMetadata{}, fmt.Errorf("authorization server %q: %w", issuer, err)
-	}
-	tries := []string{wellKnown(iu, "oauth-authorization-server"), wellKnown(iu, "openid-configuration")}
-	if p := strings.TrimSuffix(iu.EscapedPath(), "/"); p != "" {
-		tries = append(tries, iu.Scheme+"://"+iu.Host+p+"/.well-known/openid-configuration")
-	}
-	for _, u := range tries {
-		var md serverMetadata
-		found, err := getJSON(ctx, client, u, &md)
-		if err != nil {
-			return md, fmt.Errorf("the authorization server's metadata: %w", err)
-		}
-		if !found {
-			continue
-		}
-		if strings.TrimSuffix(md.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
-			return md, fmt.Errorf("the authorization server's metadata at %s names issuer %q, not %q: refused", u, md.Issuer, issuer)
-		}
-		if md.AuthorizationEndpoint == "" || md.TokenEndpoint == "" {
-			return md, fmt.Errorf("the authorization server's metadata at %s lacks its authorization or token endpoint", u)
-		}
-		if !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
-			return md, fmt.Errorf("the authorization server %s does not support PKCE with S256 (its metadata's code_challenge_methods_supported is %q): harness does not log in without it", issuer, md.CodeChallengeMethodsSupported)
-		}
-		return md, nil
-	}
-	return serverMetadata{}, fmt.Errorf("the authorization server %s publishes no metadata (RFC 8414 or OpenID discovery; tried %s)", issuer, strings.Join(tries, ", "))
-}
-
-// register is dynamic client registration (RFC 7591): a public client
-// with the loopback redirect, a native application (OpenID Connect
-// Registration's application_type, which the MCP spec asks clients to
-// send: SEP-837).
-func register(ctx context.Context, client *http.Client, endpoint, redirect string) (id, secret string, err error) {
-	body, _ := json.Marshal(map[string]any{
-		"redirect_uris": []string{redirect}, "client_name": "harness", "application_type": "native",
-		"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"},
-		"token_endpoint_auth_method": "none",
-	})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return "", "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", "", fmt.Errorf("registering the client: %w", err)
-	}
-	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		return "", "", fmt.Errorf("registering the client: %w", httpError(resp))
-	}
-	defer resp.Body.Close()
-	var out struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil || out.ClientID == "" {
-		return "", "", fmt.Errorf("registering the client: no client_id in the answer (%v)", err)
-	}
-	return out.ClientID, out.ClientSecret, nil
-}
-
-// runFlow is the whole flow; it returns the client configuration (to
-// refresh with) and the token.
-func runFlow(ctx context.Context, in flowInput) (*oauth2.Config, *oauth2.Token, error) {
-	ch := bearerParams(in.challenge)
-	prm, err := discoverResource(ctx, in.client, in.server, ch["resource_metadata"])
-	if err != nil {
-		return nil, nil, err
-	}
-	issuer := prm.AuthorizationServers[0]
-	asm, err := discoverServer(ctx, in.client, issuer)
-	if err != nil {
-		return nil, nil, err
-	}
-	resource := prm.Resource
-	if resource == "" {
-		resource = in.server
-	}
-
-	port := 0
+// runFlow is the whole flow, for the request req the server answered
+// with resp (401, or 403 insufficient_scope); it returns the client
+// configuration (to refresh with) and the token.
+func runFlow(ctx context.Context, in flowInput, req *http.Request, resp *http.Response) (*oauth2.Config, *oauth2.Token, error) {
+	var o OAuth
 	if in.oauth != nil {
-		port = in.oauth.CallbackPort
+		o = *in.oauth
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if o.ClientMetadataURL != "" && o.ClientID == "" {
+		if u, err := url.Parse(o.ClientMetadataURL); err != nil || u.Scheme != "https" || strings.Trim(u.Path, "/") == "" {
+			return nil, nil, fmt.Errorf(`"oauth": {"clientMetadataUrl": %q} is no client ID metadata document URL: it must be an https URL with a path (draft-ietf-oauth-client-id-metadata-document §3)`, o.ClientMetadataURL)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(o.CallbackPort))
 	if err != nil {
 		return nil, nil, fmt.Errorf("listening for the login's redirect: %w", err)
 	}
 	defer ln.Close()
 	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
 
-	cfg := &oauth2.Config{RedirectURL: redirect, Endpoint: oauth2.Endpoint{AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint, AuthStyle: oauth2.AuthStyleInParams}}
-	switch {
-	case in.oauth != nil && in.oauth.ClientID != "":
-		cfg.ClientID, cfg.ClientSecret = in.oauth.ClientID, in.oauth.ClientSecret
-	case asm.RegistrationEndpoint != "":
-		cfg.ClientID, cfg.ClientSecret, err = register(ctx, in.client, asm.RegistrationEndpoint, redirect)
-		if err != nil {
-			return nil, nil, err
-		}
-	default:
-		return nil, nil, fmt.Errorf("the authorization server %s offers no dynamic client registration: configure a client id (\"oauth\": {\"clientId\": …}) registered there", issuer)
+	var cfg *oauth2.Config
+	var tok *oauth2.Token
+	hc := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL: redirect,
+		AuthorizationCodeFetcher: func(ctx context.Context, a *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			return fetchCode(ctx, ln, a.URL, in.show)
+		},
+		Client: in.client,
+		// harness stores the refresh token (auth.go): offline_access is
+		// asked for where the authorization server offers it (SEP-2207).
+		RequestRefreshToken: true,
+		// A new login asks again for what an earlier one got, so a step-up
+		// does not lose it (SEP-2350; the handler does so within itself,
+		// and harness's is one per login).
+		ScopeFilter: func(found []string) []string { return unionScopes(found, in.granted) },
+		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
+			cfg, tok = c, t
+			return c.TokenSource(ctx, t), nil
+		},
 	}
-	if cfg.ClientSecret != "" {
-		m := asm.TokenEndpointAuthMethodsSupported
-		if len(m) == 0 || slices.Contains(m, "client_secret_basic") || !slices.Contains(m, "client_secret_post") {
-			cfg.Endpoint.AuthStyle = oauth2.AuthStyleInHeader
+	if o.ClientID != "" {
+		// Pre-registered first, as the spec orders (pre-registered, then
+		// a metadata document, then dynamic registration:
+		// https://modelcontextprotocol.io/specification/draft/basic/authorization/client-registration);
+		// the SDK tries a metadata document first, so it is not given one.
+		hc.PreregisteredClient = &oauthex.ClientCredentials{ClientID: o.ClientID}
+		if o.ClientSecret != "" {
+			hc.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}
 		}
-	}
-	if s := ch["scope"]; s != "" {
-		cfg.Scopes = strings.Fields(s)
 	} else {
-		cfg.Scopes = prm.ScopesSupported
+		if o.ClientMetadataURL != "" {
+			hc.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: o.ClientMetadataURL}
+		}
+		// A public native client (application_type native: SEP-837, the
+		// SDK infers it from the loopback redirect).
+		hc.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			RedirectURIs: []string{redirect}, ClientName: "harness", TokenEndpointAuthMethod: "none",
+			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+		}}
 	}
-	if slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(cfg.Scopes, "offline_access") {
-		cfg.Scopes = append(slices.Clone(cfg.Scopes), "offline_access") // ask for a refresh token
-	}
-
-	state := randomString()
-	verifier := oauth2.GenerateVerifier()
-	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", resource))
-	iss := ""
-	if asm.IssParameterSupported {
-		iss = asm.Issuer
-	}
-	code, err := waitForCode(ctx, ln, state, iss, func() { in.show(authURL) })
+	h, err := auth.NewAuthorizationCodeHandler(hc)
 	if err != nil {
 		return nil, nil, err
 	}
-	tctx := context.WithValue(ctx, oauth2.HTTPClient, in.client)
-	tok, err := cfg.Exchange(tctx, code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", resource))
-	if err != nil {
-		return nil, nil, fmt.Errorf("exchanging the code for a token: %w", err)
+	// The SDK takes the resource from the request's URL: the server's.
+	if err := h.Authorize(ctx, req, resp); err != nil {
+		return nil, nil, explain(err)
+	}
+	if tok == nil {
+		return nil, nil, errors.New("the login ended without a token")
 	}
 	return cfg, tok, nil
 }
 
-func randomString() string {
-	b := make([]byte, 24)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
+// explain adds what to do to the SDK's errors that have a remedy (the
+// SDK has no error values for them, so their words are matched).
+func explain(err error) error {
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "no configured client registration methods are supported"):
+		return fmt.Errorf(`%w: the authorization server offers no dynamic client registration (and no client ID metadata document); configure a client registered there, "oauth": {"clientId": …}, or a client ID metadata document, "oauth": {"clientMetadataUrl": …}`, err)
+	case strings.Contains(msg, "does not implement PKCE"):
+		return fmt.Errorf("%w: its metadata offers no code_challenge_methods_supported, and harness does not log in without PKCE", err)
+	}
+	return err
 }
 
-// waitForCode serves the loopback redirect, shows the URL and waits for
-// the code. A redirect whose state is not the one sent (or whose issuer
-// is not the server's, where it says it sends one) is refused: it is not
-// the answer to this login.
-func waitForCode(ctx context.Context, ln net.Listener, state, iss string, show func()) (string, error) {
-	got := make(chan string, 1)
+// unionScopes is found and then what was granted before that it lacks;
+// offline_access is left to the handler, which asks for it only where the
+// authorization server offers it.
+func unionScopes(found, granted []string) []string {
+	out := slices.Clone(found)
+	for _, s := range granted {
+		if s != "offline_access" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// fetchCode is the user's side of the flow: it shows authURL and serves
+// the loopback redirect until the code comes back. A redirect whose state
+// is not the one in authURL is refused at once: it is not the answer to
+// this login. The issuer the redirect names is the SDK's to check.
+func fetchCode(ctx context.Context, ln net.Listener, authURL string, show func(string)) (*auth.AuthorizationResult, error) {
+	u, err := url.Parse(authURL)
+	if err != nil {
+		return nil, err
+	}
+	state := u.Query().Get("state")
+	got := make(chan *auth.AuthorizationResult, 1)
 	failed := make(chan error, 1)
 	fail := func(err error) {
 		select {
@@ -364,11 +170,6 @@ func waitForCode(ctx context.Context, ln net.Listener, state, iss string, show f
 			fail(errors.New("the login's redirect carried another state than the one harness sent (a stale or forged redirect): refused"))
 			return
 		}
-		if iss != "" && q.Get("iss") != iss {
-			http.Error(w, "harness: this login redirect comes from another issuer; it was refused.", http.StatusBadRequest)
-			fail(fmt.Errorf("the login's redirect names issuer %q, not %q: refused", q.Get("iss"), iss))
-			return
-		}
 		if e := q.Get("error"); e != "" {
 			fmt.Fprintf(w, "harness: the login failed (%s). You can close this tab.\n", e)
 			fail(fmt.Errorf("the authorization server said %s: %s", e, q.Get("error_description")))
@@ -379,9 +180,11 @@ func waitForCode(ctx context.Context, ln net.Listener, state, iss string, show f
 			fail(errors.New("the login's redirect carried no code"))
 			return
 		}
-		fmt.Fprintln(w, "harness: logged in. You can close this tab and go back to the terminal.")
+		// harness checks the answer (its issuer) and exchanges the code
+		// after this page: the terminal says how that went.
+		fmt.Fprintln(w, "harness: the login came back. You can close this tab and go back to the terminal.")
 		select {
-		case got <- q.Get("code"):
+		case got <- &auth.AuthorizationResult{Code: q.Get("code"), State: state, Iss: q.Get("iss")}:
 		default:
 		}
 	})}
@@ -392,17 +195,17 @@ func waitForCode(ctx context.Context, ln net.Listener, state, iss string, show f
 		defer cancel()
 		srv.Shutdown(ctx)
 	}()
-	show()
+	show(authURL)
 	timer := time.NewTimer(loginTimeout)
 	defer timer.Stop()
 	select {
-	case code := <-got:
-		return code, nil
+	case res := <-got:
+		return res, nil
 	case err := <-failed:
-		return "", err
+		return nil, err
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return nil, ctx.Err()
 	case <-timer.C:
-		return "", fmt.Errorf("no login within %s", loginTimeout)
+		return nil, fmt.Errorf("no login within %s", loginTimeout)
 	}
 }

@@ -7,6 +7,11 @@ import (
 	"strings"
 )
 
+// ClientMetadataURL is the client ID metadata document's URL the suite's
+// auth/basic-cimd expects as the client id (its authorization server does
+// not fetch the document); the SDK's conformance client uses it too.
+const ClientMetadataURL = "https://conformance-test.local/client-metadata.json"
+
 // The environment the suite gives the client it runs.
 const (
 	ScenarioEnv = "MCP_CONFORMANCE_SCENARIO"
@@ -77,6 +82,9 @@ type Plan struct {
 	// ClientID and ClientSecret are a client registered beforehand (from
 	// the scenario's context); empty: the client registers itself.
 	ClientID, ClientSecret string
+	// ClientMetadataURL is the client's Client ID Metadata Document, used
+	// where the authorization server supports those (auth scenarios).
+	ClientMetadataURL string
 	// Elicit, when not nil, is the content a client that can answer
 	// elicitation requests accepts them with.
 	Elicit map[string]any
@@ -145,6 +153,7 @@ func PlanFor(scenario, context string) (Plan, error) {
 		if strings.HasPrefix(scenario, "auth/") {
 			p.OAuth = true
 			p.ClientID, p.ClientSecret = ctx.ClientID, ctx.ClientSecret
+			p.ClientMetadataURL = ClientMetadataURL
 			p.Steps = []Step{must("test-tool", map[string]any{})}
 		}
 		// initialize, request-metadata, json-schema-ref-no-deref and the

@@ -86,7 +86,7 @@ func TestPlanFor(t *testing.T) {
 		{"sep-2640-client-no-prefetch", "", Plan{Scenario: "sep-2640-client-no-prefetch"}},
 		{"tools_call", "", Plan{Scenario: "tools_call", Steps: []Step{{Kind: CallTool, Tool: "add_numbers", Args: map[string]any{"a": 5, "b": 3}, Must: true}}}},
 		{"auth/pre-registration", `{"name":"auth/pre-registration","client_id":"id","client_secret":"s"}`, Plan{Scenario: "auth/pre-registration",
-			OAuth: true, ClientID: "id", ClientSecret: "s", Steps: []Step{{Kind: CallTool, Tool: "test-tool", Args: map[string]any{}, Must: true}}}},
+			OAuth: true, ClientID: "id", ClientSecret: "s", ClientMetadataURL: ClientMetadataURL, Steps: []Step{{Kind: CallTool, Tool: "test-tool", Args: map[string]any{}, Must: true}}}},
 		{"http-custom-headers", `{"toolCalls":[{"name":"a","arguments":{"x":1}},{"name":"b"}]}`, Plan{Scenario: "http-custom-headers",
 			Steps: []Step{{Kind: CallTool, Tool: "a", Args: map[string]any{"x": float64(1)}}, {Kind: CallTool, Tool: "b", Args: map[string]any{}}}}},
 		{"json-schema-2020-12-preservation", "", Plan{Scenario: "json-schema-2020-12-preservation",

@@ -49,8 +49,8 @@ func main() {
 
 func run(ctx context.Context, url string, plan conformance.Plan) error {
 	def := mcp.Server{Name: server, Type: "http", URL: url, Scope: mcp.ScopeFlag}
-	if plan.ClientID != "" {
-		def.OAuth = &mcp.OAuth{ClientID: plan.ClientID, ClientSecret: plan.ClientSecret}
+	if plan.OAuth {
+		def.OAuth = &mcp.OAuth{ClientID: plan.ClientID, ClientSecret: plan.ClientSecret, ClientMetadataURL: plan.ClientMetadataURL}
 	}
 	deadline, _ := ctx.Deadline()
 	// Tokens are stored as a session stores them, in a file of their own.

@@ -149,7 +149,7 @@ func oauthHandler(plan conformance.Plan) (auth.OAuthHandler, error) {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:                    redirectURL,
 		AuthorizationCodeFetcher:       fetchCode,
-		ClientIDMetadataDocumentConfig: &auth.ClientIDMetadataDocumentConfig{URL: "https://conformance-test.local/client-metadata.json"},
+		ClientIDMetadataDocumentConfig: &auth.ClientIDMetadataDocumentConfig{URL: plan.ClientMetadataURL},
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
 			Metadata: &oauthex.ClientRegistrationMetadata{RedirectURIs: []string{redirectURL}},
 		},
