@@ -362,7 +362,9 @@ func (c *conn) watch(cs *sdk.ClientSession) {
 		return // closed by harness
 	}
 	c.session = nil
-	told := c.err != nil
+	// A message over the limit is the cause even when the server's exit
+	// was said first: harness stopped reading, so it died of SIGPIPE.
+	told := c.err != nil && !(broken && overLimit(err) != err)
 	if !told {
 		why := "its connection ended"
 		switch {
