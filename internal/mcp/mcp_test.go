@@ -142,9 +142,10 @@ func TestStartFailures(t *testing.T) {
 		{Name: "silent", Command: "sh", Args: []string{"-c", "sleep 100; echo " + marker}},
 		{Name: "missing", Command: "/nonexistent/mcp-server"},
 		{Name: "chatty", Command: "sh", Args: []string{"-c", "echo hello; echo oops >&2; exit 2"}},
-		// The handshake answered with a line of 64 MiB (doors has the
-		// 256 MiB probe).
-		{Name: "huge", Command: "sh", Args: []string{"-c", `read -r _; printf '{"jsonrpc":"2.0","id":1,"result":{"x":"'; head -c 67108864 /dev/zero | tr '\0' a; printf '"}}\n'; sleep 5`}},
+		// The handshake answered with a line of 20 MiB, over the 16 MiB
+		// bound (doors has the 256 MiB probe; 64 MiB took over the 5 s
+		// start timeout at a load of 30).
+		{Name: "huge", Command: "sh", Args: []string{"-c", `read -r _; printf '{"jsonrpc":"2.0","id":1,"result":{"x":"'; head -c 20971520 /dev/zero | tr '\0' a; printf '"}}\n'; sleep 5`}},
 		f.goServer("good", "full"),
 	}, Options{Sandbox: sb, StartTimeout: 5 * time.Second})
 	defer m.Close()
