@@ -189,7 +189,8 @@ func (c *chat) loop(ctx context.Context) (quit bool, err error) {
 		if line == "" {
 			continue
 		}
-		c.r.Remember(c.t.Style.BoldCyan("› ") + ui.Sanitize(line))
+		shown, cont := strings.Split(ui.Sanitize(line), "\n"), c.t.Style.Dim("… ")
+		c.r.RememberFunc(func(w int) string { return ui.Echo(c.t.Style.BoldCyan("› "), cont, shown, w) })
 		if c.commandTurn(ctx, line) {
 			continue
 		}

@@ -120,8 +120,11 @@ func TestChatTmuxNeverStuck(t *testing.T) {
 	// for /compact below to have something to do).
 	for _, key := range []string{"Escape", "C-c"} {
 		srv.Enqueue(llmtest.Reply{Status: 529, RetryAfter: "20"})
+		// Counted before the prompt goes: the notice may come before
+		// typeLine returns.
+		notices := strings.Count(tm.screen(), "retrying in")
 		tm.typeLine("retry please " + key + strings.Repeat(" and say it all again", 40))
-		tm.waitForCount("the retry notice", "retrying in", strings.Count(tm.screen(), "retrying in")+1)
+		tm.waitForCount("the retry notice", "retrying in", notices+1)
 		if took := tm.promptBack(key); took > backWithin {
 			t.Errorf("%s during a retry wait: the prompt came back after %s, want within %s", key, took, backWithin)
 		} else {

@@ -740,13 +740,43 @@ func (e *Editor) moveToEnd(s *lineState) {
 	io.WriteString(e.t.Out, b.String())
 }
 
-// finish leaves the final text on screen and moves to a fresh line.
+// finish leaves the final text on screen, word-wrapped (Echo), and moves
+// to a fresh line.
 func (e *Editor) finish(s *lineState) {
 	s.pop = nil
 	s.pos = len(s.buf)
-	e.refresh(s)
-	io.WriteString(e.t.Out, "\r\n")
+	var b strings.Builder
+	if s.rows > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", s.rows)
+	}
+	b.WriteString("\r\x1b[J")
+	b.WriteString(strings.ReplaceAll(Echo(s.prompt, s.cont, s.shown(), e.t.Width()), "\n", "\r\n"))
+	b.WriteString("\r\n")
+	io.WriteString(e.t.Out, b.String())
 	s.rows = 0
+}
+
+// shown is the buffer as the layout shows it (collapsed pastes as their
+// labels, tabs as spaces, control characters as ^X), one string a line.
+func (s *lineState) shown() []string {
+	var lines []string
+	var b strings.Builder
+	for _, r := range s.buf {
+		switch l := s.pasteLabel(r); {
+		case r == '\n':
+			lines = append(lines, b.String())
+			b.Reset()
+		case l != "":
+			b.WriteString(s.searchStyle.Dim(l))
+		case r == '\t':
+			b.WriteString("    ")
+		case RuneWidth(r) == 0 && unicode.IsControl(r):
+			b.WriteString("^" + string(rune('@'+r%32)))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return append(lines, b.String())
 }
 
 func (e *Editor) loadHistory() {

@@ -247,17 +247,19 @@ func TestEditorCompletion(t *testing.T) {
 
 // TestEditorRedraw checks the width-aware redraw on an emulated screen:
 // after editing a line longer than the terminal, the screen shows the text
-// once, wrapped, with no leftovers of earlier draws.
+// once, with no leftovers of earlier draws, as it stays once sent (Echo):
+// wrapped at words under its first column (a word wider than a row cut).
 func TestEditorRedraw(t *testing.T) {
 	tests := []struct {
 		name, input, want string
 		w                 int
 	}{
-		{"wraps", "abcdefghijklmnopqrstuvwxyz\r", "> abcdefgh\nijklmnopqr\nstuvwxyz", 10},
+		{"wraps", "abcdefghijklmnopqrstuvwxyz\r", "> abcdefgh\n  ijklmnop\n  qrstuvwx\n  yz", 10},
+		{"wraps at words", "the quick brown fox jumps\r", "> the quick\n  brown fox\n  jumps", 12},
 		{"exact fill", "abcdefgh\r", "> abcdefgh", 10},
-		{"edit in the middle of a wrapped line", "abcdefghijklmnop\x01\x1b[C\x1b[C\x7f\x7f\r", "> cdefghij\nklmnop", 10},
+		{"edit in the middle of a wrapped line", "abcdefghijklmnop\x01\x1b[C\x1b[C\x7f\x7f\r", "> cdefghij\n  klmnop", 10},
 		{"multi-line", "ab\x1b\rcd\r", "> ab\n… cd", 10},
-		{"wide chars wrap whole", "aaaaaaa世界\r", "> aaaaaaa\n世界", 10},
+		{"wide chars wrap whole", "aaaaaaa世界\r", "> aaaaaaa\n  世界", 10},
 		{"shrinking erases", "abcdefghijklmnopqrstu\x15xy\r", "> xy", 10},
 	}
 	for _, tt := range tests {
