@@ -137,5 +137,3 @@ func TestMCPHeadlessAsks(t *testing.T) {
 		t.Error("the log has no usage entry of the sampling request")
 	}
 }
-
-
