@@ -99,7 +99,8 @@ func (p *Prompter) askField(ctx context.Context, f mcp.Field) (any, error) {
 			p.R.Remember("  " + label + ": " + SanitizeLine(text))
 			return v, nil
 		}
-		io.WriteString(t.Out, "  "+t.Style.Yellow(err.Error())+"\n")
+		// The error may quote the server's enum values.
+		io.WriteString(t.Out, "  "+t.Style.Yellow(SanitizeLine(err.Error()))+"\n")
 	}
 }
 
