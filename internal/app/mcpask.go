@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/mcp"
@@ -34,6 +35,14 @@ func (s *Session) mcpElicit(ask func(context.Context, *mcp.Elicitation) (mcp.Eli
 		if ask == nil {
 			s.mcpNotice(notice.Warning(notice.MCP, fmt.Sprintf("MCP server %s asked for your input (%q); declined: no one to ask in a non-interactive run", q.Server, oneLine(q.Message, 120))))
 			return mcp.ElicitAnswer{Action: mcp.ElicitDecline}, nil
+		}
+		// As for a permission prompt: the start clocks stop while the
+		// user answers, and Notification hooks hear of it (Claude Code's
+		// elicitation_dialog).
+		defer s.pausedStarts()()
+		if s.Hooks != nil {
+			s.Hooks.Fire(ctx, extend.Event{Name: extend.Notification, Source: "elicitation_dialog",
+				Message: "MCP server " + q.Server + " asks for your input"})
 		}
 		ans, err := ask(ctx, q)
 		if err != nil {

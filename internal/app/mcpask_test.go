@@ -10,6 +10,7 @@ import (
 	"github.com/harness-dev/harness/internal/ledger"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/mcp"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/sessionlog"
 )
@@ -135,5 +136,37 @@ func TestMCPHeadlessAsks(t *testing.T) {
 	}
 	if !found {
 		t.Error("the log has no usage entry of the sampling request")
+	}
+}
+
+// TestMCPElicitAsked: with a front end's form (Options.Elicit) the
+// server's question goes to it, the answer to the server, and the log
+// keeps what was asked and answered.
+func TestMCPElicitAsked(t *testing.T) {
+	o, srv := mcpOptions(t, "full", "lazy")
+	var asked []*mcp.Elicitation
+	o.Elicit = func(_ context.Context, q *mcp.Elicitation) (mcp.ElicitAnswer, error) {
+		asked = append(asked, q)
+		return mcp.ElicitAnswer{Action: mcp.ElicitAccept, Content: map[string]any{"name": "Ann", "subscribe": false}}, nil
+	}
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got := callResult(t, s, srv, "mcp__srv__ask", `{"text":"Who are you?"}`)
+	if !strings.Contains(got, `action: accept content: {\"age\":30,\"color\":\"g\",\"name\":\"Ann\",\"subscribe\":false}`) {
+		t.Errorf("the server got: %s", got)
+	}
+	if len(asked) != 1 || asked[0].Server != "srv" || asked[0].Message != "Who are you?" || len(asked[0].Fields) != 4 {
+		t.Errorf("the form: %+v", asked)
+	}
+	entries, _ := sessionlog.ReadFile(s.Log.Path())
+	found := false
+	for _, e := range entries {
+		found = found || (e.Type == sessionlog.TypeNotice && e.Text == `MCP server srv asked for your input ("Who are you?"): accept`)
+	}
+	if !found {
+		t.Error("the log does not keep the question and its answer")
 	}
 }
