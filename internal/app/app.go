@@ -76,6 +76,10 @@ type Options struct {
 	// ApproveMCP runs the project's MCP servers without asking, for this
 	// run (--approve-mcp; headless runs have no one to ask).
 	ApproveMCP bool
+	// Elicit shows an MCP server's question to the user as a form (the
+	// interactive session); nil: such questions are declined at once,
+	// with a notice (headless).
+	Elicit func(ctx context.Context, q *mcp.Elicitation) (mcp.ElicitAnswer, error)
 	// MCPInBackground starts the MCP servers beside the session rather
 	// than before Open returns (the interactive session: its prompt is
 	// usable at once); Session.WatchMCP tells how each start ended.

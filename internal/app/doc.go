@@ -20,6 +20,20 @@
 // WatchMCP tells the front end how each start ended, and a permission
 // prompt stops the start clocks while it waits.
 //
+// Every session answers its MCP servers' questions and sampling requests
+// (mcpask.go). A question (elicitation) goes to Options.Elicit, the
+// chat's form; without one (harness run, ACP) it is declined at once and
+// a notice says so. A sampling request passes the gate as
+// mcp__SERVER__@sampling (SamplingTool), so the chat asks, a rule or
+// --yolo allows it, and a headless run without one refuses it naming the
+// --allow to add; it is sent with the session's provider and model,
+// within the server's maxTokens (capped), and its usage goes into the
+// session's total, the log (TypeUsage under "mcp SERVER sampling") and
+// the cost ledger (ledger.PurposeSampling). Plan mode changes neither:
+// a question or a completion writes nothing, and the gate still asks
+// about sampling. A project's server that was not approved never started,
+// so it asks nothing.
+//
 // What the session records beside the conversation (permission decisions,
 // network connections, tool notices, the reminder's state) does not stop
 // a turn when the log cannot take it: the front end gets a LogFailed

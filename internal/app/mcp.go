@@ -103,6 +103,10 @@ func (b *builder) startMCP(ctx context.Context) error {
 			}
 			return nil
 		},
+		// Both declared to every server: a question is asked or declined,
+		// a sampling request approved (or allowed by a rule) or refused.
+		Elicit: s.mcpElicit(b.o.Elicit),
+		Sample: s.mcpSample,
 		Notify: func(text string) {
 			n := notice.Warning(notice.MCP, text)
 			err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeNotice, Text: text})

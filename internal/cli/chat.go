@@ -235,7 +235,7 @@ func (c *chat) replied() bool {
 // open starts (or resumes, per the flags) the session and points the meter
 // at it.
 func (c *chat) open(ctx context.Context) error {
-	s, err := openSession(ctx, c.g, c.stdio, sessionSetup{Prompter: watchedPrompter{c}, Approver: c, Reserved: builtinNames(), MCPInBackground: true})
+	s, err := openSession(ctx, c.g, c.stdio, sessionSetup{Prompter: watchedPrompter{c}, Elicit: watchedPrompter{c}.elicit, Approver: c, Reserved: builtinNames(), MCPInBackground: true})
 	if err != nil {
 		return err
 	}

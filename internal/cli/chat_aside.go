@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/mcp"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/ui"
 )
@@ -101,6 +102,23 @@ func (c *chat) watchMCP() {
 		}
 		c.beside(context.Background(), func() { c.r.Print(line) })
 	})
+}
+
+// elicit shows an MCP server's question as a form, as prompt shows a
+// permission question: beside the line editor, one at a time, the key
+// watch paused.
+func (w watchedPrompter) elicit(ctx context.Context, q *mcp.Elicitation) (mcp.ElicitAnswer, error) {
+	ans := mcp.ElicitAnswer{Action: mcp.ElicitCancel}
+	var err error
+	ask := func() {
+		w.c.keys.pause()
+		defer w.c.keys.resume(w.c)
+		ans, err = w.c.pr.Elicit(ctx, q)
+	}
+	if berr := w.c.beside(ctx, ask); berr != nil {
+		return ans, berr
+	}
+	return ans, err
 }
 
 // prompt asks through the permission prompt, beside the line editor

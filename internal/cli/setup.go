@@ -8,6 +8,7 @@ import (
 	"github.com/harness-dev/harness/internal/config"
 	"github.com/harness-dev/harness/internal/extend"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/mcp"
 	"github.com/harness-dev/harness/internal/notice"
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/pricing"
@@ -23,6 +24,9 @@ type sessionSetup struct {
 	OnDecision func(permission.Record)
 	Approver   extend.Approver // asks about project hooks; nil: headless
 	Reserved   []string        // the front end's own slash commands
+	// Elicit shows an MCP server's question as a form; nil: declined
+	// (headless).
+	Elicit func(context.Context, *mcp.Elicitation) (mcp.ElicitAnswer, error)
 	// MCPInBackground starts the MCP servers beside the session (the
 	// chat), not before it opens.
 	MCPInBackground bool
@@ -57,7 +61,7 @@ func openSession(ctx context.Context, g *globalOptions, stdio Stdio, su sessionS
 		Allow: g.Allow, AllowNet: g.AllowNet, Deny: g.Deny, Yolo: g.Yolo,
 		Prompter: su.Prompter, OnDecision: su.OnDecision,
 		PermissionMode: g.PermissionMode, Settings: g.Settings, AllowProjectHooks: g.AllowProjectHooks,
-		HookApprover: su.Approver, ReservedCommands: su.Reserved,
+		HookApprover: su.Approver, ReservedCommands: su.Reserved, Elicit: su.Elicit,
 		MCPConfigs: g.MCPConfigs, ApproveMCP: g.ApproveMCP, MCPInBackground: su.MCPInBackground,
 		Price: priceFor,
 	})

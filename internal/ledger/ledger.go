@@ -35,6 +35,9 @@ var Kinds = []Kind{System, Tools, ToolResults, Assistant, User, Reminders, Think
 const (
 	PurposeStep    = "step"    // a step of the agent loop
 	PurposeCompact = "compact" // a compaction's summary request
+	// PurposeSampling is an MCP server's sampling request, sent with
+	// the session's model on the server's behalf.
+	PurposeSampling = "mcp-sampling"
 )
 
 // DefaultTTL is Anthropic's default prompt-cache lifetime: a cached

@@ -15,8 +15,9 @@ import (
 
 // newClient is the SDK client of one server's connection: the
 // capabilities harness implements, declared and nothing more (roots when
-// the session has a project), and the server's notifications routed to
-// harness's handlers. The SDK asks for its newest protocol revision and
+// the session has a project, elicitation and sampling when the session
+// answers them), and the server's notifications routed to harness's
+// handlers. The SDK asks for its newest protocol revision and
 // falls back to the server's.
 func (m *Manager) newClient(c *conn) *sdk.Client {
 	roots := m.roots()
@@ -26,7 +27,7 @@ func (m *Manager) newClient(c *conn) *sdk.Client {
 		// are decided at its start), so no list_changed is promised.
 		caps.RootsV2 = &sdk.RootCapabilities{}
 	}
-	cl := sdk.NewClient(&sdk.Implementation{Name: "harness", Version: "1"}, &sdk.ClientOptions{
+	opts := &sdk.ClientOptions{
 		Capabilities:               caps,
 		ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { m.changed(c, "tools") },
 		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { m.changed(c, "prompts") },
@@ -37,7 +38,24 @@ func (m *Manager) newClient(c *conn) *sdk.Client {
 		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
 			m.onProgress(r.Params)
 		},
-	})
+	}
+	if m.o.Elicit != nil {
+		// The SDK declares form mode (at 2025-11-25; {} before), not URL
+		// mode: harness opens no browser for a server.
+		opts.ElicitationHandler = func(ctx context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			return m.elicit(ctx, c, r)
+		}
+	}
+	if m.o.Sample != nil {
+		// The handler that sees a request's tools, so one that brings
+		// them is refused with a clear error (the basic handler's SDK
+		// conversion drops them); declared without sampling.tools.
+		caps.Sampling = &sdk.SamplingCapabilities{}
+		opts.CreateMessageWithToolsHandler = func(ctx context.Context, r *sdk.CreateMessageWithToolsRequest) (*sdk.CreateMessageWithToolsResult, error) {
+			return m.sample(ctx, c, r)
+		}
+	}
+	cl := sdk.NewClient(&sdk.Implementation{Name: "harness", Version: "1"}, opts)
 	cl.AddRoots(roots...)
 	return cl
 }

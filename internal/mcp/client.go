@@ -51,6 +51,14 @@ type Options struct {
 	// Log keeps what a server logs (notifications/message) in the
 	// session's log, without telling the user; nil drops it.
 	Log func(server, level, text string)
+	// Elicit answers a server's question to the user (elicitation/create,
+	// form mode): the session shows a form, or declines at once when no
+	// one can answer. nil: harness does not declare elicitation.
+	Elicit func(ctx context.Context, q *Elicitation) (ElicitAnswer, error)
+	// Sample runs a server's sampling/createMessage through the session's
+	// model once it is allowed, or returns an error wrapping
+	// ErrSampleRejected. nil: harness does not declare sampling.
+	Sample func(ctx context.Context, r *Sampling) (*Sampled, error)
 }
 
 // Manager holds the session's connections to MCP servers.

@@ -16,9 +16,11 @@
 // accepts back to 2024-11-05; it answers the server's ping, sends
 // notifications/cancelled when a call's context ends, pages lists, and
 // resumes a broken event stream. harness declares exactly what it
-// implements: roots (when the session has a project), nothing else: no
-// sampling, no elicitation, so a server never waits for an answer a
-// headless session cannot give. Schemas are kept as the SDK decodes them
+// implements: roots (when the session has a project), elicitation in
+// form mode when Options.Elicit is set and sampling (without tools) when
+// Options.Sample is set (elicit.go, sample.go): a session always sets
+// both and answers at once when no one can be asked, so a server never
+// waits for an answer that will not come. Schemas are kept as the SDK decodes them
 // and encoded once when listed, so the model sees the same bytes on
 // every request.
 //
@@ -138,6 +140,29 @@
 // cut with a note that says so; the session reads them once at its start
 // (app's buildAgent, agent.PromptInfo.MCPInstructions), so the prompt
 // stays byte-stable for the cache.
+//
+// Elicitation (elicitation/create, form mode; on the newest revision it
+// rides in a call's result, SEP-2322, and the SDK answers it through the
+// same handler) becomes an Elicitation: the server's message (cut at 4
+// KiB) and its flat schema's fields, the required ones first in the
+// order "required" lists them, then the others by name (a JSON object's
+// order does not survive the SDK's decoding): string (with its format,
+// length bounds, and an enum from enum/enumNames or oneOf's const and
+// title), number and integer (with bounds), boolean, and a multi-select
+// list of enum values; each with the schema's default. A schema of other
+// types, or of more than 32 fields, is an error to the server and the
+// user is told. Options.Elicit answers accept (with content), decline or
+// cancel; Field.Parse turns what a person typed into the value; on
+// accept the SDK checks the content against the schema and fills in the
+// defaults of fields left out (SEP-1034). A URL-mode request is declined:
+// harness declares form mode only and opens no browser for a server.
+//
+// Sampling (sampling/createMessage) becomes a Sampling: text messages
+// and the system prompt (a request with tools or tool results, images or
+// audio is an error that says so; harness declares sampling without
+// tools), maxTokens capped at MaxSampleTokens (4096), at most 256 KiB of
+// text. Options.Sample sends it to the session's model once allowed; a
+// refusal (ErrSampleRejected) reaches the server as the spec's code -1.
 //
 // # OAuth
 //

@@ -305,6 +305,13 @@ func TestEverythingCapabilities(t *testing.T) {
 	}}, Server{Name: "everything", Command: everything, Args: []string{"stdio"}, Scope: ScopeUser})
 	ts := m.Tools(false)
 
+	// Without Elicit and Sample harness declares neither, and the server
+	// offers none of the tools that need them.
+	for _, tl := range ts {
+		if n := tl.Spec().Name; strings.Contains(n, "elicitation") || strings.Contains(n, "sampling") {
+			t.Errorf("%s is offered though harness declared neither elicitation nor sampling", n)
+		}
+	}
 	roots := run(t, ts, "mcp__everything__get-roots-list", `{}`)
 	if roots.IsError || !strings.Contains(roots.Content, "file://"+f.proj) {
 		t.Errorf("get-roots-list: %+v", roots)
@@ -331,5 +338,69 @@ func TestEverythingCapabilities(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no log message of the everything server in 20 s: %q", got)
 		}
+	}
+}
+
+// TestEverythingAsks: the reference everything server, inside the walls,
+// offers its elicitation and sampling tools once harness declares both
+// (not its URL elicitation tool: harness declares form mode only).
+// harness reads its whole form (strings with formats, bounded numbers,
+// enums titled three ways, multi-select lists) with the defaults; the
+// answer given with the name alone gets the other defaults filled in;
+// its sampling request reaches Options.Sample with its system prompt and
+// maxTokens, and the reply reaches the server.
+func TestEverythingAsks(t *testing.T) {
+	needBwrap(t)
+	everything := npmServer(t, "mcp-server-everything")
+	f := newFixture(t)
+	a := &asker{answer: ElicitAnswer{Action: ElicitAccept, Content: map[string]any{"name": "Ann"}}}
+	m := start(t, f.open(t, sandbox.BackendBwrap), Options{Elicit: a.elicit, Sample: a.sample},
+		Server{Name: "everything", Command: everything, Args: []string{"stdio"}, Scope: ScopeUser})
+	ts := m.Tools(false)
+	names := map[string]bool{}
+	for _, tl := range ts {
+		names[tl.Spec().Name] = true
+	}
+	for _, n := range []string{"mcp__everything__trigger-elicitation-request", "mcp__everything__trigger-sampling-request"} {
+		if !names[n] {
+			t.Fatalf("%s is not offered though harness declares what it needs", n)
+		}
+	}
+	if names["mcp__everything__trigger-url-elicitation"] {
+		t.Error("the URL elicitation tool is offered: harness declared URL mode")
+	}
+
+	res := run(t, ts, "mcp__everything__trigger-elicitation-request", `{}`)
+	for _, want := range []string{"User provided the requested information", "- Name: Ann", `"firstLine": "It was a dark and stormy night."`, `"integer": 42`, `"untitledMultipleSelectEnum": [`} {
+		if res.IsError || !strings.Contains(res.Content, want) {
+			t.Errorf("elicitation result lacks %q: %.1500s", want, res.Content)
+		}
+	}
+	if len(a.forms) != 1 {
+		t.Fatalf("%d forms", len(a.forms))
+	}
+	byName := map[string]Field{}
+	for _, fl := range a.forms[0].Fields {
+		byName[fl.Name] = fl
+	}
+	if len(byName) < 12 || a.forms[0].Fields[0].Name != "name" || !byName["name"].Required {
+		t.Errorf("fields: %+v", a.forms[0].Fields)
+	}
+	if fl := byName["legacyTitledEnum"]; len(fl.Options) != 5 || fl.Options[1] != (Choice{Value: "pet-2", Title: "Dogs"}) || fl.DefaultText() != "pet-1" {
+		t.Errorf("legacyTitledEnum: %+v", fl)
+	}
+	if fl := byName["titledMultipleSelectEnum"]; fl.Type != "array" || len(fl.Options) != 3 || fl.Options[0].Title != "Tuna" || fl.DefaultText() != "fish-1" {
+		t.Errorf("titledMultipleSelectEnum: %+v", fl)
+	}
+	if fl := byName["integer"]; fl.Min == nil || *fl.Min != 1 || fl.DefaultText() != "42" {
+		t.Errorf("integer: %+v", fl)
+	}
+
+	res = run(t, ts, "mcp__everything__trigger-sampling-request", `{"prompt":"hi","maxTokens":30}`)
+	if res.IsError || !strings.Contains(res.Content, "LLM sampling result") || !strings.Contains(res.Content, "hello Resource trigger-sampling-request context: hi") {
+		t.Errorf("sampling result: %.600s", res.Content)
+	}
+	if len(a.samples) != 1 || a.samples[0].System != "You are a helpful test server." || a.samples[0].MaxTokens != 30 {
+		t.Errorf("the sampling request: %+v", a.samples)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/harness-dev/harness/internal/llm"
@@ -344,7 +345,10 @@ func (m *Manager) call(ctx context.Context, e entry, args json.RawMessage) tools
 		return err
 	})
 	var stopped error
-	if err != nil && cctx.Err() == nil && sess != nil {
+	var rpcErr *jsonrpc.Error
+	if err != nil && cctx.Err() == nil && sess != nil && !errors.As(err, &rpcErr) {
+		// An error the peer answered (a JSON-RPC error, the server's or
+		// one harness gave to its elicitation or sampling) ended nothing.
 		stopped = e.c.stoppedWhy(sess) // the session ended under the call: say why
 	}
 	switch {

@@ -39,6 +39,9 @@
 //     and remembers "all edits this session". Its preview of a change
 //     gets the rows the screen has left after the box and the list of
 //     answers; one that does not fit keeps its changed rows in view.
+//     Prompter.Elicit shows an MCP server's question as a form with the
+//     same box and lists (a field's default prefilled through
+//     Editor.ReadLineInitial); the server's strings pass through Sanitize.
 //   - Fit wraps harness's own lines at words to the width (Renderer.Print
 //     does it for every block it prints); Notifier rings the bell and
 //     sends OSC 9/777 desktop notifications.

@@ -122,6 +122,22 @@ func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
 	return line, err
 }
 
+// ReadLineInitial is ReadLine with initial already typed, for the user
+// to keep, change or erase (a form's default). Without a terminal, where
+// nothing can be prefilled, an empty line is initial.
+func (e *Editor) ReadLineInitial(ctx context.Context, prompt, initial string) (string, error) {
+	f, isFile := e.in.File()
+	if tty := isFile && term.IsTerminal(int(f.Fd())); !tty && !e.opts.ForceRaw {
+		line, err := e.readPlain(ctx, prompt)
+		if err == nil && line == "" {
+			line = initial
+		}
+		return line, err
+	}
+	e.in.Unread([]byte(initial))
+	return e.ReadLine(ctx, prompt)
+}
+
 func (e *Editor) readPlain(ctx context.Context, prompt string) (string, error) {
 	if e.t.TTY {
 		io.WriteString(e.t.Out, prompt)

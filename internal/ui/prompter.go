@@ -305,6 +305,8 @@ func renderPermission(st Style, req permission.Request, d permission.Decision, p
 		title += "  edit a file"
 	case req.Tool == "net":
 		title += "  connect to the network (the command waits)"
+	case strings.HasPrefix(req.Tool, "mcp__") && strings.HasSuffix(req.Tool, "__@sampling"):
+		title += "  let an MCP server use the model (sampling)"
 	case strings.HasPrefix(req.Tool, "mcp__"):
 		title += "  call an MCP server's tool"
 	case req.Tool == "mcp_server":
@@ -341,9 +343,12 @@ func renderPermission(st Style, req permission.Request, d permission.Decision, p
 		}
 	case strings.HasPrefix(req.Tool, "mcp__") || req.Tool == "mcp_server":
 		// The tool (or server) and its arguments (or command), as sent.
+		// A sampling request's summary is several lines: each its own.
 		b.WriteString(bar + st.Bold(Sanitize(req.Tool)) + "\n")
-		for _, r := range cutStyled(Sanitize(req.Command), max(width-2, 8)) {
-			b.WriteString(bar + r + "\n")
+		for _, l := range strings.Split(Sanitize(req.Command), "\n") {
+			for _, r := range cutStyled(l, max(width-2, 8)) {
+				b.WriteString(bar + r + "\n")
+			}
 		}
 	default:
 		for _, l := range cutStyled(st.Bold(Sanitize(req.Tool))+"  "+st.Cyan(Sanitize(req.Path)), max(width-2, 8)) {

@@ -10,7 +10,8 @@
 // client needs (pre-registered OAuth credentials, tool calls to make) as
 // JSON in MCP_CONFORMANCE_CONTEXT; its checks watch the wire and judge.
 // Both clients (cmd/harnessclient on package mcp's exported API: Start,
-// the tools, resources and prompts of the Manager; cmd/sdkclient on
+// the tools, resources and prompts of the Manager,
+// Options.Elicit for the plan's answer to a form; cmd/sdkclient on
 // github.com/modelcontextprotocol/go-sdk) do what the same Plan says for
 // the scenario, so they differ only in the client library: the Plan is
 // the SDK's own conformance client (go-sdk's conformance/everything-client)

@@ -186,8 +186,10 @@ func PNG() []byte {
 }
 
 // addExtras adds the tools for the client's capabilities: an image, a
-// log message, and the roots the client declared.
+// log message, the roots the client declared, and a question to the user
+// and a sampling request made during a call (ask, sample).
 func addExtras(s *sdk.Server) {
+	addAsk(s)
 	sdk.AddTool(s, &sdk.Tool{Name: "image", Description: "Return a small PNG image and a caption."},
 		func(ctx context.Context, r *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a red square"}, &sdk.ImageContent{Data: PNG(), MIMEType: "image/png"}}}, nil, nil
@@ -235,4 +237,63 @@ func addMany(s *sdk.Server, n int) {
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done " + r.Params.Name}}}, nil
 			})
 	}
+}
+
+// AskSchema is the form the ask tool asks for: a required name, an
+// integer with a default and bounds, an enum with titles and a default,
+// a boolean with a default.
+var AskSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"name":      map[string]any{"type": "string", "title": "Your name", "description": "as you like to be called"},
+		"age":       map[string]any{"type": "integer", "minimum": 0, "maximum": 150, "default": 30},
+		"color":     map[string]any{"type": "string", "oneOf": []any{map[string]any{"const": "r", "title": "Red"}, map[string]any{"const": "g", "title": "Green"}}, "default": "g"},
+		"subscribe": map[string]any{"type": "boolean", "default": true},
+	},
+	"required": []any{"name"},
+}
+
+type sampleArg struct {
+	Text      string `json:"text" jsonschema:"the user message"`
+	MaxTokens int64  `json:"maxTokens,omitempty" jsonschema:"maxTokens of the request (default 50)"`
+	Tools     bool   `json:"tools,omitempty" jsonschema:"offer the model a tool"`
+}
+
+// addAsk adds ask (an elicitation with AskSchema during the call; the
+// text is its message) and sample (a sampling request during the call).
+// Both ask within the call's result on the newest revision (multi round
+// trip, SEP-2322); the SDK sends them as requests to older clients.
+func addAsk(s *sdk.Server) {
+	sdk.AddTool(s, &sdk.Tool{Name: "ask", Description: "Ask the user to fill in a form; report the answer."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in textArg) (*sdk.CallToolResult, any, error) {
+			res, ok := r.Params.InputResponses["form"].(*sdk.ElicitResult)
+			if !ok {
+				return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"form": &sdk.ElicitParams{Message: in.Text, RequestedSchema: AskSchema}}}, nil, nil
+			}
+			content, _ := json.Marshal(res.Content)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "action: " + res.Action + " content: " + string(content)}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "sample", Description: "Ask the client's model to answer text; report the answer."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in sampleArg) (*sdk.CallToolResult, any, error) {
+			res, ok := r.Params.InputResponses["llm"].(*sdk.CreateMessageWithToolsResult)
+			if !ok {
+				if in.MaxTokens == 0 {
+					in.MaxTokens = 50
+				}
+				p := &sdk.CreateMessageWithToolsParams{SystemPrompt: "Be brief.", MaxTokens: in.MaxTokens,
+					Messages: []*sdk.SamplingMessageV2{{Role: "user", Content: []sdk.Content{&sdk.TextContent{Text: in.Text}}}}}
+				if in.Tools {
+					p.Tools = []*sdk.Tool{{Name: "weather", InputSchema: map[string]any{"type": "object"}}}
+				}
+				return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"llm": p}}, nil, nil
+			}
+			var text []string
+			for _, c := range res.Content {
+				if t, ok := c.(*sdk.TextContent); ok {
+					text = append(text, t.Text)
+				}
+			}
+			out := fmt.Sprintf("model: %s stop: %s text: %s", res.Model, res.StopReason, strings.Join(text, ""))
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}, nil, nil
+		})
 }

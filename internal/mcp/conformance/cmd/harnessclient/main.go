@@ -59,20 +59,27 @@ func run(ctx context.Context, url string, plan conformance.Plan) error {
 		return err
 	}
 	defer os.RemoveAll(home)
-	m, errs := mcp.Start(ctx, []mcp.Server{def}, mcp.Options{
+	o := mcp.Options{
 		AuthFile:     filepath.Join(home, "mcp-auth.json"),
 		CheckNet:     loopbackOnly,
 		StartTimeout: time.Until(deadline),
 		CallTimeout:  time.Until(deadline),
 		Login:        func(_, u string) { go browse(ctx, u) },
 		Notify:       func(s string) { fmt.Fprintln(os.Stderr, "notice:", s) },
-	})
+	}
+	if plan.Elicit != nil {
+		// The user who fills in the form: accepts with the plan's
+		// content, the fields it leaves out getting the schema's
+		// defaults (from the SDK, as in a session).
+		o.Elicit = func(context.Context, *mcp.Elicitation) (mcp.ElicitAnswer, error) {
+			return mcp.ElicitAnswer{Action: mcp.ElicitAccept, Content: plan.Elicit}, nil
+		}
+	}
+	m, errs := mcp.Start(ctx, []mcp.Server{def}, o)
 	defer m.Close()
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	// plan.Elicit: harness's exported API has no elicitation handler (it
-	// declares no client capabilities), so it cannot accept one.
 	byName := map[string]tools.Tool{}
 	var listed []tools.Tool
 	for _, t := range m.Tools(false) {
