@@ -29,11 +29,11 @@ import (
 // KubeAPIServerEnv names a kube-apiserver binary; with it (and Debian's
 // etcd in PATH) TestKubeManifestsServerSideDryRun runs a real API server
 // on loopback. CI does not build one (it takes longer than the rest of
-// CI); see the README's Running many tasks for how.
+// CI); see docs/batch.md for how.
 const KubeAPIServerEnv = "HARNESS_TEST_KUBE_APISERVER"
 
 // TestKubeManifestsServerSideDryRun sends the emitted ConfigMap and Job,
-// and a Secret of the form the README has people create, to a real API
+// and a Secret of the form docs/batch.md has people create, to a real API
 // server as a server-side dry run with strict field validation: the
 // server's own schemas, defaulting and validation decide, and nothing is
 // stored. A Job with an unknown field and one with an invalid value must

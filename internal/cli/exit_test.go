@@ -84,7 +84,7 @@ func TestExitStatus(t *testing.T) {
 }
 
 // TestEveryCommandSaysItsExitStatus: every command's --help ends with its
-// exit statuses (the README says so), and only the commands that handle
+// exit statuses (docs/commands.md says so), and only the commands that handle
 // SIGINT or SIGTERM themselves (TestRunInterrupted, TestChatTerminated)
 // promise 130 for them.
 func TestEveryCommandSaysItsExitStatus(t *testing.T) {

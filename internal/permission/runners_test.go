@@ -164,7 +164,7 @@ func TestRunnerOptions(t *testing.T) {
 	}
 }
 
-// The test runners the README names run without asking in their plain
+// The test runners docs/permissions.md names run without asking in their plain
 // forms.
 func TestDefaultTestRunners(t *testing.T) {
 	g := testGate(t, nil)

@@ -13,7 +13,7 @@ import (
 // provider's real counts recorded in the shared trajectories: for every
 // request after the first, the last reply's usage plus an estimate of the
 // messages added since, against the prompt_tokens the provider reported.
-// The error is logged (quoted in the README) and bounded loosely, so a
+// The error is logged (quoted in docs/measurements.md) and bounded loosely, so a
 // broken estimator fails while the noise of real text does not.
 func TestEstimatorError(t *testing.T) {
 	trajs, err := Load([]string{sharedTrajectories(t)})
