@@ -58,7 +58,7 @@ func (d *Docker) Connect(ctx context.Context) error {
 		return fmt.Errorf("docker: the engine does not answer (is dockerd running? DOCKER_HOST?): %w", err)
 	}
 	if _, err := cli.ImageInspect(ctx, d.Image); err != nil {
-		return fmt.Errorf("docker: image %q: %w (build or pull it first; see the README's Running many tasks)", d.Image, err)
+		return fmt.Errorf("docker: image %q: %w (build or pull it first; see docs/batch.md)", d.Image, err)
 	}
 	d.cli = cli
 	return nil

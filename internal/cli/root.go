@@ -207,7 +207,7 @@ git commits work, git config and hooks stay read-only) and edits files, asking y
 about what matters.
 
 Run without arguments for an interactive session; "harness run PROMPT" runs one task
-headless. Configuration lives in ~/.agents/env (see the README).` + chatExitHelp,
+headless. Configuration lives in ~/.agents/env (see docs/configuration.md).` + chatExitHelp,
 		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
