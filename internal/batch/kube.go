@@ -28,13 +28,12 @@ type KubeJob struct {
 // Manifests returns the ConfigMap and the Job as one YAML stream. Tasks
 // must name repositories a pod can clone (URLs, not paths of this machine).
 func (k KubeJob) Manifests(tasks []Task, taskFile []byte) ([]byte, error) {
-	if k.Image == "" {
-		return nil, errors.New("kubernetes: an image is needed (--image or HARNESS_IMAGE)")
+	if err := k.check(tasks); err != nil {
+		return nil, err
 	}
-	for _, t := range tasks {
-		if !strings.Contains(t.Repo, "://") && !strings.Contains(t.Repo, "@") {
-			return nil, fmt.Errorf("kubernetes: task %s: repo %q is a path on this machine; a pod can clone only URLs", t.ID, t.Repo)
-		}
+	limits, err := k.limits()
+	if err != nil {
+		return nil, err
 	}
 	name := k.Name
 	if name == "" {
@@ -54,31 +53,6 @@ func (k KubeJob) Manifests(tasks []Task, taskFile []byte) ([]byte, error) {
 	for _, t := range tasks {
 		deadline = max(deadline, int64(time.Duration(timeOr(t.Timeout)).Seconds())*2+600)
 	}
-	no, yes := false, true
-	uid := int64(65532)
-	args := []string{"batch", "--index", "$(JOB_COMPLETION_INDEX)", "--out", "-", "--workdir", "/work"}
-	args = append(args, k.RunArgs...)
-	args = append(args, "/tasks/tasks.jsonl")
-	limits := map[string]string{}
-	if k.Memory != "" {
-		if !isQuantity(k.Memory) {
-			return nil, fmt.Errorf("kubernetes: memory %q: %w", k.Memory, errQuantity)
-		}
-		limits["memory"] = k.Memory
-	}
-	if k.CPU != "" {
-		if !isQuantity(k.CPU) {
-			return nil, fmt.Errorf("kubernetes: cpu %q: %w", k.CPU, errQuantity)
-		}
-		limits["cpu"] = k.CPU
-	}
-	secret := k.Secret
-	if secret == "" {
-		secret = "harness-model"
-	}
-	emptyDir := func(name string) kVolume {
-		return kVolume{Name: name, EmptyDir: &struct{}{}}
-	}
 	job := &kJob{
 		kType:    kType{APIVersion: "batch/v1", Kind: "Job"},
 		Metadata: meta,
@@ -90,39 +64,7 @@ func (k KubeJob) Manifests(tasks []Task, taskFile []byte) ([]byte, error) {
 			ActiveDeadlineSeconds: &deadline,
 			Template: kPodTemplate{
 				Metadata: kMeta{Labels: meta.Labels},
-				Spec: kPodSpec{
-					RestartPolicy:                "Never",
-					AutomountServiceAccountToken: &no,
-					EnableServiceLinks:           &no,
-					SecurityContext: &kPodSecurity{
-						RunAsNonRoot: &yes, RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid,
-						SeccompProfile: &kSeccomp{Type: "RuntimeDefault"},
-					},
-					Containers: []kContainer{{
-						Name:    "task",
-						Image:   k.Image,
-						Command: []string{"harness"},
-						Args:    args,
-						Env:     []kEnvVar{{Name: "HOME", Value: "/home/harness"}},
-						EnvFrom: []kEnvFrom{{SecretRef: &kName{Name: secret}}},
-						SecurityContext: &kSecurity{
-							AllowPrivilegeEscalation: &no,
-							ReadOnlyRootFilesystem:   &yes,
-							Capabilities:             &kCapabilities{Drop: []string{"ALL"}},
-						},
-						Resources: kResources{Limits: limits},
-						VolumeMounts: []kVolumeMount{
-							{Name: "tasks", MountPath: "/tasks", ReadOnly: true},
-							{Name: "work", MountPath: "/work"},
-							{Name: "home", MountPath: "/home/harness"},
-							{Name: "tmp", MountPath: "/tmp"},
-						},
-					}},
-					Volumes: []kVolume{
-						{Name: "tasks", ConfigMap: &kName{Name: name}},
-						emptyDir("work"), emptyDir("home"), emptyDir("tmp"),
-					},
-				},
+				Spec:     k.podSpec(name, limits),
 			},
 		},
 	}
@@ -138,6 +80,89 @@ func (k KubeJob) Manifests(tasks []Task, taskFile []byte) ([]byte, error) {
 		out.Write(b)
 	}
 	return out.Bytes(), nil
+}
+
+// check refuses what a pod could not run: no image, or a task whose repo
+// is a path on this machine.
+func (k KubeJob) check(tasks []Task) error {
+	if k.Image == "" {
+		return errors.New("kubernetes: an image is needed (--image or HARNESS_IMAGE)")
+	}
+	for _, t := range tasks {
+		if !strings.Contains(t.Repo, "://") && !strings.Contains(t.Repo, "@") {
+			return fmt.Errorf("kubernetes: task %s: repo %q is a path on this machine; a pod can clone only URLs", t.ID, t.Repo)
+		}
+	}
+	return nil
+}
+
+// limits are the pod's resource limits, each a Kubernetes quantity.
+func (k KubeJob) limits() (map[string]string, error) {
+	limits := map[string]string{}
+	if k.Memory != "" {
+		if !isQuantity(k.Memory) {
+			return nil, fmt.Errorf("kubernetes: memory %q: %w", k.Memory, errQuantity)
+		}
+		limits["memory"] = k.Memory
+	}
+	if k.CPU != "" {
+		if !isQuantity(k.CPU) {
+			return nil, fmt.Errorf("kubernetes: cpu %q: %w", k.CPU, errQuantity)
+		}
+		limits["cpu"] = k.CPU
+	}
+	return limits, nil
+}
+
+// podSpec is one task's pod: harness batch --index on the mounted task
+// file, as a non-root user with no privileges, a read-only root and
+// scratch volumes for the work tree, home and /tmp.
+func (k KubeJob) podSpec(name string, limits map[string]string) kPodSpec {
+	no, yes := false, true
+	uid := int64(65532)
+	args := []string{"batch", "--index", "$(JOB_COMPLETION_INDEX)", "--out", "-", "--workdir", "/work"}
+	args = append(args, k.RunArgs...)
+	args = append(args, "/tasks/tasks.jsonl")
+	secret := k.Secret
+	if secret == "" {
+		secret = "harness-model"
+	}
+	emptyDir := func(name string) kVolume {
+		return kVolume{Name: name, EmptyDir: &struct{}{}}
+	}
+	return kPodSpec{
+		RestartPolicy:                "Never",
+		AutomountServiceAccountToken: &no,
+		EnableServiceLinks:           &no,
+		SecurityContext: &kPodSecurity{
+			RunAsNonRoot: &yes, RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid,
+			SeccompProfile: &kSeccomp{Type: "RuntimeDefault"},
+		},
+		Containers: []kContainer{{
+			Name:    "task",
+			Image:   k.Image,
+			Command: []string{"harness"},
+			Args:    args,
+			Env:     []kEnvVar{{Name: "HOME", Value: "/home/harness"}},
+			EnvFrom: []kEnvFrom{{SecretRef: &kName{Name: secret}}},
+			SecurityContext: &kSecurity{
+				AllowPrivilegeEscalation: &no,
+				ReadOnlyRootFilesystem:   &yes,
+				Capabilities:             &kCapabilities{Drop: []string{"ALL"}},
+			},
+			Resources: kResources{Limits: limits},
+			VolumeMounts: []kVolumeMount{
+				{Name: "tasks", MountPath: "/tasks", ReadOnly: true},
+				{Name: "work", MountPath: "/work"},
+				{Name: "home", MountPath: "/home/harness"},
+				{Name: "tmp", MountPath: "/tmp"},
+			},
+		}},
+		Volumes: []kVolume{
+			{Name: "tasks", ConfigMap: &kName{Name: name}},
+			emptyDir("work"), emptyDir("home"), emptyDir("tmp"),
+		},
+	}
 }
 
 func timeOr(d Duration) Duration {

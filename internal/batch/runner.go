@@ -46,65 +46,8 @@ type Runner struct {
 // Interrupted results are written. A write error on the results file stops
 // the batch: a result that cannot be kept is not worth paying for.
 func (r *Runner) Run(ctx context.Context, tasks []Task, prev map[string]Result) (map[string]Result, error) {
-	all := make(map[string]Result, len(tasks))
-	var spent float64
-	finished := 0
-	for id, res := range prev {
-		all[id] = res
-		if res.CostUSD != nil {
-			spent += *res.CostUSD
-		}
-	}
-	var todo []Task
-	for _, t := range tasks {
-		if res, ok := prev[t.ID]; ok && res.Status.Final() {
-			finished++
-			continue
-		}
-		todo = append(todo, t)
-	}
-
-	var (
-		mu       sync.Mutex
-		reserved float64 // budgets handed to running tasks
-		running  int
-		writeErr error
-	)
-	jobs := max(r.Jobs, 1)
-	record := func(res Result) {
-		// with mu held
-		all[res.ID] = res
-		if res.Status.Final() {
-			finished++
-		}
-		if writeErr == nil && r.Results != nil {
-			writeErr = writeLine(r.Results, res)
-		}
-		if r.OnResult != nil {
-			r.OnResult(res, finished, len(tasks))
-		}
-	}
-	// share decides a new task's budget: the task's own, bounded by a fair
-	// share of what the batch has left, so tasks running side by side
-	// cannot together spend more than the total — each can pass its share
-	// by the cost of its last reply, since harness run checks after each
-	// reply. ok false: nothing left.
-	share := func(t Task) (float64, bool) {
-		if r.BudgetUSD <= 0 {
-			return t.BudgetUSD, true
-		}
-		left := r.BudgetUSD - spent - reserved
-		if left <= 0 {
-			return 0, false
-		}
-		b := left / float64(jobs-running)
-		if t.BudgetUSD > 0 && t.BudgetUSD < b {
-			b = t.BudgetUSD
-		}
-		return b, true
-	}
-
-	sem := make(chan struct{}, jobs)
+	b, todo := r.newBatchRun(tasks, prev)
+	sem := make(chan struct{}, b.jobs)
 	var wg sync.WaitGroup
 	for _, t := range todo {
 		select {
@@ -114,51 +57,144 @@ func (r *Runner) Run(ctx context.Context, tasks []Task, prev map[string]Result) 
 		if ctx.Err() != nil {
 			break
 		}
-		mu.Lock()
-		if writeErr != nil {
-			mu.Unlock()
+		lim, a := b.admit(t)
+		if a != admitStart {
 			<-sem
-			break
-		}
-		budget, ok := share(t)
-		if !ok {
-			record(Result{ID: t.ID, Status: Skipped, Error: fmt.Sprintf("not started: the batch's budget of $%g is spent", r.BudgetUSD)})
-			mu.Unlock()
-			<-sem
+			if a == admitStop {
+				break
+			}
 			continue
 		}
-		reserved += budget
-		running++
-		if r.OnStart != nil {
-			r.OnStart(t)
-		}
-		mu.Unlock()
-
-		lim := Limits{Timeout: time.Duration(t.Timeout), BudgetUSD: budget}
-		if lim.Timeout == 0 {
-			lim.Timeout = r.Timeout
-		}
 		wg.Add(1)
-		go func(t Task, lim Limits) {
+		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res := r.Exec.Run(ctx, t, lim)
-			res.ID = t.ID
-			mu.Lock()
-			defer mu.Unlock()
-			reserved -= lim.BudgetUSD
-			running--
-			if res.CostUSD != nil {
-				spent += *res.CostUSD
-			}
-			record(res)
-		}(t, lim)
+			b.finish(t, lim, r.Exec.Run(ctx, t, lim))
+		}()
 	}
 	wg.Wait()
-	if writeErr != nil {
-		return all, fmt.Errorf("writing the results file: %w", writeErr)
+	if b.writeErr != nil {
+		return b.all, fmt.Errorf("writing the results file: %w", b.writeErr)
 	}
-	return all, ctx.Err()
+	return b.all, ctx.Err()
+}
+
+// batchRun is the state of one Run that its tasks' goroutines share,
+// under mu.
+type batchRun struct {
+	r        *Runner
+	jobs     int
+	total    int // tasks, finished before this run included
+	mu       sync.Mutex
+	all      map[string]Result
+	finished int     // tasks with a final result
+	spent    float64 // by finished tasks, previous runs included
+	reserved float64 // budgets handed to running tasks
+	running  int
+	writeErr error // the results file failed: the batch stops
+}
+
+// newBatchRun starts from prev's results and returns the tasks still to
+// run: those without a final result.
+func (r *Runner) newBatchRun(tasks []Task, prev map[string]Result) (*batchRun, []Task) {
+	b := &batchRun{r: r, jobs: max(r.Jobs, 1), total: len(tasks), all: make(map[string]Result, len(tasks))}
+	for id, res := range prev {
+		b.all[id] = res
+		if res.CostUSD != nil {
+			b.spent += *res.CostUSD
+		}
+	}
+	var todo []Task
+	for _, t := range tasks {
+		if res, ok := prev[t.ID]; ok && res.Status.Final() {
+			b.finished++
+			continue
+		}
+		todo = append(todo, t)
+	}
+	return b, todo
+}
+
+// admission is what the runner does with its next task.
+type admission int
+
+const (
+	admitStart admission = iota
+	admitSkip            // the batch's budget is spent: recorded as Skipped
+	admitStop            // the results file failed: the batch stops
+)
+
+// admit decides whether t starts and, if so, reserves its budget and
+// returns its limits.
+func (b *batchRun) admit(t Task) (Limits, admission) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.writeErr != nil {
+		return Limits{}, admitStop
+	}
+	budget, ok := b.share(t)
+	if !ok {
+		b.record(Result{ID: t.ID, Status: Skipped, Error: fmt.Sprintf("not started: the batch's budget of $%g is spent", b.r.BudgetUSD)})
+		return Limits{}, admitSkip
+	}
+	b.reserved += budget
+	b.running++
+	if b.r.OnStart != nil {
+		b.r.OnStart(t)
+	}
+	lim := Limits{Timeout: time.Duration(t.Timeout), BudgetUSD: budget}
+	if lim.Timeout == 0 {
+		lim.Timeout = b.r.Timeout
+	}
+	return lim, admitStart
+}
+
+// share decides a new task's budget: the task's own, bounded by a fair
+// share of what the batch has left, so tasks running side by side cannot
+// together spend more than the total — each can pass its share by the cost
+// of its last reply, since harness run checks after each reply. ok false:
+// nothing left. With mu held.
+func (b *batchRun) share(t Task) (float64, bool) {
+	if b.r.BudgetUSD <= 0 {
+		return t.BudgetUSD, true
+	}
+	left := b.r.BudgetUSD - b.spent - b.reserved
+	if left <= 0 {
+		return 0, false
+	}
+	s := left / float64(b.jobs-b.running)
+	if t.BudgetUSD > 0 && t.BudgetUSD < s {
+		s = t.BudgetUSD
+	}
+	return s, true
+}
+
+// finish releases a task's reservation and records its result.
+func (b *batchRun) finish(t Task, lim Limits, res Result) {
+	res.ID = t.ID
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.reserved -= lim.BudgetUSD
+	b.running--
+	if res.CostUSD != nil {
+		b.spent += *res.CostUSD
+	}
+	b.record(res)
+}
+
+// record keeps a result, writes it to the results file and reports it.
+// With mu held.
+func (b *batchRun) record(res Result) {
+	b.all[res.ID] = res
+	if res.Status.Final() {
+		b.finished++
+	}
+	if b.writeErr == nil && b.r.Results != nil {
+		b.writeErr = writeLine(b.r.Results, res)
+	}
+	if b.r.OnResult != nil {
+		b.r.OnResult(res, b.finished, b.total)
+	}
 }
 
 func writeLine(w io.Writer, res Result) error {

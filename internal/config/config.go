@@ -114,22 +114,11 @@ func EnvPath(home string) string { return filepath.Join(home, ".agents", "env") 
 // work without one.
 func Load(src Source) (*Config, error) {
 	c := &Config{EnvFile: EnvPath(src.Home)}
-	file := map[string]string{}
-	f, err := os.Open(c.EnvFile)
-	switch {
-	case err == nil:
-		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s is readable by other users (mode %04o) and holds your API key; run: chmod 600 %s", c.EnvFile, fi.Mode().Perm(), c.EnvFile))
-		}
-		file, err = ParseEnv(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.EnvFile, err)
-		}
-	case errors.Is(err, os.ErrNotExist):
-	default:
-		return nil, fmt.Errorf("reading %s: %w", c.EnvFile, err)
+	file, err := c.readEnvFile()
+	if err != nil {
+		return nil, err
 	}
+	// A flag beats the environment, which beats the env file.
 	get := func(key string) string {
 		if v, ok := src.Flags[key]; ok && v != "" {
 			return v
@@ -139,7 +128,46 @@ func Load(src Source) (*Config, error) {
 		}
 		return file[key]
 	}
+	for _, step := range []func(func(string) string) error{c.loadProvider, c.loadNumbers, c.loadSwitches} {
+		if err := step(get); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.parseThinking(get("THINKING"), get("EFFORT")); err != nil {
+		return nil, err
+	}
+	if c.CompactTo >= c.CompactAt {
+		return nil, fmt.Errorf("COMPACT_TO (%g) must be below COMPACT_AT (%g): fix them in %s", c.CompactTo, c.CompactAt, c.EnvFile)
+	}
+	return c, nil
+}
 
+// readEnvFile reads c.EnvFile, which may be missing, and warns when others
+// can read it.
+func (c *Config) readEnvFile() (map[string]string, error) {
+	f, err := os.Open(c.EnvFile)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return map[string]string{}, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", c.EnvFile, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s is readable by other users (mode %04o) and holds your API key; run: chmod 600 %s", c.EnvFile, fi.Mode().Perm(), c.EnvFile))
+	}
+	file, err := ParseEnv(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.EnvFile, err)
+	}
+	return file, nil
+}
+
+// loadProvider reads the provider, its endpoint, key, model and wire API,
+// and the sandbox and LSP settings. The provider's own variables
+// (ANTHROPIC_API_KEY, OPENAI_BASE_URL, ...) fill what the generic ones
+// leave empty.
+func (c *Config) loadProvider(get func(string) string) error {
 	c.Provider = strings.ToLower(get("PROVIDER"))
 	c.BaseURL = get("BASE_URL")
 	c.APIKey = get("API_KEY")
@@ -151,14 +179,14 @@ func Load(src Source) (*Config, error) {
 	case "chat_completions", "chat-completions", "completions":
 		c.WireAPI = "chat"
 	default:
-		return nil, fmt.Errorf("WIRE_API=%q is not known: set it to responses (OpenAI's Responses API) or chat (Chat Completions) in %s or the environment", c.WireAPI, c.EnvFile)
+		return fmt.Errorf("WIRE_API=%q is not known: set it to responses (OpenAI's Responses API) or chat (Chat Completions) in %s or the environment", c.WireAPI, c.EnvFile)
 	}
 	c.Sandbox = strings.ToLower(get("SANDBOX"))
 	c.LSP = get("LSP")
 	if v := get("LSP_WARNINGS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("LSP_WARNINGS=%q is not a whole number (0 lists no warning): fix it in %s or the environment", v, c.EnvFile)
+			return fmt.Errorf("LSP_WARNINGS=%q is not a whole number (0 lists no warning): fix it in %s or the environment", v, c.EnvFile)
 		}
 		c.LSPWarnings = n
 	}
@@ -166,26 +194,28 @@ func Load(src Source) (*Config, error) {
 	if c.Provider == "" {
 		c.Provider = inferProvider(c.BaseURL, get)
 	}
+	var prefix string
 	switch c.Provider {
 	case "anthropic":
-		if c.BaseURL == "" {
-			c.BaseURL = get("ANTHROPIC_BASE_URL")
-		}
-		if c.APIKey == "" {
-			c.APIKey = get("ANTHROPIC_API_KEY")
-		}
+		prefix = "ANTHROPIC_"
 	case "openai":
-		if c.BaseURL == "" {
-			c.BaseURL = get("OPENAI_BASE_URL")
-		}
-		if c.APIKey == "" {
-			c.APIKey = get("OPENAI_API_KEY")
-		}
+		prefix = "OPENAI_"
 	case "":
+		return nil
 	default:
-		return nil, fmt.Errorf("PROVIDER=%q is not known: set PROVIDER to anthropic or openai in %s", c.Provider, c.EnvFile)
+		return fmt.Errorf("PROVIDER=%q is not known: set PROVIDER to anthropic or openai in %s", c.Provider, c.EnvFile)
 	}
+	if c.BaseURL == "" {
+		c.BaseURL = get(prefix + "BASE_URL")
+	}
+	if c.APIKey == "" {
+		c.APIKey = get(prefix + "API_KEY")
+	}
+	return nil
+}
 
+// loadNumbers reads the sizes and prices, each with its default and range.
+func (c *Config) loadNumbers(get func(string) string) error {
 	ints := []struct {
 		key string
 		dst *int
@@ -201,7 +231,7 @@ func Load(src Source) (*Config, error) {
 		if v := get(it.key); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n <= 0 {
-				return nil, fmt.Errorf("%s=%q is not a positive whole number: fix it in %s or the environment", it.key, v, c.EnvFile)
+				return fmt.Errorf("%s=%q is not a positive whole number: fix it in %s or the environment", it.key, v, c.EnvFile)
 			}
 			*it.dst = n
 		}
@@ -224,32 +254,32 @@ func Load(src Source) (*Config, error) {
 		if v := get(it.key); v != "" {
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || x < it.min || x > it.max {
-				return nil, fmt.Errorf("%s=%q must be a number between %g and %g: fix it in %s or the environment", it.key, v, it.min, it.max, c.EnvFile)
+				return fmt.Errorf("%s=%q must be a number between %g and %g: fix it in %s or the environment", it.key, v, it.min, it.max, c.EnvFile)
 			}
 			*it.dst = x
 		}
 	}
-	switch v := strings.ToLower(strings.TrimSpace(get("TRIM_OLD_TEXT"))); v {
-	case "", "0", "off", "false", "no":
-	case "1", "on", "true", "yes":
-		c.TrimOldText = true
-	default:
-		return nil, fmt.Errorf("TRIM_OLD_TEXT=%q must be on or off: fix it in %s or the environment", v, c.EnvFile)
+	return nil
+}
+
+// loadSwitches reads the on/off settings.
+func (c *Config) loadSwitches(get func(string) string) error {
+	for _, it := range []struct {
+		key string
+		dst *bool
+	}{
+		{"TRIM_OLD_TEXT", &c.TrimOldText},
+		{"RESPONSES_STORE", &c.ResponsesStore},
+	} {
+		switch v := strings.ToLower(strings.TrimSpace(get(it.key))); v {
+		case "", "0", "off", "false", "no":
+		case "1", "on", "true", "yes":
+			*it.dst = true
+		default:
+			return fmt.Errorf("%s=%q must be on or off: fix it in %s or the environment", it.key, v, c.EnvFile)
+		}
 	}
-	switch v := strings.ToLower(strings.TrimSpace(get("RESPONSES_STORE"))); v {
-	case "", "0", "off", "false", "no":
-	case "1", "on", "true", "yes":
-		c.ResponsesStore = true
-	default:
-		return nil, fmt.Errorf("RESPONSES_STORE=%q must be on or off: fix it in %s or the environment", v, c.EnvFile)
-	}
-	if err := c.parseThinking(get("THINKING"), get("EFFORT")); err != nil {
-		return nil, err
-	}
-	if c.CompactTo >= c.CompactAt {
-		return nil, fmt.Errorf("COMPACT_TO (%g) must be below COMPACT_AT (%g): fix them in %s", c.CompactTo, c.CompactAt, c.EnvFile)
-	}
-	return c, nil
+	return nil
 }
 
 // parseThinking reads THINKING and EFFORT with the constraints Anthropic

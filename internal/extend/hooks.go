@@ -542,15 +542,8 @@ type hookOutput struct {
 func interpret(event string, k Hook, r hookResult) Outcome {
 	var o Outcome
 	name := fmt.Sprintf("%s hook %q", event, clip(k.Command, 60))
-	var over []string
-	if r.stdoutOver {
-		over = append(over, "on stdout")
-	}
-	if r.stderrOver {
-		over = append(over, "on stderr")
-	}
 	overNote := ""
-	if len(over) > 0 {
+	if over := r.overStreams(); len(over) > 0 {
 		overNote = "; it printed " + overHookOutput + ", " + strings.Join(over, " and ") + " (the rest was dropped)"
 	}
 	if r.err != nil {
@@ -561,23 +554,7 @@ func interpret(event string, k Hook, r hookResult) Outcome {
 	switch r.code {
 	case 0:
 	case 2:
-		if stderr == "" {
-			stderr = "blocked by a " + event + " hook (" + clip(k.Command, 60) + ")"
-		}
-		if r.stderrOver {
-			stderr += "\n[harness: the hook printed " + overHookOutput + ", on stderr; the rest was dropped]"
-		}
-		switch event {
-		case PreToolUse, Stop, SubagentStop:
-			o.Block, o.Reason = true, stderr
-		case UserPromptSubmit:
-			o.Block, o.Reason = true, stderr
-		case PostToolUse:
-			o.Feedback = stderr
-		default:
-			o.Notices = append(o.Notices, name+": "+stderr)
-		}
-		return o
+		return blocked(event, k, r, name, stderr)
 	default:
 		msg := fmt.Sprintf("%s failed (exit %d)", name, r.code)
 		if stderr != "" {
@@ -600,36 +577,55 @@ func interpret(event string, k Hook, r hookResult) Outcome {
 		}
 		return o
 	}
+	return fromJSON(event, k, &j)
+}
+
+// overStreams names the streams the hook printed too much on.
+func (r hookResult) overStreams() []string {
+	var over []string
+	if r.stdoutOver {
+		over = append(over, "on stdout")
+	}
+	if r.stderrOver {
+		over = append(over, "on stderr")
+	}
+	return over
+}
+
+// blocked is the outcome of exit status 2: stderr, or a note when there is
+// none, goes where the event sends a block.
+func blocked(event string, k Hook, r hookResult, name, stderr string) Outcome {
+	var o Outcome
+	if stderr == "" {
+		stderr = "blocked by a " + event + " hook (" + clip(k.Command, 60) + ")"
+	}
+	if r.stderrOver {
+		stderr += "\n[harness: the hook printed " + overHookOutput + ", on stderr; the rest was dropped]"
+	}
+	switch event {
+	case PreToolUse, Stop, SubagentStop, UserPromptSubmit:
+		o.Block, o.Reason = true, stderr
+	case PostToolUse:
+		o.Feedback = stderr
+	default:
+		o.Notices = append(o.Notices, name+": "+stderr)
+	}
+	return o
+}
+
+// fromJSON is the outcome of the JSON a hook printed with exit status 0.
+func fromJSON(event string, k Hook, j *hookOutput) Outcome {
+	var o Outcome
 	if j.SystemMessage != "" {
 		o.Notices = append(o.Notices, j.SystemMessage)
 	}
 	if j.Continue != nil && !*j.Continue {
 		o.Stop, o.StopReason = true, j.StopReason
 	}
-	hs := j.HookSpecificOutput
-	o.Context = hs.AdditionalContext
+	o.Context = j.HookSpecificOutput.AdditionalContext
 	switch event {
 	case PreToolUse:
-		d := hs.PermissionDecision
-		reason := hs.PermissionDecisionReason
-		switch j.Decision { // the older form
-		case "approve":
-			d = "allow"
-		case "block":
-			d, reason = "deny", j.Reason
-		}
-		switch d {
-		case "deny":
-			o.Block, o.Reason = true, reason
-			if o.Reason == "" {
-				o.Reason = "denied by a PreToolUse hook (" + clip(k.Command, 60) + ")"
-			}
-		case "allow", "ask":
-			o.Permission = d
-		}
-		if len(hs.UpdatedInput) > 0 && string(hs.UpdatedInput) != "null" {
-			o.Input = hs.UpdatedInput
-		}
+		preToolUseDecision(&o, k, j)
 	case PostToolUse:
 		if j.Decision == "block" {
 			o.Feedback = j.Reason
@@ -640,6 +636,32 @@ func interpret(event string, k Hook, r hookResult) Outcome {
 		}
 	}
 	return o
+}
+
+// preToolUseDecision reads a PreToolUse hook's permission decision, in the
+// current form or the older decision field, and any input it rewrote.
+func preToolUseDecision(o *Outcome, k Hook, j *hookOutput) {
+	hs := j.HookSpecificOutput
+	d := hs.PermissionDecision
+	reason := hs.PermissionDecisionReason
+	switch j.Decision { // the older form
+	case "approve":
+		d = "allow"
+	case "block":
+		d, reason = "deny", j.Reason
+	}
+	switch d {
+	case "deny":
+		o.Block, o.Reason = true, reason
+		if o.Reason == "" {
+			o.Reason = "denied by a PreToolUse hook (" + clip(k.Command, 60) + ")"
+		}
+	case "allow", "ask":
+		o.Permission = d
+	}
+	if len(hs.UpdatedInput) > 0 && string(hs.UpdatedInput) != "null" {
+		o.Input = hs.UpdatedInput
+	}
 }
 
 var permissionRank = map[string]int{"": 0, "allow": 1, "ask": 2}

@@ -14,174 +14,227 @@ type sedEffect struct {
 // a/i/c, labels, s and y with any delimiter, and the flags of s. Whatever
 // it does not understand it reports, and the caller asks.
 func scanSed(src string) sedEffect {
-	var e sedEffect
-	i := 0
-	n := len(src)
-	skipSpace := func() {
-		for i < n && (src[i] == ' ' || src[i] == '\t') {
-			i++
-		}
+	s := &sedScanner{src: src}
+	for s.i < len(s.src) && s.e.bad == "" {
+		s.command()
 	}
-	// regex reads a delimited regex or replacement starting after delim.
-	regex := func(delim byte) bool {
-		for i < n {
-			c := src[i]
-			switch {
-			case c == '\\':
-				i += 2
-				continue
-			case c == delim:
-				i++
-				return true
-			case c == '\n' && delim != '\n':
-				return false
-			}
-			i++
-		}
-		return false
+	return s.e
+}
+
+// sedScanner walks one script; each method reads one piece of the grammar
+// from i on and records what it finds in e. A non-empty e.bad stops it.
+type sedScanner struct {
+	src string
+	i   int
+	e   sedEffect
+}
+
+func (s *sedScanner) more() bool { return s.i < len(s.src) }
+
+// at reports whether the next byte is one of set.
+func (s *sedScanner) at(set string) bool {
+	return s.more() && strings.IndexByte(set, s.src[s.i]) >= 0
+}
+
+func (s *sedScanner) skipSpace() {
+	for s.at(" \t") {
+		s.i++
 	}
-	toEOL := func() string {
-		start := i
-		for i < n && src[i] != '\n' {
-			i++
-		}
-		return src[start:i]
+}
+
+// skipUntil moves to the next byte in stop, or to the end.
+func (s *sedScanner) skipUntil(stop string) {
+	for s.more() && strings.IndexByte(stop, s.src[s.i]) < 0 {
+		s.i++
 	}
-	address := func() bool {
+}
+
+func (s *sedScanner) skipDigits() {
+	for s.more() && isDigit(s.src[s.i]) {
+		s.i++
+	}
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func (s *sedScanner) toEOL() string {
+	start := s.i
+	s.skipUntil("\n")
+	return s.src[start:s.i]
+}
+
+// regex reads a delimited regex or replacement starting after delim.
+func (s *sedScanner) regex(delim byte) bool {
+	for s.more() {
+		c := s.src[s.i]
 		switch {
-		case i < n && src[i] >= '0' && src[i] <= '9':
-			for i < n && (src[i] >= '0' && src[i] <= '9' || src[i] == '~') {
-				i++
-			}
-		case i < n && src[i] == '$':
-			i++
-		case i < n && src[i] == '/':
-			i++
-			if !regex('/') {
-				return false
-			}
-			for i < n && (src[i] == 'I' || src[i] == 'M') {
-				i++
-			}
-		case i+1 < n && src[i] == '\\':
-			d := src[i+1]
-			i += 2
-			if !regex(d) {
-				return false
-			}
-			for i < n && (src[i] == 'I' || src[i] == 'M') {
-				i++
-			}
+		case c == '\\':
+			s.i += 2
+			continue
+		case c == delim:
+			s.i++
+			return true
+		case c == '\n' && delim != '\n':
+			return false
+		}
+		s.i++
+	}
+	return false
+}
+
+// address reads one address, if there is one: a line number (with ~step),
+// $, /regex/ or \cregexc, the last two with their I and M flags.
+func (s *sedScanner) address() bool {
+	src, i := s.src, s.i
+	switch {
+	case s.more() && isDigit(src[i]):
+		for s.more() && (isDigit(s.src[s.i]) || s.src[s.i] == '~') {
+			s.i++
 		}
 		return true
+	case s.at("$"):
+		s.i++
+		return true
+	case s.at("/"):
+		s.i++
+		return s.regexAddress('/')
+	case i+1 < len(src) && src[i] == '\\':
+		s.i += 2
+		return s.regexAddress(src[i+1])
 	}
-	for i < n {
-		skipSpace()
-		if i >= n {
-			break
+	return true
+}
+
+func (s *sedScanner) regexAddress(delim byte) bool {
+	if !s.regex(delim) {
+		return false
+	}
+	for s.at("IM") {
+		s.i++
+	}
+	return true
+}
+
+// addresses reads an address or a range of them (a,b  a,+n  a,~n).
+func (s *sedScanner) addresses() bool {
+	if !s.address() {
+		return false
+	}
+	if !s.at(",") {
+		return true
+	}
+	s.i++
+	if s.at("+~") {
+		s.i++
+	}
+	return s.address()
+}
+
+// command reads one command with its addresses, or skips a separator or
+// comment.
+func (s *sedScanner) command() {
+	s.skipSpace()
+	if !s.more() {
+		return
+	}
+	switch s.src[s.i] {
+	case '\n', ';', '}':
+		s.i++
+		return
+	case '#':
+		s.toEOL()
+		return
+	}
+	if !s.addresses() {
+		s.e.bad = "an address is not closed"
+		return
+	}
+	s.skipSpace()
+	for s.at("! ") {
+		s.i++
+	}
+	if !s.more() {
+		return
+	}
+	c := s.src[s.i]
+	s.i++
+	s.body(c)
+}
+
+// body reads what follows command letter c.
+func (s *sedScanner) body(c byte) {
+	switch c {
+	case '{', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+	case 'l', 'L', 'q', 'Q':
+		s.skipSpace()
+		s.skipDigits()
+	case 'a', 'i', 'c':
+		s.text()
+	case ':', 'b', 't', 'T':
+		s.skipUntil(";\n")
+	case 'r', 'R':
+		s.skipSpace()
+		s.toEOL()
+	case 'w', 'W':
+		s.skipSpace()
+		s.e.writes = append(s.e.writes, s.toEOL())
+	case 'e':
+		s.e.runs = true
+		s.toEOL()
+	case 'v':
+		s.skipUntil(";\n}")
+	case 's', 'y':
+		s.substitute(c)
+	default:
+		s.e.bad = "unknown command " + string(c)
+	}
+}
+
+// text reads the text of a, i or c: to the end of the line, and a trailing
+// backslash continues it.
+func (s *sedScanner) text() {
+	for s.more() {
+		line := s.toEOL()
+		if !strings.HasSuffix(line, `\`) || !s.more() {
+			return
 		}
-		switch src[i] {
-		case '\n', ';', '}':
-			i++
-			continue
-		case '#':
-			toEOL()
-			continue
+		s.i++
+	}
+}
+
+// substitute reads s or y: the delimiter, pattern and replacement, then
+// for s its flags, where e and w are what matter.
+func (s *sedScanner) substitute(c byte) {
+	if !s.more() || s.at("\n\\") {
+		s.e.bad = "an s or y command has no delimiter"
+		return
+	}
+	d := s.src[s.i]
+	s.i++
+	for range 2 { // the pattern, then the replacement
+		if !s.regex(d) {
+			s.e.bad = "an s or y command is not closed"
+			return
 		}
-		if !address() {
-			e.bad = "an address is not closed"
-			return e
-		}
-		if i < n && src[i] == ',' {
-			i++
-			if i < n && (src[i] == '+' || src[i] == '~') {
-				i++
-			}
-			if !address() {
-				e.bad = "an address is not closed"
-				return e
-			}
-		}
-		skipSpace()
-		for i < n && (src[i] == '!' || src[i] == ' ') {
-			i++
-		}
-		if i >= n {
-			break
-		}
-		c := src[i]
-		i++
-		switch c {
-		case '{', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
-		case 'l', 'L', 'q', 'Q':
-			skipSpace()
-			for i < n && src[i] >= '0' && src[i] <= '9' {
-				i++
-			}
-		case 'a', 'i', 'c':
-			// Text to the end of the line; a trailing backslash continues it.
-			for i < n {
-				line := toEOL()
-				if !strings.HasSuffix(line, `\`) || i >= n {
-					break
-				}
-				i++
-			}
-		case ':', 'b', 't', 'T':
-			for i < n && src[i] != ';' && src[i] != '\n' {
-				i++
-			}
-		case 'r', 'R':
-			skipSpace()
-			toEOL()
-		case 'w', 'W':
-			skipSpace()
-			e.writes = append(e.writes, toEOL())
-		case 'e':
-			e.runs = true
-			toEOL()
-		case 'v':
-			for i < n && src[i] != ';' && src[i] != '\n' && src[i] != '}' {
-				i++
-			}
-		case 's', 'y':
-			if i >= n || src[i] == '\n' || src[i] == '\\' {
-				e.bad = "an s or y command has no delimiter"
-				return e
-			}
-			d := src[i]
-			i++
-			for range 2 { // the pattern, then the replacement
-				if !regex(d) {
-					e.bad = "an s or y command is not closed"
-					return e
-				}
-			}
-			if c == 'y' {
-				break
-			}
-			for i < n && src[i] != ';' && src[i] != '\n' && src[i] != '}' {
-				f := src[i]
-				i++
-				switch {
-				case f == 'e':
-					e.runs = true
-				case f == 'w':
-					skipSpace()
-					e.writes = append(e.writes, toEOL())
-				case f == 'g' || f == 'p' || f == 'i' || f == 'I' || f == 'm' || f == 'M' ||
-					f >= '0' && f <= '9' || f == ' ' || f == '\t':
-				default:
-					e.bad = "the s command has an unknown flag " + string(f)
-					return e
-				}
-			}
+	}
+	if c == 'y' {
+		return
+	}
+	for s.more() && !s.at(";\n}") {
+		f := s.src[s.i]
+		s.i++
+		switch {
+		case f == 'e':
+			s.e.runs = true
+		case f == 'w':
+			s.skipSpace()
+			s.e.writes = append(s.e.writes, s.toEOL())
+		case strings.IndexByte("gpiImM \t", f) >= 0 || isDigit(f):
 		default:
-			e.bad = "unknown command " + string(c)
-			return e
+			s.e.bad = "the s command has an unknown flag " + string(f)
+			return
 		}
 	}
-	return e
 }
 
 // sed: read-only unless the script writes (w, W, s///w), runs (e, s///e)

@@ -365,38 +365,73 @@ func (sc *shellCheck) argv(toks []token) {
 		sc.match(toks, base, false)
 		return
 	}
+	sc.systemCommand(toks, base)
+}
+
+// systemCommand checks a system program: a wrapper is looked through to
+// the command it runs, a few programs have a checker of their own, and the
+// rest have their file and variable effects checked before the rules.
+func (sc *shellCheck) systemCommand(toks []token, base string) {
 	args := toks[1:]
+	if rest, ok := sc.wrapped(base, args); ok {
+		sc.wrapper(toks, rest)
+		return
+	}
+	if sc.delegated(toks, base, args) {
+		return
+	}
+	sc.effects(base, args)
+	sc.match(toks, base, true)
+}
+
+// wrapperOpts names, for each wrapper that takes options before its
+// command, the options that take a separate value.
+var wrapperOpts = map[string][]string{
+	"nice":    {"-n", "--adjustment"},
+	"setsid":  nil,
+	"stdbuf":  {"-i", "-o", "-e", "--input", "--output", "--error"},
+	"ionice":  {"-c", "-n", "--class", "--classdata"},
+	"timeout": {"-s", "--signal", "-k", "--kill-after"},
+	"sudo":    sudoOpts,
+	"doas":    sudoOpts,
+	"exec":    {"-a"},
+}
+
+var sudoOpts = []string{"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group"}
+
+// wrapped returns the command a wrapper runs, and false if base is not a
+// wrapper.
+func (sc *shellCheck) wrapped(base string, args []token) ([]token, bool) {
+	switch base {
+	case "nohup", "builtin":
+		return args, true
+	case "time":
+		return sc.applySpec("time", specTime, args), true
+	}
+	opts, ok := wrapperOpts[base]
+	if !ok {
+		return nil, false
+	}
+	rest := skipOpts(args, opts...)
+	if base == "timeout" && len(rest) > 0 {
+		rest = rest[1:] // the duration
+	}
+	return rest, true
+}
+
+// delegated checks the programs that run other commands or change the
+// shell's own state, each through its own checker; false if base is not
+// one of them.
+func (sc *shellCheck) delegated(toks []token, base string, args []token) bool {
 	switch base {
 	case "env":
 		saved := sc.cwd
 		sc.wrapper(toks, sc.skipEnv(args)) // env -C DIR moves sc.cwd for its command
 		sc.cwd = saved
-	case "nice":
-		sc.wrapper(toks, skipOpts(args, "-n", "--adjustment"))
-	case "nohup", "builtin":
-		sc.wrapper(toks, args)
-	case "setsid":
-		sc.wrapper(toks, skipOpts(args))
-	case "stdbuf":
-		sc.wrapper(toks, skipOpts(args, "-i", "-o", "-e", "--input", "--output", "--error"))
-	case "ionice":
-		sc.wrapper(toks, skipOpts(args, "-c", "-n", "--class", "--classdata"))
-	case "time":
-		sc.wrapper(toks, sc.applySpec("time", specTime, args))
-	case "timeout":
-		rest := skipOpts(args, "-s", "--signal", "-k", "--kill-after")
-		if len(rest) > 0 {
-			rest = rest[1:] // the duration
-		}
-		sc.wrapper(toks, rest)
-	case "sudo", "doas":
-		sc.wrapper(toks, skipOpts(args, "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group"))
-	case "exec":
-		sc.wrapper(toks, skipOpts(args, "-a"))
 	case "command":
 		if len(args) > 0 && !args[0].dyn && (strings.HasPrefix(args[0].s, "-v") || strings.HasPrefix(args[0].s, "-V")) {
-			sc.match(toks, base, true)
-			return
+			sc.match(toks, base, true) // only looks the name up
+			return true
 		}
 		sc.wrapper(toks, skipOpts(args))
 	case "xargs":
@@ -416,88 +451,50 @@ func (sc *shellCheck) argv(toks []token) {
 		sc.add(Allow, "trap: its command is checked", "", tpat{})
 	case "alias":
 		sc.alias(args)
+	default:
+		return false
+	}
+	return true
+}
+
+// effects checks what a system program does besides its rule: the files it
+// writes or reads, the directory it moves to, the variables it names (an
+// array subscript in a name is evaluated).
+func (sc *shellCheck) effects(base string, args []token) {
+	switch base {
 	case "cd", "pushd", "popd":
 		sc.cd(base, args)
-		sc.match(toks, base, true)
 	case "rm", "rmdir", "unlink", "touch", "mkdir", "truncate", "shred":
-		for _, t := range operands(args) {
-			sc.write(t, base)
-		}
-		sc.match(toks, base, true)
+		sc.writeAll(operands(args), base)
 	case "cp", "mv", "ln", "install", "rsync":
 		sc.copyLike(base, args)
-		sc.match(toks, base, true)
 	case "chmod", "chown", "chgrp":
 		ops := operands(args)
 		if !slices.ContainsFunc(args, func(t token) bool { return strings.HasPrefix(t.s, "--reference") }) && len(ops) > 0 {
-			ops = ops[1:]
+			ops = ops[1:] // the mode or owner
 		}
-		for _, t := range ops {
-			sc.write(t, base)
-		}
-		sc.match(toks, base, true)
+		sc.writeAll(ops, base)
 	case "dd":
-		for _, t := range args {
-			if strings.HasPrefix(t.s, "of=") {
-				t.s = t.s[3:]
-				sc.writeAs(t, "dd of=")
-			} else if strings.HasPrefix(t.s, "if=") {
-				t.s = t.s[3:]
-				sc.read(t)
-			}
-		}
-		sc.match(toks, base, true)
+		sc.dd(args)
 	case "sed":
 		sc.sed(args)
-		sc.match(toks, base, true)
 	case "file":
 		sc.applySpec(base, specFile, args)
 		sc.fileCompile(args)
-		sc.match(toks, base, true)
 	case "test", "[":
 		for i, t := range args {
 			if !t.dyn && (t.s == "-v" || t.s == "-R") && i+1 < len(args) {
 				sc.evalName(args[i+1], base+" "+t.s)
 			}
 		}
-		sc.match(toks, base, true)
 	case "unset":
-		fn := false
-		for _, t := range args {
-			switch {
-			case !t.dyn && t.s == "-f":
-				fn = true
-			case !t.dyn && strings.HasPrefix(t.s, "-"):
-			case !fn:
-				sc.evalName(t, "unset")
-			}
-		}
-		sc.match(toks, base, true)
+		sc.unset(args)
 	case "getopts":
 		if ops := operands(args); len(ops) > 1 {
 			sc.evalName(ops[1], "getopts")
 		}
-		sc.match(toks, base, true)
 	case "mapfile", "readarray":
-		uses, _ := specMapfile.parse(args)
-		for _, u := range uses {
-			if u.o != nil && u.o.short == 'C' && u.has {
-				if u.val.dyn {
-					sc.ask("ask: " + base + " -C callback computed at run time")
-					continue
-				}
-				sc.script(u.val.s, true) // run with the index and line appended
-			}
-		}
-		for _, u := range uses {
-			if u.o != nil && u.o.role == rName && u.has {
-				sc.evalName(u.val, base)
-			}
-		}
-		if _, ops := specMapfile.parse(args); len(ops) > 0 {
-			sc.evalName(ops[len(ops)-1], base)
-		}
-		sc.match(toks, base, true)
+		sc.mapfile(base, args)
 	default:
 		if base == "less" && slices.ContainsFunc(args, func(t token) bool { return t.dyn || strings.HasPrefix(t.s, "+") }) {
 			sc.ask("ask: less +CMD runs commands at start, and ! in them runs a shell")
@@ -505,7 +502,61 @@ func (sc *shellCheck) argv(toks []token) {
 		if s := specs()[base]; s != nil {
 			sc.applySpec(base, s, args)
 		}
-		sc.match(toks, base, true)
+	}
+}
+
+func (sc *shellCheck) writeAll(ts []token, cmd string) {
+	for _, t := range ts {
+		sc.write(t, cmd)
+	}
+}
+
+// dd writes its of= file and reads its if= file.
+func (sc *shellCheck) dd(args []token) {
+	for _, t := range args {
+		if strings.HasPrefix(t.s, "of=") {
+			t.s = t.s[3:]
+			sc.writeAs(t, "dd of=")
+		} else if strings.HasPrefix(t.s, "if=") {
+			t.s = t.s[3:]
+			sc.read(t)
+		}
+	}
+}
+
+// unset names variables (evaluated) unless -f makes them functions.
+func (sc *shellCheck) unset(args []token) {
+	fn := false
+	for _, t := range args {
+		switch {
+		case !t.dyn && t.s == "-f":
+			fn = true
+		case !t.dyn && strings.HasPrefix(t.s, "-"):
+		case !fn:
+			sc.evalName(t, "unset")
+		}
+	}
+}
+
+// mapfile runs its -C callback and names its array.
+func (sc *shellCheck) mapfile(base string, args []token) {
+	uses, ops := specMapfile.parse(args)
+	for _, u := range uses {
+		if u.o != nil && u.o.short == 'C' && u.has {
+			if u.val.dyn {
+				sc.ask("ask: " + base + " -C callback computed at run time")
+				continue
+			}
+			sc.script(u.val.s, true) // run with the index and line appended
+		}
+	}
+	for _, u := range uses {
+		if u.o != nil && u.o.role == rName && u.has {
+			sc.evalName(u.val, base)
+		}
+	}
+	if len(ops) > 0 {
+		sc.evalName(ops[len(ops)-1], base)
 	}
 }
 

@@ -146,17 +146,69 @@ func RunAll(ctx context.Context, trajs []Trajectory, strategies []string, opts O
 var epoch = time.Date(2025, 11, 18, 9, 0, 0, 0, time.UTC)
 
 func runOne(ctx context.Context, t Trajectory, name string, opts Options, res *Result) error {
-	strategy, err := StrategyNamed(name)
+	r, err := newReplayRun(ctx, t, name, opts, res)
 	if err != nil {
 		return err
 	}
+	started := false
+	for k, m := range t.Messages {
+		switch {
+		case m.Role == llm.RoleAssistant:
+			if err := r.assistant(k, m); err != nil {
+				return err
+			}
+		case hasToolResult(m):
+			r.toolResult(m)
+		case isFeedback(m): // the harness answers a malformed reply: same turn
+			r.h.Append(r.withDelta(m, false))
+		default: // the user speaks: a new turn
+			if started && !r.server {
+				count(res, r.h.EndTurn())
+			}
+			started = true
+			r.h.Append(r.withDelta(m, true))
+		}
+	}
+	if !r.server {
+		count(res, r.h.EndTurn())
+	}
+	if r.clearing != nil {
+		res.Drops += r.clearing.batches
+	}
+	return nil
+}
+
+// replayRun is one trajectory replayed under one strategy: the history it
+// manages, the simulated cache and disk, the clock, and the result it
+// fills.
+type replayRun struct {
+	ctx       context.Context
+	t         Trajectory
+	opts      Options
+	res       *Result
+	server    bool            // the provider compacts, not history.Fit
+	clearing  *serverClearing // the server's tool-result clearing, if server
+	persisted bool            // the reminder goes into the messages, not apart
+	h         *history.History
+	cache     *Cache
+	disk      *simDisk
+	fitSum    fitSummariser
+	task      string
+	calls     []llm.Block // of the latest assistant message
+	step      int         // requests sent so far: the clock
+	told      bool        // the persisted reminder has been sent
+	lastHour  time.Time   // when it was last sent, to the hour
+}
+
+// newReplayRun sets the history's configuration for strategy name the way
+// the agent would, with nothing written to disk.
+func newReplayRun(ctx context.Context, t Trajectory, name string, opts Options, res *Result) (*replayRun, error) {
+	strategy, err := StrategyNamed(name)
+	if err != nil {
+		return nil, err
+	}
 	cfg := opts.Config
 	cfg.Strategy = strategy
-	server := name == StrategyServer
-	var clearing *serverClearing
-	if server {
-		clearing = newServerClearing(opts.Window)
-	}
 	cfg.Window = opts.Window
 	if cfg.RewriteCost == 0 {
 		p := prices[opts.Pricing]
@@ -169,141 +221,149 @@ func runOne(ctx context.Context, t Trajectory, name string, opts Options, res *R
 		cfg.Cap, cfg.TrimText = history.SeedCap, false
 	}
 	cfg.SpillDir = "" // nothing is written to disk in a replay
-	disk := newSimDisk()
+	r := &replayRun{
+		ctx: ctx, t: t, opts: opts, res: res,
+		server:    name == StrategyServer,
+		persisted: strategy.Layers().AppendOnly || opts.NoReminder,
+		cache:     NewCache(opts.Pricing),
+		disk:      newSimDisk(),
+		task:      taskText(t),
+	}
+	if r.server {
+		r.clearing = newServerClearing(opts.Window)
+	}
 	if cfg.Disk == nil {
-		cfg.Disk = disk
+		cfg.Disk = r.disk
 	}
-	var calls []llm.Block // of the latest assistant message
-	h := history.New(cfg)
-	cache := NewCache(opts.Pricing)
-	sum := &summariser{cache: cache, pricing: opts.Pricing, onRequest: opts.OnRequest}
-	step := 0
-	task := taskText(t)
-	persisted := strategy.Layers().AppendOnly || opts.NoReminder
-	now := func() time.Time { return epoch.Add(time.Duration(step) * time.Minute) }
-	base := func() llm.Request {
-		r := llm.Request{
-			System: t.System, Tools: t.Tools, Messages: h.Messages(), Volatile: h.Volatile(), Stable: h.Stable(),
-			SessionID: t.Name,
-		}
-		if opts.OldThinking == ThinkingClear {
-			r.Messages = clearOldThinking(r.Messages)
-		}
-		if clearing != nil {
-			r.Messages = clearing.apply(&r)
-		}
-		if !persisted {
-			r.Reminder = reminder.Format(reminder.Facts{Time: now(), Git: true, Branch: "main"})
-		}
-		return r
-	}
+	r.h = history.New(cfg)
 	// The summariser writes what history.Fit asks for, from the request
 	// the next step would send, like the agent's.
-	fitSum := fitSummariser{h: h, sum: sum, res: res, opts: opts, base: func() llm.Request {
-		b := base()
+	sum := &summariser{cache: r.cache, pricing: opts.Pricing, onRequest: opts.OnRequest}
+	r.fitSum = fitSummariser{h: r.h, sum: sum, res: res, opts: opts, base: func() llm.Request {
+		b := r.base()
 		if isRef && ref.ownSummariser {
 			b.System, b.Tools = seedSummarySystem, nil
 		}
 		return b
 	}}
-	fit := func(trigger history.Trigger) error {
-		edits, err := h.Fit(ctx, history.Need{Trigger: trigger}, fitSum)
-		count(res, edits)
-		return err
+	return r, nil
+}
+
+func (r *replayRun) now() time.Time { return epoch.Add(time.Duration(r.step) * time.Minute) }
+
+// base is the request the next step sends, before caching.
+func (r *replayRun) base() llm.Request {
+	req := llm.Request{
+		System: r.t.System, Tools: r.t.Tools, Messages: r.h.Messages(), Volatile: r.h.Volatile(), Stable: r.h.Stable(),
+		SessionID: r.t.Name,
 	}
-	// The persisted reminder: the time at a turn's start and when the hour
-	// changes, the branch once; nothing else changes in a replay.
-	told, lastHour := false, time.Time{}
-	withDelta := func(m llm.Message, turnStart bool) llm.Message {
-		if !persisted || opts.NoReminder {
-			return m
-		}
-		hour := now().Truncate(time.Hour)
-		if !turnStart && told && hour.Equal(lastHour) {
-			return m
-		}
-		text := reminder.FormatDelta(reminder.Facts{Time: now(), Git: true, Branch: "main"}, true, !told, false)
-		told, lastHour = true, hour
-		res.reminder += Tokens(len(text))
-		m.Blocks = append(append([]llm.Block(nil), m.Blocks...), llm.Block{Type: llm.BlockText, Text: text, Layer: history.LayerReminder})
+	if r.opts.OldThinking == ThinkingClear {
+		req.Messages = clearOldThinking(req.Messages)
+	}
+	if r.clearing != nil {
+		req.Messages = r.clearing.apply(&req)
+	}
+	if !r.persisted {
+		req.Reminder = reminder.Format(reminder.Facts{Time: r.now(), Git: true, Branch: "main"})
+	}
+	return req
+}
+
+func (r *replayRun) fit(trigger history.Trigger) error {
+	edits, err := r.h.Fit(r.ctx, history.Need{Trigger: trigger}, r.fitSum)
+	count(r.res, edits)
+	return err
+}
+
+// withDelta adds the persisted reminder to m: the time at a turn's start
+// and when the hour changes, the branch once; nothing else changes in a
+// replay.
+func (r *replayRun) withDelta(m llm.Message, turnStart bool) llm.Message {
+	if !r.persisted || r.opts.NoReminder {
 		return m
 	}
-	started := false
-	for k, m := range t.Messages {
-		switch {
-		case m.Role == llm.RoleAssistant:
-			if !server {
-				if err := fit(history.BeforeRequest); err != nil {
-					return err
-				}
-			}
-			req := base()
-			if req.Reminder != "" {
-				res.reminder += Tokens(len(req.Reminder))
-			}
-			if opts.OnRequest != nil {
-				opts.OnRequest(&req)
-			}
-			u := cache.Request(&req)
-			step++
-			res.Requests++
-			res.TokensSent += u.Prompt()
-			res.cacheRead += u.CacheRead
-			res.PeakContext = max(res.PeakContext, u.Prompt())
-			res.Cost += Cost(opts.Pricing, u)
-			if d := res.Decomposition; d != nil {
-				d.addRequest(opts.Pricing, &req, cache.last, u, task)
-			}
-			res.visible += visibleOutput(req.Messages)
-			h.Observe(u)
-			h.Append(withThinking(m, opts.ThinkingTokens, step))
-			calls = calls[:0]
-			for _, b := range m.Blocks {
-				if b.Type == llm.BlockToolUse {
-					calls = append(calls, b)
-				}
-			}
-			// A reply without tool calls that the harness does not answer
-			// ends the turn, as in the agent.
-			if len(calls) == 0 && !server && (k+1 == len(t.Messages) || !isFeedback(t.Messages[k+1])) {
-				if err := fit(history.TurnEnd); err != nil {
-					return err
-				}
-			}
-			if server && h.NeedsCompact() {
-				// Server-side compaction, which the prefix check accepts:
-				// the same summary, in the provider's hands.
-				if _, err := h.Fit(ctx, history.Need{Trigger: history.Requested}, fitSum); err != nil {
-					return err
-				}
-			}
-		case hasToolResult(m):
-			for _, c := range calls { // they ran: their writes are on disk
-				disk.run(c)
-			}
-			calls = calls[:0]
-			m.Blocks = append([]llm.Block(nil), m.Blocks...)
-			for i := range m.Blocks {
-				_ = h.Cap(&m.Blocks[i]) // no SpillDir: nothing to fail
-			}
-			h.Append(withDelta(m, false))
-		case isFeedback(m): // the harness answers a malformed reply: same turn
-			h.Append(withDelta(m, false))
-		default: // the user speaks: a new turn
-			if started && !server {
-				count(res, h.EndTurn())
-			}
-			started = true
-			h.Append(withDelta(m, true))
+	hour := r.now().Truncate(time.Hour)
+	if !turnStart && r.told && hour.Equal(r.lastHour) {
+		return m
+	}
+	text := reminder.FormatDelta(reminder.Facts{Time: r.now(), Git: true, Branch: "main"}, true, !r.told, false)
+	r.told, r.lastHour = true, hour
+	r.res.reminder += Tokens(len(text))
+	m.Blocks = append(append([]llm.Block(nil), m.Blocks...), llm.Block{Type: llm.BlockText, Text: text, Layer: history.LayerReminder})
+	return m
+}
+
+// assistant sends the request that produced message k, m, costs it, and
+// appends m with its tool calls pending.
+func (r *replayRun) assistant(k int, m llm.Message) error {
+	if !r.server {
+		if err := r.fit(history.BeforeRequest); err != nil {
+			return err
 		}
 	}
-	if !server {
-		count(res, h.EndTurn())
+	r.send()
+	r.h.Append(withThinking(m, r.opts.ThinkingTokens, r.step))
+	r.calls = r.calls[:0]
+	for _, b := range m.Blocks {
+		if b.Type == llm.BlockToolUse {
+			r.calls = append(r.calls, b)
+		}
 	}
-	if clearing != nil {
-		res.Drops += clearing.batches
+	// A reply without tool calls that the harness does not answer ends
+	// the turn, as in the agent.
+	msgs := r.t.Messages
+	if len(r.calls) == 0 && !r.server && (k+1 == len(msgs) || !isFeedback(msgs[k+1])) {
+		if err := r.fit(history.TurnEnd); err != nil {
+			return err
+		}
+	}
+	if r.server && r.h.NeedsCompact() {
+		// Server-side compaction, which the prefix check accepts: the
+		// same summary, in the provider's hands.
+		if _, err := r.h.Fit(r.ctx, history.Need{Trigger: history.Requested}, r.fitSum); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// send sends the next request through the cache and adds its usage and
+// cost to the result.
+func (r *replayRun) send() {
+	res := r.res
+	req := r.base()
+	if req.Reminder != "" {
+		res.reminder += Tokens(len(req.Reminder))
+	}
+	if r.opts.OnRequest != nil {
+		r.opts.OnRequest(&req)
+	}
+	u := r.cache.Request(&req)
+	r.step++
+	res.Requests++
+	res.TokensSent += u.Prompt()
+	res.cacheRead += u.CacheRead
+	res.PeakContext = max(res.PeakContext, u.Prompt())
+	res.Cost += Cost(r.opts.Pricing, u)
+	if d := res.Decomposition; d != nil {
+		d.addRequest(r.opts.Pricing, &req, r.cache.last, u, r.task)
+	}
+	res.visible += visibleOutput(req.Messages)
+	r.h.Observe(u)
+}
+
+// toolResult appends the results of the pending calls, capped, once their
+// writes are on the simulated disk.
+func (r *replayRun) toolResult(m llm.Message) {
+	for _, c := range r.calls { // they ran: their writes are on disk
+		r.disk.run(c)
+	}
+	r.calls = r.calls[:0]
+	m.Blocks = append([]llm.Block(nil), m.Blocks...)
+	for i := range m.Blocks {
+		_ = r.h.Cap(&m.Blocks[i]) // no SpillDir: nothing to fail
+	}
+	r.h.Append(r.withDelta(m, false))
 }
 
 // fitSummariser is the replay's history.Summariser: package compact with

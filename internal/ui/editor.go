@@ -235,77 +235,47 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 		// Any other key accepts the match and is then applied as usual.
 	}
 	if s.paste {
-		switch k.kind {
-		case keyPasteEnd:
-			s.paste = false
-			s.endPaste()
-			if s.poked && e.opts.OnPoke != nil {
-				s.poked = false
-				e.stepAside(s)
-			}
-		case keyPoke:
-			s.poked = true // after the paste: its bytes are still coming
-		case keyEnter, keyNewline:
-			s.pasted = append(s.pasted, '\n')
-		case keyTab:
-			s.pasted = append(s.pasted, '\t')
-		case keyRune:
-			s.pasted = append(s.pasted, k.r)
-		}
+		e.pasteKey(s, k)
 		return false, "", nil
 	}
+	if s.editKey(k) {
+		return false, "", nil
+	}
+	return e.lineKey(s, k)
+}
+
+// pasteKey takes a key while a bracketed paste streams in: its text is
+// collected, not acted on, until its end.
+func (e *Editor) pasteKey(s *lineState, k key) {
+	switch k.kind {
+	case keyPasteEnd:
+		s.paste = false
+		s.endPaste()
+		if s.poked && e.opts.OnPoke != nil {
+			s.poked = false
+			e.stepAside(s)
+		}
+	case keyPoke:
+		s.poked = true // after the paste: its bytes are still coming
+	case keyEnter, keyNewline:
+		s.pasted = append(s.pasted, '\n')
+	case keyTab:
+		s.pasted = append(s.pasted, '\t')
+	case keyRune:
+		s.pasted = append(s.pasted, k.r)
+	}
+}
+
+// editKey performs a key that only edits the buffer or moves the cursor,
+// and reports whether k was one.
+func (s *lineState) editKey(k key) bool {
 	switch k.kind {
 	case keyRune:
 		s.insert(k.r)
-	case keyPasteStart:
-		s.paste = true
-	case keyEnter:
-		if s.pos > 0 && s.buf[s.pos-1] == '\\' && s.pos == len(s.buf) {
-			// \ then Enter continues the prompt on a new line.
-			s.buf[s.pos-1] = '\n'
-			return false, "", nil
-		}
-		e.finish(s)
-		return true, s.text(), nil
-	case keyBackTab:
-		if e.opts.OnBackTab != nil {
-			s.prompt = e.opts.OnBackTab()
-		}
-	case keyResize:
-		if e.opts.OnResize != nil {
-			// The screen is redrawn from the top: the input starts on a
-			// fresh row, with nothing stale above it.
-			e.opts.OnResize()
-			s.rows = 0
-		}
-	case keyPoke:
-		if e.opts.OnPoke != nil {
-			e.stepAside(s)
-		}
-	case keyEscape:
-		// A lone Esc does nothing at the prompt (and never eats the
-		// next key); where it interrupts, it is Ctrl-C.
-		if e.opts.EscapeInterrupts {
-			e.finish(s)
-			return true, "", ErrInterrupt
-		}
 	case keyNewline:
 		s.insert('\n')
-	case keyInterrupt:
-		if len(s.buf) == 0 {
-			e.finish(s)
-			return true, "", ErrInterrupt
-		}
-		s.buf, s.pos = nil, 0
-		s.hidx = len(e.history)
-	case keyEOF:
-		if len(s.buf) == 0 {
-			e.finish(s)
-			return true, "", io.EOF
-		}
-		if s.pos < len(s.buf) {
-			s.buf = append(s.buf[:s.pos], s.buf[s.pos+1:]...)
-		}
+	case keyPasteStart:
+		s.paste = true
 	case keyBackspace:
 		if s.pos > 0 {
 			s.buf = append(s.buf[:s.pos-1], s.buf[s.pos:]...)
@@ -336,25 +306,88 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 		if end == s.pos && end < len(s.buf) {
 			end++ // at the end of a line of several: join with the next
 		}
-		s.yank = append([]rune(nil), s.buf[s.pos:end]...)
-		s.buf = append(s.buf[:s.pos], s.buf[end:]...)
+		s.kill(s.pos, end)
 	case keyKillStart:
-		start := s.lineStart()
-		s.yank = append([]rune(nil), s.buf[start:s.pos]...)
-		s.buf = append(s.buf[:start], s.buf[s.pos:]...)
-		s.pos = start
+		s.kill(s.lineStart(), s.pos)
 	case keyKillWord:
-		start := s.wordLeft()
-		s.yank = append([]rune(nil), s.buf[start:s.pos]...)
-		s.buf = append(s.buf[:start], s.buf[s.pos:]...)
-		s.pos = start
+		s.kill(s.wordLeft(), s.pos)
 	case keyDeleteWord:
-		end := s.wordRight()
-		s.yank = append([]rune(nil), s.buf[s.pos:end]...)
-		s.buf = append(s.buf[:s.pos], s.buf[end:]...)
+		s.kill(s.pos, s.wordRight())
 	case keyYank:
 		for _, r := range s.yank {
 			s.insert(r)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// kill cuts buf[start:end] into the yank buffer; the cursor ends at start.
+func (s *lineState) kill(start, end int) {
+	s.yank = append([]rune(nil), s.buf[start:end]...)
+	s.buf = append(s.buf[:start], s.buf[end:]...)
+	s.pos = start
+}
+
+// lineKey performs a key that ends the line, reaches outside the buffer
+// (history, completion, search, the screen) or calls back to the caller.
+func (e *Editor) lineKey(s *lineState, k key) (done bool, line string, err error) {
+	switch k.kind {
+	case keyEnter:
+		if s.pos > 0 && s.buf[s.pos-1] == '\\' && s.pos == len(s.buf) {
+			// \ then Enter continues the prompt on a new line.
+			s.buf[s.pos-1] = '\n'
+			return false, "", nil
+		}
+		e.finish(s)
+		return true, s.text(), nil
+	case keyEscape:
+		// A lone Esc does nothing at the prompt (and never eats the
+		// next key); where it interrupts, it is Ctrl-C.
+		if e.opts.EscapeInterrupts {
+			e.finish(s)
+			return true, "", ErrInterrupt
+		}
+	case keyInterrupt:
+		if len(s.buf) == 0 {
+			e.finish(s)
+			return true, "", ErrInterrupt
+		}
+		s.buf, s.pos = nil, 0
+		s.hidx = len(e.history)
+	case keyEOF:
+		if len(s.buf) == 0 {
+			e.finish(s)
+			return true, "", io.EOF
+		}
+		if s.pos < len(s.buf) {
+			s.buf = append(s.buf[:s.pos], s.buf[s.pos+1:]...)
+		}
+	default:
+		e.controlKey(s, k)
+	}
+	return false, "", nil
+}
+
+// controlKey performs a key that neither edits the buffer nor ends the
+// line.
+func (e *Editor) controlKey(s *lineState, k key) {
+	switch k.kind {
+	case keyBackTab:
+		if e.opts.OnBackTab != nil {
+			s.prompt = e.opts.OnBackTab()
+		}
+	case keyResize:
+		if e.opts.OnResize != nil {
+			// The screen is redrawn from the top: the input starts on a
+			// fresh row, with nothing stale above it.
+			e.opts.OnResize()
+			s.rows = 0
+		}
+	case keyPoke:
+		if e.opts.OnPoke != nil {
+			e.stepAside(s)
 		}
 	case keyUp:
 		if s.lineStart() > 0 {
@@ -379,7 +412,6 @@ func (e *Editor) apply(s *lineState, k key) (done bool, line string, err error) 
 		io.WriteString(e.t.Out, "\x1b[H\x1b[2J")
 		s.rows = 0
 	}
-	return false, "", nil
 }
 
 // applySearch handles a key in reverse-search mode and reports whether it

@@ -227,18 +227,20 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.reqs...)
 }
 
+// chatPaths are the chat endpoints and the wire format each speaks; /v1 is
+// optional.
+var chatPaths = map[string]Format{
+	"/messages":         FormatAnthropic,
+	"/chat/completions": FormatOpenAI,
+}
+
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasSuffix(r.URL.Path, "/responses") {
 		s.serveResponses(w, r) // responses.go
 		return
 	}
-	var f Format
-	switch strings.TrimPrefix(r.URL.Path, "/v1") {
-	case "/messages":
-		f = FormatAnthropic
-	case "/chat/completions":
-		f = FormatOpenAI
-	default:
+	f, ok := chatPaths[strings.TrimPrefix(r.URL.Path, "/v1")]
+	if !ok {
 		if s.serveLocal(w, r) {
 			return
 		}
@@ -246,158 +248,211 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
+	ex := s.judge(f, body, r)
+	s.mu.Lock()
+	reply, ok := s.settleLocked(w, ex)
+	s.mu.Unlock()
+	if ok {
+		s.writeReply(w, r, ex, reply)
+	}
+}
+
+// exchange is one chat request as the server judged it: what it decoded,
+// whether the request fits the window and keeps the API's rules, and the
+// stream modes its reply is written with.
+type exchange struct {
+	f         Format
+	body      []byte
+	req       Request
+	imgStatus int    // not 0: the images are refused with this status
+	imgErr    string // and this body
+	preserved bool   // PreservedThinking, when the request came
+	limit     int    // the context window, 0 for none
+	count     func([]byte) int
+	on        bool // Anthropic thinking is on for this request
+	fits      bool // within the window
+	ruleErr   string
+	tc        thinkingCheck
+	sm        streamModes
+	x         openaiExtras
+}
+
+// judge decodes a chat request and checks it against the window and, for
+// Anthropic, the API's rules and the thinking blocks sent back.
+func (s *Server) judge(f Format, body []byte, r *http.Request) *exchange {
+	ex := &exchange{f: f, body: body}
 	req := decodeRequest(f, body)
 	req.Method, req.Path, req.Header = r.Method, r.URL.Path, r.Header.Clone()
-	images, imgStatus, imgErr := checkImages(f, body)
-	req.Images = images
+	req.Images, ex.imgStatus, ex.imgErr = checkImages(f, body)
 
 	s.mu.Lock()
-	preserved, limit, count := s.preserved, s.limit, s.count
+	ex.preserved, ex.limit, ex.count = s.preserved, s.limit, s.count
 	s.mu.Unlock()
-	if count == nil {
-		count = CountTokens
+	if ex.count == nil {
+		ex.count = CountTokens
 	}
-	req.Tokens = count(body)
-	if limit <= 0 {
+	req.Tokens = ex.count(body)
+	if ex.limit <= 0 {
 		// The model's own window, when the catalogue knows it.
 		if m, ok := llm.LookupModel(req.Model); ok {
-			limit = m.ContextWindow
+			ex.limit = m.ContextWindow
 		}
 	}
-	var (
-		tc      thinkingCheck
-		wa      wireAnthropic
-		on      bool
-		ruleErr string
-	)
-	if f == FormatAnthropic && req.DecodeErr == nil {
+	anthropic := f == FormatAnthropic && req.DecodeErr == nil
+	var wa wireAnthropic
+	if anthropic {
 		_ = json.Unmarshal(body, &wa)
-		on = thinkingOn(&wa, preserved)
+		ex.on = thinkingOn(&wa, ex.preserved)
 	}
+	ex.fits = ex.limit <= 0 || s.need(f, &req, ex.on) <= ex.limit
+	if anthropic && ex.fits {
+		if ex.ruleErr = anthropicRules(&wa, r.Header, ex.preserved); ex.ruleErr == "" {
+			ex.tc = checkThinking(body, r.Header, ex.preserved)
+			req.PrefixFailures = ex.tc.failures
+		}
+	}
+	ex.req = req
+	return ex
+}
+
+// need is what a request counts against the window: its prompt, and the
+// reply's reserve where the provider counts that in too.
+func (s *Server) need(f Format, req *Request, thinking bool) int {
 	need := req.Tokens
 	if f == FormatOpenAI && (s.hasMode(DeepSeekThinking) || s.hasMode(OpenRouterReasoning) || s.hasMode(OpenRouterCache)) {
 		// DeepSeek and OpenRouter count the reply's reserve in (see
 		// overflowBody).
 		need += req.MaxTokens
 	}
-	if on {
+	if thinking {
 		// With thinking on, Anthropic counts max_tokens (the thinking
 		// budget included) against the window too (see
 		// anthropicInputMaxTokens).
 		need += req.MaxTokens
 	}
-	fits := limit <= 0 || need <= limit
-	if f == FormatAnthropic && req.DecodeErr == nil {
-		if fits {
-			if ruleErr = anthropicRules(&wa, r.Header, preserved); ruleErr == "" {
-				tc = checkThinking(body, r.Header, preserved)
-				req.PrefixFailures = tc.failures
-			}
-		}
-	}
+	return need
+}
 
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
+// settleLocked records the request and picks its reply, with s.mu held
+// (it lets go while the observer and the handler run). A refused request
+// (its images, a scripted rejection, the window, the API's rules) is
+// answered here and false returned.
+func (s *Server) settleLocked(w http.ResponseWriter, ex *exchange) (Reply, bool) {
+	s.reqs = append(s.reqs, ex.req)
 	idx := len(s.reqs) - 1
-	reject := func(status int, body string) {
+	reject := func(status int, body string) (Reply, bool) {
 		s.reqs[idx].Rejected = body
 		httpError(w, status, body)
+		return Reply{}, false
 	}
 	if obs := s.observe; obs != nil {
 		s.mu.Unlock()
-		obs(req)
+		obs(ex.req)
 		s.mu.Lock()
 	}
-	if imgStatus != 0 {
-		reject(imgStatus, imgErr)
-		s.mu.Unlock()
-		return
+	if ex.imgStatus != 0 {
+		return reject(ex.imgStatus, ex.imgErr)
 	}
-	if st, eb := s.reject(f, body); st != 0 {
-		reject(st, eb)
-		s.mu.Unlock()
-		return
+	if st, eb := s.reject(ex.f, ex.body); st != 0 {
+		return reject(st, eb)
 	}
-	var reply Reply
+	reply := s.nextReplyLocked(ex.req)
+	s.fillUsageLocked(&reply, ex)
+	s.remember(ex.body)
+	s.reqs[idx].Usage = reply.Usage
+	ex.sm = s.streamModes(ex.f, ex.body, reply.Usage.Input+reply.Usage.CacheRead+reply.Usage.CacheWrite)
+	ex.x = s.issue(&reply, ex.sm)
+	if refused := s.refusal(ex); refused != "" {
+		return reject(http.StatusBadRequest, refused)
+	}
+	return reply, true
+}
+
+// nextReplyLocked is the scripted reply: the queue's next, else the
+// handler's (called without the lock), else the default text.
+func (s *Server) nextReplyLocked(req Request) Reply {
 	switch {
 	case len(s.queue) > 0:
-		reply, s.queue = s.queue[0], s.queue[1:]
+		reply := s.queue[0]
+		s.queue = s.queue[1:]
+		return reply
 	case s.handler != nil:
 		h := s.handler
 		s.mu.Unlock()
-		reply = h(req)
+		reply := h(req)
 		s.mu.Lock()
-	default:
-		reply = Reply{Text: DefaultText}
+		return reply
 	}
-	if l := s.local; l.Truncate && l.Context > 0 && f == FormatOpenAI && CountTokens(body) > l.Context {
+	return Reply{Text: DefaultText}
+}
+
+// fillUsageLocked sets the usage a reply reports when the script left it
+// out, as the server would count it.
+func (s *Server) fillUsageLocked(reply *Reply, ex *exchange) {
+	if l := s.local; l.Truncate && l.Context > 0 && ex.f == FormatOpenAI && CountTokens(ex.body) > l.Context {
 		// Ollama keeps the tail that fits and counts only that.
 		reply.Usage = llm.Usage{Input: l.Context - 200, Output: 200}
 	}
-	if reply.Usage == (llm.Usage{}) && fits {
+	if reply.Usage == (llm.Usage{}) && ex.fits {
 		// Unscripted usage is what the server counted, split as its
 		// prefix cache would.
-		reply.Usage = s.promptUsage(f, body, count)
+		reply.Usage = s.promptUsage(ex.f, ex.body, ex.count)
 		reply.Usage.Output = 1 + (len(reply.Text)+len(reply.Thinking))/4
 	}
-	s.remember(body)
-	s.reqs[idx].Usage = reply.Usage
-	sm := s.streamModes(f, body, reply.Usage.Input+reply.Usage.CacheRead+reply.Usage.CacheWrite)
-	x := s.issue(&reply, sm)
-	var refused string
-	switch {
-	case !fits:
-		refused = s.overflowBody(f, req.Tokens, limit, req.MaxTokens, on)
-	case ruleErr != "":
-		refused = errorJSON(ruleErr)
-	case tc.errBody != "":
-		refused = tc.errBody
-	}
-	if refused != "" {
-		reject(http.StatusBadRequest, refused)
-		s.mu.Unlock()
-		return
-	}
-	s.mu.Unlock()
+}
 
-	if f == FormatAnthropic {
+// refusal is the 400 body the provider would send instead of a reply, or
+// "" when the request is accepted.
+func (s *Server) refusal(ex *exchange) string {
+	switch {
+	case !ex.fits:
+		return s.overflowBody(ex.f, ex.req.Tokens, ex.limit, ex.req.MaxTokens, ex.on)
+	case ex.ruleErr != "":
+		return errorJSON(ex.ruleErr)
+	}
+	return ex.tc.errBody
+}
+
+// writeReply writes the reply as a scripted error, one JSON body, or a
+// stream.
+func (s *Server) writeReply(w http.ResponseWriter, r *http.Request, ex *exchange, reply Reply) {
+	if ex.f == FormatAnthropic {
 		// With thinking on, every reply starts with a thinking block
 		// (empty text when none is scripted, as with display
 		// "omitted"), signed for this model and, when preserved, bound
 		// to this request.
-		reply.thinking, reply.dropped = on, tc.dropped
-		reply.sig = signReply(body, reply.Thinking, preserved)
+		reply.thinking, reply.dropped = ex.on, ex.tc.dropped
+		reply.sig = signReply(ex.body, reply.Thinking, ex.preserved)
 	}
-
 	if reply.RetryAfter != "" {
 		w.Header().Set("retry-after", reply.RetryAfter)
 	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {
 		eb := reply.ErrorBody
 		if eb == "" {
-			eb = defaultErrorBody(f, reply.Status)
+			eb = defaultErrorBody(ex.f, reply.Status)
 		}
 		httpError(w, reply.Status, eb)
 		return
 	}
 	if reply.JSON {
 		w.Header().Set("Content-Type", "application/json")
-		if f == FormatAnthropic {
+		if ex.f == FormatAnthropic {
 			w.Write(anthropicJSON(reply))
-		} else {
-			b := openaiJSON(reply, sm, x)
-			if s.contentParts() {
-				b = contentPartsJSON(b) // parts.go
-			}
-			w.Write(b)
+			return
 		}
+		b := openaiJSON(reply, ex.sm, ex.x)
+		if s.contentParts() {
+			b = contentPartsJSON(b) // parts.go
+		}
+		w.Write(b)
 		return
 	}
 	var chunks []string
-	if f == FormatAnthropic {
+	if ex.f == FormatAnthropic {
 		chunks = anthropicStream(reply)
 	} else {
-		chunks = openaiStream(reply, sm, x)
+		chunks = openaiStream(reply, ex.sm, ex.x)
 		if s.contentParts() {
 			chunks = toContentParts(chunks) // parts.go
 		}
