@@ -427,190 +427,238 @@ const (
 
 // convert reads e in format f into a Server (before normalise).
 func convert(e *cfgEntry, f Format) (Server, error) {
-	var s Server
-	var err error
-	get := func(dst *string, k string) {
-		if err == nil {
-			*dst, err = e.str(k)
-		}
-	}
-	getList := func(dst *[]string, k string) {
-		if err == nil {
-			*dst, err = e.strs(k)
-		}
-	}
-	getMap := func(dst *map[string]string, k string) {
-		if err == nil {
-			*dst, err = e.strMap(k)
-		}
-	}
-	off := func(k string, when bool, why string) {
-		if err != nil {
-			return
-		}
-		v, set, berr := e.boolean(k)
-		if berr != nil {
-			err = berr
-			return
-		}
-		if set && v == when {
-			s.Off, s.Disabled = why, true
-		}
-	}
+	r := &entryReader{e: e}
 	e.accept("description", "name")
 	switch f {
 	case FormatClaude, FormatCursor, FormatVSCode, FormatCrush:
-		get(&s.Type, "type")
-		get(&s.Command, "command")
-		getList(&s.Args, "args")
-		getMap(&s.Env, "env")
-		get(&s.URL, "url")
-		getMap(&s.Headers, "headers")
-		get(&s.Cwd, "cwd")
-		off("disabled", true, `"disabled": true in `+e.file)
-		off("enabled", false, `"enabled": false in `+e.file)
-		if f == FormatClaude && err == nil && e.has("oauth") {
-			raw, _ := json.Marshal(e.m["oauth"])
-			var o OAuth
-			if jerr := json.Unmarshal(raw, &o); jerr != nil {
-				err = e.bad("oauth", "%v", jerr)
-			} else {
-				s.OAuth = &o
-			}
-		}
-		e.ignore("envFile", envFileHint)
-		e.ignore("timeout", timeoutHint)
-		e.ignore("disabled_tools", toolFilterHint)
-		e.ignore("alwaysAllow", trustHint)
-		e.ignore("autoApprove", trustHint)
-		// VS Code's own: harness runs every stdio server in its walls
-		// (sandboxEnabled, sandbox); gallery and version say where an
-		// installed server came from; harness has no watch-and-restart
-		// (dev).
-		e.accept("sandboxEnabled", "sandbox", "gallery", "version")
-		e.ignore("dev", "VS Code's watch-and-debug mode; harness starts the server as it is")
-		if f == FormatCrush && s.Type == "" && s.URL == "" {
-			s.Type = "stdio"
-		}
+		r.claudeLike(f)
 	case FormatGemini:
-		get(&s.Command, "command")
-		getList(&s.Args, "args")
-		getMap(&s.Env, "env")
-		get(&s.Cwd, "cwd")
-		getMap(&s.Headers, "headers")
-		var url, httpURL string
-		get(&url, "url")
-		get(&httpURL, "httpUrl")
-		get(&s.Type, "type")
-		if err == nil {
-			// httpUrl is streamable HTTP, url SSE unless type says http.
-			switch {
-			case httpURL != "":
-				s.URL, s.Type = httpURL, "http"
-			case url != "":
-				s.URL = url
-				if s.Type == "" {
-					s.Type = "sse"
-				}
-			}
-		}
-		off("disabled", true, `"disabled": true in `+e.file)
-		e.ignore("timeout", timeoutHint)
-		e.ignore("trust", trustHint)
-		e.ignore("includeTools", toolFilterHint)
-		e.ignore("excludeTools", toolFilterHint)
-		e.ignore("oauth", "harness finds a server's OAuth itself: harness mcp login NAME")
-		e.ignore("authProviderType", "harness finds a server's OAuth itself: harness mcp login NAME")
-		e.ignore("targetAudience", "Google service-account login is not supported")
-		e.ignore("targetServiceAccount", "Google service-account login is not supported")
-		e.accept("extensionName")
+		r.gemini()
 	case FormatOpencode:
-		var typ string
-		get(&typ, "type")
-		var words []string
-		getList(&words, "command")
-		getMap(&s.Env, "environment")
-		get(&s.URL, "url")
-		getMap(&s.Headers, "headers")
-		off("enabled", false, `"enabled": false in `+e.file)
-		e.ignore("timeout", timeoutHint)
-		if e.m["oauth"] == false {
-			e.accept("oauth") // opencode's "no OAuth": harness tries none unless asked (401)
-		} else {
-			e.ignore("oauth", "harness finds a server's OAuth itself: harness mcp login NAME")
-		}
-		if err != nil {
-			return s, err
-		}
-		switch typ {
-		case "local":
-			if len(words) == 0 {
-				return s, e.bad("command", `a local server needs "command": ["PROGRAM", "ARG", ...]`)
-			}
-			s.Type, s.Command, s.Args = "stdio", words[0], words[1:]
-		case "remote":
-			s.Type = "http"
-		case "":
-			return s, e.bad("type", `opencode needs "type": "local" or "remote"`)
-		default:
-			return s, e.bad("type", `%q is not "local" or "remote"`, typ)
-		}
+		r.opencode()
 	case FormatCodex:
-		get(&s.Command, "command")
-		getList(&s.Args, "args")
-		getMap(&s.Env, "env")
-		get(&s.Cwd, "cwd")
-		get(&s.URL, "url")
-		getMap(&s.Headers, "http_headers")
-		var fwd []string
-		getList(&fwd, "env_vars")
-		var bearer string
-		get(&bearer, "bearer_token_env_var")
-		var envHeaders map[string]string
-		getMap(&envHeaders, "env_http_headers")
-		off("enabled", false, "enabled = false in "+e.file)
-		if err != nil {
-			return s, err
-		}
-		if s.URL != "" {
-			s.Type = "http"
-		}
-		// Variables named in env_vars pass from harness's environment,
-		// when set (Codex forwards them as they are).
-		for _, k := range fwd {
-			if !envRE().MatchString(k) {
-				return s, e.bad("env_vars", "%q is not a variable name", k)
-			}
-			s.Forward = append(s.Forward, k)
-		}
-		setHeader := func(k, v string) {
-			if s.Headers == nil {
-				s.Headers = map[string]string{}
-			}
-			s.Headers[k] = v
-		}
-		if bearer != "" {
-			if !envRE().MatchString(bearer) {
-				return s, e.bad("bearer_token_env_var", "%q is not a variable name", bearer)
-			}
-			setHeader("Authorization", "Bearer ${"+bearer+"}")
-		}
-		for h, v := range envHeaders {
-			if !envRE().MatchString(v) {
-				return s, e.bad("env_http_headers", "%q (for %s) is not a variable name", v, h)
-			}
-			setHeader(h, "${"+v+"}")
-		}
-		e.ignore("startup_timeout_sec", timeoutHint)
-		e.ignore("startup_timeout_ms", timeoutHint)
-		e.ignore("tool_timeout_sec", timeoutHint)
-		e.ignore("enabled_tools", toolFilterHint)
-		e.ignore("disabled_tools", toolFilterHint)
-		e.ignore("required", "a server that does not start is said and the session goes on")
-		e.ignore("oauth_resource", "harness finds a server's OAuth itself: harness mcp login NAME")
-		e.ignore("scopes", "harness asks for the scopes the server names")
+		r.codex()
 	}
-	return s, err
+	return r.s, r.err
+}
+
+// entryReader fills a Server from one entry's fields; the first error
+// stops the reads after it.
+type entryReader struct {
+	e   *cfgEntry
+	s   Server
+	err error
+}
+
+func (r *entryReader) get(dst *string, k string) {
+	if r.err == nil {
+		*dst, r.err = r.e.str(k)
+	}
+}
+
+func (r *entryReader) getList(dst *[]string, k string) {
+	if r.err == nil {
+		*dst, r.err = r.e.strs(k)
+	}
+}
+
+func (r *entryReader) getMap(dst *map[string]string, k string) {
+	if r.err == nil {
+		*dst, r.err = r.e.strMap(k)
+	}
+}
+
+// off turns the server off when boolean k is set to when, saying why.
+func (r *entryReader) off(k string, when bool, why string) {
+	if r.err != nil {
+		return
+	}
+	v, set, err := r.e.boolean(k)
+	if err != nil {
+		r.err = err
+		return
+	}
+	if set && v == when {
+		r.s.Off, r.s.Disabled = why, true
+	}
+}
+
+// claudeLike reads the mcpServers/servers entries of Claude Code,
+// Cursor, VS Code and crush.
+func (r *entryReader) claudeLike(f Format) {
+	e, s := r.e, &r.s
+	r.get(&s.Type, "type")
+	r.get(&s.Command, "command")
+	r.getList(&s.Args, "args")
+	r.getMap(&s.Env, "env")
+	r.get(&s.URL, "url")
+	r.getMap(&s.Headers, "headers")
+	r.get(&s.Cwd, "cwd")
+	r.off("disabled", true, `"disabled": true in `+e.file)
+	r.off("enabled", false, `"enabled": false in `+e.file)
+	if f == FormatClaude && r.err == nil && e.has("oauth") {
+		raw, _ := json.Marshal(e.m["oauth"])
+		var o OAuth
+		if jerr := json.Unmarshal(raw, &o); jerr != nil {
+			r.err = e.bad("oauth", "%v", jerr)
+		} else {
+			s.OAuth = &o
+		}
+	}
+	e.ignore("envFile", envFileHint)
+	e.ignore("timeout", timeoutHint)
+	e.ignore("disabled_tools", toolFilterHint)
+	e.ignore("alwaysAllow", trustHint)
+	e.ignore("autoApprove", trustHint)
+	// VS Code's own: harness runs every stdio server in its walls
+	// (sandboxEnabled, sandbox); gallery and version say where an
+	// installed server came from; harness has no watch-and-restart
+	// (dev).
+	e.accept("sandboxEnabled", "sandbox", "gallery", "version")
+	e.ignore("dev", "VS Code's watch-and-debug mode; harness starts the server as it is")
+	if f == FormatCrush && s.Type == "" && s.URL == "" {
+		s.Type = "stdio"
+	}
+}
+
+// gemini reads Gemini CLI's mcpServers entries.
+func (r *entryReader) gemini() {
+	e, s := r.e, &r.s
+	r.get(&s.Command, "command")
+	r.getList(&s.Args, "args")
+	r.getMap(&s.Env, "env")
+	r.get(&s.Cwd, "cwd")
+	r.getMap(&s.Headers, "headers")
+	var url, httpURL string
+	r.get(&url, "url")
+	r.get(&httpURL, "httpUrl")
+	r.get(&s.Type, "type")
+	if r.err == nil {
+		// httpUrl is streamable HTTP, url SSE unless type says http.
+		switch {
+		case httpURL != "":
+			s.URL, s.Type = httpURL, "http"
+		case url != "":
+			s.URL = url
+			if s.Type == "" {
+				s.Type = "sse"
+			}
+		}
+	}
+	r.off("disabled", true, `"disabled": true in `+e.file)
+	e.ignore("timeout", timeoutHint)
+	e.ignore("trust", trustHint)
+	e.ignore("includeTools", toolFilterHint)
+	e.ignore("excludeTools", toolFilterHint)
+	e.ignore("oauth", "harness finds a server's OAuth itself: harness mcp login NAME")
+	e.ignore("authProviderType", "harness finds a server's OAuth itself: harness mcp login NAME")
+	e.ignore("targetAudience", "Google service-account login is not supported")
+	e.ignore("targetServiceAccount", "Google service-account login is not supported")
+	e.accept("extensionName")
+}
+
+// opencode reads opencode.json's mcp entries ("local" with a command
+// list, or "remote").
+func (r *entryReader) opencode() {
+	e, s := r.e, &r.s
+	var typ string
+	r.get(&typ, "type")
+	var words []string
+	r.getList(&words, "command")
+	r.getMap(&s.Env, "environment")
+	r.get(&s.URL, "url")
+	r.getMap(&s.Headers, "headers")
+	r.off("enabled", false, `"enabled": false in `+e.file)
+	e.ignore("timeout", timeoutHint)
+	if e.m["oauth"] == false {
+		e.accept("oauth") // opencode's "no OAuth": harness tries none unless asked (401)
+	} else {
+		e.ignore("oauth", "harness finds a server's OAuth itself: harness mcp login NAME")
+	}
+	if r.err != nil {
+		return
+	}
+	switch typ {
+	case "local":
+		if len(words) == 0 {
+			r.err = e.bad("command", `a local server needs "command": ["PROGRAM", "ARG", ...]`)
+			return
+		}
+		s.Type, s.Command, s.Args = "stdio", words[0], words[1:]
+	case "remote":
+		s.Type = "http"
+	case "":
+		r.err = e.bad("type", `opencode needs "type": "local" or "remote"`)
+	default:
+		r.err = e.bad("type", `%q is not "local" or "remote"`, typ)
+	}
+}
+
+// codex reads Codex's [mcp_servers.NAME] tables.
+func (r *entryReader) codex() {
+	e, s := r.e, &r.s
+	r.get(&s.Command, "command")
+	r.getList(&s.Args, "args")
+	r.getMap(&s.Env, "env")
+	r.get(&s.Cwd, "cwd")
+	r.get(&s.URL, "url")
+	r.getMap(&s.Headers, "http_headers")
+	var fwd []string
+	r.getList(&fwd, "env_vars")
+	var bearer string
+	r.get(&bearer, "bearer_token_env_var")
+	var envHeaders map[string]string
+	r.getMap(&envHeaders, "env_http_headers")
+	r.off("enabled", false, "enabled = false in "+e.file)
+	if r.err != nil {
+		return
+	}
+	if s.URL != "" {
+		s.Type = "http"
+	}
+	if r.err = r.codexEnv(fwd, bearer, envHeaders); r.err != nil {
+		return
+	}
+	e.ignore("startup_timeout_sec", timeoutHint)
+	e.ignore("startup_timeout_ms", timeoutHint)
+	e.ignore("tool_timeout_sec", timeoutHint)
+	e.ignore("enabled_tools", toolFilterHint)
+	e.ignore("disabled_tools", toolFilterHint)
+	e.ignore("required", "a server that does not start is said and the session goes on")
+	e.ignore("oauth_resource", "harness finds a server's OAuth itself: harness mcp login NAME")
+	e.ignore("scopes", "harness asks for the scopes the server names")
+}
+
+// codexEnv takes Codex's variables by name: env_vars pass from harness's
+// environment when set (Codex forwards them as they are), the bearer
+// token and env_http_headers become headers read from variables.
+func (r *entryReader) codexEnv(fwd []string, bearer string, envHeaders map[string]string) error {
+	e, s := r.e, &r.s
+	for _, k := range fwd {
+		if !envRE().MatchString(k) {
+			return e.bad("env_vars", "%q is not a variable name", k)
+		}
+		s.Forward = append(s.Forward, k)
+	}
+	setHeader := func(k, v string) {
+		if s.Headers == nil {
+			s.Headers = map[string]string{}
+		}
+		s.Headers[k] = v
+	}
+	if bearer != "" {
+		if !envRE().MatchString(bearer) {
+			return e.bad("bearer_token_env_var", "%q is not a variable name", bearer)
+		}
+		setHeader("Authorization", "Bearer ${"+bearer+"}")
+	}
+	for h, v := range envHeaders {
+		if !envRE().MatchString(v) {
+			return e.bad("env_http_headers", "%q (for %s) is not a variable name", v, h)
+		}
+		setHeader(h, "${"+v+"}")
+	}
+	return nil
 }
 
 var (

@@ -47,16 +47,38 @@ func (m *Manager) Follow(readOnly bool) []string {
 	if m == nil || len(m.servers) == 0 {
 		return nil
 	}
+	ctx, stdio, ready, calls, ok := m.followPlan(readOnly)
+	if !ok {
+		return nil // closed
+	}
+	// Kill first, all at once: from here on nothing of theirs writes.
+	killAll(stdio)
+	// Then a call in flight of a tool that may write is cancelled (the
+	// server is told, notifications/cancelled): a remote server's, or one
+	// to a stdio server that was just killed. Killed first, a stdio server
+	// does not answer the cancellation by writing.
+	for _, stop := range calls {
+		stop(errModeSwitched)
+	}
+	for _, c := range stdio {
+		go m.restart(ctx, c, ready[c])
+	}
+	return followNotes(stdio, readOnly)
+}
+
+// followPlan picks, under the lock, the stdio servers to restart (each
+// with a channel closed once it is up again) and, for read-only walls,
+// the calls in flight to cancel; ok is false once the Manager is closed.
+func (m *Manager) followPlan(readOnly bool) (ctx context.Context, stdio []*conn, ready map[*conn]chan struct{}, calls []context.CancelCauseFunc, ok bool) {
 	m.rs.mu.Lock()
+	defer m.rs.mu.Unlock()
 	if m.rs.ctx == nil {
 		m.rs.ctx, m.rs.cancel = context.WithCancel(context.Background())
 		m.rs.ready = map[*conn]chan struct{}{}
 	}
-	if m.rs.ctx.Err() != nil { // closed
-		m.rs.mu.Unlock()
-		return nil
+	if m.rs.ctx.Err() != nil {
+		return nil, nil, nil, nil, false
 	}
-	var stdio []*conn
 	for _, c := range m.servers {
 		// A remote server is left as it is: the gate holds its tools.
 		if c.def.Transport() == "stdio" && (c.connected() != nil || c.followed) {
@@ -64,25 +86,26 @@ func (m *Manager) Follow(readOnly bool) []string {
 			stdio = append(stdio, c)
 		}
 	}
-	ready := map[*conn]chan struct{}{}
+	ready = map[*conn]chan struct{}{}
 	for _, c := range stdio {
 		ready[c] = make(chan struct{})
 		m.rs.ready[c] = ready[c]
 		m.rs.wg.Add(1)
 	}
-	ctx := m.rs.ctx
-	var calls []context.CancelCauseFunc
 	if readOnly {
 		for _, stop := range m.rs.calls {
 			calls = append(calls, stop)
 		}
 	}
-	m.rs.mu.Unlock()
+	return m.rs.ctx, stdio, ready, calls, true
+}
 
-	// Kill first, all at once: from here on nothing of theirs writes.
+// killAll kills the servers at once and waits for each to be gone; each
+// server's renewMu stays held until its restart (no renewal races it).
+func killAll(stdio []*conn) {
 	var wg sync.WaitGroup
 	for _, c := range stdio {
-		c.renewMu.Lock() // no renewal races the restart
+		c.renewMu.Lock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -102,49 +125,43 @@ func (m *Manager) Follow(readOnly bool) []string {
 		}()
 	}
 	wg.Wait()
-	// Then a call in flight of a tool that may write is cancelled (the
-	// server is told, notifications/cancelled): a remote server's, or one
-	// to a stdio server that was just killed. Killed first, a stdio server
-	// does not answer the cancellation by writing.
-	for _, stop := range calls {
-		stop(errModeSwitched)
-	}
-	for _, c := range stdio {
-		go func() {
-			defer m.rs.wg.Done()
-			defer c.renewMu.Unlock()
-			defer func() {
-				m.rs.mu.Lock()
-				delete(m.rs.ready, c)
-				m.rs.mu.Unlock()
-				close(ready[c])
-			}()
-			// Its lists stay as they were until the new start lists
-			// them again: a read-only tool called meanwhile is still
-			// known as one (and waits for the start in call).
-			c.mu.Lock()
-			c.err = nil
-			c.mu.Unlock()
-			if err := c.start(ctx); err != nil && ctx.Err() == nil && m.o.Notify != nil {
-				m.o.Notify(fmt.Sprintf("%v (restarting it under the walls of the new mode); its tools fail until harness restarts", err))
-			}
-		}()
-	}
+}
 
-	var notes []string
-	names := func(cs []*conn) string {
-		var out []string
-		for _, c := range cs {
-			out = append(out, c.def.Name)
-		}
-		sort.Strings(out)
-		return strings.Join(out, ", ")
+// restart starts c again under the walls now in force, then releases its
+// renewMu and closes ready.
+func (m *Manager) restart(ctx context.Context, c *conn, ready chan struct{}) {
+	defer m.rs.wg.Done()
+	defer c.renewMu.Unlock()
+	defer func() {
+		m.rs.mu.Lock()
+		delete(m.rs.ready, c)
+		m.rs.mu.Unlock()
+		close(ready)
+	}()
+	// Its lists stay as they were until the new start lists them again:
+	// a read-only tool called meanwhile is still known as one (and waits
+	// for the start in call).
+	c.mu.Lock()
+	c.err = nil
+	c.mu.Unlock()
+	if err := c.start(ctx); err != nil && ctx.Err() == nil && m.o.Notify != nil {
+		m.o.Notify(fmt.Sprintf("%v (restarting it under the walls of the new mode); its tools fail until harness restarts", err))
 	}
+}
+
+// followNotes tells the model what the switch did to the servers.
+func followNotes(stdio []*conn, readOnly bool) []string {
+	var names []string
+	for _, c := range stdio {
+		names = append(names, c.def.Name)
+	}
+	sort.Strings(names)
+	var notes []string
 	switch {
 	case len(stdio) > 0 && readOnly:
-		notes = append(notes, "the MCP servers "+names(stdio)+" were stopped and are starting again under the read-only walls: they cannot write the project while plan mode holds.")
+		notes = append(notes, "the MCP servers "+strings.Join(names, ", ")+" were stopped and are starting again under the read-only walls: they cannot write the project while plan mode holds.")
 	case len(stdio) > 0:
-		notes = append(notes, "the MCP servers "+names(stdio)+" were stopped and are starting again under the writable walls.")
+		notes = append(notes, "the MCP servers "+strings.Join(names, ", ")+" were stopped and are starting again under the writable walls.")
 	}
 	if readOnly {
 		notes = append(notes, "In plan mode every MCP tool that does not declare itself read-only (readOnlyHint) is refused.")
