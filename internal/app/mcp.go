@@ -43,48 +43,86 @@ func (b *builder) startMCP(ctx context.Context) error {
 	for _, w := range warns {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, w.Error()))
 	}
+	run, err := b.serversToRun(ctx, defs, read)
+	if err != nil {
+		return err
+	}
+	o := b.mcpOptions()
+	if b.o.MCPInBackground && mcpLazy(b.o.Source.Env) && len(run) > 0 {
+		// Beside the prompt: a slow server holds up nothing but its own
+		// tools. Eager tools are listed once, at start, so they wait.
+		m := b.beginMCP(ctx, run, o)
+		s.MCP = m
+		s.cleanup = append(s.cleanup, m.Close, s.mcpStarts.stop) // stop first: cleanup runs newest first
+		return nil
+	}
+	m, errs := mcp.Start(ctx, run, o)
+	for _, e := range errs {
+		s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, e.Error()+"; the session goes on without it"))
+	}
+	s.MCP = m
+	s.cleanup = append(s.cleanup, m.Close) // before the sandbox closes: cleanup runs newest first
+	return nil
+}
+
+// serversToRun is which of defs start: not those their file turns off,
+// whose cwd the walls refuse, or that are not approved (a project stdio
+// server is approved with the content of the files it runs); each left
+// out is said.
+func (b *builder) serversToRun(ctx context.Context, defs []mcp.Server, read extend.Reader) ([]mcp.Server, error) {
+	s, home, project := b.s, b.o.Source.Home, b.policy.Project
+	if len(defs) == 0 {
+		return nil, nil
+	}
+	approvals, err := mcpApprovals(b.policy, home)
+	if approvals == nil {
+		return nil, err
+	}
+	if err != nil {
+		s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, err.Error()))
+	}
+	env := environ(b.o.Source.Env)
+	notStarted := func(d mcp.Server, why string) {
+		s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, fmt.Sprintf("MCP server %s (%s) not started: %s", d.Name, d.File, why)))
+	}
 	var run []mcp.Server
-	if len(defs) > 0 {
-		approvals, err := mcpApprovals(b.policy, home)
-		if approvals == nil {
-			return err
+	for _, d := range defs {
+		if d.Off != "" {
+			// A server its file turns off is listed by harness mcp
+			// list, not repeated at every start.
+			if !d.Disabled {
+				notStarted(d, d.Off)
+			}
+			continue
 		}
-		if err != nil {
-			s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, err.Error()))
+		if why := mcpCwdRefused(b.policy, d, b.o.Source.Env); why != "" {
+			notStarted(d, why)
+			continue
 		}
-		env := environ(b.o.Source.Env)
-		for _, d := range defs {
-			if d.Off != "" {
-				// A server its file turns off is listed by harness mcp
-				// list, not repeated at every start.
-				if !d.Disabled {
-					s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, fmt.Sprintf("MCP server %s (%s) not started: %s", d.Name, d.File, d.Off)))
-				}
-				continue
+		if d.Scope == mcp.ScopeProject && d.Transport() == "stdio" {
+			// Approved with the content of the files it runs.
+			words := append([]string{d.Command}, d.Args...)
+			for i, w := range words {
+				words[i] = shellquote.Quote(w)
 			}
-			if why := mcpCwdRefused(b.policy, d, b.o.Source.Env); why != "" {
-				s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, fmt.Sprintf("MCP server %s (%s) not started: %s", d.Name, d.File, why)))
-				continue
-			}
-			if d.Scope == mcp.ScopeProject && d.Transport() == "stdio" {
-				// Approved with the content of the files it runs.
-				words := append([]string{d.Command}, d.Args...)
-				for i, w := range words {
-					words[i] = shellquote.Quote(w)
-				}
-				d.Pin = extend.Digest(read.Pins(strings.Join(words, " "), project, env))
-			}
-			ok, why := b.approveMCP(ctx, approvals, project, d)
-			if ok {
-				run = append(run, d)
-			} else {
-				s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, fmt.Sprintf("MCP server %s (%s) not started: %s", d.Name, d.File, why)))
-			}
+			d.Pin = extend.Digest(read.Pins(strings.Join(words, " "), project, env))
+		}
+		if ok, why := b.approveMCP(ctx, approvals, project, d); ok {
+			run = append(run, d)
+		} else {
+			notStarted(d, why)
 		}
 	}
+	return run, nil
+}
+
+// mcpOptions are the session's terms for its MCP servers: its sandbox,
+// the model's image support, its log, net rules, questions and sampling.
+func (b *builder) mcpOptions() mcp.Options {
+	s, home := b.s, b.o.Source.Home
 	// A model that takes images gets a tool result's image as one.
 	model, _ := llm.LookupModel(s.Config.Model)
-	o := mcp.Options{
+	return mcp.Options{
 		Sandbox: s.Sandbox,
 		Images:  model.Images,
 		Log: func(server, level, text string) {
@@ -116,21 +154,6 @@ func (b *builder) startMCP(ctx context.Context) error {
 			}
 		},
 	}
-	if b.o.MCPInBackground && mcpLazy(b.o.Source.Env) && len(run) > 0 {
-		// Beside the prompt: a slow server holds up nothing but its own
-		// tools. Eager tools are listed once, at start, so they wait.
-		m := b.beginMCP(ctx, run, o)
-		s.MCP = m
-		s.cleanup = append(s.cleanup, m.Close, s.mcpStarts.stop) // stop first: cleanup runs newest first
-		return nil
-	}
-	m, errs := mcp.Start(ctx, run, o)
-	for _, e := range errs {
-		s.Warnings = append(s.Warnings, notice.Warning(notice.MCP, e.Error()+"; the session goes on without it"))
-	}
-	s.MCP = m
-	s.cleanup = append(s.cleanup, m.Close) // before the sandbox closes: cleanup runs newest first
-	return nil
 }
 
 // mcpApprovals reads the user's MCP approvals, which must lie out of the
