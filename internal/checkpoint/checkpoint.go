@@ -79,6 +79,9 @@ type Entry struct {
 	// Exact: the call wrote only the paths it named (a file tool), so
 	// its changes are its own whatever else ran.
 	Exact bool `json:"exact,omitempty"`
+	// Attributed: the sandbox named what the command asked to write, and
+	// only those paths are its changes (wrote.go).
+	Attributed bool `json:"attributed,omitempty"`
 	// Killed: harness was killed during the call; its change was
 	// recorded after the fact (killed.go).
 	Killed  bool     `json:"killed,omitempty"`
@@ -169,6 +172,34 @@ func (s *Store) StartTurn() int {
 // file tool, are the only paths the call writes: a change anywhere else
 // in its window is someone else's.
 func (s *Store) Begin(callID, tool string, paths ...string) (end func()) {
+	e := s.begin(callID, tool, paths)
+	return func() { e(nil) }
+}
+
+// BeginCommand is Begin for a command: end is given what the sandbox saw
+// it ask to write (sandbox.Result's Wrote, WroteKnown, WroteWhy). When
+// that is known, a change found in the call's window is
+// the call's only if its path, or a directory above it that the call
+// created, removed or renamed, is in the set; every other change is
+// someone else's (the user's, another process's): it becomes the new
+// reference, as a change between calls does, and is named in a note,
+// never journaled as this call's (wrote.go). When the set is unknown,
+// every change in the window is the call's, as for Begin, and a note says
+// why, once.
+func (s *Store) BeginCommand(callID, tool string) (end func(wrote []string, known bool, why string)) {
+	e := s.begin(callID, tool, nil)
+	return func(wrote []string, known bool, why string) { e(&written{paths: wrote, known: known, why: why}) }
+}
+
+// written is what the sandbox saw a command ask to write
+// (sandbox.Result's Wrote, WroteKnown, WroteWhy).
+type written struct {
+	paths []string
+	known bool
+	why   string
+}
+
+func (s *Store) begin(callID, tool string, paths []string) (end func(*written)) {
 	s.mu.Lock()
 	if err := os.MkdirAll(blobDir(s.dir), 0o700); err != nil {
 		s.note("checkpoints: " + err.Error() + "; undo will not cover this session's changes")
@@ -178,7 +209,7 @@ func (s *Store) Begin(callID, tool string, paths ...string) (end func()) {
 	s.live++
 	s.mark(&marker{PID: os.Getpid(), Start: start, Paths: paths, CallID: callID, Tool: tool, Turn: s.turn})
 	s.mu.Unlock()
-	return func() {
+	return func(w *written) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.live--; s.live == 0 {
@@ -186,10 +217,18 @@ func (s *Store) Begin(callID, tool string, paths ...string) (end func()) {
 		}
 		now := s.scan(s.man)
 		changes := diff(s.man, now)
-		s.man = now
-		exact := false
+		exact, attributed := false, false
 		if len(paths) > 0 {
+			s.man = now
 			changes, exact = only(changes, paths)
+		} else if w != nil && w.known {
+			changes = s.ownChanges(changes, now, w.paths)
+			attributed = true
+		} else {
+			s.man = now
+			if w != nil && w.why != "" {
+				s.note("checkpoints: " + w.why + "; every change made while such a command runs is taken as its own")
+			}
 		}
 		changes = attribute(changes, s.peers(start))
 		if len(changes) == 0 {
@@ -197,7 +236,7 @@ func (s *Store) Begin(callID, tool string, paths ...string) (end func()) {
 		}
 		s.seq++
 		e := Entry{Seq: s.seq, Turn: s.turn, Tool: tool, CallID: callID, Start: start, Time: time.Now().UTC(),
-			Exact: exact, Changes: changes, Roots: s.roots}
+			Exact: exact, Attributed: attributed, Changes: changes, Roots: s.roots}
 		if err := appendJournal(s.dir, e); err != nil {
 			s.note("checkpoints: could not record what " + tool + " changed: " + err.Error() + "; undo will not cover it")
 		}

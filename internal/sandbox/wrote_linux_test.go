@@ -156,4 +156,3 @@ func nobodyRerun(t *testing.T, test string, n int) {
 		t.Errorf("as nobody: %v\n%s", err, out)
 	}
 }
-
