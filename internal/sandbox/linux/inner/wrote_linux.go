@@ -150,6 +150,7 @@ type writeLog struct {
 	track []string
 	mu    sync.Mutex
 	seen  map[string]bool
+	dirs  map[string]string // realDir's, used by the serving goroutine alone
 	size  int
 	why   string // set once the set is unknown
 }
@@ -158,7 +159,7 @@ type writeLog struct {
 // returns the set; only paths beneath track are kept. stop must be called
 // once the command's tree is gone: it closes fd.
 func serveWrites(fd int, track []string) (stop func() Writes) {
-	l := &writeLog{track: track, seen: map[string]bool{}}
+	l := &writeLog{track: track, seen: map[string]bool{}, dirs: map[string]string{}}
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		l.fail("a pipe: " + err.Error())
@@ -253,15 +254,10 @@ func (l *writeLog) pathsOf(fd int, n *seccompNotif) ([]string, error) {
 		return nil, nil
 	}
 	pid := strconv.Itoa(int(n.Pid))
-	mem, err := os.Open("/proc/" + pid + "/mem")
-	if err != nil {
-		return nil, fmt.Errorf("reading a command's memory: %w", err)
-	}
-	defer mem.Close()
 	if c.howArg != 0 {
 		// openat2: struct open_how starts with the flags, a u64.
 		var b [8]byte
-		if _, err := mem.ReadAt(b[:], int64(n.Args[c.howArg])); err != nil {
+		if err := readMem(int(n.Pid), b[:], n.Args[c.howArg]); err != nil {
 			return nil, fmt.Errorf("reading openat2's flags: %w", err)
 		}
 		if *(*uint64)(unsafe.Pointer(&b[0]))&openWriteFlags == 0 {
@@ -272,7 +268,8 @@ func (l *writeLog) pathsOf(fd int, n *seccompNotif) ([]string, error) {
 	for _, a := range c.paths {
 		name := ""
 		if a.path >= 0 {
-			if name, err = readCString(mem, n.Args[a.path]); err != nil {
+			var err error
+			if name, err = readCString(int(n.Pid), n.Args[a.path]); err != nil {
 				return nil, err
 			}
 		}
@@ -293,26 +290,40 @@ func (l *writeLog) pathsOf(fd int, n *seccompNotif) ([]string, error) {
 	return out, nil
 }
 
+// readMem reads len(b) bytes at addr in pid's memory, in one call
+// (process_vm_readv: no descriptor to open per notification).
+func readMem(pid int, b []byte, addr uint64) error {
+	local := []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
+	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+	if err != nil {
+		return err
+	}
+	if n < len(b) {
+		return errors.New("a short read")
+	}
+	return nil
+}
+
 // readCString reads a NUL-terminated string of at most PATH_MAX bytes at
 // addr, a page at a time (the next page may not be mapped).
-func readCString(mem *os.File, addr uint64) (string, error) {
+func readCString(pid int, addr uint64) (string, error) {
 	const pathMax, page = 4096, 4096
 	var out []byte
+	buf := make([]byte, page)
 	for len(out) < pathMax {
 		if addr > math.MaxInt64 {
 			return "", errors.New("a path argument out of range")
 		}
-		chunk := page - int(addr%page)
-		b := make([]byte, chunk)
-		k, err := mem.ReadAt(b, int64(addr))
-		if i := bytes.IndexByte(b[:k], 0); i >= 0 {
-			return string(append(out, b[:i]...)), nil
-		}
-		if err != nil || k == 0 {
+		b := buf[:page-int(addr%page)]
+		if err := readMem(pid, b, addr); err != nil {
 			return "", fmt.Errorf("reading a path argument: %w", err)
 		}
-		out = append(out, b[:k]...)
-		addr += uint64(k)
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			return string(append(out, b[:i]...)), nil
+		}
+		out = append(out, b...)
+		addr += uint64(len(b))
 	}
 	return "", nil // longer than PATH_MAX: the call fails
 }
@@ -322,7 +333,7 @@ func readCString(mem *os.File, addr uint64) (string, error) {
 func (l *writeLog) add(p string, follows bool) {
 	p = filepath.Clean(p)
 	cands := []string{p}
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+	if dir, err := l.realDir(filepath.Dir(p)); err == nil {
 		r := filepath.Join(dir, filepath.Base(p))
 		if follows {
 			if t, err := filepath.EvalSymlinks(r); err == nil {
@@ -353,6 +364,27 @@ func (l *writeLog) add(p string, follows bool) {
 		}
 	}
 }
+
+// realDir is dir with its symlinks resolved, remembered for the command
+// (a command rarely swaps a directory for a link mid-way, and a wrong
+// guess only misattributes): most writes land in few directories.
+func (l *writeLog) realDir(dir string) (string, error) {
+	if r, ok := l.dirs[dir]; ok {
+		return r, nil
+	}
+	r, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	if len(l.dirs) >= maxDirCache {
+		clear(l.dirs)
+	}
+	l.dirs[dir] = r
+	return r, nil
+}
+
+// maxDirCache bounds the directories realDir remembers.
+const maxDirCache = 1024
 
 func (l *writeLog) tracked(p string) bool {
 	for _, r := range l.track {
