@@ -863,3 +863,6 @@ func lastDropped(entries []sessionlog.Entry) (compact.Dropped, bool) {
 	}
 	return compact.LastDropped(raw)
 }
+
+// The store is told what each command wrote (tools.CommandCheckpointer).
+var _ tools.CommandCheckpointer = (*checkpoint.Store)(nil)

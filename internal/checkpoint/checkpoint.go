@@ -79,6 +79,9 @@ type Entry struct {
 	// Exact: the call wrote only the paths it named (a file tool), so
 	// its changes are its own whatever else ran.
 	Exact bool `json:"exact,omitempty"`
+	// Attributed: the sandbox named what the command asked to write, and
+	// only those paths are its changes (wrote.go).
+	Attributed bool `json:"attributed,omitempty"`
 	// Killed: harness was killed during the call; its change was
 	// recorded after the fact (killed.go).
 	Killed  bool     `json:"killed,omitempty"`
@@ -109,9 +112,9 @@ type Store struct {
 	noted map[string]bool
 	live  int           // calls in flight (running/<session> says so while > 0)
 	beat  chan struct{} // closed when the last call in flight ends (the marker's heartbeat)
-	// stateSaved: the state file holds this process's whole manifest, so
-	// later scans append what changed (state.go).
-	stateSaved bool
+	// saved is the tree the state file holds, once this process wrote
+	// it whole: later scans append what changed since (state.go).
+	saved map[string]State
 	Notify     func(string) // notes for the user (a file too big to keep)
 }
 
@@ -173,13 +176,40 @@ func (s *Store) StartTurn() int {
 // file tool, are the only paths the call writes: a change anywhere else
 // in its window is someone else's.
 func (s *Store) Begin(callID, tool string, paths ...string) (end func()) {
+	e := s.begin(callID, tool, paths)
+	return func() { e(nil) }
+}
+
+// BeginCommand is Begin for a command: end is given what the sandbox saw
+// it ask to write (sandbox.Result's Wrote, WroteKnown, WroteWhy). When
+// that is known, a change found in the call's window is
+// the call's only if its path, or a directory above it that the call
+// created, removed or renamed, is in the set; every other change is
+// someone else's (the user's, another process's): it becomes the new
+// reference, as a change between calls does, and is named in a note,
+// never journaled as this call's (wrote.go). When the set is unknown,
+// every change in the window is the call's, as for Begin, and a note says
+// why, once.
+func (s *Store) BeginCommand(callID, tool string) (end func(wrote []string, known bool, why string)) {
+	e := s.begin(callID, tool, nil)
+	return func(wrote []string, known bool, why string) { e(&written{paths: wrote, known: known, why: why}) }
+}
+
+// written is what the sandbox saw a command ask to write
+// (sandbox.Result's Wrote, WroteKnown, WroteWhy).
+type written struct {
+	paths []string
+	known bool
+	why   string
+}
+
+func (s *Store) begin(callID, tool string, paths []string) (end func(*written)) {
 	s.mu.Lock()
 	if err := os.MkdirAll(blobDir(s.dir), 0o700); err != nil {
 		s.note("checkpoints: " + err.Error() + "; undo will not cover this session's changes")
 	}
-	prev := s.man
 	s.man = s.scan(s.man)
-	s.saveState(prev, s.man)
+	s.saveState(s.man)
 	start := time.Now().UTC()
 	s.live++
 	s.mark(&marker{PID: os.Getpid(), Start: start, Paths: paths, CallID: callID, Tool: tool, Turn: s.turn})
@@ -188,7 +218,7 @@ func (s *Store) Begin(callID, tool string, paths ...string) (end func()) {
 		startBeat(markerPath(s.dir), s.beat)
 	}
 	s.mu.Unlock()
-	return func() {
+	return func(w *written) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.live--; s.live == 0 {
@@ -197,11 +227,19 @@ func (s *Store) Begin(callID, tool string, paths ...string) (end func()) {
 		}
 		now := s.scan(s.man)
 		changes := diff(s.man, now)
-		s.saveState(s.man, now)
-		s.man = now
-		exact := false
+		s.saveState(now)
+		exact, attributed := false, false
 		if len(paths) > 0 {
+			s.man = now
 			changes, exact = only(changes, paths)
+		} else if w != nil && w.known {
+			changes = s.ownChanges(changes, now, w.paths)
+			attributed = true
+		} else {
+			s.man = now
+			if w != nil && w.why != "" {
+				s.note("checkpoints: " + w.why + "; every change made while such a command runs is taken as its own")
+			}
 		}
 		changes = attribute(changes, s.peers(start))
 		if len(changes) == 0 {
@@ -209,7 +247,7 @@ func (s *Store) Begin(callID, tool string, paths ...string) (end func()) {
 		}
 		s.seq++
 		e := Entry{Seq: s.seq, Turn: s.turn, Tool: tool, CallID: callID, Start: start, Time: time.Now().UTC(),
-			Exact: exact, Changes: changes, Roots: s.roots}
+			Exact: exact, Attributed: attributed, Changes: changes, Roots: s.roots}
 		if err := appendJournal(s.dir, e); err != nil {
 			s.note("checkpoints: could not record what " + tool + " changed: " + err.Error() + "; undo will not cover it")
 		}

@@ -29,24 +29,39 @@
 // --force or not (escape_test.go, escape_linux_test.go: a flipper races
 // both 1,000 times, watched by inotify on the outside).
 //
-// A scan cannot tell who made a change, so attribution is narrowed where
-// harness knows more (others.go). A file tool names the one path it
-// writes: only that path (and the directories it needed) is its change,
-// whatever else changed meanwhile. Sessions of one project keep their
-// journals side by side and say while a call is in flight
-// (checkpoints/running/<session>): a change another session's file tool
-// made is never this session's, and a change another session's command
-// may have made in the same moment is journaled with that session named
-// ("shared"); undo leaves a shared change alone, saying whose it may be,
-// unless that session's record, complete by then, shows it was not
-// theirs, or --force. A person editing by hand while a command runs is
-// not a session: that edit is still taken as the command's. A call
-// harness was killed in is recorded after the fact, by the next Open or
-// undo, from its marker (killed.go) and the tree saved when it began
-// (<session>.state, state.go): what changed while it lived (the marker's
-// heartbeat says until when), files it created included, is its change,
-// less what another session's record claims, so undo takes it back
-// instead of calling it a conflict or leaving its new files behind.
+// A scan cannot tell who made a change, so attribution comes from who
+// knows more. A command run through the session's launcher (bwrap and
+// landlock) says which paths its processes asked to write: the sandbox
+// sees each creating, writing, renaming, removing, linking or chmod call
+// of the command's whole tree through seccomp user notification
+// (sandbox/linux/inner, wrote_linux.go) and the result carries the set
+// (sandbox.Result.Wrote). Then a change in the call's window is the
+// call's only if its path, or a directory above it the call created,
+// removed or renamed, is in the set (wrote.go); any other change, a
+// person editing by hand, a process outside the sandbox, is someone
+// else's: it becomes the new reference, as a change between calls does,
+// is named in a note ("changed meanwhile by someone else"), and this
+// session's undo never reverts it. Where the set is unknown (a sandbox
+// of its own, the container, seatbelt and none backends, a kernel
+// without user notification, a command past 4,096 paths, a background
+// command running meanwhile) a note says why, once, and every change in
+// the window is taken as the call's, as a scan alone must. A file tool
+// names the one path it writes: only that path (and the directories it
+// needed) is its change, whatever else changed meanwhile. Sessions of one
+// project keep their journals side by side and say while a call is in
+// flight (checkpoints/running/<session>): a change another session's
+// file tool made is never this session's, and a change another session's
+// command may have made in the same moment is journaled with that
+// session named ("shared"); undo leaves a shared change alone, saying
+// whose it may be, unless that session's record, complete by then, shows
+// it was not theirs, or --force (others.go). A call harness was killed in
+// is recorded after the fact, by the next Open or undo, from its marker
+// (killed.go) and the tree saved when it began (<session>.state,
+// state.go): what changed while it lived (the marker's heartbeat says
+// until when), files it created included, is its change, less what
+// another session's record claims, so undo takes it back instead of
+// calling it a conflict or leaving its new files behind. Its write set
+// died with it: that change is judged as a scan's.
 //
 // Undo restores, newest first, each path a checkpoint changed to what it
 // was, unless the path no longer holds what the agent left there: then

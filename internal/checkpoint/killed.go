@@ -91,7 +91,7 @@ func killedFromState(journal string, m marker, died time.Time) (changes []Change
 	changes = attribute(changes, tmp.peers(m.Start))
 	// The state file now holds the tree as found, so a process killed
 	// again before its first scan does not record this change twice.
-	tmp.saveState(nil, now)
+	tmp.saveState(now)
 	return changes, roots, exact, true
 }
 

@@ -26,8 +26,9 @@ import (
 //     unless that session's own record, complete by then, shows it did
 //     not touch the path, or --force.
 //
-// What this cannot see: a person editing a file while a command runs is
-// not a session, and the change is taken as the command's.
+// A person editing a file while a command runs is not a session: the
+// command's write set (wrote.go) tells that change from the command's
+// where the sandbox knows it; where not, it is taken as the command's.
 
 // marker is what checkpoints/running/<session> holds.
 type marker struct {

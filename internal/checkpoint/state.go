@@ -52,13 +52,14 @@ func (ss savedState) state() State {
 	return st
 }
 
-// saveState records man, the tree before or after a call, as changed
-// from prev (nil: the first time in this process, when the file is
-// started again with the whole manifest). A failure is noted once: a call
+// saveState records man, the tree before or after a call: whole the
+// first time in this process (the file is started again), else what
+// changed since the tree the file holds. A failure is noted once: a call
 // harness is killed in is then recorded from the journal alone.
-func (s *Store) saveState(prev, man map[string]State) {
+func (s *Store) saveState(man map[string]State) {
+	prev := s.saved
 	var line stateLine
-	if prev == nil || !s.stateSaved {
+	if prev == nil {
 		line.Roots = s.roots
 		line.Base = make(map[string]savedState, len(man))
 		for p, st := range man {
@@ -92,10 +93,11 @@ func (s *Store) saveState(prev, man map[string]State) {
 		}
 	}
 	if err != nil {
+		s.saved = nil // start whole again next time
 		s.note("checkpoints: could not save the tree's state (" + err.Error() + "); a call harness is killed in will be recorded only in part")
 		return
 	}
-	s.stateSaved = true
+	s.saved = man
 }
 
 func replaceFile(path string, b []byte) error {

@@ -16,7 +16,10 @@
 //   - walls: the Policy (the walls' rules) and the file tools'
 //     descriptor-based I/O; readers get copies, Refresh grows them.
 //   - linux/inner: what runs inside the walls (the inner stage, Landlock,
-//     seccomp, the launcher's and the supervisors' side).
+//     seccomp, the launcher's and the supervisors' side), and the
+//     supervisors' view of what each command asked to write
+//     (wrote_linux.go: seccomp user notification, attribution for undo,
+//     not a wall), carried to the host in Result.Wrote.
 //   - linux/cgroup: the session's cgroups, a child per command or
 //     supervisor, their limits and kill.
 //   - container: the docker and podman backend, a Runner; the only

@@ -29,8 +29,9 @@ import (
 )
 
 // maxReports bounds what the host reads of one command's reports from its
-// supervisor.
-const maxReports = 64 << 10
+// supervisor: a few hundred bytes, and the done report's write set
+// (inner.MaxWroteReport).
+const maxReports = 64<<10 + inner.MaxWroteReport
 
 // launcher is the host's handle on a session's long-lived launcher (see
 // linux/inner/launcherserve_linux.go for the inside). Starting the outer walls once per
@@ -373,51 +374,59 @@ func (l *launcher) Close() {
 }
 
 func (l *launcher) Run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (int, string, error) {
+	code, note, _, err := l.RunWrites(ctx, script, dir, nil, stdout, stderr)
+	return code, note, err
+}
+
+// RunWrites is Run that also returns the paths beneath track the
+// command's processes asked to write, as its supervisor saw them
+// (linux/inner/wrote_linux.go).
+func (l *launcher) RunWrites(ctx context.Context, script, dir string, track []string, stdout, stderr io.Writer) (int, string, inner.Writes, error) {
 	lp, note, err := l.get()
 	if err != nil {
-		return 0, note, err
+		return 0, note, inner.Writes{}, err
 	}
-	code, err := l.runOn(ctx, lp, script, dir, stdout, stderr)
+	code, w, err := l.runOn(ctx, lp, script, dir, track, stdout, stderr)
 	l.release(lp)
 	if errors.Is(err, inner.ErrLauncherGone) {
 		// It died between commands: start another and try once more.
 		l.discard(lp)
 		lp, note2, err := l.get()
 		if err != nil {
-			return 0, note + note2, err
+			return 0, note + note2, inner.Writes{}, err
 		}
-		code, err = l.runOn(ctx, lp, script, dir, stdout, stderr)
+		code, w, err = l.runOn(ctx, lp, script, dir, track, stdout, stderr)
 		l.release(lp)
-		return code, note + note2, err
+		return code, note + note2, w, err
 	}
-	return code, note, err
+	return code, note, w, err
 }
 
 // runOn runs one command through lp: its control socket and output pipes
 // go to a supervisor inside, which reports the start and the exit.
-func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir string, stdout, stderr io.Writer) (int, error) {
+func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir string, track []string, stdout, stderr io.Writer) (code int, w inner.Writes, err error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return 0, fmt.Errorf("creating a command's control socket: %w", err)
+		return 0, w, fmt.Errorf("creating a command's control socket: %w", err)
 	}
 	local, remote := os.NewFile(uintptr(pair[0]), "command control"), os.NewFile(uintptr(pair[1]), "command control")
 	defer remote.Close()
 	conn, err := net.FileConn(local)
 	local.Close()
 	if err != nil {
-		return 0, fmt.Errorf("creating a command's control socket: %w", err)
+		return 0, w, fmt.Errorf("creating a command's control socket: %w", err)
 	}
 	defer conn.Close()
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return 0, fmt.Errorf("creating a command's output pipe: %w", err)
+		return 0, w, fmt.Errorf("creating a command's output pipe: %w", err)
 	}
 	errR, errW := outR, outW
 	if stdout != stderr {
 		if errR, errW, err = os.Pipe(); err != nil {
 			outR.Close()
 			outW.Close()
-			return 0, fmt.Errorf("creating a command's output pipe: %w", err)
+			return 0, w, fmt.Errorf("creating a command's output pipe: %w", err)
 		}
 	}
 	// The command's own cgroups, where v1 holds its limits: their tasks
@@ -432,7 +441,7 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return 0, fmt.Errorf("%w: %v", inner.ErrLauncherGone, err)
+		return 0, w, fmt.Errorf("%w: %v", inner.ErrLauncherGone, err)
 	}
 	var wg sync.WaitGroup
 	copyOut := func(r *os.File, w io.Writer) {
@@ -451,7 +460,7 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	if d, ok := ctx.Deadline(); ok {
 		conn.SetWriteDeadline(d)
 	}
-	sent := enc.Encode(inner.Job{Script: script, Dir: dir}) == nil
+	sent := enc.Encode(inner.Job{Script: script, Dir: dir, Track: track}) == nil
 	// On a v2-only host the supervisor asks first to be in a cgroup of
 	// its own, where the command is then born.
 	supPid := 0
@@ -545,15 +554,21 @@ wait:
 	cg.Report(stderr, procsHit)
 	switch {
 	case final != nil:
+		w = inner.Writes{Paths: final.Wrote, Known: final.WroteKnown, Why: final.WroteWhy}
+		if final.WroteKnown && len(track) == 0 {
+			w = inner.Writes{Why: "no roots were tracked"}
+		} else if !final.WroteKnown && final.WroteWhy == "" {
+			w.Why = "the sandbox's supervisor did not say what the command wrote"
+		}
 		if procsHit {
-			return 128 + int(unix.SIGKILL), nil
+			return 128 + int(unix.SIGKILL), w, nil
 		}
 		if final.Procs > 0 {
 			fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", final.Procs, walls.MaxProcsEnv)
 		}
-		return final.Code, nil
+		return final.Code, w, nil
 	case ctx.Err() != nil:
-		return 0, nil // the caller reports the timeout or interruption
+		return 0, w, nil // the caller reports the timeout or interruption
 	}
 	select {
 	case <-lp.done:
@@ -561,5 +576,5 @@ wait:
 	default:
 		io.WriteString(stderr, "\n[harness: the command's supervisor inside the sandbox stopped without reporting; the command and everything it started were killed]\n")
 	}
-	return 128 + int(unix.SIGKILL), nil
+	return 128 + int(unix.SIGKILL), w, nil
 }

@@ -144,20 +144,28 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 	if c.Stdin != nil && IsContainer(s.name) {
 		return nil, fmt.Errorf("the %s backend cannot give a command a standard input; use bwrap, landlock or seatbelt", s.name)
 	}
+	wrote := wroteUnknown("the " + s.name + " backend cannot tell what a command wrote")
 	if s.launch != nil && c.Stdin == nil && !c.NoNet {
 		var note string
-		code, note, err = s.launch.Run(runCtx, c.Script, dir, stdout, stderr)
+		if wr, ok := s.launch.(writesRunner); ok {
+			track := trackRoots(s.pol.Writable)
+			code, note, wrote, err = wr.RunWrites(runCtx, c.Script, dir, track.inside, stdout, stderr)
+			wrote.Paths = track.host(wrote.Paths)
+		} else {
+			code, note, err = s.launch.Run(runCtx, c.Script, dir, stdout, stderr)
+		}
 		if note != "" {
 			io.WriteString(stderr, note)
 		}
 	}
 	if errors.Is(err, errNoLauncher) {
+		wrote = wroteUnknown("the command ran in a sandbox of its own, which does not tell what it wrote")
 		code, err = s.runOwn(runCtx, c.Script, dir, c.Stdin, c.NoNet, stdout, stderr)
 	}
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{Duration: time.Since(start), ExitCode: code}
+	r := &Result{Duration: time.Since(start), ExitCode: code, Wrote: wrote.Paths, WroteKnown: wrote.Known, WroteWhy: wrote.Why}
 	switch {
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		r.TimedOut, r.ExitCode = true, TimeoutExit

@@ -74,6 +74,19 @@ type Result struct {
 	// appeared during the command: protected (read-only) from the next
 	// command on; the caller reports each to the user.
 	Found []walls.Finding
+	// Wrote, when WroteKnown, are the paths beneath the policy's writable
+	// roots (Policy.Writable, as named there) that the command's
+	// processes, background ones included, asked to create, write,
+	// rename, remove, link or chmod, as the sandbox itself saw them
+	// (linux/inner/wrote_linux.go): a change found elsewhere in the
+	// command's window is not the command's. Without WroteKnown,
+	// WroteWhy says why the set is unknown (a backend or kernel that
+	// cannot tell, a command past the bound); every change in the
+	// window may then be the command's. Attribution, not a wall: a
+	// command that means to hide a write can.
+	Wrote      []string
+	WroteKnown bool
+	WroteWhy   string
 }
 
 // Sandbox is one session's sandbox.

@@ -174,6 +174,27 @@ func (js *Jobs) Start(script string, readOnly bool) (string, error) {
 	return id, nil
 }
 
+// running reports whether a background command runs now.
+func (js *Jobs) running() bool {
+	if js == nil {
+		return false
+	}
+	js.mu.Lock()
+	all := make([]*job, 0, len(js.jobs))
+	for _, j := range js.jobs {
+		all = append(all, j)
+	}
+	js.mu.Unlock()
+	for _, j := range all {
+		select {
+		case <-j.done:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 func (js *Jobs) get(id string) (*job, bool) {
 	js.mu.Lock()
 	defer js.mu.Unlock()

@@ -110,10 +110,18 @@ func (b *Bash) Run(ctx context.Context, input json.RawMessage) Result {
 		ctx, ro, end = b.Env.Jobs.foreground(ctx, a.Command, ro)
 		defer end()
 	}
+	jobsBefore := b.Env.Jobs.running()
 	res, err := b.Env.Sandbox.Run(ctx, sandbox.Cmd{Script: a.Command, Timeout: timeout, ReadOnly: ro, Progress: progressWriter(ctx)})
 	if err != nil {
 		return Errorf("the command could not be started: %v", err)
 	}
+	unknown := ""
+	if jobsBefore || b.Env.Jobs.running() {
+		// A background job's writes, in this window, are in no
+		// command's set: the window is judged as a whole, as before.
+		unknown = "a background command was running"
+	}
+	reportWrote(ctx, res, unknown)
 	if note := narrowedNote(ctx); note != "" {
 		res.Output = append(res.Output, note...)
 	}

@@ -210,6 +210,15 @@ func (r *Registry) run(ctx context.Context, call llm.Block) (res Result) {
 		if acc.Tool != "bash" && acc.Path != "" {
 			paths = []string{acc.Path}
 		}
+		if cc, ok := r.cp.(CommandCheckpointer); ok && acc.Tool == "bash" {
+			// The sandbox says what the command wrote (wrote.go): only
+			// that is its change, not a hand edit made meanwhile.
+			var w *wroteReport
+			ctx, w = withWroteReport(ctx)
+			end := cc.BeginCommand(call.ID, call.Name)
+			defer func() { end(w.result()) }()
+			return t.Run(ctx, input)
+		}
 		end := r.cp.Begin(call.ID, call.Name, paths...)
 		defer end()
 	}

@@ -68,6 +68,10 @@ type Job struct {
 	// Placed answers a supervisor's placement request (report.Place):
 	// it is in a cgroup of its own now.
 	Placed bool `json:"placed,omitempty"`
+	// Track are the roots whose writes the supervisor attributes to the
+	// command (wrote_linux.go), as seen inside: the host's checkpointed
+	// roots, each also with its symlinks resolved.
+	Track []string `json:"track,omitempty"`
 }
 
 // report is a supervisor's message to the host.
@@ -83,6 +87,12 @@ type Report struct {
 	// supervisor in a cgroup of its own; the message carries a pidfd of
 	// it. The host answers with job.Placed.
 	Place bool `json:"place,omitempty"`
+	// Wrote, with Done and WroteKnown, are the paths beneath Job.Track
+	// the command's processes asked to write (wrote_linux.go);
+	// WroteWhy, without WroteKnown, says why the set is unknown.
+	Wrote      []string `json:"wrote,omitempty"`
+	WroteKnown bool     `json:"wrote_known,omitempty"`
+	WroteWhy   string   `json:"wrote_why,omitempty"`
 }
 
 // serveLauncher runs the launcher until the host closes its socket.
@@ -414,6 +424,10 @@ type startReq struct {
 type started struct {
 	pid, code int
 	err       error
+	// listener is the write-attribution filter's (wrote_linux.go), -1
+	// with listenErr saying why there is none.
+	listener  int
+	listenErr error
 }
 
 // prepareThread puts up the next command's walls on a fresh locked thread
@@ -435,8 +449,15 @@ func prepareThread(cfg HelperConfig) commandThread {
 		} else {
 			werr = restrictThread(cfg)
 		}
+		listener, lerr := -1, errors.New("the command's walls did not go up")
+		if werr == nil {
+			listener, lerr = installWriteListener()
+		}
 		req, ok := <-t.jobs
 		if !ok {
+			if listener >= 0 {
+				unix.Close(listener)
+			}
 			return
 		}
 		if werr == nil {
@@ -445,7 +466,10 @@ func prepareThread(cfg HelperConfig) commandThread {
 			werr = enterFDs(req.enter)
 		}
 		if werr != nil {
-			t.started <- started{code: HelperFailed, err: werr}
+			if listener >= 0 {
+				unix.Close(listener)
+			}
+			t.started <- started{code: HelperFailed, err: werr, listener: -1}
 			return
 		}
 		// EAGAIN here is what the last command left: its killed processes
@@ -468,10 +492,13 @@ func prepareThread(cfg HelperConfig) commandThread {
 		// member of the command's cgroup when the host kills what is there.
 		enterFDs(req.leave)
 		if err != nil {
-			t.started <- started{code: 127, err: fmt.Errorf("cannot start the command in %s: %w", req.job.Dir, err)}
+			if listener >= 0 {
+				unix.Close(listener)
+			}
+			t.started <- started{code: 127, err: fmt.Errorf("cannot start the command in %s: %w", req.job.Dir, err), listener: -1}
 			return
 		}
-		t.started <- started{pid: pid}
+		t.started <- started{pid: pid, listener: listener, listenErr: lerr}
 	}()
 	return t
 }
@@ -493,6 +520,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 	out := os.NewFile(uintptr(fds[1]), "command stdout")
 	errw := os.NewFile(uintptr(fds[2]), "command stderr")
 	dec, enc := json.NewDecoder(ctrl), json.NewEncoder(ctrl)
+	enc.SetEscapeHTML(false) // a write set's paths as they are (MaxWroteReport)
 	var j Job
 	if err := dec.Decode(&j); err != nil {
 		close(t.jobs) // the host gave up before sending the job
@@ -537,9 +565,14 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 		enc.Encode(Report{Done: true, Code: s.code})
 		return
 	}
+	wrote := func() Writes { return Writes{Why: s.listenErr.Error()} }
+	if s.listener >= 0 {
+		wrote = serveWrites(s.listener, j.Track)
+	}
 	if err := enc.Encode(Report{Pid: s.pid}); err != nil {
 		killDescendants(selfPid())
 		reapAll()
+		wrote()
 		return
 	}
 	exited := make(chan unix.WaitStatus, 1)
@@ -577,7 +610,8 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 		killDescendants(selfPid())
 		reapAll()
 	}
-	r := Report{Done: true, Code: ws.ExitStatus(), Procs: limit}
+	w := wrote() // the tree is gone: the set is whole
+	r := Report{Done: true, Code: ws.ExitStatus(), Procs: limit, Wrote: w.Paths, WroteKnown: w.Known, WroteWhy: w.Why}
 	if ws.Signaled() {
 		r.Code, r.Signal = 128+int(ws.Signal()), int(ws.Signal())
 	}

@@ -26,3 +26,33 @@ func archPrologue() []Bpf {
 		ret(RetKill),
 	}
 }
+
+// writeCalls are the calls the write-attribution filter reports
+// (wrote_linux.go): each path a call may create, change or remove, as
+// (dirfd argument, path argument) pairs; -1 for the dirfd is the working
+// directory, -1 for the path the descriptor itself.
+var writeCalls = map[uint32]writeCall{
+	unix.SYS_OPEN:      {flagsArg: 1, paths: []argPair{{-1, 0}}, follows: true},
+	unix.SYS_OPENAT:    {flagsArg: 2, paths: []argPair{{0, 1}}, follows: true},
+	unix.SYS_CREAT:     {paths: []argPair{{-1, 0}}, follows: true},
+	unix.SYS_OPENAT2:   {howArg: 2, paths: []argPair{{0, 1}}, follows: true},
+	unix.SYS_RENAME:    {paths: []argPair{{-1, 0}, {-1, 1}}},
+	unix.SYS_RENAMEAT:  {paths: []argPair{{0, 1}, {2, 3}}},
+	unix.SYS_RENAMEAT2: {paths: []argPair{{0, 1}, {2, 3}}},
+	unix.SYS_UNLINK:    {paths: []argPair{{-1, 0}}},
+	unix.SYS_UNLINKAT:  {paths: []argPair{{0, 1}}},
+	unix.SYS_MKDIR:     {paths: []argPair{{-1, 0}}},
+	unix.SYS_MKDIRAT:   {paths: []argPair{{0, 1}}},
+	unix.SYS_RMDIR:     {paths: []argPair{{-1, 0}}},
+	unix.SYS_LINK:      {paths: []argPair{{-1, 1}}},
+	unix.SYS_LINKAT:    {paths: []argPair{{2, 3}}},
+	unix.SYS_SYMLINK:   {paths: []argPair{{-1, 1}}},
+	unix.SYS_SYMLINKAT: {paths: []argPair{{1, 2}}},
+	unix.SYS_TRUNCATE:  {paths: []argPair{{-1, 0}}, follows: true},
+	unix.SYS_MKNOD:     {paths: []argPair{{-1, 0}}},
+	unix.SYS_MKNODAT:   {paths: []argPair{{0, 1}}},
+	unix.SYS_CHMOD:     {paths: []argPair{{-1, 0}}, follows: true},
+	unix.SYS_FCHMOD:    {paths: []argPair{{0, -1}}},
+	unix.SYS_FCHMODAT:  {paths: []argPair{{0, 1}}, follows: true},
+	unix.SYS_FCHMODAT2: {paths: []argPair{{0, 1}}, follows: true},
+}

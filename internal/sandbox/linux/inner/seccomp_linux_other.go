@@ -9,3 +9,5 @@ const AuditArch = 0
 func archPrologue() []Bpf { return nil }
 
 var metaSyscalls []uint32
+
+var writeCalls map[uint32]writeCall
