@@ -114,8 +114,8 @@ type Store struct {
 	beat  chan struct{} // closed when the last call in flight ends (the marker's heartbeat)
 	// saved is the tree the state file holds, once this process wrote
 	// it whole: later scans append what changed since (state.go).
-	saved map[string]State
-	Notify     func(string) // notes for the user (a file too big to keep)
+	saved  map[string]State
+	Notify func(string) // notes for the user (a file too big to keep)
 }
 
 // Journal is the path of a session's checkpoint journal, beside its log
