@@ -190,9 +190,21 @@ func (s *Store) Begin(callID, tool string, paths ...string) (end func()) {
 // never journaled as this call's (wrote.go). When the set is unknown,
 // every change in the window is the call's, as for Begin, and a note says
 // why, once.
-func (s *Store) BeginCommand(callID, tool string) (end func(wrote []string, known bool, why string)) {
+//
+// journal, when not nil, is for the sandbox to write the set into as the
+// command runs (sandbox.Cmd.WriteJournal): a harness killed mid-command
+// leaves it behind, and the killed call's record is then as exact as a
+// finished one's (killed.go). end closes it.
+func (s *Store) BeginCommand(callID, tool string) (journal *os.File, end func(wrote []string, known bool, why string)) {
 	e := s.begin(callID, tool, nil)
-	return func(wrote []string, known bool, why string) { e(&written{paths: wrote, known: known, why: why}) }
+	journal = s.openWriteJournal()
+	return journal, func(wrote []string, known bool, why string) {
+		e(&written{paths: wrote, known: known, why: why})
+		if journal != nil {
+			journal.Close()
+			os.Remove(journal.Name()) // the journal's record is in it now
+		}
+	}
 }
 
 // written is what the sandbox saw a command ask to write

@@ -62,7 +62,7 @@ func TestHandEditDuringCommand(t *testing.T) {
 			var notes []string
 			s.Notify = func(n string) { notes = append(notes, n) }
 
-			end := s.BeginCommand("c1", "bash")
+			_, end := s.BeginCommand("c1", "bash")
 			done := make(chan *sandbox.Result, 1)
 			go func() {
 				r, err := sb.Run(context.Background(), sandbox.Cmd{Script: "echo C > c.txt; while [ ! -e ready ]; do sleep 0.05; done"})

@@ -65,6 +65,7 @@ func recoverKilled(journal string) {
 		}
 	}
 	os.Remove(p)
+	os.Remove(writesPath(journal))
 }
 
 // killedFromState is the killed call's change against the tree saved when
@@ -85,8 +86,12 @@ func killedFromState(journal string, m marker, died time.Time) (changes []Change
 		}
 		changes = append(changes, c)
 	}
-	if len(m.Paths) > 0 {
+	switch wrote, known := readWriteJournal(journal, m); {
+	case len(m.Paths) > 0:
 		changes, exact = only(changes, m.Paths)
+	case known:
+		// The sandbox's own record of the command, up to the kill.
+		changes, exact = ownOf(changes, wrote), true
 	}
 	changes = attribute(changes, tmp.peers(m.Start))
 	// The state file now holds the tree as found, so a process killed

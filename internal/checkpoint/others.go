@@ -72,7 +72,11 @@ func (s *Store) mark(m *marker) {
 // peer is another session's activity during a window.
 type peer struct {
 	running *marker // a call of its in flight now
-	entries []Entry // its calls that ended in the window
+	// wrote is what the running call's command was seen asking to write
+	// so far (its write journal), when known: it claims those paths only.
+	wrote      []string
+	wroteKnown bool
+	entries    []Entry // its calls that ended in the window
 }
 
 // peers finds the other sessions active since start: a call in flight
@@ -89,7 +93,7 @@ func (s *Store) peers(start time.Time) map[string]*peer {
 	if ents, err := os.ReadDir(runningDir(s.dir)); err == nil {
 		for _, e := range ents {
 			id := e.Name()
-			if id == self || strings.HasSuffix(id, ".tmp") {
+			if id == self || strings.HasSuffix(id, ".tmp") || strings.HasSuffix(id, ".writes") {
 				continue
 			}
 			p := filepath.Join(runningDir(s.dir), id)
@@ -106,7 +110,7 @@ func (s *Store) peers(start time.Time) map[string]*peer {
 					continue
 				}
 			}
-			get(id).running = &m
+			get(id).setRunning(filepath.Join(filepath.Dir(s.dir), id+".jsonl"), &m)
 		}
 	}
 	journals, _ := filepath.Glob(filepath.Join(filepath.Dir(s.dir), "*.jsonl"))
@@ -170,18 +174,35 @@ func (p *peer) claims(c Change) claim {
 			if o.Path != c.Path {
 				continue
 			}
-			if e.Exact && o.After.same(c.After) && o.After.Blob == c.After.Blob {
+			// A file tool's entry, or a command's whose writes the
+			// sandbox saw: what it holds was that call's alone.
+			if (e.Exact || e.Attributed) && o.After.same(c.After) && o.After.Blob == c.After.Blob {
 				return claimExact
 			}
 			best = claimMaybe
 		}
 	}
 	if m := p.running; m != nil {
-		if len(m.Paths) == 0 || slices.Contains(m.Paths, c.Path) || under(m.Paths, c.Path) {
+		switch {
+		case p.wroteKnown:
+			if len(ownOf([]Change{c}, p.wrote)) > 0 || under(p.wrote, c.Path) {
+				best = claimMaybe
+			}
+		case len(m.Paths) == 0 || slices.Contains(m.Paths, c.Path) || under(m.Paths, c.Path):
 			best = claimMaybe
 		}
 	}
 	return best
+}
+
+// setRunning records m, the marker of a call of the session whose
+// journal is journal, in flight (or killed in flight), with what its
+// command was seen writing when its write journal says.
+func (p *peer) setRunning(journal string, m *marker) {
+	p.running = m
+	if len(m.Paths) == 0 {
+		p.wrote, p.wroteKnown = readWriteJournal(journal, *m)
+	}
 }
 
 // under reports whether p is an ancestor directory of one of paths (a
@@ -244,7 +265,7 @@ func (r *peerRecords) stillShared(e Entry, c Change) []string {
 		// Live or not: a call that began before e ended and never ended
 		// (its session was killed) changed what nobody knows.
 		if rec.marker != nil && rec.marker.Start.Before(e.Time) {
-			p.running = rec.marker
+			p.setRunning(filepath.Join(filepath.Dir(r.journal), id+".jsonl"), rec.marker)
 		}
 		for _, oe := range rec.entries {
 			if oe.Tool != "undo" && !oe.Time.Before(e.Start) && (oe.Start.IsZero() || oe.Start.Before(e.Time)) {

@@ -1,7 +1,10 @@
 package checkpoint
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -62,6 +65,72 @@ func (s *Store) ownChanges(changes []Change, now map[string]State, wrote []strin
 		s.notes = append(s.notes, n)
 		if s.Notify != nil {
 			s.Notify(n)
+		}
+	}
+	return own
+}
+
+// writesPath is where a call in flight's write journal is kept, beside
+// its marker: running/<session>.writes.
+func writesPath(journal string) string { return markerPath(journal) + ".writes" }
+
+// openWriteJournal starts the write journal of the call beginning now
+// (one call in flight has one: a second command at the same time gets
+// none, and its record is the scan's). nil when it cannot be made.
+func (s *Store) openWriteJournal() *os.File {
+	if s.live > 1 {
+		return nil
+	}
+	f, err := os.OpenFile(writesPath(s.dir), os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+// readWriteJournal is what a killed call's command was seen asking to
+// write, from its journal: known only when the journal is there, whole
+// (a "null" line: the set became unknown) and of this call (written
+// after the call began).
+func readWriteJournal(journal string, m marker) (paths []string, known bool) {
+	f, err := os.Open(writesPath(journal))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.ModTime().Before(m.Start.Add(-clockSlack)) {
+		return nil, false // an earlier call's
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var p *string
+		if json.Unmarshal(sc.Bytes(), &p) != nil || p == nil {
+			return nil, false // torn, or the set became unknown
+		}
+		paths = append(paths, *p)
+	}
+	return paths, sc.Err() == nil
+}
+
+// ownOf keeps of changes those in the write set wrote, or beneath a
+// directory in it that appeared, vanished or changed kind (ownChanges'
+// rule, without its bookkeeping).
+func ownOf(changes []Change, wrote []string) []Change {
+	set := make(map[string]bool, len(wrote))
+	for _, p := range wrote {
+		set[filepath.Clean(p)] = true
+	}
+	moved := map[string]bool{}
+	for _, c := range changes {
+		if set[c.Path] && c.Before.Kind != c.After.Kind && (c.Before.Kind == "dir" || c.After.Kind == "dir") {
+			moved[c.Path] = true
+		}
+	}
+	var own []Change
+	for _, c := range changes {
+		if set[c.Path] || beneathAny(moved, c.Path) {
+			own = append(own, c)
 		}
 	}
 	return own

@@ -32,7 +32,7 @@ func TestCommandWroteOnlyItsOwn(t *testing.T) {
 		s := openStore(t, root)
 		var notes []string
 		s.Notify = func(n string) { notes = append(notes, n) }
-		end := s.BeginCommand("c1", "bash")
+		_, end := s.BeginCommand("c1", "bash")
 		write(t, filepath.Join(root, "c.txt"), "the command's\n")
 		os.MkdirAll(filepath.Join(root, "d", "e"), 0o755)
 		write(t, filepath.Join(root, "d", "e", "f"), "deep\n")
@@ -76,7 +76,7 @@ func TestCommandWroteRename(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, "old", "sub"), 0o755)
 	write(t, filepath.Join(root, "old", "sub", "f"), "f\n")
 	s := openStore(t, root)
-	end := s.BeginCommand("c1", "bash")
+	_, end := s.BeginCommand("c1", "bash")
 	if err := os.Rename(filepath.Join(root, "old"), filepath.Join(root, "new")); err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +97,8 @@ func TestCommandWroteParallel(t *testing.T) {
 	s := openStore(t, root)
 	var notes []string
 	s.Notify = func(n string) { notes = append(notes, n) }
-	end1 := s.BeginCommand("c1", "bash")
-	end2 := s.BeginCommand("c2", "bash")
+	_, end1 := s.BeginCommand("c1", "bash")
+	_, end2 := s.BeginCommand("c2", "bash")
 	write(t, filepath.Join(root, "one"), "1\n")
 	write(t, filepath.Join(root, "two"), "2\n")
 	end1([]string{filepath.Join(root, "one")}, true, "")

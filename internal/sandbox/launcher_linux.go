@@ -374,19 +374,19 @@ func (l *launcher) Close() {
 }
 
 func (l *launcher) Run(ctx context.Context, script, dir string, stdout, stderr io.Writer) (int, string, error) {
-	code, note, _, err := l.RunWrites(ctx, script, dir, nil, stdout, stderr)
+	code, note, _, err := l.RunWrites(ctx, script, dir, nil, nil, stdout, stderr)
 	return code, note, err
 }
 
 // RunWrites is Run that also returns the paths beneath track the
 // command's processes asked to write, as its supervisor saw them
 // (linux/inner/wrote_linux.go).
-func (l *launcher) RunWrites(ctx context.Context, script, dir string, track []string, stdout, stderr io.Writer) (int, string, inner.Writes, error) {
+func (l *launcher) RunWrites(ctx context.Context, script, dir string, track []string, journal *os.File, stdout, stderr io.Writer) (int, string, inner.Writes, error) {
 	lp, note, err := l.get()
 	if err != nil {
 		return 0, note, inner.Writes{}, err
 	}
-	code, w, err := l.runOn(ctx, lp, script, dir, track, stdout, stderr)
+	code, w, err := l.runOn(ctx, lp, script, dir, track, journal, stdout, stderr)
 	l.release(lp)
 	if errors.Is(err, inner.ErrLauncherGone) {
 		// It died between commands: start another and try once more.
@@ -395,7 +395,7 @@ func (l *launcher) RunWrites(ctx context.Context, script, dir string, track []st
 		if err != nil {
 			return 0, note + note2, inner.Writes{}, err
 		}
-		code, w, err = l.runOn(ctx, lp, script, dir, track, stdout, stderr)
+		code, w, err = l.runOn(ctx, lp, script, dir, track, journal, stdout, stderr)
 		l.release(lp)
 		return code, note + note2, w, err
 	}
@@ -404,7 +404,7 @@ func (l *launcher) RunWrites(ctx context.Context, script, dir string, track []st
 
 // runOn runs one command through lp: its control socket and output pipes
 // go to a supervisor inside, which reports the start and the exit.
-func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir string, track []string, stdout, stderr io.Writer) (code int, w inner.Writes, err error) {
+func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir string, track []string, journal *os.File, stdout, stderr io.Writer) (code int, w inner.Writes, err error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, w, fmt.Errorf("creating a command's control socket: %w", err)
@@ -433,7 +433,11 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 	// files go with it, for its first thread to enter.
 	cg := l.cg.CommandChild()
 	defer cg.Kill()
-	_, _, err = lp.ctrl.WriteMsgUnix([]byte{'j'}, unix.UnixRights(append([]int{int(remote.Fd()), int(outW.Fd()), int(errW.Fd())}, cg.PlaceFDs()...)...), nil)
+	rights := append([]int{int(remote.Fd()), int(outW.Fd()), int(errW.Fd())}, cg.PlaceFDs()...)
+	if journal != nil && len(track) > 0 {
+		rights = append(rights, int(journal.Fd())) // odd, last: the write journal (inner.superviseOne)
+	}
+	_, _, err = lp.ctrl.WriteMsgUnix([]byte{'j'}, unix.UnixRights(rights...), nil)
 	remote.Close()
 	outW.Close()
 	errW.Close()

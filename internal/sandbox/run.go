@@ -149,7 +149,7 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 		var note string
 		if wr, ok := s.launch.(writesRunner); ok {
 			track := trackRoots(s.pol.Writable)
-			code, note, wrote, err = wr.RunWrites(runCtx, c.Script, dir, track.inside, stdout, stderr)
+			code, note, wrote, err = wr.RunWrites(runCtx, c.Script, dir, track.inside, c.WriteJournal, stdout, stderr)
 			wrote.Paths = track.host(wrote.Paths)
 		} else {
 			code, note, err = s.launch.Run(runCtx, c.Script, dir, stdout, stderr)

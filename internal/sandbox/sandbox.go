@@ -50,6 +50,11 @@ type Cmd struct {
 	// rules allow (a language server): it runs in a sandbox of its own
 	// whose every connection the proxy refuses.
 	NoNet bool
+	// WriteJournal, when set, gets the paths the command asks to write as
+	// the sandbox sees them, a JSON string a line ("null": unknown from
+	// there on), where the sandbox tracks writes (the launcher): the
+	// caller's record of a command it may not see end (package checkpoint).
+	WriteJournal *os.File
 	// Label names the command where a person reads it (a network
 	// question it raises) when Script is harness's own wrapper around
 	// the user's words (an MCP server's definition); "" is Script.

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
@@ -12,7 +13,7 @@ import (
 // writesRunner is a Runner that also says what a command wrote beneath
 // the roots it tracks (the launcher: linux/inner/wrote_linux.go).
 type writesRunner interface {
-	RunWrites(ctx context.Context, script, dir string, track []string, stdout, stderr io.Writer) (code int, note string, w inner.Writes, err error)
+	RunWrites(ctx context.Context, script, dir string, track []string, journal *os.File, stdout, stderr io.Writer) (code int, note string, w inner.Writes, err error)
 }
 
 func wroteUnknown(why string) inner.Writes { return inner.Writes{Why: why} }

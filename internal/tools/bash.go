@@ -111,7 +111,7 @@ func (b *Bash) Run(ctx context.Context, input json.RawMessage) Result {
 		defer end()
 	}
 	jobsBefore := b.Env.Jobs.running()
-	res, err := b.Env.Sandbox.Run(ctx, sandbox.Cmd{Script: a.Command, Timeout: timeout, ReadOnly: ro, Progress: progressWriter(ctx)})
+	res, err := b.Env.Sandbox.Run(ctx, sandbox.Cmd{Script: a.Command, Timeout: timeout, ReadOnly: ro, Progress: progressWriter(ctx), WriteJournal: writeJournal(ctx)})
 	if err != nil {
 		return Errorf("the command could not be started: %v", err)
 	}

@@ -213,9 +213,9 @@ func (r *Registry) run(ctx context.Context, call llm.Block) (res Result) {
 		if cc, ok := r.cp.(CommandCheckpointer); ok && acc.Tool == "bash" {
 			// The sandbox says what the command wrote (wrote.go): only
 			// that is its change, not a hand edit made meanwhile.
+			journal, end := cc.BeginCommand(call.ID, call.Name)
 			var w *wroteReport
-			ctx, w = withWroteReport(ctx)
-			end := cc.BeginCommand(call.ID, call.Name)
+			ctx, w = withWroteReport(ctx, journal)
 			defer func() { end(w.result()) }()
 			return t.Run(ctx, input)
 		}

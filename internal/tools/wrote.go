@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"os"
 	"sync"
 
 	"github.com/harness-dev/harness/internal/sandbox"
@@ -11,24 +12,35 @@ import (
 // what the sandbox saw it ask to write (sandbox.Result.Wrote): a change
 // elsewhere in its window is then someone else's (package checkpoint).
 type CommandCheckpointer interface {
-	BeginCommand(callID, tool string) (end func(wrote []string, known bool, why string))
+	BeginCommand(callID, tool string) (journal *os.File, end func(wrote []string, known bool, why string))
 }
 
 // wroteReport carries a bash call's write set from the tool to the
 // registry, which hands it to the checkpointer once the call is done.
 type wroteReport struct {
-	mu    sync.Mutex
-	set   bool
-	paths []string
-	known bool
-	why   string
+	// journal is the call's write journal, for the sandbox to write the
+	// set into as the command runs (sandbox.Cmd.WriteJournal).
+	journal *os.File
+	mu      sync.Mutex
+	set     bool
+	paths   []string
+	known   bool
+	why     string
 }
 
 type wroteKey struct{}
 
-func withWroteReport(ctx context.Context) (context.Context, *wroteReport) {
-	w := &wroteReport{}
+func withWroteReport(ctx context.Context, journal *os.File) (context.Context, *wroteReport) {
+	w := &wroteReport{journal: journal}
 	return context.WithValue(ctx, wroteKey{}, w), w
+}
+
+// writeJournal is the call's write journal, nil when it has none.
+func writeJournal(ctx context.Context) *os.File {
+	if w, _ := ctx.Value(wroteKey{}).(*wroteReport); w != nil {
+		return w.journal
+	}
+	return nil
 }
 
 // reportWrote records what a command of this call wrote; a second

@@ -1,6 +1,9 @@
 package ui
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // Echo is an accepted prompt as it stays on screen and in the scrollback:
 // prompt, then each line of the text word-wrapped under it, continuation
@@ -34,4 +37,27 @@ func Echo(prompt, cont string, lines []string, width int) string {
 		}
 	}
 	return b.String()
+}
+
+// shown is the buffer as the layout shows it (collapsed pastes as their
+// labels, tabs as spaces, control characters as ^X), one string a line.
+func (s *lineState) shown() []string {
+	var lines []string
+	var b strings.Builder
+	for _, r := range s.buf {
+		switch l := s.pasteLabel(r); {
+		case r == '\n':
+			lines = append(lines, b.String())
+			b.Reset()
+		case l != "":
+			b.WriteString(s.searchStyle.Dim(l))
+		case r == '\t':
+			b.WriteString("    ")
+		case RuneWidth(r) == 0 && unicode.IsControl(r):
+			b.WriteString("^" + string(rune('@'+r%32)))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return append(lines, b.String())
 }

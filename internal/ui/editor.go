@@ -804,29 +804,6 @@ func (e *Editor) finish(s *lineState) {
 	s.rows = 0
 }
 
-// shown is the buffer as the layout shows it (collapsed pastes as their
-// labels, tabs as spaces, control characters as ^X), one string a line.
-func (s *lineState) shown() []string {
-	var lines []string
-	var b strings.Builder
-	for _, r := range s.buf {
-		switch l := s.pasteLabel(r); {
-		case r == '\n':
-			lines = append(lines, b.String())
-			b.Reset()
-		case l != "":
-			b.WriteString(s.searchStyle.Dim(l))
-		case r == '\t':
-			b.WriteString("    ")
-		case RuneWidth(r) == 0 && unicode.IsControl(r):
-			b.WriteString("^" + string(rune('@'+r%32)))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return append(lines, b.String())
-}
-
 func (e *Editor) loadHistory() {
 	if e.loaded {
 		return

@@ -51,8 +51,9 @@ const ctrlFD = 3
 // socket, stdout and stderr, then the tasks files of the cgroups it is to
 // enter (sandbox/linux/cgroup: v1 pids and memory), which the command's thread
 // writes itself into before it forks the shell, and as many of the
-// cgroups it goes back to after.
-const maxJobFDs = 7
+// cgroups it goes back to after, and last the write journal
+// (wrote_linux.go).
+const maxJobFDs = 8
 
 // maxIdle bounds the idle supervisors the launcher keeps. A supervisor
 // runs one command at a time and is reused, so a Go process start (a few
@@ -391,7 +392,7 @@ func serveSupervisor(cfg HelperConfig) error {
 			return nil // the launcher is done with this supervisor
 		}
 		fds := ParseRights(oob[:oobn])
-		if len(fds) < 3 || len(fds) > maxJobFDs || (len(fds)-3)%2 != 0 {
+		if len(fds) < 3 || len(fds) > maxJobFDs {
 			for _, fd := range fds {
 				unix.Close(fd)
 			}
@@ -509,9 +510,15 @@ func prepareThread(cfg HelperConfig) commandThread {
 // host moves it into one of its own the first time, and needs to know
 // whose command this is every time.
 func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
+	var journal *os.File // closed by itself, not with the raw descriptors
 	defer func() {
 		for _, fd := range fds[3:] {
-			unix.Close(fd)
+			if journal == nil || uintptr(fd) != journal.Fd() {
+				unix.Close(fd)
+			}
+		}
+		if journal != nil {
+			journal.Close()
 		}
 	}()
 	unix.SetNonblock(fds[0], true) // through the poller, so closing it ends a pending read
@@ -528,7 +535,14 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 		errw.Close()
 		return
 	}
-	enter, leave := fds[3:3+(len(fds)-3)/2], fds[3+(len(fds)-3)/2:]
+	// The cgroup tasks files come in pairs; an odd one last is the write
+	// journal's descriptor (wrote_linux.go).
+	places := fds[3:]
+	if len(places)%2 == 1 {
+		journal = os.NewFile(uintptr(places[len(places)-1]), "write journal")
+		places = places[:len(places)-1]
+	}
+	enter, leave := places[:len(places)/2], places[len(places)/2:]
 	if place {
 		var err error
 		var pe, pl []int
@@ -567,7 +581,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 	}
 	wrote := func() Writes { return Writes{Why: s.listenErr.Error()} }
 	if s.listener >= 0 {
-		wrote = serveWrites(s.listener, j.Track)
+		wrote = serveWrites(s.listener, j.Track, journal)
 	}
 	if err := enc.Encode(Report{Pid: s.pid}); err != nil {
 		killDescendants(selfPid())

@@ -2,6 +2,7 @@ package inner
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -147,19 +148,24 @@ type seccompResp struct {
 
 // writeLog collects one command's write set.
 type writeLog struct {
-	track []string
-	mu    sync.Mutex
-	seen  map[string]bool
-	dirs  map[string]string // realDir's, used by the serving goroutine alone
-	size  int
-	why   string // set once the set is unknown
+	// journal, when the host gave one, gets each path as it is added, a
+	// JSON string a line, before the call it came from goes on, and
+	// "null" once the set is unknown: a harness killed mid-command
+	// leaves its record of what the command wrote (package checkpoint).
+	journal *os.File
+	track   []string
+	mu      sync.Mutex
+	seen    map[string]bool
+	dirs    map[string]string // realDir's, used by the serving goroutine alone
+	size    int
+	why     string // set once the set is unknown
 }
 
 // serveWrites answers fd's notifications until stop is called, which
 // returns the set; only paths beneath track are kept. stop must be called
 // once the command's tree is gone: it closes fd.
-func serveWrites(fd int, track []string) (stop func() Writes) {
-	l := &writeLog{track: track, seen: map[string]bool{}, dirs: map[string]string{}}
+func serveWrites(fd int, track []string, journal *os.File) (stop func() Writes) {
+	l := &writeLog{track: track, seen: map[string]bool{}, dirs: map[string]string{}, journal: journal}
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		l.fail("a pipe: " + err.Error())
@@ -361,7 +367,22 @@ func (l *writeLog) add(p string, follows bool) {
 			if l.size > maxWroteBytes {
 				l.why = fmt.Sprintf("the paths the command wrote take more than %d KiB", maxWroteBytes>>10)
 			}
+			l.journalLine(nil)
+			continue
 		}
+		l.journalLine(&c)
+	}
+}
+
+// journalLine appends p to the journal ("null": the set is unknown); a
+// journal that fails makes the set unknown there too. Called with mu held.
+func (l *writeLog) journalLine(p *string) {
+	if l.journal == nil {
+		return
+	}
+	b, _ := json.Marshal(p)
+	if _, err := l.journal.Write(append(b, '\n')); err != nil {
+		l.journal = nil
 	}
 }
 
@@ -399,6 +420,7 @@ func (l *writeLog) fail(why string) {
 	l.mu.Lock()
 	if l.why == "" {
 		l.why = why
+		l.journalLine(nil)
 	}
 	l.mu.Unlock()
 }
