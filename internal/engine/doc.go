@@ -6,7 +6,8 @@
 //   - New: a client configured as every Docker client is (client.FromEnv:
 //     DOCKER_HOST, DOCKER_API_VERSION, DOCKER_CERT_PATH,
 //     DOCKER_TLS_VERIFY), at a host of the caller's choosing (podman's
-//     socket), the API version agreed with the engine;
+//     socket), the API version agreed with the engine; an ssh:// host,
+//     which the client cannot reach, refused with the way round it;
 //   - Run: one exec to its end, its multiplexed output split with the
 //     API's stdcopy, stopped in two steps when its context ends (Stop:
 //     the end of its stdin or an interrupt, then, after a grace, closing

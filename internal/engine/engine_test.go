@@ -64,6 +64,22 @@ func TestNew(t *testing.T) {
 	}
 }
 
+// TestSSHHost: an ssh:// engine, which only the docker CLI reaches (its
+// own ssh helper), is refused at once with the way round it, not looked
+// up as a TCP name.
+func TestSSHHost(t *testing.T) {
+	t.Setenv(client.EnvOverrideHost, "ssh://me@build-box")
+	for _, arg := range []string{"", "ssh://me@other"} {
+		if _, err := New(arg); err == nil || !strings.Contains(err.Error(), "ssh -L") {
+			t.Errorf("New(%q) with DOCKER_HOST=ssh://: %v, want a refusal saying to forward the socket", arg, err)
+		}
+	}
+	t.Setenv(client.EnvOverrideHost, "")
+	if _, err := New("unix:///run/x.sock"); err != nil {
+		t.Errorf("a unix socket: %v", err)
+	}
+}
+
 // TestUnreachable: no engine at the address is a connection failure
 // that names where harness looked.
 func TestUnreachable(t *testing.T) {
