@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
 	"github.com/harness-dev/harness/internal/engine"
 )
 
@@ -44,7 +47,7 @@ type Docker struct {
 	Memory  int64 // bytes; zero: 4 GiB
 	Pids    int64 // zero: 4096
 
-	cli *engine.Client
+	cli *client.Client
 }
 
 // Connect reaches the engine from the environment (DOCKER_HOST and
@@ -54,10 +57,12 @@ func (d *Docker) Connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("docker: %w", err)
 	}
-	if err := cli.Ping(ctx); err != nil {
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		cli.Close()
 		return fmt.Errorf("docker: the engine does not answer (is dockerd running? DOCKER_HOST?): %w", err)
 	}
 	if _, err := cli.ImageInspect(ctx, d.Image); err != nil {
+		cli.Close()
 		return fmt.Errorf("docker: image %q: %w (build or pull it first; see docs/batch.md)", d.Image, err)
 	}
 	d.cli = cli
@@ -123,29 +128,31 @@ func (m *dockerMachine) start(ctx context.Context) error {
 		network = "bridge"
 	}
 	init := true
-	id, err := m.d.cli.ContainerCreate(ctx, &engine.ContainerConfig{
-		Image:      m.d.Image,
-		Cmd:        []string{"sleep", "infinity"},
-		User:       m.user,
-		Env:        append([]string{"HOME=" + homeInside}, m.d.Env...),
-		WorkingDir: m.ws,
-		Labels:     map[string]string{"dev.harness.batch.task": m.task},
-		HostConfig: &engine.HostConfig{
+	res, err := m.d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config: &container.Config{
+			Image:      m.d.Image,
+			Cmd:        []string{"sleep", "infinity"},
+			User:       m.user,
+			Env:        append([]string{"HOME=" + homeInside}, m.d.Env...),
+			WorkingDir: m.ws,
+			Labels:     map[string]string{"dev.harness.batch.task": m.task},
+		},
+		HostConfig: &container.HostConfig{
 			Binds:          binds,
-			NetworkMode:    network,
+			NetworkMode:    container.NetworkMode(network),
 			CapDrop:        []string{"ALL"},
 			SecurityOpt:    []string{"no-new-privileges"},
 			ReadonlyRootfs: true,
 			Tmpfs:          map[string]string{"/tmp": "rw,nosuid,size=2g", "/var/tmp": "rw,nosuid,size=1g"},
 			Init:           &init,
-			Resources:      engine.Resources{Memory: mem, PidsLimit: &pids},
+			Resources:      container.Resources{Memory: mem, PidsLimit: &pids},
 		},
 	})
 	if err != nil {
 		return fmt.Errorf("docker: creating the task's container: %w", err)
 	}
-	m.id = id
-	if err := m.d.cli.ContainerStart(ctx, m.id); err != nil {
+	m.id = res.ID
+	if _, err := m.d.cli.ContainerStart(ctx, m.id, client.ContainerStartOptions{}); err != nil {
 		return fmt.Errorf("docker: starting the task's container: %w", err)
 	}
 	return nil
@@ -155,7 +162,7 @@ func (m *dockerMachine) close() {
 	if m.id != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = m.d.cli.ContainerRemove(ctx, m.id)
+		_, _ = m.d.cli.ContainerRemove(ctx, m.id, client.ContainerRemoveOptions{Force: true})
 	}
 }
 
@@ -164,7 +171,7 @@ func (m *dockerMachine) exec(ctx context.Context, argv []string, dir string, std
 		return -1, err
 	}
 	bg := context.WithoutCancel(ctx)
-	ex, err := m.d.cli.ExecCreate(bg, m.id, engine.ExecConfig{
+	ex, err := m.d.cli.ExecCreate(bg, m.id, client.ExecCreateOptions{
 		Cmd: argv, WorkingDir: dir, User: m.user, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
@@ -173,9 +180,9 @@ func (m *dockerMachine) exec(ctx context.Context, argv []string, dir string, std
 	// As on the host: an interrupt first, so harness saves its session; a
 	// kill after the grace period. An exec has no API of its own for
 	// signals: its process is signalled by its host pid.
-	code, _, err := engine.Run(ctx, m.d.cli, ex, stdout, stderr, engine.Stop{
-		Soft:  func(id string, _ *engine.Stream) { m.signal(bg, id, syscall.SIGINT) },
-		Hard:  func(id string, _ *engine.Stream) { m.signal(bg, id, syscall.SIGKILL) },
+	code, _, err := engine.Run(ctx, m.d.cli, ex.ID, stdout, stderr, engine.Stop{
+		Soft:  func(id string, _ *client.HijackedResponse) { m.signal(bg, id, syscall.SIGINT) },
+		Hard:  func(id string, _ *client.HijackedResponse) { m.signal(bg, id, syscall.SIGKILL) },
 		Grace: interruptGrace,
 	})
 	if err != nil {
@@ -185,7 +192,7 @@ func (m *dockerMachine) exec(ctx context.Context, argv []string, dir string, std
 }
 
 func (m *dockerMachine) signal(ctx context.Context, execID string, sig syscall.Signal) {
-	if in, err := m.d.cli.ExecInspect(ctx, execID); err == nil && in.Running && in.Pid > 0 {
-		_ = syscall.Kill(in.Pid, sig)
+	if in, err := m.d.cli.ExecInspect(ctx, execID, client.ExecInspectOptions{}); err == nil && in.Running && in.PID > 0 {
+		_ = syscall.Kill(in.PID, sig)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -126,6 +127,30 @@ func TestImportRules(t *testing.T) {
 				if !strings.HasPrefix(d, "internal/sandbox") && !slices.Contains([]string{"internal/gitsafe", "internal/engine", "internal/shellquote"}, d) {
 					t.Errorf("%s (the walls) imports %s, above it", p, d)
 				}
+			}
+		}
+	}
+}
+
+// TestHelperLinksNoEngineClient: the sandbox helper starts once per
+// command, inside the walls, so it must not link the Docker client or
+// what the client brings (OpenTelemetry, the reference and digest
+// parsers), which only the harness binary may (issue #44). This reads the
+// linker's view, every dependency, not only harness's own imports.
+func TestHelperLinksNoEngineClient(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../../cmd/harness-sandbox").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/harness-dev/harness/internal/sandbox/linux/inner") {
+		t.Fatalf("go list named no inner stage among the helper's dependencies: %q", deps)
+	}
+	for _, d := range deps {
+		for _, banned := range []string{"github.com/moby/", "github.com/docker/", "github.com/containerd/", "go.opentelemetry.io/",
+			"github.com/distribution/", "github.com/opencontainers/", "github.com/harness-dev/harness/internal/engine"} {
+			if strings.HasPrefix(d, banned) {
+				t.Errorf("cmd/harness-sandbox links %s: every sandboxed command would pay its init", d)
 			}
 		}
 	}

@@ -338,7 +338,8 @@
 // # Containers (docker, podman)
 //
 // The container backend (container/container_linux.go) maps the same Policy onto
-// an engine through its Engine API (package engine): one long-lived container per
+// an engine through its Engine API (the official client, with package engine's
+// additions): one long-lived container per
 // session, an exec per command. Only what the Policy names is mounted —
 // the writable roots read-write at the same paths, the carve-outs and git
 // shadows as bwrap mounts them, the private /tmp (a host directory, so it

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
+
 	"github.com/harness-dev/harness/internal/engine"
 	"github.com/harness-dev/harness/internal/testenv"
 )
@@ -27,7 +29,7 @@ func requireDocker(t testing.TB) {
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := cli.Ping(ctx); err != nil {
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		testenv.Missing(t, testenv.Docker, "the engine does not answer: "+err.Error())
 	}
 	if _, err := cli.ImageInspect(ctx, img); err != nil {

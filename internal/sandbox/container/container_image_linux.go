@@ -16,6 +16,9 @@ import (
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+
 	"github.com/harness-dev/harness/internal/engine"
 )
 
@@ -38,7 +41,7 @@ const DefaultImage = "harness-hostfs:1"
 // (built once per content, tagged harness-project:<hash>, with no
 // network; its build context is the Dockerfile alone, so nothing of the
 // project leaks into the image), else DefaultImage.
-func containerImage(ctx context.Context, cli *engine.Client, p *walls.Policy, ref string) (containerImg, error) {
+func containerImage(ctx context.Context, cli *client.Client, p *walls.Policy, ref string) (containerImg, error) {
 	if ref != "" {
 		if _, err := cli.ImageInspect(ctx, ref); err != nil {
 			return containerImg{}, fmt.Errorf("%w: %s=%s: %v (harness pulls nothing: build or pull it first)", backend.ErrUnavailable, ImageEnv, ref, err)
@@ -54,7 +57,7 @@ func containerImage(ctx context.Context, cli *engine.Client, p *walls.Policy, re
 	}
 	if _, err := cli.ImageInspect(ctx, DefaultImage); err == nil {
 		return containerImg{ref: DefaultImage, hostFS: true}, nil
-	} else if !errors.Is(err, engine.ErrNotFound) {
+	} else if !cerrdefs.IsNotFound(err) {
 		return containerImg{}, fmt.Errorf("%w: %s: %v", backend.ErrUnavailable, DefaultImage, err)
 	}
 	if err := importHostFSImage(ctx, cli); err != nil {
@@ -63,12 +66,12 @@ func containerImage(ctx context.Context, cli *engine.Client, p *walls.Policy, re
 	return containerImg{ref: DefaultImage, hostFS: true}, nil
 }
 
-func projectImage(ctx context.Context, cli *engine.Client, dockerfile []byte) (containerImg, error) {
+func projectImage(ctx context.Context, cli *client.Client, dockerfile []byte) (containerImg, error) {
 	sum := sha256.Sum256(dockerfile)
 	ref := "harness-project:" + hex.EncodeToString(sum[:6])
 	if _, err := cli.ImageInspect(ctx, ref); err == nil {
 		return containerImg{ref: ref}, nil
-	} else if !errors.Is(err, engine.ErrNotFound) {
+	} else if !cerrdefs.IsNotFound(err) {
 		return containerImg{}, fmt.Errorf("%w: %s: %v", backend.ErrUnavailable, ref, err)
 	}
 	var buf bytes.Buffer
@@ -80,7 +83,12 @@ func projectImage(ctx context.Context, cli *engine.Client, dockerfile []byte) (c
 	// the agent may have written, and a RUN step with the engine's
 	// default network would reach anything the host can. A Dockerfile
 	// that must download is built by the user, who names the image.
-	err := cli.ImageBuild(ctx, &buf, engine.BuildOptions{Tags: []string{ref}, Dockerfile: "Dockerfile", NetworkMode: "none"})
+	// Intermediate containers are removed, a failed step's too.
+	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{ref}, Dockerfile: "Dockerfile", NetworkMode: "none",
+		Remove: true, ForceRemove: true})
+	if err == nil {
+		err = engine.Progress(res.Body)
+	}
 	var failed *engine.ProgressError
 	if err != nil && !errors.As(err, &failed) {
 		return containerImg{}, fmt.Errorf("%w: building %s: %v", backend.ErrUnavailable, ProjectDockerfile, err)
@@ -120,7 +128,7 @@ func hostFSSecrets(hostFS bool) []string {
 
 // importHostFSImage imports DefaultImage: mount points and the host's
 // merged-/usr symlinks, nothing else.
-func importHostFSImage(ctx context.Context, cli *engine.Client) error {
+func importHostFSImage(ctx context.Context, cli *client.Client) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dir := func(name string, mode int64) {
@@ -147,7 +155,12 @@ func importHostFSImage(ctx context.Context, cli *engine.Client) error {
 		}
 	}
 	tw.Close()
-	if err := cli.ImageImport(ctx, &buf, DefaultImage, "harness: the host's /usr and /etc, bound read-only at run time"); err != nil {
+	res, err := cli.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, DefaultImage,
+		client.ImageImportOptions{Message: "harness: the host's /usr and /etc, bound read-only at run time"})
+	if err == nil {
+		err = engine.Progress(res)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: importing %s: %v", backend.ErrUnavailable, DefaultImage, err)
 	}
 	return nil

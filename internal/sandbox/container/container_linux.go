@@ -24,6 +24,9 @@ import (
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
 
 	"github.com/harness-dev/harness/internal/engine"
@@ -70,7 +73,7 @@ const (
 )
 
 // containerResources: the cgroup limits of the session's container.
-func containerResources(p *walls.Policy) engine.Resources {
+func containerResources(p *walls.Policy) container.Resources {
 	mem, pids := int64(containerMemory), int64(containerPids)
 	if p.MaxMemory > mem {
 		mem = p.MaxMemory
@@ -78,7 +81,7 @@ func containerResources(p *walls.Policy) engine.Resources {
 	if p.MaxProcs > 0 {
 		pids = int64(p.MaxProcs) + pidsHeadroom
 	}
-	return engine.Resources{Memory: mem, PidsLimit: &pids}
+	return container.Resources{Memory: mem, PidsLimit: &pids}
 }
 
 // containerLabel marks the containers a session starts, for cleanup
@@ -95,7 +98,7 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := cli.Ping(ctx); err != nil {
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		cli.Close()
 		return nil, nil, fmt.Errorf("%w: the %s engine does not answer (is the daemon running? DOCKER_HOST?): %v", backend.ErrUnavailable, name, err)
 	}
@@ -164,33 +167,32 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 		// stage sets the policy's, lower, for commands).
 		var l unix.Rlimit
 		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &l); err == nil {
-			res.Ulimits = append(res.Ulimits, engine.Ulimit{Name: "nofile", Soft: int64(l.Cur), Hard: int64(l.Max)})
+			res.Ulimits = append(res.Ulimits, &container.Ulimit{Name: "nofile", Soft: int64(l.Cur), Hard: int64(l.Max)})
 		}
-		res.Ulimits = append(res.Ulimits, engine.Ulimit{Name: "nproc", Soft: *res.PidsLimit, Hard: *res.PidsLimit})
+		res.Ulimits = append(res.Ulimits, &container.Ulimit{Name: "nproc", Soft: *res.PidsLimit, Hard: *res.PidsLimit})
 	}
-	cr.spec = func() *engine.ContainerConfig {
+	cr.spec = func() (*container.Config, *container.HostConfig) {
 		mounts := containerMounts(p, gs, tmp, exe, img.hostFS)
 		if cn != nil {
-			mounts = append(mounts, engine.Mount{Type: engine.MountBind, Source: cn.sock, Target: inner.ContainerProxySock, ReadOnly: true,
-				BindOptions: &engine.BindOptions{Propagation: engine.RPrivate}})
+			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: cn.sock, Target: inner.ContainerProxySock, ReadOnly: true,
+				BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
 		}
-		return &engine.ContainerConfig{
-			Image:      img.ref,
-			Entrypoint: entry,
-			Cmd:        []string{},
-			User:       user,
-			Env:        env,
-			WorkingDir: p.Project,
-			Labels:     map[string]string{containerLabel: filepath.Base(tmp)},
-			HostConfig: &engine.HostConfig{
+		return &container.Config{
+				Image:      img.ref,
+				Entrypoint: entry,
+				Cmd:        []string{}, // not nil: clears the image's
+				User:       user,
+				Env:        env,
+				WorkingDir: p.Project,
+				Labels:     map[string]string{containerLabel: filepath.Base(tmp)},
+			}, &container.HostConfig{
 				Mounts:         mounts,
 				NetworkMode:    "none",
 				CapDrop:        []string{"ALL"},
 				SecurityOpt:    []string{"no-new-privileges", seccomp},
 				ReadonlyRootfs: true,
 				Resources:      res,
-			},
-		}
+			}
 	}
 	return cr, gs, nil
 }
@@ -198,9 +200,9 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 // containerClient reaches the engine from the environment (DOCKER_HOST
 // and friends, which engine.New reads); podman without DOCKER_HOST in
 // getenv is looked for at its usual sockets.
-func containerClient(name string, getenv func(string) string) (*engine.Client, error) {
+func containerClient(name string, getenv func(string) string) (*client.Client, error) {
 	host := ""
-	if name == backend.Podman && getenv(engine.EnvHost) == "" {
+	if name == backend.Podman && getenv(client.EnvOverrideHost) == "" {
 		for _, s := range []string{filepath.Join(getenv("XDG_RUNTIME_DIR"), "podman", "podman.sock"), "/run/podman/podman.sock"} {
 			if st, err := os.Stat(s); err == nil && st.Mode()&os.ModeSocket != 0 {
 				host = "unix://" + s
@@ -218,10 +220,10 @@ func containerClient(name string, getenv func(string) string) (*engine.Client, e
 // containerMounts is the Policy as mounts, in an order the engine keeps
 // (it sorts by destination depth; a parent is mounted before what lies
 // beneath it).
-func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, hostFS bool) []engine.Mount {
-	var ms []engine.Mount
+func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, hostFS bool) []mount.Mount {
+	var ms []mount.Mount
 	seen := map[string]int{}
-	add := func(m engine.Mount) {
+	add := func(m mount.Mount) {
 		if i, ok := seen[m.Target]; ok {
 			ms[i] = m // the later, narrower rule wins (a carve-out over a root)
 			return
@@ -230,8 +232,8 @@ func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, ho
 		ms = append(ms, m)
 	}
 	bind := func(src, dst string, ro bool) {
-		add(engine.Mount{Type: engine.MountBind, Source: src, Target: dst, ReadOnly: ro,
-			BindOptions: &engine.BindOptions{Propagation: engine.RPrivate}})
+		add(mount.Mount{Type: mount.TypeBind, Source: src, Target: dst, ReadOnly: ro,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
 	}
 	if hostFS {
 		for _, m := range hostFSMounts() {
@@ -276,8 +278,8 @@ func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, ho
 			continue
 		}
 		if m.Dir {
-			add(engine.Mount{Type: engine.MountTmpfs, Target: m.Path, ReadOnly: true,
-				TmpfsOptions: &engine.TmpfsOptions{SizeBytes: 4096, Mode: 0o111}})
+			add(mount.Mount{Type: mount.TypeTmpfs, Target: m.Path, ReadOnly: true,
+				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 4096, Mode: 0o111}})
 		} else {
 			bind(os.DevNull, m.Path, true)
 		}
@@ -298,7 +300,7 @@ func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, ho
 // CSV (podman 4.3), so a comma in a path splits it into options (a
 // directory named "a,ro=false") and a double quote fails the parse. Fail
 // closed rather than mount something else.
-func podmanMountable(ms []engine.Mount) error {
+func podmanMountable(ms []mount.Mount) error {
 	for _, m := range ms {
 		for _, p := range []string{m.Source, m.Target} {
 			if strings.ContainsAny(p, ",\"\n\r") {
@@ -332,11 +334,11 @@ func underAny(p string, roots []string) bool {
 // backend.Runner).
 type Runner struct {
 	backend string
-	cli     *engine.Client
+	cli     *client.Client
 	pol     *walls.Policy
 	user    string
 	cfg     string // the inner stage's helperConfig, JSON
-	spec    func() *engine.ContainerConfig
+	spec    func() (*container.Config, *container.HostConfig)
 	note    string        // said once, with the first command's output
 	net     *containerNet // the proxy's channel, when offered
 	dir     string        // the session's engine directory, removed at close
@@ -378,18 +380,19 @@ func (c *Runner) get(ctx context.Context) (*containerProc, string, error) {
 		return c.cur, note, nil
 	}
 	gen := c.pol.Generation()
-	cfg := c.spec()
+	cfg, hc := c.spec()
 	if c.podman {
-		if err := podmanMountable(cfg.HostConfig.Mounts); err != nil {
+		if err := podmanMountable(hc.Mounts); err != nil {
 			return nil, "", err
 		}
 	}
-	id, err := c.cli.ContainerCreate(ctx, cfg)
+	res, err := c.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc})
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: creating the session's container: %w", c.backend, err)
 	}
+	id := res.ID
 	c.net.armed()
-	if err := c.cli.ContainerStart(ctx, id); err != nil {
+	if _, err := c.cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
 		c.remove(id)
 		return nil, "", fmt.Errorf("%s: starting the session's container: %w", c.backend, err)
 	}
@@ -411,8 +414,8 @@ func (c *Runner) retire(cp *containerProc) {
 
 // stopped reports whether cp no longer runs, and retires it then.
 func (c *Runner) stopped(ctx context.Context, cp *containerProc) bool {
-	in, err := c.cli.ContainerInspect(ctx, cp.id)
-	if err == nil && in.State != nil && in.State.Running {
+	in, err := c.cli.ContainerInspect(ctx, cp.id, client.ContainerInspectOptions{})
+	if err == nil && in.Container.State != nil && in.Container.State.Running {
 		return false
 	}
 	c.mu.Lock()
@@ -437,7 +440,7 @@ func (c *Runner) release(cp *containerProc) {
 func (c *Runner) remove(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_ = c.cli.ContainerRemove(ctx, id)
+	_, _ = c.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
 }
 
 // Run implements backend.Runner.
@@ -447,7 +450,7 @@ func (c *Runner) Run(ctx context.Context, script, dir string, stdout, stderr io.
 	if err != nil {
 		return 0, note, err
 	}
-	opts := engine.ExecConfig{
+	opts := client.ExecCreateOptions{
 		Cmd: []string{Helper, inner.ContainerExecArg, c.cfg, script}, WorkingDir: dir, User: c.user,
 		AttachStdin: true, AttachStdout: true, AttachStderr: true,
 	}
@@ -466,11 +469,11 @@ func (c *Runner) Run(ctx context.Context, script, dir string, stdout, stderr io.
 	if err != nil {
 		return 0, note, fmt.Errorf("%s exec: %w", c.backend, err)
 	}
-	code, forced, err := engine.Run(ctx, c.cli, ex, stdout, stderr, engine.Stop{
+	code, forced, err := engine.Run(ctx, c.cli, ex.ID, stdout, stderr, engine.Stop{
 		// The supervisor's stdin ends: it kills the command's tree and
 		// exits, which ends the stream.
-		Soft:  func(_ string, att *engine.Stream) { _ = att.CloseWrite() },
-		Hard:  func(_ string, att *engine.Stream) { att.Close() },
+		Soft:  func(_ string, att *client.HijackedResponse) { _ = att.CloseWrite() },
+		Hard:  func(_ string, att *client.HijackedResponse) { att.Close() },
 		Grace: containerStopGrace,
 	})
 	if forced {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
 
 	"github.com/harness-dev/harness/internal/engine"
@@ -40,7 +42,7 @@ func requireDocker(t testing.TB) {
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := cli.Ping(ctx); err != nil {
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		testenv.Missing(t, testenv.Docker, "the engine does not answer: "+err.Error())
 	}
 	if _, err := cli.ImageInspect(ctx, img); err != nil {
@@ -148,7 +150,7 @@ func TestContainerMounts(t *testing.T) {
 	ms := containerMounts(p, gs, tmp, "/bin/true", true)
 	got := map[string]string{}
 	for _, m := range ms {
-		kind := m.Type
+		kind := string(m.Type)
 		if m.ReadOnly {
 			kind += ",ro"
 		}
@@ -199,7 +201,7 @@ func TestPodmanMountable(t *testing.T) {
 		{"/dev/null", `/p/my "proj"/.env`, false},           // fails podman's CSV parse
 		{"/p/x\ny", "/p/x\ny", false},
 	} {
-		err := podmanMountable([]engine.Mount{{Type: engine.MountBind, Source: "/usr", Target: "/usr"}, {Type: engine.MountBind, Source: tc.src, Target: tc.dst}})
+		err := podmanMountable([]mount.Mount{{Type: mount.TypeBind, Source: "/usr", Target: "/usr"}, {Type: mount.TypeBind, Source: tc.src, Target: tc.dst}})
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, backend.ErrUnavailable)) {
 			t.Errorf("%q -> %q: %v", tc.src, tc.dst, err)
 		}
@@ -224,7 +226,7 @@ func TestProjectImageBuildsWithoutNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a build that needs no network: %v", err)
 	}
-	t.Cleanup(func() { cli.ImageRemove(context.Background(), got.ref) })
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), got.ref, client.ImageRemoveOptions{Force: true}) })
 	_, err = projectImage(context.Background(), cli, []byte("FROM "+img+"\nRUN echo "+tag+" && getent hosts example.com || ls /sys/class/net | grep -vx lo\n"))
 	if err == nil || !strings.Contains(err.Error(), "without network") {
 		t.Errorf("a build that looks for a network: %v, want it to fail, saying the build has no network", err)

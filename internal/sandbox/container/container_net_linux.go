@@ -15,9 +15,9 @@ import (
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
 
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
-
-	"github.com/harness-dev/harness/internal/engine"
 )
 
 // The network proxy in the container backend. The container has no
@@ -108,7 +108,7 @@ func (cn *containerNet) armed() {
 
 // waitReady returns once the container id's init connected its channel
 // (it listens on ProxyPort by then), or why it did not.
-func (cn *containerNet) waitReady(ctx context.Context, cli *engine.Client, id string) error {
+func (cn *containerNet) waitReady(ctx context.Context, cli *client.Client, id string) error {
 	if cn == nil {
 		return nil
 	}
@@ -125,23 +125,23 @@ func (cn *containerNet) waitReady(ctx context.Context, cli *engine.Client, id st
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
-			in, err := cli.ContainerInspect(ctx, id)
-			if err == nil && in.State != nil && !in.State.Running {
-				return fmt.Errorf("the container's init exited (%d) before the network proxy was up: %s", in.State.ExitCode, containerLog(ctx, cli, id))
+			in, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+			if st := in.Container.State; err == nil && st != nil && !st.Running {
+				return fmt.Errorf("the container's init exited (%d) before the network proxy was up: %s", st.ExitCode, containerLog(ctx, cli, id))
 			}
 		}
 	}
 }
 
 // containerLog is the end of a container's output, for an error.
-func containerLog(ctx context.Context, cli *engine.Client, id string) string {
-	rc, err := cli.ContainerLogs(ctx, id, "5")
+func containerLog(ctx context.Context, cli *client.Client, id string) string {
+	rc, err := cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: "5"})
 	if err != nil {
 		return err.Error()
 	}
 	defer rc.Close()
 	var b bytes.Buffer
-	engine.Demux(&b, &b, io.LimitReader(rc, 8<<10))
+	stdcopy.StdCopy(&b, &b, io.LimitReader(rc, 8<<10))
 	return strings.TrimSpace(b.String())
 }
 

@@ -11,9 +11,8 @@ import (
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
 
+	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
-
-	"github.com/harness-dev/harness/internal/engine"
 )
 
 // syscallNames names the system calls of deniedSyscalls for the engine's
@@ -135,8 +134,8 @@ func seccompOption(podman bool, dir string, proxy bool) (string, error) {
 // Docker-compatible API names a "Podman Engine" component), whichever
 // backend name brought harness there (DOCKER_HOST may name podman's
 // socket).
-func isPodman(ctx context.Context, cli *engine.Client) bool {
-	v, err := cli.ServerVersion(ctx)
+func isPodman(ctx context.Context, cli *client.Client) bool {
+	v, err := cli.ServerVersion(ctx, client.ServerVersionOptions{})
 	if err != nil {
 		return false
 	}

@@ -3,12 +3,12 @@
 // per session that mounts nothing of the host but what the Policy makes
 // visible, and an exec per command, run by a supervisor that puts up the
 // same inner stage (Landlock, seccomp) as under bwrap. It is the only
-// package of harness's sandbox that links the engine's client, package
-// engine: harness's own, over net/http, not the official one, whose
-// dependencies cost every start of the binary ~1 ms of CPU and 0.7 MB
-// (see engine's doc.go); the engine's refusals are typed there
-// (engine.ErrNotFound), and an image is imported or built only when the
-// engine says it has none.
+// package of harness's sandbox that links the engine's client, the
+// official one (github.com/moby/moby/client), with what package engine
+// adds (the client from the environment, the two-step stop of an exec, a
+// build's errors); the sandbox helper each command starts
+// (cmd/harness-sandbox) links none of it. An image is imported or built
+// only when the engine says it has none (cerrdefs.IsNotFound).
 //
 // Open readies a session and returns a Runner (a backend.Runner): the
 // orchestration (package sandbox) runs every command of the session

@@ -1,6 +1,9 @@
 package container
 
-import "github.com/harness-dev/harness/internal/engine"
+import (
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+)
 
 // What the session tests (package container_test, which opens sessions
 // through package sandbox) read of a Runner.
@@ -13,7 +16,7 @@ var (
 const PidsHeadroom = pidsHeadroom
 
 // Spec is the container configuration the Runner starts.
-func (c *Runner) Spec() *engine.ContainerConfig { return c.spec() }
+func (c *Runner) Spec() (*container.Config, *container.HostConfig) { return c.spec() }
 
 // CurrentID is the running container's id, "" for none.
 func (c *Runner) CurrentID() string {
@@ -26,7 +29,7 @@ func (c *Runner) CurrentID() string {
 }
 
 // Client is the Runner's engine client.
-func (c *Runner) Client() *engine.Client { return c.cli }
+func (c *Runner) Client() *client.Client { return c.cli }
 
 // User is the uid:gid commands run as.
 func (c *Runner) User() string { return c.user }

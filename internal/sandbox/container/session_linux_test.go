@@ -26,6 +26,9 @@ import (
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
+
 	"github.com/harness-dev/harness/internal/engine"
 )
 
@@ -86,17 +89,20 @@ func BenchmarkContainerOverhead(b *testing.B) {
 	defer cli.Close()
 	ctx := context.Background()
 	fresh := func() {
-		cfg := RunnerOf(dk).Spec()
+		cfg, hc := RunnerOf(dk).Spec()
 		cfg.Entrypoint = []string{"/bin/true"}
-		id, err := cli.ContainerCreate(ctx, cfg)
+		res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc})
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer cli.ContainerRemove(ctx, id)
-		if err := cli.ContainerStart(ctx, id); err != nil {
+		defer cli.ContainerRemove(ctx, res.ID, client.ContainerRemoveOptions{Force: true})
+		if _, err := cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := cli.ContainerWait(ctx, id); err != nil {
+		w := cli.ContainerWait(ctx, res.ID, client.ContainerWaitOptions{})
+		select {
+		case <-w.Result:
+		case err := <-w.Error:
 			b.Fatal(err)
 		}
 	}
@@ -135,11 +141,11 @@ func TestContainerEngineConfig(t *testing.T) {
 	sb, p := openSession(t, sandbox.BackendDocker, t.TempDir(), sandbox.WithEnv(testEnv))
 	cr := RunnerOf(sb)
 	cli := cr.Client()
-	in, err := cli.ContainerInspect(context.Background(), cr.CurrentID())
+	in, err := cli.ContainerInspect(context.Background(), cr.CurrentID(), client.ContainerInspectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := in.HostConfig
+	hc := in.Container.HostConfig
 	if hc.NetworkMode != "none" || !hc.ReadonlyRootfs || fmt.Sprint(hc.CapDrop) != "[ALL]" || len(hc.CapAdd) != 0 || hc.Privileged {
 		t.Errorf("network %q, read-only root %v, cap drop %v, cap add %v, privileged %v", hc.NetworkMode, hc.ReadonlyRootfs, hc.CapDrop, hc.CapAdd, hc.Privileged)
 	}
@@ -344,20 +350,20 @@ for name, fam, typ in (("stream", 1, 1), ("high-word stream", (1 << 32) | 1, 1),
 
 // execRaw runs python3 code in container id as an exec of its own, not
 // behind harness's supervisor and inner stage, and returns its output.
-func execRaw(t *testing.T, cli *engine.Client, id, user, code string) string {
+func execRaw(t *testing.T, cli *client.Client, id, user, code string) string {
 	t.Helper()
 	ctx := context.Background()
-	ex, err := cli.ExecCreate(ctx, id, engine.ExecConfig{Cmd: []string{"/usr/bin/python3", "-c", code}, User: user, AttachStdout: true, AttachStderr: true})
+	ex, err := cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: []string{"/usr/bin/python3", "-c", code}, User: user, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	att, err := cli.ExecAttach(ctx, ex)
+	att, err := cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer att.Close()
 	var b bytes.Buffer
-	if err := engine.Demux(&b, &b, att); err != nil {
+	if _, err := stdcopy.StdCopy(&b, &b, att.Reader); err != nil {
 		t.Error(err)
 	}
 	return b.String()
