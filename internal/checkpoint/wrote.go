@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,16 +102,21 @@ func readWriteJournal(journal string, m marker) (paths []string, known bool) {
 	if fi, err := f.Stat(); err != nil || fi.ModTime().Before(m.Start.Add(-clockSlack)) {
 		return nil, false // an earlier call's
 	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
+	r := bufio.NewReader(io.LimitReader(f, 8<<20))
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			// A last line without its end was being written when the
+			// kill came: its call had not gone on yet, so it wrote
+			// nothing, and the set so far stands.
+			return paths, err == io.EOF
+		}
 		var p *string
-		if json.Unmarshal(sc.Bytes(), &p) != nil || p == nil {
-			return nil, false // torn, or the set became unknown
+		if json.Unmarshal(line, &p) != nil || p == nil {
+			return nil, false // damaged, or the set became unknown
 		}
 		paths = append(paths, *p)
 	}
-	return paths, sc.Err() == nil
 }
 
 // ownOf keeps of changes those in the write set wrote, or beneath a
