@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 )
@@ -273,6 +274,7 @@ func TestTwoSessionsSIGKILLLoop(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Errorf("harness undo --session %s (%s) --turn 1: %v\n%s", s.name, s.id, err, out)
+			logJournals(t, e.home)
 		}
 		return string(out)
 	}
@@ -304,5 +306,27 @@ func TestTwoSessionsSIGKILLLoop(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(e.proj, "README")); string(b) != "the user's own file\n" {
 		t.Errorf("README after both undos: %q", b)
+	}
+}
+
+// logJournals shows every session's checkpoints (how each change was
+// attributed) when an undo was not exact.
+func logJournals(t *testing.T, home string) {
+	journals, _ := filepath.Glob(filepath.Join(home, ".agents", "sessions", "*", "checkpoints", "*.jsonl"))
+	for _, j := range journals {
+		es, err := checkpoint.Entries(j)
+		t.Logf("journal %s (%v):", filepath.Base(j), err)
+		for _, en := range es {
+			var paths []string
+			for _, c := range en.Changes {
+				p := filepath.Base(c.Path)
+				if len(c.Shared) > 0 {
+					p += fmt.Sprintf(" (shared %v)", c.Shared)
+				}
+				paths = append(paths, p)
+			}
+			t.Logf("  seq %d turn %d %s %s exact=%v attributed=%v killed=%v undo=%v %s..%s: %s", en.Seq, en.Turn, en.Tool, en.CallID,
+				en.Exact, en.Attributed, en.Killed, en.Undo, en.Start.Format("05.000"), en.Time.Format("05.000"), strings.Join(paths, ", "))
+		}
 	}
 }
