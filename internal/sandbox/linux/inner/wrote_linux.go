@@ -224,11 +224,15 @@ func (l *writeLog) handle(fd int) {
 		return // ENOENT: the caller died meanwhile
 	}
 	paths, err := l.pathsOf(fd, &n)
-	if err != nil {
+	// Still the same call of the same process: what was read is its own.
+	// One that is no longer valid never happens (its process died, as
+	// when harness is killed and the tree with it): a read that failed
+	// then loses nothing, and the set so far stays known.
+	valid := ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&n.ID)) == nil
+	if err != nil && valid {
 		l.fail(err.Error())
 	}
-	// Still the same call of the same process: what was read is its own.
-	if ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&n.ID)) == nil {
+	if valid {
 		for _, p := range paths {
 			l.add(p, writeCalls[uint32(n.Nr)].follows)
 		}
