@@ -57,16 +57,9 @@ func (ss *session) runBuiltin(ctx context.Context, t *turn, name, arg string) (s
 		}
 		return fmt.Sprintf("compacted: the conversation went from about %d to %d tokens", before, s.History.MessageTokens()), nil
 	case "undo":
-		sel, o := checkpoint.Selection{}, checkpoint.Options{}
-		for _, a := range strings.Fields(arg) {
-			switch a {
-			case "call":
-				sel.LastCall = true
-			case "--force":
-				o.Force = true
-			default:
-				return "", fmt.Errorf("/undo takes call or --force, not %q", a)
-			}
+		sel, o, err := checkpoint.ParseUndoWords(arg)
+		if err != nil {
+			return "", err
 		}
 		res, err := s.Checkpoints.Undo(sel, o)
 		if err != nil {

@@ -185,7 +185,7 @@ func (p *peer) claims(c Change) claim {
 	if m := p.running; m != nil {
 		switch {
 		case p.wroteKnown:
-			if len(ownOf([]Change{c}, p.wrote)) > 0 || under(p.wrote, c.Path) {
+			if len(ownOf([]Change{c}, p.wrote)) > 0 || under(p.wrote, c.Path) { // its path, or a directory its writes needed
 				best = claimMaybe
 			}
 		case len(m.Paths) == 0 || slices.Contains(m.Paths, c.Path) || under(m.Paths, c.Path):

@@ -565,3 +565,21 @@ func (r Result) Describe(roots []string) string {
 	}
 	return b.String()
 }
+
+// ParseUndoWords reads the words of the /undo command (chat and ACP
+// alike): "call" undoes only the last call, "--force" overwrites files
+// changed since.
+func ParseUndoWords(arg string) (Selection, Options, error) {
+	sel, o := Selection{}, Options{}
+	for _, a := range strings.Fields(arg) {
+		switch a {
+		case "call":
+			sel.LastCall = true
+		case "--force":
+			o.Force = true
+		default:
+			return sel, o, fmt.Errorf("/undo takes call or --force, not %q", a)
+		}
+	}
+	return sel, o, nil
+}

@@ -22,17 +22,7 @@ const maxNamed = 5
 // note, unless another call of this session is still running, whose own
 // end then judges it. Called with s.mu held; sets s.man.
 func (s *Store) ownChanges(changes []Change, now map[string]State, wrote []string) []Change {
-	set := make(map[string]bool, len(wrote))
-	for _, p := range wrote {
-		set[filepath.Clean(p)] = true
-	}
-	// Directories the call made appear, vanish or change kind.
-	moved := map[string]bool{}
-	for _, c := range changes {
-		if set[c.Path] && c.Before.Kind != c.After.Kind && (c.Before.Kind == "dir" || c.After.Kind == "dir") {
-			moved[c.Path] = true
-		}
-	}
+	mine := ownRule(changes, wrote)
 	var own []Change
 	var others []string
 	next := now
@@ -45,7 +35,7 @@ func (s *Store) ownChanges(changes []Change, now map[string]State, wrote []strin
 		}
 	}
 	for _, c := range changes {
-		if set[c.Path] || beneathAny(moved, c.Path) {
+		if mine(c) {
 			own = append(own, c)
 			continue
 		}
@@ -119,10 +109,22 @@ func readWriteJournal(journal string, m marker) (paths []string, known bool) {
 	}
 }
 
-// ownOf keeps of changes those in the write set wrote, or beneath a
-// directory in it that appeared, vanished or changed kind (ownChanges'
-// rule, without its bookkeeping).
+// ownOf keeps of changes those ownRule gives the call that wrote wrote.
 func ownOf(changes []Change, wrote []string) []Change {
+	mine := ownRule(changes, wrote)
+	var own []Change
+	for _, c := range changes {
+		if mine(c) {
+			own = append(own, c)
+		}
+	}
+	return own
+}
+
+// ownRule says which of changes are the call's that asked to write
+// wrote: a path in the set, or one beneath a directory in it that
+// appeared, vanished or changed kind (mkdir, rm, mv of a directory).
+func ownRule(changes []Change, wrote []string) func(Change) bool {
 	set := make(map[string]bool, len(wrote))
 	for _, p := range wrote {
 		set[filepath.Clean(p)] = true
@@ -133,13 +135,7 @@ func ownOf(changes []Change, wrote []string) []Change {
 			moved[c.Path] = true
 		}
 	}
-	var own []Change
-	for _, c := range changes {
-		if set[c.Path] || beneathAny(moved, c.Path) {
-			own = append(own, c)
-		}
-	}
-	return own
+	return func(c Change) bool { return set[c.Path] || beneathAny(moved, c.Path) }
 }
 
 // beneathAny reports whether a directory above p is in dirs.

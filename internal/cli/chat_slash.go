@@ -118,16 +118,9 @@ func countArg(arg, bad string) (int, error) {
 
 // undo is /undo [call] [--force].
 func (c *chat) undo(arg string) error {
-	sel, o := checkpoint.Selection{}, checkpoint.Options{}
-	for _, a := range strings.Fields(arg) {
-		switch a {
-		case "call":
-			sel.LastCall = true
-		case "--force":
-			o.Force = true
-		default:
-			return fmt.Errorf("/undo takes call or --force, not %q", a)
-		}
+	sel, o, err := checkpoint.ParseUndoWords(arg)
+	if err != nil {
+		return err
 	}
 	res, err := c.s.Checkpoints.Undo(sel, o)
 	if err != nil {
