@@ -40,6 +40,12 @@ func TestHistoryOnlyGrows(t *testing.T) {
 		{"tags moved and deleted", "git tag -f v1 HEAD >/dev/null && git tag -d v2 >/dev/null; true"},
 		{"shallow and grafts", "git rev-parse HEAD > .git/shallow; mkdir -p .git/info 2>/dev/null; git rev-parse HEAD > .git/info/grafts 2>/dev/null; true"},
 		{"notes deleted", "git update-ref -d refs/notes/commits; true"},
+		// Objects whose links are broken on purpose: a tree naming a blob
+		// that does not exist and a commit of it, loose, and the same in
+		// a pack, each on a branch. The refs never reach the host, but a
+		// reflog line naming only the commit would, and git fsck --full
+		// walks reflogs as it walks refs.
+		{"objects linking to missing ones", `t=$(printf '100644 blob 1111111111111111111111111111111111111111\tx\n' | git mktree --missing) && c=$(git commit-tree -m x $t) && git update-ref refs/heads/broken $c && p=$(printf '100644 blob 2222222222222222222222222222222222222222\ty\n' | git mktree --missing) && d=$(git commit-tree -m y $p) && printf '%s\n%s\n' $p $d | git pack-objects -q .git/objects/pack/pack >/dev/null && git update-ref refs/heads/broken2 $d; true`},
 	}
 	type when struct {
 		name string

@@ -11,7 +11,7 @@
 // object a command writes as soon as its name appears (an inotify watch,
 // watch_linux.go) and again after the command, only loose objects that
 // hash to their names and packs through its own index-pack
-// (gitobjects.go). Refs, reflogs and packed-refs are the shadow's own
+// (gitobjects.go), each only once what it links to is there (links.go). Refs, reflogs and packed-refs are the shadow's own
 // copies, judged after each command (refs.go): a ref reaches the host
 // only with every object it reaches, refs/replace never changes, tags
 // are put back, reflog lines and an index naming missing objects stay

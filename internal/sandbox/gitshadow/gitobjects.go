@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,10 +37,13 @@ import (
 //
 //   - a loose object only when its content hashes to its name, written
 //     to a new file and linked into place, never over an existing one;
-//   - a pack only through the host's `git index-pack`, which computes
-//     every object's name from the pack's content (as a fetch does with
-//     a server's pack), so a pack cannot claim an existing object's name
-//     for other content; the command's own index is never used.
+//   - a pack only through the host's `git index-pack --strict`, which
+//     computes every object's name from the pack's content (as a fetch
+//     does with a server's pack), so a pack cannot claim an existing
+//     object's name for other content, and refuses a pack linking to
+//     an object that is neither in it nor in the repository; the
+//     command's own index is never used;
+//   - either only once everything it links to is there (links.go).
 //
 // Everything is read from the shadow through an os.Root with
 // O_NONBLOCK, and regular files only: a link planted there cannot make
@@ -103,6 +107,8 @@ func (sh *gitShadow) ImportObjects(ctx context.Context, others bool) (notes []st
 		return nil
 	}
 	var refused []string
+	imp := importer{root: root, real: real, sha256: sha256Repo, store: sh.store, wait: waiting{}}
+	hasPack := false
 	for _, e := range ents {
 		name := e.Name()
 		switch {
@@ -113,32 +119,60 @@ func (sh *gitShadow) ImportObjects(ctx context.Context, others bool) (notes []st
 			}
 			for _, f := range files {
 				rel := name + "/" + f.Name()
-				err := importLoose(root, rel, real, sha256Repo)
+				done, err := imp.loose(rel)
 				var bad refusedObject
+				var later missingLinks
 				switch {
 				case errors.As(err, &bad):
 					refused = append(refused, fmt.Sprintf("%s (%v)", rel, err))
+				case errors.As(err, &later):
+					// Waits in imp.wait for what it links to.
 				case err != nil:
 					// The host could not write it (a full disk): it
 					// stays in the shadow, still seen inside, and the
 					// next command's import tries again.
 					notes = append(notes, fmt.Sprintf("object %s is not in the repository yet: %v", rel, err))
-					continue
 				}
-				_ = root.RemoveAll(rel)
+				for _, r := range done {
+					_ = root.RemoveAll(r)
+				}
+				if bad.error != nil {
+					_ = root.RemoveAll(rel)
+				}
 			}
-			_ = root.Remove(name)
 		case name == "pack" && e.IsDir() && !others:
-			// While another command runs, its git may be renaming a
-			// pack's files into place: packs wait for the last one.
-			notes = append(notes, importPacks(ctx, root, real, sha256Repo, others)...)
+			hasPack = true
+		}
+	}
+	if hasPack {
+		// While another command runs, its git may be renaming a pack's
+		// files into place: packs wait for the last one. They come after
+		// the loose objects their links may name.
+		notes = append(notes, importPacks(ctx, root, real, sha256Repo, others)...)
+		for _, r := range imp.retryAll() {
+			_ = root.RemoveAll(r)
+		}
+	}
+	if !others {
+		// Whatever they wait for is not coming: the command ended. (While
+		// another runs, they stay in the shadow for the next import.)
+		for _, rel := range imp.wait.all() {
+			if _, err := imp.loose(rel); err != nil {
+				refused = append(refused, fmt.Sprintf("%s (%v)", rel, err))
+			}
+			_ = root.RemoveAll(rel)
+		}
+	}
+	for _, e := range ents {
+		if n := e.Name(); len(n) == 2 && isHex(n) {
+			_ = root.Remove(n) // if empty
 		}
 	}
 	if len(refused) > 0 {
 		if len(refused) > 5 {
 			refused = append(refused[:5], fmt.Sprintf("and %d more", len(refused)-5))
 		}
-		notes = append(notes, "objects the command wrote that are not what their names say were not added to the repository: "+strings.Join(refused, ", "))
+		notes = append(notes, "objects the command wrote that are not what their names say, or that link to objects the repository does not have, were not added to it: "+strings.Join(refused, ", "))
 	}
 	return notes
 }
@@ -176,8 +210,9 @@ func openRegular(root *os.Root, rel string) (*os.File, int64, error) {
 }
 
 // importLoose checks a loose object (rel is "ab/cdef…") against its name
-// and links it into real, unless real already holds it.
-func importLoose(root *os.Root, rel, real string, sha256Repo bool) error {
+// and links it into real, unless real already holds it, once store
+// holds everything it links to (missingLinks until then).
+func importLoose(root *os.Root, rel, real string, sha256Repo bool, store *objectStore) error {
 	dir, file, _ := strings.Cut(rel, "/")
 	want := dir + file
 	if !isHex(want) || len(want) != 40 && len(want) != 64 || (len(want) == 64) != sha256Repo {
@@ -196,12 +231,19 @@ func importLoose(root *os.Root, rel, real string, sha256Repo bool) error {
 	if err != nil {
 		return refusedObject{err}
 	}
-	got, err := looseObjectName(data, sha256Repo)
+	got, kind, body, err := looseObject(data, sha256Repo)
 	if err != nil {
 		return refusedObject{err}
 	}
 	if got != want {
 		return refusedObject{errors.New("its content hashes to another name")}
+	}
+	links, err := objectLinks(kind, body, len(want)/2)
+	if err != nil {
+		return refusedObject{err}
+	}
+	if m := store.missing(links); len(m) > 0 {
+		return missingLinks{m}
 	}
 	if err := os.MkdirAll(filepath.Join(real, dir), 0o755); err != nil {
 		return err
@@ -215,37 +257,122 @@ type refusedObject struct{ error }
 
 func (r refusedObject) Unwrap() error { return r.error }
 
-// looseObjectName hashes a zlib-compressed loose object as git names it:
-// the hash of "<type> <size>\0<content>", checking the header.
-func looseObjectName(compressed []byte, sha256Repo bool) (string, error) {
+// importer imports loose objects, holding back each whose links are
+// not in the repository yet until they arrive.
+type importer struct {
+	root   *os.Root
+	real   string // the real objects directory
+	sha256 bool
+	store  *objectStore
+	wait   waiting
+}
+
+// loose imports rel and then whatever was waiting for it, and returns
+// every rel now in the repository. err is rel's own.
+func (im *importer) loose(rel string) (done []string, err error) {
+	queue := []string{rel}
+	for len(queue) > 0 {
+		r := queue[0]
+		queue = queue[1:]
+		e := importLoose(im.root, r, im.real, im.sha256, im.store)
+		if r == rel {
+			err = e
+		}
+		var later missingLinks
+		switch {
+		case errors.As(e, &later):
+			im.wait.add(r, later)
+		case e == nil:
+			done = append(done, r)
+			queue = append(queue, im.wait.arrived(strings.Replace(r, "/", "", 1))...)
+		}
+	}
+	return done, err
+}
+
+// retryAll tries every waiting object again (after a pack, whose
+// objects are not known one by one).
+func (im *importer) retryAll() (done []string) {
+	for _, r := range im.wait.all() {
+		d, _ := im.loose(r)
+		done = append(done, d...)
+	}
+	return done
+}
+
+// waiting maps an object id to the loose objects (rels) waiting for it.
+type waiting map[string][]string
+
+func (w waiting) add(rel string, m missingLinks) {
+	for _, o := range m.oids {
+		w[o] = append(w[o], rel)
+	}
+}
+
+// arrived returns the rels that waited for oid and forgets them there.
+func (w waiting) arrived(oid string) []string {
+	rels := w[oid]
+	delete(w, oid)
+	return rels
+}
+
+// all returns every waiting rel once, sorted, and empties w.
+func (w waiting) all() []string {
+	seen := map[string]bool{}
+	var out []string
+	for o, rels := range w {
+		for _, r := range rels {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+		delete(w, o)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// looseObject hashes a zlib-compressed loose object as git names it:
+// the hash of "<type> <size>\0<content>", checking the header. body is
+// the content of a tree, commit or tag (what links), nil for a blob.
+func looseObject(compressed []byte, sha256Repo bool) (name, kind string, body []byte, err error) {
 	zr, err := zlib.NewReader(bytes.NewReader(compressed))
 	if err != nil {
-		return "", fmt.Errorf("not zlib data: %w", err)
+		return "", "", nil, fmt.Errorf("not zlib data: %w", err)
 	}
 	defer zr.Close()
 	br := bufio.NewReader(io.LimitReader(zr, maxGitObject+64))
 	header, err := br.ReadString(0)
 	if err != nil {
-		return "", errors.New("no object header")
+		return "", "", nil, errors.New("no object header")
 	}
 	kind, size, ok := strings.Cut(strings.TrimSuffix(header, "\x00"), " ")
 	n, perr := strconv.ParseInt(size, 10, 64)
 	if !ok || perr != nil || n < 0 || (kind != "blob" && kind != "tree" && kind != "commit" && kind != "tag") {
-		return "", fmt.Errorf("bad object header %q", header)
+		return "", "", nil, fmt.Errorf("bad object header %q", header)
 	}
 	var h hash.Hash = sha1.New()
 	if sha256Repo {
 		h = sha256.New()
 	}
 	h.Write([]byte(header))
-	m, err := io.Copy(h, br)
+	var w io.Writer = h
+	var content bytes.Buffer
+	if kind != "blob" {
+		w = io.MultiWriter(h, &content)
+	}
+	m, err := io.Copy(w, br)
 	if err != nil {
-		return "", fmt.Errorf("corrupt object: %w", err)
+		return "", "", nil, fmt.Errorf("corrupt object: %w", err)
 	}
 	if m != n {
-		return "", fmt.Errorf("object says %d bytes, holds %d", n, m)
+		return "", "", nil, fmt.Errorf("object says %d bytes, holds %d", n, m)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	if kind != "blob" {
+		body = content.Bytes()
+	}
+	return hex.EncodeToString(h.Sum(nil)), kind, body, nil
 }
 
 // importPacks indexes each pack a command wrote with the host's git and
@@ -296,7 +423,10 @@ func importPack(ctx context.Context, root *os.Root, rel, real string, sha256Repo
 	if err := errors.Join(cerr, out.Close()); err != nil {
 		return err
 	}
-	args := []string{"index-pack"}
+	// --strict in the real repository: every object the pack links to
+	// must be in the pack or already there (git fsck --full follows the
+	// links of unreachable objects too).
+	args := []string{"--git-dir=" + filepath.Dir(real), "index-pack", "--strict"}
 	if sha256Repo {
 		args = append(args, "--object-format=sha256")
 	}
@@ -369,10 +499,10 @@ func repoUsesSHA256(gitDir string) bool {
 
 func isHex(s string) bool { return s != "" && strings.Trim(s, "0123456789abcdef") == "" }
 
-// hostGitOutput runs the host's git on data a command wrote, outside any
-// repository (dir is a fresh harness directory, GIT_DIR unset, no
-// system or repository configuration), so nothing a command planted can
-// make it run a program.
+// hostGitOutput runs the host's git in dir, a fresh harness directory,
+// with GIT_* unset and no system or global configuration; the import
+// names the real git directory, whose config and hooks no command can
+// write, so nothing a command planted can make it run a program.
 func hostGitOutput(ctx context.Context, dir string, timeout time.Duration, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -61,6 +61,7 @@ type gitShadow struct {
 	mount  inner.GitMount
 	synced map[string]fileStamp // per data file: its state in both places after the last sync
 	watch  *objectWatch         // imports objects as they appear (watch_linux.go)
+	store  *objectStore         // what the real repository holds (links.go)
 }
 
 type fileStamp struct{ real, shadow stamp }
@@ -129,6 +130,7 @@ func newGitShadow(g walls.GitDir, shadow string) (*gitShadow, error) {
 		if err := sh.prepareObjects(); err != nil {
 			return nil, err
 		}
+		sh.store = newObjectStore(g.Dir, repoUsesSHA256(g.Dir))
 		sh.startWatch()
 	}
 	for _, d := range g.Dirs {

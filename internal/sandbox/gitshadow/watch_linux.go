@@ -40,8 +40,8 @@ func (sh *gitShadow) startWatch() {
 		f.Close()
 		return
 	}
-	w := &watcher{f: f, fd: fd, root: root, dir: sh.ObjectsDir(), real: filepath.Join(sh.Dir, "objects"),
-		sha256: repoUsesSHA256(sh.Dir), wds: map[int32]string{}}
+	w := &watcher{f: f, fd: fd, root: root, dir: sh.ObjectsDir(), wds: map[int32]string{},
+		imp: importer{root: root, real: filepath.Join(sh.Dir, "objects"), sha256: repoUsesSHA256(sh.Dir), store: sh.store, wait: waiting{}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	w.add("")
@@ -61,13 +61,14 @@ func (sh *gitShadow) startWatch() {
 }
 
 type watcher struct {
-	f      *os.File
-	fd     int
-	root   *os.Root
-	dir    string // the shadow's objects directory (host path)
-	real   string // the real objects directory
-	sha256 bool
-	wds    map[int32]string // watch → directory relative to dir ("" for dir)
+	f    *os.File
+	fd   int
+	root *os.Root
+	dir  string           // the shadow's objects directory (host path)
+	wds  map[int32]string // watch → directory relative to dir ("" for dir)
+	// imp holds back an object until what it links to is on the host
+	// (links.go); After's import refuses what still waits then.
+	imp importer
 }
 
 const watchMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
@@ -108,10 +109,12 @@ func (w *watcher) found(ctx context.Context, dir, name string) {
 	switch {
 	case dir == "pack":
 		if strings.HasPrefix(name, "pack-") && strings.HasSuffix(name, ".idx") {
-			_ = importPack(ctx, w.root, "pack/"+strings.TrimSuffix(name, ".idx")+".pack", w.real, w.sha256)
+			if importPack(ctx, w.root, "pack/"+strings.TrimSuffix(name, ".idx")+".pack", w.imp.real, w.imp.sha256) == nil {
+				w.imp.retryAll()
+			}
 		}
 	case len(dir) == 2 && isHex(name):
-		_ = importLoose(w.root, dir+"/"+name, w.real, w.sha256)
+		_, _ = w.imp.loose(dir + "/" + name)
 	}
 }
 
