@@ -85,7 +85,11 @@ func TestLoopbackForward(t *testing.T) {
 			if out := run("curl -sS http://localhost:" + strconv.Itoa(port) + "/"); !strings.Contains(out, "host service says hi") {
 				t.Errorf("curl localhost: %s", out)
 			}
-			if _, err := exec.LookPath("python3"); err == nil {
+			if _, err := exec.LookPath("python3"); err != nil {
+				if testenv.Required(testenv.Python3) {
+					t.Error("python3 is required here but not on PATH")
+				}
+			} else {
 				if out := run("python3 -c 'import urllib.request; print(urllib.request.urlopen(\"" + u + "\").read().decode())'"); !strings.Contains(out, "host service says hi") {
 					t.Errorf("python urllib: %s", out)
 				}

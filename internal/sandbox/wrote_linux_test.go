@@ -24,7 +24,7 @@ const wroteNobodyEnv = "HARNESS_SANDBOX_TEST_WROTE_NOBODY"
 // working directory and to a directory descriptor, and none it only read.
 func TestWroteEachKind(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed: the calls by descriptor are made with it")
+		testenv.Missing(t, testenv.Python3, "python3 is not installed: the calls by descriptor are made with it")
 	}
 	for _, backend := range wroteBackends {
 		t.Run(backend, func(t *testing.T) {
@@ -155,4 +155,69 @@ func nobodyRerun(t *testing.T, test string, n int) {
 	if err != nil || strings.Count(string(out), "--- PASS: "+test+"/") != n {
 		t.Errorf("as nobody: %v\n%s", err, out)
 	}
+}
+
+// TestWriteJournalUnreachable: the write journal is the one host file a
+// process inside the walls writes (the supervisor, through a descriptor
+// harness opened). A command that walks every /proc/<pid>/fd it can see
+// and writes to each link, and reopens each for appending, must not
+// reach it: the journal holds the command's own paths, one JSON string
+// a line, and nothing planted. The command does see its own descriptors,
+// so the walk itself is shown to work.
+func TestWriteJournalUnreachable(t *testing.T) {
+	for _, backend := range wroteBackends {
+		t.Run(backend, func(t *testing.T) {
+			sb, proj := openTest(t, backend, nil)
+			jpath := filepath.Join(filepath.Dir(proj), "call.writes")
+			j, err := os.OpenFile(jpath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			script := `echo mine > mine.txt
+sleep 5 > held.txt &
+sleep 0.2
+seen=0
+for f in /proc/[0-9]*/fd/*; do
+  case "$f" in /proc/$$/*|/proc/self/*) continue;; esac
+  seen=$((seen+1))
+  printf '%s -> %s\n' "$f" "$(readlink "$f" 2>/dev/null)"
+  echo PLANTED >> "$f" 2>/dev/null
+  echo PLANTED 1<> "$f" 2>/dev/null
+done
+for p in /proc/[0-9]*; do ls "$p/fd" >/dev/null 2>&1 && echo "listed $p"; done
+echo "seen $seen"
+kill %1 2>/dev/null; true`
+			r, err := sb.Run(t.Context(), Cmd{Script: script, WriteJournal: j})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("command output:\n%s", r.Output)
+			if held, _ := os.ReadFile(filepath.Join(proj, "held.txt")); !strings.Contains(string(held), "PLANTED") {
+				t.Fatalf("the walk did not write into its own process's held.txt (%q): it tests nothing\n%s", held, r.Output)
+			}
+			b, err := os.ReadFile(jpath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), "PLANTED") {
+				t.Errorf("the command wrote into the write journal:\n%s", b)
+			}
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			mine := false
+			for _, l := range lines {
+				if !strings.HasPrefix(l, `"`) && l != "null" {
+					t.Errorf("journal line %q is no JSON string", l)
+				}
+				mine = mine || strings.Contains(l, "mine.txt")
+			}
+			if !mine {
+				t.Errorf("the journal lacks the command's own write (mine.txt):\n%s", b)
+			}
+			if strings.Contains(string(r.Output), jpath) {
+				t.Errorf("the journal's descriptor is visible to the command:\n%s", r.Output)
+			}
+		})
+	}
+	nobodyRerun(t, "TestWriteJournalUnreachable", len(wroteBackends))
 }

@@ -38,7 +38,8 @@ const (
 	// MCPConformance: the official MCP conformance suite and a Node.js it
 	// runs on, installed with npm in HARNESS_MCP_CONFORMANCE_NPM (see .ci/run).
 	MCPConformance = "mcp-conformance"
-	Gopls          = "gopls" // gopls on PATH, the language server of the diagnostics tests (.ci/run installs it pinned)
+	Gopls          = "gopls"   // gopls on PATH, the language server of the diagnostics tests (.ci/run installs it pinned)
+	Python3        = "python3" // python3 on PATH: tests make system calls by descriptor with it
 )
 
 // Required reports whether HARNESS_REQUIRE names feature.
@@ -73,7 +74,7 @@ func NeedRoot(t testing.TB) {
 }
 
 // Features is every feature name, for checking HARNESS_REQUIRE's spelling.
-var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Curl, Root, Docker, MCPNpm, ACPNpm, MCPConformance, Gopls}
+var Features = []string{Bwrap, Landlock, Userns, Tmux, Setpriv, Git, Curl, Root, Docker, MCPNpm, ACPNpm, MCPConformance, Gopls, Python3}
 
 // Unknown returns the names in HARNESS_REQUIRE that are no feature, so a
 // typo cannot turn a requirement into nothing.
