@@ -267,10 +267,14 @@ func (s *Store) begin(callID, tool string, paths []string) (end func(*written)) 
 }
 
 // only keeps the changes to paths and to the directories above them (a
-// file tool creates the directories its path needs). When none is the
-// path as named (a name through a link, a path the scan does not walk),
-// it keeps them all, as for a command: undo must still cover the write.
+// file tool creates the directories its path needs), each path as named
+// and as its directory resolves (a name through a link in the project).
+// When none is found the call's write went where the scan does not
+// look: it keeps them all, as for a command, since undo must still
+// cover the write. A killed call (killed.go) does not: it may simply
+// have died before it wrote.
 func only(changes []Change, paths []string) ([]Change, bool) {
+	paths = withResolved(paths)
 	var out []Change
 	hit := false
 	for _, c := range changes {
@@ -285,6 +289,20 @@ func only(changes []Change, paths []string) ([]Change, bool) {
 		return changes, false
 	}
 	return out, true
+}
+
+// withResolved is paths and, where it differs, each one's directory with
+// its links resolved.
+func withResolved(paths []string) []string {
+	out := slices.Clone(paths)
+	for _, p := range paths {
+		if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			if r := filepath.Join(d, filepath.Base(p)); r != p && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 func (s *Store) note(n string) {

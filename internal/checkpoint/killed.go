@@ -88,7 +88,11 @@ func killedFromState(journal string, m marker, died time.Time) (changes []Change
 	}
 	switch wrote, known := readWriteJournal(journal, m); {
 	case len(m.Paths) > 0:
-		changes, exact = only(changes, m.Paths)
+		// A file tool names what it writes. Killed before it wrote, its
+		// window holds only others' changes: none of them is its own.
+		if changes, exact = only(changes, m.Paths); !exact {
+			changes = nil
+		}
 	case known:
 		// The sandbox's own record of the command, up to the kill.
 		changes, exact = ownOf(changes, wrote), true

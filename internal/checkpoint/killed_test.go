@@ -145,3 +145,34 @@ func TestKilledCallNotAfterDeath(t *testing.T) {
 		t.Error("undo removed a file made after the killed call's process was gone")
 	}
 }
+
+// TestKilledFileToolBeforeItWrote: a file tool killed before it wrote its
+// path claims nothing, though another session changed files in its
+// window. Before, it recorded the other session's files as its own
+// (seen in the two-session kill loop: both undos then refused them as
+// shared).
+func TestKilledFileToolBeforeItWrote(t *testing.T) {
+	proj, a, b := twoSessions(t)
+	a.StartTurn()
+	b.StartTurn()
+	a.Begin("w1", "write_file", filepath.Join(proj, "mine.txt")) // killed before it wrote
+	endB := b.Begin("c1", "bash")
+	write(t, filepath.Join(proj, "theirs.txt"), "B's\n")
+	endB()
+	kill(t, a)
+	recoverKilled(a.dir)
+	es, err := Entries(a.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		t.Errorf("A's journal has an entry for the killed call: %+v", e)
+	}
+	res, err := Undo(b.dir, Selection{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "theirs.txt")); err == nil || len(res.Conflicts) > 0 {
+		t.Errorf("B's undo left its own file: %+v", res)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -279,7 +280,6 @@ func TestTwoSessionsSIGKILLLoop(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Errorf("harness undo --session %s (%s) --turn 1: %v\n%s", s.name, s.id, err, out)
-			logJournals(t, e.home)
 		}
 		return string(out)
 	}
@@ -293,6 +293,15 @@ func TestTwoSessionsSIGKILLLoop(t *testing.T) {
 		}
 		return out
 	}
+	// Every session's checkpoints as the undos found them, shown when an
+	// undo was not exact.
+	var journals strings.Builder
+	logJournals(&journals, e.home)
+	defer func() {
+		if t.Failed() {
+			t.Logf("checkpoints before the undos:\n%s", journals.String())
+		}
+	}()
 	before := files()
 	out := undo(sessions[0])
 	for _, f := range before {
@@ -314,13 +323,13 @@ func TestTwoSessionsSIGKILLLoop(t *testing.T) {
 	}
 }
 
-// logJournals shows every session's checkpoints (how each change was
-// attributed) when an undo was not exact.
-func logJournals(t *testing.T, home string) {
+// logJournals writes every session's checkpoints (how each change was
+// attributed) to w.
+func logJournals(w io.Writer, home string) {
 	journals, _ := filepath.Glob(filepath.Join(home, ".agents", "sessions", "*", "checkpoints", "*.jsonl"))
 	for _, j := range journals {
 		es, err := checkpoint.Entries(j)
-		t.Logf("journal %s (%v):", filepath.Base(j), err)
+		fmt.Fprintf(w, "journal %s (%v):\n", filepath.Base(j), err)
 		for _, en := range es {
 			var paths []string
 			for _, c := range en.Changes {
@@ -330,7 +339,7 @@ func logJournals(t *testing.T, home string) {
 				}
 				paths = append(paths, p)
 			}
-			t.Logf("  seq %d turn %d %s %s exact=%v attributed=%v killed=%v undo=%v %s..%s: %s", en.Seq, en.Turn, en.Tool, en.CallID,
+			fmt.Fprintf(w, "  seq %d turn %d %s %s exact=%v attributed=%v killed=%v undo=%v %s..%s: %s\n", en.Seq, en.Turn, en.Tool, en.CallID,
 				en.Exact, en.Attributed, en.Killed, en.Undo, en.Start.Format("05.000"), en.Time.Format("05.000"), strings.Join(paths, ", "))
 		}
 	}
