@@ -114,26 +114,20 @@ const (
 // Instructions are the connected servers' instructions (the
 // InitializeResult's), by server name, each within its budget, for the
 // system prompt; "" when no server gave any. The session reads them once
-// at its start, so the prompt stays byte-stable for the cache.
+// at its start, so the prompt stays byte-stable for the cache. A server
+// not connected yet then (started beside the session) has its
+// instructions told with the first mcp_search answer that names it
+// (toldOnce); each server's are told once.
 func (m *Manager) Instructions() string {
 	if m == nil {
 		return ""
 	}
 	var b strings.Builder
 	for _, c := range m.servers {
-		c.mu.Lock()
-		text := ""
-		if c.init != nil {
-			text = strings.TrimSpace(c.init.Instructions)
-		}
-		c.mu.Unlock()
-		if text == "" {
+		part := c.instructions(true)
+		if part == "" {
 			continue
 		}
-		if len(text) > InstructionsPerServer {
-			text = cutUTF8(text, InstructionsPerServer) + fmt.Sprintf("\n[cut: the server's instructions are %d bytes; harness keeps %d]", len(text), InstructionsPerServer)
-		}
-		part := "## " + c.def.Name + "\n" + text + "\n"
 		if b.Len()+len(part) > InstructionsTotal {
 			fmt.Fprintf(&b, "[the instructions of %s and any later servers are left out: all servers' instructions are kept within %d bytes]\n", c.def.Name, InstructionsTotal)
 			break
@@ -141,6 +135,41 @@ func (m *Manager) Instructions() string {
 		b.WriteString(part)
 	}
 	return b.String()
+}
+
+// instructions is the server's instructions within their budget, headed
+// by its name, and marks them told; "" when it gave none or they were
+// told already (untold: whatever was told).
+func (c *conn) instructions(evenIfTold bool) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.init == nil || (c.told && !evenIfTold) {
+		return ""
+	}
+	text := strings.TrimSpace(c.init.Instructions)
+	if text == "" {
+		return ""
+	}
+	c.told = true
+	if len(text) > InstructionsPerServer {
+		text = cutUTF8(text, InstructionsPerServer) + fmt.Sprintf("\n[cut: the server's instructions are %d bytes; harness keeps %d]", len(text), InstructionsPerServer)
+	}
+	return "## " + c.def.Name + "\n" + text + "\n"
+}
+
+// toldOnce is the instructions of the servers named, not yet told, for
+// an mcp_search answer.
+func (m *Manager) toldOnce(servers []*conn) string {
+	var b strings.Builder
+	for _, c := range servers {
+		if part := c.instructions(false); part != "" {
+			b.WriteString(part)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "Instructions from the MCP server(s), told once:\n" + b.String() + "\n"
 }
 
 // cutUTF8 is s cut to at most n bytes, on a character boundary.

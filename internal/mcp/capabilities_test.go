@@ -183,3 +183,33 @@ func TestInstructionsBudget(t *testing.T) {
 		t.Errorf("a character was split: %.100q", got)
 	}
 }
+
+// TestInstructionsToldOnce: a server that connected after the system
+// prompt was built (started beside the session) has its instructions
+// told with the first mcp_search answer that lists one of its tools, and
+// only then; one already in the system prompt is not told again; a
+// server not in the answer is not told.
+func TestInstructionsToldOnce(t *testing.T) {
+	m := &Manager{}
+	add := func(name, text string) {
+		m.servers = append(m.servers, &conn{def: Server{Name: name}, m: m, tools: []*Tool{{Name: "do_" + name, Description: "does " + name}},
+			init: &sdk.InitializeResult{Instructions: text}})
+	}
+	add("early", "EARLY RULES") // connected when the prompt is built
+	if got := m.Instructions(); !strings.Contains(got, "EARLY RULES") {
+		t.Fatalf("system prompt instructions: %q", got)
+	}
+	add("late", "LATE RULES") // connected since
+	add("other", "OTHER RULES")
+
+	first := m.Search("late", "")
+	if !strings.Contains(first, "LATE RULES") || strings.Contains(first, "EARLY RULES") || strings.Contains(first, "OTHER RULES") {
+		t.Errorf("first search for late's tool:\n%s", first)
+	}
+	if again := m.Search("late", ""); strings.Contains(again, "LATE RULES") {
+		t.Errorf("told twice:\n%s", again)
+	}
+	if all := m.Search("", ""); !strings.Contains(all, "OTHER RULES") || strings.Contains(all, "LATE RULES") || strings.Contains(all, "EARLY RULES") {
+		t.Errorf("listing every tool:\n%s", all)
+	}
+}

@@ -80,6 +80,7 @@ type conn struct {
 	mu      sync.Mutex
 	session *sdk.ClientSession
 	init    *sdk.InitializeResult // the session's, kept for its capabilities and instructions
+	told    bool                  // its instructions reached the model (capabilities.go)
 	tools   []*Tool
 	prompts []*sdk.Prompt
 	// resources are the listed ones; templates are not offered as

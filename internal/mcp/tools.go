@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -213,7 +214,7 @@ func (m *Manager) Search(query, server string) string {
 		if len(pool) == 0 {
 			b.WriteString("no MCP tools\n")
 		}
-		return b.String()
+		return m.toldOnce(serversOf(pool)) + b.String()
 	}
 	type scored struct {
 		e entry
@@ -247,13 +248,26 @@ func (m *Manager) Search(query, server string) string {
 		fmt.Fprintf(&b, "no MCP tool matches %q; an empty query lists them all\n", query)
 		return b.String()
 	}
+	var shown []entry
 	for _, h := range hits {
+		shown = append(shown, h.e)
 		fmt.Fprintf(&b, "%s\n  %s\n  input schema: %s\n", h.e.name, strings.TrimSpace(describe(h.e)), schemaOf(h.e.t))
 		if a := h.e.t.Annotations; a != nil && a.ReadOnlyHint {
 			b.WriteString("  read-only (as the server says)\n")
 		}
 	}
-	return b.String()
+	return m.toldOnce(serversOf(shown)) + b.String()
+}
+
+// serversOf is the servers of es, each once, in order.
+func serversOf(es []entry) []*conn {
+	var out []*conn
+	for _, e := range es {
+		if !slices.Contains(out, e.c) {
+			out = append(out, e.c)
+		}
+	}
+	return out
 }
 
 func firstLine(s string) string {
