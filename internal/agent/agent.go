@@ -63,6 +63,12 @@ type Options struct {
 	// each time the files it knows change, so the session log can carry
 	// it across a resume.
 	OnReminder func(reminder.State)
+	// Ready, when set, runs before each turn's first request and may
+	// still add tools and set the system prompt (SetSystem): what can
+	// only be listed once something started beside the session (MCP
+	// servers, eager tools). An error ends the turn before its prompt is
+	// recorded.
+	Ready func(ctx context.Context) error
 
 	// Ledger, when set, accounts every request (tokens by tier and kind,
 	// dollars, the reasons for a cost) and each record is logged. Shared
@@ -165,6 +171,11 @@ func (a *Agent) RunWithImages(ctx context.Context, prompt string, images []*llm.
 }
 
 func (a *Agent) run(ctx context.Context, prompt string, images []*llm.Image, obs Observer) (*Result, error) {
+	if a.o.Ready != nil {
+		if err := a.o.Ready(ctx); err != nil {
+			return &Result{}, err
+		}
+	}
 	user, blocked := a.userMessage(ctx, prompt, images, obs)
 	if blocked != nil {
 		return blocked, nil
@@ -739,6 +750,10 @@ func (a *Agent) Options() Options { return a.o }
 // SetModel makes the next requests name model (a custom command's model,
 // for its turn). Call it between turns.
 func (a *Agent) SetModel(model string) { a.o.Model = model }
+
+// SetSystem replaces the system prompt; only before the first request
+// (Options.Ready), or the provider's cached prefix is lost.
+func (a *Agent) SetSystem(system string) { a.o.System = system }
 
 func diff(a, b llm.Usage) llm.Usage {
 	return llm.Usage{Input: a.Input - b.Input, CacheRead: a.CacheRead - b.CacheRead, CacheWrite: a.CacheWrite - b.CacheWrite, Output: a.Output - b.Output, Reasoning: a.Reasoning - b.Reasoning}

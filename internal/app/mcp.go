@@ -48,12 +48,16 @@ func (b *builder) startMCP(ctx context.Context) error {
 		return err
 	}
 	o := b.mcpOptions()
-	if b.o.MCPInBackground && mcpLazy(b.o.Source.Env) && len(run) > 0 {
+	if b.o.MCPInBackground && len(run) > 0 {
 		// Beside the prompt: a slow server holds up nothing but its own
-		// tools. Eager tools are listed once, at start, so they wait.
+		// tools. Eager tools are listed once, so they join before the
+		// first request (lateMCP), which waits for the starts.
 		m := b.beginMCP(ctx, run, o)
 		s.MCP = m
 		s.cleanup = append(s.cleanup, m.Close, s.mcpStarts.stop) // stop first: cleanup runs newest first
+		if !mcpLazy(b.o.Source.Env) {
+			b.late = &lateMCP{b: b}
+		}
 		return nil
 	}
 	m, errs := mcp.Start(ctx, run, o)

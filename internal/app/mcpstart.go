@@ -3,11 +3,15 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/mcp"
+	"github.com/harness-dev/harness/internal/notice"
+	"github.com/harness-dev/harness/internal/subagent"
 	"github.com/harness-dev/harness/internal/tools"
 )
 
@@ -212,4 +216,51 @@ func (s *Session) pausedStarts() func() {
 		return func() {}
 	}
 	return s.MCP.PauseStarts()
+}
+
+// lateMCP adds the eager MCP tools (MCP_TOOLS=eager) of servers started
+// beside the session before its first request: the prompt is usable at
+// once, and the first request waits for the starts (Esc or Ctrl-C stop
+// the wait and the turn; the next turn waits again), so every request
+// sends one tool list, with every server's tools, as eager mode
+// promises. The system prompt then gets the servers' instructions and
+// the session log its prompt.
+type lateMCP struct {
+	b    *builder
+	task *subagent.Task // the sub-agents' tools get them too
+	mu   sync.Mutex
+	done bool
+}
+
+// ready is agent.Options.Ready; nil (a nil lateMCP) when nothing is late.
+func (l *lateMCP) ready(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return nil
+	}
+	s := l.b.s
+	if names := s.mcpStarts.starting(); len(names) > 0 {
+		s.tell(notice.Info(notice.MCP, "waiting for MCP servers to start ("+strings.Join(names, ", ")+"): with MCP_TOOLS=eager the first request lists every tool; Esc stops the wait"))
+	}
+	if err := s.mcpStarts.wait(ctx, ""); err != nil {
+		return fmt.Errorf("stopped while waiting for MCP servers to start (%s): %w", strings.Join(s.mcpStarts.starting(), ", "), err)
+	}
+	ts := s.MCP.Tools(false)
+	s.Registry.Add(ts...)
+	if l.task != nil {
+		l.task.Add(ts...)
+	}
+	info := l.b.info
+	info.MCPInstructions = s.MCP.Instructions()
+	l.b.system = agent.SystemPrompt(info)
+	s.Agent.SetSystem(l.b.system)
+	l.done = true
+	if err := l.b.logPrompt(ctx); err != nil {
+		s.tell(logFailed("could not record the session's tools", err))
+	}
+	return nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 	"github.com/harness-dev/harness/internal/mcp/mcptest"
+	"github.com/harness-dev/harness/internal/sessionlog"
+	"github.com/harness-dev/harness/internal/tools"
 )
 
 // slowServerOptions is mcpOptions with the server behind a script that
@@ -123,5 +125,103 @@ func TestWaitingToolServer(t *testing.T) {
 		if got := w.server(json.RawMessage(tt.input)); got != tt.want {
 			t.Errorf("server(%s) = %q, want %q", tt.input, got, tt.want)
 		}
+	}
+}
+
+// TestMCPEagerInBackground: with MCP_TOOLS=eager, Open still returns
+// while a slow server starts (the prompt is usable at once); the first
+// request waits for the start and sends every server tool with its
+// schema, the system prompt with the server's instructions, and the
+// session log records that prompt; the second request sends the same
+// prefix byte for byte; a sub-agent gets the tools too.
+func TestMCPEagerInBackground(t *testing.T) {
+	const sleep = 2 * time.Second
+	o, srv := slowServerOptions(t, sleep)
+	o.Source.Env["MCP_TOOLS"] = "eager"
+	began := time.Now()
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if took := time.Since(began); took >= sleep {
+		t.Errorf("Open took %s: it waited for the server's start (%s)", took, sleep)
+	}
+	if s.Registry.Lookup("mcp__srv__echo") != nil {
+		t.Fatal("the server's tool is there before it started")
+	}
+	srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "mcp__srv__echo", Input: `{"text":"eager hello"}`}}},
+		llmtest.Reply{Text: "done"})
+	if _, err := s.Agent.Run(context.Background(), "call it", nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	tools0, system0 := prefixOf(t, reqs[0].Body)
+	tools1, system1 := prefixOf(t, reqs[1].Body)
+	if !strings.Contains(tools0, "mcp__srv__echo") || strings.Contains(tools0, "mcp_search") {
+		t.Errorf("the first request's tools:\n%s", tools0)
+	}
+	if !strings.Contains(system0, mcptest.Instructions) {
+		t.Errorf("the server's instructions are not in the system prompt:\n%.500s", system0)
+	}
+	if tools0 != tools1 || system0 != system1 {
+		t.Error("the second request's prefix differs from the first's")
+	}
+	if body := string(reqs[1].Body); !strings.Contains(body, "eager hello") {
+		t.Errorf("the eager tool's answer is not in the second request:\n%.500s", body)
+	}
+	// The session log's prompt is the one sent.
+	f, err := os.Open(s.Log.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := sessionlog.Read(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompts := 0
+	for _, e := range entries {
+		if e.Type == sessionlog.TypePrompt {
+			prompts++
+			if !strings.Contains(e.System, mcptest.Instructions) || !strings.Contains(fmt.Sprint(e.Tools), "mcp__srv__echo") {
+				t.Errorf("the logged prompt lacks the server's tools or instructions")
+			}
+		}
+	}
+	if prompts != 1 {
+		t.Errorf("%d prompt entries in the log, want 1", prompts)
+	}
+	if task, ok := s.Registry.Lookup("task").(interface{ Tools() *tools.Registry }); !ok || task.Tools().Lookup("mcp__srv__echo") == nil {
+		t.Errorf("the sub-agents lack the server's tool")
+	}
+}
+
+// TestMCPEagerWaitStopped: Esc or Ctrl-C while the first request waits
+// for the starts ends the turn at once, saying what it waited for; the
+// next turn waits again.
+func TestMCPEagerWaitStopped(t *testing.T) {
+	o, _ := slowServerOptions(t, 20*time.Second)
+	o.Source.Env["MCP_TOOLS"] = "eager"
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	began := time.Now()
+	_, err = s.Agent.Run(ctx, "hello", nil)
+	if took := time.Since(began); took > time.Second {
+		t.Errorf("the turn ended %s after its context, want at once", took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "waiting for MCP servers to start (srv)") {
+		t.Errorf("err = %v", err)
+	}
+	if n := len(s.History.Messages()); n != 0 {
+		t.Errorf("%d messages in the history after a turn stopped before its prompt", n)
 	}
 }

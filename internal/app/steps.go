@@ -52,7 +52,11 @@ type builder struct {
 	entries  []sessionlog.Entry // the resumed log; nil for a new session
 	reminder *reminder.Builder
 	system   string
+	info     agent.PromptInfo     // what the system prompt says (late MCP tools rewrite it)
 	rules    map[string]rulesFile // the permission rules files, read once
+	// late: the eager MCP tools of servers starting beside the session
+	// join the tools before the first request (lateMCP).
+	late *lateMCP
 }
 
 // rulesFile is one permission rules file as the session read it.
@@ -322,11 +326,13 @@ func (b *builder) buildTools(context.Context) error {
 	s.Registry = tools.NewRegistry(gateAdapter{s.Gate, s}, append(tools.Builtins(env),
 		&tools.WriteTodos{List: s.Todos, Record: recordTodos},
 		&tools.ReadSkill{Skills: skillSet})...)
-	mcpTools := s.MCP.Tools(mcpLazy(b.o.Source.Env))
-	if s.mcpStarts != nil {
-		mcpTools = waitingTools(mcpTools, s.mcpStarts, s.MCP.Names())
+	if b.late == nil {
+		mcpTools := s.MCP.Tools(mcpLazy(b.o.Source.Env))
+		if s.mcpStarts != nil {
+			mcpTools = waitingTools(mcpTools, s.mcpStarts, s.MCP.Names())
+		}
+		s.Registry = s.Registry.With(mcpTools...)
 	}
-	s.Registry = s.Registry.With(mcpTools...)
 	if s.Proxy != nil {
 		// web_fetch leaves through the same proxy as commands: the same
 		// net rules, questions, address checks and /network record.
@@ -429,7 +435,7 @@ func (b *builder) buildAgent(context.Context) error {
 		// when a server restarts with other instructions.
 		MCPInstructions: s.MCP.Instructions(),
 	}
-	b.system = agent.SystemPrompt(info)
+	b.system, b.info = agent.SystemPrompt(info), info
 	subInfo := info
 	subInfo.SubAgent = true
 	histCfg := s.History.Config()
@@ -442,7 +448,7 @@ func (b *builder) buildAgent(context.Context) error {
 	if b.o.Now != nil {
 		s.Ledger.Clock = b.o.Now
 	}
-	s.Registry = s.Registry.With(subagent.New(subagent.Config{
+	task := subagent.New(subagent.Config{
 		Provider:   s.Provider,
 		Model:      cfg.Model,
 		System:     agent.SystemPrompt(subInfo),
@@ -456,7 +462,11 @@ func (b *builder) buildAgent(context.Context) error {
 		SessionID:  s.ID,
 		Hooks:      sessionHooks{s},
 		Ledger:     s.Ledger,
-	}))
+	})
+	if b.late != nil {
+		b.late.task = task // the sub-agents get them too
+	}
+	s.Registry = s.Registry.With(task)
 	// Checkpoints of every call that can write, kept beside the log where
 	// no command can read them; a store that cannot open costs undo, not
 	// the session.
@@ -488,6 +498,7 @@ func (b *builder) buildAgent(context.Context) error {
 		AppendOnly: llm.AppendOnly(cfg.Model, cfg.BaseURL),
 		Hooks:      sessionHooks{s},
 		Ledger:     s.Ledger,
+		Ready:      b.late.ready,
 		OnReminder: func(st reminder.State) {
 			if raw, err := json.Marshal(st); err == nil {
 				if err := s.Log.Append(sessionlog.Entry{Type: sessionlog.TypeReminder, Reminder: raw}); err != nil {
@@ -505,6 +516,9 @@ func (b *builder) buildAgent(context.Context) error {
 // is told why the next request costs more.
 func (b *builder) logPrompt(context.Context) error {
 	s := b.s
+	if b.late != nil && !b.late.done {
+		return nil // once the tools are whole (lateMCP.ready)
+	}
 	specs := s.Registry.Specs()
 	if s.Resumed {
 		last := sessionlog.LastPrompt(b.entries)

@@ -93,6 +93,7 @@ func TestTwoSessionsSIGKILLLoop(t *testing.T) {
 		env   []string
 		id    string
 		asked chan struct{} // a request reached the session's provider
+		trace []string      // its checkpoints' state before each run, shown on failure
 	}
 	var sessions []*session
 	for _, name := range []string{"A", "B"} {
@@ -198,6 +199,7 @@ func TestTwoSessionsSIGKILLLoop(t *testing.T) {
 				if early {
 					delay = time.Duration(rng.IntN(300)) * time.Millisecond
 				}
+				s.trace = append(s.trace, fmt.Sprintf("round %d (early %v, delay %v): %s", round, early, delay, checkpointsNow(e.home, s.id)))
 				id, err := runOnce(s, fmt.Sprintf("round %d", round), delay, early && s.id != "")
 				if err != nil {
 					errs <- err
@@ -300,6 +302,9 @@ func TestTwoSessionsSIGKILLLoop(t *testing.T) {
 	defer func() {
 		if t.Failed() {
 			t.Logf("checkpoints before the undos:\n%s", journals.String())
+			for _, s := range sessions {
+				t.Logf("session %s before each run:\n  %s", s.name, strings.Join(s.trace, "\n  "))
+			}
 		}
 	}()
 	before := files()
@@ -343,4 +348,30 @@ func logJournals(w io.Writer, home string) {
 				en.Exact, en.Attributed, en.Killed, en.Undo, en.Start.Format("05.000"), en.Time.Format("05.000"), strings.Join(paths, ", "))
 		}
 	}
+}
+
+// checkpointsNow is a session's checkpoint state between runs: its
+// marker of a call in flight (or killed in flight), its write journal's
+// size, and how many entries its journal holds.
+func checkpointsNow(home, id string) string {
+	if id == "" {
+		return "no session yet"
+	}
+	dirs, _ := filepath.Glob(filepath.Join(home, ".agents", "sessions", "*", "checkpoints"))
+	var b strings.Builder
+	for _, d := range dirs {
+		m, err := os.ReadFile(filepath.Join(d, "running", id))
+		if err == nil {
+			fi, _ := os.Stat(filepath.Join(d, "running", id))
+			fmt.Fprintf(&b, "marker %s (beat %s)", m, fi.ModTime().Format("05.000"))
+		} else {
+			b.WriteString("no marker")
+		}
+		if fi, err := os.Stat(filepath.Join(d, "running", id+".writes")); err == nil {
+			fmt.Fprintf(&b, ", writes %d bytes", fi.Size())
+		}
+		es, err := checkpoint.Entries(filepath.Join(d, id+".jsonl"))
+		fmt.Fprintf(&b, ", %d entries (%v)", len(es), err)
+	}
+	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -89,18 +90,7 @@ func New(c Config) *Task {
 // sandbox has none) is left out, so a sub-agent never writes through it.
 func ReadOnly(r *tools.Registry, gate tools.Gate) *tools.Registry {
 	ro := r.Without(Forbidden...)
-	var ts []tools.Tool
-	changed := false
-	for _, s := range ro.Specs() {
-		t := ro.Lookup(s.Name)
-		if v, ok := t.(readOnlyVariant); ok {
-			changed = true
-			if t = v.ReadOnlyVariant(); t == nil {
-				continue
-			}
-		}
-		ts = append(ts, t)
-	}
+	ts, changed := readOnlyTools(ro.All())
 	if gate == nil && !changed {
 		return ro
 	}
@@ -109,6 +99,35 @@ func ReadOnly(r *tools.Registry, gate tools.Gate) *tools.Registry {
 		return ro.Without(ro.Names()...).With(ts...)
 	}
 	return tools.NewRegistry(readOnlyGate{gate}, ts...)
+}
+
+// readOnlyTools is ts with each read-only variant in place of its tool,
+// and without a tool whose variant is nil; changed says one had one.
+func readOnlyTools(ts []tools.Tool) (out []tools.Tool, changed bool) {
+	for _, t := range ts {
+		if v, ok := t.(readOnlyVariant); ok {
+			changed = true
+			if t = v.ReadOnlyVariant(); t == nil {
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	return out, changed
+}
+
+// Add gives the sub-agents ts as well (their read-only variants, none
+// of the Forbidden): tools listed only once something started (late MCP
+// tools), added before the session's first request.
+func (t *Task) Add(ts ...tools.Tool) {
+	var keep []tools.Tool
+	for _, x := range ts {
+		if !slices.Contains(Forbidden, x.Spec().Name) {
+			keep = append(keep, x)
+		}
+	}
+	keep, _ = readOnlyTools(keep)
+	t.tools.Add(keep...)
 }
 
 // readOnlyVariant is a tool that can run under read-only walls.

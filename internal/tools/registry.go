@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/harness-dev/harness/internal/llm"
 )
@@ -59,8 +60,11 @@ type Tool interface {
 }
 
 // Registry runs tool calls. Its tool order is fixed at construction, so the
-// tool definitions sent to the provider are byte-stable.
+// tool definitions sent to the provider are byte-stable; Add is for tools
+// that can only be listed once something has started, before the first
+// request.
 type Registry struct {
+	mu     sync.RWMutex // tools and byName: Add may run beside readers
 	tools  []Tool
 	byName map[string]Tool
 	gate   Gate
@@ -103,7 +107,7 @@ func (r *Registry) Without(names ...string) *Registry {
 		drop[n] = true
 	}
 	var keep []Tool
-	for _, t := range r.tools {
+	for _, t := range r.All() {
 		if !drop[t.Spec().Name] {
 			keep = append(keep, t)
 		}
@@ -113,30 +117,56 @@ func (r *Registry) Without(names ...string) *Registry {
 
 // With returns a registry with t added (or replacing the tool of its name).
 func (r *Registry) With(ts ...Tool) *Registry {
-	out := NewRegistry(r.gate, r.tools...)
-	for _, t := range ts {
-		name := t.Spec().Name
-		if _, ok := out.byName[name]; ok {
-			for i, old := range out.tools {
-				if old.Spec().Name == name {
-					out.tools[i] = t
-				}
-			}
-		} else {
-			out.tools = append(out.tools, t)
-		}
-		out.byName[name] = t
-	}
+	out := NewRegistry(r.gate, r.All()...)
+	out.add(ts)
 	return out
 }
 
+// Add adds ts to r itself (or replaces the tools of their names): tools
+// listed only once something started (MCP servers started beside the
+// session, each tool listed with its schema), added before the request
+// that first sends the list, so every request sends the same one.
+func (r *Registry) Add(ts ...Tool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.add(ts)
+}
+
+func (r *Registry) add(ts []Tool) {
+	for _, t := range ts {
+		name := t.Spec().Name
+		if _, ok := r.byName[name]; ok {
+			for i, old := range r.tools {
+				if old.Spec().Name == name {
+					r.tools[i] = t
+				}
+			}
+		} else {
+			r.tools = append(r.tools, t)
+		}
+		r.byName[name] = t
+	}
+}
+
+// All returns the tools in registry order.
+func (r *Registry) All() []Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]Tool(nil), r.tools...)
+}
+
 // Lookup returns the tool of that name, or nil.
-func (r *Registry) Lookup(name string) Tool { return r.byName[name] }
+func (r *Registry) Lookup(name string) Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.byName[name]
+}
 
 // Specs returns the tool definitions in registry order.
 func (r *Registry) Specs() []llm.Tool {
-	out := make([]llm.Tool, len(r.tools))
-	for i, t := range r.tools {
+	ts := r.All()
+	out := make([]llm.Tool, len(ts))
+	for i, t := range ts {
 		out[i] = t.Spec()
 	}
 	return out
@@ -144,6 +174,8 @@ func (r *Registry) Specs() []llm.Tool {
 
 // Names returns the tool names, sorted.
 func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	var out []string
 	for n := range r.byName {
 		out = append(out, n)
@@ -171,8 +203,8 @@ func malformedf(format string, args ...any) Result {
 }
 
 func (r *Registry) run(ctx context.Context, call llm.Block) (res Result) {
-	t, ok := r.byName[call.Name]
-	if !ok {
+	t := r.Lookup(call.Name)
+	if t == nil {
 		return malformedf("unknown tool %q; the tools that exist are: %s", call.Name, strings.Join(r.Names(), ", "))
 	}
 	input := call.Input
