@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"github.com/harness-dev/harness/internal/mcp"
 	"os"
 	"strings"
 	"time"
@@ -42,8 +44,35 @@ func (c *chat) completer() ui.Completer {
 		for _, e := range c.s.Slash.Entries() {
 			names = append(names, "/"+e.Name)
 		}
-		return ui.CommandCompleter(names, ui.PathCompleter(c.s.Sandbox.Policy().Project, c.s.Home))(line, pos)
+		paths := ui.PathCompleter(c.s.Sandbox.Policy().Project, c.s.Home)
+		return ui.CommandCompleter(names, func(line string, pos int) []string {
+			if vals, ok := c.promptArgs(line, pos); ok {
+				return vals
+			}
+			return paths(line, pos)
+		})(line, pos)
 	}
+}
+
+// promptArgs completes an argument of an MCP prompt's command
+// (/mcp__SERVER__PROMPT ARGS) by asking its server (completion/complete,
+// at most mcp.CompleteTimeout); ok is false for any other line, and for
+// a server that offers no completions, so paths are completed instead.
+func (c *chat) promptArgs(line string, pos int) ([]string, bool) {
+	head := string([]rune(line)[:pos])
+	cmd, typed, found := strings.Cut(head, " ")
+	if !found || !strings.HasPrefix(cmd, "/"+mcp.Prefix) {
+		return nil, false
+	}
+	p, ok := c.s.MCP.PromptByCommand(cmd[1:])
+	if !ok {
+		return nil, false
+	}
+	vals, err := c.s.MCP.CompletePrompt(context.Background(), p, strings.TrimLeft(typed, " "))
+	if err != nil {
+		return nil, false
+	}
+	return vals, true
 }
 
 // describeCommand is a completion candidate's one-line description.

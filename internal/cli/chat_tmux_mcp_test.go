@@ -37,7 +37,8 @@ func everythingBin(t *testing.T) string {
 
 // TestChatTmuxMCP: MCP in a real terminal. /mcp lists the servers with
 // their counts; /help lists a server's prompt as a command; the @ menu
-// offers its resources; /mcp__go__review runs the server's prompt and
+// offers its resources; Tab completes a prompt's arguments from the
+// server; /mcp__go__review runs the server's prompt and
 // @go:test://readme attaches the resource; a hanging MCP call is
 // interrupted with Esc and the server is told (it records the
 // cancellation in the project); the everything server's progress shows
@@ -79,12 +80,27 @@ func TestChatTmuxMCP(t *testing.T) {
 
 	tm.typeLine("/mcp")
 	tm.waitFor("/mcp", "MCP servers (")
-	tm.waitFor("/mcp counts", "1 prompts · 1 resources")
+	tm.waitFor("/mcp counts", "2 prompts · 1 resources")
 	if s := tm.screen(); !strings.Contains(s, "go  connected · stdio") {
 		t.Errorf("/mcp lacks the go server's state:\n%s", s)
 	}
 	tm.typeLine("/help")
 	tm.waitFor("/help lists the prompt", "/mcp__go__review <file>")
+
+	// Tab completes a prompt's arguments from its server
+	// (completion/complete), the arguments typed already as context.
+	tm.waitPrompt()
+	tm.keys("-l", "/mcp__go__review main_")
+	tm.keys("Tab")
+	tm.waitFor("one value completed", "/mcp__go__review main_test.go ")
+	tm.keys("C-u")
+	tm.keys("-l", "/mcp__go__greet fr A")
+	tm.keys("Tab")
+	tm.waitFor("the values by the lang given", "Anaïs")
+	if s := tm.screen(); !strings.Contains(s, "Amélie") || strings.Contains(s, "Albert") {
+		t.Errorf("greet's names for fr:\n%s", s)
+	}
+	tm.keys("C-u")
 
 	// The @ menu offers the resource.
 	tm.waitPrompt()

@@ -162,8 +162,27 @@ func (m *Manager) GetPrompt(ctx context.Context, p Prompt, args string) (string,
 	return renderPrompt(res), nil
 }
 
-// bindArgs maps the words typed to the prompt's arguments.
+// bindArgs maps the words typed to the prompt's arguments, every
+// required one given.
 func bindArgs(p Prompt, words []string) (map[string]string, error) {
+	vals, err := bindWords(p, words)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, a := range p.Args {
+		if a.Required && vals[a.Name] == "" {
+			missing = append(missing, a.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("/%s needs %s: /%s %s", p.Command, strings.Join(missing, ", "), p.Command, p.Hint())
+	}
+	return vals, nil
+}
+
+// bindWords maps the words typed so far to the prompt's arguments.
+func bindWords(p Prompt, words []string) (map[string]string, error) {
 	vals := map[string]string{}
 	known := map[string]bool{}
 	for _, a := range p.Args {
@@ -195,15 +214,6 @@ func bindArgs(p Prompt, words []string) (map[string]string, error) {
 		}
 		last := p.Args[len(p.Args)-1].Name
 		vals[last] = strings.Join(append([]string{vals[last]}, pos[i:]...), " ")
-	}
-	var missing []string
-	for _, a := range p.Args {
-		if a.Required && vals[a.Name] == "" {
-			missing = append(missing, a.Name)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("/%s needs %s: /%s %s", p.Command, strings.Join(missing, ", "), p.Command, p.Hint())
 	}
 	return vals, nil
 }

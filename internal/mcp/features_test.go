@@ -75,11 +75,11 @@ func TestPromptsAndResourcesGo(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !strings.Contains(strings.Join(notes, "\n"), "MCP server go changed its prompts (now 2)") {
+	if !strings.Contains(strings.Join(notes, "\n"), "MCP server go changed its prompts (now 3)") {
 		t.Errorf("the user was not told: %q", notes)
 	}
 	st := m.Statuses()[0]
-	if st.Tools == 0 || st.Prompts != 2 || st.Resources != 1 {
+	if st.Tools == 0 || st.Prompts != 3 || st.Resources != 1 {
 		t.Errorf("status counts: %+v", st)
 	}
 }

@@ -63,7 +63,7 @@ type pathArg struct {
 // itself (tick, for the modes), one that adds a tool (list_changed), a resource and a prompt.
 // Kind "many" serves 50 tools with schemas the size of real ones.
 func Server(kind string) *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "harness-test", Version: "1"}, &sdk.ServerOptions{Instructions: Instructions})
+	s := sdk.NewServer(&sdk.Implementation{Name: "harness-test", Version: "1"}, &sdk.ServerOptions{Instructions: Instructions, CompletionHandler: complete})
 	if kind == "many" {
 		addMany(s, 50)
 		return s
@@ -166,7 +166,37 @@ func Server(kind string) *sdk.Server {
 		func(ctx context.Context, r *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Review " + r.Params.Arguments["file"] + " carefully."}}}}, nil
 		})
+	s.AddPrompt(&sdk.Prompt{Name: "greet", Description: "Greet someone", Arguments: []*sdk.PromptArgument{{Name: "lang", Required: true}, {Name: "name"}}},
+		func(ctx context.Context, r *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Greet " + r.Params.Arguments["name"] + " in " + r.Params.Arguments["lang"] + "."}}}}, nil
+		})
 	return s
+}
+
+// complete answers completion/complete for the prompts' arguments:
+// review's file from a fixed list, greet's lang, and greet's name by the
+// lang already given (the request's context).
+func complete(ctx context.Context, r *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
+	p := r.Params
+	var all []string
+	switch {
+	case p.Ref.Name == "review" && p.Argument.Name == "file":
+		all = []string{"main.go", "main_test.go", "my notes.txt"}
+	case p.Ref.Name == "greet" && p.Argument.Name == "lang":
+		all = []string{"en", "fr"}
+	case p.Ref.Name == "greet" && p.Argument.Name == "name":
+		all = []string{"Alice", "Albert"}
+		if p.Context != nil && p.Context.Arguments["lang"] == "fr" {
+			all = []string{"Amélie", "Anaïs"}
+		}
+	}
+	out := []string{}
+	for _, v := range all {
+		if strings.HasPrefix(v, p.Argument.Value) {
+			out = append(out, v)
+		}
+	}
+	return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: out, Total: len(out)}}, nil
 }
 
 // Instructions are the Go server's instructions (InitializeResult).
