@@ -239,7 +239,11 @@ func (s *Store) begin(callID, tool string, paths []string) (end func(*written)) 
 		}
 		now := s.scan(s.man)
 		changes := diff(s.man, now)
-		s.saveState(now)
+		// The state is saved after the entry: killed between the two,
+		// the marker and the entry stand, and recovery sees the call
+		// recorded (recoverKilled). Saved first, a kill before the entry
+		// lost the call's change: the state already held it.
+		defer s.saveState(now)
 		exact, attributed := false, false
 		if len(paths) > 0 {
 			s.man = now

@@ -44,13 +44,22 @@ func recoverKilled(journal string) {
 	}
 	seq := 0
 	var roots []string
+	recorded := false
 	for _, e := range entries {
 		seq = max(seq, e.Seq)
 		if len(e.Roots) > 0 {
 			roots = e.Roots
 		}
+		recorded = recorded || (m.CallID != "" && e.CallID == m.CallID && e.Tool != "undo")
 	}
-	changes, stateRoots, exact, saved := killedFromState(journal, m, died)
+	if recorded {
+		// Killed after its entry was written (by its end, or by an
+		// earlier recovery killed in turn): nothing is left to record.
+		os.Remove(p)
+		os.Remove(writesPath(journal))
+		return
+	}
+	changes, stateRoots, exact, saved, commit := killedFromState(journal, m, died)
 	if !saved {
 		changes = killedFromJournal(entries, m)
 	} else if len(roots) == 0 {
@@ -64,6 +73,9 @@ func recoverKilled(journal string) {
 			return // keep the marker: the next look tries again
 		}
 	}
+	if commit != nil {
+		commit()
+	}
 	os.Remove(p)
 	os.Remove(writesPath(journal))
 }
@@ -71,11 +83,12 @@ func recoverKilled(journal string) {
 // killedFromState is the killed call's change against the tree saved when
 // it began: what changed since, while the call lived, that no other
 // session's record claims; a file tool's, only its named paths. saved is
-// false when there is no state to start from.
-func killedFromState(journal string, m marker, died time.Time) (changes []Change, roots []string, exact, saved bool) {
+// false when there is no state to start from. commit saves the tree as
+// found, once the change is journaled, so it is not recorded twice.
+func killedFromState(journal string, m marker, died time.Time) (changes []Change, roots []string, exact, saved bool, commit func()) {
 	base, roots, err := loadState(journal)
 	if err != nil {
-		return nil, nil, false, false
+		return nil, nil, false, false, nil
 	}
 	tmp := &Store{dir: journal, roots: roots, noted: map[string]bool{}}
 	tmp.used = dirSize(blobDir(journal))
@@ -98,10 +111,7 @@ func killedFromState(journal string, m marker, died time.Time) (changes []Change
 		changes, exact = ownOf(changes, wrote), true
 	}
 	changes = attribute(changes, tmp.peers(m.Start))
-	// The state file now holds the tree as found, so a process killed
-	// again before its first scan does not record this change twice.
-	tmp.saveState(now)
-	return changes, roots, exact, true
+	return changes, roots, exact, true, func() { tmp.saveState(now) }
 }
 
 // killedFromJournal is the fallback without a saved state: every path the

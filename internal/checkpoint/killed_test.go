@@ -176,3 +176,52 @@ func TestKilledFileToolBeforeItWrote(t *testing.T) {
 		t.Errorf("B's undo left its own file: %+v", res)
 	}
 }
+
+// TestKilledFileToolAfterItWrote: a file tool killed after it wrote its
+// path has that write recorded, and undo takes it back.
+func TestKilledFileToolAfterItWrote(t *testing.T) {
+	proj, a, _ := twoSessions(t)
+	mine := filepath.Join(proj, "mine.txt")
+	a.StartTurn()
+	end := a.Begin("c1", "bash")
+	write(t, filepath.Join(proj, "first.txt"), "x")
+	end()
+	a.Begin("w1", "write_file", mine)
+	write(t, mine, "agent's\n")
+	kill(t, a)
+	recoverKilled(a.dir)
+	es, err := Entries(a.dir)
+	if err != nil || len(es) != 2 || len(es[1].Changes) != 1 || es[1].Changes[0].Path != mine {
+		t.Fatalf("entries %+v (%v)", es, err)
+	}
+	if _, err := Undo(a.dir, Selection{}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(mine); err == nil {
+		t.Errorf("undo left the killed call's file")
+	}
+}
+
+// TestKilledAfterItsEntry: a call killed after its end wrote the entry
+// but before the marker went (the state is saved last) is not recorded
+// again by recovery, and its marker goes.
+func TestKilledAfterItsEntry(t *testing.T) {
+	proj, a, _ := twoSessions(t)
+	a.StartTurn()
+	end := a.Begin("c1", "bash")
+	write(t, filepath.Join(proj, "x.txt"), "x")
+	end()
+	// The marker as the kill left it: the call's, its process gone.
+	m := marker{PID: 1 << 30, Start: time.Now().Add(-time.Second), CallID: "c1", Tool: "bash", Turn: 1}
+	data, _ := json.Marshal(m)
+	os.MkdirAll(runningDir(a.dir), 0o700)
+	os.WriteFile(markerPath(a.dir), data, 0o600)
+	recoverKilled(a.dir)
+	es, err := Entries(a.dir)
+	if err != nil || len(es) != 1 {
+		t.Errorf("entries after recovery: %+v (%v)", es, err)
+	}
+	if _, err := os.Stat(markerPath(a.dir)); err == nil {
+		t.Errorf("the marker stayed")
+	}
+}
