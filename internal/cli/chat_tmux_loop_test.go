@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -288,6 +289,48 @@ func TestChatTmuxMCPNetPrompt(t *testing.T) {
 		t.Errorf("the start timed out while the question waited:\n%s", tm.screen())
 	}
 	tm.waitPrompt()
+	tm.keys("C-d")
+	tm.waitExit()
+}
+
+// TestChatTmuxEagerMCP, at 80×24: with MCP_TOOLS=eager the prompt still
+// comes while a slow server starts; a prompt sent meanwhile waits for
+// the start, saying so, and Esc brings the prompt back within a second;
+// once the server is up, the next request lists its tools with their
+// schemas.
+func TestChatTmuxEagerMCP(t *testing.T) {
+	bin := tmuxHarness(t)
+	srv := llmtest.NewServer(t)
+	home, proj := tmuxProject(t)
+	slowMCPProject(t, home, proj, 6*time.Second)
+	tm := startTmux(t, 80, 24, proj, append(tmuxEnv(home, srv.URL, "anthropic", "claude-sonnet-4-5"), "MCP_TIMEOUT=60000", "MCP_TOOLS=eager"), bin,
+		"--project", proj, "--allow", "mcp__slow")
+	tm.waitPrompt()
+	if s := tm.screen(); strings.Contains(s, "mcp: slow ready") {
+		t.Fatalf("the prompt came only once the slow server was up:\n%s", s)
+	}
+	tm.typeLine("hello while it starts")
+	tm.waitForWords("the wait is said", "waiting for MCP servers to start (slow)")
+	if took := tm.promptBack("Escape"); took > backWithin {
+		t.Errorf("Esc while the first request waits for the starts: the prompt came back after %s, want within %s", took, backWithin)
+	} else {
+		t.Logf("Esc while waiting for the starts: prompt back in %s", took.Round(time.Millisecond))
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests went before the servers started", n)
+	}
+	tm.waitFor("the slow server up", "mcp: slow ready (")
+	srv.Enqueue(llmtest.Reply{Text: "Tools seen."})
+	tm.typeLine("hello again")
+	tm.waitFor("the reply", "Tools seen.")
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	names := reqs[0].Tools
+	if !slices.Contains(names, "mcp__slow__echo") || slices.Contains(names, "mcp_search") {
+		t.Errorf("the request's tools: %v", names)
+	}
 	tm.keys("C-d")
 	tm.waitExit()
 }
