@@ -21,8 +21,8 @@ import (
 // roots; an image in a tool result reaches the model as an image (a
 // model that takes none gets it described); its instructions are offered
 // for the system prompt; what it logs reaches Options.Log; the resource
-// tool lists and reads its resources, each read gated under the server's
-// name.
+// tool lists its resources and URI templates and reads a resource or a
+// template's filled-in URI, each read gated under the server's name.
 func TestClientCapabilities(t *testing.T) {
 	f := newFixture(t)
 	sb := f.open(t, sandbox.BackendNone)
@@ -68,8 +68,13 @@ func TestClientCapabilities(t *testing.T) {
 	if read == nil {
 		t.Fatal("no resource tool, though the server offers resources")
 	}
-	if res := read.Run(context.Background(), json.RawMessage(`{}`)); !strings.Contains(res.Content, "server go  uri test://readme  readme (text/plain)") {
+	if res := read.Run(context.Background(), json.RawMessage(`{}`)); !strings.Contains(res.Content, "server go  uri test://readme  readme (text/plain)") ||
+		!strings.Contains(res.Content, "server go  template test://notes/{name}  note (text/plain): A note by its name") {
 		t.Errorf("listing: %+v", res)
+	}
+	// A template's URI, filled in, reads like any resource.
+	if res := read.Run(context.Background(), json.RawMessage(`{"server":"go","uri":"test://notes/todo"}`)); res.IsError || !strings.Contains(res.Content, "the note called todo") {
+		t.Errorf("read through a template: %+v", res)
 	}
 	acc, err := read.Access(json.RawMessage(`{"server":"go","uri":"test://readme"}`))
 	if err != nil || acc.Tool != "mcp__go__@resource" || !acc.ReadOnly {

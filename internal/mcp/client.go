@@ -86,6 +86,7 @@ type conn struct {
 	// resources are the listed ones; templates are not offered as
 	// mentions (their URIs are not known until filled).
 	resources []*sdk.Resource
+	templates []*sdk.ResourceTemplate // read by filling in their URIs
 	changes   map[string]int // list_changed notifications seen, by list
 	auth      *oauthState    // a remote server's OAuth, when it asked for it
 	err       error          // why it is not connected (start failure, exit)

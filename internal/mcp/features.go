@@ -345,8 +345,19 @@ func (c *conn) listResources(ctx context.Context) error {
 		}
 		rs = append(rs, r)
 	}
+	// Templates (resources/templates/list) are listed for the model,
+	// which reads one by filling its URI in; a server that answers the
+	// list with an error has none.
+	var ts []*sdk.ResourceTemplate
+	for t, err := range s.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			ts = nil
+			break
+		}
+		ts = append(ts, t)
+	}
 	c.mu.Lock()
-	c.resources = rs
+	c.resources, c.templates = rs, ts
 	c.mu.Unlock()
 	return nil
 }

@@ -22,7 +22,8 @@ func (t *resourceTool) Spec() llm.Tool {
 	return llm.Tool{
 		Name: ResourceToolName,
 		Description: "Read a resource an MCP server offers (a file, a record, a document), by its server and URI. " +
-			"Without uri, lists the resources the servers offer (of one server when server is given), with their URIs.",
+			"Without uri, lists the resources the servers offer (of one server when server is given), with their URIs, " +
+			"and their URI templates (RFC 6570): read one by giving its URI with the variables filled in.",
 		Schema: json.RawMessage(`{"type":"object","properties":{"server":{"type":"string","description":"the MCP server's name"},"uri":{"type":"string","description":"the resource's URI, as listed"}}}`),
 	}
 }
@@ -90,6 +91,27 @@ func (m *Manager) listing(server string) string {
 			b.WriteString(": " + r.Description)
 		}
 		b.WriteByte('\n')
+	}
+	for _, c := range m.servers {
+		if server != "" && c.def.Name != server {
+			continue
+		}
+		c.mu.Lock()
+		ts := c.templates
+		c.mu.Unlock()
+		for _, t := range ts {
+			if t == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "server %s  template %s  %s", c.def.Name, t.URITemplate, t.Name)
+			if t.MIMEType != "" {
+				b.WriteString(" (" + t.MIMEType + ")")
+			}
+			if d := firstLine(t.Description); d != "" {
+				b.WriteString(": " + d)
+			}
+			b.WriteByte('\n')
+		}
 	}
 	if b.Len() == 0 {
 		return "no MCP resources listed"

@@ -166,6 +166,11 @@ func Server(kind string) *sdk.Server {
 		func(ctx context.Context, r *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Review " + r.Params.Arguments["file"] + " carefully."}}}}, nil
 		})
+	s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "test://notes/{name}", Name: "note", Description: "A note by its name", MIMEType: "text/plain"},
+		func(ctx context.Context, r *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			name := strings.TrimPrefix(r.Params.URI, "test://notes/")
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: r.Params.URI, MIMEType: "text/plain", Text: "the note called " + name}}}, nil
+		})
 	s.AddPrompt(&sdk.Prompt{Name: "greet", Description: "Greet someone", Arguments: []*sdk.PromptArgument{{Name: "lang", Required: true}, {Name: "name"}}},
 		func(ctx context.Context, r *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Greet " + r.Params.Arguments["name"] + " in " + r.Params.Arguments["lang"] + "."}}}}, nil
