@@ -87,9 +87,9 @@ type conn struct {
 	// mentions (their URIs are not known until filled).
 	resources []*sdk.Resource
 	templates []*sdk.ResourceTemplate // read by filling in their URIs
-	changes   map[string]int // list_changed notifications seen, by list
-	auth      *oauthState    // a remote server's OAuth, when it asked for it
-	err       error          // why it is not connected (start failure, exit)
+	changes   map[string]int          // list_changed notifications seen, by list
+	auth      *oauthState             // a remote server's OAuth, when it asked for it
+	err       error                   // why it is not connected (start failure, exit)
 	stdio     *stdioTransport
 	// end cancels the connection's context: an HTTP transport's streams
 	// live as long as it, so it is the session's, not the start's.

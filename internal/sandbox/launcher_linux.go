@@ -405,64 +405,32 @@ func (l *launcher) RunWrites(ctx context.Context, script, dir string, track []st
 // runOn runs one command through lp: its control socket and output pipes
 // go to a supervisor inside, which reports the start and the exit.
 func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir string, track []string, journal *os.File, stdout, stderr io.Writer) (code int, w inner.Writes, err error) {
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	ch, err := newCommandChannels(stdout, stderr)
 	if err != nil {
-		return 0, w, fmt.Errorf("creating a command's control socket: %w", err)
+		return 0, w, err
 	}
-	local, remote := os.NewFile(uintptr(pair[0]), "command control"), os.NewFile(uintptr(pair[1]), "command control")
-	defer remote.Close()
-	conn, err := net.FileConn(local)
-	local.Close()
-	if err != nil {
-		return 0, w, fmt.Errorf("creating a command's control socket: %w", err)
-	}
-	defer conn.Close()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return 0, w, fmt.Errorf("creating a command's output pipe: %w", err)
-	}
-	errR, errW := outR, outW
-	if stdout != stderr {
-		if errR, errW, err = os.Pipe(); err != nil {
-			outR.Close()
-			outW.Close()
-			return 0, w, fmt.Errorf("creating a command's output pipe: %w", err)
-		}
-	}
+	defer ch.conn.Close()
 	// The command's own cgroups, where v1 holds its limits: their tasks
 	// files go with it, for its first thread to enter.
 	cg := l.cg.CommandChild()
 	defer cg.Kill()
-	rights := append([]int{int(remote.Fd()), int(outW.Fd()), int(errW.Fd())}, cg.PlaceFDs()...)
+	rights := append([]int{int(ch.remote.Fd()), int(ch.outW.Fd()), int(ch.errW.Fd())}, cg.PlaceFDs()...)
 	if journal != nil && len(track) > 0 {
 		rights = append(rights, int(journal.Fd())) // odd, last: the write journal (inner.superviseOne)
 	}
 	_, _, err = lp.ctrl.WriteMsgUnix([]byte{'j'}, unix.UnixRights(rights...), nil)
-	remote.Close()
-	outW.Close()
-	errW.Close()
+	ch.handedOver()
 	cg.Started()
 	if err != nil {
-		outR.Close()
-		errR.Close()
+		ch.outR.Close()
+		ch.errR.Close()
 		return 0, w, fmt.Errorf("%w: %v", inner.ErrLauncherGone, err)
 	}
-	var wg sync.WaitGroup
-	copyOut := func(r *os.File, w io.Writer) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			io.Copy(w, r)
-		}()
-	}
-	copyOut(outR, stdout)
-	if errR != outR {
-		copyOut(errR, stderr)
-	}
+	copied := ch.copyOut(stdout, stderr)
 
-	enc := json.NewEncoder(conn)
+	enc := json.NewEncoder(ch.conn)
 	if d, ok := ctx.Deadline(); ok {
-		conn.SetWriteDeadline(d)
+		ch.conn.SetWriteDeadline(d)
 	}
 	sent := enc.Encode(inner.Job{Script: script, Dir: dir, Track: track}) == nil
 	// On a v2-only host the supervisor asks first to be in a cgroup of
@@ -473,7 +441,7 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d
 		}
-		pc, pid, ok := lp.place(l.cg, conn.(*net.UnixConn), deadline)
+		pc, pid, ok := lp.place(l.cg, ch.conn.(*net.UnixConn), deadline)
 		switch {
 		case !ok:
 			sent = false
@@ -483,9 +451,108 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 			cg = l.cg.SessionWatch(lp.cg)
 		}
 	}
+	final, procsHit := awaitReport(ctx, ch.conn, enc, cg, sent)
+	ch.conn.Close()
+	ch.drain(copied)
+	if supPid > 0 {
+		lp.endCommand(supPid, stderr)
+	}
+	cg.Report(stderr, procsHit)
+	return lp.outcome(ctx, final, procsHit, len(track) > 0, stderr)
+}
+
+// commandChannels are one command's ends: the control socket (conn here,
+// remote for the supervisor) and its output pipes (one when stdout and
+// stderr are the same writer).
+type commandChannels struct {
+	conn                   net.Conn
+	remote                 *os.File
+	outR, outW, errR, errW *os.File
+}
+
+func newCommandChannels(stdout, stderr io.Writer) (*commandChannels, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("creating a command's control socket: %w", err)
+	}
+	local, remote := os.NewFile(uintptr(pair[0]), "command control"), os.NewFile(uintptr(pair[1]), "command control")
+	conn, err := net.FileConn(local)
+	local.Close()
+	if err != nil {
+		remote.Close()
+		return nil, fmt.Errorf("creating a command's control socket: %w", err)
+	}
+	ch := &commandChannels{conn: conn, remote: remote}
+	if ch.outR, ch.outW, err = os.Pipe(); err != nil {
+		conn.Close()
+		remote.Close()
+		return nil, fmt.Errorf("creating a command's output pipe: %w", err)
+	}
+	ch.errR, ch.errW = ch.outR, ch.outW
+	if stdout != stderr {
+		if ch.errR, ch.errW, err = os.Pipe(); err != nil {
+			ch.outR.Close()
+			ch.outW.Close()
+			conn.Close()
+			remote.Close()
+			return nil, fmt.Errorf("creating a command's output pipe: %w", err)
+		}
+	}
+	return ch, nil
+}
+
+// handedOver closes this process's copies of the supervisor's ends, sent
+// (or not) with the job: the pipes end when the command's side does.
+func (ch *commandChannels) handedOver() {
+	ch.remote.Close()
+	ch.outW.Close()
+	ch.errW.Close()
+}
+
+// copyOut copies the command's output to stdout and stderr until the
+// pipes end; the channel closes when both copies are done.
+func (ch *commandChannels) copyOut(stdout, stderr io.Writer) <-chan struct{} {
+	var wg sync.WaitGroup
+	copyTo := func(r *os.File, w io.Writer) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			io.Copy(w, r)
+		}()
+	}
+	copyTo(ch.outR, stdout)
+	if ch.errR != ch.outR {
+		copyTo(ch.errR, stderr)
+	}
+	copied := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(copied)
+	}()
+	return copied
+}
+
+// drain waits for the output copies once the command ended. Every
+// process that held the pipes is dead then; the second of grace only
+// covers a supervisor that could not kill (it was itself killed).
+func (ch *commandChannels) drain(copied <-chan struct{}) {
+	select {
+	case <-copied:
+	case <-time.After(time.Second):
+	}
+	ch.outR.Close()
+	ch.errR.Close()
+	<-copied
+}
+
+// awaitReport waits for the supervisor's final report (nil if it never
+// came), asking it to kill the command when ctx ends or the command
+// passes the process bound (procsHit). A job that was never sent gets a
+// second for whatever the supervisor still says.
+func awaitReport(ctx context.Context, conn net.Conn, enc *json.Encoder, cg *cgroup.Child, sent bool) (final *inner.Report, procsHit bool) {
 	stopWatch := make(chan struct{})
 	defer close(stopWatch)
-	over, procsHit := cg.OverProcs(stopWatch), false
+	over := cg.OverProcs(stopWatch)
 	reports := make(chan inner.Report, 2)
 	go func() {
 		defer close(reports)
@@ -500,66 +567,48 @@ func (l *launcher) runOn(ctx context.Context, lp *launcherProc, script, dir stri
 			reports <- r
 		}
 	}()
-
-	var final *inner.Report
+	kill := func() {
+		conn.SetWriteDeadline(time.Now().Add(time.Second))
+		if enc.Encode(inner.Job{Kill: true}) != nil {
+			conn.(*net.UnixConn).CloseWrite() // the end of the socket kills too
+		}
+	}
 	var grace <-chan time.Time
 	cancelled := ctx.Done()
 	if !sent {
 		cancelled, grace = nil, time.After(time.Second)
 	}
-wait:
 	for {
 		select {
 		case r, ok := <-reports:
 			if !ok {
-				break wait
+				return nil, procsHit
 			}
 			if r.Done {
-				final = &r
-				break wait
+				return &r, procsHit
 			}
 		case <-over:
 			over, procsHit = nil, true
-			conn.SetWriteDeadline(time.Now().Add(time.Second))
-			if enc.Encode(inner.Job{Kill: true}) != nil {
-				conn.(*net.UnixConn).CloseWrite()
-			}
+			kill()
 		case <-cancelled:
 			cancelled = nil
-			conn.SetWriteDeadline(time.Now().Add(time.Second))
-			if enc.Encode(inner.Job{Kill: true}) != nil {
-				conn.(*net.UnixConn).CloseWrite() // the end of the socket kills too
-			}
+			kill()
 			grace = time.After(5 * time.Second)
 		case <-grace:
-			break wait
+			return nil, procsHit
 		}
 	}
-	conn.Close()
+}
 
-	// Every process that held the pipes is dead now; the grace only covers
-	// a supervisor that could not kill (it was itself killed).
-	copied := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(copied)
-	}()
-	select {
-	case <-copied:
-	case <-time.After(time.Second):
-	}
-	outR.Close()
-	errR.Close()
-	<-copied
-
-	if supPid > 0 {
-		lp.endCommand(supPid, stderr)
-	}
-	cg.Report(stderr, procsHit)
+// outcome is a command's exit code and write set from its final report,
+// or, without one, why it has none (the caller reports a timeout or an
+// interruption itself).
+func (lp *launcherProc) outcome(ctx context.Context, final *inner.Report, procsHit, tracked bool, stderr io.Writer) (int, inner.Writes, error) {
+	var w inner.Writes
 	switch {
 	case final != nil:
 		w = inner.Writes{Paths: final.Wrote, Known: final.WroteKnown, Why: final.WroteWhy}
-		if final.WroteKnown && len(track) == 0 {
+		if final.WroteKnown && !tracked {
 			w = inner.Writes{Why: "no roots were tracked"}
 		} else if !final.WroteKnown && final.WroteWhy == "" {
 			w.Why = "the sandbox's supervisor did not say what the command wrote"

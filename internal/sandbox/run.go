@@ -109,29 +109,12 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 		c.ReadOnly = false
 		return s.ro.run(ctx, c)
 	}
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = s.pol.Timeout
+	if c.Stdin != nil && IsContainer(s.name) {
+		return nil, fmt.Errorf("the %s backend cannot give a command a standard input; use bwrap, landlock or seatbelt", s.name)
 	}
-	if timeout <= 0 {
-		timeout = walls.DefaultTimeout
-	}
-	dir := c.Dir
-	if dir == "" {
-		dir = s.pol.Project
-	}
-	limit := s.pol.OutputLimit
-	if limit <= 0 {
-		limit = 1 << 20
-	}
-	buf := &walls.BoundedBuffer{Limit: limit}
-	var stdout, stderr io.Writer = buf, buf
-	if c.Stdout != nil || c.Stderr != nil {
-		stdout, stderr = orDiscard(c.Stdout), orDiscard(c.Stderr)
-	}
-	if c.Progress != nil {
-		stdout, stderr = io.MultiWriter(stdout, c.Progress), io.MultiWriter(stderr, c.Progress)
-	}
+	timeout := firstPositive(c.Timeout, s.pol.Timeout, walls.DefaultTimeout)
+	dir := cmp.Or(c.Dir, s.pol.Project)
+	buf, stdout, stderr := s.outputs(c)
 	before := walls.Snapshot(s.pol.ProtectedNow())
 	gitBefore := s.git.Before()
 	netMark := s.proxy.Mark()
@@ -140,28 +123,7 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	code, err := 0, errNoLauncher
-	if c.Stdin != nil && IsContainer(s.name) {
-		return nil, fmt.Errorf("the %s backend cannot give a command a standard input; use bwrap, landlock or seatbelt", s.name)
-	}
-	wrote := wroteUnknown("the " + s.name + " backend cannot tell what a command wrote")
-	if s.launch != nil && c.Stdin == nil && !c.NoNet {
-		var note string
-		if wr, ok := s.launch.(writesRunner); ok {
-			track := trackRoots(s.pol.Writable)
-			code, note, wrote, err = wr.RunWrites(runCtx, c.Script, dir, track.inside, c.WriteJournal, stdout, stderr)
-			wrote.Paths = track.host(wrote.Paths)
-		} else {
-			code, note, err = s.launch.Run(runCtx, c.Script, dir, stdout, stderr)
-		}
-		if note != "" {
-			io.WriteString(stderr, note)
-		}
-	}
-	if errors.Is(err, errNoLauncher) {
-		wrote = wroteUnknown("the command ran in a sandbox of its own, which does not tell what it wrote")
-		code, err = s.runOwn(runCtx, c.Script, dir, c.Stdin, c.NoNet, stdout, stderr)
-	}
+	code, wrote, err := s.execute(runCtx, c, dir, stdout, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -176,11 +138,71 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 	}
 	moves, notes := s.git.After(ctx, gitBefore)
 	r.GitMoves = moves
+	s.finish(r, c, buf, notes, netMark, stderr)
+	r.Tampered = s.git.FilterTampered(walls.Changed(before, walls.Snapshot(s.pol.ProtectedNow())))
+	r.Found = s.pol.Refresh()
+	return r, nil
+}
+
+// firstPositive is the first of vs above zero (the last when none is).
+func firstPositive[T int | time.Duration](vs ...T) T {
+	for _, v := range vs {
+		if v > 0 {
+			return v
+		}
+	}
+	return vs[len(vs)-1]
+}
+
+// outputs are where a command's output goes: the bounded buffer the
+// Result holds, or the caller's writers, each also to Progress.
+func (s *instance) outputs(c Cmd) (buf *walls.BoundedBuffer, stdout, stderr io.Writer) {
+	buf = &walls.BoundedBuffer{Limit: firstPositive(s.pol.OutputLimit, 1<<20)}
+	stdout, stderr = buf, buf
+	if c.Stdout != nil || c.Stderr != nil {
+		stdout, stderr = orDiscard(c.Stdout), orDiscard(c.Stderr)
+	}
+	if c.Progress != nil {
+		stdout, stderr = io.MultiWriter(stdout, c.Progress), io.MultiWriter(stderr, c.Progress)
+	}
+	return buf, stdout, stderr
+}
+
+// execute runs the command through the session's launcher, or, where it
+// has none or cannot serve the command (standard input, no network), in
+// a sandbox of its own, and says what it wrote where that is known.
+func (s *instance) execute(ctx context.Context, c Cmd, dir string, stdout, stderr io.Writer) (int, inner.Writes, error) {
+	code, err := 0, errNoLauncher
+	wrote := wroteUnknown("the " + s.name + " backend cannot tell what a command wrote")
+	if s.launch != nil && c.Stdin == nil && !c.NoNet {
+		var note string
+		if wr, ok := s.launch.(writesRunner); ok {
+			track := trackRoots(s.pol.Writable)
+			code, note, wrote, err = wr.RunWrites(ctx, c.Script, dir, track.inside, c.WriteJournal, stdout, stderr)
+			wrote.Paths = track.host(wrote.Paths)
+		} else {
+			code, note, err = s.launch.Run(ctx, c.Script, dir, stdout, stderr)
+		}
+		if note != "" {
+			io.WriteString(stderr, note)
+		}
+	}
+	if errors.Is(err, errNoLauncher) {
+		wrote = wroteUnknown("the command ran in a sandbox of its own, which does not tell what it wrote")
+		code, err = s.runOwn(ctx, c.Script, dir, c.Stdin, c.NoNet, stdout, stderr)
+	}
+	return code, wrote, err
+}
+
+// finish adds what the user must see after the command's output, past
+// the output bound so it is never cut off: git's notes and moved refs,
+// refused connections, the loopback and process-limit notes.
+func (s *instance) finish(r *Result, c Cmd, buf *walls.BoundedBuffer, gitNotes []string, netMark int, stderr io.Writer) {
 	var gitNote strings.Builder
-	for _, n := range notes {
+	for _, n := range gitNotes {
 		gitNote.WriteString("\n[harness: git: " + n + "]\n")
 	}
-	for _, m := range moves {
+	for _, m := range r.GitMoves {
 		gitNote.WriteString("\n[harness: git: " + m.String() + "]\n")
 	}
 	if s.name != BackendNone {
@@ -200,16 +222,12 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 	}
 	r.Output, r.Truncated = buf.Result()
 	if gitNote.Len() > 0 {
-		// Past the output bound: the way back must not be cut off.
 		if c.Stdout != nil || c.Stderr != nil {
 			io.WriteString(stderr, gitNote.String())
 		} else {
 			r.Output = append(r.Output, gitNote.String()...)
 		}
 	}
-	r.Tampered = s.git.FilterTampered(walls.Changed(before, walls.Snapshot(s.pol.ProtectedNow())))
-	r.Found = s.pol.Refresh()
-	return r, nil
 }
 
 // startGate begins a tracked command's script: the shell reads one line
@@ -307,10 +325,17 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdin io.R
 		return 128 + 9, nil
 	}
 	killAll() // what it left running dies with it
+	return s.exitCode(runCtx, err)
+}
+
+// exitCode is a command's exit status from its Wait error: 128+N for a
+// signal, 0 when ctx ended (the caller reports the timeout or the
+// interruption) or when a leftover process held the pipe past the exit.
+func (s *instance) exitCode(ctx context.Context, err error) (int, error) {
 	var ee *exec.ExitError
 	switch {
-	case runCtx.Err() != nil:
-		return 0, nil // the caller reports the timeout or interruption
+	case ctx.Err() != nil:
+		return 0, nil
 	case errors.As(err, &ee):
 		code := ee.ExitCode()
 		if code < 0 { // killed by a signal
@@ -318,7 +343,6 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdin io.R
 		}
 		return code, nil
 	case errors.Is(err, exec.ErrWaitDelay):
-		// The command exited; a leftover process held the pipe and was cut off.
 		return 0, nil
 	case err != nil:
 		return 0, fmt.Errorf("running the command in the %s sandbox: %w", s.name, err)

@@ -158,6 +158,13 @@ func Server(kind string) *sdk.Server {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "prompt added"}}}, nil, nil
 		})
 	addExtras(s)
+	addFeatures(s)
+	return s
+}
+
+// addFeatures adds what is not a tool: a resource, a resource template,
+// and prompts whose arguments complete (complete).
+func addFeatures(s *sdk.Server) {
 	s.AddResource(&sdk.Resource{URI: "test://readme", Name: "readme", MIMEType: "text/plain"},
 		func(ctx context.Context, r *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "test://readme", Text: "the readme"}}}, nil
@@ -175,7 +182,6 @@ func Server(kind string) *sdk.Server {
 		func(ctx context.Context, r *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Greet " + r.Params.Arguments["name"] + " in " + r.Params.Arguments["lang"] + "."}}}}, nil
 		})
-	return s
 }
 
 // complete answers completion/complete for the prompts' arguments:

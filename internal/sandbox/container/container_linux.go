@@ -159,17 +159,7 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 	}
 	res := containerResources(p)
 	if cr.podman {
-		// Rootful podman asks the runtime to raise the descriptor and
-		// process limits past the engine's own, which fails (runc: "error
-		// setting rlimit type 7: operation not permitted"). Ask for
-		// harness's own descriptor limit, and for processes the
-		// container's pids limit, which bounds them anyway (the inner
-		// stage sets the policy's, lower, for commands).
-		var l unix.Rlimit
-		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &l); err == nil {
-			res.Ulimits = append(res.Ulimits, &container.Ulimit{Name: "nofile", Soft: int64(l.Cur), Hard: int64(l.Max)})
-		}
-		res.Ulimits = append(res.Ulimits, &container.Ulimit{Name: "nproc", Soft: *res.PidsLimit, Hard: *res.PidsLimit})
+		podmanUlimits(&res)
 	}
 	cr.spec = func() (*container.Config, *container.HostConfig) {
 		mounts := containerMounts(p, gs, tmp, exe, img.hostFS)
@@ -195,6 +185,20 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 			}
 	}
 	return cr, gs, nil
+}
+
+// podmanUlimits: rootful podman asks the runtime to raise the descriptor
+// and process limits past the engine's own, which fails (runc: "error
+// setting rlimit type 7: operation not permitted"). Ask for harness's
+// own descriptor limit, and for processes the container's pids limit,
+// which bounds them anyway (the inner stage sets the policy's, lower,
+// for commands).
+func podmanUlimits(res *container.Resources) {
+	var l unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &l); err == nil {
+		res.Ulimits = append(res.Ulimits, &container.Ulimit{Name: "nofile", Soft: int64(l.Cur), Hard: int64(l.Max)})
+	}
+	res.Ulimits = append(res.Ulimits, &container.Ulimit{Name: "nproc", Soft: *res.PidsLimit, Hard: *res.PidsLimit})
 }
 
 // containerClient reaches the engine from the environment (DOCKER_HOST

@@ -510,17 +510,8 @@ func prepareThread(cfg HelperConfig) commandThread {
 // host moves it into one of its own the first time, and needs to know
 // whose command this is every time.
 func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
-	var journal *os.File // closed by itself, not with the raw descriptors
-	defer func() {
-		for _, fd := range fds[3:] {
-			if journal == nil || uintptr(fd) != journal.Fd() {
-				unix.Close(fd)
-			}
-		}
-		if journal != nil {
-			journal.Close()
-		}
-	}()
+	cf := splitCommandFDs(fds)
+	defer cf.close()
 	unix.SetNonblock(fds[0], true) // through the poller, so closing it ends a pending read
 	ctrl := os.NewFile(uintptr(fds[0]), "command control")
 	defer ctrl.Close()
@@ -535,53 +526,13 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 		errw.Close()
 		return
 	}
-	// The cgroup tasks files come in pairs; an odd one last is the write
-	// journal's descriptor (wrote_linux.go).
-	places := fds[3:]
-	if len(places)%2 == 1 {
-		journal = os.NewFile(uintptr(places[len(places)-1]), "write journal")
-		places = places[:len(places)-1]
-	}
-	enter, leave := places[:len(places)/2], places[len(places)/2:]
-	if place {
-		var err error
-		var pe, pl []int
-		if pe, pl, err = askPlacement(ctrl); err != nil {
-			close(t.jobs) // the host is gone: nothing to report to
-			out.Close()
-			errw.Close()
-			return
-		}
-		if len(pe) > 0 {
-			enter, leave = pe, pl
-			defer unix.Close(pe[0])
-			defer unix.Close(pl[0])
-		}
-	}
-	null, err := os.Open(os.DevNull)
-	if err != nil {
-		close(t.jobs)
-		fmt.Fprintf(errw, "harness sandbox: %v\n", err)
-		out.Close()
-		errw.Close()
-		enc.Encode(Report{Done: true, Code: HelperFailed})
-		return
-	}
-	t.jobs <- startReq{job: j, stdio: []uintptr{null.Fd(), out.Fd(), errw.Fd()}, enter: enter, leave: leave}
-	s := <-t.started
-	null.Close()
-	if s.err != nil {
-		fmt.Fprintf(errw, "harness sandbox: %v\n", s.err)
-	}
-	out.Close()
-	errw.Close()
-	if s.err != nil {
-		enc.Encode(Report{Done: true, Code: s.code})
+	s, ok := startJob(t, j, &cf, place, ctrl, out, errw, enc)
+	if !ok {
 		return
 	}
 	wrote := func() Writes { return Writes{Why: s.listenErr.Error()} }
 	if s.listener >= 0 {
-		wrote = serveWrites(s.listener, j.Track, journal)
+		wrote = serveWrites(s.listener, j.Track, cf.journal)
 	}
 	if err := enc.Encode(Report{Pid: s.pid}); err != nil {
 		killDescendants(selfPid())
@@ -589,41 +540,7 @@ func superviseOne(t commandThread, fds []int, maxProcs int, place bool) {
 		wrote()
 		return
 	}
-	exited := make(chan unix.WaitStatus, 1)
-	go func() { exited <- reapUntil(s.pid) }()
-	kill := make(chan struct{})
-	go func() {
-		for {
-			var m Job
-			if err := dec.Decode(&m); err != nil || m.Kill {
-				close(kill)
-				return
-			}
-		}
-	}()
-	// The kernel exempts root from RLIMIT_NPROC: count the tree and kill
-	// it past the bound (the rlimit already holds everyone else).
-	stopWatch := make(chan struct{})
-	over := WatchProcs(selfPid(), maxProcs, stopWatch)
-	var ws unix.WaitStatus
-	limit := 0
-	select {
-	case ws = <-exited:
-		// Whatever it left running dies with it, as when a PID namespace's
-		// init exits.
-	case <-kill:
-		killDescendants(selfPid())
-		ws = <-exited
-	case <-over:
-		limit = maxProcs
-		killDescendants(selfPid())
-		ws = <-exited
-	}
-	close(stopWatch)
-	if !reapAll() {
-		killDescendants(selfPid())
-		reapAll()
-	}
+	ws, limit := awaitCommand(s.pid, dec, maxProcs)
 	w := wrote() // the tree is gone: the set is whole
 	r := Report{Done: true, Code: ws.ExitStatus(), Procs: limit, Wrote: w.Paths, WroteKnown: w.Known, WroteWhy: w.Why}
 	if ws.Signaled() {

@@ -24,20 +24,7 @@ func runProbe(args []string) int {
 	var err error
 	switch args[0] {
 	case "fds":
-		// What did this program inherit? The Go runtime's own descriptors
-		// are all close-on-exec; one without the flag came through exec.
-		var open []int
-		for fd := 3; fd < 1024; fd++ {
-			if fl, e := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); e == nil && fl&unix.FD_CLOEXEC == 0 {
-				open = append(open, fd)
-			}
-		}
-		if len(open) > 0 {
-			fmt.Printf("ESCAPED: inherited descriptors %v\n", open)
-			return 0
-		}
-		fmt.Println("denied: nothing beyond stdin, stdout and stderr")
-		return 2
+		return probeFDs()
 	case "supervisors":
 		return probeSupervisors(len(args) > 1 && args[1] == "kill")
 	case "connect-unix", "connect-tcp":
@@ -83,48 +70,11 @@ func runProbe(args []string) int {
 		}
 		return probeMeta(args[1])
 	case "flip":
-		// flip A B SECONDS: swap two names with renameat2(RENAME_EXCHANGE)
-		// as fast as possible, racing the host-side file tools.
-		if len(args) < 4 {
-			err = fmt.Errorf("flip A B SECONDS")
-			break
-		}
-		secs, _ := strconv.Atoi(args[3])
-		end := time.Now().Add(time.Duration(secs) * time.Second)
-		n := 0
-		for time.Now().Before(end) {
-			if e := unix.Renameat2(unix.AT_FDCWD, args[1], unix.AT_FDCWD, args[2], unix.RENAME_EXCHANGE); e != nil {
-				fmt.Printf("denied: %v after %d swaps\n", e, n)
-				return 2
-			}
-			n++
-		}
-		fmt.Printf("swapped %d times\n", n)
-		return 0
+		return probeFlip(args[1:])
 	case "zombie-leader":
 		err = fmt.Errorf("zombie-leader runs from init, on the main thread")
 	case "hold":
-		// hold MiB SECONDS: take MiB of memory, every page touched, and
-		// keep it SECONDS: a memory bound per command must stop several
-		// of these at once even where each is under the bound.
-		if len(args) != 3 {
-			err = fmt.Errorf("hold wants MiB and seconds")
-			break
-		}
-		mib, _ := strconv.Atoi(args[1])
-		secs, _ := strconv.Atoi(args[2])
-		held := make([][]byte, 0, mib/16+1)
-		for i := 0; i < mib; i += 16 {
-			b := make([]byte, 16<<20)
-			for j := 0; j < len(b); j += 4096 {
-				b[j] = 1
-			}
-			held = append(held, b)
-		}
-		fmt.Printf("held %d MiB\n", len(held)*16)
-		time.Sleep(time.Duration(secs) * time.Second)
-		runtime.KeepAlive(held)
-		return 0
+		return probeHold(args[1:])
 	default:
 		err = fmt.Errorf("unknown probe %q", args[0])
 	}
@@ -133,6 +83,70 @@ func runProbe(args []string) int {
 		return 2
 	}
 	fmt.Println("ESCAPED")
+	return 0
+}
+
+// probeFDs: what did this program inherit? The Go runtime's own
+// descriptors are all close-on-exec; one without the flag came through
+// exec.
+func probeFDs() int {
+	var open []int
+	for fd := 3; fd < 1024; fd++ {
+		if fl, e := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); e == nil && fl&unix.FD_CLOEXEC == 0 {
+			open = append(open, fd)
+		}
+	}
+	if len(open) > 0 {
+		fmt.Printf("ESCAPED: inherited descriptors %v\n", open)
+		return 0
+	}
+	fmt.Println("denied: nothing beyond stdin, stdout and stderr")
+	return 2
+}
+
+// probeFlip: flip A B SECONDS swaps two names with
+// renameat2(RENAME_EXCHANGE) as fast as possible, racing the host-side
+// file tools.
+func probeFlip(args []string) int {
+	if len(args) < 3 {
+		fmt.Println("denied: flip A B SECONDS")
+		return 2
+	}
+	secs, _ := strconv.Atoi(args[2])
+	end := time.Now().Add(time.Duration(secs) * time.Second)
+	n := 0
+	for time.Now().Before(end) {
+		if e := unix.Renameat2(unix.AT_FDCWD, args[0], unix.AT_FDCWD, args[1], unix.RENAME_EXCHANGE); e != nil {
+			fmt.Printf("denied: %v after %d swaps\n", e, n)
+			return 2
+		}
+		n++
+	}
+	fmt.Printf("swapped %d times\n", n)
+	return 0
+}
+
+// probeHold: hold MiB SECONDS takes MiB of memory, every page touched,
+// and keeps it SECONDS: a memory bound per command must stop several of
+// these at once even where each is under the bound.
+func probeHold(args []string) int {
+	if len(args) != 2 {
+		fmt.Println("denied: hold wants MiB and seconds")
+		return 2
+	}
+	mib, _ := strconv.Atoi(args[0])
+	secs, _ := strconv.Atoi(args[1])
+	held := make([][]byte, 0, mib/16+1)
+	for i := 0; i < mib; i += 16 {
+		b := make([]byte, 16<<20)
+		for j := 0; j < len(b); j += 4096 {
+			b[j] = 1
+		}
+		held = append(held, b)
+	}
+	fmt.Printf("held %d MiB\n", len(held)*16)
+	time.Sleep(time.Duration(secs) * time.Second)
+	runtime.KeepAlive(held)
 	return 0
 }
 
