@@ -23,17 +23,17 @@ import (
 )
 
 // killRounds is how many times each of the two sessions is killed in
-// TestTwoSessionsSIGKILLLoop (issue #45 asks for 50 kills in all: 25).
-// The test is a soak run on request, not in every run of the suite: it
-// passed 10 of its last 11 runs, and the failing one left two files of
-// one session journaled by the other's unattributed call, a case not yet
-// understood (the checkpoints are logged when an undo is not exact).
+// TestTwoSessionsSIGKILLLoop: 25, the 50 kills in all issue #45 asks
+// for, unless HARNESS_KILL_ROUNDS says otherwise (a longer soak); -short
+// skips it.
 func killRounds(t *testing.T) int {
-	n, err := strconv.Atoi(os.Getenv("HARNESS_KILL_ROUNDS"))
-	if err != nil || n <= 0 {
-		t.Skip("a soak test of 2×N SIGKILLs; run it with HARNESS_KILL_ROUNDS=25 (it does not yet pass every time: see killRounds)")
+	if testing.Short() {
+		t.Skip("50 SIGKILLs of two sessions take about 20 s: not in -short")
 	}
-	return n
+	if n, err := strconv.Atoi(os.Getenv("HARNESS_KILL_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 25
 }
 
 // scriptedRounds answers one session's requests by what the last user
