@@ -50,14 +50,12 @@ func (b *builder) startMCP(ctx context.Context) error {
 	o := b.mcpOptions()
 	if b.o.MCPInBackground && len(run) > 0 {
 		// Beside the prompt: a slow server holds up nothing but its own
-		// tools. Eager tools are listed once, so they join before the
-		// first request (lateMCP), which waits for the starts.
+		// tools. What the first request sends about them is settled just
+		// before it (lateMCP).
 		m := b.beginMCP(ctx, run, o)
 		s.MCP = m
 		s.cleanup = append(s.cleanup, m.Close, s.mcpStarts.stop) // stop first: cleanup runs newest first
-		if !mcpLazy(b.o.Source.Env) {
-			b.late = &lateMCP{b: b}
-		}
+		b.late = &lateMCP{b: b, eager: !mcpLazy(b.o.Source.Env)}
 		return nil
 	}
 	m, errs := mcp.Start(ctx, run, o)

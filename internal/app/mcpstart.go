@@ -218,18 +218,24 @@ func (s *Session) pausedStarts() func() {
 	return s.MCP.PauseStarts()
 }
 
-// lateMCP adds the eager MCP tools (MCP_TOOLS=eager) of servers started
-// beside the session before its first request: the prompt is usable at
-// once, and the first request waits for the starts (Esc or Ctrl-C stop
-// the wait and the turn; the next turn waits again), so every request
-// sends one tool list, with every server's tools, as eager mode
-// promises. The system prompt then gets the servers' instructions and
-// the session log its prompt.
+// lateMCP settles, before a session's first request, what depends on
+// MCP servers started beside it (Options.MCPInBackground), so the prompt
+// is usable at once and every request still sends one prefix:
+//
+//   - eager tools (MCP_TOOLS=eager) are listed once: the first request
+//     waits for every start (Esc or Ctrl-C stop the wait and the turn;
+//     the next turn waits again) and then lists every server's tools;
+//   - lazy, nothing waits: the system prompt gets the instructions of
+//     the servers connected by then, and any later one's go with the
+//     first mcp_search answer that lists its tools (mcp.Manager.Search).
+//
+// Either way the session log then records the prompt sent.
 type lateMCP struct {
-	b    *builder
-	task *subagent.Task // the sub-agents' tools get them too
-	mu   sync.Mutex
-	done bool
+	b     *builder
+	eager bool
+	task  *subagent.Task // the sub-agents' tools get the eager ones too
+	mu    sync.Mutex
+	done  bool
 }
 
 // ready is agent.Options.Ready; nil (a nil lateMCP) when nothing is late.
@@ -243,16 +249,18 @@ func (l *lateMCP) ready(ctx context.Context) error {
 		return nil
 	}
 	s := l.b.s
-	if names := s.mcpStarts.starting(); len(names) > 0 {
-		s.tell(notice.Info(notice.MCP, "waiting for MCP servers to start ("+strings.Join(names, ", ")+"): with MCP_TOOLS=eager the first request lists every tool; Esc stops the wait"))
-	}
-	if err := s.mcpStarts.wait(ctx, ""); err != nil {
-		return fmt.Errorf("stopped while waiting for MCP servers to start (%s): %w", strings.Join(s.mcpStarts.starting(), ", "), err)
-	}
-	ts := s.MCP.Tools(false)
-	s.Registry.Add(ts...)
-	if l.task != nil {
-		l.task.Add(ts...)
+	if l.eager {
+		if names := s.mcpStarts.starting(); len(names) > 0 {
+			s.tell(notice.Info(notice.MCP, "waiting for MCP servers to start ("+strings.Join(names, ", ")+"): with MCP_TOOLS=eager the first request lists every tool; Esc stops the wait"))
+		}
+		if err := s.mcpStarts.wait(ctx, ""); err != nil {
+			return fmt.Errorf("stopped while waiting for MCP servers to start (%s): %w", strings.Join(s.mcpStarts.starting(), ", "), err)
+		}
+		ts := s.MCP.Tools(false)
+		s.Registry.Add(ts...)
+		if l.task != nil {
+			l.task.Add(ts...)
+		}
 	}
 	info := l.b.info
 	info.MCPInstructions = s.MCP.Instructions()
@@ -260,7 +268,7 @@ func (l *lateMCP) ready(ctx context.Context) error {
 	s.Agent.SetSystem(l.b.system)
 	l.done = true
 	if err := l.b.logPrompt(ctx); err != nil {
-		s.tell(logFailed("could not record the session's tools", err))
+		s.tell(logFailed("could not record the session's prompt", err))
 	}
 	return nil
 }

@@ -225,3 +225,47 @@ func TestMCPEagerWaitStopped(t *testing.T) {
 		t.Errorf("%d messages in the history after a turn stopped before its prompt", n)
 	}
 }
+
+// TestMCPLazyInstructions: lazy and started beside the session, a server
+// connected by the first request has its instructions in that request's
+// system prompt (the prompt logged is the one sent, and the next request
+// sends it again); one still starting then has them in the first
+// mcp_search answer that lists its tools instead.
+func TestMCPLazyInstructions(t *testing.T) {
+	for _, connectedFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("connected first %v", connectedFirst), func(t *testing.T) {
+			o, srv := slowServerOptions(t, time.Second)
+			s, err := Open(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if connectedFirst {
+				ended := make(chan MCPStarted, 1)
+				s.WatchMCP(func(e MCPStarted) { ended <- e })
+				if e := <-ended; e.Err != nil {
+					t.Fatal(e.Err)
+				}
+			}
+			srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "mcp_search", Input: `{"query":"echo"}`}}},
+				llmtest.Reply{Text: "done"})
+			if _, err := s.Agent.Run(context.Background(), "find it", nil); err != nil {
+				t.Fatal(err)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			_, system0 := prefixOf(t, reqs[0].Body)
+			_, system1 := prefixOf(t, reqs[1].Body)
+			if system0 != system1 {
+				t.Error("the system prompt changed between requests")
+			}
+			inSystem := strings.Contains(system0, mcptest.Instructions)
+			inSearch := strings.Contains(string(reqs[1].Body), "Instructions from the MCP server(s), told once")
+			if inSystem != connectedFirst || inSearch == connectedFirst {
+				t.Errorf("instructions in the system prompt %v, in the search answer %v", inSystem, inSearch)
+			}
+		})
+	}
+}

@@ -326,7 +326,7 @@ func (b *builder) buildTools(context.Context) error {
 	s.Registry = tools.NewRegistry(gateAdapter{s.Gate, s}, append(tools.Builtins(env),
 		&tools.WriteTodos{List: s.Todos, Record: recordTodos},
 		&tools.ReadSkill{Skills: skillSet})...)
-	if b.late == nil {
+	if b.late == nil || !b.late.eager {
 		mcpTools := s.MCP.Tools(mcpLazy(b.o.Source.Env))
 		if s.mcpStarts != nil {
 			mcpTools = waitingTools(mcpTools, s.mcpStarts, s.MCP.Names())
