@@ -32,6 +32,7 @@ func (m *Manager) newClient(c *conn) *sdk.Client {
 		ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { m.changed(c, "tools") },
 		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { m.changed(c, "prompts") },
 		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { m.changed(c, "resources") },
+		ResourceUpdatedHandler:     func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) { m.onUpdated(c, r.Params) },
 		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
 			m.onLog(c, r.Params)
 		},

@@ -87,10 +87,13 @@ type conn struct {
 	// mentions (their URIs are not known until filled).
 	resources []*sdk.Resource
 	templates []*sdk.ResourceTemplate // read by filling in their URIs
-	changes   map[string]int          // list_changed notifications seen, by list
-	auth      *oauthState             // a remote server's OAuth, when it asked for it
-	err       error                   // why it is not connected (start failure, exit)
-	stdio     *stdioTransport
+	// subscribed are the resources read and subscribed to (true once the
+	// server said yes); stale, those it said changed since (subscribe.go).
+	subscribed, stale map[string]bool
+	changes           map[string]int // list_changed notifications seen, by list
+	auth              *oauthState    // a remote server's OAuth, when it asked for it
+	err               error          // why it is not connected (start failure, exit)
+	stdio             *stdioTransport
 	// end cancels the connection's context: an HTTP transport's streams
 	// live as long as it, so it is the session's, not the start's.
 	end context.CancelFunc

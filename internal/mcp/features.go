@@ -303,6 +303,7 @@ func (m *Manager) readResource(ctx context.Context, server, uri string) (*sdk.Re
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s, resource %s: %w", server, uri, err)
 	}
+	m.subscribe(c, uri)
 	return res, nil
 }
 

@@ -147,3 +147,56 @@ func TestBindArgs(t *testing.T) {
 		t.Errorf("a prompt without arguments took one")
 	}
 }
+
+// TestResourceSubscriptions: a resource read is subscribed to; when the
+// server says it changed, the user is told at once and the model with
+// the next answer of an MCP tool, once; a resource not read is not
+// followed.
+func TestResourceSubscriptions(t *testing.T) {
+	f := newFixture(t)
+	sb := f.open(t, sandbox.BackendNone)
+	var mu sync.Mutex
+	var notes []string
+	m := start(t, sb, Options{Notify: func(s string) { mu.Lock(); notes = append(notes, s); mu.Unlock() }}, f.goServer("go", "full"))
+	if _, err := m.ReadResource(context.Background(), "go", "test://readme"); err != nil {
+		t.Fatal(err)
+	}
+	ts := m.Tools(true)
+	waitFor(t, "the subscription", func() bool {
+		c := m.conn("go")
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.subscribed["test://readme"] // the server said yes
+	})
+	run(t, ts, "mcp_call", `{"name":"mcp__go__touch","arguments":{"text":"test://other"}}`) // never read
+	touched := run(t, ts, "mcp_call", `{"name":"mcp__go__touch","arguments":{"text":"test://readme"}}`)
+	if touched.IsError {
+		t.Fatalf("touch: %+v", touched)
+	}
+	waitFor(t, "the user told", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(strings.Join(notes, "\n"), "MCP server go: resource test://readme changed since it was read")
+	})
+	// The model is told with the next answer: the touch's own, when the
+	// notification came before it, else the echo's; and only once.
+	echo := run(t, ts, "mcp_call", `{"name":"mcp__go__echo","arguments":{"text":"hi"}}`)
+	again := run(t, ts, "mcp_call", `{"name":"mcp__go__echo","arguments":{"text":"again"}}`)
+	told := 0
+	for _, r := range []string{touched.Content, echo.Content, again.Content} {
+		if strings.Contains(r, "MCP resources changed since they were read: @go:test://readme;") {
+			told++
+		}
+		if strings.Contains(r, "test://other") {
+			t.Errorf("a resource never read is named: %q", r)
+		}
+	}
+	if told != 1 || strings.Contains(again.Content, "changed since") {
+		t.Errorf("the model was told %d times (want once, before the last answer): %q / %q / %q", told, touched.Content, echo.Content, again.Content)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(strings.Join(notes, "\n"), "test://other") {
+		t.Errorf("a resource never read was followed: %q", notes)
+	}
+}

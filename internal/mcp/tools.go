@@ -109,7 +109,23 @@ func (m *Manager) Tools(lazy bool) []tools.Tool {
 	if m.offersResources() {
 		out = append(out, &resourceTool{m})
 	}
+	for i, t := range out {
+		out[i] = noting{t, m}
+	}
 	return out
+}
+
+// noting is an MCP tool whose answer also names the resources that
+// changed since they were read (subscribe.go).
+type noting struct {
+	tools.Tool
+	m *Manager
+}
+
+func (t noting) Run(ctx context.Context, input json.RawMessage) tools.Result {
+	r := t.Tool.Run(ctx, input)
+	r.Content += t.m.staleNote()
+	return r
 }
 
 // eagerTool is one server tool with its own definition.

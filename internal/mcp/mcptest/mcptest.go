@@ -63,7 +63,11 @@ type pathArg struct {
 // itself (tick, for the modes), one that adds a tool (list_changed), a resource and a prompt.
 // Kind "many" serves 50 tools with schemas the size of real ones.
 func Server(kind string) *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "harness-test", Version: "1"}, &sdk.ServerOptions{Instructions: Instructions, CompletionHandler: complete})
+	s := sdk.NewServer(&sdk.Implementation{Name: "harness-test", Version: "1"}, &sdk.ServerOptions{Instructions: Instructions, CompletionHandler: complete,
+		// Subscriptions are the SDK's to keep; these only accept them.
+		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+	})
 	if kind == "many" {
 		addMany(s, 50)
 		return s
@@ -156,6 +160,11 @@ func Server(kind string) *sdk.Server {
 					return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "added prompt " + in.Text}}}}, nil
 				})
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "prompt added"}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "touch", Description: "Say the resource named by text changed."},
+		func(ctx context.Context, r *sdk.CallToolRequest, in textArg) (*sdk.CallToolResult, any, error) {
+			err := s.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: in.Text})
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint("touched: ", err)}}}, nil, nil
 		})
 	addExtras(s)
 	addFeatures(s)
