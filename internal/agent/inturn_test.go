@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"github.com/harness-dev/harness/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +119,7 @@ func longTurn(steps, limit int, failN func(n int) bool) func(llmtest.Request) ll
 // gives it CONTEXT_WINDOW: its reserve (MAX_TOKENS) keeps the room for
 // the reply.
 func TestLongTurnAppendOnly(t *testing.T) {
+	testenv.Slow(t)
 	const steps, window = 300, 24000
 	for _, format := range []string{"anthropic", "deepseek"} {
 		t.Run(format, func(t *testing.T) {

@@ -563,6 +563,7 @@ func TestACPCancel(t *testing.T) {
 // project read-only in the kernel; allow_always is a session rule (asked
 // once); todos become a plan.
 func TestACPWalls(t *testing.T) {
+	testenv.Slow(t)
 	srv, proj := acpEnv(t)
 	outside, err := os.MkdirTemp("/var/tmp", "harness-acp-outside-")
 	if err != nil {
@@ -663,6 +664,7 @@ const acpSDKVersion = "2.4.0"
 // from the host, modes, and load with replay. The SDK validates every
 // message harness sends against the schema.
 func TestACPWithOfficialSDK(t *testing.T) {
+	testenv.Slow(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.Missing(t, testenv.ACPNpm, "no node in PATH")

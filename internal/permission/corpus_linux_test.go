@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/harness-dev/harness/internal/testenv"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -210,6 +211,7 @@ func diffSnap(a, b map[string]string) []string {
 // as it was — but for paths the project's write rules allow, and test
 // runners, which are allowed by design.
 func TestCorpus(t *testing.T) {
+	testenv.Slow(t)
 	cases := readCorpus(t)
 	if len(cases) < 150 {
 		t.Fatalf("corpus has %d cases, want at least 150", len(cases))

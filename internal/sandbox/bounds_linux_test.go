@@ -169,6 +169,7 @@ func lastLine(b []byte) string {
 // left in the cgroups, as root and as nobody, with and without the
 // launcher.
 func TestResourceBounds(t *testing.T) {
+	testenv.Slow(t)
 	variants := []string{BackendBwrap, BackendBwrap + perCommand, BackendLandlock}
 	for _, v := range variants {
 		t.Run(v, func(t *testing.T) {

@@ -80,6 +80,7 @@ var gitBackends = []string{BackendBwrap, BackendBwrap + perCommand, BackendLandl
 // TestGitWritesWork: add, commit and switch -c inside reach the host's
 // repository, and nothing is reported as tampering.
 func TestGitWritesWork(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range gitBackends {
 		t.Run(backend, func(t *testing.T) {
@@ -116,6 +117,7 @@ func TestGitWritesWork(t *testing.T) {
 // read-only, and what a command plants elsewhere in the git directory
 // never reaches the host.
 func TestGitWritesHoldTheWalls(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range gitBackends {
 		t.Run(backend, func(t *testing.T) {
@@ -228,6 +230,7 @@ func TestGitPointerFileStaysReadOnly(t *testing.T) {
 // TestGitRewriteReported: a reset --hard to an older commit and a deleted
 // branch are reported with the hash to return to.
 func TestGitRewriteReported(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
@@ -270,6 +273,7 @@ func TestGitRewriteReported(t *testing.T) {
 // leaves every commit on the host, checked with the host's git, and the
 // commits made inside during the session reach the host intact.
 func TestGitHistoryCannotBeDestroyed(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	attacks := map[string]string{
 		"rm -rf .git":               "rm -rf .git 2>/dev/null; true",

@@ -26,6 +26,7 @@ import (
 //
 // Run as root and, re-executed, as nobody.
 func TestHistoryOnlyGrows(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	const evil = "evil\n"
 	attacks := []struct{ name, script string }{
@@ -188,6 +189,7 @@ func hostOut(dir string, args ...string) string {
 // (fsck passes while it runs), and another command ending meanwhile
 // brings its ref over.
 func TestHistoryWhileRunning(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {

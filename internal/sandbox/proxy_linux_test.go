@@ -141,6 +141,7 @@ func (w *proxyWorld) dials() []netip.AddrPort {
 // and the command's output says how to allow it; every connection is
 // recorded; nothing but the proxy's port leads out.
 func TestProxyInsideSandbox(t *testing.T) {
+	testenv.Slow(t)
 	for _, variant := range proxyVariants {
 		t.Run(variant, func(t *testing.T) {
 			backend, _ := testVariant(variant)
@@ -275,6 +276,7 @@ for fam, addr in ((socket.AF_INET, ("127.0.0.1", %d)), (socket.AF_INET6, ("::1",
 // checked, and a mixed answer only at its public address. The dial seam
 // sees every address the proxy dialled: none but the public one.
 func TestProxyRefusesPrivateInside(t *testing.T) {
+	testenv.Slow(t)
 	one := func(a string) func(int) []netip.Addr {
 		return func(int) []netip.Addr { return []netip.Addr{netip.MustParseAddr(a)} }
 	}

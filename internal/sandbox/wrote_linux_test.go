@@ -109,6 +109,7 @@ func TestWroteDoubleFork(t *testing.T) {
 // TestWroteFlood: 10,000 files created is past the bound: the set is
 // unknown, saying why, and the command is none the worse for it.
 func TestWroteFlood(t *testing.T) {
+	testenv.Slow(t)
 	for _, backend := range wroteBackends {
 		t.Run(backend, func(t *testing.T) {
 			sb, proj := openTest(t, backend, nil)

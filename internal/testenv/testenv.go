@@ -87,3 +87,13 @@ func Unknown() []string {
 	}
 	return out
 }
+
+// Slow skips t in a -short run: a test of many seconds (kernel-heavy,
+// a whole battery, a real server started again and again), which the
+// full suite, and CI, still run. A developer's loop stays short.
+func Slow(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("slow: not in -short (the full suite and CI run it)")
+	}
+}

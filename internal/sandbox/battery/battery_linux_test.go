@@ -53,6 +53,7 @@ func requireClasses(t *testing.T, out string, cgroups bool) {
 }
 
 func TestBattery(t *testing.T) {
+	testenv.Slow(t)
 	for _, variant := range batteryVariants {
 		t.Run(variant, func(t *testing.T) {
 			backend, opts := testVariant(variant)
@@ -81,6 +82,7 @@ func TestBattery(t *testing.T) {
 // TestBatteryUnprivileged re-runs the battery as nobody (uid 65534): the
 // walls must not depend on the harness running as root.
 func TestBatteryUnprivileged(t *testing.T) {
+	testenv.Slow(t)
 	setpriv, bin := testenv.NobodyBinary(t, backend.OutsideBase(), "TestBattery")
 	for _, variant := range batteryVariants {
 		t.Run(variant, func(t *testing.T) {
