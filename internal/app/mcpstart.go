@@ -267,8 +267,12 @@ func (l *lateMCP) ready(ctx context.Context) error {
 	l.b.system = agent.SystemPrompt(info)
 	s.Agent.SetSystem(l.b.system)
 	l.done = true
+	warned := len(s.Warnings)
 	if err := l.b.logPrompt(ctx); err != nil {
 		s.tell(logFailed("could not record the session's prompt", err))
+	}
+	for _, w := range s.Warnings[warned:] {
+		s.tell(w) // Open's warnings were shown already; this one is news
 	}
 	return nil
 }
