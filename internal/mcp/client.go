@@ -2,9 +2,11 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -87,6 +89,7 @@ type conn struct {
 	// mentions (their URIs are not known until filled).
 	resources []*sdk.Resource
 	templates []*sdk.ResourceTemplate // read by filling in their URIs
+	badAnswer string                  // a streamable answer the SDK refuses (answerCheck)
 	// subscribed are the resources read and subscribed to (true once the
 	// server said yes); stale, those it said changed since (subscribe.go).
 	subscribed, stale map[string]bool
@@ -266,6 +269,10 @@ func (c *conn) start(ctx context.Context) error {
 				err = fmt.Errorf("%w; %s", err, why)
 			}
 		}
+		if why := c.answerWhy(); why != "" && !strings.Contains(err.Error(), why) {
+			// The SDK may report only the connection it closed over it.
+			err = fmt.Errorf("%w; the server answered with %s", err, why)
+		}
 		if context.Cause(sctx) == errStartTimeout {
 			err = fmt.Errorf("did not answer within %s (MCP_TIMEOUT raises it): %w", c.m.o.StartTimeout, err)
 		}
@@ -316,6 +323,7 @@ func (c *conn) connect(life context.Context, def Server) (sdk.Transport, error) 
 			c.mu.Unlock()
 			client.Transport = &authTransport{base: client.Transport, auth: a}
 		}
+		client.Transport = &answerCheck{base: client.Transport, c: c}
 		return &sdk.StreamableClientTransport{Endpoint: def.URL, HTTPClient: client, MaxEventSize: maxMessage}, nil
 	case "sse":
 		return &lifeTransport{life: life, t: &sdk.SSEClientTransport{Endpoint: def.URL, HTTPClient: c.m.httpClient(def), MaxEventSize: maxMessage}}, nil
@@ -592,6 +600,57 @@ func (m *Manager) httpClient(def Server) *http.Client {
 		TLSHandshakeTimeout: 30 * time.Second,
 	}
 	return &http.Client{Transport: headerTransport{tr, def.Headers}}
+}
+
+// answerCheck notes a streamable server's answer to a POST that is
+// neither JSON nor an event stream (a login page, a proxy's error
+// page): the SDK refuses it, but may report only the connection it
+// closed over it, and the user needs the cause.
+type answerCheck struct {
+	base http.RoundTripper
+	c    *conn
+}
+
+func (a *answerCheck) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := a.base.RoundTrip(r)
+	if err != nil || r.Method != http.MethodPost || resp.StatusCode/100 != 2 {
+		return resp, err
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if ct == "application/json" || ct == "text/event-stream" || ct == "" && !isRequest(r) {
+		return resp, err // an answer, or a 202 with nothing for a notification
+	}
+	a.c.mu.Lock()
+	if a.c.badAnswer == "" {
+		a.c.badAnswer = fmt.Sprintf("unsupported content type %q (HTTP %d)", ct, resp.StatusCode)
+	}
+	a.c.mu.Unlock()
+	return resp, err
+}
+
+// isRequest reports whether the JSON-RPC message r posts is a request
+// (it has an id and a method), which needs an answer.
+func isRequest(r *http.Request) bool {
+	if r.GetBody == nil {
+		return false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&m) == nil && len(m.ID) > 0 && m.Method != ""
+}
+
+// answerWhy is what answerCheck noted, if anything.
+func (c *conn) answerWhy() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.badAnswer
 }
 
 type headerTransport struct {
