@@ -3,12 +3,13 @@ package agent_test
 import (
 	"context"
 	"fmt"
-	"github.com/harness-dev/harness/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/testenv"
 
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/history"
@@ -217,6 +218,7 @@ func TestInTurnEditWithoutCloseIsRefused(t *testing.T) {
 // recovery edits history inside a tool loop; the retry and every request
 // after it pass every thinking rule, and the turn finishes.
 func TestOverflowMidTurnKeepsThinkingRules(t *testing.T) {
+	testenv.Slow(t)
 	const window = 40000
 	for _, format := range []string{"anthropic", "deepseek"} {
 		t.Run(format, func(t *testing.T) {

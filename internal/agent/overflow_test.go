@@ -12,6 +12,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/anthropic"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 var stepTag = regexp.MustCompile(`# step(\d+)`)
@@ -37,6 +38,7 @@ func lastStep(msgs []llm.Message) int {
 // output is larger than the estimate allowed for) and finishes its task
 // anyway; the learned window is said once; /compact works afterwards.
 func TestOverflowAlwaysRecovers(t *testing.T) {
+	testenv.Slow(t)
 	const window = 40000
 	for _, format := range []string{"anthropic", "openai"} {
 		t.Run(format, func(t *testing.T) {

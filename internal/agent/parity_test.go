@@ -16,6 +16,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm/anthropic"
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 	"github.com/harness-dev/harness/internal/replay"
+	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/internal/tools"
 )
 
@@ -94,6 +95,7 @@ func singleTurn(t *replay.Trajectory) bool {
 // unthought messages), and the cache breakpoints they place. The bench
 // costs exactly what the agent sends.
 func TestReplayMatchesLiveLoop(t *testing.T) {
+	testenv.Slow(t)
 	dir := sharedTrajectoryDir(t)
 	trajs, err := replay.Load([]string{dir})
 	if err != nil {

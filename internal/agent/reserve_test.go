@@ -16,6 +16,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/internal/tools"
 )
 
@@ -50,6 +51,7 @@ func reserveSession(t *testing.T, window, maxTokens, budget int) (*llmtest.Serve
 // half is never refused (the fake checks prompt + max_tokens against the
 // window and the budget against max_tokens).
 func TestReplyLimitFitsTheWindow(t *testing.T) {
+	testenv.Slow(t)
 	const window, maxTokens, budget = 40000, 32000, 24000
 	srv, a, h := reserveSession(t, window, maxTokens, budget)
 	if h.Reserve() != window/2 {

@@ -19,6 +19,7 @@ import (
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 	"github.com/harness-dev/harness/internal/sessionlog"
+	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/internal/tools"
 )
 
@@ -30,6 +31,7 @@ import (
 // sends the turn's latest reasoning item back as it was received, and the
 // session's usage is the sum the server reported for its steps.
 func TestResponsesSession(t *testing.T) {
+	testenv.Slow(t)
 	srv := llmtest.NewServer(t)
 	p, err := responses.New(responses.Config{BaseURL: srv.URL, APIKey: "k"})
 	if err != nil {

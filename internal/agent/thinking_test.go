@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+	"github.com/harness-dev/harness/internal/testenv"
 
 	"github.com/harness-dev/harness/internal/agent"
 	"github.com/harness-dev/harness/internal/history"
@@ -149,6 +150,7 @@ func newLoopSession(t *testing.T, format, model string, cfg history.Config, appe
 // the check, and every request inside a tool loop carries the turn's latest
 // thinking block as it was received.
 func TestPreservedThinkingSession(t *testing.T) {
+	testenv.Slow(t)
 	failCompaction := 0 // set after /compact: the next automatic ones fail and back off
 	big := map[int]bool{2: true, 4: true, 6: true, 8: true}
 	turn := 0

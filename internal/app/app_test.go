@@ -313,6 +313,7 @@ func TestSecretsFromGivenEnv(t *testing.T) {
 // On a machine with user namespaces the test runs itself again in a user
 // namespace that may create none, so the weaker case is always exercised.
 func TestStrictRefusesWeakerWalls(t *testing.T) {
+	testenv.Slow(t)
 	if strongest(runtime.GOOS) != sandbox.BackendBwrap {
 		t.Skip("the fallback from bwrap to landlock is Linux's")
 	}

@@ -19,6 +19,7 @@ import (
 // answers: its question declined at once, its sampling request refused
 // for want of a rule.
 func TestMCPHeadlessEverything(t *testing.T) {
+	testenv.Slow(t)
 	dir := os.Getenv("HARNESS_MCP_NPM")
 	if dir == "" {
 		cache, _ := os.UserCacheDir()

@@ -13,6 +13,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 	"github.com/harness-dev/harness/internal/mcp/mcptest"
 	"github.com/harness-dev/harness/internal/sessionlog"
+	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/internal/tools"
 )
 
@@ -42,6 +43,7 @@ func slowServerOptions(t *testing.T, sleep time.Duration) (Options, *llmtest.Ser
 // server starts; the watcher hears of its start's end with its tools; a
 // call made meanwhile waits for the server and gets its answer.
 func TestMCPInBackground(t *testing.T) {
+	testenv.Slow(t)
 	const sleep = 2 * time.Second
 	o, srv := slowServerOptions(t, sleep)
 	began := time.Now()
@@ -135,6 +137,7 @@ func TestWaitingToolServer(t *testing.T) {
 // session log records that prompt; the second request sends the same
 // prefix byte for byte; a sub-agent gets the tools too.
 func TestMCPEagerInBackground(t *testing.T) {
+	testenv.Slow(t)
 	const sleep = 2 * time.Second
 	o, srv := slowServerOptions(t, sleep)
 	o.Source.Env["MCP_TOOLS"] = "eager"
@@ -232,6 +235,7 @@ func TestMCPEagerWaitStopped(t *testing.T) {
 // sends it again); one still starting then has them in the first
 // mcp_search answer that lists its tools instead.
 func TestMCPLazyInstructions(t *testing.T) {
+	testenv.Slow(t)
 	for _, connectedFirst := range []bool{true, false} {
 		t.Run(fmt.Sprintf("connected first %v", connectedFirst), func(t *testing.T) {
 			o, srv := slowServerOptions(t, time.Second)

@@ -76,6 +76,7 @@ func waitGrowing(t *testing.T, path string) {
 // again. Run as root and, through TestPlanModeReachesWhatRunsUnprivileged,
 // as nobody.
 func TestPlanModeReachesWhatRuns(t *testing.T) {
+	testenv.Slow(t)
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		testenv.Missing(t, testenv.Bwrap, "bwrap is not installed")
 	}
@@ -182,6 +183,7 @@ func TestPlanModeReachesWhatRuns(t *testing.T) {
 
 // TestPlanModeReachesWhatRunsUnprivileged runs the check above as nobody.
 func TestPlanModeReachesWhatRunsUnprivileged(t *testing.T) {
+	testenv.Slow(t)
 	if os.Getuid() != 0 {
 		testenv.Missing(t, testenv.Root, "already unprivileged: TestPlanModeReachesWhatRuns covers this uid")
 	}
@@ -211,6 +213,7 @@ func TestPlanModeReachesWhatRunsUnprivileged(t *testing.T) {
 // that claims to be read-only and writes by itself creates nothing on the
 // host, and the background commands start read-only too.
 func TestStartInPlanMode(t *testing.T) {
+	testenv.Slow(t)
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		testenv.Missing(t, testenv.Bwrap, "bwrap is not installed")
 	}

@@ -66,6 +66,7 @@ func listen(t *testing.T) *llmtest.Server {
 // --settings file the user named inside the project, and into the
 // project's .claude/settings.json; no later event runs it.
 func TestHookAddedMidSessionNeverRuns(t *testing.T) {
+	testenv.Slow(t)
 	runAsNobodyToo(t, "TestHookAddedMidSessionNeverRuns")
 	srv := listen(t)
 	o := hookSession(t, srv)
@@ -99,6 +100,7 @@ func TestHookAddedMidSessionNeverRuns(t *testing.T) {
 // the project (the model can write its target): headless, its hooks do
 // not run and the session says why at the start.
 func TestUserSettingsLinkIntoProject(t *testing.T) {
+	testenv.Slow(t)
 	runAsNobodyToo(t, "TestUserSettingsLinkIntoProject")
 	srv := listen(t)
 	o := hookSession(t, srv)
@@ -154,6 +156,7 @@ func (a *scriptApprover) ApproveHook(_ context.Context, h extend.Hook) (bool, er
 // content never runs; the user is asked again (interactive) or it is
 // refused with a notice (headless, --allow-project-hooks).
 func TestApprovedHookScriptRewritten(t *testing.T) {
+	testenv.Slow(t)
 	runAsNobodyToo(t, "TestApprovedHookScriptRewritten")
 	for _, headless := range []bool{true, false} {
 		t.Run(map[bool]string{true: "headless", false: "interactive"}[headless], func(t *testing.T) {

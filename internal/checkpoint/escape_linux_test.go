@@ -111,6 +111,7 @@ func flip(pairs ...[2]string) (stop func() int64) {
 // read, written or made, the outside files are as they were, and the key's
 // bytes are nowhere in the store.
 func TestFlipperRaces(t *testing.T) {
+	testenv.Slow(t)
 	races := 1000
 	if testing.Short() {
 		races = 100
@@ -241,6 +242,7 @@ const nobodyEnv = "HARNESS_CHECKPOINT_TEST_NOBODY"
 // (uid 65534, no groups), where the kernel, not root's privileges,
 // decides what a swapped link reaches.
 func TestEscapesAsNobody(t *testing.T) {
+	testenv.Slow(t)
 	if os.Getenv(nobodyEnv) != "" {
 		t.Skip("this is the unprivileged run")
 	}

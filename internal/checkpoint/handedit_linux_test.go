@@ -31,6 +31,7 @@ const handEditNobodyEnv = "HARNESS_CHECKPOINT_TEST_HANDEDIT_NOBODY"
 // On the code before, the edit was journaled as the command's and undo
 // reverted it. Both launcher backends, as root and as nobody.
 func TestHandEditDuringCommand(t *testing.T) {
+	testenv.Slow(t)
 	for _, name := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
 		t.Run(name, func(t *testing.T) {
 			if name == sandbox.BackendLandlock && inner.LandlockABI() == 0 {

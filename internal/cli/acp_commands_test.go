@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // agentText is the agent_message_chunk text of us.
@@ -25,6 +26,7 @@ func agentText(us []map[string]any) string {
 // TestACPBuiltinCommands: harness's own /compact and /undo are published
 // with the session's commands and run in the editor as in the chat.
 func TestACPBuiltinCommands(t *testing.T) {
+	testenv.Slow(t)
 	srv, proj := acpEnv(t)
 	c := startACP(t, proj)
 	sid := newACPSession(t, c, proj)

@@ -14,6 +14,7 @@ import (
 // TestACPEditDiagnostics: the language server's errors after an edit reach
 // the editor as the tool call's content, beside its diff (#46).
 func TestACPEditDiagnostics(t *testing.T) {
+	testenv.Slow(t)
 	if _, err := exec.LookPath("gopls"); err != nil {
 		testenv.Missing(t, testenv.Gopls, "gopls is not on PATH (GOBIN=$HOME/go/bin go install golang.org/x/tools/gopls@v0.23.0)")
 	}

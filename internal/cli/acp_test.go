@@ -299,6 +299,7 @@ func prompt(c *acpClient, sid, text string) string {
 // command in the sandbox, an edit with its diff, permission allow and
 // reject, and a load that replays the conversation.
 func TestACPSession(t *testing.T) {
+	testenv.Slow(t)
 	srv, proj := acpEnv(t)
 	c := startACP(t, proj)
 	sid := newACPSession(t, c, proj)

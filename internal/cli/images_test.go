@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // cmdMkPNG writes a W×H PNG with some detail: mkpng FILE W H.
@@ -88,6 +89,7 @@ func writeTestPNG(t *testing.T, path string, w, h int) {
 // prompt attaches the screenshot, scaled, to that message as the fake
 // server receives it, in each wire format; the line says so.
 func TestChatMentionSendsImage(t *testing.T) {
+	testenv.Slow(t)
 	for _, tt := range []struct{ provider, model, where string }{
 		{"anthropic", "claude-sonnet-4-5", "image"},
 		{"openai", "gpt-4o", "image_url"},

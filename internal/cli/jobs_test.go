@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/llm/llmtest"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestChatPs: the model starts a command in the background, /ps lists it,
 // /ps stop ends it, and /ps shows it ended.
 func TestChatPs(t *testing.T) {
+	testenv.Slow(t)
 	srv, _ := chatEnv(t, "anthropic", "claude-haiku-4-5")
 	proj := t.TempDir()
 	os.MkdirAll(filepath.Join(proj, ".agents"), 0o755)

@@ -16,6 +16,7 @@ import (
 // TestDoors runs the battery with the real bwrap: every probe must run
 // and hold, as the user the tests run as (root in CI).
 func TestDoors(t *testing.T) {
+	testenv.Slow(t)
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		testenv.Missing(t, testenv.Bwrap, "bwrap is not installed")
 	}
@@ -38,6 +39,7 @@ func TestDoors(t *testing.T) {
 // TestDoorsUnprivileged re-runs the battery as nobody (uid 65534): the
 // doors must not hold only because harness runs as root.
 func TestDoorsUnprivileged(t *testing.T) {
+	testenv.Slow(t)
 	if os.Getuid() != 0 {
 		testenv.Missing(t, testenv.Root, "already unprivileged: TestDoors covers this uid, but not the switch from root")
 	}

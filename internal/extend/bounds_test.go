@@ -12,6 +12,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestHookOutputBounded: a hook that prints without end, or more than the
@@ -20,6 +21,7 @@ import (
 // nothing and adds no context; a block's reason says it was cut. The same
 // for a user's hook (on the host) and a project's (inside the walls).
 func TestHookOutputBounded(t *testing.T) {
+	testenv.Slow(t)
 	proj, home := t.TempDir(), t.TempDir()
 	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 func TestExpand(t *testing.T) {
@@ -253,6 +254,7 @@ func TestGeminiCommandTOML(t *testing.T) {
 // project in a loop is running when the session switches to plan mode:
 // the switch stops it (its file stops growing on the host) and says so.
 func TestPlanModeStopsProjectHook(t *testing.T) {
+	testenv.Slow(t)
 	proj, home := t.TempDir(), t.TempDir()
 	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
 	if err != nil {

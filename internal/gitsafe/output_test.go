@@ -18,6 +18,7 @@ import (
 // could have written) is not read whole: the call fails with an error
 // naming the limit, and the heap stays bounded; output under it is read.
 func TestOutputBounded(t *testing.T) {
+	testenv.Slow(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		testenv.Missing(t, testenv.Git, "git is not installed")
 	}

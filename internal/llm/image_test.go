@@ -15,6 +15,7 @@ import (
 	"github.com/harness-dev/harness/internal/llm/llmtest"
 	"github.com/harness-dev/harness/internal/llm/openai"
 	"github.com/harness-dev/harness/internal/llm/responses"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // screenshot is a PNG of w×h with some detail, like a page screenshot.
@@ -34,6 +35,7 @@ func screenshot(t testing.TB, w, h int) []byte {
 }
 
 func TestPrepareImage(t *testing.T) {
+	testenv.Slow(t)
 	tests := []struct {
 		name          string
 		w, h          int
@@ -71,6 +73,7 @@ func TestPrepareImage(t *testing.T) {
 // image through each adapter to the fake server, which decodes and checks
 // them as the real one would (size, dimensions, media type).
 func TestImageReachesEachWireFormat(t *testing.T) {
+	testenv.Slow(t)
 	img, err := llm.PrepareImage("shot.png", screenshot(t, 3000, 2000))
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // has it and nothing for the fix, and keeps its cache in the project's
 // cache, not the user's.
 func TestGoplsInTheWalls(t *testing.T) {
+	testenv.Slow(t)
 	if _, err := exec.LookPath("gopls"); err != nil {
 		testenv.Missing(t, testenv.Gopls, "gopls is not on PATH (GOBIN=$HOME/go/bin go install golang.org/x/tools/gopls@v0.23.0)")
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // fakeManager runs the fake server (this test binary) in mode for .go
@@ -46,6 +48,7 @@ func (n *notes) all() []string {
 }
 
 func TestDiagnoseReportsTheVersionsErrors(t *testing.T) {
+	testenv.Slow(t)
 	m, project, n := fakeManager(t, "ok", Options{Warnings: 1})
 	path := filepath.Join(project, "main.go")
 	got := m.Diagnose(context.Background(), path, []byte("package main\n\n// 😀 ERROR here\nWARN a\nWARN b\n"))
@@ -89,6 +92,7 @@ func TestNotAFileOfAnyServer(t *testing.T) {
 // TestBounded: whatever the server does, an edit returns within its bound,
 // gets no error of another version, and a failure is said once.
 func TestBounded(t *testing.T) {
+	testenv.Slow(t)
 	for _, tc := range []struct {
 		mode, note string
 		want       string // in the second edit's result

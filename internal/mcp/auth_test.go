@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/harness-dev/harness/internal/mcp/mcptest"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // authServer is a loopback OAuth authorization server and an MCP server
@@ -297,6 +298,7 @@ func allowLoopback(ctx context.Context, host string, port int) error {
 // log in the server is not started and says how. A configured client id
 // is used instead of registering.
 func TestOAuth(t *testing.T) {
+	testenv.Slow(t)
 	a := newAuthServer(t)
 	home := t.TempDir()
 	file := AuthFile(home)

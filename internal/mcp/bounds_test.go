@@ -11,6 +11,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/mcp/mcptest"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // heapWatch samples the heap while a test runs: the peak growth over the
@@ -65,6 +66,7 @@ func (w *heapWatch) end() (peak, allocated uint64) {
 // server's session (it is stopped, and says why), and the other servers
 // go on.
 func TestServerHugeLineBounded(t *testing.T) {
+	testenv.Slow(t)
 	for _, backend := range []string{sandbox.BackendNone, sandbox.BackendBwrap} {
 		t.Run(backend, func(t *testing.T) {
 			if backend == sandbox.BackendBwrap {

@@ -83,6 +83,7 @@ func TestGoServerStdio(t *testing.T) {
 // TestServerFailures: a crash, a hang and malformed output each give the
 // model a clear error, the call returns, and other servers go on.
 func TestServerFailures(t *testing.T) {
+	testenv.Slow(t)
 	needBwrap(t)
 	f := newFixture(t)
 	sb := f.open(t, sandbox.BackendBwrap)
@@ -135,6 +136,7 @@ func TestServerFailures(t *testing.T) {
 // command does not exist and one that is not an MCP server each give a
 // start error that names the server and says why; the others start.
 func TestStartFailures(t *testing.T) {
+	testenv.Slow(t)
 	f := newFixture(t)
 	sb := f.open(t, sandbox.BackendNone)
 	marker := "harness-silent-" + filepath.Base(f.base)

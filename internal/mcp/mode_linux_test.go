@@ -15,6 +15,7 @@ import (
 	"github.com/harness-dev/harness/internal/mcp/mcptest"
 	"github.com/harness-dev/harness/internal/sandbox"
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // sizeOf is a host file's size (-1 when it is missing).
@@ -48,6 +49,7 @@ func waitGrowing(t *testing.T, path string) {
 // is never created, while its read-only tools still answer. When plan
 // mode ends it is writable again.
 func TestFollowPlanMode(t *testing.T) {
+	testenv.Slow(t)
 	needBwrap(t)
 	f := newFixture(t)
 	sb := f.open(t, sandbox.BackendBwrap)

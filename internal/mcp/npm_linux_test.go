@@ -48,6 +48,7 @@ func npmServer(t *testing.T, bin string) string {
 // outside it or in the home directory, and cannot read ~/.ssh; all
 // asserted on the host. When the session ends, no process of its remains.
 func TestFilesystemServerWalls(t *testing.T) {
+	testenv.Slow(t)
 	needBwrap(t)
 	bin := npmServer(t, "mcp-server-filesystem")
 	f := newFixture(t)
@@ -128,6 +129,7 @@ func TestNoServerProcessOutlives(t *testing.T) {
 // TestReferenceServers: the reference everything and memory servers from
 // npm, inside the walls: tools listed and called, results as text.
 func TestReferenceServers(t *testing.T) {
+	testenv.Slow(t)
 	needBwrap(t)
 	everything := npmServer(t, "mcp-server-everything")
 	memory := npmServer(t, "mcp-server-memory")
@@ -161,6 +163,7 @@ func TestReferenceServers(t *testing.T) {
 // notifications/progress reach the call's live output, and a resource it
 // registers at run time arrives through resources/list_changed.
 func TestEverythingFeatures(t *testing.T) {
+	testenv.Slow(t)
 	needBwrap(t)
 	everything := npmServer(t, "mcp-server-everything")
 	f := newFixture(t)
@@ -250,6 +253,7 @@ func TestEverythingFeatures(t *testing.T) {
 // --add-dir root because harness gives them as roots (the policy's
 // writable roots); a path outside them is refused by the server.
 func TestFilesystemServerRoots(t *testing.T) {
+	testenv.Slow(t)
 	needBwrap(t)
 	bin := npmServer(t, "mcp-server-filesystem")
 	f := newFixture(t)
@@ -292,6 +296,7 @@ func TestFilesystemServerRoots(t *testing.T) {
 // as an image, its instructions are offered for the system prompt, and
 // its simulated log messages reach Options.Log.
 func TestEverythingCapabilities(t *testing.T) {
+	testenv.Slow(t)
 	needBwrap(t)
 	everything := npmServer(t, "mcp-server-everything")
 	f := newFixture(t)
@@ -350,6 +355,7 @@ func TestEverythingCapabilities(t *testing.T) {
 // its sampling request reaches Options.Sample with its system prompt and
 // maxTokens, and the reply reaches the server.
 func TestEverythingAsks(t *testing.T) {
+	testenv.Slow(t)
 	needBwrap(t)
 	everything := npmServer(t, "mcp-server-everything")
 	f := newFixture(t)

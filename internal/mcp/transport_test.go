@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/harness-dev/harness/internal/mcp/mcptest"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // seen is what a server's HTTP handler saw, request by request.
@@ -261,6 +262,7 @@ func TestServerRequests(t *testing.T) {
 // answer is resumed with a GET carrying Last-Event-ID; where the server
 // cannot resume it, the call fails saying so, without waiting.
 func TestStreamableResume(t *testing.T) {
+	testenv.Slow(t)
 	for _, resumable := range []bool{true, false} {
 		t.Run(fmt.Sprint("resumable=", resumable), func(t *testing.T) {
 			var mu sync.Mutex

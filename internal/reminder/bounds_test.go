@@ -18,6 +18,7 @@ import (
 // TestHostGitBounded: the host git runner does not read an output past
 // gitsafe.MaxOutput (here a 64 MiB blob) whole; it fails naming the limit.
 func TestHostGitBounded(t *testing.T) {
+	testenv.Slow(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		testenv.Missing(t, testenv.Git, "git is not installed")
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/history"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // sharedTrajectories returns the shared mini-swe-agent directory, or skips.
@@ -38,6 +39,7 @@ func sharedTrajectories(t testing.TB) string {
 // pricings while showing at least as much tool output, under the window at
 // 32k and 128k, and a cache-read share above 90%.
 func TestHarnessStrategyPays(t *testing.T) {
+	testenv.Slow(t)
 	trajs, err := Load([]string{sharedTrajectories(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/history"
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestEstimatorError measures harness's token accounting against the
@@ -62,6 +63,7 @@ func TestEstimatorError(t *testing.T) {
 // costs a fraction of the ephemeral one per request, modelled reasoning
 // makes every request larger, and clearing old reasoning sends less.
 func TestAppendStrategyAndThinking(t *testing.T) {
+	testenv.Slow(t)
 	all, err := Load([]string{sharedTrajectories(t)})
 	if err != nil {
 		t.Fatal(err)

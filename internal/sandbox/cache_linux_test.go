@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+	"github.com/harness-dev/harness/internal/testenv"
 
 	"github.com/harness-dev/harness/internal/shellquote"
 )
@@ -200,6 +201,7 @@ func TestGreet(t *testing.T) {
 // TestCacheIsPerProject: one project's walls do not let it write another
 // project's cache, nor the record naming the project.
 func TestCacheIsPerProject(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	// One backend: the build is the slow part, and both backends bind the
 	// cache through the same writeRoots (TestCacheIsPerProject runs both).

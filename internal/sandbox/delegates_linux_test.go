@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/shellquote"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestHookDelegatesReadOnly: what a protected hooks path delegates to
@@ -14,6 +15,7 @@ import (
 // from inside, so the user's next git commit runs what it ran before.
 // Asserted on the host.
 func TestHookDelegatesReadOnly(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	cases := []struct {
 		name  string

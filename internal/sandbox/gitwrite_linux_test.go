@@ -193,6 +193,7 @@ func TestGitWritesHoldTheWalls(t *testing.T) {
 // commits work and the pointer file, the gitdir's pointers and the
 // common directory's config stay as they were.
 func TestGitPointerFileStaysReadOnly(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
@@ -341,6 +342,7 @@ func TestGitHistoryCannotBeDestroyed(t *testing.T) {
 // TestGitEverydayWorkflows: with objects append-only, the git people use
 // inside keeps working and reaches the host: stash, rebase, gc, worktrees.
 func TestGitEverydayWorkflows(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {

@@ -26,6 +26,7 @@ import (
 // host loopback port no rule names is not reached, and the command's
 // output says why; the forwarded connection is recorded.
 func TestLoopbackForward(t *testing.T) {
+	testenv.Slow(t)
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Missing(t, testenv.Curl, "curl is not installed")
 	}

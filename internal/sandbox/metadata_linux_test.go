@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+	"github.com/harness-dev/harness/internal/testenv"
 
 	"golang.org/x/sys/unix"
 
@@ -22,6 +23,7 @@ import (
 // the project and /tmp, and without a mount namespace seccomp denies them
 // everywhere, as doctor says.
 func TestMetadataOutside(t *testing.T) {
+	testenv.Slow(t)
 	variants := []string{BackendBwrap, BackendBwrap + perCommand, BackendLandlock, BackendLandlock + perCommand, BackendLandlock + "/no-userns"}
 	for _, v := range variants {
 		t.Run(v, func(t *testing.T) {

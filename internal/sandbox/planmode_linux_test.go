@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestPlanModeReadOnly: while the project is read-only (plan mode), every
@@ -14,6 +16,7 @@ import (
 // and the file tools' writes are refused; reads and /tmp still work, and
 // turning it off writes again. Asserted on the host.
 func TestPlanModeReadOnly(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	for _, variant := range allBackends {
 		t.Run(variant, func(t *testing.T) {

@@ -376,6 +376,7 @@ func TestProxyAfterLauncherFails(t *testing.T) {
 var proxyVariants = []string{BackendBwrap, BackendBwrap + perCommand, BackendLandlock, BackendLandlock + perCommand, BackendDocker}
 
 func TestProbeNetwork(t *testing.T) {
+	testenv.Slow(t)
 	for _, variant := range proxyVariants {
 		t.Run(variant, func(t *testing.T) {
 			backend, opts := testVariant(variant)
@@ -395,6 +396,7 @@ func TestProbeNetwork(t *testing.T) {
 // origin on the host reached through the proxy, an unlisted host refused,
 // no direct connection to the host, each connection recorded.
 func TestProbeNetworkUnprivileged(t *testing.T) {
+	testenv.Slow(t)
 	setpriv, bin := testenv.NobodyBinary(t, outsideBase(), "TestProbeNetwork")
 	for _, variant := range proxyVariants {
 		t.Run(variant, func(t *testing.T) {
@@ -420,6 +422,7 @@ func TestProbeNetworkUnprivileged(t *testing.T) {
 // socket, no direct connection to a server on the host, nothing reaching
 // the proxy.
 func TestProxyNotOfferedWithoutNetns(t *testing.T) {
+	testenv.Slow(t)
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "DIRECT-REACHED")
 	}))

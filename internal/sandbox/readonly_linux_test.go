@@ -7,12 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestReadOnlyVariant: a Cmd.ReadOnly command (a sub-agent's bash) reads
 // the project and writes only the private /tmp; the project, its .git and
 // everything beside it stay as they were, asserted on the host.
 func TestReadOnlyVariant(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	for _, variant := range allBackends {
 		t.Run(variant, func(t *testing.T) {

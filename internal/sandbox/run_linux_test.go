@@ -56,6 +56,7 @@ func openTest(t *testing.T, backend string, mod func(*walls.Policy)) (Sandbox, s
 var allBackends = []string{BackendNone, BackendBwrap, BackendBwrap + perCommand, BackendLandlock, BackendLandlock + perCommand}
 
 func TestRunBasics(t *testing.T) {
+	testenv.Slow(t)
 	for _, backend := range allBackends {
 		t.Run(backend, func(t *testing.T) {
 			sb, proj := openTest(t, backend, func(p *walls.Policy) { p.OutputLimit = 4096 })
@@ -207,6 +208,7 @@ func TestSelfCheckRefuses(t *testing.T) {
 // TestLauncherConcurrent: commands run through one launcher at once, each
 // with its own output, exit code and timeout.
 func TestLauncherConcurrent(t *testing.T) {
+	testenv.Slow(t)
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
 			sb, _ := openTest(t, backend, nil)
@@ -245,6 +247,7 @@ func TestLauncherConcurrent(t *testing.T) {
 // it does when a PID namespace's init exits; the working directory, the
 // environment and a missing directory behave as with a sandbox per command.
 func TestLauncherCommandEnds(t *testing.T) {
+	testenv.Slow(t)
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
 			sb, proj := openTest(t, backend, nil)
@@ -273,6 +276,7 @@ func TestLauncherCommandEnds(t *testing.T) {
 // TestLauncherRestart: a launcher that died is replaced on the next
 // command, which says so; Close stops it.
 func TestLauncherRestart(t *testing.T) {
+	testenv.Slow(t)
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
 			sb, _ := openTest(t, backend, nil)
@@ -307,6 +311,7 @@ func TestLauncherRestart(t *testing.T) {
 // TestLauncherCommandsIsolated: one command cannot signal another running
 // at the same time (each has its own Landlock domain, scoped for signals).
 func TestLauncherCommandsIsolated(t *testing.T) {
+	testenv.Slow(t)
 	if inner.LandlockABI() < 6 {
 		t.Skip("Landlock below ABI 6 does not scope signals")
 	}
@@ -361,6 +366,7 @@ func TestLauncherFallback(t *testing.T) {
 // caller passes turns the launcher off; the process's own environment is
 // not read.
 func TestLauncherEnvOff(t *testing.T) {
+	testenv.Slow(t)
 	requireBackend(t, BackendBwrap)
 	t.Setenv(LauncherEnv, "0")
 	p, err := walls.NewPolicy(walls.PolicyOptions{Project: t.TempDir()})

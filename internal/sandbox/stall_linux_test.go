@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox/linux/inner"
+	"github.com/harness-dev/harness/internal/testenv"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
 
@@ -61,6 +62,7 @@ func stallIfAsked() {
 // on the main thread and the guard fails the command with "would go up on
 // the supervisor's main thread".
 func TestSupervisorStalledBeforeServing(t *testing.T) {
+	testenv.Slow(t)
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
 			sb, _ := openTest(t, backend, func(p *walls.Policy) { p.Env = append(p.Env, stallEnv+"=1") })

@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/shellquote"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestRunStdin: a command given Cmd.Stdin reads it (a server speaking over
 // pipes, as MCP's stdio servers do), behind the same walls: a write
 // outside the project still fails.
 func TestRunStdin(t *testing.T) {
+	testenv.Slow(t)
 	t.Parallel() // see parallelTests in main_test.go
 	for _, backend := range []string{BackendNone, BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {

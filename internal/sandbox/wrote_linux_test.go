@@ -23,6 +23,7 @@ const wroteNobodyEnv = "HARNESS_SANDBOX_TEST_WROTE_NOBODY"
 // unlink, mkdir, rmdir, symlink, link, truncate, chmod), relative to the
 // working directory and to a directory descriptor, and none it only read.
 func TestWroteEachKind(t *testing.T) {
+	testenv.Slow(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		testenv.Missing(t, testenv.Python3, "python3 is not installed: the calls by descriptor are made with it")
 	}
@@ -84,6 +85,7 @@ os.unlink("u0")
 // file written through a symlink to elsewhere in the project is named
 // where it lands.
 func TestWroteDoubleFork(t *testing.T) {
+	testenv.Slow(t)
 	for _, backend := range wroteBackends {
 		t.Run(backend, func(t *testing.T) {
 			sb, proj := openTest(t, backend, nil)
@@ -166,6 +168,7 @@ func nobodyRerun(t *testing.T, test string, n int) {
 // a line, and nothing planted. The command does see its own descriptors,
 // so the walk itself is shown to work.
 func TestWriteJournalUnreachable(t *testing.T) {
+	testenv.Slow(t)
 	for _, backend := range wroteBackends {
 		t.Run(backend, func(t *testing.T) {
 			sb, proj := openTest(t, backend, nil)

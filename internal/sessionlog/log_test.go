@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/llm"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 func TestAppendReadRedact(t *testing.T) {
@@ -107,6 +108,7 @@ func texts(es []Entry) []string {
 // first new entry was glued to the torn line and the second made the log
 // unreadable ("session log line 4: invalid character").
 func TestResumeTornAtEveryOffset(t *testing.T) {
+	testenv.Slow(t)
 	dir := t.TempDir()
 	full, last := writeTestLog(t, filepath.Join(dir, "full.jsonl"))
 	want := []string{"meta:", "message:one", "message:two", "notice:" + RepairPrefix, "message:after one", "message:after two"}

@@ -183,6 +183,7 @@ func curlUntil(t *testing.T, r *Registry, port int, path string) string {
 }
 
 func TestBackgroundDevServer(t *testing.T) {
+	testenv.Slow(t)
 	sb, _, bin := bgSandbox(t)
 	jobs := &Jobs{Sandbox: sb}
 	t.Cleanup(jobs.Close)
@@ -279,6 +280,7 @@ func TestBackgroundDiesWithHarness(t *testing.T) {
 // followed, without a question; a server on the host's own loopback is not
 // what it reaches; a port where nothing listens says so.
 func TestWebFetchLoopbackIsTheSandboxs(t *testing.T) {
+	testenv.Slow(t)
 	sb, _, bin := bgSandbox(t)
 	jobs := &Jobs{Sandbox: sb}
 	t.Cleanup(jobs.Close)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox/netproxy"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestWebFetchLoopbackEndlessBody: web_fetch of a dev server inside the
@@ -16,6 +17,7 @@ import (
 // stopped there, not at the fetch's timeout), says the body was cut at the
 // limit, and keeps harness's heap bounded.
 func TestWebFetchLoopbackEndlessBody(t *testing.T) {
+	testenv.Slow(t)
 	sb, _, bin := bgSandbox(t)
 	jobs := &Jobs{Sandbox: sb}
 	t.Cleanup(jobs.Close)

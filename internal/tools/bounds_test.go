@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestBackgroundEndlessOutputBounded: a background command that prints
@@ -17,6 +19,7 @@ import (
 // the kept output is full), and bash_output returns the latest 1 MiB with
 // a note naming how much was dropped and the limit.
 func TestBackgroundEndlessOutputBounded(t *testing.T) {
+	testenv.Slow(t)
 	env, _ := newEnv(t)
 	jobs := &Jobs{Sandbox: env.Sandbox}
 	t.Cleanup(jobs.Close)
@@ -54,6 +57,7 @@ func TestBackgroundEndlessOutputBounded(t *testing.T) {
 // to the limit, within a bounded heap; the result says the body was cut
 // at the limit, and names it.
 func TestWebFetchEndlessBodyBounded(t *testing.T) {
+	testenv.Slow(t)
 	for _, ctype := range []string{"text/plain", "text/html"} {
 		t.Run(ctype, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -69,6 +69,7 @@ const writerLoop = "while :; do echo x >> %s; sleep 0.01; done"
 // the notes; a command started after the switch runs read-only and is
 // left running; leaving plan mode says the stopped job stays stopped.
 func TestPlanModeStopsRunningWriters(t *testing.T) {
+	testenv.Slow(t)
 	sb, proj := modeSandbox(t)
 	js := &Jobs{Sandbox: sb}
 	t.Cleanup(js.Close)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestFileToolsBesideRefresh: while a command makes repositories and the
@@ -19,6 +21,7 @@ import (
 // Refresh has found a repository, write_file and edit_file refuse its
 // hooks and the gate's CheckWrite answers no.
 func TestFileToolsBesideRefresh(t *testing.T) {
+	testenv.Slow(t)
 	env, proj := newEnv(t)
 	p := env.Sandbox.Policy()
 	ctx := context.Background()

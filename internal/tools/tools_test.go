@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/sandbox/walls"
+	"github.com/harness-dev/harness/internal/testenv"
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/sandbox"
@@ -103,6 +104,7 @@ func run(t *testing.T, env *Env, name, input string) llm.Block {
 }
 
 func TestBash(t *testing.T) {
+	testenv.Slow(t)
 	env, proj := newEnv(t)
 	res := run(t, env, "bash", `{"command":"echo out; echo err >&2; pwd; exit 3"}`)
 	want := "out\nerr\n" + proj + "\n[exit code: 3]"

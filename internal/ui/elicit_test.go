@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/mcp"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // askForm is a server's form: a required string, a bounded integer with
@@ -30,6 +31,7 @@ func askForm() *mcp.Elicitation {
 // highlighted, a refused value asked again with why; decline and
 // Ctrl-C (cancel) end it at once.
 func TestElicitForm(t *testing.T) {
+	testenv.Slow(t)
 	for _, tc := range []struct {
 		name, keys string
 		want       mcp.ElicitAnswer

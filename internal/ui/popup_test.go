@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 func TestFuzzyScore(t *testing.T) {
@@ -37,6 +39,7 @@ func TestFuzzyScore(t *testing.T) {
 // arrows and sends the highlighted command with Enter; the @ menu lists
 // project files and Tab takes one.
 func TestEditorPopup(t *testing.T) {
+	testenv.Slow(t)
 	proj := t.TempDir()
 	os.MkdirAll(filepath.Join(proj, "internal", "ui"), 0o755)
 	os.WriteFile(filepath.Join(proj, "internal", "ui", "editor.go"), nil, 0o644)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/permission"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 func TestStatusLine(t *testing.T) {
@@ -141,6 +142,7 @@ func TestParseAnswer(t *testing.T) {
 }
 
 func TestPrompter(t *testing.T) {
+	testenv.Slow(t)
 	req := permission.Request{Tool: "bash", Command: "git push origin main"}
 	d := permission.Decision{Verdict: permission.Ask, Rule: "ask bash git push *"}
 	tests := []struct {

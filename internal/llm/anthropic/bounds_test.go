@@ -14,6 +14,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/llm"
 	"github.com/harness-dev/harness/internal/llm/anthropic"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // TestProviderAnswerBounded: a provider whose answer never ends (one
@@ -22,6 +23,7 @@ import (
 // names the limit, not retried, and harness stops reading there: its heap
 // stays bounded and the server sees it hang up.
 func TestProviderAnswerBounded(t *testing.T) {
+	testenv.Slow(t)
 	chunk := strings.Repeat("x", 64<<10)
 	for _, c := range []struct {
 		name, ctype, head, repeat, want string

@@ -26,6 +26,7 @@ func git(t *testing.T, dir string, args ...string) string {
 // or packed (index versions 1 and 2, SHA-1 and SHA-256), and ids it does
 // not hold are not, on either side of each found one in the sort order.
 func TestObjectStore(t *testing.T) {
+	testenv.Slow(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		testenv.Missing(t, testenv.Git, "no git on PATH")
 	}
