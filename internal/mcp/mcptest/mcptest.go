@@ -72,7 +72,16 @@ func Server(kind string) *sdk.Server {
 		addMany(s, 50)
 		return s
 	}
-	yes := true
+	addBasic(s)
+	addFileTools(s)
+	addRuntime(s)
+	addExtras(s)
+	addFeatures(s)
+	return s
+}
+
+// addBasic adds the tools that answer, misbehave or never answer.
+func addBasic(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo the text back.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, r *sdk.CallToolRequest, in textArg) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + in.Text}}}, nil, nil
@@ -102,6 +111,12 @@ func Server(kind string) *sdk.Server {
 			os.Stdout.WriteString("{this is not json\n")
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "after garbage"}}}, nil, nil
 		})
+}
+
+// addFileTools adds the tools that touch files or start processes: what
+// the walls and plan mode must hold.
+func addFileTools(s *sdk.Server) {
+	yes := true
 	sdk.AddTool(s, &sdk.Tool{Name: "write", Description: "Write 'mcp' to path.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &yes}},
 		func(ctx context.Context, r *sdk.CallToolRequest, in pathArg) (*sdk.CallToolResult, any, error) {
 			if err := os.WriteFile(in.Path, []byte("mcp"), 0o644); err != nil {
@@ -145,6 +160,11 @@ func Server(kind string) *sdk.Server {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint(p.Pid)}}}, nil, nil
 		})
+}
+
+// addRuntime adds the tools that change the server while it runs
+// (list_changed, resource updates).
+func addRuntime(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{Name: "grow", Description: "Add a tool named added."},
 		func(ctx context.Context, r *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
 			sdk.AddTool(s, &sdk.Tool{Name: "added", Description: "A tool added at run time."},
@@ -166,9 +186,6 @@ func Server(kind string) *sdk.Server {
 			err := s.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: in.Text})
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint("touched: ", err)}}}, nil, nil
 		})
-	addExtras(s)
-	addFeatures(s)
-	return s
 }
 
 // addFeatures adds what is not a tool: a resource, a resource template,
