@@ -66,7 +66,7 @@ func TestLoopbackForward(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sb, err := Open(context.Background(), p, backend, append(opts, WithProxy(px))...)
+			sb, err := Open(context.Background(), walls.NewLive(p), backend, append(opts, WithProxy(px))...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +156,7 @@ func TestNoNet(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sb, err := Open(context.Background(), p, backend, append(opts, WithProxy(px))...)
+			sb, err := Open(context.Background(), walls.NewLive(p), backend, append(opts, WithProxy(px))...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -69,16 +69,13 @@ func (p *Policy) fileSys() fileSystem {
 // roots lists every path the policy names: writable roots, carve-outs,
 // protected paths and secrets.
 func (p *Policy) roots() []string {
-	// ReadOnly and Protected grow under p.mu while commands run (Refresh):
-	// read as they stand, never the slices themselves.
-	var all []string
-	for _, l := range [][]string{p.Writable, p.ReadOnlyNow(), p.ProtectedNow(), p.DenyRead} {
-		all = append(all, l...)
-	}
-	return all
+	return slices.Concat(p.writable, p.readOnly, p.protected, p.denyRead)
 }
 
 func (p *Policy) rootID(root string) (fileID, bool) {
+	if p.idents == nil { // a Policy made by hand in a test
+		return p.statID(root)
+	}
 	p.idents.mu.Lock()
 	defer p.idents.mu.Unlock()
 	if id, ok := p.idents.ids[root]; ok {
@@ -91,11 +88,16 @@ func (p *Policy) rootID(root string) (fileID, bool) {
 		p.idents.ids = make(map[string]*fileID)
 	}
 	p.idents.ids[root] = nil
+	id, ok := p.statID(root)
+	if ok {
+		p.idents.ids[root] = &id
+	}
+	return id, ok
+}
+
+func (p *Policy) statID(root string) (fileID, bool) {
 	if fi, err := p.fileSys().Stat(root); err == nil {
-		if id, ok := identify(fi); ok {
-			p.idents.ids[root] = &id
-			return id, true
-		}
+		return identify(fi)
 	}
 	return fileID{}, false
 }
