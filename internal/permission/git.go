@@ -242,7 +242,7 @@ func isGitDir(d string) bool {
 
 // repoProtected: mounted read-only since the session started, or outside
 // every place a command can write. The sandbox also protects repositories
-// that appear during the session (Policy.Refresh), but their config was
+// that appear during the session (Live.Refresh), but their config was
 // written before that, maybe by the agent: those are its Findings, and
 // they do not count.
 func (g *Gate) repoProtected(repo string) bool {

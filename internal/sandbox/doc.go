@@ -288,7 +288,7 @@
 //   - Instructions and skills as links to secrets: read through OpenRead.
 //   - Secrets of other tools and sessions: other agents' credentials,
 //     git's XDG store, the Hugging Face token, shell histories, the session
-//     store and other sessions' spill files are hidden (Policy.Keep keeps
+//     store and other sessions' spill files are hidden (Live.Keep keeps
 //     this session's spill directory readable); ~/.agents/hidden adds
 //     paths; variables pass by exact name only.
 //   - Sub-agents writing through bash: their bash runs with Cmd.ReadOnly
