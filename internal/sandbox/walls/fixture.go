@@ -3,11 +3,8 @@ package walls
 import "time"
 
 // Fixture is a Policy's rules given outright, for tests in other packages
-// that render a policy they could not make on this machine (seatbelt's
-// golden profiles: macOS paths, hostile names) or need one knob NewPolicy
-// would compute (a build cache, an environment). Build checks nothing:
-// production makes its Policy with NewPolicy, and a Fixture cannot change
-// a Policy once built.
+// (seatbelt's golden profiles: macOS paths, hostile names). Build checks
+// nothing; production makes its Policy with NewPolicy.
 type Fixture struct {
 	Project                                       string
 	Writable, ReadOnly, Protected, DenyRead, Keep []string

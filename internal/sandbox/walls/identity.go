@@ -73,9 +73,6 @@ func (p *Policy) roots() []string {
 }
 
 func (p *Policy) rootID(root string) (fileID, bool) {
-	if p.idents == nil { // a Policy made by hand in a test
-		return p.statID(root)
-	}
 	p.idents.mu.Lock()
 	defer p.idents.mu.Unlock()
 	if id, ok := p.idents.ids[root]; ok {
@@ -88,16 +85,11 @@ func (p *Policy) rootID(root string) (fileID, bool) {
 		p.idents.ids = make(map[string]*fileID)
 	}
 	p.idents.ids[root] = nil
-	id, ok := p.statID(root)
-	if ok {
-		p.idents.ids[root] = &id
-	}
-	return id, ok
-}
-
-func (p *Policy) statID(root string) (fileID, bool) {
 	if fi, err := p.fileSys().Stat(root); err == nil {
-		return identify(fi)
+		if id, ok := identify(fi); ok {
+			p.idents.ids[root] = &id
+			return id, true
+		}
 	}
 	return fileID{}, false
 }

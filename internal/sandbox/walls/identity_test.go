@@ -122,6 +122,7 @@ func macPolicy(t *testing.T) *Policy {
 		protected: []string{"/Users/me/proj/.git", "/Users/me/proj/.agents", "/Users/me/proj/.githooks"},
 		denyRead:  []string{"/Users/me/.ssh", "/Users/me/.agents/env", "/Users/me/.netrc", "/Users/me/.aws"},
 		fsys:      f,
+		idents:    &rootIDs{},
 	}
 }
 

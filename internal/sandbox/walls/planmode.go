@@ -9,10 +9,6 @@ package walls
 // variant (none, and landlock without a mount namespace) refuses every
 // command instead of running it writable.
 
-// ProjectReadOnly reports whether the project is read-only (plan mode)
-// in this snapshot; Live.SetProjectReadOnly publishes one that differs.
-func (p *Policy) ProjectReadOnly() bool { return p.projectRO }
-
 // planDenied refuses a write beneath a writable root while the project is
 // read-only.
 func (p *Policy) planDenied(name string, grant located) error {

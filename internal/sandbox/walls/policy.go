@@ -14,21 +14,16 @@ import (
 )
 
 // Policy is the set of walls for one session at one moment: an immutable
-// snapshot. NewPolicy computes the first, on the host; a Live (live.go)
-// holds the current one and replaces it whole when the rules change
-// (Refresh, Keep, plan mode), so whoever holds a *Policy holds rules that
-// never change under it: one decision reads one snapshot, never half of a
-// Refresh. Other packages read it through its methods; the lists they get
-// are copies.
+// snapshot, computed first by NewPolicy; a Live (live.go) holds a
+// session's current one and replaces it whole when the rules change.
+// Other packages read it through its methods (access.go).
 type Policy struct {
-	project   string   // canonical project root
-	writable  []string // writable roots: project first, then --add-dir roots
-	readOnly  []string // carve-outs inside writable roots (existing paths, canonical)
-	protected []string // paths watched for tampering: readOnly plus carve-outs that do not exist yet
-	denyRead  []string // secrets: never readable (as given and, for symlinks, resolved)
-	// keepReadable are paths beneath a denyRead directory that stay
-	// readable: the session's own spill directory under every session's.
-	keepReadable []string
+	project      string        // canonical project root
+	writable     []string      // writable roots: project first, then --add-dir roots
+	readOnly     []string      // carve-outs inside writable roots (existing paths, canonical)
+	protected    []string      // paths watched for tampering: readOnly plus carve-outs that do not exist yet
+	denyRead     []string      // secrets: never readable (as given and, for symlinks, resolved)
+	keepReadable []string      // beneath a denyRead directory, still readable: this session's spill directory
 	sockets      []string      // known host sockets (or their directories) masked inside the sandbox
 	allowEnv     []string      // names of environment variables passed through
 	env          []string      // NAME=value pairs passed to commands (allowlisted, never a secret)
@@ -38,19 +33,14 @@ type Policy struct {
 	tempDir      string        // host path of the session's private /tmp (Live.SetTempDir)
 	notes        []string      // things the policy could not do, said plainly (e.g. a truncated scan)
 	// maxProcs and maxMemory bound the commands (0: no bound); see bounds.go.
-	maxProcs  int
-	maxMemory int64
-	// cache is the host path of the project's persistent build cache,
-	// writable inside (see cache.go); "" means caches live in the private
-	// /tmp and die with the session.
-	cache     string
-	cacheVars []string // extra variables pointed at directories in cache
-	// hostModCache is the host's Go module cache, read-only inside.
-	hostModCache string
-	hostGoProxy  string // the host's GOPROXY, kept behind the read-only file:// entry
-	// gitWrite are the project's own git directories whose data (refs,
-	// logs, index, HEAD) commands may write and whose objects they may
-	// add to; see gitwrite.go and gitobjects.go.
+	maxProcs     int
+	maxMemory    int64
+	cache        string   // the project's persistent build cache, writable inside (cache.go); "": caches die with the private /tmp
+	cacheVars    []string // extra variables pointed at directories in cache
+	hostModCache string   // the host's Go module cache, read-only inside
+	hostGoProxy  string   // the host's GOPROXY, kept behind the read-only file:// entry
+	// gitWrite are the project's own git directories whose data commands
+	// may write and whose objects they may add to (package gitshadow).
 	gitWrite    []GitDir
 	loopbackTCP bool // macOS: commands may use TCP on localhost (Linux always has a private loopback)
 

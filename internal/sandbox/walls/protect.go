@@ -32,13 +32,12 @@ func (f Finding) String() string {
 	return s
 }
 
-// refresh looks again through the writable roots, with the session's
-// tree watch t, for repositories, .git pointer files, the gitdirs they
-// name, bare-repository-shaped directories (two of HEAD, config, objects)
-// and hooks paths that appeared since the last look. It returns the next
-// policy, p with each of them added to the read-only carve-outs (a missing
-// hooks path inside a writable root is created empty, so it can be), and
-// what it found. p itself is not changed (see Live.Refresh).
+// refresh looks again, with the session's tree watch t, for
+// repositories, .git pointer files, the gitdirs they name,
+// bare-repository-shaped directories (two of HEAD, config, objects) and
+// hooks paths that appeared in the writable roots, and returns the next
+// snapshot, with each of them read-only (a missing hooks path inside a
+// writable root is created empty, so it can be), and what it found.
 func (p *Policy) refresh(t *treeWatch) (*Policy, []Finding) {
 	next := p.clone()
 	known := map[string]bool{}
@@ -76,9 +75,8 @@ func (p *Policy) refresh(t *treeWatch) (*Policy, []Finding) {
 	return next, found
 }
 
-// clone is a copy of p to build the next snapshot from: the lists that
-// grow mid-session get arrays of their own, so appending to them never
-// writes into p's.
+// clone is p to build the next snapshot from; the lists that grow get
+// arrays of their own, so appending never writes into p's.
 func (p *Policy) clone() *Policy {
 	q := *p
 	q.readOnly = slices.Clone(p.readOnly)
@@ -266,16 +264,13 @@ func (p *Policy) ensureHooksPath(hp string) error {
 // mkdirAll is os.MkdirAll; a test makes it fail.
 var mkdirAll = os.MkdirAll
 
-// withKeep is p with path, beneath a hidden directory, readable again
-// (see Live.Keep).
-func (p *Policy) withKeep(path string) *Policy {
-	next := p.clone()
-	next.keepReadable = AppendUnique(next.keepReadable, filepath.Clean(path))
+// keep adds path to the kept paths of a policy being built (Live.Keep).
+func (p *Policy) keep(path string) {
+	p.keepReadable = AppendUnique(p.keepReadable, filepath.Clean(path))
 	if r, err := filepath.EvalSymlinks(path); err == nil {
-		next.keepReadable = AppendUnique(next.keepReadable, r)
+		p.keepReadable = AppendUnique(p.keepReadable, r)
 	}
-	next.gen++
-	return next
+	p.gen++
 }
 
 // IsWritableRoot reports whether w is the project or an --add-dir root.
