@@ -213,7 +213,7 @@ func WithLauncher(on bool) Option {
 	return func(o *openOptions) { o.perCommand = !on }
 }
 
-// Open starts a session's sandbox for p with the named backend ("auto"
+// Open starts a session's sandbox for the rules live holds, with the named backend ("auto"
 // picks the best available). It creates the session's private temporary
 // directory and runs a self-check (selfcheck.go): a write inside must
 // succeed and a write outside the project must fail with a denial, or Open
