@@ -213,13 +213,13 @@ func WithLauncher(on bool) Option {
 	return func(o *openOptions) { o.perCommand = !on }
 }
 
-// Open starts a session's sandbox for the rules live holds, with the named backend ("auto"
-// picks the best available). It creates the session's private temporary
-// directory and runs a self-check (selfcheck.go): a write inside must
-// succeed and a write outside the project must fail with a denial, or Open
-// refuses the backend with a *SelfCheckError. Every command reads the
-// current snapshot of live; the sandbox refreshes live after each and
-// names its private /tmp there (Live.SetTempDir).
+// Open starts a session's sandbox for the rules live holds, with the named
+// backend ("auto" picks the best available). It creates the session's
+// private temporary directory and runs a self-check (selfcheck.go): a write
+// inside must succeed and a write outside the project must fail with a
+// denial, or Open refuses the backend with a *SelfCheckError. Every command
+// reads the current snapshot of live; the sandbox refreshes live after each
+// and names its private /tmp there (Live.SetTempDir).
 func Open(ctx context.Context, live *walls.Live, backend string, opts ...Option) (Sandbox, error) {
 	var o openOptions
 	for _, opt := range opts {
