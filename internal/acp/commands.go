@@ -65,7 +65,7 @@ func (ss *session) runBuiltin(ctx context.Context, t *turn, name, arg string) (s
 		if err != nil {
 			return "", fmt.Errorf("/undo: %w", err)
 		}
-		return res.Describe(s.Sandbox.Policy().Writable), nil
+		return res.Describe(s.Sandbox.Policy().Writable()), nil
 	}
 	return "", errors.New("no such command: /" + name)
 }

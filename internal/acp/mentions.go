@@ -24,13 +24,13 @@ var mentionRe = regexp.MustCompile(`(?:^|\s)@([^\s@]+)`)
 func (ss *session) attachFile(path string) (block, note string) {
 	pol := ss.s.Sandbox.Policy()
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(pol.Project, path)
+		path = filepath.Join(pol.Project(), path)
 	}
 	data, real, err := pol.ReadFile(path, mentionLimit)
 	if err != nil {
 		return "", fmt.Sprintf("%s: not attached: %v", path, err)
 	}
-	rel, err := filepath.Rel(pol.Project, real)
+	rel, err := filepath.Rel(pol.Project(), real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", fmt.Sprintf("%s is outside the project: not attached", path)
 	}
@@ -59,7 +59,7 @@ func linkPath(uri string) string {
 // @path that exist; a mention of nothing is left as typed (an @handle,
 // a decorator), with a note for the log when it looked like a file.
 func (ss *session) attachMentions(text string, linked map[string]bool, notes *[]string) []string {
-	project := ss.s.Sandbox.Policy().Project
+	project := ss.s.Sandbox.Policy().Project()
 	var blocks []string
 	seen := map[string]bool{}
 	for _, m := range mentionRe.FindAllStringSubmatch(text, -1) {

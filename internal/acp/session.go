@@ -357,7 +357,7 @@ func (t *turn) openCall(tool string) (llm.Block, bool) {
 	return llm.Block{}, false
 }
 
-func (ss *session) project() string { return ss.s.Sandbox.Policy().Project }
+func (ss *session) project() string { return ss.s.Sandbox.Policy().Project() }
 
 // publishPlan sends the todo list as a plan.
 func (ss *session) publishPlan() {

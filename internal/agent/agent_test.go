@@ -85,7 +85,7 @@ func newFixture(t *testing.T, steps ...func(*llm.Request) (*llm.Reply, error)) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &tools.Env{Sandbox: &sandbox.None{P: pol}}
+	env := &tools.Env{Sandbox: &sandbox.None{L: walls.NewLive(pol)}}
 	logPath := filepath.Join(t.TempDir(), "s.jsonl")
 	lg, err := sessionlog.Create(logPath, sessionlog.Meta{ID: "t"}, nil)
 	if err != nil {
@@ -95,7 +95,7 @@ func newFixture(t *testing.T, steps ...func(*llm.Request) (*llm.Reply, error)) *
 	h := history.New(history.Config{SpillDir: t.TempDir()})
 	p := &scripted{steps: steps}
 	a := New(Options{Provider: p, Model: "m", System: "sys", Tools: tools.NewRegistry(tools.GateFunc(allowAll), tools.Builtins(env)...), History: h, Log: lg, MaxSteps: 10})
-	return &fixture{agent: a, prov: p, proj: pol.Project, log: logPath, hist: h}
+	return &fixture{agent: a, prov: p, proj: pol.Project(), log: logPath, hist: h}
 }
 
 func TestLoopRunsToolsUntilAnswer(t *testing.T) {

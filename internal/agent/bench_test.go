@@ -28,7 +28,7 @@ func BenchmarkStep(b *testing.B) {
 			proj := filepath.Join(b.TempDir(), "p")
 			os.MkdirAll(proj, 0o755)
 			pol, _ := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: b.TempDir()})
-			env := &tools.Env{Sandbox: &sandbox.None{P: pol}}
+			env := &tools.Env{Sandbox: &sandbox.None{L: walls.NewLive(pol)}}
 			var lg *sessionlog.Log
 			if withLog {
 				lg, _ = sessionlog.Create(filepath.Join(b.TempDir(), "s.jsonl"), sessionlog.Meta{ID: "b"}, nil)

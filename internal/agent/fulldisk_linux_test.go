@@ -52,7 +52,7 @@ func TestFullDiskMidTurn(t *testing.T) {
 		},
 		text("done"),
 	}}
-	env := &tools.Env{Sandbox: &sandbox.None{P: pol}}
+	env := &tools.Env{Sandbox: &sandbox.None{L: walls.NewLive(pol)}}
 	a := New(Options{Provider: p, Model: "m", System: "sys", Tools: tools.NewRegistry(tools.GateFunc(allowAll), tools.Builtins(env)...), History: h, Log: lg, MaxSteps: 10})
 
 	_, err = a.Run(context.Background(), "one", nil)

@@ -60,8 +60,8 @@ func thinkingSession(t *testing.T, format string, cfg history.Config, maxSteps i
 	h := history.New(cfg)
 	a := agent.New(agent.Options{
 		Provider: p, Model: model, System: "You are harness.", SessionID: "s300",
-		Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{P: pol}})...),
-		History: h, Log: lg, Reminder: reminder.New(pol.Project, nil), AppendOnly: true,
+		Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{L: walls.NewLive(pol)}})...),
+		History: h, Log: lg, Reminder: reminder.New(pol.Project(), nil), AppendOnly: true,
 		Thinking: llm.Thinking{Mode: llm.ThinkingAdaptive}, MaxSteps: maxSteps, MaxTokens: sessionMaxTokens,
 	})
 	return &session40{srv: srv, agent: a, hist: h, log: logPath}

@@ -85,8 +85,8 @@ func newLedgerSession(t *testing.T, format string, cfg history.Config, todos fun
 	book.Clock = clock.Now
 	opts := agent.Options{
 		Provider: p, Model: "m1", System: "You are harness.", SessionID: "led",
-		Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{P: pol}})...),
-		History: h, Log: lg, Reminder: reminder.New(pol.Project, nil), Ledger: book, Todos: todos,
+		Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{L: walls.NewLive(pol)}})...),
+		History: h, Log: lg, Reminder: reminder.New(pol.Project(), nil), Ledger: book, Todos: todos,
 	}
 	return &ledgerSession{srv: srv, agent: agent.New(opts), opts: opts, book: book, hist: h, log: logPath, clock: clock, spill: cfg.SpillDir, proj: proj}
 }

@@ -38,7 +38,7 @@ func reserveSession(t *testing.T, window, maxTokens, budget int) (*llmtest.Serve
 	a := agent.New(agent.Options{
 		Provider: anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "k"}), Model: "claude-sonnet-4-5",
 		System: "You are harness.", SessionID: "r",
-		Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{P: pol}})...),
+		Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{L: walls.NewLive(pol)}})...),
 		History: h, MaxSteps: 60, MaxTokens: maxTokens,
 		Thinking: llm.Thinking{Mode: llm.ThinkingBudget, Budget: budget},
 	})

@@ -51,8 +51,8 @@ func TestResponsesSession(t *testing.T) {
 	h := history.New(history.Config{Window: 12000, SpillDir: t.TempDir()})
 	a := agent.New(agent.Options{
 		Provider: p, Model: "gpt-5", System: "You are harness.", SessionID: "resp",
-		Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{P: pol}})...),
-		History: h, Log: lg, Reminder: reminder.New(pol.Project, nil),
+		Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{L: walls.NewLive(pol)}})...),
+		History: h, Log: lg, Reminder: reminder.New(pol.Project(), nil),
 	})
 	srv.ContextLimit(1<<30, nil) // count tokens, refuse nothing
 	var served llm.Usage

@@ -136,8 +136,8 @@ func newLoopSession(t *testing.T, format, model string, cfg history.Config, appe
 	h := history.New(cfg)
 	a := agent.New(agent.Options{
 		Provider: p, Model: model, System: "You are harness.", SessionID: "s40",
-		Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{P: pol}})...),
-		History: h, Log: lg, Reminder: reminder.New(pol.Project, nil), AppendOnly: appendOnly,
+		Tools:   tools.NewRegistry(tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" }), tools.Builtins(&tools.Env{Sandbox: &sandbox.None{L: walls.NewLive(pol)}})...),
+		History: h, Log: lg, Reminder: reminder.New(pol.Project(), nil), AppendOnly: appendOnly,
 	})
 	return &session40{srv: srv, agent: a, hist: h, log: logPath}
 }

@@ -64,8 +64,8 @@ func TestOpenNewSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Sandbox.Policy().Project != o.WorkDir || s.Resumed || s.ID == "" {
-		t.Errorf("project %s resumed %v id %q", s.Sandbox.Policy().Project, s.Resumed, s.ID)
+	if s.Sandbox.Policy().Project() != o.WorkDir || s.Resumed || s.ID == "" {
+		t.Errorf("project %s resumed %v id %q", s.Sandbox.Policy().Project(), s.Resumed, s.ID)
 	}
 	if !strings.Contains(filepath.Base(s.Log.Path()), "20260304") {
 		t.Errorf("log %s is not named by the given clock", s.Log.Path())

@@ -22,7 +22,7 @@ func TestProjectDisk(t *testing.T) {
 	defer s.Close()
 	pol := s.Sandbox.Policy()
 	body := []byte("print('hello')\n")
-	proj := pol.Project
+	proj := pol.Project()
 	write := func(p string, b []byte) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

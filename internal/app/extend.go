@@ -17,23 +17,23 @@ import (
 // sets the permission mode: plan mode makes the project read-only in the
 // walls from the first command on.
 func (b *builder) loadExtensions(context.Context) error {
-	s, pol, home := b.s, b.policy, b.o.Source.Home
+	s, pol, home := b.s, b.policy(), b.o.Source.Home
 	mode, err := extend.ParseMode(b.o.PermissionMode)
 	if err != nil {
 		return err
 	}
-	s.Modes = extend.NewModes(pol, mode)
+	s.Modes = extend.NewModes(b.live, mode)
 	reserved := map[string]bool{}
 	for _, r := range b.o.ReservedCommands {
 		reserved[r] = true
 	}
-	cmds, warns := extend.DiscoverCommands(pol.Project, home, policyOpener(pol), reserved)
+	cmds, warns := extend.DiscoverCommands(pol.Project(), home, policyOpener(b.live), reserved)
 	for _, w := range warns {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.Instructions, w.Error()))
 	}
 	// A command file that resolves where commands write is the agent's,
 	// whatever directory names it.
-	cmds.Distrust(pol.Reachable, pol.CommandsCanWrite)
+	cmds.Distrust(func(p string) bool { return b.policy().Reachable(p) }, func(p string) bool { return b.policy().CommandsCanWrite(p) })
 	s.Commands = cmds
 	cmds.SetDynamic(mcpCommands(s.MCP))
 	// The slash commands beyond the front end's own, from one registry:
@@ -48,10 +48,10 @@ func (b *builder) loadExtensions(context.Context) error {
 		approver = b.o.HookApprover
 	}
 	hooks, warns := extend.NewHooks(extend.HookOptions{
-		Project:      pol.Project,
-		Files:        extend.DefaultSettingsFiles(pol.Project, home, b.o.Settings),
+		Project:      pol.Project(),
+		Files:        extend.DefaultSettingsFiles(pol.Project(), home, b.o.Settings),
 		Required:     b.o.Settings,
-		Read:         settingsReader(pol),
+		Read:         settingsReader(b.live),
 		Sandbox:      s.Sandbox,
 		Env:          environ(b.o.Source.Env),
 		SessionID:    s.ID,
@@ -77,13 +77,13 @@ func (b *builder) loadExtensions(context.Context) error {
 // settingsReader reads the files that grant power (settings, approvals,
 // the scripts hooks run) through the sandbox policy: by descriptor, with
 // the opened file's real path, which decides whether commands can write it.
-func settingsReader(pol *walls.Policy) extend.Reader {
+func settingsReader(pol walls.Source) extend.Reader {
 	return extend.Reader{
 		Open: func(path string) (*os.File, string, error) {
-			f, real, _, err := pol.OpenRead(path)
+			f, real, _, err := pol.Policy().OpenRead(path)
 			return f, real, err
 		},
-		Reach: pol.Reachable,
+		Reach: func(path string) bool { return pol.Policy().Reachable(path) },
 	}
 }
 

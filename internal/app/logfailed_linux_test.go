@@ -366,7 +366,7 @@ func TestToolNoticeLogFailed(t *testing.T) {
 	const what = "could not record that notice"
 	bothDisks(t, func(t *testing.T, freed bool) {
 		f := newDiskFixture(t, freed)
-		repo := filepath.Join(f.s.Sandbox.Policy().Project, "sub", ".git")
+		repo := filepath.Join(f.s.Sandbox.Policy().Project(), "sub", ".git")
 		m := newMidTurn(t)
 		f.onDecided = m.wait
 		f.srv.Enqueue(bashCall("git init -q sub"), llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"})

@@ -24,7 +24,7 @@ func (b *builder) startLSP(env *tools.Env) {
 	}
 	m := lsp.New(lsp.Options{
 		Sandbox:  s.Sandbox,
-		Project:  b.policy.Project,
+		Project:  b.policy().Project(),
 		Servers:  servers,
 		Path:     b.o.Source.Env["PATH"],
 		Warnings: s.Config.LSPWarnings,

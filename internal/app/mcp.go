@@ -26,13 +26,13 @@ import (
 // definition as it is now (asked here, or --approve-mcp); one that is not
 // approved, or fails to start, is a warning and the session goes on.
 func (b *builder) startMCP(ctx context.Context) error {
-	s, home, project := b.s, b.o.Source.Home, b.policy.Project
+	s, home, project := b.s, b.o.Source.Home, b.policy().Project()
 	// Started in plan mode, the servers start under the read-only walls
 	// (loadExtensions sets the mode itself, after them).
 	if m, err := extend.ParseMode(b.o.PermissionMode); err == nil && m == extend.ModePlan {
-		b.policy.SetProjectReadOnly(true)
+		b.live.SetProjectReadOnly(true)
 	}
-	read := settingsReader(b.policy)
+	read := settingsReader(b.live)
 	defs, warns, err := mcp.LoadWith(home, project, b.o.MCPConfigs, func(path string) ([]byte, bool, error) {
 		data, _, reach, err := read.ReadFile(path, 4<<20)
 		return data, reach, err
@@ -72,11 +72,11 @@ func (b *builder) startMCP(ctx context.Context) error {
 // server is approved with the content of the files it runs); each left
 // out is said.
 func (b *builder) serversToRun(ctx context.Context, defs []mcp.Server, read extend.Reader) ([]mcp.Server, error) {
-	s, home, project := b.s, b.o.Source.Home, b.policy.Project
+	s, home, project := b.s, b.o.Source.Home, b.policy().Project()
 	if len(defs) == 0 {
 		return nil, nil
 	}
-	approvals, err := mcpApprovals(b.policy, home)
+	approvals, err := mcpApprovals(b.policy(), home)
 	if approvals == nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (b *builder) serversToRun(ctx context.Context, defs []mcp.Server, read exte
 			}
 			continue
 		}
-		if why := mcpCwdRefused(b.policy, d, b.o.Source.Env); why != "" {
+		if why := mcpCwdRefused(b.policy(), d, b.o.Source.Env); why != "" {
 			notStarted(d, why)
 			continue
 		}

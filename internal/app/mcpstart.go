@@ -142,7 +142,7 @@ func (b *builder) beginMCP(ctx context.Context, run []mcp.Server, o mcp.Options)
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	st := newMCPStarts(names, cancel)
 	s.mcpStarts = st
-	readOnly := b.policy.ProjectReadOnly()
+	readOnly := b.policy().ProjectReadOnly()
 	var m *mcp.Manager
 	ready := make(chan struct{})
 	m = mcp.Begin(sctx, run, o, func(name string, err error) {
@@ -154,7 +154,7 @@ func (b *builder) beginMCP(ctx context.Context, run []mcp.Server, o mcp.Options)
 					e.Tools = x.Tools
 				}
 			}
-			if ro := b.policy.ProjectReadOnly(); ro != readOnly && sctx.Err() == nil {
+			if ro := b.policy().ProjectReadOnly(); ro != readOnly && sctx.Err() == nil {
 				// The mode changed while it started, under the walls of
 				// the old one: it starts again under the new.
 				m.Follow(ro)

@@ -17,7 +17,7 @@ import (
 // project's inside its .agents carve-out. One the agent could have
 // written is used only with the user's yes; headless, the session does
 // not start.
-func (b *builder) readRules(pol *walls.Policy, path string) ([]byte, error) {
+func (b *builder) readRules(pol walls.Source, path string) ([]byte, error) {
 	if r, ok := b.rules[path]; ok {
 		return r.data, r.err
 	}
@@ -29,26 +29,27 @@ func (b *builder) readRules(pol *walls.Policy, path string) ([]byte, error) {
 	return data, err
 }
 
-func (b *builder) readRulesOnce(pol *walls.Policy, path string) ([]byte, error) {
+func (b *builder) readRulesOnce(pol walls.Source, path string) ([]byte, error) {
 	return readRules(pol, path, b.o.Prompter, func(n notice.Notice) { b.s.Warnings = append(b.s.Warnings, n) })
 }
 
 // RulesReader is readRules for a front end without a session (harness
 // sandbox, harness permissions): headless, so a rules file the agent
 // could have written is refused, saying how to fix it.
-func RulesReader(pol *walls.Policy) func(path string) ([]byte, error) {
+func RulesReader(pol walls.Source) func(path string) ([]byte, error) {
 	return func(path string) ([]byte, error) { return readRules(pol, path, nil, nil) }
 }
 
 // readRules is the one rule for reading a permission rules file: by
 // descriptor, through the policy, and only from where commands cannot
 // write; one they could is used only with prompter's yes (nil: refused).
-func readRules(pol *walls.Policy, path string, prompter permission.Prompter, warn func(notice.Notice)) ([]byte, error) {
+func readRules(src walls.Source, path string, prompter permission.Prompter, warn func(notice.Notice)) ([]byte, error) {
+	pol := src.Policy() // one snapshot decides
 	data, real, reach, err := settingsReader(pol).ReadFile(path, 1<<20)
 	if err != nil {
 		return nil, err
 	}
-	user := !walls.Within(path, pol.Project)
+	user := !walls.Within(path, pol.Project())
 	if user && !reach || !user && !pol.CommandsCanWrite(real) {
 		return data, nil
 	}

@@ -48,7 +48,7 @@ type builder struct {
 	s *Session
 
 	project  string
-	policy   *walls.Policy
+	live     *walls.Live        // the session's rules: the sandbox, the gate and the modes share it
 	entries  []sessionlog.Entry // the resumed log; nil for a new session
 	reminder *reminder.Builder
 	system   string
@@ -64,6 +64,9 @@ type rulesFile struct {
 	data []byte
 	err  error
 }
+
+// policy is the current snapshot of the session's rules.
+func (b *builder) policy() *walls.Policy { return b.live.Policy() }
 
 // loadConfig reads the configuration and checks a provider is set up.
 func (b *builder) loadConfig(context.Context) error {
@@ -109,11 +112,12 @@ func (b *builder) openSandbox(ctx context.Context) error {
 			backend = s // the settings' choice of what auto means (SANDBOX=docker)
 		}
 	}
+	b.live = walls.NewLive(pol)
 	s := b.s
 	// The proxy asks the gate (built by a later step, before any command
 	// runs) and logs every connection; the loopback ports the rules name
 	// exactly are forwarded into the walls.
-	px, err := permission.NewProxy(b.gateOptions(pol), func() *permission.Gate { return s.Gate }, func(r netproxy.ConnRecord) {
+	px, err := permission.NewProxy(b.gateOptions(b.live), func() *permission.Gate { return s.Gate }, func(r netproxy.ConnRecord) {
 		// As for a permission record: the log keeps what the disk
 		// refused, and the agent's next append stops the turn.
 		if s.Log != nil {
@@ -127,14 +131,13 @@ func (b *builder) openSandbox(ctx context.Context) error {
 	}
 	s.Proxy = px
 	getenv := func(k string) string { return b.o.Source.Env[k] }
-	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(s.Proxy), sandbox.WithEnv(getenv))
+	sb, err := sandbox.Open(ctx, b.live, backend, sandbox.WithProxy(s.Proxy), sandbox.WithEnv(getenv))
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	b.policy = pol
 	b.s.Sandbox = sb
 	b.s.cleanup = append(b.s.cleanup, func() { sb.Close() })
-	b.s.LaterRun = autorun.New(pol.Writable...)
+	b.s.LaterRun = autorun.New(pol.Writable()...)
 	b.s.Walls = wallsOf(sb.Backend(), strongest(runtime.GOOS), sandbox.WithEnv(getenv))
 	w := b.s.Walls
 	if b.o.Backend == BackendStrict && w.Weaker {
@@ -186,7 +189,7 @@ func orNone(s string) string {
 
 // openLog opens the session log: the one being resumed, or a new one.
 func (b *builder) openLog(context.Context) error {
-	s, cfg, home, project := b.s, b.s.Config, b.o.Source.Home, b.policy.Project
+	s, cfg, home, project := b.s, b.s.Config, b.o.Source.Home, b.policy().Project()
 	secrets := secrets(cfg, b.o.Source.Env)
 	if b.o.Resume != "" || b.o.Continue {
 		logPath, err := findSession(home, project, b.o.Resume)
@@ -229,25 +232,25 @@ func (b *builder) openLog(context.Context) error {
 }
 
 // gateOptions are the rule sources of the session's gate.
-func (b *builder) gateOptions(pol *walls.Policy) permission.Options {
+func (b *builder) gateOptions(live *walls.Live) permission.Options {
 	home := b.o.Source.Home
 	return permission.Options{
-		Policy:      pol,
+		Policy:      live,
 		Home:        home,
 		UserFile:    filepath.Join(home, ".agents", "permissions"),
-		ProjectFile: filepath.Join(pol.Project, ".agents", "permissions"),
+		ProjectFile: filepath.Join(live.Policy().Project(), ".agents", "permissions"),
 		Allow:       b.o.Allow,
 		AllowNet:    b.o.AllowNet,
 		Deny:        b.o.Deny,
 		Yolo:        b.o.Yolo,
-		ReadFile:    func(path string) ([]byte, error) { return b.readRules(pol, path) },
+		ReadFile:    func(path string) ([]byte, error) { return b.readRules(live, path) },
 	}
 }
 
 // newGate builds the permission gate, which records every decision.
 func (b *builder) newGate(context.Context) error {
-	s, pol, home := b.s, b.policy, b.o.Source.Home
-	o := b.gateOptions(pol)
+	s, pol, home := b.s, b.policy(), b.o.Source.Home
+	o := b.gateOptions(b.live)
 	o.Prompter = b.prompter()
 	o.Unsandboxed = s.Sandbox.Backend() == sandbox.BackendNone
 	o.Record = func(r permission.Record) {
@@ -269,7 +272,7 @@ func (b *builder) newGate(context.Context) error {
 	if gate.LockfilesInForce() {
 		// The lockfiles can change between sessions (an agent, a pull):
 		// hosts they name that they did not name last time are said.
-		added, first, err := permission.LockfileDrift(pol.Project, filepath.Join(sessionlog.Dir(home, pol.Project), "lockfile-hosts"))
+		added, first, err := permission.LockfileDrift(pol.Project(), filepath.Join(sessionlog.Dir(home, pol.Project()), "lockfile-hosts"))
 		switch {
 		case err != nil:
 			s.Warnings = append(s.Warnings, notice.Warning(notice.Config, "could not compare the lockfiles' hosts with the last session's: "+err.Error()))
@@ -285,13 +288,13 @@ func (b *builder) newGate(context.Context) error {
 // buildTools builds the tool registry: the built-in tools inside the
 // sandbox, the plan and the skills, all behind the gate.
 func (b *builder) buildTools(context.Context) error {
-	s, pol := b.s, b.policy
-	b.reminder = reminder.New(pol.Project, b.o.now)
+	s, pol := b.s, b.policy()
+	b.reminder = reminder.New(pol.Project(), b.o.now)
 	if sb := s.Sandbox; sb.Backend() != sandbox.BackendNone {
 		// The per-turn git status runs inside the walls: a filter or
 		// fsmonitor the agent configured never runs on the host.
 		b.reminder.SetGit(func(ctx context.Context, args []string) ([]byte, error) {
-			return sandbox.Git(ctx, sb, pol.Project, args...)
+			return sandbox.Git(ctx, sb, pol.Project(), args...)
 		})
 	}
 	// read_file returns images to a model the catalogue says takes them.
@@ -311,7 +314,7 @@ func (b *builder) buildTools(context.Context) error {
 	// The plan and the skills are tools of their own; the plan is
 	// logged whole on every change so it survives resume and compaction.
 	s.Todos = &tools.TodoList{}
-	skillSet, skillWarns := skills.Discover(pol.Project, b.o.Source.Home, policyOpener(pol))
+	skillSet, skillWarns := skills.Discover(pol.Project(), b.o.Source.Home, policyOpener(pol))
 	for _, w := range skillWarns {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.Instructions, w.Error()))
 	}
@@ -384,12 +387,12 @@ func localWindowWarning(ctx context.Context, cfg *config.Config) string {
 // newHistory builds the history, with its spill directory.
 func (b *builder) newHistory(context.Context) error {
 	s, cfg := b.s, b.s.Config
-	spill, err := spillDir(spillCache(b.o.CacheDir, b.policy.Writable), s.ID)
+	spill, err := spillDir(spillCache(b.o.CacheDir, b.policy().Writable()), s.ID)
 	if err != nil {
 		return err
 	}
 	s.cleanup = append(s.cleanup, func() { os.RemoveAll(spill) })
-	b.policy.Keep(spill) // every other session's stays hidden
+	b.live.Keep(spill) // every other session's stays hidden
 	// Models that check what they are sent get an append-only history
 	// (see agent.Options.AppendOnly).
 	strategy := history.Harness
@@ -409,7 +412,7 @@ func (b *builder) newHistory(context.Context) error {
 	s.History = history.New(history.Config{
 		Cap: cfg.Cap, Stub: cfg.Stub, CompactAt: cfg.CompactAt, CompactTo: cfg.CompactTo,
 		Window: cfg.ContextWindow, Reserve: cfg.MaxTokens, SpillDir: spill, Strategy: strategy,
-		TrimText: cfg.TrimOldText, Disk: projectDisk{b.policy},
+		TrimText: cfg.TrimOldText, Disk: projectDisk{b.live},
 		RewriteCost: history.RewriteCostOf(price),
 	})
 	return nil
@@ -418,16 +421,16 @@ func (b *builder) newHistory(context.Context) error {
 // buildAgent writes the system prompt and builds the agent, with the
 // sub-agent tool.
 func (b *builder) buildAgent(context.Context) error {
-	s, cfg, pol := b.s, b.s.Config, b.policy
+	s, cfg, pol := b.s, b.s.Config, b.policy()
 	// Instructions and skills are static, so they sit in the
 	// cached system prompt; sub-agents share the session but not its
 	// window, and get the read-only tool set.
-	instr, err := instructions.Load(pol.Project, b.o.Source.Home, policyOpener(pol))
+	instr, err := instructions.Load(pol.Project(), b.o.Source.Home, policyOpener(pol))
 	if err != nil {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.Instructions, err.Error()))
 	}
 	info := agent.PromptInfo{
-		Project:      pol.Project,
+		Project:      pol.Project(),
 		Sandbox:      describeSandbox(s.Sandbox),
 		Instructions: instructions.Render(instr),
 		Skills:       s.Skills.Prompt(),
@@ -470,9 +473,9 @@ func (b *builder) buildAgent(context.Context) error {
 	// Checkpoints of every call that can write, kept beside the log where
 	// no command can read them; a store that cannot open costs undo, not
 	// the session.
-	sessDir := sessionlog.Dir(b.o.Source.Home, b.policy.Project)
+	sessDir := sessionlog.Dir(b.o.Source.Home, b.policy().Project())
 	checkpoint.Prune(filepath.Join(sessDir, "checkpoints"), 30*24*time.Hour)
-	if cp, err := checkpoint.Open(checkpoint.Journal(sessDir, s.ID), b.policy.Writable...); err != nil {
+	if cp, err := checkpoint.Open(checkpoint.Journal(sessDir, s.ID), b.policy().Writable()...); err != nil {
 		s.Warnings = append(s.Warnings, notice.Warning(notice.Config, "undo is off for this session: "+err.Error()))
 	} else {
 		s.Checkpoints = cp
@@ -860,9 +863,9 @@ func thinkingOf(cfg *config.Config) llm.Thinking {
 // policyOpener opens what harness feeds the model (instructions, skills)
 // through the sandbox policy: links resolved, secrets refused, regular
 // files only, the opened file checked.
-func policyOpener(pol *walls.Policy) func(string) (*os.File, error) {
+func policyOpener(pol walls.Source) func(string) (*os.File, error) {
 	return func(path string) (*os.File, error) {
-		f, _, _, err := pol.OpenRead(path)
+		f, _, _, err := pol.Policy().OpenRead(path)
 		return f, err
 	}
 }

@@ -29,7 +29,7 @@ func TestStepsInOrder(t *testing.T) {
 	added := map[string]func() bool{
 		"loadConfig":     func() bool { return b.s.Config != nil },
 		"resolveProject": func() bool { return b.project == o.WorkDir },
-		"openSandbox":    func() bool { return b.s.Sandbox != nil && b.policy != nil && b.s.Proxy != nil },
+		"openSandbox":    func() bool { return b.s.Sandbox != nil && b.live != nil && b.s.Proxy != nil },
 		"openLog":        func() bool { return b.s.Log != nil && b.s.Resumed && len(b.entries) > 0 },
 		"newGate":        func() bool { return b.s.Gate != nil },
 		"startMCP":       func() bool { return b.s.MCP != nil },

@@ -51,7 +51,7 @@ func TestHandEditDuringCommand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sb, err := sandbox.Open(context.Background(), p, name, sandbox.WithEnv(func(string) string { return "" }), sandbox.WithLauncher(true))
+			sb, err := sandbox.Open(context.Background(), walls.NewLive(p), name, sandbox.WithEnv(func(string) string { return "" }), sandbox.WithLauncher(true))
 			if err != nil {
 				if name == sandbox.BackendBwrap {
 					testenv.Missing(t, testenv.Bwrap, err.Error())

@@ -145,7 +145,7 @@ func runChat(ctx context.Context, g *globalOptions, stdio Stdio) error {
 		OnResize:    c.r.Reflow,
 		OnBackTab:   c.cycleMode,
 		OnPoke:      c.runAsides,
-		Popup:       ui.NewPopup(c.menuSources(), withMCPMentions(c, ui.ProjectFiles(c.s.Sandbox.Policy().Project, 5000))),
+		Popup:       ui.NewPopup(c.menuSources(), withMCPMentions(c, ui.ProjectFiles(c.s.Sandbox.Policy().Project(), 5000))),
 	})
 	c.banner(ctx)
 	c.watchMCP()
@@ -266,7 +266,7 @@ func (c *chat) banner(ctx context.Context) {
 	}
 	b := ui.Banner{
 		Version:  version(),
-		Project:  s.Sandbox.Policy().Project,
+		Project:  s.Sandbox.Policy().Project(),
 		Model:    s.Config.Model,
 		Provider: s.Config.Provider,
 		BaseURL:  s.Config.BaseURL,
@@ -365,7 +365,7 @@ func (c *chat) cancelTurn() {
 func (c *chat) turn(ctx context.Context, prompt string) {
 	pol := c.s.Sandbox.Policy()
 	prompt, notes := attachResources(ctx, prompt, c.s.MCP)
-	prompt, images, fileNotes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(c.s.Config.EnvFile, c.s.Config.Model), func(name string) bool { return isResourceMention(c.s.MCP, name) })
+	prompt, images, fileNotes := attachMentions(prompt, pol.Project(), pol.DenyRead(), takesImages(c.s.Config.EnvFile, c.s.Config.Model), func(name string) bool { return isResourceMention(c.s.MCP, name) })
 	notes = append(notes, fileNotes...)
 	for _, n := range notes {
 		c.r.Print(c.t.Style.Dim("@ " + n))
@@ -497,7 +497,7 @@ func truncateMiddle(s string, w int) string {
 // shortPath writes a path (possibly with a ":LINE" suffix) under the
 // project relative to it, else under the home directory as ~/….
 func (c *chat) shortPath(x string) string {
-	proj := c.s.Sandbox.Policy().Project
+	proj := c.s.Sandbox.Policy().Project()
 	if rel, err := filepath.Rel(proj, x); err == nil && filepath.IsAbs(x) && !strings.HasPrefix(rel, "..") {
 		return rel
 	}
@@ -540,7 +540,7 @@ func StringWidthOf(s string) int { return ui.StringWidth(s) }
 // own.
 func (c *chat) listSessions() error {
 	st := c.t.Style
-	all, _ := sessionlog.List(sessionlog.Dir(c.s.Home, c.s.Sandbox.Policy().Project))
+	all, _ := sessionlog.List(sessionlog.Dir(c.s.Home, c.s.Sandbox.Policy().Project()))
 	var list []sessionlog.Summary
 	hidden := 0
 	for _, ss := range all {

@@ -76,12 +76,12 @@ func (c *chat) describePolicy() string {
 		}
 		return out
 	}
-	list("writable", home(p.Writable))
-	list("read-only", home(p.ReadOnlyNow()))
-	list("hidden", ui.Wrap(strings.Join(home(p.DenyRead), "  "), c.t.Width()-13))
-	list("env", ui.Wrap(strings.Join(p.EnvAllow, " "), c.t.Width()-13))
+	list("writable", home(p.Writable()))
+	list("read-only", home(p.ReadOnly()))
+	list("hidden", ui.Wrap(strings.Join(home(p.DenyRead()), "  "), c.t.Width()-13))
+	list("env", ui.Wrap(strings.Join(p.EnvAllow(), " "), c.t.Width()-13))
 	list("network", c.s.Gate.NetRules())
-	fmt.Fprintf(&b, "  %-10s %s per command, %d bytes of output kept", "limits", p.Timeout, p.OutputLimit)
+	fmt.Fprintf(&b, "  %-10s %s per command, %d bytes of output kept", "limits", p.Timeout(), p.OutputLimit())
 	if w := c.s.Walls; w.Weaker {
 		fmt.Fprintf(&b, "\n  %-10s %s is weaker than %s, the strongest this OS offers (--sandbox strict refuses it)\n", "weaker", w.Backend, w.Strongest)
 		list("cannot", w.CannotHold)
@@ -192,8 +192,8 @@ func (c *chat) describeWalls() string {
 	st := c.t.Style
 	p := c.s.Sandbox.Policy()
 	var wr []string
-	for _, x := range p.Writable {
-		if x == p.Project {
+	for _, x := range p.Writable() {
+		if x == p.Project() {
 			wr = append(wr, "the project")
 			continue
 		}
@@ -201,5 +201,5 @@ func (c *chat) describeWalls() string {
 	}
 	return "  " + st.Bold("walls") + " " + st.Dim("(no rule moves them)") + "\n" +
 		"    write only under " + ui.Truncate(strings.Join(wr, ", "), max(10, c.t.Width()-22)) + "\n" +
-		"    " + fmt.Sprintf("never read %d secret paths", len(p.DenyRead)) + st.Dim(" (/sandbox lists them)")
+		"    " + fmt.Sprintf("never read %d secret paths", len(p.DenyRead())) + st.Dim(" (/sandbox lists them)")
 }

@@ -48,7 +48,7 @@ func (c *chat) commandTurn(ctx context.Context, line string) bool {
 // shortText writes the paths in s under the project relative to it, and
 // those under home as ~/….
 func (c *chat) shortText(s string) string {
-	s = strings.ReplaceAll(s, c.s.Sandbox.Policy().Project+string(filepath.Separator), "")
+	s = strings.ReplaceAll(s, c.s.Sandbox.Policy().Project()+string(filepath.Separator), "")
 	return strings.ReplaceAll(s, c.s.Home+string(filepath.Separator), "~/")
 }
 

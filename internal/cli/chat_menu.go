@@ -44,7 +44,7 @@ func (c *chat) completer() ui.Completer {
 		for _, e := range c.s.Slash.Entries() {
 			names = append(names, "/"+e.Name)
 		}
-		paths := ui.PathCompleter(c.s.Sandbox.Policy().Project, c.s.Home)
+		paths := ui.PathCompleter(c.s.Sandbox.Policy().Project(), c.s.Home)
 		return ui.CommandCompleter(names, func(line string, pos int) []string {
 			if vals, ok := c.promptArgs(line, pos); ok {
 				return vals

@@ -98,7 +98,7 @@ func (c *chat) rewind(arg string) error {
 	if res, err := c.s.Checkpoints.UndoTurns(taken, checkpoint.Options{}); err != nil {
 		c.r.Print(st.Yellow("files not restored: " + err.Error()))
 	} else if len(res.Undone) > 0 {
-		c.r.Print(st.Dim(res.Describe(c.s.Sandbox.Policy().Writable)))
+		c.r.Print(st.Dim(res.Describe(c.s.Sandbox.Policy().Writable())))
 	}
 	return nil
 }
@@ -126,7 +126,7 @@ func (c *chat) undo(arg string) error {
 	if err != nil {
 		return fmt.Errorf("/undo: %w", err)
 	}
-	c.r.Print(res.Describe(c.s.Sandbox.Policy().Writable))
+	c.r.Print(res.Describe(c.s.Sandbox.Policy().Writable()))
 	return nil
 }
 

@@ -73,7 +73,7 @@ func runPermissionsCheck(cmd *cobra.Command, o checkOptions, command string, std
 	gate, err := permission.New(permission.Options{
 		Policy:      pol,
 		UserFile:    filepath.Join(home, ".agents", "permissions"),
-		ProjectFile: filepath.Join(pol.Project, ".agents", "permissions"),
+		ProjectFile: filepath.Join(pol.Project(), ".agents", "permissions"),
 		Allow:       o.Allow,
 		Deny:        o.Deny,
 		Yolo:        o.Yolo,

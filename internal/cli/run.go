@@ -189,7 +189,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, stdio Stdio) e
 	out := runOutcome(s, res, runErr, interrupted(), budget, o.MaxCost)
 	// Refusals decide the status, not whether the disk changed: a test
 	// run rewrites its caches whether or not the edit it needed was made.
-	project := s.Sandbox.Policy().Project
+	project := s.Sandbox.Policy().Project()
 	out.PermissionDenials = tally.denials(project)
 	if why := tally.summary(project); why != "" {
 		if !out.IsError {
@@ -238,7 +238,7 @@ func runObserver(s *Session, o *runOptions, stdio Stdio) (agent.Observer, *strea
 	switch o.OutputFormat {
 	case "stream-json":
 		stream = &streamObserver{enc: json.NewEncoder(stdio.Out)}
-		stream.emit(map[string]any{"type": "system", "session_id": s.ID, "model": s.Config.Model, "sandbox": s.Sandbox.Backend(), "walls": s.Walls, "project": s.Sandbox.Policy().Project})
+		stream.emit(map[string]any{"type": "system", "session_id": s.ID, "model": s.Config.Model, "sandbox": s.Sandbox.Backend(), "walls": s.Walls, "project": s.Sandbox.Policy().Project()})
 		for _, w := range s.Warnings { // typed, beside their text on stderr
 			stream.OnNotice(w)
 		}
@@ -291,7 +291,7 @@ func runPrompt(ctx context.Context, s *Session, prompt string, stdio Stdio) (str
 	}
 	prompt, notes := attachResources(ctx, prompt, s.MCP)
 	pol := s.Sandbox.Policy()
-	prompt, mentioned, fileNotes := attachMentions(prompt, pol.Project, pol.DenyRead, takesImages(s.Config.EnvFile, s.Config.Model), func(name string) bool { return isResourceMention(s.MCP, name) })
+	prompt, mentioned, fileNotes := attachMentions(prompt, pol.Project(), pol.DenyRead(), takesImages(s.Config.EnvFile, s.Config.Model), func(name string) bool { return isResourceMention(s.MCP, name) })
 	for _, n := range append(notes, fileNotes...) {
 		fmt.Fprintln(stdio.Err, "harness: @ "+n)
 	}

@@ -110,12 +110,13 @@ func openSandbox(ctx context.Context, project string, addDirs []string, timeout 
 	if err != nil {
 		return nil, err
 	}
+	live := walls.NewLive(pol) // the gate (through the proxy) and the sandbox share it
 	gateOpts := permission.Options{
-		Policy: pol, Home: home,
+		Policy: live, Home: home,
 		UserFile:    filepath.Join(home, ".agents", "permissions"),
-		ProjectFile: filepath.Join(pol.Project, ".agents", "permissions"),
+		ProjectFile: filepath.Join(pol.Project(), ".agents", "permissions"),
 		AllowNet:    allowNet,
-		ReadFile:    app.RulesReader(pol),
+		ReadFile:    app.RulesReader(live),
 	}
 	gate, err := permission.New(gateOpts)
 	if err != nil {
@@ -125,7 +126,7 @@ func openSandbox(ctx context.Context, project string, addDirs []string, timeout 
 	if err != nil {
 		return nil, err
 	}
-	sb, err := sandbox.Open(ctx, pol, backend, sandbox.WithProxy(px), sandbox.WithEnv(os.Getenv))
+	sb, err := sandbox.Open(ctx, live, backend, sandbox.WithProxy(px), sandbox.WithEnv(os.Getenv))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/mcp"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 func init() {
@@ -23,7 +24,7 @@ func init() {
 			return ""
 		},
 		run: func(ctx context.Context, w *world) (string, string) {
-			sb, err := sandbox.Open(ctx, w.pol, w.backend, w.opts...)
+			sb, err := sandbox.Open(ctx, walls.NewLive(w.pol), w.backend, w.opts...)
 			if err != nil {
 				return "", "no sandbox: " + err.Error()
 			}

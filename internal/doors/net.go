@@ -9,6 +9,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/permission"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 
 	"github.com/harness-dev/harness/internal/shellquote"
 )
@@ -31,7 +32,8 @@ func init() {
 			go serve(ln, "reached-allowed")
 			go serve(other, "reached-other")
 			port, otherPort := ln.Addr().(*net.TCPAddr).Port, other.Addr().(*net.TCPAddr).Port
-			o := permission.Options{Policy: w.pol, Home: w.home, AllowNet: []string{fmt.Sprintf("127.0.0.1:%d", port)}}
+			live := walls.NewLive(w.pol) // this door's session: the gate and the sandbox share it
+			o := permission.Options{Policy: live, Home: w.home, AllowNet: []string{fmt.Sprintf("127.0.0.1:%d", port)}}
 			gate, err := permission.New(o)
 			if err != nil {
 				return "", "no gate: " + err.Error()
@@ -40,7 +42,7 @@ func init() {
 			if err != nil {
 				return "", "no proxy: " + err.Error()
 			}
-			sb, err := sandbox.Open(ctx, w.pol, w.backend, append([]sandbox.Option{sandbox.WithProxy(px)}, w.opts...)...)
+			sb, err := sandbox.Open(ctx, live, w.backend, append([]sandbox.Option{sandbox.WithProxy(px)}, w.opts...)...)
 			if err != nil {
 				return "", "no sandbox: " + err.Error()
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 func init() {
@@ -19,7 +20,7 @@ func init() {
 			name: "undo: a directory swapped for a link out",
 			live: true,
 			run: func(ctx context.Context, w *world) (string, string) {
-				sb, err := sandbox.Open(ctx, w.pol, w.backend, w.opts...)
+				sb, err := sandbox.Open(ctx, walls.NewLive(w.pol), w.backend, w.opts...)
 				if err != nil {
 					return "", "no sandbox: " + err.Error()
 				}

@@ -46,7 +46,7 @@ func TestHookOutputBounded(t *testing.T) {
 				os.WriteFile(settings, data, 0o644)
 				var warns []error
 				// Anew: a project hook is approved as it is at the start.
-				h, warns = NewHooks(HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{P: pol}, AllowProject: true})
+				h, warns = NewHooks(HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{L: walls.NewLive(pol)}, AllowProject: true})
 				if len(warns) > 0 {
 					t.Fatal(warns)
 				}

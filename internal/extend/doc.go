@@ -115,7 +115,7 @@
 // # Modes
 //
 // Modes holds the permission mode. Plan mode makes the project read-only
-// in the kernel (walls.Policy.SetProjectReadOnly: every command runs
+// in the kernel (walls.Live.SetProjectReadOnly: every command runs
 // under the read-only walls and the file tools' writes are refused), and
 // each prompt of the turn carries PlanNote; an accepted plan switches to
 // default or acceptEdits and rides along with the next prompt.

@@ -54,7 +54,7 @@ func TestProjectHookApproval(t *testing.T) {
 	write("echo v1")
 	ap := &fakeApprover{answers: []bool{true, false}}
 	opts := func(a Approver) HookOptions {
-		return HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{P: pol},
+		return HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{L: walls.NewLive(pol)},
 			Read: policyReader(pol), Approver: a, ApprovalFile: filepath.Join(home, ".agents", "hooks-approved")}
 	}
 	h, warns := NewHooks(opts(ap))
@@ -260,16 +260,17 @@ func TestPlanModeStopsProjectHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	live := walls.NewLive(pol) // the sandbox and the modes share it, as in a session
 	settings := filepath.Join(proj, ".claude", "settings.json")
 	os.MkdirAll(filepath.Dir(settings), 0o755)
 	out := filepath.Join(proj, "hook.txt")
 	os.WriteFile(settings, []byte(`{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","timeout":120,"command":"while :; do echo x >> `+out+`; sleep 0.01; done"}]}]}}`), 0o644)
-	h, warns := NewHooks(HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{P: pol},
+	h, warns := NewHooks(HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{L: live},
 		AllowProject: true, ApprovalFile: filepath.Join(home, ".agents", "hooks-approved")})
 	if len(warns) > 0 {
 		t.Fatal(warns)
 	}
-	modes := NewModes(pol, ModeDefault)
+	modes := NewModes(live, ModeDefault)
 	modes.Follow(h.Follow)
 	fired := make(chan Outcome, 1)
 	go func() { fired <- h.Fire(context.Background(), Event{Name: UserPromptSubmit, Prompt: "p"}) }()

@@ -71,7 +71,7 @@ type Modes struct {
 	accepted string   // an accepted plan, for the next turn
 	notes    []string // what followers did at a switch, for the next turn
 	follow   []Follower
-	pol      *walls.Policy
+	pol      *walls.Live
 }
 
 // A Follower brings something already running into line with the walls
@@ -79,8 +79,9 @@ type Modes struct {
 // returns what it did, one sentence each, for the user and the model.
 type Follower func(readOnly bool) []string
 
-// NewModes starts in mode m; plan mode makes pol's project read-only.
-func NewModes(pol *walls.Policy, m Mode) *Modes {
+// NewModes starts in mode m; plan mode makes pol's project read-only
+// (pol publishes a snapshot with the flag; nil: modes without walls).
+func NewModes(pol *walls.Live, m Mode) *Modes {
 	ms := &Modes{pol: pol}
 	ms.Set(m)
 	return ms

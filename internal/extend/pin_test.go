@@ -87,7 +87,7 @@ func TestApprovedScriptRewritten(t *testing.T) {
 			os.MkdirAll(filepath.Dir(script), 0o755)
 			os.WriteFile(script, []byte("echo approved\n"), 0o755)
 			writeHook(t, filepath.Join(proj, ".claude", "settings.json"), UserPromptSubmit, "sh ./hooks/pre.sh")
-			o := HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{P: pol},
+			o := HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, nil), Sandbox: &sandbox.None{L: walls.NewLive(pol)},
 				Read: policyReader(pol), ApprovalFile: filepath.Join(home, ".agents", "hooks-approved")}
 			ap := &fakeApprover{answers: []bool{true, false}}
 			if headless {
@@ -143,7 +143,7 @@ func TestUserSettingsIntoProject(t *testing.T) {
 	writeHook(t, filepath.Join(home, ".agents", "settings.json"), UserPromptSubmit, "sh $CLAUDE_PROJECT_DIR/run.sh")
 	os.WriteFile(filepath.Join(proj, "run.sh"), []byte("touch "+marker+"-script\n"), 0o755)
 	h, warns := NewHooks(HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, []string{flag}), Required: []string{flag},
-		Sandbox: &sandbox.None{P: pol}, Read: policyReader(pol), Env: []string{"HOME=" + home}})
+		Sandbox: &sandbox.None{L: walls.NewLive(pol)}, Read: policyReader(pol), Env: []string{"HOME=" + home}})
 	if len(warns) != 3 {
 		t.Fatalf("want 3 warnings at the start, got %q", warns)
 	}
@@ -171,7 +171,7 @@ func TestSettingsReadOnce(t *testing.T) {
 	flag := filepath.Join(outside, "s.json")
 	os.WriteFile(flag, []byte(`{}`), 0o644)
 	h, warns := NewHooks(HookOptions{Project: proj, Files: DefaultSettingsFiles(proj, home, []string{flag}), Required: []string{flag},
-		Sandbox: &sandbox.None{P: pol}, Read: policyReader(pol), AllowProject: true})
+		Sandbox: &sandbox.None{L: walls.NewLive(pol)}, Read: policyReader(pol), AllowProject: true})
 	if len(warns) > 0 {
 		t.Fatal(warns)
 	}

@@ -192,4 +192,5 @@ func (h *hostSandbox) Run(ctx context.Context, c sandbox.Cmd) (*sandbox.Result, 
 
 func (h *hostSandbox) Backend() string       { return "test" }
 func (h *hostSandbox) Policy() *walls.Policy { return nil }
+func (h *hostSandbox) Live() *walls.Live     { return nil }
 func (h *hostSandbox) Close() error          { return nil }

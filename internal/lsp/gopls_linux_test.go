@@ -42,16 +42,16 @@ func TestGoplsInTheWalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := sandbox.Open(context.Background(), pol, sandbox.BackendBwrap)
+	sb, err := sandbox.Open(context.Background(), walls.NewLive(pol), sandbox.BackendBwrap)
 	if err != nil {
 		testenv.Missing(t, testenv.Bwrap, "bwrap cannot build a sandbox here: "+err.Error())
 	}
 	t.Cleanup(func() { sb.Close() })
 	n := &notes{}
-	m := New(Options{Sandbox: sb, Project: pol.Project, Servers: Builtin(), Path: os.Getenv("PATH"), Notify: n.add})
+	m := New(Options{Sandbox: sb, Project: pol.Project(), Servers: Builtin(), Path: os.Getenv("PATH"), Notify: n.add})
 	defer m.Close()
 
-	path := filepath.Join(pol.Project, "main.go")
+	path := filepath.Join(pol.Project(), "main.go")
 	bad := "package main\n\nfunc main() {\n\tvar n int = \"one\"\n\t_ = n\n}\n"
 	os.WriteFile(path, []byte(bad), 0o644)
 	start := time.Now()

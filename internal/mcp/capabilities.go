@@ -71,7 +71,7 @@ func (m *Manager) roots() []*sdk.Root {
 		return nil
 	}
 	var out []*sdk.Root
-	for _, w := range m.o.Sandbox.Policy().Writable {
+	for _, w := range m.o.Sandbox.Policy().Writable() {
 		u := url.URL{Scheme: "file", Path: filepath.ToSlash(w)}
 		if !strings.HasPrefix(u.Path, "/") {
 			u.Path = "/" + u.Path // a Windows drive: file:///C:/…

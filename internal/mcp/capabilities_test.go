@@ -36,7 +36,7 @@ func TestClientCapabilities(t *testing.T) {
 	ts := m.Tools(false)
 
 	roots := run(t, ts, "mcp__go__roots", `{}`)
-	want := (&url.URL{Scheme: "file", Path: sb.Policy().Writable[0]}).String()
+	want := (&url.URL{Scheme: "file", Path: sb.Policy().Writable()[0]}).String()
 	if roots.IsError || roots.Content != want {
 		t.Errorf("roots: %q, want %q (the project, as the policy holds it)", roots.Content, want)
 	}

@@ -69,7 +69,7 @@ func TestFollowPlanMode(t *testing.T) {
 	go func() { hung <- run(t, ts, "mcp_call", `{"name":"mcp__go__hang"}`).Content }()
 	time.Sleep(300 * time.Millisecond)
 
-	sb.Policy().SetProjectReadOnly(true) // as extend.Modes.Set does, then its followers
+	sb.Live().SetProjectReadOnly(true) // as extend.Modes.Set does, then its followers
 	began := time.Now()
 	said := m.Follow(true)
 	t.Logf("Follow killed the server in %s", time.Since(began).Round(time.Millisecond))
@@ -106,7 +106,7 @@ func TestFollowPlanMode(t *testing.T) {
 		t.Errorf("a read-only tool after the restart: %+v (notes %q)", res, told())
 	}
 
-	sb.Policy().SetProjectReadOnly(false)
+	sb.Live().SetProjectReadOnly(false)
 	m.Follow(false)
 	res = run(t, ts, "mcp_call", `{"name":"mcp__go__write","arguments":{"path":"`+lie+`"}}`)
 	if res.IsError || sizeOf(lie) != 3 {
@@ -129,7 +129,8 @@ func TestFollowPlanModeRemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := start(t, &sandbox.None{P: pol}, Options{}, Server{Name: "web", Type: "http", URL: web.URL, Scope: ScopeUser})
+	live := walls.NewLive(pol)
+	m := start(t, &sandbox.None{L: live}, Options{}, Server{Name: "web", Type: "http", URL: web.URL, Scope: ScopeUser})
 	ts := m.Tools(true)
 	put := filepath.Join(t.TempDir(), "put.txt")
 	call := `{"name":"mcp__web__put","arguments":{"path":"` + put + `"}}`
@@ -141,7 +142,7 @@ func TestFollowPlanModeRemote(t *testing.T) {
 	go func() { hung <- run(t, ts, "mcp_call", `{"name":"mcp__web__hang"}`).Content }()
 	time.Sleep(300 * time.Millisecond)
 
-	pol.SetProjectReadOnly(true)
+	live.SetProjectReadOnly(true)
 	m.Follow(true)
 	select {
 	case got := <-hung:

@@ -263,7 +263,7 @@ func TestFilesystemServerRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := sandbox.Open(context.Background(), pol, sandbox.BackendBwrap)
+	sb, err := sandbox.Open(context.Background(), walls.NewLive(pol), sandbox.BackendBwrap)
 	if err != nil {
 		t.Fatal(err)
 	}

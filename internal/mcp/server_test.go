@@ -86,7 +86,7 @@ func (f fixture) open(t *testing.T, backend string) sandbox.Sandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := sandbox.Open(context.Background(), pol, backend)
+	sb, err := sandbox.Open(context.Background(), walls.NewLive(pol), backend)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // project is not refused.
 func TestWallsAgreeWithPolicy(t *testing.T) {
 	g := testGate(t, nil)
-	paths := append(testPol.ReadOnlyNow(), filepath.Join(proj, ".git", "hooks", "not-yet"), filepath.Join(proj, ".agents", "not-yet"))
+	paths := append(testPol.ReadOnly(), filepath.Join(proj, ".git", "hooks", "not-yet"), filepath.Join(proj, ".agents", "not-yet"))
 	for _, p := range paths {
 		target := filepath.Join(p, "x")
 		if err := testPol.CheckWrite(target); err == nil {
@@ -30,7 +30,7 @@ func TestWallsAgreeWithPolicy(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range testPol.DenyRead {
+	for _, p := range testPol.DenyRead() {
 		target := filepath.Join(p, "x")
 		if err := testPol.CheckRead(target); err == nil {
 			t.Fatalf("policy allows a read of %s", target)

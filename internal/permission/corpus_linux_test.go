@@ -286,7 +286,7 @@ func runCorpusShard(t *testing.T, cases []corpusCase) {
 		}
 		var pol *walls.Policy
 		pol, proj = corpusProjectFor(t, parent)
-		s, err := sandbox.Open(ctx, pol, sandbox.BackendBwrap)
+		s, err := sandbox.Open(ctx, walls.NewLive(pol), sandbox.BackendBwrap)
 		if err != nil {
 			t.Fatal(err)
 		}

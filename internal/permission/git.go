@@ -11,7 +11,7 @@ import (
 // have written: git status, diff and log run programs the config names
 // (core.fsmonitor, diff.external, core.pager, filters, textconv). The
 // project's own .git, and any other repository found when the session
-// started, has its config mounted read-only (Policy.ReadOnlyNow, less
+// started, has its config mounted read-only (Policy.ReadOnly, less
 // the Findings of repositories that appeared later); a repository out of
 // every writable root is out of the agent's reach too. Anything
 // else — a repository the agent made, one in the private /tmp, one named
@@ -242,23 +242,24 @@ func isGitDir(d string) bool {
 
 // repoProtected: mounted read-only since the session started, or outside
 // every place a command can write. The sandbox also protects repositories
-// that appear during the session (Policy.Refresh), but their config was
+// that appear during the session (Live.Refresh), but their config was
 // written before that, maybe by the agent: those are its Findings, and
 // they do not count.
 func (g *Gate) repoProtected(repo string) bool {
 	c := canon(repo)
-	if ro := g.pol.ReadOnlyNow(); slices.Contains(ro, c) || slices.Contains(ro, repo) {
-		for _, f := range g.pol.Findings() {
+	pol := g.pol.Policy()
+	if ro := pol.ReadOnly(); slices.Contains(ro, c) || slices.Contains(ro, repo) {
+		for _, f := range pol.Findings() {
 			if f.Path == c || f.Path == repo {
 				return false
 			}
 		}
 		return true
 	}
-	for _, w := range g.pol.Writable {
+	for _, w := range pol.Writable() {
 		if within(c, w) || within(repo, w) {
 			return false
 		}
 	}
-	return !within(c, "/tmp") && !within(repo, "/tmp") && (g.pol.TempDir == "" || !within(c, g.pol.TempDir))
+	return !within(c, "/tmp") && !within(repo, "/tmp") && (pol.TempDir() == "" || !within(c, pol.TempDir()))
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/sandbox"
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // A repository the agent makes during the session is protected by the
@@ -17,12 +18,12 @@ import (
 func TestRepositoryMadeInSession(t *testing.T) {
 	pol, proj := corpusProject(t)
 	ctx := context.Background()
-	sb, err := sandbox.Open(ctx, pol, sandbox.BackendBwrap)
+	sb, err := sandbox.Open(ctx, walls.NewLive(pol), sandbox.BackendBwrap)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	g := mustNew(t, Options{Policy: pol})
+	g := mustNew(t, Options{Policy: sb.Live()}) // sees what the sandbox's Refresh adopts, as in a session
 	r, err := sb.Run(ctx, sandbox.Cmd{Script: "git init -q evil && git -C evil config core.fsmonitor 'touch ../pwned; false' && echo made", Timeout: 10 * time.Second})
 	if err != nil || r.ExitCode != 0 {
 		t.Fatalf("setting up the repository: %v %s", err, r.Output)

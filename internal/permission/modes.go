@@ -10,7 +10,7 @@ import "strings"
 // read-only (readOnlyHint) is let through. The refusal is a Deny: no rule,
 // hook, answer or --yolo lifts it while the mode holds.
 func (g *Gate) modeDenied(req Request) (Decision, bool) {
-	if !strings.HasPrefix(req.Tool, mcpPrefix) || req.DeclaredReadOnly || !g.pol.ProjectReadOnly() {
+	if !strings.HasPrefix(req.Tool, mcpPrefix) || req.DeclaredReadOnly || !g.pol.Policy().ProjectReadOnly() {
 		return Decision{}, false
 	}
 	return Decision{

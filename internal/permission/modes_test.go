@@ -10,7 +10,7 @@ import (
 
 // switchingPrompter switches into plan mode while the user is asked, then
 // answers yes.
-type switchingPrompter struct{ pol *walls.Policy }
+type switchingPrompter struct{ pol *walls.Live }
 
 func (p switchingPrompter) Prompt(context.Context, Request, Decision, string) (Answer, error) {
 	p.pol.SetProjectReadOnly(true)
@@ -24,10 +24,11 @@ func (p switchingPrompter) Prompt(context.Context, Request, Decision, string) (A
 // mode nothing changes. A mode switched while the user is asked holds for
 // that call too.
 func TestPlanModeMCP(t *testing.T) {
-	pol, err := walls.NewPolicy(walls.PolicyOptions{Project: t.TempDir()})
+	first, err := walls.NewPolicy(walls.PolicyOptions{Project: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	pol := walls.NewLive(first)
 	g := testGate(t, func(o *Options) {
 		o.Policy = pol
 		o.Allow = []string{"mcp__srv"}

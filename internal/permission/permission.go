@@ -161,8 +161,11 @@ const AnswerHeadless = "deny (non-interactive)"
 // Options configure a Gate.
 type Options struct {
 	// Policy is the session's sandbox policy: the walls. Every question of
-	// whether a path may be read or written at all is its to answer.
-	Policy      *walls.Policy
+	// whether a path may be read or written at all is its to answer. The
+	// session's is a *walls.Live (the walls grow as commands make
+	// repositories; plan mode turns the project read-only): each check
+	// asks it for the current snapshot.
+	Policy      walls.Source
 	Project     string   // project root; empty means Policy.Project
 	Home        string   // home directory for ~ in commands and rules; empty means Policy.Home
 	UserFile    string   // e.g. ~/.agents/permissions; may not exist
@@ -185,7 +188,7 @@ type Options struct {
 // serialised.
 type Gate struct {
 	o    Options
-	pol  *walls.Policy
+	pol  walls.Source
 	home string
 
 	mu    sync.RWMutex
@@ -201,11 +204,12 @@ func New(o Options) (*Gate, error) {
 		return nil, fmt.Errorf("permission: no sandbox policy given")
 	}
 	g := &Gate{o: o, pol: o.Policy, home: o.Home}
+	first := o.Policy.Policy() // home and project never change
 	if g.home == "" {
-		g.home = o.Policy.Home
+		g.home = first.Home()
 	}
 	if g.o.Project == "" {
-		g.o.Project = o.Policy.Project
+		g.o.Project = first.Project()
 	}
 	g.o.Project = canon(g.o.Project)
 
@@ -271,7 +275,8 @@ func (g *Gate) Rules() []string {
 		out = append(out, fmt.Sprintf("%s  (%s)", r.text(), r.origin))
 	}
 	out = append(out, "ask bash * / ask write *  (default for everything else)")
-	out = append(out, "walls: write only under "+strings.Join(g.pol.Writable, ", ")+" (not "+strings.Join(g.pol.ReadOnlyNow(), ", ")+"); never read "+strings.Join(g.pol.DenyRead, ", ")+"  (sandbox; no rule moves them)")
+	pol := g.pol.Policy()
+	out = append(out, "walls: write only under "+strings.Join(pol.Writable(), ", ")+" (not "+strings.Join(pol.ReadOnly(), ", ")+"); never read "+strings.Join(pol.DenyRead(), ", ")+"  (sandbox; no rule moves them)")
 	if g.o.Unsandboxed {
 		out = append(out, "no sandbox: every bash command asks")
 	}

@@ -37,7 +37,7 @@ func canon(p string) string { return walls.Resolve(p) }
 
 // readWall says why the policy refuses to let abs be read, or "".
 func (g *Gate) readWall(abs string) (rule, reason string) {
-	if err := g.pol.CheckRead(abs); err != nil {
+	if err := g.pol.Policy().CheckRead(abs); err != nil {
 		return "sandbox: never read " + abs, err.Error() + ". Do not try another way to read it."
 	}
 	return "", ""
@@ -45,7 +45,7 @@ func (g *Gate) readWall(abs string) (rule, reason string) {
 
 // writeWall says why the policy refuses a write to abs, or "".
 func (g *Gate) writeWall(abs string) (rule, reason string) {
-	if err := g.pol.CheckWrite(abs); err != nil {
+	if err := g.pol.Policy().CheckWrite(abs); err != nil {
 		return "sandbox: never write " + abs, err.Error() + ". harness refuses this write whatever the rules, answers or --yolo say; write inside the project instead (only the user can widen the walls, by starting harness with --add-dir DIR)."
 	}
 	return "", ""
@@ -81,12 +81,13 @@ func (g *Gate) privateTmp(abs string) (free, ask bool) {
 	if g.o.Unsandboxed || (abs != "/tmp" && !strings.HasPrefix(abs, "/tmp/")) {
 		return false, false
 	}
-	for _, w := range g.pol.Writable {
+	pol := g.pol.Policy()
+	for _, w := range pol.Writable() {
 		if within(abs, w) {
 			return false, false // a root under /tmp (tests): the policy decides
 		}
 	}
-	host := g.pol.TempDir
+	host := pol.TempDir()
 	if host == "" {
 		return true, false // no host view of it (not opened yet)
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/harness-dev/harness/internal/sandbox/walls"
 )
 
 // Every spelling of an output option is the same option: bundles,
@@ -98,8 +100,8 @@ func TestShellWritesFollowWriteRules(t *testing.T) {
 // an earlier command: writing through it asks.
 func TestPrivateTmpSymlink(t *testing.T) {
 	tmp := t.TempDir()
-	pol := testPolicy(t, proj, home, extra)
-	pol.TempDir = tmp
+	pol := walls.NewLive(testPolicy(t, proj, home, extra))
+	pol.SetTempDir(tmp) // as sandbox.Open does
 	g := mustNew(t, Options{Policy: pol})
 	if err := os.Symlink(proj+"/main.go", tmp+"/link"); err != nil {
 		t.Fatal(err)

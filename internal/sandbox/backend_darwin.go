@@ -14,7 +14,7 @@ func detect() (string, string) {
 	return "", seatbelt.SandboxExec + " is missing"
 }
 
-func openBackend(name string, p *walls.Policy, tmp string, o openOptions) (Sandbox, error) {
+func openBackend(name string, p *walls.Live, tmp string, o openOptions) (Sandbox, error) {
 	switch name {
 	case BackendSeatbelt:
 	case BackendBwrap, BackendLandlock:
@@ -22,11 +22,11 @@ func openBackend(name string, p *walls.Policy, tmp string, o openOptions) (Sandb
 	default:
 		return nil, fmt.Errorf("unknown sandbox backend %q: use auto, bwrap, landlock, seatbelt or none", name)
 	}
-	sb, err := seatbelt.Open(p, tmp, o.proxy)
+	sb, err := seatbelt.Open(p.Policy(), tmp, o.proxy)
 	if err != nil {
 		return nil, err
 	}
-	s := &instance{name: BackendSeatbelt, pol: p, tmp: sb.Tmp, tree: treeSession, helper: sb.Helper,
+	s := &instance{name: BackendSeatbelt, live: p, tmp: sb.Tmp, tree: treeSession, helper: sb.Helper,
 		wrap: sb.Wrap, track: sb.Track, closed: sb.Close}
 	if o.proxy != nil {
 		s.proxy = o.proxy

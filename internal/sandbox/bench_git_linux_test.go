@@ -36,7 +36,7 @@ func BenchmarkOverheadGit(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				sb, err := Open(context.Background(), p, backend, opts...)
+				sb, err := Open(context.Background(), walls.NewLive(p), backend, opts...)
 				if err != nil {
 					b.Skip(err)
 				}

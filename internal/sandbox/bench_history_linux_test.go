@@ -60,7 +60,7 @@ func BenchmarkHistoryOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sb, err := Open(context.Background(), p, BackendBwrap, WithLauncher(launcher))
+		sb, err := Open(context.Background(), walls.NewLive(p), BackendBwrap, WithLauncher(launcher))
 		if err != nil {
 			b.Skip(err)
 		}

@@ -50,7 +50,7 @@ func openBench(b *testing.B, backend string, opts ...Option) Sandbox {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sb, err := Open(context.Background(), p, backend, opts...)
+	sb, err := Open(context.Background(), walls.NewLive(p), backend, opts...)
 	if err != nil {
 		b.Skip(err)
 	}
@@ -65,9 +65,10 @@ func BenchmarkFileTools(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	path := p.Project + "/src/file.go"
+	path := p.Project() + "/src/file.go"
 	data := []byte("package main\n\nfunc main() {}\n")
-	if _, err := p.WriteFile(path, data); err != nil {
+	live := walls.NewLive(p)
+	if _, err := live.WriteFile(path, data); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("read-policy", func(b *testing.B) {
@@ -86,7 +87,7 @@ func BenchmarkFileTools(b *testing.B) {
 	})
 	b.Run("write-policy", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := p.WriteFile(path, data); err != nil {
+			if _, err := live.WriteFile(path, data); err != nil {
 				b.Fatal(err)
 			}
 		}

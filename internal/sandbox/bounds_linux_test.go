@@ -56,7 +56,7 @@ func checkBounds(variant string) string {
 	if err != nil {
 		return err.Error()
 	}
-	sb, err := Open(context.Background(), p, backend, opts...)
+	sb, err := Open(context.Background(), walls.NewLive(p), backend, opts...)
 	if err != nil {
 		return err.Error()
 	}

@@ -19,12 +19,12 @@ import (
 
 // openBwrap builds the bwrap argv once per session; each command then adds
 // its working directory and script.
-func openBwrap(p *walls.Policy, tmp string, o openOptions) (*instance, error) {
-	s, err := buildBwrap(p, tmp, o, false)
+func openBwrap(live *walls.Live, tmp string, o openOptions) (*instance, error) {
+	s, err := buildBwrap(live, tmp, o, false)
 	if err != nil {
 		return nil, err
 	}
-	if s.ro, err = buildBwrap(p, tmp, o, true); err != nil {
+	if s.ro, err = buildBwrap(live, tmp, o, true); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -33,7 +33,8 @@ func openBwrap(p *walls.Policy, tmp string, o openOptions) (*instance, error) {
 // buildBwrap builds the bwrap backend; ro is the read-only variant
 // (Cmd.ReadOnly): the writable roots bound read-only, only the private
 // /tmp and the build cache writable, no git writes.
-func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance, error) {
+func buildBwrap(live *walls.Live, tmp string, o openOptions, ro bool) (*instance, error) {
+	p := live.Policy() // for what never changes in a session: roots, bounds, environment
 	bw, err := exec.LookPath("bwrap")
 	if err != nil {
 		return nil, fmt.Errorf("%w: bwrap not found in PATH: install bubblewrap (apt-get install bubblewrap)", ErrUnavailable)
@@ -57,10 +58,11 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 			return nil, err
 		}
 	}
-	// outer is bwrap's argv up to the command, built anew for each
-	// sandbox and each launcher, so carve-outs the policy gained since the
-	// last (a repository created mid-session) are mounted read-only.
-	outer := func(env []string) []string {
+	// outer is bwrap's argv up to the command, built anew from the
+	// current snapshot for each sandbox and each launcher, so carve-outs
+	// the policy gained since the last (a repository created mid-session)
+	// are mounted read-only.
+	outer := func(p *walls.Policy, env []string) []string {
 		args := []string{bw,
 			"--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 			"--die-with-parent", "--new-session", "--cap-drop", "ALL",
@@ -88,7 +90,7 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 			args = append(args, "--ro-bind", r, r)
 		}
 		args = append(args, gs.BwrapArgs()...)
-		args = append(args, maskArgs(p.MaskPaths(), p.KeepNow())...)
+		args = append(args, maskArgs(p.MaskPaths(), p.KeepReadable())...)
 		args = append(args, "--clearenv")
 		for _, kv := range env {
 			k, v, _ := strings.Cut(kv, "=")
@@ -96,19 +98,19 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 		}
 		return args
 	}
-	cfg := inner.HelperConfig{Write: append(append(p.WriteRootsFor(ro), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: o.cg.NprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.PlacesSupervisors()}
+	cfg := inner.HelperConfig{Write: append(append(p.WriteRootsFor(ro), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: o.cg.NprocRlimit(p.MaxProcs()), MaxData: p.MaxMemory(), Place: o.cg.PlacesSupervisors()}
 	if o.proxy != nil {
 		// The launcher, or a sandbox's own inner stage, listens there
 		// (proxy_linux.go); bwrap's network namespace holds the rest.
 		cfg.ProxyPort = netproxy.ProxyPort
 		cfg.Forward = o.proxy.LoopbackPorts()
 	}
-	s := &instance{name: BackendBwrap, pol: p, tmp: tmp, tree: treeGroup, helper: innerExe, git: gs, proxy: o.proxy}
+	s := &instance{name: BackendBwrap, live: live, tmp: tmp, tree: treeGroup, helper: innerExe, git: gs, proxy: o.proxy}
 	if o.proxy != nil {
 		s.own = func(cmd *exec.Cmd, noNet bool) (func(), error) { return ownProxy(proxyFor(o.proxy, noNet), cmd) }
 	}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
-		argv := append(outer(env), "--chdir", dir, "--")
+		argv := append(outer(live.Policy(), env), "--chdir", dir, "--")
 		h, err := inner.HelperArgv(innerExe, cfg, "/bin/sh", "-c", script)
 		if err != nil {
 			return nil, nil, err
@@ -119,10 +121,10 @@ func buildBwrap(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance,
 	if err != nil {
 		return nil, err
 	}
-	s.launch = &launcher{backend: BackendBwrap, tree: treeGroup, pol: p, proxy: o.proxy, newCmd: func() *exec.Cmd {
-		argv := append(outer(env), "--chdir", p.Project, "--", innerExe, inner.LauncherArg, string(lcfg))
+	s.launch = &launcher{backend: BackendBwrap, tree: treeGroup, pol: live, proxy: o.proxy, newCmd: func(snap *walls.Policy) *exec.Cmd {
+		argv := append(outer(snap, env), "--chdir", p.Project(), "--", innerExe, inner.LauncherArg, string(lcfg))
 		c := exec.Command(argv[0], argv[1:]...)
-		c.Dir, c.Env = p.Project, env
+		c.Dir, c.Env = p.Project(), env
 		return c
 	}}
 	return s, nil

@@ -130,7 +130,7 @@ func TestGreet(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sb, err := Open(context.Background(), p, backend)
+				sb, err := Open(context.Background(), walls.NewLive(p), backend)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -139,8 +139,8 @@ func TestGreet(t *testing.T) {
 			script := shellquote.Quote(goBin) + " test ./..."
 			env1 := append(envWithout("GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS"), "GOMODCACHE="+hostMod, "GOPROXY=off")
 			sb, p := session(env1)
-			if p.HostModCache != hostMod || p.Cache == "" {
-				t.Fatalf("host module cache %q, project cache %q", p.HostModCache, p.Cache)
+			if p.HostModCache() != hostMod || p.Cache() == "" {
+				t.Fatalf("host module cache %q, project cache %q", p.HostModCache(), p.Cache())
 			}
 			start := time.Now()
 			r, err := sb.Run(context.Background(), Cmd{Script: script, Timeout: 5 * time.Minute})
@@ -160,8 +160,8 @@ func TestGreet(t *testing.T) {
 			}
 			sb, p = session(envWithout("GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS"))
 			defer sb.Close()
-			if p.HostModCache != "" {
-				t.Fatalf("second session still sees a host module cache: %s", p.HostModCache)
+			if p.HostModCache() != "" {
+				t.Fatalf("second session still sees a host module cache: %s", p.HostModCache())
 			}
 			start = time.Now()
 			r, err = sb.Run(context.Background(), Cmd{Script: script, Timeout: 5 * time.Minute})
@@ -173,14 +173,14 @@ func TestGreet(t *testing.T) {
 
 			// The cache holds the build, and the way out is harness cache clean.
 			list, err := walls.ListCaches(root)
-			if err != nil || len(list) != 1 || list[0].Project != p.Project || list[0].Bytes == 0 {
+			if err != nil || len(list) != 1 || list[0].Project != p.Project() || list[0].Bytes == 0 {
 				t.Fatalf("ListCaches = %+v, %v", list, err)
 			}
 			// A symlink planted inside does not carry the clean outside.
 			outside := filepath.Join(base, "outside")
 			os.MkdirAll(outside, 0o755)
 			os.WriteFile(filepath.Join(outside, "keep"), []byte("x"), 0o644)
-			r, _ = sb.Run(context.Background(), Cmd{Script: "ln -s " + shellquote.Quote(outside) + " " + shellquote.Quote(p.Cache+"/link") + " && echo planted"})
+			r, _ = sb.Run(context.Background(), Cmd{Script: "ln -s " + shellquote.Quote(outside) + " " + shellquote.Quote(p.Cache()+"/link") + " && echo planted"})
 			if !strings.Contains(string(r.Output), "planted") {
 				t.Fatalf("planting a symlink in the cache: %s", r.Output)
 			}
@@ -225,15 +225,15 @@ func TestCacheIsPerProject(t *testing.T) {
 				}
 				pols = append(pols, p)
 			}
-			if pols[0].Cache == pols[1].Cache {
-				t.Fatalf("two projects share a cache: %s", pols[0].Cache)
+			if pols[0].Cache() == pols[1].Cache() {
+				t.Fatalf("two projects share a cache: %s", pols[0].Cache())
 			}
-			sb, err := Open(context.Background(), pols[0], backend)
+			sb, err := Open(context.Background(), walls.NewLive(pols[0]), backend)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer sb.Close()
-			r, err := sb.Run(context.Background(), Cmd{Script: "echo ok > \"$GOCACHE.probe\" && echo own-ok; echo x > " + shellquote.Quote(pols[1].Cache+"/planted") + " 2>/dev/null && echo other-written; echo x >> " + shellquote.Quote(filepath.Dir(pols[0].Cache)+"/project") + " 2>/dev/null && echo record-written; true"})
+			r, err := sb.Run(context.Background(), Cmd{Script: "echo ok > \"$GOCACHE.probe\" && echo own-ok; echo x > " + shellquote.Quote(pols[1].Cache()+"/planted") + " 2>/dev/null && echo other-written; echo x >> " + shellquote.Quote(filepath.Dir(pols[0].Cache())+"/project") + " 2>/dev/null && echo record-written; true"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -241,7 +241,7 @@ func TestCacheIsPerProject(t *testing.T) {
 			if !strings.Contains(out, "own-ok") || strings.Contains(out, "other-written") || strings.Contains(out, "record-written") {
 				t.Errorf("output %q: want the own cache writable, the other project's cache and the record not", out)
 			}
-			if _, err := os.Stat(pols[1].Cache + "/planted"); err == nil {
+			if _, err := os.Stat(pols[1].Cache() + "/planted"); err == nil {
 				t.Errorf("project a wrote project b's cache")
 			}
 		})

@@ -28,7 +28,7 @@ func detect() (string, string) {
 	return "", why + ", and this kernel has no Landlock"
 }
 
-func openBackend(name string, p *walls.Policy, tmp string, o openOptions) (Sandbox, error) {
+func openBackend(name string, p *walls.Live, tmp string, o openOptions) (Sandbox, error) {
 	var s *instance
 	var err error
 	switch name {
@@ -51,12 +51,12 @@ func openBackend(name string, p *walls.Policy, tmp string, o openOptions) (Sandb
 
 // openContainer runs the session in a container of the engine name: the
 // container package's Runner runs every command.
-func openContainer(ctx context.Context, name string, p *walls.Policy, tmp string, o openOptions) (*instance, error) {
+func openContainer(ctx context.Context, name string, p *walls.Live, tmp string, o openOptions) (*instance, error) {
 	r, gs, err := container.Open(ctx, name, p, tmp, o.backend())
 	if err != nil {
 		return nil, err
 	}
-	s := &instance{name: name, pol: p, tmp: tmp, helper: container.Helper, git: gs, launch: r, proxy: o.proxy}
+	s := &instance{name: name, live: p, tmp: tmp, helper: container.Helper, git: gs, launch: r, proxy: o.proxy}
 	s.wrap = func(string, string) ([]string, []string, error) {
 		return nil, nil, fmt.Errorf("the %s backend runs every command in the session's container", name)
 	}

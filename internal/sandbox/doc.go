@@ -13,8 +13,9 @@
 //   - backend: what the orchestration and the mechanisms share: the
 //     Runner interface (something long-lived that runs a session's
 //     commands: the launcher, a container), Options, ErrUnavailable.
-//   - walls: the Policy (the walls' rules) and the file tools'
-//     descriptor-based I/O; readers get copies, Refresh grows them.
+//   - walls: the Policy (the walls' rules: an immutable snapshot), the
+//     Live that holds a session's current one (Refresh publishes a new
+//     one), and the file tools' descriptor-based I/O.
 //   - linux/inner: what runs inside the walls (the inner stage, Landlock,
 //     seccomp, the launcher's and the supervisors' side), and the
 //     supervisors' view of what each command asked to write
@@ -33,7 +34,7 @@
 //     is (doctor runs it).
 //   - ../gitsafe: how every git call of harness's is run.
 //
-// Everything below describes the whole; Policy, NewPolicy, Refresh and
+// Everything below describes the whole; Policy, NewPolicy, Live, Refresh and
 // the file I/O named here live in walls.
 //
 // # Contract
@@ -55,8 +56,8 @@
 // Policy.CheckRead and Policy.CheckWrite answer by path (after resolving
 // every symlink) for the permission gate; the file tools do their I/O
 // through the Policy itself, descriptor-based (OpenRead, ReadFile,
-// WriteFile, Walk): the opened file's real path and type are what is
-// checked, never a path reopened by name. Refresh, run after every command
+// Live.WriteFile, Walk): the opened file's real path and type are what is
+// checked, never a path reopened by name. Live.Refresh, run after every command
 // and every file-tool write, finds repositories, gitdir pointers, separate
 // and bare gitdirs and hooks paths that appeared mid-session, protects
 // them from then on and returns them for the caller to report (Findings
@@ -288,7 +289,7 @@
 //   - Instructions and skills as links to secrets: read through OpenRead.
 //   - Secrets of other tools and sessions: other agents' credentials,
 //     git's XDG store, the Hugging Face token, shell histories, the session
-//     store and other sessions' spill files are hidden (Policy.Keep keeps
+//     store and other sessions' spill files are hidden (Live.Keep keeps
 //     this session's spill directory readable); ~/.agents/hidden adds
 //     paths; variables pass by exact name only.
 //   - Sub-agents writing through bash: their bash runs with Cmd.ReadOnly

@@ -52,7 +52,7 @@ func TestImportObjectsRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	gs, err := gitshadow.Open(&walls.Policy{Project: proj, GitWrite: []walls.GitDir{{Dir: dotgit, Dirs: []string{"refs", "logs"}, Refs: true, Objects: true}}}, filepath.Join(t.TempDir(), "tmp"))
+	gs, err := gitshadow.Open(walls.Fixture{Project: proj, GitWrite: []walls.GitDir{{Dir: dotgit, Dirs: []string{"refs", "logs"}, Refs: true, Objects: true}}}.Build(), filepath.Join(t.TempDir(), "tmp"))
 	if err != nil {
 		t.Fatal(err)
 	}

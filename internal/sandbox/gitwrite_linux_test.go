@@ -58,7 +58,7 @@ func openGitTest(t *testing.T, backend, proj string) Sandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := Open(context.Background(), p, b, opts...)
+	sb, err := Open(context.Background(), walls.NewLive(p), b, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

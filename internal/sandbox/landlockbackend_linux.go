@@ -22,12 +22,12 @@ import (
 // alone, started as the init of fresh user, mount and PID namespaces when
 // the kernel allows them (then carve-outs are read-only bind mounts and
 // /tmp is private), and as a plain process group otherwise.
-func openLandlock(p *walls.Policy, tmp string, o openOptions) (*instance, error) {
-	s, err := buildLandlock(p, tmp, o, false)
+func openLandlock(live *walls.Live, tmp string, o openOptions) (*instance, error) {
+	s, err := buildLandlock(live, tmp, o, false)
 	if err != nil {
 		return nil, err
 	}
-	if s.ro, err = buildLandlock(p, tmp, o, true); err != nil {
+	if s.ro, err = buildLandlock(live, tmp, o, true); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -35,7 +35,8 @@ func openLandlock(p *walls.Policy, tmp string, o openOptions) (*instance, error)
 
 // buildLandlock builds the landlock backend; ro is its read-only variant
 // (see buildBwrap).
-func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instance, error) {
+func buildLandlock(live *walls.Live, tmp string, o openOptions, ro bool) (*instance, error) {
+	p := live.Policy() // for what never changes in a session: roots, bounds, environment
 	abi := inner.LandlockABI()
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: this kernel has no Landlock (not built in or not in the lsm= list); install bubblewrap for the bwrap backend", ErrUnavailable)
@@ -44,8 +45,8 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 	if err != nil {
 		return nil, err
 	}
-	cfg := inner.HelperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true, MaxProcs: o.cg.NprocRlimit(p.MaxProcs), MaxData: p.MaxMemory, Place: o.cg.PlacesSupervisors()}
-	s := &instance{name: BackendLandlock, pol: p, tmp: tmp, tree: treeGroup, helper: exe}
+	cfg := inner.HelperConfig{DenySockets: "all", NoNet: true, DropCaps: true, RequireLandlock: true, MaxProcs: o.cg.NprocRlimit(p.MaxProcs()), MaxData: p.MaxMemory(), Place: o.cg.PlacesSupervisors()}
+	s := &instance{name: BackendLandlock, live: live, tmp: tmp, tree: treeGroup, helper: exe}
 	tmpInside := tmp
 	if userNamespaces() {
 		s.tree = treeUserPID
@@ -103,31 +104,31 @@ func buildLandlock(p *walls.Policy, tmp string, o openOptions, ro bool) (*instan
 	if s.proxy != nil {
 		env = append(env, netproxy.ProxyEnv(netproxy.ProxyPort)...)
 	}
-	// now is cfg with the carve-outs as they stand (a repository created
-	// mid-session is mounted read-only from the next sandbox on).
-	now := func() inner.HelperConfig {
+	// now is cfg with the carve-outs of snapshot snap (a repository
+	// created mid-session is mounted read-only from the next sandbox on).
+	now := func(snap *walls.Policy) inner.HelperConfig {
 		c := cfg
 		if s.tree == treeUserPID {
-			c.ReadOnly = p.RoBinds()
+			c.ReadOnly = snap.RoBinds()
 			if ro {
-				c.ReadOnly = append(c.ReadOnly, p.Writable...)
+				c.ReadOnly = append(c.ReadOnly, snap.Writable()...)
 			}
-			c.Keep = p.KeepNow()
+			c.Keep = snap.KeepReadable()
 		}
 		return c
 	}
 	s.wrap = func(script, dir string) ([]string, []string, error) {
-		h, err := inner.HelperArgv(exe, now(), "/bin/sh", "-c", script)
+		h, err := inner.HelperArgv(exe, now(live.Policy()), "/bin/sh", "-c", script)
 		return h, env, err
 	}
 	if s.tree == treeUserPID {
 		// The launcher is the init of the namespaces: it mounts, drops its
 		// capabilities and serves; without them there is no PID namespace
 		// to hold a command's tree, and each command keeps its own helper.
-		s.launch = &launcher{backend: BackendLandlock, tree: treeUserPID, pol: p, proxy: s.proxy, netns: s.proxy != nil, newCmd: func() *exec.Cmd {
-			lcfg, _ := json.Marshal(now()) // plain strings, bools and numbers: cannot fail
+		s.launch = &launcher{backend: BackendLandlock, tree: treeUserPID, pol: live, proxy: s.proxy, netns: s.proxy != nil, newCmd: func(snap *walls.Policy) *exec.Cmd {
+			lcfg, _ := json.Marshal(now(snap)) // plain strings, bools and numbers: cannot fail
 			c := exec.Command(exe, inner.LauncherArg, string(lcfg))
-			c.Dir, c.Env = p.Project, env
+			c.Dir, c.Env = p.Project(), env
 			return c
 		}}
 	}

@@ -40,13 +40,14 @@ const maxReports = 64<<10 + inner.MaxWroteReport
 type launcher struct {
 	backend string
 	tree    treeMode
-	// pol, when set, is asked for its generation: a launcher started
-	// before the carve-outs last grew is retired, so the next command
-	// gets a launcher that mounts them all.
-	pol *walls.Policy
-	// newCmd builds the unstarted command that runs the launcher inside the
-	// outer walls; start adds its control socket as descriptor 3.
-	newCmd func() *exec.Cmd
+	// pol, when set, gives the snapshot a new launcher mounts; a launcher
+	// started at an older generation (before the carve-outs last grew) is
+	// retired, so the next command gets one that mounts them all.
+	pol walls.Source
+	// newCmd builds, from snapshot snap (nil without pol), the unstarted
+	// command that runs the launcher inside the outer walls; start adds
+	// its control socket as descriptor 3.
+	newCmd func(snap *walls.Policy) *exec.Cmd
 	// cg, when set, is the session's cgroup: each launcher starts in a
 	// child of it, killed whole when the launcher is done.
 	cg *cgroup.Session
@@ -96,7 +97,13 @@ func (l *launcher) get() (lp *launcherProc, note string, err error) {
 	if l.failed != nil {
 		return nil, "", errNoLauncher
 	}
-	if l.cur != nil && l.pol != nil && l.cur.gen != l.pol.Generation() {
+	// One snapshot decides both whether to retire and what a new launcher
+	// mounts, so its generation is that of the walls it puts up.
+	var snap *walls.Policy
+	if l.pol != nil {
+		snap = l.pol.Policy()
+	}
+	if l.cur != nil && snap != nil && l.cur.gen != snap.Generation() {
 		l.retire(l.cur)
 		l.cur = nil
 	}
@@ -113,10 +120,10 @@ func (l *launcher) get() (lp *launcherProc, note string, err error) {
 		}
 	}
 	gen := 0
-	if l.pol != nil {
-		gen = l.pol.Generation()
+	if snap != nil {
+		gen = snap.Generation()
 	}
-	lp, err = l.start()
+	lp, err = l.start(snap)
 	if err != nil {
 		l.failed = err
 		return nil, note + fmt.Sprintf("[harness: %v; running each command in a sandbox of its own from now on]\n", err), errNoLauncher
@@ -301,7 +308,7 @@ func (lp *launcherProc) exitText() string {
 	return msg
 }
 
-func (l *launcher) start() (*launcherProc, error) {
+func (l *launcher) start(snap *walls.Policy) (*launcherProc, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("creating the launcher's control socket: %w", err)
@@ -314,7 +321,7 @@ func (l *launcher) start() (*launcherProc, error) {
 		return nil, fmt.Errorf("creating the launcher's control socket: %w", err)
 	}
 	ctrl := conn.(*net.UnixConn)
-	c := l.newCmd()
+	c := l.newCmd(snap)
 	c.ExtraFiles = []*os.File{remote}
 	if l.proxy != nil {
 		pl, pr, err := backend.ProxyChannel()

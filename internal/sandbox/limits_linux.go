@@ -88,7 +88,7 @@ func setsidHold() string {
 func limitsText(cg *cgroup.Session, p *walls.Policy, backend string, launcher bool) string {
 	if IsContainer(backend) {
 		pids, mem := container.Bounds(p)
-		return fmt.Sprintf("resource bounds in force: the container's own cgroup (set by the engine) holds %d processes and %d MiB for the whole session, and RLIMIT_NPROC %d and RLIMIT_DATA %d MiB per process inside", pids, mem>>20, p.MaxProcs, p.MaxMemory>>20)
+		return fmt.Sprintf("resource bounds in force: the container's own cgroup (set by the engine) holds %d processes and %d MiB for the whole session, and RLIMIT_NPROC %d and RLIMIT_DATA %d MiB per process inside", pids, mem>>20, p.MaxProcs(), p.MaxMemory()>>20)
 	}
 	return cg.LimitsText(p, launcher)
 }

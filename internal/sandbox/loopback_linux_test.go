@@ -67,7 +67,7 @@ func TestLoopbackForward(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sb, err := Open(context.Background(), p, backend, append(opts, WithProxy(px))...)
+			sb, err := Open(context.Background(), walls.NewLive(p), backend, append(opts, WithProxy(px))...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestNoNet(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sb, err := Open(context.Background(), p, backend, append(opts, WithProxy(px))...)
+			sb, err := Open(context.Background(), walls.NewLive(p), backend, append(opts, WithProxy(px))...)
 			if err != nil {
 				t.Fatal(err)
 			}

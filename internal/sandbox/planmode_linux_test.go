@@ -21,7 +21,7 @@ func TestPlanModeReadOnly(t *testing.T) {
 	for _, variant := range allBackends {
 		t.Run(variant, func(t *testing.T) {
 			sb, proj := openTest(t, variant, nil)
-			pol := sb.Policy()
+			pol := sb.Live()
 			keep := filepath.Join(proj, "keep.txt")
 			os.WriteFile(keep, []byte("alpha\n"), 0o644)
 			ctx := context.Background()

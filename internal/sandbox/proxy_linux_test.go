@@ -110,7 +110,7 @@ func newProxyWorld(t *testing.T, variant string, names map[string]func(n int) []
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.sb, err = Open(context.Background(), p, backend, append(opts, WithProxy(w.px))...); err != nil {
+	if w.sb, err = Open(context.Background(), walls.NewLive(p), backend, append(opts, WithProxy(w.px))...); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.sb.Close() })
@@ -347,7 +347,7 @@ func TestProxyAfterLauncherFails(t *testing.T) {
 			w := newProxyWorld(t, backend, nil)
 			l := w.sb.(*instance).launch.(*launcher)
 			l.mu.Lock()
-			l.newCmd = func() *exec.Cmd { return exec.Command("/bin/false") }
+			l.newCmd = func(*walls.Policy) *exec.Cmd { return exec.Command("/bin/false") }
 			lp := l.cur // started by Open's self-check: stopped, it is not restarted
 			l.mu.Unlock()
 			if lp != nil {
@@ -457,7 +457,7 @@ func TestProxyNotOfferedWithoutNetns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sb, err := Open(context.Background(), p, tc.backend, append(tc.opts, WithProxy(px))...)
+			sb, err := Open(context.Background(), walls.NewLive(p), tc.backend, append(tc.opts, WithProxy(px))...)
 			if err != nil {
 				t.Fatal(err)
 			}

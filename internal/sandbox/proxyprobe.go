@@ -42,7 +42,7 @@ func ProbeNetwork(ctx context.Context, backend string, out io.Writer, opts ...Op
 	if err != nil {
 		return 0, err
 	}
-	sb, err := Open(ctx, p, backend, append(opts, WithProxy(px))...)
+	sb, err := Open(ctx, walls.NewLive(p), backend, append(opts, WithProxy(px))...)
 	if err != nil {
 		return 0, err
 	}

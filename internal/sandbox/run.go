@@ -30,8 +30,8 @@ import (
 // benchmark compares like with like.
 type instance struct {
 	name string
-	pol  *walls.Policy
-	tmp  string // host path of the private temporary directory ("" for none)
+	live *walls.Live // the session's rules; each command reads one snapshot
+	tmp  string      // host path of the private temporary directory ("" for none)
 	// wrap returns the argv (argv[0] is a path) and environment for script.
 	wrap func(script, dir string) (argv, env []string, err error)
 	// tree selects how the process tree is isolated (see proc_*.go).
@@ -64,7 +64,8 @@ type instance struct {
 }
 
 func (s *instance) Backend() string       { return s.name }
-func (s *instance) Policy() *walls.Policy { return s.pol }
+func (s *instance) Policy() *walls.Policy { return s.live.Policy() }
+func (s *instance) Live() *walls.Live     { return s.live }
 
 func (s *instance) Close() error {
 	if s.closed != nil {
@@ -92,7 +93,7 @@ func timeoutMessage(d time.Duration) string {
 }
 
 func (s *instance) Run(ctx context.Context, c Cmd) (*Result, error) {
-	if s.pol.ProjectReadOnly() && !c.ReadOnly { // plan mode (walls/planmode.go)
+	if s.live.Policy().ProjectReadOnly() && !c.ReadOnly { // plan mode (walls/planmode.go)
 		if s.ro == nil {
 			return nil, fmt.Errorf("%w: the %s backend has no read-only variant, so no command runs in plan mode", ErrNoReadOnly, s.name)
 		}
@@ -112,10 +113,11 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 	if c.Stdin != nil && IsContainer(s.name) {
 		return nil, fmt.Errorf("the %s backend cannot give a command a standard input; use bwrap, landlock or seatbelt", s.name)
 	}
-	timeout := firstPositive(c.Timeout, s.pol.Timeout, walls.DefaultTimeout)
-	dir := cmp.Or(c.Dir, s.pol.Project)
+	pol := s.live.Policy()
+	timeout := firstPositive(c.Timeout, pol.Timeout(), walls.DefaultTimeout)
+	dir := cmp.Or(c.Dir, pol.Project())
 	buf, stdout, stderr := s.outputs(c)
-	before := walls.Snapshot(s.pol.ProtectedNow())
+	before := walls.Snapshot(pol.Protected())
 	gitBefore := s.git.Before()
 	netMark := s.proxy.Mark()
 	defer s.proxy.Started(cmp.Or(c.Label, c.Script))()
@@ -139,8 +141,9 @@ func (s *instance) run(ctx context.Context, c Cmd) (*Result, error) {
 	moves, notes := s.git.After(ctx, gitBefore)
 	r.GitMoves = moves
 	s.finish(r, c, buf, notes, netMark, stderr)
-	r.Tampered = s.git.FilterTampered(walls.Changed(before, walls.Snapshot(s.pol.ProtectedNow())))
-	r.Found = s.pol.Refresh()
+	// After: what is protected now, a parallel Refresh's adoptions included.
+	r.Tampered = s.git.FilterTampered(walls.Changed(before, walls.Snapshot(s.live.Policy().Protected())))
+	r.Found = s.live.Refresh()
 	return r, nil
 }
 
@@ -157,7 +160,7 @@ func firstPositive[T int | time.Duration](vs ...T) T {
 // outputs are where a command's output goes: the bounded buffer the
 // Result holds, or the caller's writers, each also to Progress.
 func (s *instance) outputs(c Cmd) (buf *walls.BoundedBuffer, stdout, stderr io.Writer) {
-	buf = &walls.BoundedBuffer{Limit: firstPositive(s.pol.OutputLimit, 1<<20)}
+	buf = &walls.BoundedBuffer{Limit: firstPositive(s.live.Policy().OutputLimit(), 1<<20)}
 	stdout, stderr = buf, buf
 	if c.Stdout != nil || c.Stderr != nil {
 		stdout, stderr = orDiscard(c.Stdout), orDiscard(c.Stderr)
@@ -177,7 +180,7 @@ func (s *instance) execute(ctx context.Context, c Cmd, dir string, stdout, stder
 	if s.launch != nil && c.Stdin == nil && !c.NoNet {
 		var note string
 		if wr, ok := s.launch.(writesRunner); ok {
-			track := trackRoots(s.pol.Writable)
+			track := trackRoots(s.live.Policy().Writable())
 			code, note, wrote, err = wr.RunWrites(ctx, c.Script, dir, track.inside, c.WriteJournal, stdout, stderr)
 			wrote.Paths = track.host(wrote.Paths)
 		} else {
@@ -217,7 +220,7 @@ func (s *instance) finish(r *Result, c Cmd, buf *walls.BoundedBuffer, gitNotes [
 	// Whatever the exit code: a shell that could not fork may still exit 0.
 	if s.name != BackendNone && c.Stdout == nil && c.Stderr == nil {
 		if out, _ := buf.Result(); len(out) > 0 {
-			io.WriteString(stderr, s.pol.LimitNote(out))
+			io.WriteString(stderr, s.live.Policy().LimitNote(out))
 		}
 	}
 	r.Output, r.Truncated = buf.Result()
@@ -301,7 +304,7 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdin io.R
 	defer close(stop)
 	var over <-chan struct{}
 	if s.name != BackendNone {
-		over = inner.WatchProcs(cmd.Process.Pid, s.pol.MaxProcs, stop)
+		over = inner.WatchProcs(cmd.Process.Pid, s.live.Policy().MaxProcs(), stop)
 	}
 	cgOver, procsHit := cg.OverProcs(stop), false
 	defer func() { cg.Report(stderr, procsHit) }() // before the kill removes its counts
@@ -315,7 +318,7 @@ func (s *instance) runOwn(runCtx context.Context, script, dir string, stdin io.R
 		killTree(cmd.Process, s.tree)
 		killAll()
 		<-done
-		fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", s.pol.MaxProcs, walls.MaxProcsEnv)
+		fmt.Fprintf(stderr, "\n[harness: the command ran more than %d processes at once, the sandbox's process limit, and was killed with all it started; raise %s if it needs more]\n", s.live.Policy().MaxProcs(), walls.MaxProcsEnv)
 		return 128 + 9, nil
 	case <-cgOver:
 		procsHit = true

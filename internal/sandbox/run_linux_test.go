@@ -24,7 +24,7 @@ import (
 
 // openTest opens backend (optionally suffixed with perCommand) on a fresh
 // project outside /tmp's view.
-func openTest(t *testing.T, backend string, mod func(*walls.Policy)) (Sandbox, string) {
+func openTest(t *testing.T, backend string, mod func(*walls.PolicyOptions)) (Sandbox, string) {
 	t.Helper()
 	backend, opts := testVariant(backend)
 	requireBackend(t, backend)
@@ -38,14 +38,15 @@ func openTest(t *testing.T, backend string, mod func(*walls.Policy)) (Sandbox, s
 	os.WriteFile(filepath.Join(proj, ".git", "config"), []byte("[core]\n"), 0o644)
 	os.WriteFile(filepath.Join(proj, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
 	home, _ := os.UserHomeDir()
-	p, err := walls.NewPolicy(walls.PolicyOptions{Project: proj, Home: home})
+	o := walls.PolicyOptions{Project: proj, Home: home}
+	if mod != nil {
+		mod(&o)
+	}
+	p, err := walls.NewPolicy(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mod != nil {
-		mod(p)
-	}
-	sb, err := Open(context.Background(), p, backend, opts...)
+	sb, err := Open(context.Background(), walls.NewLive(p), backend, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestRunBasics(t *testing.T) {
 	testenv.Slow(t)
 	for _, backend := range allBackends {
 		t.Run(backend, func(t *testing.T) {
-			sb, proj := openTest(t, backend, func(p *walls.Policy) { p.OutputLimit = 4096 })
+			sb, proj := openTest(t, backend, func(o *walls.PolicyOptions) { o.OutputLimit = 4096 })
 			ctx := context.Background()
 
 			r, err := sb.Run(ctx, Cmd{Script: "pwd; read x; echo \"stdin:[$x]\"; exit 3"})
@@ -163,24 +164,24 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(context.Background(), p, "chroot"); err == nil || !strings.Contains(err.Error(), "unknown sandbox backend") {
+	if _, err := Open(context.Background(), walls.NewLive(p), "chroot"); err == nil || !strings.Contains(err.Error(), "unknown sandbox backend") {
 		t.Errorf("Open(chroot) = %v", err)
 	}
-	if _, err := Open(context.Background(), p, BackendSeatbelt); !errors.Is(err, ErrUnavailable) {
+	if _, err := Open(context.Background(), walls.NewLive(p), BackendSeatbelt); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("Open(seatbelt) on Linux = %v, want ErrUnavailable", err)
 	}
 	name, reason := Detect()
 	if name == "" || reason == "" {
 		testenv.Missing(t, testenv.Bwrap, "no backend here: "+reason)
 	}
-	sb, err := Open(context.Background(), p, BackendAuto)
+	sb, err := Open(context.Background(), walls.NewLive(p), BackendAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sb.Backend() != name {
 		t.Errorf("auto opened %s, Detect said %s", sb.Backend(), name)
 	}
-	tmp := p.TempDir
+	tmp := p.TempDir()
 	if s, ok := sb.(*instance); ok {
 		tmp = s.tmp
 	}
@@ -199,7 +200,7 @@ func TestSelfCheckRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaky := &None{P: p}
+	leaky := &None{L: walls.NewLive(p)}
 	if err := selfCheck(context.Background(), leaky); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("selfCheck on an unwalled backend = %v, want ErrUnavailable", err)
 	}
@@ -349,7 +350,7 @@ func TestLauncherFallback(t *testing.T) {
 	l.Close()
 	l.mu.Lock()
 	l.closed = false
-	l.newCmd = func() *exec.Cmd { return exec.Command("/bin/false") }
+	l.newCmd = func(*walls.Policy) *exec.Cmd { return exec.Command("/bin/false") }
 	l.mu.Unlock()
 	for i, wantNote := range []bool{true, false} {
 		r, err := sb.Run(context.Background(), Cmd{Script: "echo walled; grep NoNewPrivs /proc/self/status"})
@@ -383,7 +384,7 @@ func TestLauncherEnvOff(t *testing.T) {
 		{[]Option{LauncherFromEnv(off), WithLauncher(true)}, true},
 		{[]Option{WithEnv(off)}, false},
 	} {
-		sb, err := Open(context.Background(), p, BackendBwrap, tc.opts...)
+		sb, err := Open(context.Background(), walls.NewLive(p), BackendBwrap, tc.opts...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -101,8 +101,11 @@ type Sandbox interface {
 	Run(ctx context.Context, cmd Cmd) (*Result, error)
 	// Backend names the backend in force: bwrap, landlock, seatbelt or none.
 	Backend() string
-	// Policy is the policy this sandbox enforces.
+	// Policy is the snapshot of the rules this sandbox enforces now.
 	Policy() *walls.Policy
+	// Live holds the session's rules as they change: the sandbox refreshes
+	// it after every command and names its private /tmp in it.
+	Live() *walls.Live
 	// Close stops the session's launcher, if any (killing what still runs
 	// inside), and removes the session's private temporary directory.
 	Close() error
@@ -210,19 +213,22 @@ func WithLauncher(on bool) Option {
 	return func(o *openOptions) { o.perCommand = !on }
 }
 
-// Open starts a session's sandbox for p with the named backend ("auto"
-// picks the best available). It creates the session's private temporary
-// directory and runs a self-check (selfcheck.go): a write inside must
-// succeed and a write outside the project must fail with a denial, or Open
-// refuses the backend with a *SelfCheckError.
-func Open(ctx context.Context, p *walls.Policy, backend string, opts ...Option) (Sandbox, error) {
+// Open starts a session's sandbox for the rules live holds, with the named
+// backend ("auto" picks the best available). It creates the session's
+// private temporary directory and runs a self-check (selfcheck.go): a write
+// inside must succeed and a write outside the project must fail with a
+// denial, or Open refuses the backend with a *SelfCheckError. Every command
+// reads the current snapshot of live; the sandbox refreshes live after each
+// and names its private /tmp there (Live.SetTempDir).
+func Open(ctx context.Context, live *walls.Live, backend string, opts ...Option) (Sandbox, error) {
 	var o openOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if p == nil {
+	if live == nil {
 		return nil, errors.New("sandbox.Open: nil policy")
 	}
+	p := live.Policy()
 	if backend == "" || backend == BackendAuto {
 		name, reason := detect()
 		if name == "" {
@@ -235,7 +241,7 @@ func Open(ctx context.Context, p *walls.Policy, backend string, opts ...Option) 
 		backend = name
 	}
 	if backend == BackendNone {
-		return &None{P: p}, nil
+		return &None{L: live}, nil
 	}
 	removeStale()
 	// The harness's pid in the name says whose it is (see removeStale).
@@ -244,9 +250,9 @@ func Open(ctx context.Context, p *walls.Policy, backend string, opts ...Option) 
 		return nil, fmt.Errorf("creating the session's private temporary directory: %w", err)
 	}
 	if !IsContainer(backend) {
-		o.cg = cgroup.Open(p.MaxProcs, p.MaxMemory) // the engine's cgroup holds a container's limits
+		o.cg = cgroup.Open(p.MaxProcs(), p.MaxMemory()) // the engine's cgroup holds a container's limits
 	}
-	sb, err := openBackend(backend, p, tmp, o)
+	sb, err := openBackend(backend, live, tmp, o)
 	if err != nil {
 		o.cg.Close()
 		os.RemoveAll(tmp)
@@ -260,6 +266,11 @@ func Open(ctx context.Context, p *walls.Policy, backend string, opts ...Option) 
 	}
 	if s, ok := sb.(*instance); ok {
 		attachCgroup(s, o.cg)
+		if s.tmpIsPrivate() {
+			// The gate looks through it for links earlier commands planted
+			// (permission.privateTmp, repoProtected).
+			live.SetTempDir(s.tmp)
+		}
 	}
 	if err := selfCheck(ctx, sb); err != nil {
 		sb.Close()

@@ -65,7 +65,7 @@ func TestSupervisorStalledBeforeServing(t *testing.T) {
 	testenv.Slow(t)
 	for _, backend := range []string{BackendBwrap, BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
-			sb, _ := openTest(t, backend, func(p *walls.Policy) { p.Env = append(p.Env, stallEnv+"=1") })
+			sb, _ := openTest(t, backend, func(o *walls.PolicyOptions) { o.UnfilteredEnv = []string{stallEnv + "=1"} })
 			// Six at once, twice: several supervisors are started, each stalled.
 			for round := range 2 {
 				var wg sync.WaitGroup

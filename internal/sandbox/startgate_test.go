@@ -30,7 +30,7 @@ func TestStartGate(t *testing.T) {
 	}
 	marker := filepath.Join(proj, "ran")
 	var seen []string
-	s := &instance{name: "test", pol: p, tree: treeGroup,
+	s := &instance{name: "test", live: walls.NewLive(p), tree: treeGroup,
 		wrap: func(script, _ string) ([]string, []string, error) {
 			return []string{"/bin/sh", "-c", script}, os.Environ(), nil
 		},

@@ -49,12 +49,12 @@ func (p permGate) Check(ctx context.Context, a tools.Access) (bool, string) {
 func TestSubagentFollowsPlanMode(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "outside-the-walls-of-the-moment.txt")
 	e := newEnv(t, hostWriter{target})
-	pol := e.main.Lookup("bash").(*tools.Bash).Env.Sandbox.Policy()
-	g, err := permission.New(permission.Options{Policy: pol, Allow: []string{"mcp__srv"}})
+	live := e.main.Lookup("bash").(*tools.Bash).Env.Sandbox.Live()
+	g, err := permission.New(permission.Options{Policy: live, Allow: []string{"mcp__srv"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	modes := extend.NewModes(pol, extend.ModeDefault)
+	modes := extend.NewModes(live, extend.ModeDefault)
 	p := &fakeProvider{}
 	p.reply = func(req *llm.Request) *llm.Reply {
 		switch len(req.Messages) {

@@ -82,17 +82,17 @@ func newEnv(t *testing.T, extra ...tools.Tool) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	te := &tools.Env{Sandbox: &sandbox.None{P: p}}
+	te := &tools.Env{Sandbox: &sandbox.None{L: walls.NewLive(p)}}
 	all := append(tools.Builtins(te), &tools.WriteTodos{List: &tools.TodoList{}})
 	all = append(all, extra...)
 	allowAll := tools.GateFunc(func(context.Context, tools.Access) (bool, string) { return true, "" })
 	logPath := filepath.Join(t.TempDir(), "s.jsonl")
-	l, err := sessionlog.Create(logPath, sessionlog.Meta{ID: "s1", Project: p.Project}, nil)
+	l, err := sessionlog.Create(logPath, sessionlog.Meta{ID: "s1", Project: p.Project()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	return &env{project: p.Project, main: tools.NewRegistry(allowAll, all...), log: l, logPath: logPath}
+	return &env{project: p.Project(), main: tools.NewRegistry(allowAll, all...), log: l, logPath: logPath}
 }
 
 func (e *env) config(p llm.Provider, usage *llm.Usage, mu *sync.Mutex) Config {
@@ -325,7 +325,7 @@ func TestSubAgentBashIsReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := sandbox.Open(context.Background(), pol, sandbox.BackendBwrap)
+	sb, err := sandbox.Open(context.Background(), walls.NewLive(pol), sandbox.BackendBwrap)
 	if err != nil {
 		testenv.Missing(t, testenv.Bwrap, "bwrap cannot build a sandbox here: "+err.Error())
 	}

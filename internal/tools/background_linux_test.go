@@ -61,7 +61,7 @@ func runTestRoles() {
 			fmt.Println("error:", err)
 			os.Exit(1)
 		}
-		sb, err := sandbox.Open(context.Background(), pol, sandbox.BackendBwrap)
+		sb, err := sandbox.Open(context.Background(), walls.NewLive(pol), sandbox.BackendBwrap)
 		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
@@ -97,7 +97,7 @@ func bgSandbox(t *testing.T) (sandbox.Sandbox, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := sandbox.Open(context.Background(), pol, sandbox.BackendBwrap)
+	sb, err := sandbox.Open(context.Background(), walls.NewLive(pol), sandbox.BackendBwrap)
 	if err != nil {
 		testenv.Missing(t, testenv.Bwrap, "bwrap cannot build a sandbox here: "+err.Error())
 	}

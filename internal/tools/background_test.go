@@ -29,6 +29,7 @@ func (s *scriptedSandbox) Run(ctx context.Context, c sandbox.Cmd) (*sandbox.Resu
 }
 func (s *scriptedSandbox) Backend() string       { return "scripted" }
 func (s *scriptedSandbox) Policy() *walls.Policy { return nil }
+func (s *scriptedSandbox) Live() *walls.Live     { return nil }
 func (s *scriptedSandbox) Close() error          { return nil }
 
 func (s *scriptedSandbox) print(t *testing.T, text string) {

@@ -57,7 +57,7 @@ func (e *Env) diagnose(ctx context.Context, path string, text []byte) string {
 // write writes a file through the policy and tells the user loudly of
 // protected paths that changed meanwhile and repositories that appeared.
 func (e *Env) write(path string, data []byte) (walls.WriteResult, error) {
-	res, err := e.policy().WriteFile(path, data)
+	res, err := e.Sandbox.Live().WriteFile(path, data)
 	if err == nil {
 		e.wrote(path)
 		e.seen.record(path, data)
@@ -88,12 +88,12 @@ func (e *Env) abs(p string) string {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
-	return filepath.Join(e.policy().Project, p)
+	return filepath.Join(e.policy().Project(), p)
 }
 
 // rel shows a path relative to the project when it is inside it.
 func (e *Env) rel(p string) string {
-	if r, err := filepath.Rel(e.policy().Project, p); err == nil && !filepath.IsAbs(r) && r != ".." && !startsDotDot(r) {
+	if r, err := filepath.Rel(e.policy().Project(), p); err == nil && !filepath.IsAbs(r) && r != ".." && !startsDotDot(r) {
 		return r
 	}
 	return p

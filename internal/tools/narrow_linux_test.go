@@ -30,7 +30,7 @@ func modeSandbox(t *testing.T) (sandbox.Sandbox, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := sandbox.Open(context.Background(), pol, sandbox.BackendBwrap)
+	sb, err := sandbox.Open(context.Background(), walls.NewLive(pol), sandbox.BackendBwrap)
 	if err != nil {
 		testenv.Missing(t, testenv.Bwrap, "bwrap cannot build a sandbox here: "+err.Error())
 	}
@@ -90,7 +90,7 @@ func TestPlanModeStopsRunningWriters(t *testing.T) {
 	growing(t, fg)
 
 	start := time.Now()
-	sb.Policy().SetProjectReadOnly(true)
+	sb.Live().SetProjectReadOnly(true)
 	notes := js.Follow(true)
 	took := time.Since(start)
 	t.Logf("the switch stopped them in %s: %q", took.Round(time.Millisecond), notes)
@@ -127,7 +127,7 @@ func TestPlanModeStopsRunningWriters(t *testing.T) {
 	if fileSize(filepath.Join(proj, "ro.txt")) != -1 {
 		t.Error("a background command started in plan mode wrote the project")
 	}
-	sb.Policy().SetProjectReadOnly(false)
+	sb.Live().SetProjectReadOnly(false)
 	widened := strings.Join(js.Follow(false), " ")
 	if !strings.Contains(widened, id) || !strings.Contains(widened, "stay stopped") || !strings.Contains(widened, ro) {
 		t.Errorf("leaving plan mode says: %q", widened)

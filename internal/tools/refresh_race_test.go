@@ -23,7 +23,7 @@ import (
 func TestFileToolsBesideRefresh(t *testing.T) {
 	testenv.Slow(t)
 	env, proj := newEnv(t)
-	p := env.Sandbox.Policy()
+	live := env.Sandbox.Live()
 	ctx := context.Background()
 	call := func(tool Tool, args map[string]any) Result {
 		in, _ := json.Marshal(args)
@@ -47,7 +47,7 @@ func TestFileToolsBesideRefresh(t *testing.T) {
 			g := filepath.Join(proj, fmt.Sprintf("r%d", i), ".git")
 			os.MkdirAll(filepath.Join(g, "hooks"), 0o755)
 			os.WriteFile(filepath.Join(g, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
-			p.Refresh()
+			live.Refresh()
 		}
 	}()
 	go func() { // write_file, edit_file, read_file on the project's own files
@@ -76,19 +76,19 @@ func TestFileToolsBesideRefresh(t *testing.T) {
 	go func() { // the permission gate
 		defer wg.Done()
 		for i := 0; i < n*4; i++ {
-			_ = p.CheckWrite(filepath.Join(proj, fmt.Sprintf("f%d.txt", i%5)))
-			_ = p.CheckWrite(filepath.Join(proj, fmt.Sprintf("r%d", i%n), ".git", "config"))
-			_ = p.ReadOnlyNow()
+			_ = live.Policy().CheckWrite(filepath.Join(proj, fmt.Sprintf("f%d.txt", i%5)))
+			_ = live.Policy().CheckWrite(filepath.Join(proj, fmt.Sprintf("r%d", i%n), ".git", "config"))
+			_ = live.Policy().ReadOnly()
 		}
 	}()
 	wg.Wait()
 	for _, pr := range problems {
 		t.Error(pr)
 	}
-	p.Refresh() // the last command's
+	live.Refresh() // the last command's
 	for i := 0; i < n; i++ {
 		hook := filepath.Join(proj, fmt.Sprintf("r%d", i), ".git", "hooks", "pre-commit")
-		if err := p.CheckWrite(hook); err == nil {
+		if err := live.Policy().CheckWrite(hook); err == nil {
 			t.Errorf("the gate lets %s be written after Refresh found its repository", hook)
 		}
 		if r := call(write, map[string]any{"path": hook, "content": "#!/bin/sh\n"}); !r.IsError {

@@ -28,7 +28,7 @@ func newEnv(t *testing.T) (*Env, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Sandbox: &sandbox.None{P: p}}, p.Project
+	return &Env{Sandbox: &sandbox.None{L: walls.NewLive(p)}}, p.Project()
 }
 
 func call(name, input string) llm.Block {
@@ -155,7 +155,7 @@ func TestReadRefusesBinaryAndSecrets(t *testing.T) {
 	if res := run(t, env, "read_file", `{"path":"bin"}`); !res.IsError || !strings.Contains(res.Content, "binary") {
 		t.Errorf("binary: %+v", res)
 	}
-	secret := env.Sandbox.Policy().DenyRead[0]
+	secret := env.Sandbox.Policy().DenyRead()[0]
 	os.MkdirAll(secret, 0o700)
 	os.WriteFile(filepath.Join(secret, "id_rsa"), []byte("KEY"), 0o600)
 	res := run(t, env, "read_file", `{"path":"`+filepath.Join(secret, "id_rsa")+`"}`)

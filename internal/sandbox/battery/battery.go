@@ -45,7 +45,7 @@ func Run(ctx context.Context, backend string, w io.Writer, opts ...sandbox.Optio
 	if err != nil {
 		return 0, err
 	}
-	sb, err := sandbox.Open(ctx, pol, backend, opts...)
+	sb, err := sandbox.Open(ctx, walls.NewLive(pol), backend, opts...)
 	if err != nil {
 		return 0, err
 	}

@@ -26,7 +26,7 @@ const raceAttempts = 400
 
 // hostProbes are the battery's attacks on the host side.
 func (f *fixture) hostProbes(sb sandbox.Sandbox, helper string) []probe {
-	pol := sb.Policy()
+	live := sb.Live() // each probe reads the rules as they stand then (Keep changes them)
 	q := shellquote.Quote
 	race := filepath.Join(f.proj, "race")
 	h := helperCommand(helper)
@@ -85,7 +85,7 @@ func (f *fixture) hostProbes(sb sandbox.Sandbox, helper string) []probe {
 			os.Symlink(filepath.Join(f.home, ".ssh", "id_rsa"), link)
 			leaked, ok := 0, 0
 			_, _, problem := flipping(ctx, benign, link, func() bool {
-				b, _, err := pol.ReadFile(benign, 1<<20)
+				b, _, err := live.Policy().ReadFile(benign, 1<<20)
 				if bytes.Contains(b, []byte(f.sshKey)) {
 					leaked++
 				}
@@ -113,7 +113,7 @@ func (f *fixture) hostProbes(sb sandbox.Sandbox, helper string) []probe {
 			os.Symlink(f.sibling, dlink)
 			ok := 0
 			_, _, problem := flipping(ctx, benign, link, func() bool {
-				_, err := pol.WriteFile(benign, []byte("pwned"))
+				_, err := live.WriteFile(benign, []byte("pwned"))
 				if err == nil {
 					ok++
 				}
@@ -124,7 +124,7 @@ func (f *fixture) hostProbes(sb sandbox.Sandbox, helper string) []probe {
 			}
 			dok := 0
 			_, _, problem = flipping(ctx, dir, dlink, func() bool {
-				_, err := pol.WriteFile(filepath.Join(dir, "keep"), []byte("pwned"))
+				_, err := live.WriteFile(filepath.Join(dir, "keep"), []byte("pwned"))
 				if err == nil {
 					dok++
 				}
@@ -173,7 +173,7 @@ func (f *fixture) hostProbes(sb sandbox.Sandbox, helper string) []probe {
 			for _, c := range cases {
 				done := make(chan error, 1)
 				go func() {
-					_, _, err := pol.ReadFile(c, 64<<20)
+					_, _, err := live.Policy().ReadFile(c, 64<<20)
 					done <- err
 				}()
 				select {
@@ -218,11 +218,11 @@ func (f *fixture) hostProbes(sb sandbox.Sandbox, helper string) []probe {
 			return err.Error(), ""
 		}
 		var bad []string
-		nproc := pol.MaxProcs
+		nproc := live.Policy().MaxProcs()
 		if !sandbox.IsContainer(sb.Backend()) {
 			nproc = sandbox.Inspect(sb).Cgroup.NprocRlimit(nproc) // a backstop where a cgroup holds the bound
 		}
-		for name, want := range map[string]int64{"Max processes": int64(nproc), "Max data size": pol.MaxMemory} {
+		for name, want := range map[string]int64{"Max processes": int64(nproc), "Max data size": live.Policy().MaxMemory()} {
 			if want <= 0 {
 				continue
 			}
@@ -239,14 +239,14 @@ func (f *fixture) hostProbes(sb sandbox.Sandbox, helper string) []probe {
 		if len(bad) > 0 {
 			return strings.Join(bad, "; "), ""
 		}
-		return "", fmt.Sprintf("RLIMIT_NPROC %d, RLIMIT_DATA %d MiB", nproc, pol.MaxMemory>>20)
+		return "", fmt.Sprintf("RLIMIT_NPROC %d, RLIMIT_DATA %d MiB", nproc, live.Policy().MaxMemory()>>20)
 	}})
 	ps = append(ps, cgroupProbe(sb), f.gitProbe(sb), probe{name: "other sessions' spill files hidden, this one's kept", host: func(ctx context.Context) (string, string) {
 		base := filepath.Join(f.home, ".cache", "harness", "spill")
 		other, mine := filepath.Join(base, "other", "1.txt"), filepath.Join(base, "mine", "1.txt")
 		os.MkdirAll(filepath.Dir(mine), 0o700)
 		os.WriteFile(mine, []byte("mine-"+f.tag), 0o600)
-		pol.Keep(filepath.Dir(mine))
+		live.Keep(filepath.Dir(mine))
 		r, err := sb.Run(ctx, sandbox.Cmd{Script: "cat " + q(other) + " " + q(mine) + "; ls " + q(base)})
 		if err != nil {
 			return err.Error(), ""
@@ -254,13 +254,13 @@ func (f *fixture) hostProbes(sb sandbox.Sandbox, helper string) []probe {
 		if bytes.Contains(r.Output, []byte("spill-canary-"+f.tag)) {
 			return "a command read another session's spill file", ""
 		}
-		if b, _, err := pol.ReadFile(other, 1<<20); err == nil || bytes.Contains(b, []byte("spill-canary")) {
+		if b, _, err := live.Policy().ReadFile(other, 1<<20); err == nil || bytes.Contains(b, []byte("spill-canary")) {
 			return "read_file read another session's spill file", ""
 		}
 		if !bytes.Contains(r.Output, []byte("mine-"+f.tag)) {
 			return "this session's spill file is not readable: " + backend.FirstLine(r.Output), ""
 		}
-		if _, _, err := pol.ReadFile(mine, 1<<20); err != nil {
+		if _, _, err := live.Policy().ReadFile(mine, 1<<20); err != nil {
 			return "read_file cannot read this session's spill file: " + err.Error(), ""
 		}
 		return "", ""
@@ -278,10 +278,10 @@ func (f *fixture) hostProbes(sb sandbox.Sandbox, helper string) []probe {
 			paths = append(paths, filepath.Join(f.home, rel))
 		}
 		for _, p := range paths {
-			if b, _, err := pol.ReadFile(p, 1<<20); err == nil || bytes.Contains(b, []byte("canary")) {
+			if b, _, err := live.Policy().ReadFile(p, 1<<20); err == nil || bytes.Contains(b, []byte("canary")) {
 				return "read through the policy: " + p, ""
 			}
-			if fh, _, _, err := pol.OpenRead(p); err == nil {
+			if fh, _, _, err := live.Policy().OpenRead(p); err == nil {
 				fh.Close()
 				return "opened through the policy: " + p, ""
 			}

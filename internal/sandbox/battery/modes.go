@@ -21,8 +21,8 @@ import (
 // app packages' tests (it needs a server the battery does not ship).
 func modeProbe(sb sandbox.Sandbox, proj, tag string) probe {
 	return probe{name: "plan mode stops a writer already running", host: func(ctx context.Context) (string, string) {
-		pol := sb.Policy()
-		if pol.ProjectReadOnly() {
+		live := sb.Live()
+		if live.Policy().ProjectReadOnly() {
 			return "", "already in plan mode"
 		}
 		js := &tools.Jobs{Sandbox: sb}
@@ -45,8 +45,8 @@ func modeProbe(sb sandbox.Sandbox, proj, tag string) probe {
 			}
 		}
 		start := time.Now()
-		pol.SetProjectReadOnly(true)
-		defer pol.SetProjectReadOnly(false)
+		live.SetProjectReadOnly(true)
+		defer live.SetProjectReadOnly(false)
 		js.Follow(true)
 		took := time.Since(start)
 		before := size()

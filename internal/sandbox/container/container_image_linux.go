@@ -48,7 +48,7 @@ func containerImage(ctx context.Context, cli *client.Client, p *walls.Policy, re
 		}
 		return containerImg{ref: ref}, nil
 	}
-	df, err := os.ReadFile(filepath.Join(p.Project, ProjectDockerfile))
+	df, err := os.ReadFile(filepath.Join(p.Project(), ProjectDockerfile))
 	if err == nil {
 		return projectImage(ctx, cli, df)
 	}

@@ -75,11 +75,11 @@ const (
 // containerResources: the cgroup limits of the session's container.
 func containerResources(p *walls.Policy) container.Resources {
 	mem, pids := int64(containerMemory), int64(containerPids)
-	if p.MaxMemory > mem {
-		mem = p.MaxMemory
+	if p.MaxMemory() > mem {
+		mem = p.MaxMemory()
 	}
-	if p.MaxProcs > 0 {
-		pids = int64(p.MaxProcs) + pidsHeadroom
+	if p.MaxProcs() > 0 {
+		pids = int64(p.MaxProcs()) + pidsHeadroom
 	}
 	return container.Resources{Memory: mem, PidsLimit: &pids}
 }
@@ -88,12 +88,14 @@ func containerResources(p *walls.Policy) container.Resources {
 // (`docker rm -f $(docker ps -aq --filter label=dev.harness.sandbox)`).
 const containerLabel = "dev.harness.sandbox"
 
-// Open starts the session's engine side for p: the client, the image,
+// Open starts the session's engine side for the rules live gives: the
+// client, the image,
 // the git shadows in tmp and, with o.Proxy, the proxy's channel. The
 // session's container itself starts with the first command (Runner.Run).
 // The orchestration runs every command through the Runner; gs is the
 // session's git shadows (nil without any), which it checks around each.
-func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backend.Options) (r *Runner, gs *gitshadow.Session, err error) {
+func Open(ctx context.Context, name string, live walls.Source, tmp string, o backend.Options) (r *Runner, gs *gitshadow.Session, err error) {
+	p := live.Policy() // for what never changes in a session: roots, bounds, environment
 	cli, err := containerClient(name, o.Env)
 	if err != nil {
 		return nil, nil, err
@@ -117,7 +119,7 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 		cli.Close()
 		return nil, nil, err
 	}
-	cfg := inner.HelperConfig{Write: append(append(p.WriteRoots(), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs, MaxData: p.MaxMemory}
+	cfg := inner.HelperConfig{Write: append(append(p.WriteRoots(), "/tmp"), gs.WritePaths()...), DenySockets: "unix", MaxProcs: p.MaxProcs(), MaxData: p.MaxMemory()}
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		cli.Close()
@@ -134,7 +136,7 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 		cli.Close()
 		return nil, nil, err
 	}
-	cr := &Runner{backend: name, cli: cli, pol: p, user: user, cfg: string(cfgJSON), dir: dir}
+	cr := &Runner{backend: name, cli: cli, pol: live, user: user, cfg: string(cfgJSON), dir: dir}
 	fail := func(err error) (*Runner, *gitshadow.Session, error) {
 		cr.Close()
 		gs.Close()
@@ -161,8 +163,8 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 	if cr.podman {
 		podmanUlimits(&res)
 	}
-	cr.spec = func() (*container.Config, *container.HostConfig) {
-		mounts := containerMounts(p, gs, tmp, exe, img.hostFS)
+	cr.spec = func(snap *walls.Policy) (*container.Config, *container.HostConfig) {
+		mounts := containerMounts(snap, gs, tmp, exe, img.hostFS)
 		if cn != nil {
 			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: cn.sock, Target: inner.ContainerProxySock, ReadOnly: true,
 				BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
@@ -173,7 +175,7 @@ func Open(ctx context.Context, name string, p *walls.Policy, tmp string, o backe
 				Cmd:        []string{}, // not nil: clears the image's
 				User:       user,
 				Env:        env,
-				WorkingDir: p.Project,
+				WorkingDir: p.Project(),
 				Labels:     map[string]string{containerLabel: filepath.Base(tmp)},
 			}, &container.HostConfig{
 				Mounts:         mounts,
@@ -246,8 +248,8 @@ func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, ho
 	}
 	bind(exe, Helper, true)
 	bind(tmp, "/tmp", false)
-	if p.HostModCache != "" && backend.Exists(p.HostModCache) {
-		bind(p.HostModCache, p.HostModCache, true)
+	if p.HostModCache() != "" && backend.Exists(p.HostModCache()) {
+		bind(p.HostModCache(), p.HostModCache(), true)
 	}
 	roots := p.WriteRoots()
 	for _, w := range roots {
@@ -275,7 +277,7 @@ func containerMounts(p *walls.Policy, gs *gitshadow.Session, tmp, exe string, ho
 	if hostFS {
 		visible = append(visible, hostFSMounts()...)
 	}
-	keep := p.KeepNow()
+	keep := p.KeepReadable()
 	masks := inner.MaskTargets(append(p.MaskPaths(), hostFSSecrets(hostFS)...))
 	for _, m := range masks {
 		if !underAny(m.Path, visible) {
@@ -339,10 +341,10 @@ func underAny(p string, roots []string) bool {
 type Runner struct {
 	backend string
 	cli     *client.Client
-	pol     *walls.Policy
+	pol     walls.Source // each new container mounts its current snapshot
 	user    string
 	cfg     string // the inner stage's helperConfig, JSON
-	spec    func() (*container.Config, *container.HostConfig)
+	spec    func(snap *walls.Policy) (*container.Config, *container.HostConfig)
 	note    string        // said once, with the first command's output
 	net     *containerNet // the proxy's channel, when offered
 	dir     string        // the session's engine directory, removed at close
@@ -373,7 +375,8 @@ func (c *Runner) get(ctx context.Context) (*containerProc, string, error) {
 	}
 	note := c.note
 	c.note = ""
-	if c.cur != nil && c.cur.gen != c.pol.Generation() {
+	snap := c.pol.Policy() // one snapshot: the generation is that of the mounts
+	if c.cur != nil && c.cur.gen != snap.Generation() {
 		// New carve-outs need new mounts: a new container (the private
 		// /tmp is a host directory, so its files carry over).
 		c.retire(c.cur)
@@ -383,8 +386,8 @@ func (c *Runner) get(ctx context.Context) (*containerProc, string, error) {
 		c.cur.inflight++
 		return c.cur, note, nil
 	}
-	gen := c.pol.Generation()
-	cfg, hc := c.spec()
+	gen := snap.Generation()
+	cfg, hc := c.spec(snap)
 	if c.podman {
 		if err := podmanMountable(hc.Mounts); err != nil {
 			return nil, "", err

@@ -160,14 +160,14 @@ func TestContainerMounts(t *testing.T) {
 		got[m.Target] = kind
 	}
 	want := map[string]string{
-		p.Project:                                  "bind",
-		filepath.Join(p.Project, ".agents"):        "bind,ro",
-		filepath.Join(p.Project, ".git"):           "bind from " + gs.Shadows[0].Shadow,
-		filepath.Join(p.Project, ".git", "config"): "bind,ro",
-		filepath.Join(p.Project, ".git", "hooks"):  "bind,ro",
+		p.Project():                                  "bind",
+		filepath.Join(p.Project(), ".agents"):        "bind,ro",
+		filepath.Join(p.Project(), ".git"):           "bind from " + gs.Shadows[0].Shadow,
+		filepath.Join(p.Project(), ".git", "config"): "bind,ro",
+		filepath.Join(p.Project(), ".git", "hooks"):  "bind,ro",
 		// The real objects, read-only: the shadow's own objects
 		// directory takes new ones (append-only history).
-		filepath.Join(p.Project, ".git", "objects", inner.GitObjectsBase): "bind,ro from " + filepath.Join(p.Project, ".git", "objects"),
+		filepath.Join(p.Project(), ".git", "objects", inner.GitObjectsBase): "bind,ro from " + filepath.Join(p.Project(), ".git", "objects"),
 		"/etc":        "bind,ro",
 		"/usr":        "bind,ro",
 		"/etc/shadow": "bind,ro from /dev/null",

@@ -16,7 +16,7 @@ var (
 const PidsHeadroom = pidsHeadroom
 
 // Spec is the container configuration the Runner starts.
-func (c *Runner) Spec() (*container.Config, *container.HostConfig) { return c.spec() }
+func (c *Runner) Spec() (*container.Config, *container.HostConfig) { return c.spec(c.pol.Policy()) }
 
 // CurrentID is the running container's id, "" for none.
 func (c *Runner) CurrentID() string {

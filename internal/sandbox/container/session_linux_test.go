@@ -39,7 +39,7 @@ func openSession(t *testing.T, backend, project string, opts ...sandbox.Option) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := sandbox.Open(context.Background(), p, backend, opts...)
+	sb, err := sandbox.Open(context.Background(), walls.NewLive(p), backend, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestContainerEngineConfig(t *testing.T) {
 		t.Errorf("network %q, read-only root %v, cap drop %v, cap add %v, privileged %v", hc.NetworkMode, hc.ReadonlyRootfs, hc.CapDrop, hc.CapAdd, hc.Privileged)
 	}
 	want := container.ContainerResources(p)
-	if hc.Memory != want.Memory || hc.PidsLimit == nil || *hc.PidsLimit != *want.PidsLimit || *want.PidsLimit != int64(p.MaxProcs)+container.PidsHeadroom {
+	if hc.Memory != want.Memory || hc.PidsLimit == nil || *hc.PidsLimit != *want.PidsLimit || *want.PidsLimit != int64(p.MaxProcs())+container.PidsHeadroom {
 		t.Errorf("memory %d, pids %v; want %d, %d", hc.Memory, hc.PidsLimit, want.Memory, *want.PidsLimit)
 	}
 	var nnp, seccomp bool
@@ -194,10 +194,10 @@ func TestContainerNewRepositoryProtected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := content(filepath.Join(p.Project, "sub", ".git", "config")); c != "orig\n" {
+	if c := content(filepath.Join(p.Project(), "sub", ".git", "config")); c != "orig\n" {
 		t.Errorf("sub/.git/config now holds %q: the carve-out did not reach the container", c)
 	}
-	if exists(filepath.Join(p.Project, "sub", ".git", "hooks", "pre-commit")) {
+	if exists(filepath.Join(p.Project(), "sub", ".git", "hooks", "pre-commit")) {
 		t.Errorf("a hook was planted in the new repository")
 	}
 	if !strings.Contains(string(r.Output), "kept") {
@@ -454,7 +454,7 @@ bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128 && printf "CONNECT unlisted.test:443 HT
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sb2, err := sandbox.Open(context.Background(), p2, sandbox.BackendPodman); err == nil {
+	if sb2, err := sandbox.Open(context.Background(), walls.NewLive(p2), sandbox.BackendPodman); err == nil {
 		sb2.Close()
 		t.Error("podman mounted a project whose path it reads as options")
 	} else if !strings.Contains(err.Error(), "podman cannot mount") {
@@ -486,7 +486,7 @@ func openBench(b *testing.B, backend string, opts ...sandbox.Option) sandbox.San
 	if err != nil {
 		b.Fatal(err)
 	}
-	sb, err := sandbox.Open(context.Background(), p, backend, opts...)
+	sb, err := sandbox.Open(context.Background(), walls.NewLive(p), backend, opts...)
 	if err != nil {
 		b.Skip(err)
 	}

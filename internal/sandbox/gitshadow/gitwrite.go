@@ -97,7 +97,7 @@ type Session struct {
 // its /tmp and could move a shadow away and put a link to the user's home
 // in its place for the host's next copy to write through.
 func Open(p *walls.Policy, tmp string) (*Session, error) {
-	if len(p.GitWrite) == 0 {
+	if len(p.GitWrite()) == 0 {
 		return nil, nil
 	}
 	base, err := os.MkdirTemp(filepath.Dir(tmp), filepath.Base(tmp)+"-git-")
@@ -105,7 +105,7 @@ func Open(p *walls.Policy, tmp string) (*Session, error) {
 		return nil, fmt.Errorf("preparing git writes: %w", err)
 	}
 	gs := &Session{base: base}
-	dirs := append([]walls.GitDir(nil), p.GitWrite...)
+	dirs := append([]walls.GitDir(nil), p.GitWrite()...)
 	// Outer directories first: a worktree's gitdir lies in its common
 	// directory's worktrees/, and its shadow is mounted on top.
 	sort.SliceStable(dirs, func(i, j int) bool { return len(dirs[i].Dir) < len(dirs[j].Dir) })

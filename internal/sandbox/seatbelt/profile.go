@@ -155,7 +155,7 @@ func seatbeltProfile(p *walls.Policy, tmp string) (profile string, params []stri
 ; Read anywhere but the secrets and the terminals (below).
 (allow file-read*)
 `)
-	if deny := denyVariants(p.DenyRead); len(deny) > 0 {
+	if deny := denyVariants(p.DenyRead()); len(deny) > 0 {
 		// Mapping a file executable reads it too.
 		w("(deny file-read* file-write* file-map-executable")
 		for _, d := range deny {
@@ -182,7 +182,7 @@ func seatbeltProfile(p *walls.Policy, tmp string) (profile string, params []stri
 (allow file-read* file-write* file-ioctl
   (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))
 `)
-	readOnly, protected := p.ReadOnlyNow(), p.ProtectedNow()
+	readOnly, protected := p.ReadOnly(), p.Protected()
 	ro := dedupe(append(append([]string(nil), readOnly...), protected...))
 	if len(ro) > 0 {
 		w("\n; Carve-outs: .git, hooks, the harness's project config.\n(deny file-write*")
@@ -192,7 +192,7 @@ func seatbeltProfile(p *walls.Policy, tmp string) (profile string, params []stri
 		w(")\n")
 	}
 	w("; Carve-outs by name, any case, existing or not: a .git anywhere under a\n; writable root (a new repository), and each protected path still missing.\n(deny file-write*")
-	for _, root := range p.Writable {
+	for _, root := range p.Writable() {
 		w("\n  (regex %s)", param("RE", gitNameRegex(root)))
 	}
 	for _, r := range protected {
@@ -201,7 +201,7 @@ func seatbeltProfile(p *walls.Policy, tmp string) (profile string, params []stri
 		}
 	}
 	w(")\n")
-	if anc := ancestors(ro, p.Writable); len(anc) > 0 {
+	if anc := ancestors(ro, p.Writable()); len(anc) > 0 {
 		w("; Renaming or removing a parent would carry a carve-out away.\n(deny file-write-unlink")
 		for _, a := range anc {
 			w("\n  (literal %s)", param("ANC", a))
@@ -216,7 +216,7 @@ func seatbeltProfile(p *walls.Policy, tmp string) (profile string, params []stri
 (allow network-bind (local unix-socket (subpath %s)))
 (allow network-outbound (remote unix-socket (subpath %s)))
 `, param("SOCK", tmp), param("SOCK", tmp))
-	if p.LoopbackTCP {
+	if p.LoopbackTCP() {
 		w(`; Loopback TCP, asked for by the user (HARNESS_SANDBOX_LOOPBACK=1): dev
 ; servers and httptest. Every command of the session shares it.
 (allow network-bind (local ip "localhost:*"))
@@ -286,8 +286,8 @@ func firmlinkOpt(path string) string {
 // ignores XDG_CACHE_HOME there), which is read-only inside.
 func seatbeltEnv(p *walls.Policy, env []string, tmp string) []string {
 	cache := tmp + "/.cache"
-	if p.Cache != "" {
-		cache = p.Cache // the project's persistent cache (cache.go)
+	if p.Cache() != "" {
+		cache = p.Cache() // the project's persistent cache (cache.go)
 	}
 	for _, kv := range []string{
 		"GOLANGCI_LINT_CACHE=" + cache + "/golangci-lint",

@@ -244,7 +244,7 @@ func profileProblems(profile string, params []string, p *walls.Policy) (problems
 					s := f.String()
 					unixInTmp := regexp.MustCompile(`^\((local|remote) unix-socket \(subpath \(param "SOCK_\d+"\)\)\)$`).MatchString(s)
 					loop := regexp.MustCompile(`^\((local|remote) ip "localhost:\*"\)$`).MatchString(s)
-					if !unixInTmp && !(p.LoopbackTCP && loop) {
+					if !unixInTmp && !(p.LoopbackTCP() && loop) {
 						add("network allowed beyond the session's unix sockets: (allow %s %s)", op, s)
 					}
 				}
@@ -311,8 +311,8 @@ func profileProblems(profile string, params []string, p *walls.Policy) (problems
 	} {
 		i, j := find(o.first[0], o.first[1], o.first[2]), find(o.then[0], o.then[1], o.then[2])
 		switch {
-		case o.then[2] == `"RO_0"` && len(p.ReadOnly)+len(p.Protected) == 0:
-		case o.then[2] == `"DENY_0"` && len(p.DenyRead) == 0:
+		case o.then[2] == `"RO_0"` && len(p.ReadOnly())+len(p.Protected()) == 0:
+		case o.then[2] == `"DENY_0"` && len(p.DenyRead()) == 0:
 		case i < 0 || j < 0:
 			add("missing (%s %s %s) or (%s %s %s)", o.first[0], o.first[1], o.first[2], o.then[0], o.then[1], o.then[2])
 		case j <= i:
@@ -338,6 +338,17 @@ func profileProblems(profile string, params []string, p *walls.Policy) (problems
 	return problems
 }
 
+func plainFixture() walls.Fixture {
+	return walls.Fixture{
+		Project:   "/Users/me/proj",
+		Writable:  []string{"/Users/me/proj"},
+		ReadOnly:  []string{"/Users/me/proj/.git", "/Users/me/proj/.agents"},
+		Protected: []string{"/Users/me/proj/.git", "/Users/me/proj/.agents", "/Users/me/proj/.githooks"},
+		DenyRead:  []string{"/Users/me/.ssh", "/Users/me/.agents/env", "/Users/me/Library/Keychains"},
+		Timeout:   time.Minute,
+	}
+}
+
 func testPolicies() []struct {
 	name string
 	pol  *walls.Policy
@@ -346,28 +357,21 @@ func testPolicies() []struct {
 		name string
 		pol  *walls.Policy
 	}{
-		{"plain", &walls.Policy{
-			Project:   "/Users/me/proj",
-			Writable:  []string{"/Users/me/proj"},
-			ReadOnly:  []string{"/Users/me/proj/.git", "/Users/me/proj/.agents"},
-			Protected: []string{"/Users/me/proj/.git", "/Users/me/proj/.agents", "/Users/me/proj/.githooks"},
-			DenyRead:  []string{"/Users/me/.ssh", "/Users/me/.agents/env", "/Users/me/Library/Keychains"},
-			Timeout:   time.Minute,
-		}},
-		{"hostile-names", &walls.Policy{
+		{"plain", plainFixture().Build()},
+		{"hostile-names", walls.Fixture{
 			Project:   `/Users/me/a "b") (allow file-write* (subpath "/"))`,
 			Writable:  []string{`/Users/me/a "b") (allow file-write* (subpath "/"))`, "/private/tmp/extra dir"},
 			ReadOnly:  []string{`/Users/me/a "b") (allow file-write* (subpath "/"))/.git`, `/Users/me/a "b") (allow file-write* (subpath "/"))/vendor/x/.git`},
 			Protected: []string{`/Users/me/a "b") (allow file-write* (subpath "/"))/.git`, `/Users/me/a "b") (allow file-write* (subpath "/"))/.h[o]oks$`},
 			DenyRead:  []string{"/Users/me/.ssh"},
-		}},
-		{"loopback", &walls.Policy{
+		}.Build()},
+		{"loopback", walls.Fixture{
 			Project:     "/Users/me/proj",
 			Writable:    []string{"/Users/me/proj"},
 			Protected:   []string{"/Users/me/proj/.git"},
 			DenyRead:    []string{"/Users/me/.ssh"},
 			LoopbackTCP: true,
-		}},
+		}.Build()},
 	}
 }
 
@@ -477,8 +481,9 @@ func TestSeatbeltInvariantsCatch(t *testing.T) {
 // every path as -D, ends its options with --, and the environment points
 // darwin's caches (which ignore XDG_CACHE_HOME) at writable places.
 func TestSeatbeltArgs(t *testing.T) {
-	pol := testPolicies()[0].pol
-	pol.Env = []string{"PATH=/usr/bin:/bin", "HOME=/Users/me"}
+	fix := plainFixture()
+	fix.Env = []string{"PATH=/usr/bin:/bin", "HOME=/Users/me"}
+	pol := fix.Build()
 	tmp := "/private/var/folders/xy/T/harness-session-1"
 	argv, env := seatbeltArgs(pol, tmp)
 	if argv[0] != "/usr/bin/sandbox-exec" || argv[1] != "-p" || argv[len(argv)-1] != "--" {
@@ -513,13 +518,14 @@ func TestSeatbeltArgs(t *testing.T) {
 	if get(env, "HARNESS_SANDBOX") != "seatbelt" {
 		t.Error("HARNESS_SANDBOX is not seatbelt")
 	}
-	pol.Cache = "/Users/me/.cache/harness/proj-1"
+	fix.Cache = "/Users/me/.cache/harness/proj-1"
+	pol = fix.Build()
 	_, env = seatbeltArgs(pol, tmp)
-	if v := get(env, "CLANG_MODULE_CACHE_PATH"); !strings.HasPrefix(v, pol.Cache) {
+	if v := get(env, "CLANG_MODULE_CACHE_PATH"); !strings.HasPrefix(v, pol.Cache()) {
 		t.Errorf("with a project cache, CLANG_MODULE_CACHE_PATH=%q", v)
 	}
 	profile, params = seatbeltProfile(pol, tmp)
-	if !gitshadow.Contains(params, "WRITE_1="+pol.Cache) {
+	if !gitshadow.Contains(params, "WRITE_1="+pol.Cache()) {
 		t.Errorf("the project's cache is not writable: %q", params)
 	}
 	if problems := profileProblems(profile, params, pol); len(problems) > 0 {

@@ -66,11 +66,11 @@ func parseBytes(s string) (int64, error) {
 // LimitsText says the resource bounds in force, for doctor and /sandbox.
 func (p *Policy) LimitsText() string {
 	procs, mem := "no limit", "no limit"
-	if p.MaxProcs > 0 {
-		procs = strconv.Itoa(p.MaxProcs)
+	if p.maxProcs > 0 {
+		procs = strconv.Itoa(p.maxProcs)
 	}
-	if p.MaxMemory > 0 {
-		mem = fmt.Sprintf("%d MiB", p.MaxMemory>>20)
+	if p.maxMemory > 0 {
+		mem = fmt.Sprintf("%d MiB", p.maxMemory>>20)
 	}
 	return fmt.Sprintf("processes per session's commands: %s (RLIMIT_NPROC inside the sandbox's user namespace; for a root harness, which the kernel exempts, the supervisor counts and kills the tree); memory: %s of data per process (RLIMIT_DATA); set %s and %s to change them", procs, mem, MaxProcsEnv, MaxMemoryEnv)
 }
@@ -81,10 +81,10 @@ func (p *Policy) LimitNote(out []byte) string {
 	switch {
 	case strings.Contains(o, "[harness: the command reached the sandbox's"):
 		return "" // a cgroup said which bound, and for sure
-	case p.MaxMemory > 0 && (strings.Contains(o, "annot allocate memory") || strings.Contains(o, "out of memory") || strings.Contains(o, "MemoryError") || strings.Contains(o, "failed to allocate")):
-		return fmt.Sprintf("\n[harness: the command may have hit the sandbox's memory limit (%d MiB of data per process); raise %s if it needs more]\n", p.MaxMemory>>20, MaxMemoryEnv)
-	case p.MaxProcs > 0 && (strings.Contains(o, "Resource temporarily unavailable") || strings.Contains(o, "fork: retry") || strings.Contains(o, "Cannot fork")):
-		return fmt.Sprintf("\n[harness: the command may have hit the sandbox's process limit (%d); raise %s if it needs more]\n", p.MaxProcs, MaxProcsEnv)
+	case p.maxMemory > 0 && (strings.Contains(o, "annot allocate memory") || strings.Contains(o, "out of memory") || strings.Contains(o, "MemoryError") || strings.Contains(o, "failed to allocate")):
+		return fmt.Sprintf("\n[harness: the command may have hit the sandbox's memory limit (%d MiB of data per process); raise %s if it needs more]\n", p.maxMemory>>20, MaxMemoryEnv)
+	case p.maxProcs > 0 && (strings.Contains(o, "Resource temporarily unavailable") || strings.Contains(o, "fork: retry") || strings.Contains(o, "Cannot fork")):
+		return fmt.Sprintf("\n[harness: the command may have hit the sandbox's process limit (%d); raise %s if it needs more]\n", p.maxProcs, MaxProcsEnv)
 	}
 	return ""
 }

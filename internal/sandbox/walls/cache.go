@@ -51,7 +51,7 @@ func projectCacheDir(root, project string) string {
 
 // setupCache creates the project's cache under root and records it in p.
 func (p *Policy) setupCache(root string, vars []string) error {
-	dir := projectCacheDir(root, p.Project)
+	dir := projectCacheDir(root, p.project)
 	data := filepath.Join(dir, "cache")
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return fmt.Errorf("creating the project's build cache: %w", err)
@@ -66,8 +66,8 @@ func (p *Policy) setupCache(root string, vars []string) error {
 		}
 	}
 	name := filepath.Join(dir, "project")
-	if b, err := os.ReadFile(name); err != nil || string(b) != p.Project+"\n" {
-		if err := os.WriteFile(name, []byte(p.Project+"\n"), 0o600); err != nil {
+	if b, err := os.ReadFile(name); err != nil || string(b) != p.project+"\n" {
+		if err := os.WriteFile(name, []byte(p.project+"\n"), 0o600); err != nil {
 			return fmt.Errorf("recording the project's build cache: %w", err)
 		}
 	}
@@ -75,17 +75,17 @@ func (p *Policy) setupCache(root string, vars []string) error {
 	if err != nil {
 		return fmt.Errorf("project build cache: %w", err)
 	}
-	for _, d := range p.DenyRead {
+	for _, d := range p.denyRead {
 		if Within(c, d) || Within(d, c) {
 			return fmt.Errorf("the build cache %s overlaps the secret path %s: set XDG_CACHE_HOME elsewhere", c, d)
 		}
 	}
-	for _, w := range p.Writable {
+	for _, w := range p.writable {
 		if Within(w, c) {
 			return fmt.Errorf("the build cache %s holds the writable root %s: set XDG_CACHE_HOME elsewhere", c, w)
 		}
 	}
-	p.Cache = c
+	p.cache = c
 	for _, v := range vars {
 		v = strings.TrimSpace(v)
 		if v == "" {
@@ -94,7 +94,7 @@ func (p *Policy) setupCache(root string, vars []string) error {
 		if !validVarName(v) {
 			return fmt.Errorf("%s: harness will not set %q to a cache directory (want a plain variable name, not PATH, HOME, TMPDIR, LD_*, GIT_*, HARNESS_* or one naming a key, token or secret)", CacheVarsEnv, v)
 		}
-		p.CacheVars = AppendUnique(p.CacheVars, v)
+		p.cacheVars = AppendUnique(p.cacheVars, v)
 	}
 	return nil
 }
@@ -121,40 +121,40 @@ func validVarName(s string) bool {
 // WriteRoots are the paths commands may write as the backends see them on
 // the host: the writable roots and the project's build cache.
 func (p *Policy) WriteRoots() []string {
-	out := append([]string(nil), p.Writable...)
-	if p.Cache != "" {
-		out = append(out, p.Cache)
+	out := append([]string(nil), p.writable...)
+	if p.cache != "" {
+		out = append(out, p.cache)
 	}
 	return out
 }
 
 // cacheEnv sets the build tools' cache variables to the project's cache.
 func cacheEnv(p *Policy, set func(k, v string)) {
-	c := p.Cache
+	c := p.cache
 	set("XDG_CACHE_HOME", c+"/xdg")
 	set("GOCACHE", c+"/go-build")
 	set("GOMODCACHE", c+"/go-mod")
 	// Module files are read-only by default, which would make the cache
 	// hard to clean; nothing outside this project's walls uses them.
 	flags := "-modcacherw"
-	for _, kv := range p.Env {
+	for _, kv := range p.env {
 		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok && strings.TrimSpace(v) != "" {
 			flags = strings.TrimSpace(v) + " " + flags
 		}
 	}
 	set("GOFLAGS", flags)
-	if p.HostModCache != "" {
+	if p.hostModCache != "" {
 		proxy := p.hostGoProxy
 		if proxy == "" {
 			proxy = "https://proxy.golang.org,direct"
 		}
-		set("GOPROXY", "file://"+filepath.ToSlash(filepath.Join(p.HostModCache, "cache", "download"))+","+proxy)
+		set("GOPROXY", "file://"+filepath.ToSlash(filepath.Join(p.hostModCache, "cache", "download"))+","+proxy)
 	}
 	set("npm_config_cache", c+"/npm")
 	set("PIP_CACHE_DIR", c+"/pip")
 	set("CARGO_HOME", c+"/cargo")
 	set("CARGO_TARGET_DIR", c+"/cargo-target")
-	for _, v := range p.CacheVars {
+	for _, v := range p.cacheVars {
 		set(v, c+"/vars/"+v)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // temporary directory as seen inside), so compilers and package managers
 // work without writing to $HOME.
 func SandboxEnv(p *Policy, tmp, backend string) []string {
-	env := append([]string(nil), p.Env...)
+	env := append([]string(nil), p.env...)
 	set := func(k, v string) {
 		for i, kv := range env {
 			if strings.HasPrefix(kv, k+"=") {
@@ -27,13 +27,13 @@ func SandboxEnv(p *Policy, tmp, backend string) []string {
 	cache := tmp + "/.cache"
 	set("TMPDIR", tmp)
 	set("GOPATH", tmp+"/go")
-	if p.Cache != "" {
+	if p.cache != "" {
 		cacheEnv(p, set)
 	} else {
 		set("XDG_CACHE_HOME", cache)
 		set("GOCACHE", cache+"/go-build")
-		if p.HostModCache != "" {
-			set("GOMODCACHE", p.HostModCache) // read-only inside: what is downloaded builds, nothing new is fetched
+		if p.hostModCache != "" {
+			set("GOMODCACHE", p.hostModCache) // read-only inside: what is downloaded builds, nothing new is fetched
 		}
 		set("npm_config_cache", cache+"/npm")
 		set("PIP_CACHE_DIR", cache+"/pip")
@@ -71,8 +71,8 @@ func hostGo(p *Policy, env []string) (modCache, proxy string) {
 	if gp := get("GOPATH"); gp != "" {
 		cands = append(cands, filepath.Join(filepath.SplitList(gp)[0], "pkg", "mod"))
 	}
-	if p.Home != "" {
-		cands = append(cands, filepath.Join(p.Home, "go", "pkg", "mod"))
+	if p.home != "" {
+		cands = append(cands, filepath.Join(p.home, "go", "pkg", "mod"))
 	}
 	for _, c := range cands {
 		if c == "" || !filepath.IsAbs(c) {

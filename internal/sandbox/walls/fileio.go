@@ -166,7 +166,7 @@ type WriteResult struct {
 	Found []Finding
 }
 
-// WriteFile replaces path's content atomically for a file tool. The path
+// writeFile replaces path's content atomically for a file tool. The path
 // is resolved (a link to a file in the project writes that file), checked,
 // and then reached through directory descriptors beneath its writable
 // root, each opened without leaving the directory before it and checked by
@@ -174,7 +174,7 @@ type WriteResult struct {
 // is renamed over the name relative to it. Missing parent directories are
 // created one at a time, each in a checked directory. An existing file
 // keeps its mode.
-func (p *Policy) WriteFile(path string, data []byte) (WriteResult, error) {
+func (p *Policy) writeFile(path string, data []byte) (WriteResult, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return WriteResult{}, err
@@ -185,19 +185,16 @@ func (p *Policy) WriteFile(path string, data []byte) (WriteResult, error) {
 	real := resolve(abs)
 	root := p.writableRootOf(real)
 	if root == "" {
-		return WriteResult{}, denied(path, "%s is outside the writable roots (%s): only the project is writable", path, strings.Join(p.Writable, ", "))
+		return WriteResult{}, denied(path, "%s is outside the writable roots (%s): only the project is writable", path, strings.Join(p.writable, ", "))
 	}
-	before := Snapshot(p.ProtectedNow())
+	before := Snapshot(p.protected)
 	res, err := p.writeBeneath(root, real, data)
-	res.Tampered = Changed(before, Snapshot(p.ProtectedNow()))
-	if err == nil {
-		res.Found = p.Refresh() // a write may have made a path git would act on
-	}
+	res.Tampered = Changed(before, Snapshot(p.protected))
 	return res, err
 }
 
 func (p *Policy) writableRootOf(real string) string {
-	for _, w := range p.Writable {
+	for _, w := range p.writable {
 		if Within(real, w) {
 			return w
 		}

@@ -55,7 +55,7 @@ func FuzzCheckWrite(f *testing.F) {
 			if !Within(real, proj) {
 				t.Fatalf("CheckWrite allowed %s, which landed at %s outside the project", path, real)
 			}
-			for _, r := range p.ReadOnly {
+			for _, r := range p.readOnly {
 				if Within(real, r) {
 					t.Fatalf("CheckWrite allowed %s inside the carve-out %s", path, r)
 				}

@@ -36,7 +36,7 @@ var (
 // worktree (.git a pointer file), its gitdir and the common directory. A
 // repository whose layout harness does not recognise stays read-only.
 func (p *Policy) gitWrites() []GitDir {
-	dotgit := filepath.Join(p.Project, ".git")
+	dotgit := filepath.Join(p.project, ".git")
 	st, err := os.Lstat(dotgit)
 	if err != nil {
 		return nil
@@ -62,7 +62,7 @@ func (p *Policy) gitWrites() []GitDir {
 	}
 	target = strings.TrimSpace(target)
 	if !filepath.IsAbs(target) {
-		target = filepath.Join(p.Project, target)
+		target = filepath.Join(p.project, target)
 	}
 	gitdir, err := canonical(target)
 	if err != nil {
@@ -89,7 +89,7 @@ func (p *Policy) gitWrites() []GitDir {
 // isGitWrite reports whether dir is one of the policy's shadowed git
 // directories (mounted as a shadow rather than read-only).
 func (p *Policy) isGitWrite(dir string) bool {
-	for _, g := range p.GitWrite {
+	for _, g := range p.gitWrite {
 		if g.Dir == dir {
 			return true
 		}
@@ -101,7 +101,7 @@ func (p *Policy) isGitWrite(dir string) bool {
 // directories that are shadowed instead.
 func (p *Policy) RoBinds() []string {
 	var out []string
-	for _, r := range p.ReadOnlyNow() {
+	for _, r := range p.readOnly {
 		if !p.isGitWrite(r) {
 			out = append(out, r)
 		}

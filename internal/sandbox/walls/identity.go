@@ -69,13 +69,7 @@ func (p *Policy) fileSys() fileSystem {
 // roots lists every path the policy names: writable roots, carve-outs,
 // protected paths and secrets.
 func (p *Policy) roots() []string {
-	// ReadOnly and Protected grow under p.mu while commands run (Refresh):
-	// read as they stand, never the slices themselves.
-	var all []string
-	for _, l := range [][]string{p.Writable, p.ReadOnlyNow(), p.ProtectedNow(), p.DenyRead} {
-		all = append(all, l...)
-	}
-	return all
+	return slices.Concat(p.writable, p.readOnly, p.protected, p.denyRead)
 }
 
 func (p *Policy) rootID(root string) (fileID, bool) {

@@ -116,12 +116,13 @@ func macPolicy(t *testing.T) *Policy {
 	f.hardlink("/Users/me/.netrc", "/Users/me/proj/netrc-copy")
 	f.add("/Users/me/proj/link-ssh", false, "/USERS/me/.SSH")
 	return &Policy{
-		Project:   "/Users/me/proj",
-		Writable:  []string{"/Users/me/proj"},
-		ReadOnly:  []string{"/Users/me/proj/.git", "/Users/me/proj/.agents"},
-		Protected: []string{"/Users/me/proj/.git", "/Users/me/proj/.agents", "/Users/me/proj/.githooks"},
-		DenyRead:  []string{"/Users/me/.ssh", "/Users/me/.agents/env", "/Users/me/.netrc", "/Users/me/.aws"},
+		project:   "/Users/me/proj",
+		writable:  []string{"/Users/me/proj"},
+		readOnly:  []string{"/Users/me/proj/.git", "/Users/me/proj/.agents"},
+		protected: []string{"/Users/me/proj/.git", "/Users/me/proj/.agents", "/Users/me/proj/.githooks"},
+		denyRead:  []string{"/Users/me/.ssh", "/Users/me/.agents/env", "/Users/me/.netrc", "/Users/me/.aws"},
 		fsys:      f,
+		idents:    &rootIDs{},
 	}
 }
 
@@ -265,12 +266,12 @@ func TestHiddenLinkTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := p.CheckRead(dot + "/id_ed25519"); err == nil {
-		t.Errorf("the target of a link in ~/.ssh is readable; DenyRead = %v", p.DenyRead)
+		t.Errorf("the target of a link in ~/.ssh is readable; DenyRead = %v", p.denyRead)
 	}
 	if err := p.CheckRead(proj + "/known_hosts"); err != nil {
 		t.Errorf("a link target inside the project was hidden: %v", err)
 	}
-	if !strings.Contains(strings.Join(p.Notes, "\n"), "known_hosts") {
-		t.Errorf("Notes do not say the link into the project stays readable: %q", p.Notes)
+	if !strings.Contains(strings.Join(p.notes, "\n"), "known_hosts") {
+		t.Errorf("Notes do not say the link into the project stays readable: %q", p.notes)
 	}
 }

@@ -8,60 +8,53 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
-// Policy is the set of walls for one session. It is computed once, on the
-// host, by NewPolicy; every backend and the host-side file tools read it.
-// Treat it as read-only after NewPolicy returns.
+// Policy is the set of walls for one session at one moment: an immutable
+// snapshot, computed first by NewPolicy; a Live (live.go) holds a
+// session's current one and replaces it whole when the rules change.
+// Other packages read it through its methods (access.go).
 type Policy struct {
-	Project   string   // canonical project root
-	Writable  []string // writable roots: Project first, then --add-dir roots
-	ReadOnly  []string // carve-outs inside writable roots (existing paths, canonical)
-	Protected []string // paths watched for tampering: ReadOnly plus carve-outs that do not exist yet
-	DenyRead  []string // secrets: never readable (as given and, for symlinks, resolved)
-	// KeepReadable are paths beneath a DenyRead directory that stay
-	// readable: the session's own spill directory under every session's.
-	KeepReadable []string
-	Sockets      []string      // known host sockets (or their directories) masked inside the sandbox
-	EnvAllow     []string      // names of environment variables passed through
-	Env          []string      // NAME=value pairs passed to commands (allowlisted, never a secret)
-	Home         string        // the user's home directory (may be empty)
-	Timeout      time.Duration // default per-command timeout
-	OutputLimit  int           // bytes of output kept per command
-	TempDir      string        // host path of the session's private /tmp; set by Open
-	Notes        []string      // things the policy could not do, said plainly (e.g. a truncated scan)
-	// MaxProcs and MaxMemory bound the commands (0: no bound); see bounds.go.
-	MaxProcs  int
-	MaxMemory int64
-	// Cache is the host path of the project's persistent build cache,
-	// writable inside (see cache.go); "" means caches live in the private
-	// /tmp and die with the session.
-	Cache     string
-	CacheVars []string // extra variables pointed at directories in Cache
-	// HostModCache is the host's Go module cache, read-only inside.
-	HostModCache string
-	hostGoProxy  string // the host's GOPROXY, kept behind the read-only file:// entry
-	// GitWrite are the project's own git directories whose data (refs,
-	// logs, index, HEAD) commands may write and whose objects they may
-	// add to; see gitwrite.go and gitobjects.go.
-	GitWrite    []GitDir
-	LoopbackTCP bool // macOS: commands may use TCP on localhost (Linux always has a private loopback)
+	project      string        // canonical project root
+	writable     []string      // writable roots: project first, then --add-dir roots
+	readOnly     []string      // carve-outs inside writable roots (existing paths, canonical)
+	protected    []string      // paths watched for tampering: readOnly plus carve-outs that do not exist yet
+	denyRead     []string      // secrets: never readable (as given and, for symlinks, resolved)
+	keepReadable []string      // beneath a denyRead directory, still readable: this session's spill directory
+	sockets      []string      // known host sockets (or their directories) masked inside the sandbox
+	allowEnv     []string      // names of environment variables passed through
+	env          []string      // NAME=value pairs passed to commands (allowlisted, never a secret)
+	home         string        // the user's home directory (may be empty)
+	timeout      time.Duration // default per-command timeout
+	outputLimit  int           // bytes of output kept per command
+	tempDir      string        // host path of the session's private /tmp (Live.SetTempDir)
+	notes        []string      // things the policy could not do, said plainly (e.g. a truncated scan)
+	// maxProcs and maxMemory bound the commands (0: no bound); see bounds.go.
+	maxProcs     int
+	maxMemory    int64
+	cache        string   // the project's persistent build cache, writable inside (cache.go); "": caches die with the private /tmp
+	cacheVars    []string // extra variables pointed at directories in cache
+	hostModCache string   // the host's Go module cache, read-only inside
+	hostGoProxy  string   // the host's GOPROXY, kept behind the read-only file:// entry
+	// gitWrite are the project's own git directories whose data commands
+	// may write and whose objects they may add to (package gitshadow).
+	gitWrite    []GitDir
+	loopbackTCP bool // macOS: commands may use TCP on localhost (Linux always has a private loopback)
 
-	fsys   fileSystem // nil: the real one (see identity.go)
-	idents rootIDs
+	projectRO bool      // plan mode: see planmode.go
+	findings  []Finding // what Refresh found mid-session, in order
+	gen       int       // times the carve-outs grew (Generation)
 
-	// tree finds what commands create in the writable roots (treewatch.go).
-	tree treeWatch
-	// mu guards ReadOnly, Protected and what Refresh found mid-session.
-	mu       sync.RWMutex
-	findings []Finding
-	gen      int
-
-	projectRO atomic.Bool // plan mode: see planmode.go
+	fsys fileSystem // nil: the real one (see identity.go)
+	// idents memoises the roots' identities; a cache, not a rule, shared
+	// by every snapshot of a session (identity.go).
+	idents *rootIDs
+	// seed is the tree watch NewPolicy's scan filled; NewLive starts from
+	// a copy, so its first Refresh reads only what changed since.
+	seed *treeWatch
 }
 
 // PolicyOptions are the inputs of NewPolicy.
@@ -82,6 +75,10 @@ type PolicyOptions struct {
 	// LoopbackTCP lets commands use TCP on localhost where the loopback is
 	// the host's (macOS); also set by HARNESS_SANDBOX_LOOPBACK=1 in Environ.
 	LoopbackTCP bool
+	// UnfilteredEnv are NAME=value pairs passed to commands as given,
+	// past the allowlist: a test's knob for what it runs inside (a
+	// supervisor told to stall). Production leaves it empty.
+	UnfilteredEnv []string
 }
 
 // HiddenListFile, under the home directory, lists more paths to hide from
@@ -147,25 +144,27 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 		return nil, err
 	}
 	p := &Policy{
-		Project:     proj,
-		Writable:    []string{proj},
-		Home:        home,
-		Timeout:     o.Timeout,
-		OutputLimit: o.OutputLimit,
-		EnvAllow:    envAllow,
+		project:     proj,
+		writable:    []string{proj},
+		home:        home,
+		timeout:     o.Timeout,
+		outputLimit: o.OutputLimit,
+		allowEnv:    envAllow,
+		idents:      &rootIDs{},
+		seed:        &treeWatch{},
 	}
-	if p.Timeout <= 0 {
-		p.Timeout = DefaultTimeout
+	if p.timeout <= 0 {
+		p.timeout = DefaultTimeout
 	}
-	if p.OutputLimit <= 0 {
-		p.OutputLimit = 1 << 20
+	if p.outputLimit <= 0 {
+		p.outputLimit = 1 << 20
 	}
 	for _, d := range o.AddDirs {
 		r, err := checkRoot(d, home)
 		if err != nil {
 			return nil, fmt.Errorf("--add-dir: %w", err)
 		}
-		p.Writable = append(p.Writable, r)
+		p.writable = append(p.writable, r)
 	}
 	hide := append([]string(nil), o.Hide...)
 	if home != "" {
@@ -176,19 +175,19 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 	}
 	for _, path := range hide {
 		path = filepath.Clean(path)
-		p.DenyRead = AppendUnique(p.DenyRead, path)
+		p.denyRead = AppendUnique(p.denyRead, path)
 		if r, err := filepath.EvalSymlinks(path); err == nil && r != path {
-			p.DenyRead = AppendUnique(p.DenyRead, r)
+			p.denyRead = AppendUnique(p.denyRead, r)
 		}
 	}
 	for _, k := range o.Keep {
-		p.KeepReadable = AppendUnique(p.KeepReadable, filepath.Clean(k))
+		p.keepReadable = AppendUnique(p.keepReadable, filepath.Clean(k))
 		if r, err := filepath.EvalSymlinks(k); err == nil {
-			p.KeepReadable = AppendUnique(p.KeepReadable, r)
+			p.keepReadable = AppendUnique(p.keepReadable, r)
 		}
 	}
-	for _, w := range p.Writable {
-		for _, d := range p.DenyRead {
+	for _, w := range p.writable {
+		for _, d := range p.denyRead {
 			if Within(w, d) || Within(d, w) {
 				return nil, fmt.Errorf("writable root %s overlaps the secret path %s: pick a directory that holds no credentials", w, d)
 			}
@@ -198,14 +197,14 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 		}
 	}
 	p.hideLinkTargets()
-	p.GitWrite = p.gitWrites()
-	if p.MaxProcs, p.MaxMemory, err = bounds(environ(o.Environ)); err != nil {
+	p.gitWrite = p.gitWrites()
+	if p.maxProcs, p.maxMemory, err = bounds(environ(o.Environ)); err != nil {
 		return nil, err
 	}
-	p.Sockets = hostSockets(o.Environ)
-	p.LoopbackTCP = o.LoopbackTCP || HasEnv(environ(o.Environ), LoopbackEnv+"=1")
-	p.Env = filterEnv(environ(o.Environ))
-	p.HostModCache, p.hostGoProxy = hostGo(p, environ(o.Environ))
+	p.sockets = hostSockets(o.Environ)
+	p.loopbackTCP = o.LoopbackTCP || HasEnv(environ(o.Environ), LoopbackEnv+"=1")
+	p.env = append(filterEnv(environ(o.Environ)), o.UnfilteredEnv...)
+	p.hostModCache, p.hostGoProxy = hostGo(p, environ(o.Environ))
 	if o.CacheRoot != "" {
 		var vars []string
 		for _, kv := range environ(o.Environ) {
@@ -273,7 +272,7 @@ func (p *Policy) scanCarveOuts(root string) error {
 	// be mounted read-only: were it missing, a command could create it and
 	// grant the agent rules for its next session. An empty directory is
 	// invisible to git. (Extra --add-dir roots are left as they are.)
-	if root == p.Project {
+	if root == p.project {
 		if err := os.Mkdir(agents, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("creating %s (kept read-only for the agent): %w", agents, err)
 		}
@@ -283,7 +282,7 @@ func (p *Policy) scanCarveOuts(root string) error {
 	}
 	// The whole tree, however large: what this walk does not see is
 	// not protected. It also seeds the watch Refresh looks again with.
-	return p.tree.walk(root, func(path string, d fs.DirEntry) (bool, error) {
+	return p.seed.walk(root, func(path string, d fs.DirEntry) (bool, error) {
 		if d.Name() != ".git" {
 			return false, nil
 		}
@@ -291,37 +290,22 @@ func (p *Policy) scanCarveOuts(root string) error {
 	})
 }
 
-// ProtectedNow is a copy of the protected paths as they stand.
-func (p *Policy) ProtectedNow() []string {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return append([]string(nil), p.Protected...)
-}
-
-// ReadOnlyNow is a copy of the read-only carve-outs as they stand: those
-// found at the start and those Refresh added since.
-func (p *Policy) ReadOnlyNow() []string {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return append([]string(nil), p.ReadOnly...)
-}
-
-// protect adds a carve-out. A symlink there fails closed.
+// protect adds a carve-out to a policy being built (by NewPolicy, or by
+// Live for its next snapshot): never to a published one. A symlink there
+// fails closed.
 func (p *Policy) protect(path string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	st, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		p.Protected = AppendUnique(p.Protected, path)
+		p.protected = AppendUnique(p.protected, path)
 		return nil
 	case err != nil:
 		return fmt.Errorf("protected path %s: %w", path, err)
 	case st.Mode()&fs.ModeSymlink != 0:
 		return fmt.Errorf("%s is a symlink at a protected path; harness will not follow it: replace it with a real directory (or a gitdir pointer file) and retry", path)
 	}
-	p.ReadOnly = AppendUnique(p.ReadOnly, path)
-	p.Protected = AppendUnique(p.Protected, path)
+	p.readOnly = AppendUnique(p.readOnly, path)
+	p.protected = AppendUnique(p.protected, path)
 	return nil
 }
 
@@ -393,7 +377,7 @@ func (p *Policy) protectGitDir(dotgit, gitdir string) error {
 		}
 		hp = filepath.Clean(hp)
 		hooks = hp
-		for _, w := range p.Writable {
+		for _, w := range p.writable {
 			if Within(resolve(hp), w) {
 				if err := p.ensureHooksPath(hp); err != nil {
 					return err
@@ -402,9 +386,7 @@ func (p *Policy) protectGitDir(dotgit, gitdir string) error {
 					return err
 				}
 				if r := resolve(hp); r != hp {
-					p.mu.Lock()
-					p.ReadOnly = AppendUnique(p.ReadOnly, r)
-					p.mu.Unlock()
+					p.readOnly = AppendUnique(p.readOnly, r)
 				}
 			}
 		}
@@ -527,13 +509,13 @@ func hiddenList(home string) []string {
 
 // MaskPaths are what the backends hide: the secrets and host sockets.
 func (p *Policy) MaskPaths() []string {
-	return append(append([]string(nil), p.DenyRead...), p.Sockets...)
+	return append(append([]string(nil), p.denyRead...), p.sockets...)
 }
 
 // kept reports whether l lies beneath a KeepReadable path inside the
 // hidden directory d (the session's own spill directory).
 func (p *Policy) kept(l located, d string) bool {
-	for _, k := range p.KeepNow() {
+	for _, k := range p.keepReadable {
 		if Within(k, d) && k != d && p.under(l, k, false) {
 			return true
 		}
@@ -557,7 +539,7 @@ func (p *Policy) checkRead(name, path string, id *fileID) error {
 	}
 	l := p.locate(path, id)
 	l.spellings = AppendUnique(l.spellings, abs)
-	for _, d := range p.DenyRead {
+	for _, d := range p.denyRead {
 		if p.under(l, d, true) && !p.kept(l, d) {
 			return denied(name, "%s is a protected secret path (%s); harness never reads it", name, d)
 		}
@@ -597,20 +579,17 @@ func (p *Policy) checkWrite(name, path string, id *fileID) error {
 func (p *Policy) wallsWrite(name, abs string, grant located) error {
 	deny := grant
 	deny.spellings = AppendUnique(append([]string(nil), grant.spellings...), abs)
-	p.mu.RLock()
-	carved := append(append([]string(nil), p.Protected...), p.ReadOnly...)
-	p.mu.RUnlock()
-	for _, r := range carved {
+	for _, r := range slices.Concat(p.protected, p.readOnly) {
 		if p.under(deny, r, true) {
 			return denied(name, "%s is read-only: %s is protected by the sandbox policy", name, r)
 		}
 	}
-	for _, d := range p.DenyRead {
+	for _, d := range p.denyRead {
 		if p.under(deny, d, true) {
 			return fmt.Errorf("%s is a protected secret path; harness never touches it", name)
 		}
 	}
-	for _, root := range p.Writable {
+	for _, root := range p.writable {
 		if !p.under(grant, root, false) {
 			continue
 		}
@@ -621,7 +600,7 @@ func (p *Policy) wallsWrite(name, abs string, grant located) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%s is outside the writable roots (%s): only the project is writable", name, strings.Join(p.Writable, ", "))
+	return fmt.Errorf("%s is outside the writable roots (%s): only the project is writable", name, strings.Join(p.writable, ", "))
 }
 
 // magicProc reports paths under /proc or /dev/fd, whose symlinks

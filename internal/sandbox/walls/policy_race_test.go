@@ -14,10 +14,11 @@ import (
 // repository found is walled for the writers from then on.
 func TestPolicyRefreshBesideReaders(t *testing.T) {
 	proj := t.TempDir()
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: t.TempDir()})
+	pol, err := NewPolicy(PolicyOptions{Project: proj, Home: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	l := NewLive(pol)
 	const n = 60
 	var wg sync.WaitGroup
 	wg.Add(3)
@@ -27,31 +28,31 @@ func TestPolicyRefreshBesideReaders(t *testing.T) {
 			g := filepath.Join(proj, fmt.Sprintf("r%d", i), ".git")
 			os.MkdirAll(filepath.Join(g, "hooks"), 0o755)
 			os.WriteFile(filepath.Join(g, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
-			p.Refresh()
+			l.Refresh()
 		}
 	}()
 	go func() { // the file tools
 		defer wg.Done()
 		for i := 0; i < n*4; i++ {
 			f := filepath.Join(proj, fmt.Sprintf("f%d.txt", i%7))
-			_ = p.CheckWrite(f)
-			_, _ = p.WriteFile(f, []byte("x"))
-			_, _, _ = p.ReadFile(f, 1<<10)
-			_ = p.CheckRead(f)
+			_ = l.Policy().CheckWrite(f)
+			_, _ = l.WriteFile(f, []byte("x"))
+			_, _, _ = l.Policy().ReadFile(f, 1<<10)
+			_ = l.Policy().CheckRead(f)
 		}
 	}()
 	go func() { // what the backends and the UI read
 		defer wg.Done()
 		for i := 0; i < n*4; i++ {
-			_ = p.ReadOnlyNow()
-			_ = p.Findings()
-			_ = p.roots()
+			_ = l.Policy().ReadOnly()
+			_ = l.Policy().Findings()
+			_ = l.Policy().roots()
 		}
 	}()
 	wg.Wait()
 	for i := 0; i < n; i++ {
 		hook := filepath.Join(proj, fmt.Sprintf("r%d", i), ".git", "hooks", "pre-commit")
-		if err := p.CheckWrite(hook); err == nil {
+		if err := l.Policy().CheckWrite(hook); err == nil {
 			t.Fatalf("%s is writable after Refresh found its repository", hook)
 		}
 	}

@@ -144,22 +144,22 @@ func TestPolicyCarveOutsAndEnv(t *testing.T) {
 	base := filepath.Dir(proj)
 	for _, want := range []string{proj + "/.git", proj + "/sub/.git", proj + "/wt/.git", base + "/wt-gitdir", proj + "/githooks", proj + "/.agents"} {
 		found := false
-		for _, r := range p.ReadOnly {
+		for _, r := range p.readOnly {
 			found = found || r == want
 		}
 		if !found {
-			t.Errorf("ReadOnly lacks %s: %v", want, p.ReadOnly)
+			t.Errorf("ReadOnly lacks %s: %v", want, p.readOnly)
 		}
 	}
-	env := strings.Join(p.Env, "\n")
+	env := strings.Join(p.env, "\n")
 	for _, bad := range []string{"API_KEY", "LC_TOKEN", "GITHUB_TOKEN"} {
 		if strings.Contains(env, bad) {
-			t.Errorf("environment passes %s: %v", bad, p.Env)
+			t.Errorf("environment passes %s: %v", bad, p.env)
 		}
 	}
 	for _, good := range []string{"PATH=/bin", "LANG=C", "HOME=/h"} {
 		if !strings.Contains(env, good) {
-			t.Errorf("environment lacks %s: %v", good, p.Env)
+			t.Errorf("environment lacks %s: %v", good, p.env)
 		}
 	}
 }
@@ -254,11 +254,11 @@ func TestPolicyCreatesAgentsDir(t *testing.T) {
 		t.Error("the new .agents is writable")
 	}
 	found := false
-	for _, r := range p.ReadOnly {
+	for _, r := range p.readOnly {
 		found = found || r == filepath.Join(proj, ".agents")
 	}
 	if !found {
-		t.Errorf("ReadOnly lacks the new .agents: %v", p.ReadOnly)
+		t.Errorf("ReadOnly lacks the new .agents: %v", p.readOnly)
 	}
 }
 
@@ -272,14 +272,14 @@ func TestPolicyEnvironIsInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.HostModCache != "" {
-		t.Errorf("no Environ given, yet the host's GOMODCACHE %s was read", p.HostModCache)
+	if p.hostModCache != "" {
+		t.Errorf("no Environ given, yet the host's GOMODCACHE %s was read", p.hostModCache)
 	}
 	p, err = NewPolicy(PolicyOptions{Project: t.TempDir(), Home: t.TempDir(), Environ: []string{"GOMODCACHE=" + mod}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want, _ := canonical(mod); p.HostModCache != want {
-		t.Errorf("Environ's GOMODCACHE: got %q, want %q", p.HostModCache, want)
+	if want, _ := canonical(mod); p.hostModCache != want {
+		t.Errorf("Environ's GOMODCACHE: got %q, want %q", p.hostModCache, want)
 	}
 }

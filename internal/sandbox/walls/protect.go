@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -31,22 +32,21 @@ func (f Finding) String() string {
 	return s
 }
 
-// Refresh looks again through the writable roots for repositories,
-// .git pointer files, the gitdirs they name, bare-repository-shaped
-// directories (two of HEAD, config, objects) and hooks paths that
-// appeared since the last look, adds each to the read-only carve-outs (a
-// missing hooks path inside a writable root is created empty, so it can
-// be), and returns them. The sandbox calls it after every command, the
-// file tools after every write; the backends put the new carve-outs up
-// before the next command.
-func (p *Policy) Refresh() []Finding {
+// refresh looks again, with the session's tree watch t, for
+// repositories, .git pointer files, the gitdirs they name,
+// bare-repository-shaped directories (two of HEAD, config, objects) and
+// hooks paths that appeared in the writable roots, and returns the next
+// snapshot, with each of them read-only (a missing hooks path inside a
+// writable root is created empty, so it can be), and what it found.
+func (p *Policy) refresh(t *treeWatch) (*Policy, []Finding) {
+	next := p.clone()
 	known := map[string]bool{}
-	for _, k := range p.ProtectedNow() {
+	for _, k := range next.protected {
 		known[k] = true
 	}
 	var found []Finding
-	for _, root := range p.Writable {
-		_ = p.tree.walk(root, func(path string, d fs.DirEntry) (bool, error) {
+	for _, root := range next.writable {
+		_ = t.walk(root, func(path string, d fs.DirEntry) (bool, error) {
 			name := d.Name()
 			switch {
 			case name == ".git":
@@ -56,33 +56,42 @@ func (p *Policy) Refresh() []Finding {
 				// makes it is done).
 				again := known[path]
 				known[path] = true
-				found = append(found, p.adopt(path, ".git", again)...)
+				found = append(found, next.adopt(path, ".git", again)...)
 				return d.IsDir(), nil
 			case name == "HEAD" && !d.IsDir():
 				dir := filepath.Dir(path)
-				if filepath.Base(dir) != ".git" && !known[dir] && !p.insideProtected(dir) && bareShaped(dir) {
+				if filepath.Base(dir) != ".git" && !known[dir] && !next.insideProtected(dir) && bareShaped(dir) {
 					known[dir] = true
-					found = append(found, p.adopt(dir, "bare", false)...)
+					found = append(found, next.adopt(dir, "bare", false)...)
 				}
 			}
 			return false, nil
 		})
 	}
 	if len(found) > 0 {
-		p.mu.Lock()
-		p.findings = append(p.findings, found...)
-		p.gen++
-		p.mu.Unlock()
+		next.findings = append(next.findings, found...)
+		next.gen++
 	}
-	return found
+	return next, found
 }
 
-// Findings lists everything Refresh found this session, with RunsCode
-// read again now: what the user's next git command there would run.
+// clone is p to build the next snapshot from; the lists that grow get
+// arrays of their own, so appending never writes into p's.
+func (p *Policy) clone() *Policy {
+	q := *p
+	q.readOnly = slices.Clone(p.readOnly)
+	q.protected = slices.Clone(p.protected)
+	q.keepReadable = slices.Clone(p.keepReadable)
+	q.findings = slices.Clone(p.findings)
+	q.seed = nil // only the first snapshot's scan seeds a watch
+	return &q
+}
+
+// Findings lists everything Refresh found this session up to this
+// snapshot, with RunsCode read again now: what the user's next git
+// command there would run.
 func (p *Policy) Findings() []Finding {
-	p.mu.RLock()
-	out := append([]Finding(nil), p.findings...)
-	p.mu.RUnlock()
+	out := slices.Clone(p.findings)
 	for i, f := range out {
 		if st, err := os.Lstat(f.Path); err == nil && st.IsDir() {
 			out[i].RunsCode = runsCode(f.Path)
@@ -91,16 +100,13 @@ func (p *Policy) Findings() []Finding {
 	return out
 }
 
-// Generation counts the times the carve-outs grew; a launcher started at
-// an older generation is restarted so the new ones are mounted.
-func (p *Policy) Generation() int {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.gen
-}
+// Generation counts the times the carve-outs grew before this snapshot; a
+// launcher started at an older generation is restarted so the new ones
+// are mounted.
+func (p *Policy) Generation() int { return p.gen }
 
 func (p *Policy) insideProtected(path string) bool {
-	for _, r := range p.ProtectedNow() {
+	for _, r := range p.protected {
 		if Within(path, r) {
 			return true
 		}
@@ -112,7 +118,7 @@ func (p *Policy) insideProtected(path string) bool {
 // it found, the gitdir it names and its hooks path included.
 func (p *Policy) adopt(path, how string, again bool) []Finding {
 	before := map[string]bool{}
-	for _, k := range p.ProtectedNow() {
+	for _, k := range p.protected {
 		before[k] = true
 	}
 	var err error
@@ -127,13 +133,11 @@ func (p *Policy) adopt(path, how string, again bool) []Finding {
 	if err != nil {
 		// A symlink at the path: refuse it to the file tools by name and
 		// say so; it stays watched.
-		p.mu.Lock()
-		p.Protected = AppendUnique(p.Protected, path)
-		p.mu.Unlock()
+		p.protected = AppendUnique(p.protected, path)
 		return []Finding{{Path: path, Kind: "symlink where git looks for a repository", RunsCode: []string{err.Error()}}}
 	}
 	var out []Finding
-	for _, k := range p.ProtectedNow() {
+	for _, k := range slices.Clone(p.protected) {
 		if before[k] {
 			continue
 		}
@@ -260,29 +264,18 @@ func (p *Policy) ensureHooksPath(hp string) error {
 // mkdirAll is os.MkdirAll; a test makes it fail.
 var mkdirAll = os.MkdirAll
 
-// Keep makes path, beneath a hidden directory, readable again (the
-// session's own spill directory, made after the sandbox opened): commands
-// see it from the next launcher on, the file tools at once.
-func (p *Policy) Keep(path string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.KeepReadable = AppendUnique(p.KeepReadable, filepath.Clean(path))
+// keep adds path to the kept paths of a policy being built (Live.Keep).
+func (p *Policy) keep(path string) {
+	p.keepReadable = AppendUnique(p.keepReadable, filepath.Clean(path))
 	if r, err := filepath.EvalSymlinks(path); err == nil {
-		p.KeepReadable = AppendUnique(p.KeepReadable, r)
+		p.keepReadable = AppendUnique(p.keepReadable, r)
 	}
 	p.gen++
 }
 
-// KeepNow is a copy of KeepReadable as it stands.
-func (p *Policy) KeepNow() []string {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return append([]string(nil), p.KeepReadable...)
-}
-
 // IsWritableRoot reports whether w is the project or an --add-dir root.
 func (p *Policy) IsWritableRoot(w string) bool {
-	for _, r := range p.Writable {
+	for _, r := range p.writable {
 		if r == w {
 			return true
 		}

@@ -16,15 +16,15 @@ func TestEnvExactNamesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := strings.Join(p.Env, "\n")
+	env := strings.Join(p.env, "\n")
 	for _, bad := range []string{"LC_EVIL", "LC_=", "LC_ALLX"} {
 		if strings.Contains(env, bad) {
-			t.Errorf("%s passed: %v", bad, p.Env)
+			t.Errorf("%s passed: %v", bad, p.env)
 		}
 	}
 	for _, good := range []string{"LC_ALL=C.UTF-8", "LC_CTYPE=C", "PATH=/bin"} {
 		if !strings.Contains(env, good) {
-			t.Errorf("%s did not pass: %v", good, p.Env)
+			t.Errorf("%s did not pass: %v", good, p.env)
 		}
 	}
 }
@@ -66,11 +66,12 @@ func TestRefreshFindsRepositoriesMadeMidSession(t *testing.T) {
 	base, _ := filepath.EvalSymlinks(t.TempDir())
 	proj := filepath.Join(base, "proj")
 	os.MkdirAll(proj, 0o755)
-	p, err := NewPolicy(PolicyOptions{Project: proj})
+	pol, err := NewPolicy(PolicyOptions{Project: proj})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := p.Refresh(); len(f) != 0 {
+	l := NewLive(pol)
+	if f := l.Refresh(); len(f) != 0 {
 		t.Fatalf("nothing new yet, found %v", f)
 	}
 	write := func(rel, text string) {
@@ -93,7 +94,7 @@ func TestRefreshFindsRepositoriesMadeMidSession(t *testing.T) {
 	write("bare/config", "[core]\n\tbare = true\n")
 	os.MkdirAll(filepath.Join(proj, "bare", "objects"), 0o755)
 
-	found := p.Refresh()
+	found := l.Refresh()
 	got := map[string]Finding{}
 	for _, f := range found {
 		got[strings.TrimPrefix(f.Path, proj+"/")] = f
@@ -118,17 +119,17 @@ func TestRefreshFindsRepositoriesMadeMidSession(t *testing.T) {
 		t.Errorf("the missing hooks path was not created to be mounted read-only: %v", err)
 	}
 	for _, rel := range []string{"new/.git/config", "new/myhooks/pre-commit", "sep/.git", "elsewhere/config", "bare/config", "bare/hooks/x"} {
-		if err := p.CheckWrite(filepath.Join(proj, rel)); err == nil {
+		if err := l.Policy().CheckWrite(filepath.Join(proj, rel)); err == nil {
 			t.Errorf("%s is writable after Refresh", rel)
 		}
-		if _, err := p.WriteFile(filepath.Join(proj, rel), []byte("x")); err == nil {
+		if _, err := l.WriteFile(filepath.Join(proj, rel), []byte("x")); err == nil {
 			t.Errorf("WriteFile wrote %s", rel)
 		}
 	}
-	if len(p.Refresh()) != 0 {
+	if len(l.Refresh()) != 0 {
 		t.Error("a second Refresh found the same paths again")
 	}
-	if n := len(p.Findings()); n != len(found) {
+	if n := len(l.Policy().Findings()); n != len(found) {
 		t.Errorf("Findings has %d, want %d", n, len(found))
 	}
 }
@@ -138,21 +139,22 @@ func TestWriteFileRefusesNewGitByName(t *testing.T) {
 	proj := filepath.Join(base, "proj")
 	os.MkdirAll(filepath.Join(proj, "d", "objects"), 0o755)
 	os.WriteFile(filepath.Join(proj, "d", "HEAD"), []byte("x"), 0o644)
-	p, err := NewPolicy(PolicyOptions{Project: proj})
+	pol, err := NewPolicy(PolicyOptions{Project: proj})
 	if err != nil {
 		t.Fatal(err)
 	}
+	l := NewLive(pol)
 	for _, rel := range []string{"x/.git", "x/.git/config", "d/config"} {
-		if _, err := p.WriteFile(filepath.Join(proj, rel), []byte("gitdir: /tmp\n")); err == nil {
+		if _, err := l.WriteFile(filepath.Join(proj, rel), []byte("gitdir: /tmp\n")); err == nil {
 			t.Errorf("wrote %s", rel)
 		}
 	}
-	r, err := p.WriteFile(filepath.Join(proj, "a", "b", "c.txt"), []byte("ok"))
+	r, err := l.WriteFile(filepath.Join(proj, "a", "b", "c.txt"), []byte("ok"))
 	if got, _ := os.ReadFile(filepath.Join(proj, "a", "b", "c.txt")); err != nil || !r.Created || string(got) != "ok" {
 		t.Errorf("an ordinary write: %+v %v", r, err)
 	}
 	os.Chmod(filepath.Join(proj, "a", "b", "c.txt"), 0o600)
-	r, err = p.WriteFile(filepath.Join(proj, "a", "b", "c.txt"), []byte("again"))
+	r, err = l.WriteFile(filepath.Join(proj, "a", "b", "c.txt"), []byte("again"))
 	if fi, _ := os.Stat(filepath.Join(proj, "a", "b", "c.txt")); err != nil || r.Created || fi.Mode().Perm() != 0o600 {
 		t.Errorf("an overwrite: %+v %v, mode %v", r, err, fi.Mode())
 	}

@@ -31,10 +31,11 @@ func TestRefreshRereadsAdoptedRepositories(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(base, "home"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: filepath.Join(base, "home")})
+	pol, err := NewPolicy(PolicyOptions{Project: proj, Home: filepath.Join(base, "home")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	l := NewLive(pol)
 	const repos = 20
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -50,37 +51,37 @@ func TestRefreshRereadsAdoptedRepositories(t *testing.T) {
 			}
 			os.WriteFile(filepath.Join(dot, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
 			os.WriteFile(filepath.Join(dot, "config"), []byte("[core]\n\thooksPath = ../hooks"+fmt.Sprint(i)+"\n"), 0o644)
-			p.Refresh() // or a file-tool write's Refresh beside it
+			l.Refresh() // or a file-tool write's Refresh beside it
 		}
 	}()
 	readers := []func(n int) error{
 		func(n int) error { // the gate
-			p.CheckRead(filepath.Join(proj, "src", "a.go"))
-			if err := p.CheckWrite(filepath.Join(proj, "src", "a.go")); err != nil {
+			l.Policy().CheckRead(filepath.Join(proj, "src", "a.go"))
+			if err := l.Policy().CheckWrite(filepath.Join(proj, "src", "a.go")); err != nil {
 				return err
 			}
-			p.CheckWrite(filepath.Join(proj, fmt.Sprintf("r%d", n%repos), ".git", "config"))
+			l.Policy().CheckWrite(filepath.Join(proj, fmt.Sprintf("r%d", n%repos), ".git", "config"))
 			return nil
 		},
 		func(n int) error { // write_file, read_file, edit_file
 			path := filepath.Join(proj, "src", fmt.Sprintf("f%d.go", n%5))
-			if _, err := p.WriteFile(path, []byte("package src\n")); err != nil {
+			if _, err := l.WriteFile(path, []byte("package src\n")); err != nil {
 				return err
 			}
-			_, _, err := p.ReadFile(path, 1<<20)
+			_, _, err := l.Policy().ReadFile(path, 1<<20)
 			return err
 		},
 		func(n int) error { // glob, grep
-			return p.Walk(context.Background(), proj, func(string, fs.DirEntry) error { return nil })
+			return l.Policy().Walk(context.Background(), proj, func(string, fs.DirEntry) error { return nil })
 		},
 		func(n int) error { // what the backends and the launcher read
-			p.ProtectedNow()
-			p.ReadOnlyNow()
-			p.RoBinds()
-			p.MaskPaths()
-			p.KeepNow()
-			p.Generation()
-			p.Findings()
+			l.Policy().Protected()
+			l.Policy().ReadOnly()
+			l.Policy().RoBinds()
+			l.Policy().MaskPaths()
+			l.Policy().KeepReadable()
+			l.Policy().Generation()
+			l.Policy().Findings()
 			return nil
 		},
 	}
@@ -103,16 +104,16 @@ func TestRefreshRereadsAdoptedRepositories(t *testing.T) {
 	}
 	wg.Wait()
 	found := map[string]bool{}
-	for _, f := range p.Findings() {
+	for _, f := range l.Policy().Findings() {
 		found[f.Path] = true
 	}
 	for i := range repos {
 		for _, rel := range []string{".git/config", ".git/hooks/pre-commit"} {
 			path := filepath.Join(proj, fmt.Sprintf("r%d", i), rel)
-			if err := p.CheckWrite(path); err == nil {
+			if err := l.Policy().CheckWrite(path); err == nil {
 				t.Errorf("%s writable after Refresh", path)
 			}
-			if _, err := p.WriteFile(path, []byte("x")); err == nil {
+			if _, err := l.WriteFile(path, []byte("x")); err == nil {
 				t.Errorf("WriteFile %s succeeded after Refresh", path)
 			}
 		}
@@ -120,7 +121,7 @@ func TestRefreshRereadsAdoptedRepositories(t *testing.T) {
 			t.Errorf("Findings lacks %s", dot)
 		}
 		hooks := filepath.Join(proj, fmt.Sprintf("hooks%d", i), "pre-commit")
-		if err := p.CheckWrite(hooks); err == nil {
+		if err := l.Policy().CheckWrite(hooks); err == nil {
 			t.Errorf("hooks path %s writable after Refresh", hooks)
 		}
 	}
@@ -167,18 +168,19 @@ func TestRefreshSeesConfigWrittenAfterAdoption(t *testing.T) {
 			dot := filepath.Join(proj, "r", ".git")
 			os.MkdirAll(filepath.Join(base, "home"), 0o755)
 			os.MkdirAll(proj, 0o755)
-			p, err := NewPolicy(PolicyOptions{Project: proj, Home: filepath.Join(base, "home")})
+			pol, err := NewPolicy(PolicyOptions{Project: proj, Home: filepath.Join(base, "home")})
 			if err != nil {
 				t.Fatal(err)
 			}
+			l := NewLive(pol)
 			os.MkdirAll(filepath.Join(dot, "hooks"), 0o755)
 			os.WriteFile(filepath.Join(dot, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
 			if inPlace {
 				os.WriteFile(filepath.Join(dot, "config"), []byte("[core]\n"), 0o644)
 			}
-			p.Refresh() // a parallel look adopts it
+			l.Refresh() // a parallel look adopts it
 			time.Sleep(3 * ctimeSlack)
-			p.Refresh() // and looks again, nothing new
+			l.Refresh() // and looks again, nothing new
 			time.Sleep(3 * ctimeSlack)
 			f, err := os.OpenFile(filepath.Join(dot, "config"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 			if err != nil {
@@ -186,8 +188,8 @@ func TestRefreshSeesConfigWrittenAfterAdoption(t *testing.T) {
 			}
 			f.WriteString("[core]\n\thooksPath = ../hooks-late\n")
 			f.Close()
-			p.Refresh()
-			if err := p.CheckWrite(filepath.Join(proj, "hooks-late", "pre-commit")); err == nil {
+			l.Refresh()
+			if err := l.Policy().CheckWrite(filepath.Join(proj, "hooks-late", "pre-commit")); err == nil {
 				t.Errorf("the hooks path named after adoption is writable")
 			}
 		})

@@ -38,7 +38,7 @@ func (p *Policy) CommandsCanWrite(path string) bool {
 	}
 	abs = resolveFS(p.fileSys(), abs)
 	l := p.locate(abs, nil)
-	if p.Cache != "" && p.under(l, p.Cache, true) {
+	if p.cache != "" && p.under(l, p.cache, true) {
 		return true // the build cache is the commands' too
 	}
 	return p.wallsWrite(abs, abs, l) == nil

@@ -23,11 +23,13 @@ func TestReach(t *testing.T) {
 	os.WriteFile(home+"/.claude/own.json", []byte("{}"), 0o644)
 	os.Symlink(proj+"/x.json", home+"/.claude/settings.json")
 	os.Symlink("../x.json", proj+"/.agents/permissions")
-	p, err := NewPolicy(PolicyOptions{Project: proj, Home: home})
+	pol, err := NewPolicy(PolicyOptions{Project: proj, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.SetProjectReadOnly(true)
+	l := NewLive(pol)
+	l.SetProjectReadOnly(true)
+	p := l.Policy()
 	for _, c := range []struct {
 		path            string
 		reach, canWrite bool

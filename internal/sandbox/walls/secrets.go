@@ -41,14 +41,14 @@ const maxLinkScan = 2000
 // and the host-side checks see the link's own path too). A target inside a
 // writable root is said in Notes instead: the project holds it anyway.
 func (p *Policy) hideLinkTargets() {
-	for _, d := range append([]string(nil), p.DenyRead...) {
+	for _, d := range append([]string(nil), p.denyRead...) {
 		n := 0
 		_ = filepath.WalkDir(d, func(path string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
 			if n++; n > maxLinkScan {
-				p.Notes = append(p.Notes, fmt.Sprintf("stopped looking for symlinks in %s after %d entries; links deeper in may lead outside what is hidden", d, maxLinkScan))
+				p.notes = append(p.notes, fmt.Sprintf("stopped looking for symlinks in %s after %d entries; links deeper in may lead outside what is hidden", d, maxLinkScan))
 				return fs.SkipAll
 			}
 			if e.Type()&fs.ModeSymlink == 0 {
@@ -58,18 +58,18 @@ func (p *Policy) hideLinkTargets() {
 			if err != nil {
 				return nil
 			}
-			for _, h := range p.DenyRead {
+			for _, h := range p.denyRead {
 				if Within(t, h) {
 					return nil
 				}
 			}
-			for _, w := range p.Writable {
+			for _, w := range p.writable {
 				if Within(t, w) || Within(w, t) {
-					p.Notes = append(p.Notes, fmt.Sprintf("%s links to %s, inside the writable root %s: it stays readable there", path, t, w))
+					p.notes = append(p.notes, fmt.Sprintf("%s links to %s, inside the writable root %s: it stays readable there", path, t, w))
 					return nil
 				}
 			}
-			p.DenyRead = AppendUnique(p.DenyRead, t)
+			p.denyRead = AppendUnique(p.denyRead, t)
 			return nil
 		})
 	}

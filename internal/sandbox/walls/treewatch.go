@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -41,6 +42,18 @@ type dirStamp struct {
 	dev    uint64
 	ctime  int64
 	recent bool
+}
+
+// clone is a watch that starts where t is (a fresh one when t is nil).
+func (t *treeWatch) clone() *treeWatch {
+	c := &treeWatch{}
+	if t == nil {
+		return c
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c.dirs, c.seen, c.skipped = maps.Clone(t.dirs), maps.Clone(t.seen), maps.Clone(t.skipped)
+	return c
 }
 
 const ctimeSlack = 100 * time.Millisecond

@@ -132,19 +132,19 @@ func (s *Session) LimitsText(p *walls.Policy, launcher bool) string {
 		why = fmt.Sprintf(" (under the launcher each command runs in its supervisor's cgroup, whose limits have room for the supervisor too: %d processes and %d MiB)", supPidsHeadroom, supMemoryHeadroom>>20)
 	}
 	procs, mem := "no process limit", "no memory limit"
-	if p.MaxProcs > 0 {
+	if p.MaxProcs() > 0 {
 		held := "RLIMIT_NPROC inside the sandbox's user namespace (for a root harness, which the kernel exempts, the supervisor counts the tree and kills it past the bound)"
 		if m := s.PidsMechanism(); m != "" {
-			held = fmt.Sprintf("%s for the command and all it starts (a fork past it fails and the command is killed), and RLIMIT_NPROC %d inside as a backstop", m, s.NprocRlimit(p.MaxProcs))
+			held = fmt.Sprintf("%s for the command and all it starts (a fork past it fails and the command is killed), and RLIMIT_NPROC %d inside as a backstop", m, s.NprocRlimit(p.MaxProcs()))
 		}
-		procs = fmt.Sprintf("processes: %d per command, held by %s", p.MaxProcs, held)
+		procs = fmt.Sprintf("processes: %d per command, held by %s", p.MaxProcs(), held)
 	}
-	if p.MaxMemory > 0 {
-		held, n := fmt.Sprintf("RLIMIT_DATA, per process only (%d processes of a command may each take that much)", p.MaxProcs), "per process"
+	if p.MaxMemory() > 0 {
+		held, n := fmt.Sprintf("RLIMIT_DATA, per process only (%d processes of a command may each take that much)", p.MaxProcs()), "per process"
 		if m := s.MemoryMechanism(); m != "" {
 			held, n = m+" for the command and all it starts (the kernel kills inside it at the limit), and RLIMIT_DATA per process", "per command"
 		}
-		mem = fmt.Sprintf("memory: %d MiB %s, held by %s", p.MaxMemory>>20, n, held)
+		mem = fmt.Sprintf("memory: %d MiB %s, held by %s", p.MaxMemory()>>20, n, held)
 	}
 	return "resource bounds in force: " + procs + "; " + mem + why
 }
