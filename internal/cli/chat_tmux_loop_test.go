@@ -309,6 +309,10 @@ func TestChatTmuxEagerMCP(t *testing.T) {
 	if s := tm.screen(); strings.Contains(s, "mcp: slow ready") {
 		t.Fatalf("the prompt came only once the slow server was up:\n%s", s)
 	}
+	// The broken server's end first: the wait then names the slow one
+	// alone, whatever the machine's speed (typed before, it named both
+	// when the broken one's walls took longer to go up than the typing).
+	tm.waitForWords("the broken server's failure", "mcp: broken failed:")
 	tm.typeLine("hello while it starts")
 	tm.waitForWords("the wait is said", "waiting for MCP servers to start (slow)")
 	if took := tm.promptBack("Escape"); took > backWithin {
