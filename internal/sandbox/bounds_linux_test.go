@@ -115,7 +115,11 @@ func checkBounds(variant string) string {
 	// Four processes of 400 MiB each, each under the per-process bound:
 	// only a bound on the command as a whole (a memory cgroup) stops them.
 	if memMech != "" {
-		r, err := sb.Run(ctx, Cmd{Script: "for i in 1 2 3 4; do " + h + "hold 400 3 & done; wait", Timeout: testenv.Scaled(60 * time.Second)})
+		// Each holds long enough for all four to be alive at once even
+		// where starting and filling them is slow (an emulated VM: with
+		// 3 s, the first had let go before the last had taken its share).
+		hold := fmt.Sprintf("hold 400 %d", int(testenv.Scaled(3*time.Second).Seconds()))
+		r, err := sb.Run(ctx, Cmd{Script: "for i in 1 2 3 4; do " + h + hold + " & done; wait", Timeout: testenv.Scaled(60 * time.Second)})
 		if err != nil {
 			return err.Error()
 		}
